@@ -1,0 +1,153 @@
+"""Value types the engine returns.  Frozen: a result is a record of what happened."""
+
+from __future__ import annotations
+
+import dataclasses
+import signal as _signal
+from typing import Any
+
+from .errors import CommandFailed
+
+#: Exit code reported for a run stopped by its timeout (the ``timeout(1)`` convention).
+TIMEOUT_EXIT_CODE = 124
+
+
+def signal_name(signum: int) -> str:
+    """``9`` → ``"SIGKILL"``; unknown numbers stay readable."""
+    try:
+        return _signal.Signals(signum).name
+    except ValueError:
+        return f"signal {signum}"
+
+
+def format_duration(ms: int) -> str:
+    """Short human duration: ``12 ms``, ``3.4 s``, ``2 min 05 s``."""
+    if ms < 1000:
+        return f"{ms} ms"
+    seconds = ms / 1000
+    if seconds < 60:
+        return f"{seconds:.1f} s"
+    minutes, secs = divmod(int(seconds), 60)
+    if minutes < 60:
+        return f"{minutes} min {secs:02d} s"
+    hours, minutes = divmod(minutes, 60)
+    return f"{hours} h {minutes:02d} min"
+
+
+def format_bytes(n: int) -> str:
+    """``1536`` → ``1.5 KB`` (powers of 1000, as people read sizes)."""
+    size = float(n)
+    for unit in ("B", "KB", "MB", "GB"):
+        if size < 1000 or unit == "GB":
+            return f"{int(size)} B" if unit == "B" else f"{size:.1f} {unit}"
+        size /= 1000
+    return f"{n} B"  # pragma: no cover
+
+
+@dataclasses.dataclass(frozen=True)
+class StreamCapture:
+    """What one output stream produced: text kept in memory, totals, and the full log on disk."""
+
+    text: str = ""
+    bytes: int = 0
+    truncated: bool = False
+    binary: bool = False
+    log_path: str | None = None
+
+
+@dataclasses.dataclass(frozen=True)
+class Result:
+    """The outcome of one foreground run.
+
+    ``exit_code`` follows the shell's conventions so that one number says how it
+    ended: the program's own code, ``128 + N`` when killed by signal N, 124 on
+    timeout, 127 when the command was not found, 126 when it could not be run.
+    """
+
+    command: str
+    argv: tuple[str, ...]
+    cwd: str
+    exit_code: int
+    duration_ms: int
+    started_at: str
+    stdout_capture: StreamCapture = StreamCapture()
+    stderr_capture: StreamCapture = StreamCapture()
+    signal: int | None = None
+    timed_out: bool = False
+    timeout: float | None = None
+    interrupted: bool = False
+    error: str | None = None
+    new_cwd: str | None = None
+    notes: tuple[str, ...] = ()
+
+    # -- convenient views -------------------------------------------------
+    @property
+    def success(self) -> bool:
+        return self.exit_code == 0 and not (self.timed_out or self.interrupted or self.error)
+
+    @property
+    def stdout(self) -> str:
+        return self.stdout_capture.text
+
+    @property
+    def stderr(self) -> str:
+        return self.stderr_capture.text
+
+    @property
+    def truncated(self) -> bool:
+        return self.stdout_capture.truncated or self.stderr_capture.truncated
+
+    @property
+    def binary(self) -> bool:
+        return self.stdout_capture.binary or self.stderr_capture.binary
+
+    @property
+    def log_paths(self) -> dict[str, str]:
+        paths = {"stdout": self.stdout_capture.log_path, "stderr": self.stderr_capture.log_path}
+        return {k: v for k, v in paths.items() if v}
+
+    # -- wording ------------------------------------------------------------
+    def outcome(self) -> str:
+        """How it ended, in a few words: ``exit 0``, ``exit 2``, ``killed by SIGKILL``, ``timed out after 5 s``."""
+        if self.error:
+            return self.error
+        if self.timed_out:
+            return f"timed out after {self.timeout:g} s"
+        if self.interrupted:
+            return "interrupted"
+        if self.signal is not None:
+            return f"killed by {signal_name(self.signal)}"
+        return f"exit {self.exit_code}"
+
+    def describe(self) -> str:
+        """One line: outcome, duration and the command, for errors and logs."""
+        return f"{self.outcome()} in {format_duration(self.duration_ms)}: {self.command}"
+
+    def check(self) -> "Result":
+        """Return ``self`` when the run succeeded, else raise :class:`CommandFailed`."""
+        if not self.success:
+            raise CommandFailed(self)
+        return self
+
+    def to_json(self) -> dict[str, Any]:
+        """Provenance as plain JSON: what ran, where, how it ended, when and for how long."""
+        return {
+            "command": self.command,
+            "argv": list(self.argv),
+            "cwd": self.cwd,
+            "new_cwd": self.new_cwd,
+            "success": self.success,
+            "exit_code": self.exit_code,
+            "signal": signal_name(self.signal) if self.signal is not None else None,
+            "timed_out": self.timed_out,
+            "interrupted": self.interrupted,
+            "error": self.error,
+            "started_at": self.started_at,
+            "duration_ms": self.duration_ms,
+            "stdout_bytes": self.stdout_capture.bytes,
+            "stderr_bytes": self.stderr_capture.bytes,
+            "truncated": self.truncated,
+            "binary": self.binary,
+            "log_paths": self.log_paths,
+            "notes": list(self.notes),
+        }

@@ -1,0 +1,300 @@
+"""Foreground runs: one loop in the caller's thread reads both pipes, feeds stdin,
+watches the deadline and forwards a ``KeyboardInterrupt`` to the command.
+
+Running everything in the caller's thread (a selector, no reader threads) means
+callbacks run where the caller expects -- in a notebook, the cell that started
+the command -- and an interrupt arrives exactly where it can be forwarded.
+"""
+
+from __future__ import annotations
+
+import datetime
+import errno
+import os
+import selectors
+import signal
+import subprocess
+import time
+from collections.abc import Callable
+
+from .capture import LogDir, StreamRecorder
+from .errors import PreExecError
+from .results import TIMEOUT_EXIT_CODE, Result, StreamCapture
+from .spawn import LaunchSpec, launch
+from .spec import Command, RunOptions
+from .stop import StopReport, session_members, stop_tree
+
+OutputCallback = Callable[[str, str], None]
+"""``on_output(stream, text)`` with stream ``"stdout"`` or ``"stderr"``; called in the caller's thread."""
+ProgressCallback = Callable[[float, int], None]
+"""``on_progress(elapsed_seconds, bytes_so_far)``; called in the caller's thread."""
+
+_READ_SIZE = 1 << 16
+_POLL_WITHOUT_PIDFD = 0.05
+
+
+def _now_iso() -> str:
+    return datetime.datetime.now(datetime.timezone.utc).astimezone().isoformat(timespec="milliseconds")
+
+
+def failed_to_start(command: Command, error: PreExecError, started_at: str | None = None) -> Result:
+    """The result of a command that could not be started: a value, like any other failure."""
+    return Result(
+        command=command.display,
+        argv=command.argv,
+        cwd=command.cwd,
+        exit_code=error.exit_code,
+        duration_ms=0,
+        started_at=started_at or _now_iso(),
+        error=str(error),
+    )
+
+
+def _describe_stop(report: StopReport, why: str) -> str:
+    count = report.count
+    noun = "process" if count == 1 else "processes"
+    text = f"stopped {count} {noun} {why}"
+    if report.killed:
+        text += f" ({len(report.killed)} needed SIGKILL)"
+    if report.survivors:
+        text += f"; could not stop pid {', '.join(map(str, report.survivors))}"
+    return text
+
+
+class _Pump:
+    """The state of one run's loop: pipes, recorders, pending live output."""
+
+    def __init__(self, proc: subprocess.Popen[bytes], recorders: dict[str, StreamRecorder],
+                 stdin_data: bytes | None, on_output: OutputCallback | None) -> None:
+        self.proc = proc
+        self.recorders = recorders
+        self.on_output = on_output
+        self.pending: list[tuple[str, str]] = []
+        self.selector = selectors.DefaultSelector()
+        self.open_streams: dict[int, str] = {}
+        assert proc.stdout is not None and proc.stderr is not None
+        for name, pipe in (("stdout", proc.stdout), ("stderr", proc.stderr)):
+            fd = pipe.fileno()
+            os.set_blocking(fd, False)
+            self.selector.register(fd, selectors.EVENT_READ, name)
+            self.open_streams[fd] = name
+        self.stdin_data = memoryview(stdin_data) if stdin_data is not None else None
+        if self.stdin_data is not None and proc.stdin is not None:
+            fd = proc.stdin.fileno()
+            os.set_blocking(fd, False)
+            self.selector.register(fd, selectors.EVENT_WRITE, "stdin")
+        self.pidfd: int | None = None
+        try:
+            self.pidfd = os.pidfd_open(proc.pid)
+            self.selector.register(self.pidfd, selectors.EVENT_READ, "exit")
+        except (AttributeError, OSError):
+            self.pidfd = None
+        self.exited_at: float | None = None
+
+    # -- events ----------------------------------------------------------------
+    def handle(self, timeout: float | None) -> None:
+        for key, _mask in self.selector.select(timeout):
+            if key.data == "exit":
+                self._note_exit()
+            elif key.data == "stdin":
+                self._write_stdin(key.fd)
+            else:
+                self._read(key.fd)
+        if self.pidfd is None and self.exited_at is None and self.proc.poll() is not None:
+            self.exited_at = time.monotonic()
+
+    def _note_exit(self) -> None:
+        assert self.pidfd is not None
+        self.selector.unregister(self.pidfd)
+        os.close(self.pidfd)
+        self.pidfd = None
+        self.proc.poll()
+        self.exited_at = time.monotonic()
+
+    def _write_stdin(self, fd: int) -> None:
+        assert self.stdin_data is not None
+        try:
+            written = os.write(fd, self.stdin_data[:_READ_SIZE])
+            self.stdin_data = self.stdin_data[written:]
+        except BlockingIOError:
+            return
+        except OSError as exc:  # the command closed its stdin: what it did not read is not ours to force
+            if exc.errno != errno.EPIPE:
+                raise
+            self.stdin_data = self.stdin_data[:0]
+        if not len(self.stdin_data):
+            self.close_stdin()
+
+    def close_stdin(self) -> None:
+        if self.proc.stdin is not None and not self.proc.stdin.closed:
+            try:
+                self.selector.unregister(self.proc.stdin.fileno())
+            except (KeyError, ValueError):
+                pass
+            try:
+                self.proc.stdin.close()
+            except OSError:
+                pass
+
+    def _read(self, fd: int) -> None:
+        name = self.open_streams[fd]
+        try:
+            data = os.read(fd, _READ_SIZE)
+        except BlockingIOError:
+            return
+        if data:
+            self._queue(name, self.recorders[name].feed(data))
+        else:
+            self._close_stream(fd)
+
+    def _close_stream(self, fd: int) -> None:
+        name = self.open_streams.pop(fd)
+        self.selector.unregister(fd)
+        self._queue(name, self.recorders[name].live_remainder())
+
+    def drain_nonblocking(self) -> None:
+        """Read what is left in the pipes without waiting (after the writers were stopped)."""
+        for fd in list(self.open_streams):
+            while True:
+                try:
+                    data = os.read(fd, _READ_SIZE)
+                except BlockingIOError:
+                    break
+                if not data:
+                    self._close_stream(fd)
+                    break
+                self._queue(self.open_streams[fd], self.recorders[self.open_streams[fd]].feed(data))
+
+    def _queue(self, name: str, text: str) -> None:
+        if not text:
+            return
+        if self.pending and self.pending[-1][0] == name:
+            self.pending[-1] = (name, self.pending[-1][1] + text)
+        else:
+            self.pending.append((name, text))
+
+    def flush(self) -> None:
+        pending, self.pending = self.pending, []
+        if self.on_output is not None:
+            for name, text in pending:
+                self.on_output(name, text)
+
+    def close(self) -> None:
+        self.close_stdin()
+        if self.pidfd is not None:
+            os.close(self.pidfd)
+            self.pidfd = None
+        self.selector.close()
+        for pipe in (self.proc.stdout, self.proc.stderr):
+            if pipe is not None:
+                pipe.close()
+
+    @property
+    def total_bytes(self) -> int:
+        return sum(r.total for r in self.recorders.values())
+
+
+def run_command(
+    command: Command,
+    options: RunOptions,
+    *,
+    log_dir: LogDir,
+    label: str,
+    marker: str,
+    on_output: OutputCallback | None = None,
+    on_progress: ProgressCallback | None = None,
+) -> Result:
+    """Run ``command`` to its end, the deadline, or an interrupt; always return a :class:`Result`.
+
+    Whatever happens -- including ``KeyboardInterrupt`` -- nothing the command
+    started is left running when this returns.
+    """
+    started_at = _now_iso()
+    start = time.monotonic()
+    spec = LaunchSpec(command.argv, command.cwd, command.env, marker, with_stdin=command.input is not None)
+    try:
+        proc = launch(spec)
+    except PreExecError as exc:
+        return failed_to_start(command, exc, started_at)
+    opener = log_dir.opener(label)
+    recorders = {name: StreamRecorder(name, opener, options.keep_bytes) for name in ("stdout", "stderr")}
+    pump = _Pump(proc, recorders, command.input, on_output)
+    sid = proc.pid
+    deadline = start + options.timeout if options.timeout is not None else None
+    timed_out = interrupted = False
+    notes: list[str] = []
+    last_flush = start - options.flush_interval
+    next_progress = start + options.progress_interval
+
+    def stop(ladder: tuple[int, ...], why: str) -> None:
+        try:
+            report = stop_tree(sid, leader=proc, marker=marker, ladder=ladder, grace=options.grace)
+        except KeyboardInterrupt:  # a second interrupt: no more patience
+            report = stop_tree(sid, leader=proc, marker=marker, ladder=(), grace=0)
+        if report.count:
+            notes.append(_describe_stop(report, why))
+
+    try:
+        try:
+            while pump.open_streams or pump.exited_at is None:
+                now = time.monotonic()
+                wakes = [next_progress if on_progress else None, deadline]
+                if pump.pending:
+                    wakes.append(last_flush + options.flush_interval)
+                if pump.exited_at is not None:
+                    wakes.append(pump.exited_at + options.drain)
+                elif pump.pidfd is None:
+                    wakes.append(now + _POLL_WITHOUT_PIDFD)
+                due = [w for w in wakes if w is not None]
+                pump.handle(max(min(due) - now, 0) if due else None)
+                now = time.monotonic()
+                if pump.pending and now - last_flush >= options.flush_interval:
+                    pump.flush()
+                    last_flush = now
+                if on_progress and now >= next_progress:
+                    on_progress(now - start, pump.total_bytes)
+                    next_progress = now + options.progress_interval
+                if deadline is not None and now >= deadline and (pump.open_streams or pump.exited_at is None):
+                    timed_out = True
+                    stop((signal.SIGTERM,), "at the timeout")
+                    break
+                if pump.exited_at is not None and pump.open_streams and now >= pump.exited_at + options.drain:
+                    stop((signal.SIGTERM,), "that still held the output open after the command exited")
+                    break
+        except KeyboardInterrupt:
+            interrupted = True
+            stop((signal.SIGINT, signal.SIGTERM), "after the interrupt")
+        pump.drain_nonblocking()
+        if not (timed_out or interrupted):
+            leftovers = [p for p in session_members(sid) if p.pid != proc.pid]
+            if leftovers:
+                stop((signal.SIGTERM,), "left running in the background by the command")
+        proc.wait()
+        pump.flush()
+    finally:
+        if proc.returncode is None:  # an unexpected error escaped the loop: still leave nothing behind
+            stop_tree(sid, leader=proc, marker=marker, ladder=(), grace=0)
+            proc.wait()
+        pump.close()
+    duration_ms = int((time.monotonic() - start) * 1000)
+    rc = proc.returncode
+    sig = -rc if rc < 0 else None
+    exit_code = 128 + sig if sig is not None else rc
+    if timed_out:
+        exit_code = TIMEOUT_EXIT_CODE
+    captures: dict[str, StreamCapture] = {name: rec.finish() for name, rec in recorders.items()}
+    return Result(
+        command=command.display,
+        argv=command.argv,
+        cwd=command.cwd,
+        exit_code=exit_code,
+        duration_ms=duration_ms,
+        started_at=started_at,
+        stdout_capture=captures["stdout"],
+        stderr_capture=captures["stderr"],
+        signal=sig,
+        timed_out=timed_out,
+        timeout=options.timeout,
+        interrupted=interrupted,
+        notes=tuple(notes),
+    )

@@ -1,0 +1,219 @@
+"""The engine's front door: turn a request (a script, an argv) into a :class:`Command`, run it, keep the session.
+
+Planning and running are separate so that ``--dry-run`` shows exactly what
+would run -- the same expansion, the same argv -- without running it.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import itertools
+import os
+import re
+import shlex
+import tempfile
+import time
+import uuid
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from .capture import LogDir
+from .errors import PreExecError
+from .languages import script_argv
+from .results import Result
+from .run import OutputCallback, ProgressCallback, failed_to_start, run_command
+from .session import ShellSession, state_prelude
+from .spawn import check_cwd
+from .spec import Command, RunOptions
+from .template import expand_argv, expand_params, expand_value
+
+_NOT_FOUND = re.compile(r"(?:^|\n)[^\n]*?(?:line \d+: )?([^\s:]+): (?:command )?not found\n?$")
+
+
+def default_log_dir() -> str:
+    """A fresh directory per engine under the system temp dir (kept after exit: logs are the record)."""
+    stamp = time.strftime("%Y%m%d-%H%M%S")
+    return os.path.join(tempfile.gettempdir(), f"execmagic-{os.getuid()}", f"{stamp}-{os.getpid()}")
+
+
+@dataclasses.dataclass(frozen=True)
+class Plan:
+    """A run, fully expanded, not yet started.  ``error`` is set when it cannot start (e.g. missing cwd)."""
+
+    command: Command
+    label: str
+    state_path: str | None = None
+    script: bool = False
+    error: PreExecError | None = None
+    env_changes: Mapping[str, str] = dataclasses.field(default_factory=dict)
+
+    def describe(self) -> str:
+        """What ``--dry-run`` shows: the command, and where and with what it would run."""
+        lines = [self.command.display]
+        if self.script:
+            lines.append(f"# run by: {shlex.join(self.command.argv[:-1])} SCRIPT")
+        lines.append(f"# cwd: {self.command.cwd}")
+        for name, value in self.env_changes.items():
+            lines.append(f"# env: {name}={value}")
+        if self.command.input is not None:
+            lines.append(f"# stdin: {len(self.command.input)} bytes")
+        if self.error is not None:
+            lines.append(f"# would fail: {self.error}")
+        return "\n".join(lines)
+
+
+class Engine:
+    """Runs commands for one owner (a kernel, a program, an agent) with one persistent shell session."""
+
+    def __init__(self, *, log_dir: str | None = None, options: RunOptions | None = None) -> None:
+        self.options = options or RunOptions()
+        self.session = ShellSession()
+        self.logs = LogDir(log_dir or default_log_dir())
+        self.token = uuid.uuid4().hex[:12]
+        self._counter = itertools.count(1)
+
+    # -- planning ---------------------------------------------------------------
+    def _prepare(
+        self,
+        *,
+        cwd: str | None,
+        env: Mapping[str, str] | None,
+        clear_env: bool,
+        params: Mapping[str, Any] | None,
+        isolated: bool,
+        input: str | bytes | None,
+    ) -> tuple[str, dict[str, str], Mapping[str, Any], bytes | None, PreExecError | None, dict[str, str]]:
+        params = params or {}
+        base_env = {} if clear_env else (dict(os.environ) if isolated else self.session.environment())
+        merged = dict(base_env)
+        changes: dict[str, str] = {}
+        for name, value in (env or {}).items():
+            merged[name] = changes[name] = expand_value(value, merged, params)
+        base_cwd = os.getcwd() if isolated else self.session.current_cwd()
+        error = None
+        run_cwd = base_cwd
+        if cwd is not None:
+            shown = expand_value(cwd, merged, params)
+            run_cwd = os.path.normpath(os.path.join(base_cwd, os.path.expanduser(shown)))
+            try:
+                check_cwd(run_cwd, shown)
+            except PreExecError as exc:
+                error = exc
+        data: bytes | None
+        if isinstance(input, str):
+            data = expand_value(input, merged, params).encode()
+        else:
+            data = input
+        return run_cwd, merged, params, data, error, changes
+
+    def plan_script(
+        self,
+        script: str,
+        language: str = "bash",
+        *,
+        cwd: str | None = None,
+        env: Mapping[str, str] | None = None,
+        clear_env: bool = False,
+        params: Mapping[str, Any] | None = None,
+        input: str | bytes | None = None,
+        isolated: bool = False,
+    ) -> Plan:
+        """Plan a script run.  ``{name}`` values are shell-quoted in bash/sh scripts (``{name!raw}`` opts out)."""
+        label = f"{next(self._counter):04d}"
+        run_cwd, merged, params, data, error, changes = self._prepare(
+            cwd=cwd, env=env, clear_env=clear_env, params=params, isolated=isolated, input=input
+        )
+        is_shell = language in ("bash", "sh")
+        text = expand_params(script, params, quote=is_shell)
+        state_path = None
+        if language == "bash" and not isolated:
+            state_path = os.path.join(self.logs.path, f"{label}.state")
+            argv: tuple[str, ...] = ("bash", "-c", state_prelude(state_path) + text)
+        else:
+            argv = script_argv(language, text, merged, os.path.join(self.logs.path, f"{label}.script"))
+        display = text.strip("\n")
+        command = Command(argv=argv, cwd=run_cwd, env=merged, display=display, input=data)
+        return Plan(command, label, state_path=state_path, script=True, error=error, env_changes=changes)
+
+    def plan_argv(
+        self,
+        argv: Sequence[str],
+        *,
+        cwd: str | None = None,
+        env: Mapping[str, str] | None = None,
+        clear_env: bool = False,
+        params: Mapping[str, Any] | None = None,
+        input: str | bytes | None = None,
+        isolated: bool = False,
+    ) -> Plan:
+        """Plan a direct run of ``argv`` (no shell): ``${VAR}`` and ``{name}`` expand per word, never split."""
+        label = f"{next(self._counter):04d}"
+        run_cwd, merged, params, data, error, changes = self._prepare(
+            cwd=cwd, env=env, clear_env=clear_env, params=params, isolated=isolated, input=input
+        )
+        words = tuple(expand_argv(argv, merged, params))
+        if not words:
+            error = error or PreExecError("empty command", "EINVAL", exit_code=127)
+            words = ("",)
+        command = Command(argv=words, cwd=run_cwd, env=merged, display=shlex.join(words), input=data)
+        return Plan(command, label, error=error, env_changes=changes)
+
+    # -- running ------------------------------------------------------------------
+    def run(
+        self,
+        plan: Plan,
+        *,
+        options: RunOptions | None = None,
+        on_output: OutputCallback | None = None,
+        on_progress: ProgressCallback | None = None,
+    ) -> Result:
+        """Run a plan; update the session from a bash run that ended by itself."""
+        if plan.error is not None:
+            return failed_to_start(plan.command, plan.error)
+        result = run_command(
+            plan.command,
+            options or self.options,
+            log_dir=self.logs,
+            label=plan.label,
+            marker=f"{self.token}-{plan.label}",
+            on_output=on_output,
+            on_progress=on_progress,
+        )
+        if plan.command.argv[0] in ("bash", "sh") and result.exit_code == 127 and not result.error:
+            missing = _NOT_FOUND.search(result.stderr)
+            if missing:
+                result = dataclasses.replace(result, error=f"exec: {missing.group(1)} not found in PATH (ENOENT)")
+        if plan.state_path is not None:
+            result = self._update_session(plan, result)
+        return result
+
+    def _update_session(self, plan: Plan, result: Result) -> Result:
+        assert plan.state_path is not None
+        try:
+            with open(plan.state_path, "rb") as fh:
+                state = fh.read()
+            os.unlink(plan.state_path)
+        except FileNotFoundError:
+            state = None
+        stopped = result.timed_out or result.interrupted or result.signal is not None
+        if stopped or not state:
+            why = "the run was stopped" if stopped else "the shell replaced itself (exec) or its EXIT trap was replaced"
+            return dataclasses.replace(result, notes=result.notes + (f"session state unchanged: {why}",))
+        changed = self.session.absorb(state, plan.command.env, plan.command.cwd)
+        if changed:
+            return dataclasses.replace(result, new_cwd=self.session.cwd)
+        return result
+
+    def run_script(self, script: str, language: str = "bash", *, options: RunOptions | None = None,
+                   on_output: OutputCallback | None = None, on_progress: ProgressCallback | None = None,
+                   **plan_args: Any) -> Result:
+        """Plan and run a script in one call (see :meth:`plan_script` for the arguments)."""
+        return self.run(self.plan_script(script, language, **plan_args), options=options,
+                        on_output=on_output, on_progress=on_progress)
+
+    def run_argv(self, argv: Sequence[str], *, options: RunOptions | None = None,
+                 on_output: OutputCallback | None = None, on_progress: ProgressCallback | None = None,
+                 **plan_args: Any) -> Result:
+        """Plan and run an argv in one call (see :meth:`plan_argv` for the arguments)."""
+        return self.run(self.plan_argv(argv, **plan_args), options=options,
+                        on_output=on_output, on_progress=on_progress)

@@ -1,0 +1,153 @@
+"""Persistent shell state (design §3.2): ``cd`` and ``export``/``unset`` carry over between runs.
+
+Each command is a fresh ``bash`` started with the session's cwd and environment.
+An ``EXIT`` trap installed before the user's script writes ``$PWD`` and
+``export -p`` (both builtins: no extra process) to a state file that the engine
+reads back after a normal end.  Exit codes and kills stay real; there are no
+end-of-output markers to parse and no long-lived shell to wedge.  A run that was
+stopped (timeout, interrupt, kill) or replaced its shell with ``exec`` leaves
+the state as it was.  Non-exported shell variables do not persist.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shlex
+from collections.abc import Mapping
+
+from .spawn import MARKER_VAR
+
+#: Variables bash maintains itself; they are not part of what a user exported.
+_BASH_OWN = frozenset({"SHLVL", "_", "PWD", MARKER_VAR})
+_DECL = re.compile(rb"(?:declare -[A-Za-z-]+|export) ([A-Za-z_][A-Za-z0-9_]*)")
+_ANSI_SIMPLE = {
+    ord("a"): b"\a", ord("b"): b"\b", ord("e"): b"\x1b", ord("E"): b"\x1b", ord("f"): b"\f",
+    ord("n"): b"\n", ord("r"): b"\r", ord("t"): b"\t", ord("v"): b"\v",
+    ord("\\"): b"\\", ord("'"): b"'", ord('"'): b'"', ord("?"): b"?",
+}
+
+
+def _read_double_quoted(data: bytes, i: int) -> tuple[bytes, int]:
+    """``"..."`` as ``export -p`` writes it (only ``\\" \\\\ \\$ \\```` are escaped); ``i`` is after the quote."""
+    out = bytearray()
+    while data[i] != ord('"'):
+        if data[i] == ord("\\") and data[i + 1] in b'"\\$`':
+            i += 1
+        out.append(data[i])
+        i += 1
+    return bytes(out), i + 1
+
+
+def _read_ansi_c(data: bytes, i: int) -> tuple[bytes, int]:
+    """``$'...'`` ANSI-C quoting (used when a value holds control characters); ``i`` is after the quote."""
+    out = bytearray()
+    while data[i] != ord("'"):
+        if data[i] != ord("\\"):
+            out.append(data[i])
+            i += 1
+            continue
+        esc = data[i + 1]
+        if esc in _ANSI_SIMPLE:
+            out += _ANSI_SIMPLE[esc]
+            i += 2
+        elif 0x30 <= esc <= 0x37:  # \NNN octal, up to three digits
+            j = i + 1
+            while j < i + 4 and 0x30 <= data[j] <= 0x37:
+                j += 1
+            out.append(int(data[i + 1 : j], 8) & 0xFF)
+            i = j
+        elif esc == ord("x"):
+            j = i + 2
+            while j < i + 4 and chr(data[j]) in "0123456789abcdefABCDEF":
+                j += 1
+            out.append(int(data[i + 2 : j], 16))
+            i = j
+        elif esc == ord("c"):
+            out.append(data[i + 2] & 0x1F)
+            i += 3
+        else:
+            out += data[i : i + 2]
+            i += 2
+    return bytes(out), i + 1
+
+
+def parse_export_listing(data: bytes) -> dict[str, str]:
+    """Parse bash's ``export -p`` output into ``{name: value}`` (exported-but-unset names are skipped)."""
+    env: dict[str, str] = {}
+    i = 0
+    while i < len(data):
+        match = _DECL.match(data, i)
+        if match is None:
+            raise ValueError(f"unexpected export listing at byte {i}: {data[i:i + 40]!r}")
+        name = match.group(1).decode()
+        i = match.end()
+        if data[i : i + 1] == b"=":
+            if data[i + 1 : i + 2] == b'"':
+                value, i = _read_double_quoted(data, i + 2)
+            elif data[i + 1 : i + 3] == b"$'":
+                value, i = _read_ansi_c(data, i + 3)
+            else:
+                raise ValueError(f"unexpected quoting for {name}")
+            env[name] = value.decode("utf-8", "surrogateescape")
+        if data[i : i + 1] == b"\n":
+            i += 1
+    return env
+
+
+def state_prelude(state_path: str) -> str:
+    """One line (no newline, so the user's line numbers stay right) that saves the state on exit."""
+    target = shlex.quote(state_path)
+    return f"trap '{{ printf \"%s\\0\" \"$PWD\"; export -p; }} > {target}' EXIT; "
+
+
+class ShellSession:
+    """The state that makes separate runs feel like one terminal.
+
+    ``cwd`` is ``None`` until a run changes directory: until then the session
+    follows the kernel's working directory.  The environment is kept as changes
+    (``set``/``unset``) over the kernel's live ``os.environ``, so a variable set
+    from Python later is still seen by the shell.
+    """
+
+    def __init__(self) -> None:
+        self.cwd: str | None = None
+        self.set: dict[str, str] = {}
+        self.unset: set[str] = set()
+
+    def current_cwd(self) -> str:
+        if self.cwd is not None and os.path.isdir(self.cwd):
+            return self.cwd
+        return os.getcwd()
+
+    def environment(self, base: Mapping[str, str] | None = None) -> dict[str, str]:
+        env = dict(os.environ if base is None else base)
+        for name in self.unset:
+            env.pop(name, None)
+        env.update(self.set)
+        return env
+
+    def absorb(self, state: bytes, env_passed: Mapping[str, str], cwd_before: str) -> bool:
+        """Take a state file's content; return whether the working directory changed."""
+        pwd, _, listing = state.partition(b"\0")
+        exported = parse_export_listing(listing)
+        passed = {k: v for k, v in env_passed.items() if k not in _BASH_OWN}
+        for name, value in exported.items():
+            if name in _BASH_OWN or passed.get(name) == value:
+                continue
+            self.set[name] = value
+            self.unset.discard(name)
+        for name in passed:
+            if name not in exported:
+                self.set.pop(name, None)
+                self.unset.add(name)
+        new_cwd = pwd.decode("utf-8", "surrogateescape")
+        changed = new_cwd != cwd_before
+        if changed or self.cwd is not None:
+            self.cwd = new_cwd
+        return changed
+
+    def reset(self) -> None:
+        self.cwd = None
+        self.set.clear()
+        self.unset.clear()

@@ -1,0 +1,99 @@
+"""The only place a process is created.
+
+Every command gets its own process session (so a notebook interrupt does not
+reach it by accident, and its whole tree can be signalled at once), stdin from
+``/dev/null`` unless input is given (so ``read`` and prompts get EOF instead of
+hanging the kernel), and a marker variable in its environment that its
+descendants inherit, so even a double-forked daemon can be found later.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import errno
+import os
+import shutil
+import subprocess
+from collections.abc import Mapping
+
+from .errors import PreExecError, UsageProblem
+
+#: Environment variable carried by every process the engine starts (value: the run's token).
+MARKER_VAR = "EXECMAGIC_RUN"
+
+_NAME_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_")
+
+
+@dataclasses.dataclass(frozen=True)
+class LaunchSpec:
+    """A fully resolved request to start one process."""
+
+    argv: tuple[str, ...]
+    cwd: str
+    env: Mapping[str, str]
+    marker: str
+    with_stdin: bool = False
+
+
+def parse_env_entry(entry: str) -> tuple[str, str]:
+    """``"K=V"`` → ``("K", "V")``; a malformed entry is a usage problem with a one-line reason."""
+    name, sep, value = entry.partition("=")
+    if not sep:
+        raise UsageProblem(f"exec: malformed env entry {entry!r}: expected NAME=VALUE (EINVAL)")
+    if not name or name[0].isdigit() or not set(name) <= _NAME_CHARS:
+        raise UsageProblem(f"exec: malformed env entry {entry!r}: {name!r} is not a variable name (EINVAL)")
+    return name, value
+
+
+def check_cwd(cwd: str, shown: str | None = None) -> None:
+    """Raise the seed's error line when ``cwd`` cannot be a working directory."""
+    label = shown if shown is not None else cwd
+    if not os.path.exists(cwd):
+        raise PreExecError(f"working directory does not exist '{label}'", "ENOENT", exit_code=1)
+    if not os.path.isdir(cwd):
+        raise PreExecError(f"working directory is not a directory '{label}'", "ENOTDIR", exit_code=1)
+    if not os.access(cwd, os.X_OK):
+        raise PreExecError(f"permission denied for working directory '{label}'", "EACCES", exit_code=1)
+
+
+def resolve_executable(name: str, cwd: str, env: Mapping[str, str]) -> str:
+    """Find what ``name`` would run: a path (relative to ``cwd``) or a PATH lookup in the run's env."""
+    if not name:
+        raise PreExecError("empty command", "EINVAL", exit_code=127)
+    if "/" in name:
+        path = os.path.join(cwd, name)
+        if not os.path.exists(path):
+            raise PreExecError(f"no such file '{name}'", "ENOENT", exit_code=127)
+        if os.path.isdir(path) or not os.access(path, os.X_OK):
+            raise PreExecError(f"permission denied '{name}'", "EACCES", exit_code=126)
+        return path
+    found = shutil.which(name, path=env.get("PATH", os.defpath))
+    if found is None:
+        raise PreExecError(f"{name} not found in PATH", "ENOENT", exit_code=127)
+    return found
+
+
+def launch(spec: LaunchSpec) -> subprocess.Popen[bytes]:
+    """Start ``spec`` in a new session with piped stdout/stderr; OS refusals become :class:`PreExecError`."""
+    env = dict(spec.env)
+    env[MARKER_VAR] = spec.marker
+    executable = resolve_executable(spec.argv[0], spec.cwd, env)
+    try:
+        return subprocess.Popen(
+            list(spec.argv),
+            executable=executable,
+            cwd=spec.cwd,
+            env=env,
+            stdin=subprocess.PIPE if spec.with_stdin else subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            start_new_session=True,
+        )
+    except PermissionError:
+        raise PreExecError(f"permission denied '{spec.argv[0]}'", "EACCES", exit_code=126) from None
+    except FileNotFoundError:
+        # The file exists (resolved above), so its interpreter (#! line) is what is missing.
+        raise PreExecError(f"bad interpreter for '{spec.argv[0]}'", "ENOENT", exit_code=127) from None
+    except OSError as exc:
+        code = errno.errorcode.get(exc.errno or 0, "EIO")
+        raise PreExecError(f"cannot execute '{spec.argv[0]}': {exc.strerror}", code, exit_code=126) from None

@@ -1,0 +1,35 @@
+"""What to run and how to stop it (frozen values, built by the callers of :mod:`run`)."""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Mapping
+
+
+@dataclasses.dataclass(frozen=True)
+class Command:
+    """One process to start: a fully expanded argv, its cwd and complete environment."""
+
+    argv: tuple[str, ...]
+    cwd: str
+    env: Mapping[str, str]
+    display: str
+    input: bytes | None = None
+
+
+@dataclasses.dataclass(frozen=True)
+class RunOptions:
+    """How a foreground run is bounded.  Every default has its reason beside it."""
+
+    #: Seconds before the run is stopped; ``None`` waits as long as it takes (a notebook user can interrupt).
+    timeout: float | None = None
+    #: Seconds each signal of the stop ladder gets before the next, harder one (long enough to flush and exit).
+    grace: float = 2.0
+    #: Seconds to keep reading after the command exited while something it started still holds the pipes.
+    drain: float = 0.25
+    #: Bytes of each stream kept in memory for the result (head + tail); every byte also goes to the log.
+    keep_bytes: int = 1_000_000
+    #: Seconds between live output callbacks: a few messages a second, never one per line.
+    flush_interval: float = 0.2
+    #: Seconds between progress callbacks.
+    progress_interval: float = 1.0

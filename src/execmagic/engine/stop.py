@@ -1,0 +1,172 @@
+"""One routine to stop a command and everything it started.
+
+The ladder, as jupyter_client and psutil's kill-tree recipe do it: snapshot the
+tree *before* signalling (a dying parent's children are re-parented and would
+be lost), signal the process group, then each process of the snapshot, the
+session and the environment marker; wait a grace period; SIGKILL what is left;
+sweep again for anything forked meanwhile.  "Already gone" is normal, never an
+error, so the routine is idempotent.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import signal
+import subprocess
+import time
+from collections.abc import Iterable, Sequence
+
+import psutil
+
+from .spawn import MARKER_VAR
+
+#: Rounds of "sweep, signal" after the SIGKILL, for processes forked while we were stopping.
+_SWEEP_ROUNDS = 3
+
+
+@dataclasses.dataclass(frozen=True)
+class StopReport:
+    """What stopping did: processes signalled, those that needed SIGKILL, any that survived."""
+
+    signalled: tuple[int, ...] = ()
+    killed: tuple[int, ...] = ()
+    survivors: tuple[int, ...] = ()
+
+    @property
+    def count(self) -> int:
+        return len(self.signalled)
+
+
+def _alive(proc: psutil.Process) -> bool:
+    """Running and not a zombie (a zombie has exited; only its parent's reaping is pending)."""
+    try:
+        return proc.is_running() and proc.status() != psutil.STATUS_ZOMBIE
+    except psutil.NoSuchProcess:
+        return False
+
+
+def session_members(sid: int) -> list[psutil.Process]:
+    """Every live process whose session id is ``sid`` (the command's own session)."""
+    members = []
+    for pid in psutil.pids():
+        try:
+            if os.getsid(pid) == sid:
+                members.append(psutil.Process(pid))
+        except (ProcessLookupError, PermissionError, psutil.NoSuchProcess):
+            continue
+    return members
+
+
+def marked_processes(marker: str) -> list[psutil.Process]:
+    """Processes that carry ``EXECMAGIC_RUN=marker`` in their environment (found even after ``setsid``)."""
+    me = os.getpid()
+    found = []
+    for proc in psutil.process_iter():
+        if proc.pid == me:
+            continue
+        try:
+            if proc.environ().get(MARKER_VAR) == marker:
+                found.append(proc)
+        except (psutil.NoSuchProcess, psutil.AccessDenied, psutil.ZombieProcess, OSError):
+            continue
+    return found
+
+
+def _snapshot(leader: subprocess.Popen[bytes] | None, sid: int, marker: str | None) -> dict[int, psutil.Process]:
+    procs: dict[int, psutil.Process] = {}
+    if leader is not None and leader.poll() is None:
+        try:
+            root = psutil.Process(leader.pid)
+            procs[root.pid] = root
+            for child in root.children(recursive=True):
+                procs[child.pid] = child
+        except psutil.NoSuchProcess:
+            pass
+    for proc in session_members(sid):
+        procs.setdefault(proc.pid, proc)
+    if marker:
+        for proc in marked_processes(marker):
+            procs.setdefault(proc.pid, proc)
+    procs.pop(os.getpid(), None)
+    return {pid: p for pid, p in procs.items() if _alive(p)}
+
+
+def _signal_all(sid: int, procs: Iterable[psutil.Process], sig: int) -> None:
+    try:
+        os.killpg(sid, sig)
+    except (ProcessLookupError, PermissionError):
+        pass
+    for proc in procs:
+        try:
+            proc.send_signal(sig)
+        except (psutil.NoSuchProcess, psutil.AccessDenied):
+            pass
+
+
+def _wait_gone(
+    leader: subprocess.Popen[bytes] | None, procs: Sequence[psutil.Process], timeout: float
+) -> list[psutil.Process]:
+    """Wait until every process is gone or ``timeout`` passes; return the ones still alive.
+
+    The leader is our child: it is reaped through ``Popen`` (psutil must not reap it,
+    or ``Popen`` would lose its exit status).
+    """
+    deadline = time.monotonic() + timeout
+    delay = 0.001
+    while True:
+        if leader is not None:
+            leader.poll()
+        alive = [p for p in procs if not (leader is not None and p.pid == leader.pid and leader.returncode is not None)]
+        alive = [p for p in alive if _alive(p)]
+        if not alive or time.monotonic() >= deadline:
+            return alive
+        time.sleep(min(delay, max(deadline - time.monotonic(), 0)))
+        delay = min(delay * 2, 0.05)
+
+
+def stop_tree(
+    sid: int,
+    *,
+    leader: subprocess.Popen[bytes] | None = None,
+    marker: str | None = None,
+    ladder: Sequence[int] = (signal.SIGTERM,),
+    grace: float = 2.0,
+) -> StopReport:
+    """Stop the session ``sid`` (and ``marker``-carrying processes): each signal of ``ladder``, then SIGKILL.
+
+    ``grace`` seconds are allowed after each signal of the ladder.  Returns a
+    :class:`StopReport`; never raises for processes that are already gone.
+    """
+    snapshot = _snapshot(leader, sid, marker)
+    if not snapshot:
+        return StopReport()
+    signalled = set(snapshot)
+    alive = list(snapshot.values())
+    for sig in ladder:
+        _signal_all(sid, alive, sig)
+        alive = _wait_gone(leader, alive, grace)
+        if not alive:
+            break
+    killed: set[int] = set()
+    for _ in range(_SWEEP_ROUNDS):
+        late = _snapshot(leader, sid, marker)
+        for pid, proc in late.items():
+            if pid not in {p.pid for p in alive}:
+                alive.append(proc)
+        signalled.update(late)
+        if not alive:
+            break
+        killed.update(p.pid for p in alive)
+        _signal_all(sid, alive, signal.SIGKILL)
+        alive = _wait_gone(leader, alive, 1.0)
+    if leader is not None:
+        try:
+            leader.wait(timeout=1.0)
+        except subprocess.TimeoutExpired:
+            pass
+    return StopReport(
+        signalled=tuple(sorted(signalled)),
+        killed=tuple(sorted(killed)),
+        survivors=tuple(sorted(p.pid for p in alive)),
+    )

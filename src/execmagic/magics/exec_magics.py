@@ -1,0 +1,239 @@
+"""``%%exec``, ``%exec`` and ``%spawn``: translate a magic line into an engine request and show the result.
+
+This layer owns three things only: parsing (user mistakes become one-line
+``UsageError``s), configuration (traitlets, turned into plain engine values at
+call time) and presentation (live output, status line, summary, and a short
+error that stops "Run all" when a command failed).
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import Callable
+from typing import Any
+
+from IPython.core.error import UsageError
+from IPython.core.magic import Magics, cell_magic, line_magic, magics_class, no_var_expand
+from IPython.core.magic_arguments import argument, magic_arguments, parse_argstring
+from IPython.display import display
+from traitlets import Bool, Float, Int, Unicode, observe
+
+from ..display.render import Summary, short_command
+from ..engine.capture import LogDir
+from ..engine.errors import CommandFailed, UsageProblem
+from ..engine.results import Result
+from ..engine.runner import Engine, Plan
+from ..engine.spec import RunOptions
+from .live import LiveOutput, StatusLine
+from .options import NamespaceParams, parse_pairs, split_leading_options, split_words
+
+
+class CellCommandFailed(CommandFailed):
+    """A failed command in a cell: shown as one red line (no Python traceback); stops "Run all"."""
+
+    def _render_traceback_(self) -> list[str]:
+        return [f"\x1b[31m{self}\x1b[0m"]
+
+
+class CommandInterrupted(KeyboardInterrupt):
+    """The user interrupted the cell; the command's processes are already stopped."""
+
+    def _render_traceback_(self) -> list[str]:
+        return [f"\x1b[31m{self}\x1b[0m"]
+
+
+def _common(func: Callable[..., Any]) -> Callable[..., Any]:
+    """The options every running magic shares (applied bottom-up, so they list in this order)."""
+    decorators = [
+        argument("--timeout", type=float, metavar="S", help="stop the command (and all it started) after S seconds"),
+        argument("--cwd", metavar="DIR", help="working directory for this run (relative to the session's)"),
+        argument("--env", action="append", metavar="K=V", help="set an environment variable for this run (repeatable)"),
+        argument("--clear-env", action="store_true", help="start from an empty environment (only --env values)"),
+        argument("--param", action="append", metavar="K=V", help="value for {K} templates (before the namespace)"),
+        argument("--input", metavar="TEXT", help="text for the command's stdin ({var} templates work); stdin is closed otherwise"),
+        argument("--out", metavar="NAME", help="store the Result in the variable NAME"),
+        argument("--no-raise", action="store_true", help="do not raise when the command fails"),
+        argument("--quiet", action="store_true", help="no live output; show the result with its output at the end"),
+        argument("--isolated", action="store_true", help="run outside the persistent session (kernel cwd and env)"),
+        argument("--dry-run", action="store_true", help="show the fully expanded command; run nothing"),
+    ]
+    for decorate in reversed(decorators):
+        func = decorate(func)
+    return func
+
+
+@magics_class
+class ExecMagics(Magics):
+    """Run commands from cells: never hangs on stdin, never floods the notebook, leaves nothing running.
+
+    Every default below is a trait: ``%config ExecMagics.timeout = 300`` or
+    ``c.ExecMagics.timeout = 300`` in ``ipython_config.py``.
+    """
+
+    timeout = Float(
+        None, allow_none=True,
+        help="Seconds before a foreground command is stopped. None: no limit (the stop button always works).",
+    ).tag(config=True)
+    kill_grace = Float(
+        2.0, help="Seconds a stopped command gets after each signal (INT/TERM) before the next, then SIGKILL.",
+    ).tag(config=True)
+    drain_time = Float(
+        0.25, help="Seconds to keep reading after the command exited while a leftover process holds its output.",
+    ).tag(config=True)
+    display_budget = Int(
+        100_000, help="Characters of live output a cell receives per command; the rest goes to the log, tail shown.",
+    ).tag(config=True)
+    keep_bytes = Int(
+        1_000_000, help="Bytes of each stream kept in memory in the Result (head + tail); every byte is in the log.",
+    ).tag(config=True)
+    log_dir = Unicode(
+        "", help="Directory for output logs. Empty: a fresh directory per kernel under the system temp dir.",
+    ).tag(config=True)
+    default_language = Unicode("bash", help="Language of a %%exec cell that names none.").tag(config=True)
+    raise_on_error = Bool(
+        True, help="Raise (stopping 'Run all') when a command fails; --no-raise turns it off per run.",
+    ).tag(config=True)
+    status_delay = Float(
+        2.0, help="Seconds a command runs before a live status line (elapsed, bytes) appears.",
+    ).tag(config=True)
+
+    def __init__(self, shell: Any = None, **kwargs: Any) -> None:
+        super().__init__(shell=shell, **kwargs)
+        self.engine = Engine(log_dir=self.log_dir or None)
+
+    @observe("log_dir")
+    def _log_dir_changed(self, change: dict[str, Any]) -> None:
+        if getattr(self, "engine", None) is not None and change["new"]:
+            self.engine.logs = LogDir(change["new"])
+
+    # -- the magics ---------------------------------------------------------------
+    @no_var_expand
+    @magic_arguments()
+    @argument("language", nargs="?", help="bash (default), sh, python, node/javascript, or any interpreter on PATH")
+    @_common
+    @cell_magic("exec")
+    def exec_cell(self, line: str, cell: str) -> None:
+        """Run the cell as a script; bash by default, in the persistent session.
+
+        Examples::
+
+            %%exec
+            cd data && ls -la
+            export STAGE=train
+
+            %%exec python --timeout 60
+            print("hello from a child interpreter")
+
+            %%exec --param name=world --no-raise
+            echo hello {name}      # {name} is shell-quoted; {name!raw} inserts it as written
+        """
+        args = parse_argstring(self.exec_cell, line)
+        language = args.language or self.default_language
+        self._run(args, lambda **kw: self.engine.plan_script(cell, language, **kw))
+
+    @no_var_expand
+    @magic_arguments()
+    @_common
+    @line_magic("exec")
+    def exec_line(self, line: str) -> None:
+        """Run one shell line in the persistent session (``cd``/``export`` carry over).
+
+        Options go before the command; everything after the first non-option word
+        is the command line, passed to bash as typed.
+
+        Examples::
+
+            %exec ls -la
+            %exec --timeout 5 make test
+            %exec --cwd data wc -l {filename}
+        """
+        words, command = split_leading_options(line, self.exec_line.parser)
+        args = self.exec_line.parser.parse_args(words)
+        if not command:
+            raise UsageError("%exec needs a command line, e.g. %exec ls -la")
+        self._run(args, lambda **kw: self.engine.plan_script(command, "bash", **kw))
+
+    @no_var_expand
+    @magic_arguments()
+    @argument("--argv", action="store_true", help="the rest of the line is a JSON array: the whole argv, one string per argument")
+    @_common
+    @line_magic("spawn")
+    def spawn(self, line: str) -> None:
+        """Run one program with an argument vector: no shell in between.
+
+        The line is split into words the way a shell splits them (quotes respected);
+        nothing else of a shell happens: no pipes, globs or $VAR (``${VAR}`` and
+        ``{name}`` templating still apply, one word stays one argument).
+
+        Examples::
+
+            %spawn git status --short
+            %spawn python -c "print('one argument')"
+            %spawn --argv ["printf", "%s\\n", "a b", "c"]
+        """
+        words, rest = split_leading_options(line, self.spawn.parser)
+        args = self.spawn.parser.parse_args(words)
+        if args.argv:
+            try:
+                argv = json.loads(rest)
+            except json.JSONDecodeError as exc:
+                raise UsageError(f"--argv needs a JSON array of strings: {exc}") from None
+            if not isinstance(argv, list) or not argv or not all(isinstance(a, str) for a in argv):
+                raise UsageError('--argv needs a non-empty JSON array of strings, e.g. ["ls", "-la"]')
+        else:
+            argv = split_words(rest)
+        if not argv:
+            raise UsageError("%spawn needs a command, e.g. %spawn git status")
+        self._run(args, lambda **kw: self.engine.plan_argv(argv, **kw))
+
+    # -- shared machinery -------------------------------------------------------
+    def _params(self, args: Any) -> NamespaceParams:
+        shell = self.shell
+        return NamespaceParams(parse_pairs(args.param, "param"), shell.user_ns, shell.user_ns_hidden)
+
+    def _options(self, args: Any) -> RunOptions:
+        timeout = args.timeout if args.timeout is not None else self.timeout
+        if timeout is not None and timeout <= 0:
+            raise UsageError(f"--timeout must be a positive number of seconds, not {timeout:g}")
+        return RunOptions(timeout=timeout, grace=self.kill_grace, drain=self.drain_time, keep_bytes=self.keep_bytes)
+
+    def _plan(self, args: Any, make_plan: Callable[..., Plan]) -> Plan:
+        if args.out is not None and not args.out.isidentifier():
+            raise UsageError(f"--out needs a variable name, not {args.out!r}")
+        try:
+            return make_plan(
+                cwd=args.cwd, env=parse_pairs(args.env, "env"), clear_env=args.clear_env,
+                params=self._params(args), input=args.input, isolated=args.isolated,
+            )
+        except UsageProblem as exc:
+            raise UsageError(str(exc)) from None
+
+    def _run(self, args: Any, make_plan: Callable[..., Plan]) -> None:
+        options = self._options(args)
+        plan = self._plan(args, make_plan)
+        if args.dry_run:
+            print(plan.describe())
+            return
+        in_kernel = hasattr(self.shell, "kernel")
+        live = None if args.quiet else LiveOutput(self.display_budget)
+        status = StatusLine(short_command(plan.command.display), self.status_delay, enabled=in_kernel)
+        try:
+            result = self.engine.run(plan, options=options, on_output=live, on_progress=status)
+        finally:
+            status.clear()
+            sys.stdout.flush()
+            sys.stderr.flush()
+        if live is not None:
+            live.finish(result)
+        if args.out:
+            self.shell.user_ns[args.out] = result
+        display(result if args.quiet else Summary(result))
+        self._raise_if_failed(result, args)
+
+    def _raise_if_failed(self, result: Result, args: Any) -> None:
+        if result.interrupted:
+            raise CommandInterrupted(f"interrupted: {short_command(result.command)} (its processes were stopped)")
+        if result.success or args.no_raise or not self.raise_on_error:
+            return
+        raise CellCommandFailed(result)

@@ -1,0 +1,114 @@
+"""Argument handling shared by the magics.
+
+``%exec`` and ``%spawn`` take options *then* a command line that must reach the
+engine exactly as typed (its quotes, ``-la`` flags and all), so the leading
+options are split off by position and only they go through the magic's
+argparse parser.  ``{name}`` lookups see the notebook's namespace without
+IPython's own hidden names (``exit``, ``In``, ``Out``…), so awk's ``{exit}`` survives.
+"""
+
+from __future__ import annotations
+
+import argparse
+import re
+import shlex
+from collections.abc import Iterator, Mapping
+from typing import Any
+
+from IPython.core.error import UsageError
+
+from ..engine.spawn import parse_env_entry
+from ..engine.errors import UsageProblem
+
+# One shell word: unquoted runs, '…', "…" (with escapes), or a backslash escape.
+_WORD = re.compile(r"""(?:[^\s'"\\]+|'[^']*'|"(?:[^"\\]|\\.)*"|\\.)+""", re.S)
+
+
+def split_leading_options(line: str, parser: argparse.ArgumentParser) -> tuple[list[str], str]:
+    """Split ``line`` into (option words, the raw rest) at the first word that is not an option.
+
+    ``--`` ends the options explicitly.  An unknown option is a one-line ``UsageError``.
+    """
+    words: list[str] = []
+    pos = 0
+    expecting_value = False
+    for match in _WORD.finditer(line):
+        word = match.group(0)
+        if expecting_value:
+            words.append(_unquote(word))
+            expecting_value = False
+            pos = match.end()
+            continue
+        if word == "--":
+            return words, line[match.end():].strip()
+        if not word.startswith("-") or word == "-":
+            return words, line[match.start():].strip()
+        name = word.split("=", 1)[0]
+        action = parser._option_string_actions.get(name)  # noqa: SLF001 -- argparse has no public lookup
+        if action is None:
+            raise UsageError(f"unknown option {name!r} (options go before the command; see %{parser.prog}?)")
+        words.append(_unquote(word))
+        expecting_value = action.nargs != 0 and "=" not in word
+        pos = match.end()
+    if expecting_value:
+        raise UsageError(f"option {words[-1]!r} needs a value")
+    return words, line[pos:].strip()
+
+
+def _unquote(word: str) -> str:
+    try:
+        parts = shlex.split(word)
+    except ValueError as exc:
+        raise UsageError(f"cannot parse {word!r}: {exc}") from None
+    return parts[0] if parts else ""
+
+
+def split_words(text: str) -> list[str]:
+    """Split a command line into words the way a shell does (quotes respected), nothing more."""
+    try:
+        return shlex.split(text)
+    except ValueError as exc:
+        raise UsageError(f"cannot split the command line: {exc}") from None
+
+
+def parse_pairs(entries: list[str] | None, what: str) -> dict[str, str]:
+    """``["K=V", …]`` → dict; a malformed entry is a ``UsageError`` naming it."""
+    pairs: dict[str, str] = {}
+    for entry in entries or []:
+        try:
+            name, value = parse_env_entry(entry)
+        except UsageProblem as exc:
+            raise UsageError(str(exc).replace("env entry", f"{what} entry")) from None
+        pairs[name] = value
+    return pairs
+
+
+class NamespaceParams(Mapping[str, Any]):
+    """``--param`` values first, then the user's namespace minus IPython's hidden and private names."""
+
+    def __init__(self, params: Mapping[str, Any], user_ns: Mapping[str, Any], hidden: Mapping[str, Any]) -> None:
+        self._params = params
+        self._ns = user_ns
+        self._hidden = hidden
+
+    def _visible(self, name: str) -> bool:
+        if name.startswith("_") or name not in self._ns:
+            return False
+        return not (name in self._hidden and self._hidden[name] is self._ns[name])
+
+    def __getitem__(self, name: str) -> Any:
+        if name in self._params:
+            return self._params[name]
+        if self._visible(name):
+            return self._ns[name]
+        raise KeyError(name)
+
+    def __contains__(self, name: object) -> bool:
+        return isinstance(name, str) and (name in self._params or self._visible(name))
+
+    def __iter__(self) -> Iterator[str]:
+        yield from self._params
+        yield from (n for n in self._ns if n not in self._params and self._visible(n))
+
+    def __len__(self) -> int:
+        return sum(1 for _ in self)
