@@ -109,7 +109,7 @@ class ExecMagics(Magics):
 
     # -- the magics ---------------------------------------------------------------
     @no_var_expand
-    @magic_arguments()
+    @magic_arguments(name="%exec")
     @argument("language", nargs="?", help="bash (default), sh, python, node/javascript, or any interpreter on PATH")
     @_common
     @cell_magic("exec")
@@ -133,7 +133,8 @@ class ExecMagics(Magics):
         self._run(args, lambda **kw: self.engine.plan_script(cell, language, **kw))
 
     @no_var_expand
-    @magic_arguments()
+    @magic_arguments(name="exec")
+    @argument("cmdline", nargs="*", metavar="CMDLINE", help="the shell command line, as typed")
     @_common
     @line_magic("exec")
     def exec_line(self, line: str) -> None:
@@ -155,7 +156,8 @@ class ExecMagics(Magics):
         self._run(args, lambda **kw: self.engine.plan_script(command, "bash", **kw))
 
     @no_var_expand
-    @magic_arguments()
+    @magic_arguments(name="spawn")
+    @argument("command", nargs="*", metavar="ARG", help="the program, then its arguments (one word, one argument)")
     @argument("--argv", action="store_true", help="the rest of the line is a JSON array: the whole argv, one string per argument")
     @_common
     @line_magic("spawn")

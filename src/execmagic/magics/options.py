@@ -34,6 +34,8 @@ def split_leading_options(line: str, parser: argparse.ArgumentParser) -> tuple[l
     expecting_value = False
     for match in _WORD.finditer(line):
         word = match.group(0)
+        if line[pos:match.start()].strip():  # something unparseable (an unclosed quote) ends the options
+            break
         if expecting_value:
             words.append(_unquote(word))
             expecting_value = False
@@ -42,7 +44,7 @@ def split_leading_options(line: str, parser: argparse.ArgumentParser) -> tuple[l
         if word == "--":
             return words, line[match.end():].strip()
         if not word.startswith("-") or word == "-":
-            return words, line[match.start():].strip()
+            break
         name = word.split("=", 1)[0]
         action = parser._option_string_actions.get(name)  # noqa: SLF001 -- argparse has no public lookup
         if action is None:

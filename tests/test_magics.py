@@ -1,0 +1,259 @@
+"""The magics in a real ``InteractiveShell``: options, errors, display, configuration."""
+
+from __future__ import annotations
+
+import os
+import signal
+import threading
+import time
+
+import pytest
+from IPython.core.error import UsageError
+from IPython.testing.globalipapp import start_ipython
+from IPython.utils.capture import capture_output
+
+from execmagic.engine import Result
+from execmagic.magics import CellCommandFailed, CommandInterrupted
+
+
+@pytest.fixture(scope="module")
+def ip():
+    shell = start_ipython()
+    shell.run_line_magic("load_ext", "execmagic")
+    terminal_types = list(shell.display_formatter.active_types)
+    # what a notebook frontend asks for; the terminal default is checked in its own test
+    shell.display_formatter.active_types = ["text/plain", "text/html", "application/json"]
+    yield shell
+    shell.display_formatter.active_types = terminal_types
+    shell.run_line_magic("unload_ext", "execmagic")
+
+
+@pytest.fixture(autouse=True)
+def fresh_session(ip, tmp_path):
+    ip.run_line_magic("config", f"ExecMagics.log_dir = {str(tmp_path / 'logs')!r}")
+    ip.run_line_magic("config", "ExecMagics.kill_grace = 0.3")
+    magics = ip.magics_manager.registry["ExecMagics"]
+    magics.engine.session.reset()
+    yield
+    for name, default in (("timeout", None), ("raise_on_error", True), ("display_budget", 100_000),
+                          ("default_language", "bash")):
+        setattr(magics, name, default)
+
+
+def run(ip, line, cell=None):
+    with capture_output() as cap:
+        if cell is None:
+            ip.run_line_magic("exec", line)
+        else:
+            ip.run_cell_magic("exec", line, cell)
+    return cap
+
+
+def summaries(cap):
+    return [o.data for o in cap.outputs if "application/json" in o.data]
+
+
+def test_line_exec_streams_and_shows_summary(ip):
+    cap = run(ip, "echo hello; echo oops >&2")
+    assert cap.stdout == "hello\n" and cap.stderr == "oops\n"
+    (bundle,) = summaries(cap)
+    assert set(bundle) >= {"text/plain", "text/html", "application/json"}
+    assert bundle["text/plain"].startswith("✔ exit 0 · ")
+    assert "\nhello" not in bundle["text/plain"]  # streamed output is not repeated
+    assert "<details" not in bundle["text/html"]
+    assert bundle["application/json"]["command"] == "echo hello; echo oops >&2"
+
+
+def test_cell_exec_languages(ip):
+    assert run(ip, "python", "print(1 + 1)").stdout == "2\n"
+    assert run(ip, "sh", "echo from sh").stdout == "from sh\n"
+    assert run(ip, "", "echo $0 | grep -c bash").stdout == "1\n"
+
+
+def test_failed_command_raises_short_error(ip):
+    with capture_output() as cap, pytest.raises(CellCommandFailed) as info:
+        ip.run_line_magic("exec", "exit 3")
+    assert info.value._render_traceback_() == [f"\x1b[31m{info.value}\x1b[0m"]
+    assert str(info.value).startswith("exit 3 in ")
+    assert summaries(cap)[0]["text/plain"].startswith("✘ exit 3")
+
+
+def test_failed_command_in_run_cell_stops_with_one_line(ip):
+    with capture_output() as cap:
+        result = ip.run_cell("%exec false\nprint('not reached')")
+    assert not result.success and isinstance(result.error_in_exec, CellCommandFailed)
+    assert "not reached" not in cap.stdout
+    assert "Traceback" not in cap.stdout + cap.stderr
+
+
+def test_no_raise_and_trait(ip):
+    run(ip, "--no-raise false")
+    ip.run_line_magic("config", "ExecMagics.raise_on_error = False")
+    run(ip, "false")
+
+
+def test_out_stores_result_even_on_failure(ip):
+    with pytest.raises(CellCommandFailed):
+        run(ip, "--out res echo partial; exit 4")
+    res = ip.user_ns["res"]
+    assert isinstance(res, Result) and res.exit_code == 4 and res.stdout == "partial\n"
+
+
+def test_quiet_shows_result_with_output_at_the_end(ip):
+    cap = run(ip, "--quiet echo quiet-output")
+    assert cap.stdout == ""
+    (bundle,) = summaries(cap)
+    assert "quiet-output" in bundle["text/plain"] and "quiet-output" in bundle["text/html"]
+
+
+def test_timeout_option_and_trait(ip):
+    with pytest.raises(CellCommandFailed, match="timed out after 0.3 s"):
+        run(ip, "--timeout 0.3 sleep 30")
+    ip.run_line_magic("config", "ExecMagics.timeout = 0.3")
+    cap = run(ip, "--no-raise sleep 30")
+    assert summaries(cap)[0]["application/json"]["timed_out"] is True
+    with pytest.raises(UsageError, match="positive"):
+        run(ip, "--timeout -1 true")
+
+
+def test_cwd_env_clear_env_options(ip, tmp_path):
+    (tmp_path / "d").mkdir()
+    assert run(ip, f"--cwd {tmp_path}/d pwd").stdout == f"{tmp_path}/d\n"
+    assert run(ip, "--env A=1 --env B=x${A} echo $A$B").stdout == "1x1\n"
+    assert run(ip, "--clear-env --env ONLY=1 env | grep -v EXECMAGIC_RUN | sort").stdout.startswith("ONLY=1\n")
+    cap = run(ip, "--cwd ghost-dir --no-raise true")
+    assert "exec: working directory does not exist 'ghost-dir' (ENOENT)" in summaries(cap)[0]["text/plain"]
+
+
+def test_params_namespace_quoting_and_raw(ip):
+    ip.user_ns["danger"] = "x; echo INJECTED"
+    assert run(ip, "echo {danger}").stdout == "x; echo INJECTED\n"
+    assert run(ip, "echo {danger!raw}").stdout == "x\nINJECTED\n"
+    assert run(ip, "--param danger=safe echo {danger}").stdout == "safe\n"
+    assert run(ip, "echo '{exit}' {undefined_name}").stdout == "{exit} {undefined_name}\n"
+    assert run(ip, "", "echo a b | awk '{print $2}'").stdout == "b\n"
+    with pytest.raises(UsageError, match="malformed param entry"):
+        run(ip, "--param novalue echo")
+
+
+def test_ipython_var_expansion_is_off(ip):
+    ip.user_ns["HOME"] = "python-home"
+    try:
+        out = run(ip, "echo $HOME").stdout
+    finally:
+        del ip.user_ns["HOME"]
+    assert out == os.environ["HOME"] + "\n"
+
+
+def test_input_option(ip):
+    ip.user_ns["payload"] = "from namespace"
+    # (the newline after output that does not end with one is added for the summary's sake)
+    assert run(ip, '--input "{payload}" cat').stdout == "from namespace\n"
+    assert run(ip, "--input hello cat").stdout == "hello\n"
+
+
+def test_isolated_option(ip, tmp_path):
+    run(ip, f"cd {tmp_path}")
+    assert run(ip, "--isolated pwd").stdout == os.getcwd() + "\n"
+    assert run(ip, "pwd").stdout == f"{tmp_path}\n"
+
+
+def test_dry_run_shows_expansion_and_runs_nothing(ip, tmp_path):
+    marker = tmp_path / "created"
+    ip.user_ns["target"] = str(marker)
+    cap = run(ip, "--dry-run --env K=v touch {target}")
+    assert not marker.exists()
+    assert cap.stdout.splitlines()[0] == f"touch {marker}"
+    assert "# env: K=v" in cap.stdout
+
+
+def test_spawn_no_shell(ip):
+    with capture_output() as cap:
+        ip.run_line_magic("spawn", "printf %s| 'a b' $HOME '*' {x}")
+    assert cap.stdout.startswith("a b|$HOME|*|{x}|")
+    ip.user_ns["words"] = ["one two", "three"]
+    with capture_output() as cap:
+        ip.run_line_magic("spawn", "--argv [\"printf\", \"%s|\", \"a  b\", \"${HOME}\"]")
+        ip.run_line_magic("spawn", "printf %s| {words}")
+    assert cap.stdout.startswith(f"a  b|{os.environ['HOME']}|")
+    assert "one two|three|" in cap.stdout
+
+
+def test_spawn_not_found_is_a_short_failure(ip):
+    with pytest.raises(CellCommandFailed, match=r"exec: nosuch-cmd not found in PATH \(ENOENT\)"):
+        with capture_output():
+            ip.run_line_magic("spawn", "nosuch-cmd arg")
+
+
+@pytest.mark.parametrize(
+    "magic, line, message",
+    [
+        ("exec", "--bogus ls", "unknown option '--bogus'"),
+        ("exec", "--timeout", "needs a value"),
+        ("exec", "--timeout abc ls", "invalid float value"),
+        ("exec", "", "needs a command line"),
+        ("exec", "--env NOEQ ls", "malformed env entry 'NOEQ'"),
+        ("exec", "--out 1bad ls", "--out needs a variable name"),
+        ("spawn", "--argv [1, 2]", "JSON array of strings"),
+        ("spawn", "--argv not json", "JSON array"),
+        ("spawn", "'unclosed", "cannot split"),
+        ("spawn", "", "needs a command"),
+    ],
+)
+def test_usage_errors_are_one_line(ip, magic, line, message):
+    with pytest.raises(UsageError, match=message) as info:
+        ip.run_line_magic(magic, line)
+    assert type(info.value) is UsageError and "\n" not in str(info.value)
+
+
+def test_unknown_language_is_usage_error(ip):
+    with pytest.raises(UsageError, match="unknown language 'nolang-x'"):
+        ip.run_cell_magic("exec", "nolang-x", "hi")
+
+
+def test_default_language_trait(ip):
+    ip.run_line_magic("config", "ExecMagics.default_language = 'python'")
+    assert run(ip, "", "import sys; print(sys.version_info[0])").stdout == "3\n"
+
+
+def test_display_budget_cuts_live_output_and_shows_tail(ip):
+    ip.run_line_magic("config", "ExecMagics.display_budget = 2000")
+    cap = run(ip, "", "seq 1 20000")
+    assert len(cap.stdout) < 2000 + 2000 + 600
+    assert "live output paused" in cap.stdout
+    assert cap.stdout.rstrip().endswith("\n20000")
+    assert "full log:" in cap.stdout
+
+
+def test_persistent_session_through_magics(ip, tmp_path):
+    run(ip, f"cd {tmp_path}; export FROM_CELL=yes")
+    assert run(ip, "", 'echo "$FROM_CELL"; pwd').stdout == f"yes\n{tmp_path}\n"
+
+
+def test_interrupt_stops_the_command(ip):
+    timer = threading.Timer(0.4, os.kill, (os.getpid(), signal.SIGINT))
+    timer.start()
+    start = time.monotonic()
+    try:
+        with pytest.raises(CommandInterrupted), capture_output():
+            ip.run_line_magic("exec", "sleep 30 & sleep 31")
+    finally:
+        timer.cancel()
+    assert time.monotonic() - start < 5
+
+
+def test_reload_ext(ip):
+    ip.run_line_magic("reload_ext", "execmagic")
+    assert run(ip, "echo again").stdout == "again\n"
+    assert "exec" in ip.magics_manager.magics["line"]
+
+
+def test_terminal_shows_text_only(ip):
+    notebook_types = ip.display_formatter.active_types
+    ip.display_formatter.active_types = ["text/plain"]
+    try:
+        cap = run(ip, "echo term")
+    finally:
+        ip.display_formatter.active_types = notebook_types
+    (output,) = cap.outputs
+    assert list(output.data) == ["text/plain"] and output.data["text/plain"].startswith("✔ exit 0")

@@ -1,0 +1,89 @@
+"""The persistent shell session (design §3.2)."""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+
+from execmagic.engine import RunOptions
+from execmagic.engine.session import parse_export_listing
+
+
+def test_cd_export_unset_carry_over(engine, tmp_path, monkeypatch):
+    monkeypatch.setenv("EXECMAGIC_T_GONE", "here")
+    (tmp_path / "sub").mkdir()
+    r = engine.run_script(f"cd {tmp_path}/sub && export GREETING='hello world' && unset EXECMAGIC_T_GONE")
+    assert r.new_cwd == f"{tmp_path}/sub"
+    r = engine.run_script('pwd; echo "$GREETING"; echo "${EXECMAGIC_T_GONE-unset}"')
+    assert r.stdout == f"{tmp_path}/sub\nhello world\nunset\n"
+    assert r.new_cwd is None  # unchanged this time
+    assert os.getcwd() != f"{tmp_path}/sub"  # the kernel's own cwd is not touched
+
+
+def test_session_env_follows_kernel_env(engine, monkeypatch):
+    engine.run_script("export A_SESSION=1")
+    monkeypatch.setenv("EXECMAGIC_T_LATER", "from python")
+    assert engine.run_script('echo "$A_SESSION $EXECMAGIC_T_LATER"').stdout == "1 from python\n"
+
+
+def test_plain_shell_variables_do_not_persist(engine):
+    engine.run_script("LOCALVAR=1")
+    assert engine.run_script('echo "[${LOCALVAR-}]"').stdout == "[]\n"
+
+
+def test_set_e_and_exit_code_still_save_state(engine, tmp_path):
+    r = engine.run_script(f"set -e; cd {tmp_path}; export STEP=1; false; export STEP=2")
+    assert r.exit_code == 1
+    r2 = engine.run_script(f"cd /; exit 3")
+    assert r2.exit_code == 3 and r2.new_cwd == "/"
+    assert engine.run_script('echo "$STEP $PWD"').stdout == "1 /\n"
+
+
+def test_exec_leaves_state_unchanged_and_says_so(engine, tmp_path):
+    r = engine.run_script(f"cd {tmp_path}; export X=1; exec true")
+    assert r.exit_code == 0 and r.new_cwd is None
+    assert any("session state unchanged" in n and "exec" in n for n in r.notes)
+    assert engine.run_script('echo "[${X-}]"').stdout == "[]\n"
+
+
+def test_timeout_leaves_state_unchanged(engine, tmp_path):
+    r = engine.run_script(f"cd {tmp_path}; export Y=1; sleep 30", options=RunOptions(timeout=0.3, grace=0.2))
+    assert r.timed_out
+    assert any("session state unchanged: the run was stopped" in n for n in r.notes)
+    assert engine.run_script('echo "[${Y-}]"; pwd').stdout == f"[]\n{os.getcwd()}\n"
+
+
+def test_isolated_runs_ignore_and_keep_the_session(engine, tmp_path):
+    engine.run_script(f"cd {tmp_path}; export Z=1")
+    r = engine.run_script('pwd; echo "[${Z-}]"; cd /', isolated=True)
+    assert r.stdout == f"{os.getcwd()}\n[]\n"
+    assert engine.run_script("pwd").stdout == f"{tmp_path}\n"
+
+
+def test_other_languages_read_the_session(engine, tmp_path):
+    engine.run_script(f"cd {tmp_path}; export W=2")
+    r = engine.run_script("import os; print(os.getcwd(), os.environ['W'])", "python")
+    assert r.stdout == f"{tmp_path} 2\n"
+
+
+def test_cwd_option_is_relative_to_session(engine, tmp_path):
+    (tmp_path / "inner").mkdir()
+    engine.run_script(f"cd {tmp_path}")
+    assert engine.run_argv(["pwd"], cwd="inner").stdout == f"{tmp_path}/inner\n"
+
+
+@pytest.mark.parametrize(
+    "value",
+    ['he said "hi" $HOME `x` \\ back', "multi\nline", "tab\there \x01ctl", "é ✓ unicode", "", "a'b"],
+)
+def test_export_values_round_trip(engine, value):
+    r = engine.run_script('export V="$RAW"', env={"RAW": value})
+    assert r.exit_code == 0
+    assert engine.session.set["V"] == value
+    assert engine.run_script('printf %s "$V"').stdout == value
+
+
+def test_parse_export_listing_forms():
+    data = b'declare -x A="1"\ndeclare -x B\ndeclare -rx C=$\'x\\ny\\303\\251\'\nexport D="q\\"z"\n'
+    assert parse_export_listing(data) == {"A": "1", "C": "x\nyé", "D": 'q"z'}
