@@ -1,0 +1,106 @@
+"""End to end through a real ipykernel: what a notebook receives on iopub."""
+
+from __future__ import annotations
+
+import threading
+import time
+
+import pytest
+
+from conftest import assert_none_left
+from kernel_client import KERNEL_TOKEN_VAR, Kernel
+
+pytestmark = pytest.mark.kernel
+
+
+@pytest.fixture(scope="module")
+def kernel():
+    k = Kernel()
+    try:
+        assert k.execute("%load_ext execmagic\n%config ExecMagics.kill_grace = 0.5").status == "ok"
+        yield k
+    finally:
+        k.shutdown()
+
+
+@pytest.fixture(autouse=True)
+def nothing_left_by_the_kernel(kernel):
+    yield
+    assert_none_left(KERNEL_TOKEN_VAR, kernel.token, exclude=(kernel.pid,))
+
+
+def test_output_streams_before_the_command_ends(kernel):
+    ex = kernel.execute("%%exec\necho first\nsleep 1.5\necho second")
+    assert ex.status == "ok"
+    arrivals = {m["content"]["text"].strip(): t for t, m in ex.messages if m["msg_type"] == "stream"}
+    assert set(arrivals) == {"first", "second"}
+    assert arrivals["second"] - arrivals["first"] > 1.0
+
+
+def test_two_megabytes_of_lines_arrive_in_few_messages(kernel):
+    ex = kernel.execute("%%exec\nfor i in $(seq 20000); do printf '%0103d\\n' $i; done")
+    assert ex.status == "ok"
+    streams = ex.of_type("stream")
+    assert len(streams) <= 50, len(streams)
+    text = ex.stream_text()
+    assert text.rstrip().endswith("%0103d" % 20000)
+    assert "live output paused" in text
+    (summary,) = [m for m in ex.of_type("display_data") if "application/json" in m["content"]["data"]]
+    assert summary["content"]["data"]["application/json"]["stdout_bytes"] == 20000 * 104
+
+
+def test_summary_is_display_data_with_three_mimetypes(kernel):
+    ex = kernel.execute("%exec echo hi")
+    (summary,) = ex.of_type("display_data")
+    data = summary["content"]["data"]
+    assert {"text/plain", "text/html", "application/json"} <= set(data)
+    assert data["text/plain"].startswith("✔ exit 0")
+    assert 'class="execmagic-result"' in data["text/html"]
+    assert data["application/json"]["exit_code"] == 0
+
+
+def test_command_reading_stdin_does_not_hang(kernel):
+    ex = kernel.execute('%exec read -r line; echo "rc=$?"', timeout=20)
+    assert ex.status == "ok" and ex.stream_text() == "rc=1\n"
+
+
+def test_failed_command_is_an_error_reply_without_traceback(kernel):
+    ex = kernel.execute("%exec exit 5")
+    assert ex.status == "error"
+    (error,) = ex.of_type("error")
+    assert error["content"]["ename"] == "CellCommandFailed"
+    assert len(error["content"]["traceback"]) == 1 and "exit 5" in error["content"]["traceback"][0]
+
+
+def test_interrupt_with_backgrounded_grandchild_leaves_nothing(kernel):
+    started = threading.Event()
+
+    def watch(msg):
+        if msg["msg_type"] == "stream" and "started" in msg["content"]["text"]:
+            started.set()
+
+    def interrupt_when_started():
+        if started.wait(20):
+            kernel.manager.interrupt_kernel()
+
+    helper = threading.Thread(target=interrupt_when_started)
+    helper.start()
+    ex = kernel.execute("%%exec\nsleep 300 &\n(sleep 301 &)\necho started\nwait", timeout=30, on_message=watch)
+    helper.join()
+    assert started.is_set()
+    assert ex.status == "error"
+    assert ex.of_type("error")[0]["content"]["ename"] == "CommandInterrupted"
+    assert_none_left(KERNEL_TOKEN_VAR, kernel.token, exclude=(kernel.pid,))
+    again = kernel.execute("%exec echo still alive")
+    assert again.status == "ok" and again.stream_text() == "still alive\n"
+
+
+def test_long_run_shows_a_status_line_updated_in_place(kernel):
+    ex = kernel.execute("%config ExecMagics.status_delay = 0.2\n%exec sleep 1.6; echo done")
+    kernel.execute("%config ExecMagics.status_delay = 2.0")
+    shown = [m for m in ex.of_type("display_data") if "⏳" in m["content"]["data"].get("text/plain", "")]
+    updates = ex.of_type("update_display_data")
+    assert len(shown) == 1 and updates
+    display_id = shown[0]["content"]["transient"]["display_id"]
+    assert all(u["content"]["transient"]["display_id"] == display_id for u in updates)
+    assert updates[-1]["content"]["data"]["text/plain"] == ""  # cleared when the command ended
