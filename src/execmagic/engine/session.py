@@ -20,7 +20,13 @@ from .spawn import MARKER_VAR
 
 #: Variables bash maintains itself; they are not part of what a user exported.
 _BASH_OWN = frozenset({"SHLVL", "_", "PWD", MARKER_VAR})
-_DECL = re.compile(rb"(?:declare -[A-Za-z-]+|export) ([A-Za-z_][A-Za-z0-9_]*)")
+# One entry of `export -p`: the name, then a "double-quoted" or $'ANSI-C' value, or nothing (exported, unset).
+_ENTRY = re.compile(
+    rb"(?:declare -[A-Za-z-]+|export) ([A-Za-z_][A-Za-z0-9_]*)"
+    rb"(?:=(?:\"((?:[^\"\\]|\\.)*)\"|\$'((?:[^'\\]|\\.)*)'))?\n",
+    re.S,
+)
+_DQ_ESCAPE = re.compile(rb'\\([\\"$`])')
 _ANSI_SIMPLE = {
     ord("a"): b"\a", ord("b"): b"\b", ord("e"): b"\x1b", ord("E"): b"\x1b", ord("f"): b"\f",
     ord("n"): b"\n", ord("r"): b"\r", ord("t"): b"\t", ord("v"): b"\v",
@@ -28,20 +34,11 @@ _ANSI_SIMPLE = {
 }
 
 
-def _read_double_quoted(data: bytes, i: int) -> tuple[bytes, int]:
-    """``"..."`` as ``export -p`` writes it (only ``\\" \\\\ \\$ \\```` are escaped); ``i`` is after the quote."""
+def _unquote_ansi_c(data: bytes) -> bytes:
+    """The body of ``$'...'`` ANSI-C quoting (bash uses it when a value holds control characters)."""
     out = bytearray()
-    while data[i] != ord('"'):
-        if data[i] == ord("\\") and data[i + 1] in b'"\\$`':
-            i += 1
-        out.append(data[i])
-        i += 1
-    return bytes(out), i + 1
-
-
-def _read_ansi_c(data: bytes, i: int) -> tuple[bytes, int]:
-    """``$'...'`` ANSI-C quoting (used when a value holds control characters); ``i`` is after the quote."""
-    out = bytearray()
+    i = 0
+    data += b"'"  # sentinel
     while data[i] != ord("'"):
         if data[i] != ord("\\"):
             out.append(data[i])
@@ -69,29 +66,23 @@ def _read_ansi_c(data: bytes, i: int) -> tuple[bytes, int]:
         else:
             out += data[i : i + 2]
             i += 2
-    return bytes(out), i + 1
+    return bytes(out)
 
 
 def parse_export_listing(data: bytes) -> dict[str, str]:
     """Parse bash's ``export -p`` output into ``{name: value}`` (exported-but-unset names are skipped)."""
     env: dict[str, str] = {}
-    i = 0
-    while i < len(data):
-        match = _DECL.match(data, i)
+    pos = 0
+    while pos < len(data):
+        match = _ENTRY.match(data, pos)
         if match is None:
-            raise ValueError(f"unexpected export listing at byte {i}: {data[i:i + 40]!r}")
-        name = match.group(1).decode()
-        i = match.end()
-        if data[i : i + 1] == b"=":
-            if data[i + 1 : i + 2] == b'"':
-                value, i = _read_double_quoted(data, i + 2)
-            elif data[i + 1 : i + 3] == b"$'":
-                value, i = _read_ansi_c(data, i + 3)
-            else:
-                raise ValueError(f"unexpected quoting for {name}")
-            env[name] = value.decode("utf-8", "surrogateescape")
-        if data[i : i + 1] == b"\n":
-            i += 1
+            raise ValueError(f"unexpected export listing at byte {pos}: {data[pos:pos + 40]!r}")
+        name, double, ansi = match.groups()
+        if double is not None:
+            env[name.decode()] = _DQ_ESCAPE.sub(rb"\1", double).decode("utf-8", "surrogateescape")
+        elif ansi is not None:
+            env[name.decode()] = _unquote_ansi_c(ansi).decode("utf-8", "surrogateescape")
+        pos = match.end()
     return env
 
 

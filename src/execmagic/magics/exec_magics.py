@@ -9,7 +9,6 @@ error that stops "Run all" when a command failed).
 from __future__ import annotations
 
 import json
-import sys
 from collections.abc import Callable
 from typing import Any
 
@@ -224,8 +223,6 @@ class ExecMagics(Magics):
             result = self.engine.run(plan, options=options, on_output=live, on_progress=status)
         finally:
             status.clear()
-            sys.stdout.flush()
-            sys.stderr.flush()
         if live is not None:
             live.finish(result)
         if args.out:

@@ -1,0 +1,80 @@
+"""Side-by-side figures from one kernel in one run (absolute times drift on shared machines).
+
+    python tests/benchmarks/run_benchmarks.py [--repeat N]
+
+Prints a Markdown table: per-command latency of ``%exec true`` against
+``%%bash``, ``!`` and ``subprocess.run``; stream messages and wall time for
+2 MB printed as 20,000 lines by ``%%exec`` and ``%%bash``; kernel memory growth
+while ``%%exec`` prints 200 MB.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import sys
+import time
+
+import psutil
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+from kernel_client import Kernel  # noqa: E402
+
+TWO_MB = "for i in $(seq 20000); do printf '%0103d\\n' $i; done"
+
+
+def cell_times(kernel: Kernel, code: str, repeat: int) -> list[float]:
+    kernel.execute(code)  # warm up
+    times = []
+    for _ in range(repeat):
+        ex = kernel.execute(code)
+        assert ex.status == "ok", ex.reply
+        times.append((ex.messages[-1][0] - ex.started) * 1000)
+    return times
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--repeat", type=int, default=40)
+    args = parser.parse_args()
+    kernel = Kernel()
+    rows: list[tuple[str, str, str]] = []
+    try:
+        kernel.execute("%load_ext execmagic\nimport subprocess")
+        latency = {}
+        for label, code in [
+            ("`subprocess.run(['bash','-c','true'])`", "subprocess.run(['bash', '-c', 'true']);"),
+            ("`%exec true`", "%exec true"),
+            ("`%%bash true`", "%%bash\ntrue"),
+            ("`!true`", "!true"),
+            ("empty cell (kernel round trip)", "pass"),
+        ]:
+            latency[label] = statistics.median(cell_times(kernel, code, args.repeat))
+        base = latency["`subprocess.run(['bash','-c','true'])`"]
+        for label, ms in latency.items():
+            rows.append((f"cell latency, {label}", f"{ms:.1f} ms (median of {args.repeat})", f"{ms / base:.2f}× subprocess.run"))
+        for label, code in [("`%%exec`", "%%exec\n" + TWO_MB), ("`%%bash`", "%%bash\n" + TWO_MB)]:
+            ex = kernel.execute(code, timeout=300)
+            streams = len(ex.of_type("stream"))
+            wall = ex.messages[-1][0] - ex.started
+            received = sum(len(m["content"]["text"]) for m in ex.of_type("stream"))
+            rows.append((f"2 MB as 20,000 lines, {label}", f"{streams} stream messages, {wall:.2f} s",
+                         f"{received / 1e6:.2f} MB sent to the frontend"))
+        proc = psutil.Process(kernel.pid)
+        kernel.execute("%exec true")
+        before = proc.memory_info().rss
+        ex = kernel.execute("%%exec\nyes 0123456789abcdefghijklmnopqrstuvwxyz0123456789abcdefghijklmnopqrstuvwxyz | head -c 200000000", timeout=600)
+        growth = proc.memory_info().rss - before
+        wall = ex.messages[-1][0] - ex.started
+        rows.append(("200 MB of output, `%%exec`", f"kernel RSS growth {growth / 1e6:.1f} MB", f"{wall:.2f} s, {len(ex.of_type('stream'))} stream messages"))
+    finally:
+        kernel.shutdown()
+    print("| measurement | figure | compared |")
+    print("|---|---|---|")
+    for row in rows:
+        print("| " + " | ".join(row) + " |")
+
+
+if __name__ == "__main__":
+    main()
