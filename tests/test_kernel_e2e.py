@@ -7,7 +7,7 @@ import time
 
 import pytest
 
-from conftest import assert_none_left
+from processes import assert_none_left
 from kernel_client import KERNEL_TOKEN_VAR, Kernel
 
 pytestmark = pytest.mark.kernel

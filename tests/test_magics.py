@@ -74,7 +74,7 @@ def test_failed_command_raises_short_error(ip):
     with capture_output() as cap, pytest.raises(CellCommandFailed) as info:
         ip.run_line_magic("exec", "exit 3")
     assert info.value._render_traceback_() == [f"\x1b[31m{info.value}\x1b[0m"]
-    assert str(info.value).startswith("exit 3 in ")
+    assert str(info.value) == "command failed: exit 3 · exit 3"
     assert summaries(cap)[0]["text/plain"].startswith("✘ exit 3")
 
 

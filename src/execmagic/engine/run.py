@@ -223,7 +223,7 @@ def run_command(
     deadline = start + options.timeout if options.timeout is not None else None
     timed_out = interrupted = False
     notes: list[str] = []
-    last_flush = start - options.flush_interval
+    last_flush = start  # a quick command's output then arrives as one piece per stream
     next_progress = start + options.progress_interval
 
     def stop(ladder: tuple[int, ...], why: str) -> None:

@@ -31,6 +31,13 @@ from .options import NamespaceParams, parse_pairs, split_leading_options, split_
 class CellCommandFailed(CommandFailed):
     """A failed command in a cell: shown as one red line (no Python traceback); stops "Run all"."""
 
+    def __init__(self, result: Result) -> None:
+        super().__init__(result)
+        self.args = (f"command failed: {result.outcome()} · {short_command(result.command)}",)
+
+    def __str__(self) -> str:
+        return self.args[0]
+
     def _render_traceback_(self) -> list[str]:
         return [f"\x1b[31m{self}\x1b[0m"]
 

@@ -19,7 +19,7 @@ class LiveOutput:
 
     def __init__(self, budget: int) -> None:
         self.budget = max(budget, 0)
-        self.tail_budget = max(self.budget // 5, 1000)
+        self.tail_budget = max(self.budget // 4, 100)
         self.shown = {"stdout": 0, "stderr": 0}
         self.seen = {"stdout": 0, "stderr": 0}
         self.over = False
@@ -40,8 +40,9 @@ class LiveOutput:
             self.shown[stream] += len(text)
             self.ends_line = text.endswith("\n")
         else:
-            out.write(text[:room])
-            self.shown[stream] += room
+            cut = text.rfind("\n", 0, room) + 1 or room  # end on a whole line when one fits
+            out.write(text[:cut])
+            self.shown[stream] += cut
             self.over = True
             out.write(
                 f"\n… [live output paused at {format_bytes(self.budget)}; the full output goes to the log;"
@@ -63,6 +64,8 @@ class LiveOutput:
                 continue
             text = getattr(result, stream)
             tail = text[-min(self.tail_budget, unseen):]
+            if len(tail) < len(text) and text[-len(tail) - 1] != "\n" and "\n" in tail[:-1]:
+                tail = tail[tail.index("\n") + 1:]  # start on a whole line
             capture = result.stdout_capture if stream == "stdout" else result.stderr_capture
             out = self._stream(stream)
             out.write(
