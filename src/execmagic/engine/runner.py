@@ -27,7 +27,11 @@ from .spawn import check_cwd
 from .spec import Command, RunOptions
 from .template import expand_argv, expand_params, expand_value
 
-_NOT_FOUND = re.compile(r"(?:^|\n)[^\n]*?(?:line \d+: )?([^\s:]+): (?:command )?not found\n?$")
+# What bash/sh print last when the script's final command could not be started, by exit code.
+_SHELL_START_FAILURES = {
+    127: (re.compile(r"(?:^|\n)[^\n]*?([^\s:]+): (?:command )?not found\n?$"), "{} not found in PATH", "ENOENT"),
+    126: (re.compile(r"(?:^|\n)[^\n]*?([^\s:]+): Permission denied\n?$"), "permission denied '{}'", "EACCES"),
+}
 
 
 def default_log_dir() -> str:
@@ -60,6 +64,18 @@ class Plan:
         if self.error is not None:
             lines.append(f"# would fail: {self.error}")
         return "\n".join(lines)
+
+
+def _name_shell_start_failure(result: Result) -> Result:
+    """Give a shell's "command not found" / "Permission denied" ending the seed's one-line error form."""
+    known = _SHELL_START_FAILURES.get(result.exit_code)
+    if known is None or result.error:
+        return result
+    pattern, issue, code = known
+    match = pattern.search(result.stderr)
+    if match is None:
+        return result
+    return dataclasses.replace(result, error=f"exec: {issue.format(match.group(1))} ({code})")
 
 
 class Engine:
@@ -179,10 +195,8 @@ class Engine:
             on_output=on_output,
             on_progress=on_progress,
         )
-        if plan.command.argv[0] in ("bash", "sh") and result.exit_code == 127 and not result.error:
-            missing = _NOT_FOUND.search(result.stderr)
-            if missing:
-                result = dataclasses.replace(result, error=f"exec: {missing.group(1)} not found in PATH (ENOENT)")
+        if plan.script and plan.command.argv[0] in ("bash", "sh"):
+            result = _name_shell_start_failure(result)
         if plan.state_path is not None:
             result = self._update_session(plan, result)
         return result
