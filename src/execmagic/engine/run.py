@@ -20,7 +20,7 @@ from collections.abc import Callable
 from .capture import LogDir, StreamRecorder
 from .errors import PreExecError
 from .results import TIMEOUT_EXIT_CODE, Result, StreamCapture
-from .spawn import LaunchSpec, launch
+from .spawn import launch
 from .spec import Command, RunOptions
 from .stop import StopReport, session_members, stop_tree
 
@@ -211,9 +211,8 @@ def run_command(
     """
     started_at = _now_iso()
     start = time.monotonic()
-    spec = LaunchSpec(command.argv, command.cwd, command.env, marker, with_stdin=command.input is not None)
     try:
-        proc = launch(spec)
+        proc = launch(command, marker)
     except PreExecError as exc:
         return failed_to_start(command, exc, started_at)
     opener = log_dir.opener(label)

@@ -15,7 +15,7 @@ import tempfile
 import time
 import uuid
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import Any, NamedTuple
 
 from .capture import LogDir
 from .errors import PreExecError
@@ -78,6 +78,16 @@ def _name_shell_start_failure(result: Result) -> Result:
     return dataclasses.replace(result, error=f"exec: {issue.format(match.group(1))} ({code})")
 
 
+class _Prepared(NamedTuple):
+    label: str
+    cwd: str
+    env: dict[str, str]
+    params: Mapping[str, Any]
+    input: bytes | None
+    error: PreExecError | None
+    changes: dict[str, str]
+
+
 class Engine:
     """Runs commands for one owner (a kernel, a program, an agent) with one persistent shell session."""
 
@@ -98,7 +108,8 @@ class Engine:
         params: Mapping[str, Any] | None,
         isolated: bool,
         input: str | bytes | None,
-    ) -> tuple[str, dict[str, str], Mapping[str, Any], bytes | None, PreExecError | None, dict[str, str]]:
+    ) -> "_Prepared":
+        """What every plan needs: a label, the merged env, the run's cwd (checked), params and input."""
         params = params or {}
         base_env = {} if clear_env else (dict(os.environ) if isolated else self.session.environment())
         merged = dict(base_env)
@@ -120,7 +131,7 @@ class Engine:
             data = expand_value(input, merged, params).encode()
         else:
             data = input
-        return run_cwd, merged, params, data, error, changes
+        return _Prepared(f"{next(self._counter):04d}", run_cwd, merged, params, data, error, changes)
 
     def plan_script(
         self,
@@ -135,21 +146,16 @@ class Engine:
         isolated: bool = False,
     ) -> Plan:
         """Plan a script run.  ``{name}`` values are shell-quoted in bash/sh scripts (``{name!raw}`` opts out)."""
-        label = f"{next(self._counter):04d}"
-        run_cwd, merged, params, data, error, changes = self._prepare(
-            cwd=cwd, env=env, clear_env=clear_env, params=params, isolated=isolated, input=input
-        )
-        is_shell = language in ("bash", "sh")
-        text = expand_params(script, params, quote=is_shell)
+        p = self._prepare(cwd=cwd, env=env, clear_env=clear_env, params=params, isolated=isolated, input=input)
+        text = expand_params(script, p.params, quote=language in ("bash", "sh"))
         state_path = None
         if language == "bash" and not isolated:
-            state_path = os.path.join(self.logs.path, f"{label}.state")
+            state_path = os.path.join(self.logs.path, f"{p.label}.state")
             argv: tuple[str, ...] = ("bash", "-c", state_prelude(state_path) + text)
         else:
-            argv = script_argv(language, text, merged, os.path.join(self.logs.path, f"{label}.script"))
-        display = text.strip("\n")
-        command = Command(argv=argv, cwd=run_cwd, env=merged, display=display, input=data)
-        return Plan(command, label, state_path=state_path, script=True, error=error, env_changes=changes)
+            argv = script_argv(language, text, p.env, os.path.join(self.logs.path, f"{p.label}.script"))
+        command = Command(argv=argv, cwd=p.cwd, env=p.env, display=text.strip("\n"), input=p.input)
+        return Plan(command, p.label, state_path=state_path, script=True, error=p.error, env_changes=p.changes)
 
     def plan_argv(
         self,
@@ -163,16 +169,14 @@ class Engine:
         isolated: bool = False,
     ) -> Plan:
         """Plan a direct run of ``argv`` (no shell): ``${VAR}`` and ``{name}`` expand per word, never split."""
-        label = f"{next(self._counter):04d}"
-        run_cwd, merged, params, data, error, changes = self._prepare(
-            cwd=cwd, env=env, clear_env=clear_env, params=params, isolated=isolated, input=input
-        )
-        words = tuple(expand_argv(argv, merged, params))
+        p = self._prepare(cwd=cwd, env=env, clear_env=clear_env, params=params, isolated=isolated, input=input)
+        words = tuple(expand_argv(argv, p.env, p.params))
+        error = p.error
         if not words:
             error = error or PreExecError("empty command", "EINVAL", exit_code=127)
             words = ("",)
-        command = Command(argv=words, cwd=run_cwd, env=merged, display=shlex.join(words), input=data)
-        return Plan(command, label, error=error, env_changes=changes)
+        command = Command(argv=words, cwd=p.cwd, env=p.env, display=shlex.join(words), input=p.input)
+        return Plan(command, p.label, error=error, env_changes=p.changes)
 
     # -- running ------------------------------------------------------------------
     def run(

@@ -9,7 +9,6 @@ descendants inherit, so even a double-forked daemon can be found later.
 
 from __future__ import annotations
 
-import dataclasses
 import errno
 import os
 import shutil
@@ -17,22 +16,12 @@ import subprocess
 from collections.abc import Mapping
 
 from .errors import PreExecError, UsageProblem
+from .spec import Command
 
 #: Environment variable carried by every process the engine starts (value: the run's token).
 MARKER_VAR = "EXECMAGIC_RUN"
 
 _NAME_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_")
-
-
-@dataclasses.dataclass(frozen=True)
-class LaunchSpec:
-    """A fully resolved request to start one process."""
-
-    argv: tuple[str, ...]
-    cwd: str
-    env: Mapping[str, str]
-    marker: str
-    with_stdin: bool = False
 
 
 def parse_env_entry(entry: str) -> tuple[str, str]:
@@ -73,27 +62,30 @@ def resolve_executable(name: str, cwd: str, env: Mapping[str, str]) -> str:
     return found
 
 
-def launch(spec: LaunchSpec) -> subprocess.Popen[bytes]:
-    """Start ``spec`` in a new session with piped stdout/stderr; OS refusals become :class:`PreExecError`."""
-    env = dict(spec.env)
-    env[MARKER_VAR] = spec.marker
-    executable = resolve_executable(spec.argv[0], spec.cwd, env)
+def launch(command: Command, marker: str) -> subprocess.Popen[bytes]:
+    """Start ``command`` in a new session with piped stdout/stderr, marked with ``marker``.
+
+    OS refusals become :class:`PreExecError`.  stdin is a pipe only when the command has input.
+    """
+    env = dict(command.env)
+    env[MARKER_VAR] = marker
+    executable = resolve_executable(command.argv[0], command.cwd, env)
     try:
         return subprocess.Popen(
-            list(spec.argv),
+            list(command.argv),
             executable=executable,
-            cwd=spec.cwd,
+            cwd=command.cwd,
             env=env,
-            stdin=subprocess.PIPE if spec.with_stdin else subprocess.DEVNULL,
+            stdin=subprocess.PIPE if command.input is not None else subprocess.DEVNULL,
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
             start_new_session=True,
         )
     except PermissionError:
-        raise PreExecError(f"permission denied '{spec.argv[0]}'", "EACCES", exit_code=126) from None
+        raise PreExecError(f"permission denied '{command.argv[0]}'", "EACCES", exit_code=126) from None
     except FileNotFoundError:
         # The file exists (resolved above), so its interpreter (#! line) is what is missing.
-        raise PreExecError(f"bad interpreter for '{spec.argv[0]}'", "ENOENT", exit_code=127) from None
+        raise PreExecError(f"bad interpreter for '{command.argv[0]}'", "ENOENT", exit_code=127) from None
     except OSError as exc:
         code = errno.errorcode.get(exc.errno or 0, "EIO")
-        raise PreExecError(f"cannot execute '{spec.argv[0]}': {exc.strerror}", code, exit_code=126) from None
+        raise PreExecError(f"cannot execute '{command.argv[0]}': {exc.strerror}", code, exit_code=126) from None
