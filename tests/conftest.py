@@ -31,7 +31,9 @@ def no_leftover_processes():
 def engine(tmp_path):
     from execmagic.engine import Engine, RunOptions
 
-    return Engine(log_dir=str(tmp_path / "logs"), options=RunOptions(grace=0.3))
+    engine = Engine(log_dir=str(tmp_path / "logs"), options=RunOptions(grace=0.3))
+    yield engine
+    engine.close()
 
 
 @pytest.fixture

@@ -47,3 +47,17 @@ class CommandFailed(ExecError):
     def __init__(self, result: "Result") -> None:
         self.result = result
         super().__init__(result.describe())
+
+
+class UnknownShell(ExecError):
+    """No background shell has the given id; the message lists the ids that exist."""
+
+    def __init__(self, shell_id: str, known: list[str]) -> None:
+        self.shell_id = shell_id
+        self.known = known
+        listing = ", ".join(known) if known else "none yet; start one with %bg or run_in_background"
+        super().__init__(f"no background shell {shell_id!r} (known: {listing})")
+
+
+class ShellLimitReached(ExecError):
+    """Starting one more background shell would pass the configured limit."""

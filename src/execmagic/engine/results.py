@@ -151,3 +151,67 @@ class Result:
             "log_paths": self.log_paths,
             "notes": list(self.notes),
         }
+
+
+@dataclasses.dataclass(frozen=True)
+class ShellInfo:
+    """A snapshot of one background shell (what ``%bg`` lists and returns)."""
+
+    id: str
+    pid: int
+    command: str
+    cwd: str
+    status: str
+    running: bool
+    started_at: str
+    runtime_s: float
+    exit_code: int | None
+    stdout_bytes: int
+    stderr_bytes: int
+    log_paths: dict[str, str]
+    timeout: float | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        return dataclasses.asdict(self)
+
+
+@dataclasses.dataclass(frozen=True)
+class ShellOutput:
+    """What a background shell printed since the reader's previous look, and its status now."""
+
+    shell: ShellInfo
+    stdout: str
+    stderr: str
+    #: Bytes of new output not returned because they were past ``max_bytes`` (still in the log), per stream.
+    skipped: dict[str, int] = dataclasses.field(default_factory=dict)
+    #: Lines left out by the filter (still in the log; ``tail``/``all`` show them), per stream.
+    filtered_out: dict[str, int] = dataclasses.field(default_factory=dict)
+    filter: str | None = None
+    #: The shell has ended and this reader has seen all of its output.
+    at_end: bool = False
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "shell": self.shell.to_json(),
+            "at_end": self.at_end,
+            "stdout": self.stdout,
+            "stderr": self.stderr,
+            "skipped": self.skipped,
+            "filtered_out": self.filtered_out,
+            "filter": self.filter,
+        }
+
+
+@dataclasses.dataclass(frozen=True)
+class KillOutcome:
+    """What ``kill`` did to one background shell; ``message`` is the calm one-line answer."""
+
+    shell: ShellInfo
+    message: str
+    signalled: int = 0
+    killed: int = 0
+    survivors: tuple[int, ...] = ()
+
+    def to_json(self) -> dict[str, Any]:
+        return {"shell": self.shell.to_json(), "message": self.message, "signalled": self.signalled,
+                "killed": self.killed, "survivors": list(self.survivors)}

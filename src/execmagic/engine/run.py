@@ -22,7 +22,7 @@ from .errors import PreExecError
 from .results import TIMEOUT_EXIT_CODE, Result, StreamCapture
 from .spawn import launch
 from .spec import Command, RunOptions
-from .stop import StopReport, session_members, stop_tree
+from .stop import StopReport, remaining, stop_tree
 
 OutputCallback = Callable[[str, str], None]
 """``on_output(stream, text)`` with stream ``"stdout"`` or ``"stderr"``; called in the caller's thread."""
@@ -265,8 +265,7 @@ def run_command(
             stop((signal.SIGINT, signal.SIGTERM), "after the interrupt")
         pump.drain_nonblocking()
         if not (timed_out or interrupted):
-            leftovers = [p for p in session_members(sid) if p.pid != proc.pid]
-            if leftovers:
+            if remaining(sid):
                 stop((signal.SIGTERM,), "left running in the background by the command")
         proc.wait()
         pump.flush()

@@ -20,9 +20,10 @@ from typing import Any, NamedTuple
 from .capture import LogDir
 from .errors import PreExecError
 from .languages import script_argv
-from .results import Result
+from .results import Result, ShellInfo
 from .run import OutputCallback, ProgressCallback, failed_to_start, run_command
 from .session import ShellSession, state_prelude
+from .shells import ShellRegistry
 from .spawn import check_cwd
 from .spec import Command, RunOptions
 from .template import expand_argv, expand_params, expand_value
@@ -97,6 +98,7 @@ class Engine:
         self.logs = LogDir(log_dir or default_log_dir())
         self.token = uuid.uuid4().hex[:12]
         self._counter = itertools.count(1)
+        self.shells = ShellRegistry(log_dir=lambda: self.logs.path, grace=self.options.grace)
 
     # -- planning ---------------------------------------------------------------
     def _prepare(
@@ -144,12 +146,13 @@ class Engine:
         params: Mapping[str, Any] | None = None,
         input: str | bytes | None = None,
         isolated: bool = False,
+        save_session: bool = True,
     ) -> Plan:
         """Plan a script run.  ``{name}`` values are shell-quoted in bash/sh scripts (``{name!raw}`` opts out)."""
         p = self._prepare(cwd=cwd, env=env, clear_env=clear_env, params=params, isolated=isolated, input=input)
         text = expand_params(script, p.params, quote=language in ("bash", "sh"))
         state_path = None
-        if language == "bash" and not isolated:
+        if language == "bash" and not isolated and save_session:
             state_path = os.path.join(self.logs.path, f"{p.label}.state")
             argv: tuple[str, ...] = ("bash", "-c", state_prelude(state_path) + text)
         else:
@@ -221,6 +224,20 @@ class Engine:
         if changed:
             return dataclasses.replace(result, new_cwd=self.session.cwd)
         return result
+
+    def start_background(self, plan: Plan, *, name: str | None = None, timeout: float | None = None) -> ShellInfo:
+        """Start a plan as a background shell (see :class:`~execmagic.engine.shells.ShellRegistry`).
+
+        Plan it with ``save_session=False``: a background shell starts from the session and
+        never writes it back.  A plan that cannot start raises its :class:`PreExecError`.
+        """
+        if plan.error is not None:
+            raise plan.error
+        return self.shells.start(plan.command, marker_prefix=self.token, name=name, timeout=timeout)
+
+    def close(self) -> None:
+        """Stop every background shell and helper this engine started."""
+        self.shells.close()
 
     def run_script(self, script: str, language: str = "bash", *, options: RunOptions | None = None,
                    on_output: OutputCallback | None = None, on_progress: ProgressCallback | None = None,

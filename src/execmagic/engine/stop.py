@@ -92,6 +92,11 @@ def _snapshot(leader: subprocess.Popen[bytes] | None, sid: int, marker: str | No
     return {pid: p for pid, p in procs.items() if _alive(p)}
 
 
+def remaining(sid: int, marker: str | None = None) -> list[psutil.Process]:
+    """Live processes of session ``sid`` (and carrying ``marker``): what a stop would still have to do."""
+    return list(_snapshot(None, sid, marker).values())
+
+
 def _signal_all(sid: int, procs: Iterable[psutil.Process], sig: int) -> None:
     try:
         os.killpg(sid, sig)

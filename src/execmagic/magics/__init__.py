@@ -2,34 +2,47 @@
 
 from __future__ import annotations
 
+import atexit
 from typing import Any
 
 from ..display import formatters
-from .exec_magics import CellCommandFailed, CommandInterrupted, ExecMagics
+from .bg_magics import BackgroundMagics
+from .exec_magics import CellCommandFailed, CommandInterrupted, ExecMagics, StartFailed
 
-__all__ = ["CellCommandFailed", "CommandInterrupted", "ExecMagics", "load", "unload"]
+__all__ = ["BackgroundMagics", "CellCommandFailed", "CommandInterrupted", "ExecMagics", "StartFailed", "load",
+           "unload"]
 
-_LOADED: dict[int, ExecMagics] = {}
+_LOADED: dict[int, tuple[ExecMagics, BackgroundMagics]] = {}
 
 
 def load(shell: Any) -> None:
+    """Register the magics and renderers; stop the background shells when the interpreter exits."""
     if id(shell) in _LOADED:
         return
-    magics = ExecMagics(shell=shell)
-    shell.register_magics(magics)
+    exec_magics = ExecMagics(shell=shell)
+    bg_magics = BackgroundMagics(shell, exec_magics)
+    shell.register_magics(exec_magics)
+    shell.register_magics(bg_magics)
     formatters.register(shell)
-    _LOADED[id(shell)] = magics
+    atexit.register(exec_magics.engine.close)
+    _LOADED[id(shell)] = (exec_magics, bg_magics)
 
 
 def unload(shell: Any) -> None:
-    magics = _LOADED.pop(id(shell), None)
-    if magics is None:
+    """Stop every background shell, then remove the magics, renderers and exit hook."""
+    loaded = _LOADED.pop(id(shell), None)
+    if loaded is None:
         return
+    exec_magics = loaded[0]
+    exec_magics.engine.close()
+    atexit.unregister(exec_magics.engine.close)
     registry = shell.magics_manager.magics
-    for kind, names in magics.magics.items():
-        for name, func in names.items():
-            if registry[kind].get(name) == func:
-                del registry[kind][name]
-    if magics in getattr(shell, "configurables", []):
-        shell.configurables.remove(magics)
+    for magics in loaded:
+        for kind, names in magics.magics.items():
+            for name in names:
+                func = registry[kind].get(name)
+                if getattr(func, "__self__", None) is magics:
+                    del registry[kind][name]
+        if magics in getattr(shell, "configurables", []):
+            shell.configurables.remove(magics)
     formatters.unregister(shell)

@@ -8,7 +8,9 @@ error that stops "Run all" when a command failed).
 
 from __future__ import annotations
 
+import contextlib
 import json
+from collections.abc import Iterator
 from collections.abc import Callable
 from typing import Any
 
@@ -20,7 +22,7 @@ from traitlets import Bool, Float, Int, Unicode, observe
 
 from ..display.render import Summary, short_command
 from ..engine.capture import LogDir
-from ..engine.errors import CommandFailed, UsageProblem
+from ..engine.errors import CommandFailed, PreExecError, ShellLimitReached, UnknownShell, UsageProblem
 from ..engine.results import Result
 from ..engine.runner import Engine, Plan
 from ..engine.spec import RunOptions
@@ -28,7 +30,14 @@ from .live import LiveOutput, StatusLine
 from .options import NamespaceParams, parse_pairs, split_leading_options, split_words
 
 
-class CellCommandFailed(CommandFailed):
+class _OneRedLine:
+    """Mixin: IPython shows an exception with ``_render_traceback_`` as these lines, no traceback."""
+
+    def _render_traceback_(self) -> list[str]:
+        return [f"\x1b[31m{self}\x1b[0m"]
+
+
+class CellCommandFailed(_OneRedLine, CommandFailed):
     """A failed command in a cell: shown as one red line (no Python traceback); stops "Run all"."""
 
     def __init__(self, result: Result) -> None:
@@ -38,15 +47,24 @@ class CellCommandFailed(CommandFailed):
     def __str__(self) -> str:
         return self.args[0]
 
-    def _render_traceback_(self) -> list[str]:
-        return [f"\x1b[31m{self}\x1b[0m"]
 
-
-class CommandInterrupted(KeyboardInterrupt):
+class CommandInterrupted(_OneRedLine, KeyboardInterrupt):
     """The user interrupted the cell; the command's processes are already stopped."""
 
-    def _render_traceback_(self) -> list[str]:
-        return [f"\x1b[31m{self}\x1b[0m"]
+
+class StartFailed(_OneRedLine, Exception):
+    """A background command could not start (``exec: … not found in PATH (ENOENT)``)."""
+
+
+@contextlib.contextmanager
+def engine_errors() -> Iterator[None]:
+    """Turn the engine's deliberate errors into what a notebook user should see: one line, no traceback."""
+    try:
+        yield
+    except (UsageProblem, UnknownShell, ShellLimitReached) as exc:
+        raise UsageError(str(exc)) from None
+    except PreExecError as exc:
+        raise StartFailed(str(exc)) from None
 
 
 def _common(func: Callable[..., Any]) -> Callable[..., Any]:
@@ -100,6 +118,9 @@ class ExecMagics(Magics):
     raise_on_error = Bool(
         True, help="Raise (stopping 'Run all') when a command fails; --no-raise turns it off per run.",
     ).tag(config=True)
+    max_background_shells = Int(
+        32, help="Background shells that may run at once; one more is refused with a clear error.",
+    ).tag(config=True)
     status_delay = Float(
         2.0, help="Seconds a command runs before a live status line (elapsed, bytes) appears.",
     ).tag(config=True)
@@ -116,6 +137,8 @@ class ExecMagics(Magics):
     # -- the magics ---------------------------------------------------------------
     @no_var_expand
     @magic_arguments(name="%exec")
+    @argument("--bg", action="store_true", help="start the cell as a background shell (see %%bgout, %%kill)")
+    @argument("--name", metavar="ID", help="with --bg: the shell's id instead of bg1, bg2, …")
     @argument("language", nargs="?", help="bash (default), sh, python, node/javascript, or any interpreter on PATH")
     @_common
     @cell_magic("exec")
@@ -133,9 +156,20 @@ class ExecMagics(Magics):
 
             %%exec --param name=world --no-raise
             echo hello {name}      # {name} is shell-quoted; {name!raw} inserts it as written
+
+            %%exec --bg --name train
+            python train.py --epochs 10
         """
         args = parse_argstring(self.exec_cell, line)
         language = args.language or self.default_language
+        if args.bg:
+            for option in ("input", "out", "quiet"):
+                if getattr(args, option):
+                    raise UsageError(f"--{option} does not apply to --bg (read a background shell with %%bgout)")
+            self.start_background(args, lambda **kw: self.engine.plan_script(cell, language, save_session=False, **kw))
+            return
+        if args.name is not None:
+            raise UsageError("--name goes with --bg")
         self._run(args, lambda **kw: self.engine.plan_script(cell, language, **kw))
 
     @no_var_expand
@@ -207,15 +241,32 @@ class ExecMagics(Magics):
         return RunOptions(timeout=timeout, grace=self.kill_grace, drain=self.drain_time, keep_bytes=self.keep_bytes)
 
     def _plan(self, args: Any, make_plan: Callable[..., Plan]) -> Plan:
-        if args.out is not None and not args.out.isidentifier():
-            raise UsageError(f"--out needs a variable name, not {args.out!r}")
-        try:
+        out = getattr(args, "out", None)
+        if out is not None and not out.isidentifier():
+            raise UsageError(f"--out needs a variable name, not {out!r}")
+        with engine_errors():
             return make_plan(
                 cwd=args.cwd, env=parse_pairs(args.env, "env"), clear_env=args.clear_env,
-                params=self._params(args), input=args.input, isolated=args.isolated,
+                params=self._params(args), input=getattr(args, "input", None), isolated=args.isolated,
             )
-        except UsageProblem as exc:
-            raise UsageError(str(exc)) from None
+
+    def sync_background_settings(self) -> None:
+        """Hand the current trait values to the engine's shell registry."""
+        self.engine.shells.grace = self.kill_grace
+        self.engine.shells.max_shells = self.max_background_shells
+
+    def start_background(self, args: Any, make_plan: Callable[..., Plan]) -> None:
+        """Start a planned command as a background shell and show its handle (``%bg``, ``%%exec --bg``)."""
+        if args.timeout is not None and args.timeout <= 0:
+            raise UsageError(f"--timeout must be a positive number of seconds, not {args.timeout:g}")
+        plan = self._plan(args, make_plan)
+        if args.dry_run:
+            print(plan.describe())
+            return
+        self.sync_background_settings()
+        with engine_errors():
+            info = self.engine.start_background(plan, name=args.name, timeout=args.timeout)
+        display(info)
 
     def _run(self, args: Any, make_plan: Callable[..., Plan]) -> None:
         options = self._options(args)

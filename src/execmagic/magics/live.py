@@ -51,12 +51,17 @@ class LiveOutput:
             self.ends_line = True
         out.flush()
 
+    def finish_line(self) -> None:
+        """End a last partial line, so a summary after the output starts on its own line."""
+        if not self.ends_line:
+            sys.stdout.write("\n")
+            sys.stdout.flush()
+            self.ends_line = True
+
     def finish(self, result: Result) -> None:
         """After the run: the tail of each stream that was cut, and where the full log is."""
         if not self.over:
-            if not self.ends_line:  # so the summary starts on its own line in a terminal
-                sys.stdout.write("\n")
-                sys.stdout.flush()
+            self.finish_line()
             return
         for stream in ("stdout", "stderr"):
             unseen = self.seen[stream] - self.shown[stream]

@@ -1,0 +1,130 @@
+"""Pure renderers for background-shell values: a started handle, a table, a read's status, a kill."""
+
+from __future__ import annotations
+
+import dataclasses
+import html
+from typing import Any
+
+from ..engine.results import KillOutcome, ShellInfo, ShellOutput, format_bytes, format_duration
+from .render import short_command
+
+_GREY = "#6e7781"
+
+
+@dataclasses.dataclass(frozen=True)
+class ShellTable:
+    """Every background shell, as ``%bg`` with no argument shows them."""
+
+    shells: tuple[ShellInfo, ...]
+
+    def to_json(self) -> list[dict[str, Any]]:
+        return [s.to_json() for s in self.shells]
+
+
+def _runtime(info: ShellInfo) -> str:
+    return format_duration(int(info.runtime_s * 1000))
+
+
+def _colour(info: ShellInfo) -> str:
+    if info.running:
+        return "#0969da"
+    return "#1a7f37" if info.status == "exited 0" else "#cf222e"
+
+
+def _mono(body: str) -> str:
+    return f'<div style="font-family:var(--jp-code-font-family,monospace);font-size:12px">{body}</div>'
+
+
+# -- started handle ---------------------------------------------------------------------
+def started_text(info: ShellInfo) -> str:
+    return (f"▶ {info.id} · pid {info.pid} · {info.status} · {short_command(info.command)}\n"
+            f"  logs: {info.log_paths['stdout']} {info.log_paths['stderr']}\n"
+            f"  read it with %bgout {info.id}, stop it with %kill {info.id}")
+
+
+def started_html(info: ShellInfo) -> str:
+    logs = " ".join(f"<code>{html.escape(p)}</code>" for p in info.log_paths.values())
+    return _mono(
+        f'<b style="color:{_colour(info)}">▶ {html.escape(info.id)}</b> · pid {info.pid} · {html.escape(info.status)}'
+        f' · <code>{html.escape(short_command(info.command))}</code>'
+        f'<div style="color:{_GREY}">logs: {logs} · <code>%bgout {html.escape(info.id)}</code>'
+        f' · <code>%kill {html.escape(info.id)}</code></div>'
+    )
+
+
+# -- table --------------------------------------------------------------------------------
+_COLUMNS = ("id", "pid", "status", "started", "runtime", "exit", "stdout", "stderr", "command")
+
+
+def _row(info: ShellInfo) -> tuple[str, ...]:
+    return (info.id, str(info.pid), info.status, info.started_at[11:19], _runtime(info),
+            "" if info.exit_code is None else str(info.exit_code), format_bytes(info.stdout_bytes),
+            format_bytes(info.stderr_bytes), short_command(info.command, 60))
+
+
+def table_text(table: ShellTable) -> str:
+    if not table.shells:
+        return "no background shells (start one with %bg CMDLINE)"
+    rows = [_COLUMNS, *(_row(s) for s in table.shells)]
+    widths = [max(len(r[i]) for r in rows) for i in range(len(_COLUMNS) - 1)]
+    return "\n".join("  ".join(cell.ljust(w) for cell, w in zip(r, widths)) + "  " + r[-1] for r in rows)
+
+
+def table_html(table: ShellTable) -> str:
+    if not table.shells:
+        return _mono("no background shells (start one with <code>%bg CMDLINE</code>)")
+    head = "".join(f'<th style="text-align:left">{c}</th>' for c in _COLUMNS)
+    body = []
+    for info in table.shells:
+        cells = [html.escape(c) for c in _row(info)]
+        cells[2] = f'<span style="color:{_colour(info)}">{cells[2]}</span>'
+        cells[-1] = f"<code>{cells[-1]}</code>"
+        body.append("<tr>" + "".join(f'<td style="text-align:left">{c}</td>' for c in cells) + "</tr>")
+    return ('<table class="execmagic-shells" style="font-size:12px">'
+            f"<thead><tr>{head}</tr></thead><tbody>{''.join(body)}</tbody></table>")
+
+
+# -- a read's status ----------------------------------------------------------------------
+def output_notes(out: ShellOutput) -> list[str]:
+    notes = []
+    for stream, count in out.filtered_out.items():
+        if count:
+            notes.append(f"{count} {stream} line{'s' if count != 1 else ''} did not match {out.filter!r}"
+                         " (still in the log: --all or --tail N shows them)")
+    for stream, count in out.skipped.items():
+        notes.append(f"{format_bytes(count)} of {stream} not shown (only the latest part); full log: "
+                     f"{out.shell.log_paths[stream]}")
+    return notes
+
+
+def output_status_text(out: ShellOutput) -> str:
+    info = out.shell
+    line = (f"{'⏳' if info.running else '■'} {info.id} · {info.status} · {_runtime(info)} · "
+            f"{format_bytes(info.stdout_bytes)} out · {format_bytes(info.stderr_bytes)} err")
+    return "\n".join([line, *(f"  note: {n}" for n in output_notes(out))])
+
+
+def output_status_html(out: ShellOutput) -> str:
+    info = out.shell
+    notes = "".join(f'<div style="color:{_GREY}">note: {html.escape(n)}</div>' for n in output_notes(out))
+    return _mono(
+        f'<b style="color:{_colour(info)}">{"⏳" if info.running else "■"} {html.escape(info.id)} · '
+        f"{html.escape(info.status)}</b> · {_runtime(info)} · {format_bytes(info.stdout_bytes)} out · "
+        f"{format_bytes(info.stderr_bytes)} err{notes}"
+    )
+
+
+def output_status_json(out: ShellOutput) -> dict[str, Any]:
+    """The status part only: the output itself was already written to the cell's streams."""
+    return {"shell": out.shell.to_json(), "filtered_out": out.filtered_out, "skipped": out.skipped,
+            "filter": out.filter, "at_end": out.at_end}
+
+
+# -- kill -----------------------------------------------------------------------------------
+def kill_text(outcome: KillOutcome) -> str:
+    return f"■ {outcome.message}"
+
+
+def kill_html(outcome: KillOutcome) -> str:
+    return _mono(f'<span style="color:{_colour(outcome.shell)}">■</span> {html.escape(outcome.message)}')

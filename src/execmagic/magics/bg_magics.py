@@ -1,0 +1,172 @@
+"""``%bg``, ``%bgout`` and ``%kill``: background shells from a notebook.
+
+Background output never appears in a cell by itself -- only when ``%bgout``
+asks for it -- and a notebook interrupt never reaches a background shell (each
+runs in its own session); interrupting ``%bgout --wait/--follow`` stops the
+looking, never the shell.
+"""
+
+from __future__ import annotations
+
+import sys
+from typing import Any
+
+from IPython.core.error import UsageError
+from IPython.core.magic import Magics, line_magic, magics_class, no_var_expand
+from IPython.core.magic_arguments import argument, magic_arguments, parse_argstring
+from IPython.display import display
+
+from ..display.shells import ShellTable
+from ..engine.results import ShellOutput
+from ..engine.shells import kill_many
+from .exec_magics import ExecMagics, engine_errors
+from .live import LiveOutput
+from .options import split_leading_options
+
+#: Seconds each ``--follow`` read waits for news before asking again.
+_FOLLOW_POLL = 1.0
+
+
+@magics_class
+class BackgroundMagics(Magics):
+    """Start, watch, filter and stop long jobs without blocking the notebook.
+
+    Settings (``kill_grace``, ``max_background_shells``, ``display_budget``) are
+    the traits of :class:`ExecMagics`, so there is one place to configure.
+    """
+
+    def __init__(self, shell: Any, exec_magics: ExecMagics) -> None:
+        super().__init__(shell=shell)
+        self.exec_magics = exec_magics
+
+    @property
+    def shells(self):  # noqa: ANN201 -- the engine's ShellRegistry
+        self.exec_magics.sync_background_settings()
+        return self.exec_magics.engine.shells
+
+    @no_var_expand
+    @magic_arguments(name="bg")
+    @argument("cmdline", nargs="*", metavar="CMDLINE", help="the shell command line, as typed")
+    @argument("--name", metavar="ID", help="the shell's id instead of bg1, bg2, …")
+    @argument("--timeout", type=float, metavar="S", help="stop the shell (and all it started) after S seconds")
+    @argument("--cwd", metavar="DIR", help="working directory (relative to the session's)")
+    @argument("--env", action="append", metavar="K=V", help="set an environment variable (repeatable)")
+    @argument("--clear-env", action="store_true", help="start from an empty environment (only --env values)")
+    @argument("--param", action="append", metavar="K=V", help="value for {K} templates (before the namespace)")
+    @argument("--isolated", action="store_true", help="start from the kernel's cwd and env, not the session's")
+    @argument("--dry-run", action="store_true", help="show the fully expanded command; start nothing")
+    @line_magic("bg")
+    def bg(self, line: str) -> None:
+        """Start a shell command in the background and return at once; ``%bg`` alone lists the shells.
+
+        The shell starts from the session's cwd and environment (and never writes
+        them back), in its own process session with stdin closed. Its output goes
+        to log files; read it with ``%bgout``, stop it with ``%kill``.
+
+        Examples::
+
+            %bg python train.py --epochs 10
+            %bg --name server --timeout 3600 python -m http.server 8000
+            %bg
+        """
+        words, command = split_leading_options(line, self.bg.parser)
+        args = self.bg.parser.parse_args(words)
+        if not command:
+            if words:
+                raise UsageError("%bg needs a command line after its options, e.g. %bg --name job make all")
+            display(ShellTable(tuple(self.shells.list())))
+            return
+        self.exec_magics.start_background(
+            args, lambda **kw: self.exec_magics.engine.plan_script(command, "bash", save_session=False, **kw))
+
+    @magic_arguments(name="bgout")
+    @argument("id", help="the shell's id (bg1, or its --name)")
+    @argument("--filter", metavar="REGEX", help="only lines matching REGEX (the rest stays in the log)")
+    @argument("--stream", choices=("stdout", "stderr", "both"), default="both", help="which output to show")
+    @argument("--wait", type=float, default=0.0, metavar="S", help="wait up to S seconds for new output or the end")
+    @argument("--tail", type=int, metavar="N", help="the last N lines of the whole log instead of what is new")
+    @argument("--all", action="store_true", help="the whole log instead of what is new")
+    @argument("--follow", action="store_true", help="keep showing new output until the shell ends (interrupt stops following, not the shell)")
+    @line_magic("bgout")
+    def bgout(self, line: str) -> None:
+        """Show what a background shell printed since the last look, and its status.
+
+        Examples::
+
+            %bgout bg1
+            %bgout bg1 --wait 10
+            %bgout train --filter "loss|error" --follow
+            %bgout bg1 --tail 20
+        """
+        args = parse_argstring(self.bgout, line)
+        if args.wait < 0:
+            raise UsageError("--wait must be 0 or more seconds")
+        if args.follow and (args.tail is not None or args.all):
+            raise UsageError("--follow shows what is new; it does not combine with --tail or --all")
+        budget = self.exec_magics.display_budget
+        read = dict(stream=args.stream, pattern=args.filter, max_bytes=max(budget, 1))
+        live = LiveOutput(budget)
+        with engine_errors():
+            try:
+                if args.follow:
+                    out = self._follow(args.id, live, read)
+                else:
+                    out = self.shells.read(args.id, wait=args.wait, tail=args.tail, whole_log=args.all, **read)
+                    self._write(live, out)
+            except KeyboardInterrupt:
+                print(f"\n(stopped looking at {args.id}; the shell itself was not touched)", file=sys.stderr)
+                out = self.shells.read(args.id, **read)
+                self._write(live, out)
+        live.finish_line()
+        display(out)
+
+    def _follow(self, shell_id: str, live: LiveOutput, read: dict[str, Any]) -> ShellOutput:
+        while True:
+            out = self.shells.read(shell_id, wait=_FOLLOW_POLL, **read)
+            self._write(live, out)
+            if out.at_end:
+                return out
+            if live.over:
+                print(f"(stopped following {shell_id} at the display budget; it is still running:"
+                      f" %bgout {shell_id} --tail N shows the latest lines)", file=sys.stderr)
+                return out
+
+    @staticmethod
+    def _write(live: LiveOutput, out: ShellOutput) -> None:
+        if out.stdout:
+            live("stdout", out.stdout)
+        if out.stderr:
+            live("stderr", out.stderr)
+
+    @magic_arguments(name="kill")
+    @argument("ids", nargs="*", metavar="ID", help="the shells to stop")
+    @argument("--all", action="store_true", help="stop every running background shell")
+    @argument("--signal", default="TERM", metavar="NAME", help="first signal to send (TERM, INT, HUP, KILL, …)")
+    @argument("--grace", type=float, metavar="S", help="seconds before SIGKILL (default: ExecMagics.kill_grace)")
+    @line_magic("kill")
+    def kill(self, line: str) -> None:
+        """Stop background shells and everything they started (TERM, grace, KILL).
+
+        Killing a shell that already ended is a calm answer, not an error.
+
+        Examples::
+
+            %kill bg1
+            %kill train --signal INT --grace 10
+            %kill --all
+        """
+        args = parse_argstring(self.kill, line)
+        if bool(args.ids) == args.all:
+            raise UsageError("name the shells to stop (%kill bg1 bg2) or use --all, not both")
+        if args.grace is not None and args.grace < 0:
+            raise UsageError("--grace must be 0 or more seconds")
+        with engine_errors():
+            shells = self.shells
+            if args.all:
+                outcomes = shells.kill_all(sig=args.signal, grace=args.grace)
+                if not outcomes:
+                    print("no background shell is running")
+            else:
+                outcomes = kill_many(shells, args.ids, sig=args.signal, grace=args.grace)
+        for outcome in outcomes:
+            display(outcome)

@@ -1,0 +1,242 @@
+"""Background shells through the engine: real processes, pipes and signals; no IPython."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+
+import psutil
+import pytest
+
+from execmagic.engine import PreExecError, UsageProblem
+from execmagic.engine.errors import ShellLimitReached, UnknownShell
+from processes import TOKEN_VAR, processes_with
+
+
+def start(engine, script, **kwargs):
+    plan_args = {k: kwargs.pop(k) for k in ("cwd", "env", "params", "isolated") if k in kwargs}
+    return engine.start_background(engine.plan_script(script, save_session=False, **plan_args), **kwargs)
+
+
+def wait_ended(engine, shell_id, timeout=20):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        out = engine.shells.read(shell_id, reader="waiter", wait=0.5)
+        if out.at_end:
+            return out.shell
+    raise AssertionError(f"{shell_id} did not end")
+
+
+def shell_processes(engine):
+    """Live processes this test started, apart from the engine's watchdog (which outlives shells by design)."""
+    watchdog = engine.shells.watchdog_pid
+    return processes_with(TOKEN_VAR, os.environ[TOKEN_VAR], exclude=(watchdog,) if watchdog else ())
+
+
+def log_text(info, stream="stdout"):
+    with open(info.log_paths[stream], encoding="utf-8") as fh:
+        return fh.read()
+
+
+def test_ids_names_and_handle(engine):
+    a = start(engine, "sleep 30")
+    b = start(engine, "sleep 30", name="server")
+    c = start(engine, "sleep 30")
+    assert (a.id, b.id, c.id) == ("bg1", "server", "bg2")
+    assert a.running and a.status == "running" and a.pid > 0
+    assert set(a.log_paths) == {"stdout", "stderr"}
+    assert [i.id for i in engine.shells.list()] == ["bg1", "server", "bg2"]
+
+
+def test_consecutive_reads_are_disjoint_and_add_up_to_the_log(engine):
+    info = start(engine, "for i in $(seq 1 40); do echo line $i; sleep 0.02; done")
+    pieces = []
+    for _ in range(3):
+        out = engine.shells.read(info.id, wait=5)
+        assert out.stdout, "each read should find something new"
+        pieces.append(out.stdout)
+        time.sleep(0.15)
+    end = wait_ended(engine, info.id)
+    pieces.append(engine.shells.read(info.id).stdout)
+    assert "".join(pieces) == log_text(end) == "".join(f"line {i}\n" for i in range(1, 41))
+    numbers = [int(line.split()[1]) for piece in pieces for line in piece.splitlines()]
+    assert numbers == sorted(numbers) and len(numbers) == len(set(numbers))
+
+
+def test_filter_narrows_but_moves_the_cursor_and_all_tail_show_the_rest(engine):
+    info = start(engine, "for i in 1 2 3 4 5 6; do echo \"step $i\"; echo \"loss=0.$i\"; done")
+    wait_ended(engine, info.id)
+    out = engine.shells.read(info.id, pattern=r"^loss")
+    assert out.stdout == "".join(f"loss=0.{i}\n" for i in range(1, 7))
+    assert out.filtered_out == {"stdout": 6, "stderr": 0}
+    assert engine.shells.read(info.id).stdout == ""  # the cursor moved past the filtered-out lines too
+    assert engine.shells.read(info.id, whole_log=True).stdout.count("step") == 6
+    assert engine.shells.read(info.id, tail=2).stdout == "step 6\nloss=0.6\n"
+
+
+def test_wait_returns_soon_after_the_next_line(engine, py):
+    info = start(engine, f"sleep 0.6; {sys.executable} -c 'import time; print(repr(time.time()))'; sleep 30")
+    out = engine.shells.read(info.id, wait=5)
+    returned = time.time()
+    written = float(out.stdout)
+    assert 0 <= returned - written < 0.1, returned - written
+
+
+def test_wait_gives_up_at_its_time_and_at_exit(engine):
+    quiet = start(engine, "sleep 30")
+    begin = time.monotonic()
+    out = engine.shells.read(quiet.id, wait=0.3)
+    assert out.stdout == "" and 0.25 < time.monotonic() - begin < 2
+    ending = start(engine, "sleep 0.2; exit 4")
+    out = engine.shells.read(ending.id, wait=10)
+    assert out.shell.status == "exited 4" and out.shell.exit_code == 4 and out.at_end
+
+
+def test_fifty_megabytes_unread_finishes_with_bounded_memory(engine):
+    me = psutil.Process()
+    before = me.memory_info().rss
+    info = start(engine, "yes 0123456789abcdefghijklmnopqrstuvwxyz | head -c 50000000; echo done >&2")
+    end = wait_ended(engine, info.id, timeout=60)
+    growth = me.memory_info().rss - before
+    assert end.status == "exited 0" and end.stdout_bytes == 50_000_000
+    assert os.path.getsize(end.log_paths["stdout"]) == 50_000_000
+    assert log_text(end, "stderr") == "done\n"
+    assert growth < 50_000_000, f"memory grew by {growth / 1e6:.1f} MB"
+    out = engine.shells.read(info.id, max_bytes=10_000)
+    assert out.skipped["stdout"] > 49_000_000 and len(out.stdout) <= 10_000
+
+
+def test_twenty_idle_shells_cost_almost_no_cpu(engine):
+    for _ in range(20):
+        start(engine, "sleep 60")
+    me = psutil.Process()
+    before = sum(me.cpu_times()[:2])
+    time.sleep(5)
+    used = sum(me.cpu_times()[:2]) - before
+    assert used < 0.02 * 5, f"{used:.3f} s of CPU in 5 s"
+
+
+def test_kill_reaches_double_forked_and_setsid_children(engine):
+    info = start(engine, "bash -c '(sleep 300 &); setsid sleep 301 & sleep 302'")
+    deadline = time.monotonic() + 5
+    while time.monotonic() < deadline:
+        names = {" ".join(p.cmdline()) for p in shell_processes(engine)}
+        if {"sleep 300", "sleep 301", "sleep 302"} <= names:
+            break
+        time.sleep(0.02)
+    outcome = engine.shells.kill(info.id)
+    assert outcome.message.startswith("bg1 stopped with SIGTERM")
+    assert not shell_processes(engine)
+    assert engine.shells.info(info.id).status == "killed"
+
+
+def test_term_ignoring_shell_dies_after_grace(engine):
+    info = start(engine, "trap '' TERM; echo ready; sleep 30")
+    engine.shells.read(info.id, wait=5)
+    begin = time.monotonic()
+    outcome = engine.shells.kill(info.id, grace=0.3)
+    assert 0.25 < time.monotonic() - begin < 3
+    assert "then SIGKILL after 0.3 s" in outcome.message and outcome.killed >= 1
+
+
+def test_kill_twice_and_kill_finished_are_calm(engine):
+    done = start(engine, "exit 0")
+    wait_ended(engine, done.id)
+    assert engine.shells.kill(done.id).message == "bg1 already exited with 0; nothing to stop"
+    running = start(engine, "sleep 30")
+    engine.shells.kill(running.id)
+    assert engine.shells.kill(running.id).message == "bg2 already killed; nothing to stop"
+
+
+def test_kill_with_chosen_signal_and_kill_all(engine):
+    info = start(engine, "trap 'echo got INT; exit 0' INT; while true; do sleep 0.05; done")
+    time.sleep(0.3)
+    assert engine.shells.kill(info.id, sig="INT").message.startswith("bg1 stopped with SIGINT")
+    assert "got INT" in engine.shells.read(info.id).stdout
+    for _ in range(3):
+        start(engine, "sleep 30")
+    outcomes = engine.shells.kill_all()
+    assert [o.shell.id for o in outcomes] == ["bg2", "bg3", "bg4"]
+    assert not any(i.running for i in engine.shells.list())
+
+
+def test_leftovers_of_an_exited_shell_are_stopped_by_kill(engine):
+    info = start(engine, "sleep 30 >/dev/null 2>&1 & echo started")
+    time.sleep(0.3)
+    assert engine.shells.info(info.id).status == "exited 0"
+    outcome = engine.shells.kill(info.id)
+    assert outcome.message == "bg1 had exited with 0; stopped 1 leftover process(es)"
+
+
+def test_timeout_stops_the_shell(engine):
+    info = start(engine, "echo begun; sleep 30", timeout=0.3)
+    end = wait_ended(engine, info.id)
+    assert end.status == "timed out" and log_text(end) == "begun\n"
+
+
+def test_errors_are_one_line(engine):
+    start(engine, "sleep 30", name="job")
+    with pytest.raises(UnknownShell, match=r"^no background shell 'nope' \(known: job\)$"):
+        engine.shells.read("nope")
+    with pytest.raises(UsageProblem, match=r"^invalid filter regex '\(': "):
+        engine.shells.read("job", pattern="(")
+    with pytest.raises(UsageProblem, match="named 'job' exists already"):
+        start(engine, "true", name="job")
+    with pytest.raises(UsageProblem, match=r"^unknown signal 'SIGFOO'"):
+        engine.shells.kill("job", sig="SIGFOO")
+    with pytest.raises(UsageProblem, match="invalid shell name"):
+        start(engine, "true", name="has space")
+    engine.shells.max_shells = 1
+    with pytest.raises(ShellLimitReached, match="the limit is 1"):
+        start(engine, "true")
+    with pytest.raises(PreExecError, match="working directory does not exist"):
+        start(engine, "true", cwd="ghost-dir")
+    assert engine.shells.info("job").running  # nothing above harmed the running shell
+
+
+def test_background_shells_read_but_never_write_the_session(engine, tmp_path):
+    engine.run_script(f"cd {tmp_path}; export FROM_SESSION=yes")
+    info = start(engine, 'pwd; echo "$FROM_SESSION"; cd /; export LEAK=1; read x; echo "read=$?"')
+    end = wait_ended(engine, info.id)
+    assert log_text(end) == f"{tmp_path}\nyes\nread=1\n"
+    assert engine.run_script('pwd; echo "[${LEAK-}]"').stdout == f"{tmp_path}\n[]\n"
+
+
+def test_cleanup_forgets_finished_shells(engine):
+    done = start(engine, "true")
+    live = start(engine, "sleep 30")
+    wait_ended(engine, done.id)
+    assert engine.shells.cleanup() == [done.id]
+    assert [i.id for i in engine.shells.list()] == [live.id]
+
+
+def test_close_stops_everything(engine):
+    for _ in range(3):
+        start(engine, "trap '' TERM; sleep 30")
+    begin = time.monotonic()
+    engine.close()
+    assert time.monotonic() - begin < 3  # stubborn shells are stopped in parallel
+    assert not processes_with(TOKEN_VAR, os.environ[TOKEN_VAR])  # the watchdog is gone too
+
+
+def test_watchdog_stops_shells_when_the_owner_is_killed(tmp_path):
+    owner = textwrap.dedent(f"""
+        import os, signal, sys, time
+        from execmagic.engine import Engine, RunOptions
+        engine = Engine(log_dir={str(tmp_path)!r}, options=RunOptions(grace=0.3))
+        engine.start_background(engine.plan_script("sleep 300", save_session=False))
+        engine.start_background(engine.plan_script("trap '' TERM; setsid sleep 301 & sleep 302", save_session=False))
+        time.sleep(0.5)
+        print("started", flush=True)
+        os.kill(os.getpid(), signal.SIGKILL)
+    """)
+    proc = subprocess.run([sys.executable, "-c", owner], capture_output=True, text=True, timeout=30)
+    assert proc.returncode == -signal.SIGKILL and proc.stdout == "started\n"
+    deadline = time.monotonic() + 3
+    while processes_with(TOKEN_VAR, os.environ[TOKEN_VAR]) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not processes_with(TOKEN_VAR, os.environ[TOKEN_VAR])
