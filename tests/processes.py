@@ -11,26 +11,34 @@ import pytest
 TOKEN_VAR = "EXECMAGIC_TEST_TOKEN"
 
 
-def processes_with(var: str, value: str, exclude: tuple[int, ...] = ()) -> list[psutil.Process]:
-    """Live (non-zombie) processes whose environment has ``var=value``."""
+def processes_with(var: str, value: str, exclude: tuple[int, ...] = (), watchdogs: bool = True) -> list[psutil.Process]:
+    """Live (non-zombie) processes whose environment has ``var=value`` (``watchdogs=False``: not the watchdogs)."""
     found = []
     skip = {os.getpid(), *exclude}
     for proc in psutil.process_iter():
         if proc.pid in skip:
             continue
         try:
-            if proc.environ().get(var) == value and proc.status() != psutil.STATUS_ZOMBIE:
+            env = proc.environ()
+            if env.get(var) == value and proc.status() != psutil.STATUS_ZOMBIE:
+                if not watchdogs and "EXECMAGIC_WATCHDOG" in env:
+                    continue
                 found.append(proc)
         except (psutil.NoSuchProcess, psutil.AccessDenied, psutil.ZombieProcess, OSError):
             continue
     return found
 
 
-def assert_none_left(var: str, value: str, exclude: tuple[int, ...] = (), wait: float = 1.0) -> None:
-    """Fail (after killing them) if processes marked ``var=value`` are still alive after ``wait`` seconds."""
+def assert_none_left(var: str, value: str, exclude: tuple[int, ...] = (), wait: float = 1.0,
+                     watchdogs: bool = True) -> None:
+    """Fail (after killing them) if processes marked ``var=value`` are still alive after ``wait`` seconds.
+
+    ``watchdogs=False`` lets a watchdog live on: one that a module-wide engine started
+    outlives single tests by design, and its own tests prove it ends.
+    """
     deadline = time.monotonic() + wait
     while True:
-        left = processes_with(var, value, exclude)
+        left = processes_with(var, value, exclude, watchdogs)
         if not left or time.monotonic() > deadline:
             break
         time.sleep(0.02)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import threading
 import time
 
+import psutil
 import pytest
 
 from processes import assert_none_left
@@ -21,12 +22,14 @@ def kernel():
         yield k
     finally:
         k.shutdown()
+    assert_none_left(KERNEL_TOKEN_VAR, k.token, wait=3)  # the watchdog included
 
 
 @pytest.fixture(autouse=True)
 def nothing_left_by_the_kernel(kernel):
     yield
-    assert_none_left(KERNEL_TOKEN_VAR, kernel.token, exclude=(kernel.pid,))
+    # the kernel's watchdog lives as long as the kernel; the module teardown proves it ends
+    assert_none_left(KERNEL_TOKEN_VAR, kernel.token, exclude=(kernel.pid,), watchdogs=False)
 
 
 def test_output_streams_before_the_command_ends(kernel):
@@ -90,7 +93,7 @@ def test_interrupt_with_backgrounded_grandchild_leaves_nothing(kernel):
     assert started.is_set()
     assert ex.status == "error"
     assert ex.of_type("error")[0]["content"]["ename"] == "CommandInterrupted"
-    assert_none_left(KERNEL_TOKEN_VAR, kernel.token, exclude=(kernel.pid,))
+    assert_none_left(KERNEL_TOKEN_VAR, kernel.token, exclude=(kernel.pid,), watchdogs=False)
     again = kernel.execute("%exec echo still alive")
     assert again.status == "ok" and again.stream_text() == "still alive\n"
 
@@ -104,3 +107,58 @@ def test_long_run_shows_a_status_line_updated_in_place(kernel):
     display_id = shown[0]["content"]["transient"]["display_id"]
     assert all(u["content"]["transient"]["display_id"] == display_id for u in updates)
     assert updates[-1]["content"]["data"]["text/plain"] == ""  # cleared when the command ended
+
+
+def test_interrupting_a_foreground_cell_leaves_background_shells_alone(kernel):
+    assert kernel.execute("%bg --name keeper sleep 300").status == "ok"
+    started = threading.Event()
+
+    def interrupt_when_running(msg):
+        if msg["msg_type"] == "stream" and "fg" in msg["content"]["text"]:
+            started.set()
+
+    helper = threading.Thread(target=lambda: started.wait(20) and kernel.manager.interrupt_kernel())
+    helper.start()
+    ex = kernel.execute("%exec echo fg; sleep 30", timeout=30, on_message=interrupt_when_running)
+    helper.join()
+    assert ex.status == "error"
+    status = kernel.execute("%bgout keeper")
+    assert status.of_type("display_data")[0]["content"]["data"]["application/json"]["shell"]["status"] == "running"
+    assert kernel.execute("%kill keeper").status == "ok"
+
+
+def test_background_output_never_shows_in_another_cell(kernel):
+    kernel.execute("%bg --name chatty while true; do echo noise; sleep 0.05; done")
+    time.sleep(0.3)
+    ex = kernel.execute("print('mine')")
+    assert ex.stream_text() == "mine\n"
+    kernel.execute("%kill chatty")
+
+
+STUBBORN_SHELLS = (
+    "%config ExecMagics.kill_grace = 0.5\n"
+    "%bg sleep 300\n"
+    "%bg trap '' TERM; sleep 301\n"
+    "%bg bash -c '(sleep 302 &); setsid sleep 303 & sleep 304'\n"
+)
+
+
+@pytest.mark.parametrize("how", ["shutdown", "shutdown-now", "restart"])
+def test_kernel_shutdown_and_restart_leave_no_shell(how):
+    k = Kernel()
+    try:
+        assert k.execute("%load_ext execmagic\n" + STUBBORN_SHELLS).status == "ok"
+        old_pid = k.pid
+        time.sleep(0.3)
+        if how == "restart":
+            k.manager.restart_kernel(now=False)
+            k.client.wait_for_ready(timeout=60)
+            assert k.execute("%load_ext execmagic\n%exec echo back").stream_text() == "back\n"
+            assert_none_left(KERNEL_TOKEN_VAR, k.token, exclude=(k.pid,), wait=3)
+        else:
+            k.shutdown(now=(how == "shutdown-now"))
+            assert not psutil.pid_exists(old_pid) or psutil.Process(old_pid).status() == psutil.STATUS_ZOMBIE
+            assert_none_left(KERNEL_TOKEN_VAR, k.token, wait=3)
+    finally:
+        if how == "restart":
+            k.shutdown()

@@ -9,6 +9,7 @@ import time
 
 import pytest
 from IPython.core.error import UsageError
+from IPython.core.interactiveshell import InteractiveShell
 from IPython.testing.globalipapp import start_ipython
 from IPython.utils.capture import capture_output
 
@@ -18,7 +19,7 @@ from execmagic.magics import CellCommandFailed, CommandInterrupted
 
 @pytest.fixture(scope="module")
 def ip():
-    shell = start_ipython()
+    shell = start_ipython() or InteractiveShell.instance()  # the test shell is created once per process
     shell.run_line_magic("load_ext", "execmagic")
     terminal_types = list(shell.display_formatter.active_types)
     # what a notebook frontend asks for; the terminal default is checked in its own test

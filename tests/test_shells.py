@@ -184,7 +184,7 @@ def test_errors_are_one_line(engine):
         engine.shells.read("nope")
     with pytest.raises(UsageProblem, match=r"^invalid filter regex '\(': "):
         engine.shells.read("job", pattern="(")
-    with pytest.raises(UsageProblem, match="named 'job' exists already"):
+    with pytest.raises(UsageProblem, match="named 'job' is already running"):
         start(engine, "true", name="job")
     with pytest.raises(UsageProblem, match=r"^unknown signal 'SIGFOO'"):
         engine.shells.kill("job", sig="SIGFOO")

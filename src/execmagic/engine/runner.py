@@ -235,9 +235,9 @@ class Engine:
             raise plan.error
         return self.shells.start(plan.command, marker_prefix=self.token, name=name, timeout=timeout)
 
-    def close(self) -> None:
-        """Stop every background shell and helper this engine started."""
-        self.shells.close()
+    def close(self, grace: float | None = None) -> None:
+        """Stop every background shell and helper this engine started (``grace`` before SIGKILL)."""
+        self.shells.close(grace)
 
     def run_script(self, script: str, language: str = "bash", *, options: RunOptions | None = None,
                    on_output: OutputCallback | None = None, on_progress: ProgressCallback | None = None,

@@ -168,9 +168,9 @@ class ShellRegistry:
             if name is not None:
                 if not _NAME.fullmatch(name):
                     raise UsageProblem(f"invalid shell name {name!r}: use letters, digits, '_', '-' or '.', starting with a letter")
-                if name in self._shells:
-                    raise UsageProblem(f"a background shell named {name!r} exists already ({self._shells[name].status()});"
-                                       " pick another name, or drop finished shells with cleanup")
+                if name in self._shells and self._shells[name].running:
+                    raise UsageProblem(f"a background shell named {name!r} is already running;"
+                                       f" pick another name or stop it first (%kill {name})")
             running = sum(1 for s in self._shells.values() if s.running)
             if running >= self.max_shells:
                 raise ShellLimitReached(f"{running} background shells are running, the limit is {self.max_shells};"
@@ -467,9 +467,12 @@ class ShellRegistry:
         return [outcomes[i] for i in ids if i in outcomes]
 
     def cleanup(self) -> list[str]:
-        """Forget finished shells (their logs stay on disk); return their ids."""
+        """Forget finished shells (their logs stay on disk); return their ids.
+
+        A name can be reused once its shell has finished, without cleaning up first.
+        """
         with self._cond:
-            done = [i for i, s in self._shells.items() if not s.running and s.drained]
+            done = [i for i, s in self._shells.items() if not s.running]
             for shell_id in done:
                 del self._shells[shell_id]
             return done

@@ -17,10 +17,15 @@ import subprocess
 import sys
 
 
+#: Set in the watchdog's own environment, so that it can be told apart from the shells it guards.
+WATCHDOG_VAR = "EXECMAGIC_WATCHDOG"
+
+
 def start_watchdog(grace: float) -> subprocess.Popen[bytes]:
     """Start the watchdog for the current process; the returned ``Popen``'s stdin is the lifeline."""
     return subprocess.Popen(
         [sys.executable, "-m", "execmagic.engine.watchdog", str(grace)],
+        env={**os.environ, WATCHDOG_VAR: str(os.getpid())},
         stdin=subprocess.PIPE,
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,

@@ -24,8 +24,17 @@ def load(shell: Any) -> None:
     shell.register_magics(exec_magics)
     shell.register_magics(bg_magics)
     formatters.register(shell)
-    atexit.register(exec_magics.engine.close)
+    atexit.register(_close_at_exit, exec_magics)
     _LOADED[id(shell)] = (exec_magics, bg_magics)
+
+
+#: Longest grace for background shells when the interpreter exits: a kernel being shut down
+#: or restarted should be gone in seconds, whatever a stubborn shell does with SIGTERM.
+EXIT_GRACE = 1.0
+
+
+def _close_at_exit(exec_magics: ExecMagics) -> None:
+    exec_magics.engine.close(grace=min(exec_magics.kill_grace, EXIT_GRACE))
 
 
 def unload(shell: Any) -> None:
@@ -35,7 +44,7 @@ def unload(shell: Any) -> None:
         return
     exec_magics = loaded[0]
     exec_magics.engine.close()
-    atexit.unregister(exec_magics.engine.close)
+    atexit.unregister(_close_at_exit)
     registry = shell.magics_manager.magics
     for magics in loaded:
         for kind, names in magics.magics.items():

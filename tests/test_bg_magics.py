@@ -1,0 +1,216 @@
+"""%bg, %bgout, %kill and %%exec --bg in a real InteractiveShell."""
+
+from __future__ import annotations
+
+import os
+import signal
+import threading
+import time
+import uuid
+
+import psutil
+import pytest
+from IPython.core.error import UsageError
+from IPython.core.interactiveshell import InteractiveShell
+from IPython.testing.globalipapp import start_ipython
+from IPython.utils.capture import capture_output
+
+from processes import TOKEN_VAR, assert_none_left, processes_with
+
+
+@pytest.fixture(autouse=True)
+def no_leftover_processes():
+    """As the suite-wide check, except for the module's watchdog, which outlives single tests by design
+    (the module's teardown proves it ends)."""
+    token = uuid.uuid4().hex
+    os.environ[TOKEN_VAR] = token
+    try:
+        yield token
+    finally:
+        del os.environ[TOKEN_VAR]
+    assert_none_left(TOKEN_VAR, token, watchdogs=False)
+
+
+@pytest.fixture(scope="module")
+def ip():
+    shell = start_ipython() or InteractiveShell.instance()  # the test shell is created once per process
+    shell.run_line_magic("load_ext", "execmagic")
+    terminal_types = list(shell.display_formatter.active_types)
+    shell.display_formatter.active_types = ["text/plain", "text/html", "application/json"]
+    yield shell
+    shell.display_formatter.active_types = terminal_types
+    watchdog = shell.magics_manager.registry["ExecMagics"].engine.shells.watchdog_pid
+    shell.run_line_magic("unload_ext", "execmagic")
+    assert watchdog is None or not _alive(watchdog)
+
+
+@pytest.fixture(autouse=True)
+def fresh(ip, tmp_path):
+    magics = ip.magics_manager.registry["ExecMagics"]
+    ip.run_line_magic("config", f"ExecMagics.log_dir = {str(tmp_path / 'logs')!r}")
+    ip.run_line_magic("config", "ExecMagics.kill_grace = 0.3")
+    yield magics
+    magics.engine.shells.kill_all()
+    magics.engine.shells.cleanup()
+    magics.engine.shells._counter = 0  # ids start at bg1 in every test
+    magics.max_background_shells = 32
+
+
+def _alive(pid):
+    try:
+        return psutil.Process(pid).status() != psutil.STATUS_ZOMBIE
+    except psutil.NoSuchProcess:
+        return False
+
+
+def magic(ip, name, line):
+    with capture_output() as cap:
+        ip.run_line_magic(name, line)
+    return cap
+
+
+def data(cap, mime="text/plain"):
+    return [o.data[mime] for o in cap.outputs if mime in o.data]
+
+
+def follow(ip, shell_id, extra=""):
+    return magic(ip, "bgout", f"{shell_id} --follow {extra}")
+
+
+def test_bg_returns_a_handle_and_lists(ip):
+    cap = magic(ip, "bg", "--name job echo hi; sleep 30")
+    (text,) = data(cap)
+    assert text.startswith("▶ job · pid ") and "logs: " in text and "%bgout job" in text
+    assert data(cap, "application/json")[0]["id"] == "job"
+    assert cap.stdout == ""  # background output never appears by itself
+    table = magic(ip, "bg", "")
+    assert data(table)[0].splitlines()[0].split()[:3] == ["id", "pid", "status"]
+    assert '<table class="execmagic-shells"' in data(table, "text/html")[0]
+    assert data(table, "application/json")[0][0]["status"] == "running"
+
+
+def test_bgout_shows_only_new_output_and_status(ip):
+    magic(ip, "bg", "echo one; sleep 0.4; echo two; echo oops >&2")
+    first = magic(ip, "bgout", "bg1 --wait 5")
+    assert first.stdout.startswith("one\n") and "two" not in first.stdout
+    assert data(first)[0].startswith("⏳ bg1 · running")
+    rest = follow(ip, "bg1")
+    assert rest.stdout == "two\n" and rest.stderr == "oops\n"
+    assert data(rest)[0].startswith("■ bg1 · exited 0")
+    assert magic(ip, "bgout", "bg1").stdout == ""
+
+
+def test_bgout_filter_stream_tail_all(ip):
+    magic(ip, "bg", "for i in 1 2 3; do echo step $i; echo loss=$i; done; echo warn >&2")
+    follow(ip, "bg1", "--filter ^loss")
+    again = magic(ip, "bgout", "bg1 --all --filter step")
+    assert again.stdout == "step 1\nstep 2\nstep 3\n"
+    assert "did not match 'step'" in data(again)[0]
+    assert magic(ip, "bgout", "bg1 --tail 1 --stream stdout").stdout == "loss=3\n"
+    assert magic(ip, "bgout", "bg1 --all --stream stderr").stderr == "warn\n"
+
+
+def test_follow_interrupt_stops_looking_not_the_shell(ip):
+    magic(ip, "bg", "while true; do echo tick; sleep 0.1; done")
+    timer = threading.Timer(0.5, os.kill, (os.getpid(), signal.SIGINT))
+    timer.start()
+    try:
+        cap = follow(ip, "bg1")
+    finally:
+        timer.cancel()
+    assert "tick" in cap.stdout and "the shell itself was not touched" in cap.stderr
+    assert ip.magics_manager.registry["ExecMagics"].engine.shells.info("bg1").running
+
+
+def test_follow_stops_at_the_display_budget(ip, fresh):
+    fresh.display_budget = 500
+    try:
+        magic(ip, "bg", "while true; do echo 0123456789; sleep 0.01; done")
+        cap = follow(ip, "bg1")
+    finally:
+        fresh.display_budget = 100_000
+    assert "stopped following bg1 at the display budget" in cap.stderr
+    assert len(cap.stdout) < 1200
+
+
+def test_cell_exec_bg(ip):
+    with capture_output() as cap:
+        ip.run_cell_magic("exec", "python --bg --name py", "import time\nprint('from python', flush=True)\ntime.sleep(30)")
+    assert data(cap)[0].startswith("▶ py · pid ")
+    assert magic(ip, "bgout", "py --wait 10").stdout == "from python\n"
+    with pytest.raises(UsageError, match="--input does not apply to --bg"):
+        ip.run_cell_magic("exec", "--bg --input x", "cat")
+    with pytest.raises(UsageError, match="--name goes with --bg"):
+        ip.run_cell_magic("exec", "--name x", "true")
+
+
+def test_kill_answers(ip):
+    magic(ip, "bg", "--name a sleep 30")
+    magic(ip, "bg", "--name b trap '' TERM; sleep 30")
+    cap = magic(ip, "kill", "a b")
+    texts = data(cap)
+    assert texts[0] == "■ a stopped with SIGTERM"
+    assert texts[1].startswith("■ b stopped with SIGTERM, then SIGKILL after 0.3 s")
+    assert data(magic(ip, "kill", "a")) == ["■ a already killed; nothing to stop"]
+    magic(ip, "bg", "--name c sleep 30")
+    assert data(magic(ip, "kill", "--all --signal INT")) == ["■ c stopped with SIGINT"]
+    assert magic(ip, "kill", "--all").stdout == "no background shell is running\n"
+
+
+@pytest.mark.parametrize(
+    "name, line, message",
+    [
+        ("bgout", "nope", r"no background shell 'nope' \(known: job\)"),
+        ("kill", "nope", r"no background shell 'nope' \(known: job\)"),
+        ("bgout", "job --filter (", r"invalid filter regex '\('"),
+        ("bgout", "job --stream bogus", "invalid choice"),
+        ("bgout", "job --follow --all", "does not combine"),
+        ("bg", "--name job sleep 1", "named 'job' is already running"),
+        ("kill", "job --signal SIGFOO", "unknown signal 'SIGFOO'"),
+        ("kill", "", "name the shells to stop"),
+        ("kill", "job --all", "not both"),
+        ("bg", "--timeout 0 sleep 1", "positive"),
+        ("bg", "--name x", "needs a command line"),
+        ("bg", "--bogus sleep 1", "unknown option"),
+    ],
+)
+def test_one_line_errors(ip, name, line, message):
+    magic(ip, "bg", "--name job sleep 30")
+    with pytest.raises(UsageError, match=message) as info:
+        ip.run_line_magic(name, line)
+    assert "\n" not in str(info.value)
+    assert ip.magics_manager.registry["ExecMagics"].engine.shells.info("job").running
+
+
+def test_concurrency_limit_is_a_usage_error(ip):
+    ip.run_line_magic("config", "ExecMagics.max_background_shells = 1")
+    magic(ip, "bg", "sleep 30")
+    with pytest.raises(UsageError, match="the limit is 1"):
+        magic(ip, "bg", "sleep 30")
+
+
+def test_bg_dry_run_and_timeout(ip):
+    cap = magic(ip, "bg", "--dry-run --param n=5 sleep {n}")
+    assert cap.stdout.splitlines()[0] == "sleep 5" and not cap.outputs
+    magic(ip, "bg", "--timeout 0.3 sleep 30")
+    cap = follow(ip, "bg1")
+    assert data(cap)[0].startswith("■ bg1 · timed out")
+
+
+def test_unload_stops_background_shells_and_the_watchdog(ip):
+    magic(ip, "bg", "sleep 30")
+    watchdog = ip.magics_manager.registry["ExecMagics"].engine.shells.watchdog_pid
+    ip.run_line_magic("unload_ext", "execmagic")
+    try:
+        assert not processes_with(TOKEN_VAR, os.environ[TOKEN_VAR])
+        assert watchdog is not None and not _alive(watchdog)
+    finally:
+        ip.run_line_magic("load_ext", "execmagic")
+
+
+def test_a_finished_name_can_be_reused(ip):
+    magic(ip, "bg", "--name job true")
+    follow(ip, "job")
+    cap = magic(ip, "bg", "--name job echo again")
+    assert data(cap)[0].startswith("▶ job · pid ")
+    assert follow(ip, "job").stdout == "again\n"
