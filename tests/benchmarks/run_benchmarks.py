@@ -5,7 +5,9 @@
 Prints a Markdown table: per-command latency of ``%exec true`` against
 ``%%bash``, ``!`` and ``subprocess.run``; stream messages and wall time for
 2 MB printed as 20,000 lines by ``%%exec`` and ``%%bash``; kernel memory growth
-while ``%%exec`` prints 200 MB.
+while ``%%exec`` prints 200 MB; for background shells, the time from a line being
+written to ``%bgout --wait`` delivering it, kernel CPU with 20 idle shells, and
+the time ``%kill`` takes to leave a tree gone.
 """
 
 from __future__ import annotations
@@ -32,6 +34,47 @@ def cell_times(kernel: Kernel, code: str, repeat: int) -> list[float]:
         assert ex.status == "ok", ex.reply
         times.append((ex.messages[-1][0] - ex.started) * 1000)
     return times
+
+
+def background_rows(kernel: Kernel, proc: psutil.Process, repeat: int) -> list[tuple[str, str, str]]:
+    rows = []
+    delays = []
+    stamp = f"{sys.executable} -c 'import time; print(time.time())'"
+    for i in range(max(repeat // 4, 5)):
+        kernel.execute(f"%bg --name lat{i} sleep 0.5; {stamp}; sleep 30")
+        arrived = {}
+
+        def note(msg, arrived=arrived):
+            if msg["msg_type"] == "stream" and "text" not in arrived:
+                arrived["text"], arrived["at"] = msg["content"]["text"], time.time()
+
+        kernel.execute(f"%bgout lat{i} --wait 5", on_message=note)
+        delays.append((arrived["at"] - float(arrived["text"])) * 1000)
+        kernel.execute(f"%kill lat{i}")
+    rows.append(("background line written → `%bgout --wait` delivers it",
+                 f"{statistics.median(delays):.1f} ms (median of {len(delays)})", f"max {max(delays):.1f} ms"))
+    kernel.execute("%kill --all")
+    idle_before = sum(proc.cpu_times()[:2])
+    time.sleep(5)
+    idle = sum(proc.cpu_times()[:2]) - idle_before
+    for i in range(20):
+        kernel.execute(f"%bg --name idle{i} sleep 600")
+    time.sleep(0.5)
+    busy_before = sum(proc.cpu_times()[:2])
+    time.sleep(5)
+    busy = sum(proc.cpu_times()[:2]) - busy_before
+    rows.append(("kernel CPU over 5 s with 20 idle background shells", f"{busy / 5 * 100:.2f} % of one core",
+                 f"{idle / 5 * 100:.2f} % with none"))
+    kernel.execute("%kill --all")
+    kills = []
+    for i in range(5):
+        kernel.execute(f"%bg --name tree{i} bash -c '(sleep 300 &); setsid sleep 301 & sleep 302'")
+        time.sleep(0.3)
+        ex = kernel.execute(f"%kill tree{i}")
+        kills.append((ex.messages[-1][0] - ex.started) * 1000)
+    rows.append(("`%kill` of a double-forked + setsid tree, until gone", f"{statistics.median(kills):.1f} ms (median of 5)",
+                 "cell round trip included"))
+    return rows
 
 
 def main() -> None:
@@ -68,6 +111,7 @@ def main() -> None:
         growth = proc.memory_info().rss - before
         wall = ex.messages[-1][0] - ex.started
         rows.append(("200 MB of output, `%%exec`", f"kernel RSS growth {growth / 1e6:.1f} MB", f"{wall:.2f} s, {len(ex.of_type('stream'))} stream messages"))
+        rows += background_rows(kernel, proc, args.repeat)
     finally:
         kernel.shutdown()
     print("| measurement | figure | compared |")
