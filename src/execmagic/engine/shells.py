@@ -62,6 +62,7 @@ class _Stream:
     log_path: str
     log_fd: int
     size: int = 0
+    lost: int = 0  # bytes drained but not written (the log could not be written)
 
 
 class _Shell:
@@ -270,7 +271,11 @@ class ShellRegistry:
         except BlockingIOError:
             return
         if data:
-            os.write(stream.log_fd, data)
+            try:
+                os.write(stream.log_fd, data)
+            except OSError:  # a full disk must not stall the shell: keep draining, count what was lost
+                stream.lost += len(data)
+                return
             stream.size += len(data)
             return
         self._selector.unregister(stream.pipe_fd)
