@@ -88,6 +88,8 @@ def table_html(table: ShellTable) -> str:
 # -- a read's status ----------------------------------------------------------------------
 def output_notes(out: ShellOutput) -> list[str]:
     notes = []
+    if out.shell.lost_bytes:
+        notes.append(f"{format_bytes(out.shell.lost_bytes)} could not be written to the logs (disk full?)")
     for stream, count in out.filtered_out.items():
         if count:
             notes.append(f"{count} {stream} line{'s' if count != 1 else ''} did not match {out.filter!r}"

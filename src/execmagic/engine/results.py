@@ -170,6 +170,8 @@ class ShellInfo:
     stderr_bytes: int
     log_paths: dict[str, str]
     timeout: float | None = None
+    #: Bytes drained from the shell but not written to its log (the disk refused them).
+    lost_bytes: int = 0
 
     def to_json(self) -> dict[str, Any]:
         return dataclasses.asdict(self)

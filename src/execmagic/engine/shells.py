@@ -118,6 +118,7 @@ class _Shell:
             exit_code=self.exit_code(), stdout_bytes=self.streams["stdout"].size,
             stderr_bytes=self.streams["stderr"].size,
             log_paths={name: s.log_path for name, s in self.streams.items()}, timeout=self.timeout,
+            lost_bytes=sum(s.lost for s in self.streams.values()),
         )
 
 
