@@ -117,7 +117,7 @@ def test_params_in_argv_and_script(engine):
         (lambda e, t: e.run_argv(["nosuchcmd-xyz"]), "exec: nosuchcmd-xyz not found in PATH (ENOENT)", 127),
         (lambda e, t: e.run_script("nosuchcmd-xyz --flag"), "exec: nosuchcmd-xyz not found in PATH (ENOENT)", 127),
         (lambda e, t: e.run_argv(["ls"], cwd="data/ghost"), "exec: working directory does not exist 'data/ghost' (ENOENT)", 1),
-        (lambda e, t: e.run_argv(["ls"], cwd=str(t / "file")), f"exec: working directory is not a directory '{{t}}/file' (ENOTDIR)", 1),
+        (lambda e, t: e.run_argv(["ls"], cwd=str(t / "file")), "exec: working directory is not a directory '{t}/file' (ENOTDIR)", 1),
         (lambda e, t: e.run_argv(["./private.sh"], cwd=str(t)), "exec: permission denied './private.sh' (EACCES)", 126),
         (lambda e, t: e.run_argv(["./ghost.sh"], cwd=str(t)), "exec: no such file './ghost.sh' (ENOENT)", 127),
         (lambda e, t: e.run_script("./private.sh", cwd=str(t)), "exec: permission denied './private.sh' (EACCES)", 126),

@@ -35,7 +35,7 @@ def test_plain_shell_variables_do_not_persist(engine):
 def test_set_e_and_exit_code_still_save_state(engine, tmp_path):
     r = engine.run_script(f"set -e; cd {tmp_path}; export STEP=1; false; export STEP=2")
     assert r.exit_code == 1
-    r2 = engine.run_script(f"cd /; exit 3")
+    r2 = engine.run_script("cd /; exit 3")
     assert r2.exit_code == 3 and r2.new_cwd == "/"
     assert engine.run_script('echo "$STEP $PWD"').stdout == "1 /\n"
 

@@ -68,7 +68,7 @@ def table_text(table: ShellTable) -> str:
         return "no background shells (start one with %bg CMDLINE)"
     rows = [_COLUMNS, *(_row(s) for s in table.shells)]
     widths = [max(len(r[i]) for r in rows) for i in range(len(_COLUMNS) - 1)]
-    return "\n".join("  ".join(cell.ljust(w) for cell, w in zip(r, widths)) + "  " + r[-1] for r in rows)
+    return "\n".join("  ".join(cell.ljust(w) for cell, w in zip(r, widths, strict=False)) + "  " + r[-1] for r in rows)
 
 
 def table_html(table: ShellTable) -> str:

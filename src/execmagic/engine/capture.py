@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import codecs
 import os
-import re
 from collections.abc import Callable
 from typing import BinaryIO
 
@@ -21,7 +20,6 @@ from .results import StreamCapture, format_bytes
 #: How many leading bytes decide whether a stream is binary.
 BINARY_SNIFF_BYTES = 8192
 _REPLACEMENT = "\ufffd"
-_CR_RUN = re.compile(r"[^\n]*\r(?!\n)")
 
 
 def collapse_carriage_returns(text: str) -> str:

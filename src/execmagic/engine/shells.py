@@ -22,9 +22,10 @@ import threading
 import time
 from collections.abc import Callable, Iterable
 
-from .errors import PreExecError, ShellLimitReached, UnknownShell, UsageProblem
+from .errors import ShellLimitReached, UnknownShell, UsageProblem
 from .results import KillOutcome, ShellInfo, ShellOutput, signal_name
 from .spawn import launch
+from .spec import Command
 from .stop import StopReport, remaining, stop_tree
 
 _READ_SIZE = 1 << 16
@@ -140,6 +141,7 @@ class ShellRegistry:
         self._watchdog_lock = threading.Lock()  # the reader thread and callers both report to it
         self._shells: dict[str, _Shell] = {}
         self._counter = 0
+        self._launches = 0
         self._cond = threading.Condition()
         self._pending: list[Callable[[], None]] = []
         self._selector: selectors.BaseSelector | None = None
@@ -155,12 +157,12 @@ class ShellRegistry:
             if candidate not in self._shells:
                 return candidate
 
-    def start(self, command, *, marker_prefix: str, name: str | None = None,
+    def start(self, command: Command, *, marker_prefix: str, name: str | None = None,
               timeout: float | None = None) -> ShellInfo:
         """Start ``command`` (an engine :class:`~execmagic.engine.spec.Command`) in the background.
 
         Raises :class:`UsageProblem` for a bad or duplicate name, :class:`ShellLimitReached`
-        past ``max_shells``, and :class:`PreExecError` when it cannot start at all.
+        past ``max_shells``, and :class:`~execmagic.engine.errors.PreExecError` when it cannot start at all.
         """
         if timeout is not None and timeout <= 0:
             raise UsageProblem(f"timeout must be a positive number of seconds, not {timeout:g}")
@@ -178,19 +180,27 @@ class ShellRegistry:
                 raise ShellLimitReached(f"{running} background shells are running, the limit is {self.max_shells};"
                                         " stop some with %kill / KillShell, or raise the limit")
             shell_id = name or self._next_id()
-            marker = f"{marker_prefix}-{shell_id}"
-            proc = launch(command, marker)
+            self._launches += 1
+            label = f"{shell_id}-{self._launches}"  # unique even when a finished shell's name is reused
+            marker = f"{marker_prefix}-{label}"
             log_dir = self._log_dir()
             os.makedirs(log_dir, exist_ok=True)
+            paths = {n: os.path.join(log_dir, f"{label}.{n}.log") for n in STREAMS}
+            log_fds = {n: os.open(p, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_APPEND, 0o644)
+                       for n, p in paths.items()}
+            try:
+                proc = launch(command, marker)
+            except BaseException:
+                for fd in log_fds.values():
+                    os.close(fd)
+                raise
             streams = {}
             for stream_name, pipe in (("stdout", proc.stdout), ("stderr", proc.stderr)):
                 assert pipe is not None
-                path = os.path.join(log_dir, f"{shell_id}-{proc.pid}.{stream_name}.log")
-                log_fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_APPEND, 0o644)
                 fd = os.dup(pipe.fileno())
                 pipe.close()
                 os.set_blocking(fd, False)
-                streams[stream_name] = _Stream(stream_name, fd, path, log_fd)
+                streams[stream_name] = _Stream(stream_name, fd, paths[stream_name], log_fds[stream_name])
             shell = _Shell(shell_id, proc, command.display, command.cwd, marker, streams, timeout)
             self._shells[shell_id] = shell
             self._ensure_reader()
@@ -561,4 +571,4 @@ def kill_many(registry: ShellRegistry, ids: Iterable[str], **kwargs) -> list[Kil
     return [registry.kill(shell_id, **kwargs) for shell_id in ids]
 
 
-__all__ = ["ShellRegistry", "compile_filter", "kill_many", "parse_signal", "PreExecError"]
+__all__ = ["STREAMS", "ShellRegistry", "compile_filter", "kill_many", "parse_signal"]
