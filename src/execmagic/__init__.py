@@ -9,10 +9,19 @@ from __future__ import annotations
 from typing import Any
 
 from .engine import CommandFailed, Engine, ExecError, Result, RunOptions
+from .engine.api import (aread, akill, arun, ashells, aspawn, astart, default_engine, kill, read, run, shells,
+                         spawn, start)
+from .engine.policy import CommandRefused, Policy
+from .engine.primitive import SubprocessPrimitive, SubprocessResult, execute
+from .engine.tools import Toolbox
 
 __version__ = "0.1.0"
-__all__ = ["CommandFailed", "Engine", "ExecError", "Result", "RunOptions", "load_ipython_extension",
-           "unload_ipython_extension"]
+__all__ = [
+    "CommandFailed", "CommandRefused", "Engine", "ExecError", "Policy", "Result", "RunOptions", "SubprocessPrimitive",
+    "SubprocessResult", "Toolbox", "akill", "aread", "arun", "ashells", "aspawn", "astart", "default_engine",
+    "execute", "kill", "load_ipython_extension", "read", "run", "shells", "spawn", "start",
+    "unload_ipython_extension",
+]
 
 
 def load_ipython_extension(ipython: Any) -> None:

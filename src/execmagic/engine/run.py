@@ -61,11 +61,44 @@ def _describe_stop(report: StopReport, why: str) -> str:
     return text
 
 
+class CancelToken:
+    """Stops a run from another thread (an asyncio task being cancelled, an agent's deadline).
+
+    A pipe, so the run's selector wakes the moment it is cancelled; close it after the run.
+    """
+
+    def __init__(self) -> None:
+        self._read_fd, self._write_fd = os.pipe()
+        self.cancelled = False
+
+    def fileno(self) -> int:
+        return self._read_fd
+
+    def cancel(self) -> None:
+        if not self.cancelled:
+            self.cancelled = True
+            try:
+                os.write(self._write_fd, b"x")
+            except OSError:
+                pass
+
+    def close(self) -> None:
+        for fd in (self._read_fd, self._write_fd):
+            try:
+                os.close(fd)
+            except OSError:
+                pass
+
+
+class _Cancelled(Exception):
+    """Raised inside the run loop when its :class:`CancelToken` fires."""
+
+
 class _Pump:
     """The state of one run's loop: pipes, recorders, pending live output."""
 
     def __init__(self, proc: subprocess.Popen[bytes], recorders: dict[str, StreamRecorder],
-                 stdin_data: bytes | None, on_output: OutputCallback | None) -> None:
+                 stdin_data: bytes | None, on_output: OutputCallback | None, cancel: CancelToken | None) -> None:
         self.proc = proc
         self.recorders = recorders
         self.on_output = on_output
@@ -90,10 +123,14 @@ class _Pump:
         except (AttributeError, OSError):
             self.pidfd = None
         self.exited_at: float | None = None
+        if cancel is not None:
+            self.selector.register(cancel.fileno(), selectors.EVENT_READ, "cancel")
 
     # -- events ----------------------------------------------------------------
     def handle(self, timeout: float | None) -> None:
         for key, _mask in self.selector.select(timeout):
+            if key.data == "cancel":
+                raise _Cancelled
             if key.data == "exit":
                 self._note_exit()
             elif key.data == "stdin":
@@ -203,8 +240,9 @@ def run_command(
     marker: str,
     on_output: OutputCallback | None = None,
     on_progress: ProgressCallback | None = None,
+    cancel: CancelToken | None = None,
 ) -> Result:
-    """Run ``command`` to its end, the deadline, or an interrupt; always return a :class:`Result`.
+    """Run ``command`` to its end, the deadline, an interrupt or ``cancel``; always return a :class:`Result`.
 
     Whatever happens -- including ``KeyboardInterrupt`` -- nothing the command
     started is left running when this returns.
@@ -217,7 +255,7 @@ def run_command(
         return failed_to_start(command, exc, started_at)
     opener = log_dir.opener(label)
     recorders = {name: StreamRecorder(name, opener, options.keep_bytes) for name in ("stdout", "stderr")}
-    pump = _Pump(proc, recorders, command.input, on_output)
+    pump = _Pump(proc, recorders, command.input, on_output, cancel)
     sid = proc.pid
     deadline = start + options.timeout if options.timeout is not None else None
     timed_out = interrupted = False
@@ -260,7 +298,7 @@ def run_command(
                 if pump.exited_at is not None and pump.open_streams and now >= pump.exited_at + options.drain:
                     stop((signal.SIGTERM,), "that still held the output open after the command exited")
                     break
-        except KeyboardInterrupt:
+        except (KeyboardInterrupt, _Cancelled):
             interrupted = True
             stop((signal.SIGINT, signal.SIGTERM), "after the interrupt")
         pump.drain_nonblocking()

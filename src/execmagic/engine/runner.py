@@ -14,14 +14,15 @@ import shlex
 import tempfile
 import time
 import uuid
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any, NamedTuple
 
 from .capture import LogDir
 from .errors import PreExecError
 from .languages import script_argv
 from .results import Result, ShellInfo
-from .run import OutputCallback, ProgressCallback, failed_to_start, run_command
+from .policy import CommandRefused, Guard, Policy, check
+from .run import CancelToken, OutputCallback, ProgressCallback, failed_to_start, run_command
 from .session import ShellSession, state_prelude
 from .shells import ShellRegistry
 from .spawn import check_cwd
@@ -51,6 +52,8 @@ class Plan:
     script: bool = False
     error: PreExecError | None = None
     env_changes: Mapping[str, str] = dataclasses.field(default_factory=dict)
+    #: The shell text a bash/sh plan runs (what the dangerous-command check reads); None for argv plans.
+    shell_text: str | None = None
 
     def describe(self) -> str:
         """What ``--dry-run`` shows: the command, and where and with what it would run."""
@@ -92,8 +95,10 @@ class _Prepared(NamedTuple):
 class Engine:
     """Runs commands for one owner (a kernel, a program, an agent) with one persistent shell session."""
 
-    def __init__(self, *, log_dir: str | None = None, options: RunOptions | None = None) -> None:
+    def __init__(self, *, log_dir: str | None = None, options: RunOptions | None = None,
+                 policy: Policy | None = None) -> None:
         self.options = options or RunOptions()
+        self.policy = policy or Policy()
         self.session = ShellSession()
         self.logs = LogDir(log_dir or default_log_dir())
         self.token = uuid.uuid4().hex[:12]
@@ -110,10 +115,13 @@ class Engine:
         params: Mapping[str, Any] | None,
         isolated: bool,
         input: str | bytes | None,
+        env_filter: Callable[[dict[str, str]], dict[str, str]] | None = None,
     ) -> "_Prepared":
         """What every plan needs: a label, the merged env, the run's cwd (checked), params and input."""
         params = params or {}
         base_env = {} if clear_env else (dict(os.environ) if isolated else self.session.environment())
+        if env_filter is not None:
+            base_env = env_filter(base_env)
         merged = dict(base_env)
         changes: dict[str, str] = {}
         for name, value in (env or {}).items():
@@ -147,9 +155,15 @@ class Engine:
         input: str | bytes | None = None,
         isolated: bool = False,
         save_session: bool = True,
+        env_filter: Callable[[dict[str, str]], dict[str, str]] | None = None,
     ) -> Plan:
-        """Plan a script run.  ``{name}`` values are shell-quoted in bash/sh scripts (``{name!raw}`` opts out)."""
-        p = self._prepare(cwd=cwd, env=env, clear_env=clear_env, params=params, isolated=isolated, input=input)
+        """Plan a script run.  ``{name}`` values are shell-quoted in bash/sh scripts (``{name!raw}`` opts out).
+
+        ``save_session=False`` reads the session but never writes it back (background shells);
+        ``env_filter`` trims the inherited environment (agent tools hold back secrets with it).
+        """
+        p = self._prepare(cwd=cwd, env=env, clear_env=clear_env, params=params, isolated=isolated, input=input,
+                          env_filter=env_filter)
         text = expand_params(script, p.params, quote=language in ("bash", "sh"))
         state_path = None
         if language == "bash" and not isolated and save_session:
@@ -158,7 +172,8 @@ class Engine:
         else:
             argv = script_argv(language, text, p.env, os.path.join(self.logs.path, f"{p.label}.script"))
         command = Command(argv=argv, cwd=p.cwd, env=p.env, display=text.strip("\n"), input=p.input)
-        return Plan(command, p.label, state_path=state_path, script=True, error=p.error, env_changes=p.changes)
+        return Plan(command, p.label, state_path=state_path, script=True, error=p.error, env_changes=p.changes,
+                    shell_text=text if language in ("bash", "sh") else None)
 
     def plan_argv(
         self,
@@ -170,9 +185,11 @@ class Engine:
         params: Mapping[str, Any] | None = None,
         input: str | bytes | None = None,
         isolated: bool = False,
+        env_filter: Callable[[dict[str, str]], dict[str, str]] | None = None,
     ) -> Plan:
         """Plan a direct run of ``argv`` (no shell): ``${VAR}`` and ``{name}`` expand per word, never split."""
-        p = self._prepare(cwd=cwd, env=env, clear_env=clear_env, params=params, isolated=isolated, input=input)
+        p = self._prepare(cwd=cwd, env=env, clear_env=clear_env, params=params, isolated=isolated, input=input,
+                          env_filter=env_filter)
         words = tuple(expand_argv(argv, p.env, p.params))
         error = p.error
         if not words:
@@ -189,10 +206,21 @@ class Engine:
         options: RunOptions | None = None,
         on_output: OutputCallback | None = None,
         on_progress: ProgressCallback | None = None,
+        guard: Guard = "catastrophic",
+        cancel: CancelToken | None = None,
     ) -> Result:
-        """Run a plan; update the session from a bash run that ended by itself."""
-        if plan.error is not None:
-            return failed_to_start(plan.command, plan.error)
+        """Run a plan; update the session from a bash run that ended by itself.
+
+        ``guard`` refuses dangerous commands (:class:`CommandRefused`): ``"catastrophic"``
+        (the default) for what destroys a system or data, ``"all"`` for risky ones too,
+        ``"none"`` to check nothing.  ``cancel`` stops the run from another thread.
+        """
+        self.check_guard(plan, guard)
+        error = plan.error or self._outside_roots(plan)
+        if error is not None:
+            result = failed_to_start(plan.command, error)
+            self.policy.audit(decision="failed", command=plan.command.display, cwd=plan.command.cwd, error=str(error))
+            return result
         result = run_command(
             plan.command,
             options or self.options,
@@ -201,12 +229,32 @@ class Engine:
             marker=f"{self.token}-{plan.label}",
             on_output=on_output,
             on_progress=on_progress,
+            cancel=cancel,
         )
         if plan.script and plan.command.argv[0] in ("bash", "sh"):
             result = _name_shell_start_failure(result)
         if plan.state_path is not None:
             result = self._update_session(plan, result)
+        self.policy.audit(decision="run", command=plan.command.display, cwd=plan.command.cwd,
+                          exit_code=result.exit_code, duration_ms=result.duration_ms, outcome=result.outcome())
         return result
+
+    def check_guard(self, plan: Plan, guard: Guard) -> None:
+        """Raise :class:`CommandRefused` (and audit it) when ``guard`` refuses what ``plan`` would run."""
+        if plan.shell_text is not None:
+            refusal = check(guard, text=plan.shell_text)
+        else:
+            refusal = check(guard, argv=plan.command.argv)
+        if refusal is not None:
+            self.policy.audit(decision="refused", command=plan.command.display, cwd=plan.command.cwd,
+                              rule=refusal.rule, reason=refusal.reason)
+            raise CommandRefused(refusal, "run it with guard='none' if you really mean it")
+
+    def _outside_roots(self, plan: Plan) -> PreExecError | None:
+        if self.policy.outside_roots(plan.command.cwd):
+            return PreExecError(f"working directory '{plan.command.cwd}' is outside the allowed directories",
+                                "EPERM", exit_code=1)
+        return None
 
     def _update_session(self, plan: Plan, result: Result) -> Result:
         assert plan.state_path is not None
@@ -220,20 +268,32 @@ class Engine:
         if stopped or not state:
             why = "the run was stopped" if stopped else "the shell replaced itself (exec) or its EXIT trap was replaced"
             return dataclasses.replace(result, notes=result.notes + (f"session state unchanged: {why}",))
+        previous_cwd = self.session.cwd
         changed = self.session.absorb(state, plan.command.env, plan.command.cwd)
+        if changed and self.session.cwd is not None and self.policy.outside_roots(self.session.cwd):
+            escaped, self.session.cwd = self.session.cwd, previous_cwd
+            note = f"cd to {escaped} was undone: it is outside the allowed directories"
+            return dataclasses.replace(result, notes=result.notes + (note,))
         if changed:
             return dataclasses.replace(result, new_cwd=self.session.cwd)
         return result
 
-    def start_background(self, plan: Plan, *, name: str | None = None, timeout: float | None = None) -> ShellInfo:
+    def start_background(self, plan: Plan, *, name: str | None = None, timeout: float | None = None,
+                         guard: Guard = "catastrophic") -> ShellInfo:
         """Start a plan as a background shell (see :class:`~execmagic.engine.shells.ShellRegistry`).
 
         Plan it with ``save_session=False``: a background shell starts from the session and
-        never writes it back.  A plan that cannot start raises its :class:`PreExecError`.
+        never writes it back.  A plan that cannot start raises its :class:`PreExecError`;
+        a refused one :class:`CommandRefused`.
         """
-        if plan.error is not None:
-            raise plan.error
-        return self.shells.start(plan.command, marker_prefix=self.token, name=name, timeout=timeout)
+        self.check_guard(plan, guard)
+        error = plan.error or self._outside_roots(plan)
+        if error is not None:
+            raise error
+        info = self.shells.start(plan.command, marker_prefix=self.token, name=name, timeout=timeout)
+        self.policy.audit(decision="background", command=plan.command.display, cwd=plan.command.cwd,
+                          shell_id=info.id, pid=info.pid)
+        return info
 
     def close(self, grace: float | None = None) -> None:
         """Stop every background shell and helper this engine started (``grace`` before SIGKILL)."""
@@ -241,14 +301,14 @@ class Engine:
 
     def run_script(self, script: str, language: str = "bash", *, options: RunOptions | None = None,
                    on_output: OutputCallback | None = None, on_progress: ProgressCallback | None = None,
-                   **plan_args: Any) -> Result:
-        """Plan and run a script in one call (see :meth:`plan_script` for the arguments)."""
+                   guard: Guard = "catastrophic", cancel: CancelToken | None = None, **plan_args: Any) -> Result:
+        """Plan and run a script in one call (see :meth:`plan_script` and :meth:`run` for the arguments)."""
         return self.run(self.plan_script(script, language, **plan_args), options=options,
-                        on_output=on_output, on_progress=on_progress)
+                        on_output=on_output, on_progress=on_progress, guard=guard, cancel=cancel)
 
     def run_argv(self, argv: Sequence[str], *, options: RunOptions | None = None,
                  on_output: OutputCallback | None = None, on_progress: ProgressCallback | None = None,
-                 **plan_args: Any) -> Result:
-        """Plan and run an argv in one call (see :meth:`plan_argv` for the arguments)."""
+                 guard: Guard = "catastrophic", cancel: CancelToken | None = None, **plan_args: Any) -> Result:
+        """Plan and run an argv in one call (see :meth:`plan_argv` and :meth:`run` for the arguments)."""
         return self.run(self.plan_argv(argv, **plan_args), options=options,
-                        on_output=on_output, on_progress=on_progress)
+                        on_output=on_output, on_progress=on_progress, guard=guard, cancel=cancel)

@@ -1,0 +1,99 @@
+"""``execute(config, params)``: the SubprocessPrimitive seed's shape over the engine.
+
+A config dict (``command``, ``args``, ``env``, ``cwd``, ``timeout`` in seconds,
+``capture_output``, ``input_data``) and runtime ``params``; ``${VAR:-default}``
+then ``{param}`` expansion in command, args, cwd and input_data; never raises for
+a run that failed -- a command that is not found gives ``return_code`` -1 and
+"not found" in ``stderr``, a timeout "timed out", a refused permission
+"Permission denied".
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import errno
+import os
+import sys
+from collections.abc import Mapping
+from typing import Any
+
+from .errors import ExecError
+from .policy import Guard
+from .runner import Engine
+
+#: Default timeout, in seconds, as the seed documents.
+DEFAULT_TIMEOUT = 300
+#: An ``env`` of at least this many variables is taken as complete (already resolved by an
+#: orchestrator) and used as it is; a smaller one is merged over ``os.environ`` (the seed's rule).
+COMPLETE_ENV_SIZE = 50
+
+
+@dataclasses.dataclass(frozen=True)
+class SubprocessResult:
+    """The seed's result: did it work, what it printed, its code and how long it took."""
+
+    success: bool
+    stdout: str
+    stderr: str
+    return_code: int
+    duration_ms: int
+
+
+def _failure(message: str, duration_ms: int = 0, return_code: int = -1) -> SubprocessResult:
+    return SubprocessResult(False, "", message, return_code, duration_ms)
+
+
+def execute(config: Mapping[str, Any], params: Mapping[str, Any] | None = None, *,
+            engine: Engine | None = None, guard: Guard = "catastrophic") -> SubprocessResult:
+    """Run ``config`` with ``params``; every failure is a :class:`SubprocessResult`, never an exception."""
+    from .api import default_engine
+
+    engine = engine or default_engine()
+    params = dict(params or {})
+    command = config.get("command")
+    if not isinstance(command, str) or not command:
+        return _failure("exec: config needs a 'command' string (EINVAL)")
+    args = config.get("args") or []
+    if not isinstance(args, (list, tuple)) or not all(isinstance(a, (str, int, float)) for a in args):
+        return _failure("exec: 'args' must be a list of strings (EINVAL)")
+    raw_env = {str(k): str(v) for k, v in (config.get("env") or {}).items()}
+    complete = len(raw_env) >= COMPLETE_ENV_SIZE
+    try:
+        cwd = config.get("cwd")
+        input_data = config.get("input_data")
+        timeout = float(config.get("timeout", DEFAULT_TIMEOUT))
+        capture = bool(config.get("capture_output", True))
+        plan = engine.plan_argv(
+            [command, *map(str, args)], cwd=str(cwd) if cwd else None, env=raw_env, params=params,
+            input=str(input_data) if input_data is not None else None, isolated=True,
+            env_filter=(lambda _inherited: {}) if complete else None,
+        )
+        options = dataclasses.replace(engine.options, timeout=timeout)
+        result = engine.run(plan, options=options, on_output=None if capture else _to_parent, guard=guard)
+    except (ExecError, ValueError, TypeError) as exc:
+        return _failure(f"exec: {exc}")
+    if result.error:
+        code = result.error.rsplit("(", 1)[-1].rstrip(")")
+        reason = os.strerror(getattr(errno, code, errno.EIO))
+        return _failure(f"{result.error}: {reason}", result.duration_ms)
+    stdout, stderr = (result.stdout, result.stderr) if capture else ("", "")
+    if result.timed_out:
+        stderr += ("\n" if stderr and not stderr.endswith("\n") else "") + f"exec: timed out after {timeout:g}s (TIMEOUT)"
+    return SubprocessResult(result.success, stdout, stderr, result.exit_code, result.duration_ms)
+
+
+def _to_parent(stream: str, text: str) -> None:
+    """``capture_output=False``: the output goes to this process's own stdout/stderr."""
+    (sys.stdout if stream == "stdout" else sys.stderr).write(text)
+
+
+class SubprocessPrimitive:
+    """The seed's class shape: ``await SubprocessPrimitive().execute(config, params)``."""
+
+    def __init__(self, engine: Engine | None = None) -> None:
+        self.engine = engine
+
+    async def execute(self, config: Mapping[str, Any], params: Mapping[str, Any] | None = None) -> SubprocessResult:
+        from .api import _in_thread
+
+        return await _in_thread(lambda _token: execute(config, params, engine=self.engine), cancellable=False)

@@ -1,0 +1,282 @@
+"""Agent tools: Bash, BashOutput, KillShell, ListShells (and plugin tools), in the shapes models know.
+
+:class:`Toolbox` gives their JSON Schemas in the two common function-calling
+formats and a :meth:`Toolbox.dispatch` that takes a tool name and arguments (a
+dict or a JSON string) and always answers with a JSON-able dict -- bad input is
+an answer with ``"success": false`` and an ``"error"``, never an exception, so
+a model can read it and try again.
+
+Guardrails are on: every dangerous-command rule (``guard="all"``), secrets held
+back from the environment and redacted from output, output cut in the middle to
+30,000 characters (saying how much and where the full log is).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from collections.abc import Callable, Iterable, Mapping
+from typing import Any
+
+from .errors import ExecError
+from .policy import CommandRefused, Guard, redact, sanitize_env
+from .runner import Engine
+
+#: Characters of output a tool answer carries at most (seed 004); the middle is cut.
+MAX_OUTPUT_CHARS = 30_000
+DEFAULT_TIMEOUT_MS = 120_000
+MIN_TIMEOUT_MS = 1_000
+MAX_TIMEOUT_MS = 600_000
+#: The cursor name the tools read background output with: a human's ``%bgout`` does not move it.
+AGENT_READER = "agent"
+
+Handler = Callable[[dict[str, Any]], dict[str, Any]]
+
+
+@dataclasses.dataclass(frozen=True)
+class ToolSpec:
+    """One tool: its name, what it is for, a JSON Schema for its arguments, and what runs it."""
+
+    name: str
+    description: str
+    parameters: dict[str, Any]
+    handler: Handler
+
+    def openai_schema(self) -> dict[str, Any]:
+        return {"type": "function",
+                "function": {"name": self.name, "description": self.description, "parameters": self.parameters}}
+
+    def anthropic_schema(self) -> dict[str, Any]:
+        return {"name": self.name, "description": self.description, "input_schema": self.parameters}
+
+
+def object_schema(properties: dict[str, dict[str, Any]], required: Iterable[str] = ()) -> dict[str, Any]:
+    return {"type": "object", "properties": properties, "required": list(required), "additionalProperties": False}
+
+
+_JSON_TYPES: dict[str, tuple[type, ...]] = {
+    "string": (str,), "integer": (int,), "number": (int, float), "boolean": (bool,),
+    "object": (dict,), "array": (list,), "null": (type(None),),
+}
+
+
+def validate(schema: Mapping[str, Any], arguments: Mapping[str, Any]) -> str | None:
+    """The first problem with ``arguments`` against a flat object schema, as one sentence; ``None`` if fine."""
+    properties = schema.get("properties", {})
+    for name in schema.get("required", []):
+        if name not in arguments:
+            return f"missing required argument {name!r}"
+    for name, value in arguments.items():
+        if name not in properties:
+            if schema.get("additionalProperties", True) is False:
+                return f"unknown argument {name!r} (expected: {', '.join(properties) or 'none'})"
+            continue
+        expected = properties[name].get("type")
+        if expected is None:
+            continue
+        kinds = expected if isinstance(expected, list) else [expected]
+        ok = any(isinstance(value, _JSON_TYPES.get(k, object)) and not (
+            k in ("integer", "number") and isinstance(value, bool)) for k in kinds)
+        if not ok:
+            return f"argument {name!r} must be {' or '.join(kinds)}, not {type(value).__name__} {value!r}"[:300]
+        if "enum" in properties[name] and value not in properties[name]["enum"]:
+            return f"argument {name!r} must be one of {properties[name]['enum']}"
+    return None
+
+
+def cut_middle(text: str, limit: int = MAX_OUTPUT_CHARS, log_hint: str = "") -> str:
+    """Keep the start and the end of ``text``; say how much of the middle was left out and where it is."""
+    if len(text) <= limit:
+        return text
+    note = f"\n… [{len(text) - limit:,} characters omitted from the middle{log_hint}] …\n"
+    keep = max(limit - len(note), 0)
+    head = keep // 2
+    return text[:head] + note + text[len(text) - (keep - head):]
+
+
+def _log_hint(paths: Mapping[str, str]) -> str:
+    return ("; full output in " + ", ".join(paths.values())) if paths else ""
+
+
+class Toolbox:
+    """The agent tools over one engine (by default the process-wide one, shared with the magics).
+
+    ``guard`` chooses which dangerous commands are refused (``"all"`` by default; the
+    operator -- not the model -- can relax it).  ``env_allow`` names variables to pass on
+    even though they look secret.  ``dry_run`` answers what would run, running nothing.
+    """
+
+    def __init__(self, engine: Engine | None = None, *, guard: Guard = "all", env_allow: Iterable[str] = (),
+                 redact_secrets: bool = True, dry_run: bool = False, grace: float = 2.0,
+                 max_output: int = MAX_OUTPUT_CHARS) -> None:
+        from .api import default_engine
+
+        self.engine = engine or default_engine()
+        self.guard = guard
+        self.env_allow = frozenset(env_allow)
+        self.redact_secrets = redact_secrets
+        self.dry_run = dry_run
+        self.grace = grace
+        self.max_output = max_output
+        self.tools: dict[str, ToolSpec] = {}
+        for spec in self._builtin_specs():
+            self.tools[spec.name] = spec
+
+    # -- catalogue ------------------------------------------------------------------------
+    def _builtin_specs(self) -> list[ToolSpec]:
+        return [
+            ToolSpec("Bash", (
+                "Executes a bash command in a persistent shell session (cd and export carry over) and returns its "
+                "output, exit code and duration. stdin is closed. Timeout defaults to 120000 ms (2 minutes), at "
+                "most 600000 ms. Output over 30000 characters is cut in the middle; the full log path is given. "
+                "Use run_in_background for long-running commands, then BashOutput to read them. Quote paths with "
+                "spaces; chain dependent commands with &&. Dangerous commands (recursive deletes of / or ~, "
+                "formatting disks, fork bombs, piping downloads into a shell, …) are refused."),
+                object_schema({
+                    "command": {"type": "string", "description": "The command to execute"},
+                    "description": {"type": "string",
+                                    "description": "Clear, concise description of what this command does (5-10 words)"},
+                    "timeout": {"type": "integer", "description": "Timeout in milliseconds (max 600000)",
+                                "default": DEFAULT_TIMEOUT_MS, "minimum": MIN_TIMEOUT_MS, "maximum": MAX_TIMEOUT_MS},
+                    "run_in_background": {"type": "boolean", "default": False,
+                                          "description": "Run command in background, use BashOutput to read output"},
+                }, required=["command"]), self._bash),
+            ToolSpec("BashOutput", (
+                "Retrieves output from a running or completed background bash shell: only what is new since the "
+                "last check, stdout and stderr, with the shell's status (running, exited N, killed, timed out) "
+                "and exit code. An optional regex filter keeps matching lines (the others are skipped, not lost)."),
+                object_schema({
+                    "bash_id": {"type": "string", "description": "The ID of the background shell to retrieve output from"},
+                    "filter": {"type": "string", "description": "Optional regex to filter output lines"},
+                }, required=["bash_id"]), self._bash_output),
+            ToolSpec("KillShell", (
+                "Kills a running background bash shell by its ID, with everything it started (TERM, then KILL). "
+                "Killing a shell that already ended is fine."),
+                object_schema({
+                    "shell_id": {"type": "string", "description": "The ID of the background shell to kill"},
+                }, required=["shell_id"]), self._kill_shell),
+            ToolSpec("ListShells", "Lists the background shells: id, status, runtime, exit code, command.",
+                     object_schema({}), self._list_shells),
+        ]
+
+    def add(self, spec: ToolSpec) -> None:
+        """Offer one more tool (a plugin); a name that is taken is refused."""
+        if spec.name in self.tools:
+            raise ValueError(f"a tool named {spec.name!r} exists already")
+        self.tools[spec.name] = spec
+
+    def schemas(self, style: str = "openai") -> list[dict[str, Any]]:
+        """Every tool's schema: ``"openai"`` (``{"type": "function", …}``) or ``"anthropic"`` (``input_schema``)."""
+        if style not in ("openai", "anthropic"):
+            raise ValueError("style must be 'openai' or 'anthropic'")
+        return [spec.openai_schema() if style == "openai" else spec.anthropic_schema() for spec in self.tools.values()]
+
+    # -- dispatch -------------------------------------------------------------------------
+    def dispatch(self, name: str, arguments: Mapping[str, Any] | str | None = None) -> dict[str, Any]:
+        """Run tool ``name`` with ``arguments``; always a JSON-able dict, never an exception."""
+        try:
+            spec = self.tools.get(name) if isinstance(name, str) else None
+            if spec is None:
+                return _error(f"unknown tool {name!r}; available: {', '.join(self.tools)}")
+            if isinstance(arguments, str):
+                try:
+                    arguments = json.loads(arguments) if arguments.strip() else {}
+                except json.JSONDecodeError as exc:
+                    return _error(f"arguments are not valid JSON: {exc}")
+            arguments = {} if arguments is None else arguments
+            if not isinstance(arguments, Mapping):
+                return _error(f"arguments must be a JSON object, not {type(arguments).__name__}")
+            problem = validate(spec.parameters, arguments)
+            if problem:
+                return _error(f"{name}: {problem}")
+            answer = spec.handler(dict(arguments))
+        except CommandRefused as exc:
+            answer = _error(str(exc).replace("run it with guard='none' if you really mean it",
+                                             "this tool does not run it; ask the user to run it themselves"))
+        except ExecError as exc:
+            answer = _error(str(exc))
+        except Exception as exc:  # noqa: BLE001 -- a tool answer, never a crash of the agent loop
+            answer = _error(f"internal error: {type(exc).__name__}: {exc}")
+        return json.loads(json.dumps(answer, default=str))
+
+    # -- the tools --------------------------------------------------------------------------
+    def _env_filter(self, held: dict[str, str]) -> Callable[[dict[str, str]], dict[str, str]]:
+        """An env filter that holds back secret-looking variables, remembering them in ``held``."""
+
+        def keep_safe(env: dict[str, str]) -> dict[str, str]:
+            kept, secret = sanitize_env(env, self.env_allow)
+            held.update(secret)
+            return kept
+
+        return keep_safe
+
+    def _clean(self, text: str, held: Mapping[str, str]) -> str:
+        return redact(text, held) if self.redact_secrets else text
+
+    def _bash(self, args: dict[str, Any]) -> dict[str, Any]:
+        command: str = args["command"]
+        notes: list[str] = []
+        timeout_ms = args.get("timeout", DEFAULT_TIMEOUT_MS)
+        clamped = min(max(timeout_ms, MIN_TIMEOUT_MS), MAX_TIMEOUT_MS)
+        if clamped != timeout_ms:
+            notes.append(f"timeout {timeout_ms} ms is outside {MIN_TIMEOUT_MS}–{MAX_TIMEOUT_MS} ms; used {clamped} ms")
+        background = bool(args.get("run_in_background", False))
+        held: dict[str, str] = {}
+        plan = self.engine.plan_script(command, "bash", save_session=not background, env_filter=self._env_filter(held))
+        if self.dry_run:
+            self.engine.check_guard(plan, self.guard)  # a dry run still says "refused"
+            return {"success": True, "dry_run": True, "output": f"[Dry Run] Would execute: {plan.command.display}",
+                    "cwd": plan.command.cwd, "notes": notes}
+        if background:
+            info = self.engine.start_background(plan, guard=self.guard)
+            return {"success": True, "shell_id": info.id, "pid": info.pid, "status": info.status,
+                    "output": f"started in the background as {info.id}; read it with BashOutput",
+                    "log_paths": info.log_paths, "notes": notes}
+        options = dataclasses.replace(self.engine.options, timeout=clamped / 1000, grace=self.grace)
+        result = self.engine.run(plan, options=options, guard=self.guard)
+        output = result.stdout + (("" if not result.stdout or result.stdout.endswith("\n") else "\n")
+                                  + result.stderr if result.stderr else "")
+        if result.error:
+            output = (output + "\n" if output else "") + result.error
+        answer = {
+            "success": result.success, "exit_code": result.exit_code, "status": result.outcome(),
+            "output": self._clean(cut_middle(output, self.max_output, _log_hint(result.log_paths)), held),
+            "duration_ms": result.duration_ms, "timed_out": result.timed_out, "cwd": self.engine.session.current_cwd(),
+            "notes": notes + list(result.notes),
+        }
+        if result.log_paths:
+            answer["log_paths"] = result.log_paths
+        return answer
+
+    def _bash_output(self, args: dict[str, Any]) -> dict[str, Any]:
+        out = self.engine.shells.read(args["bash_id"], reader=AGENT_READER, pattern=args.get("filter"),
+                                      max_bytes=self.max_output * 4)
+        text = out.stdout + (("[stderr]\n" + out.stderr) if out.stderr else "")
+        info = out.shell
+        answer = {
+            "success": True, "bash_id": info.id, "status": info.status, "running": info.running,
+            "exit_code": info.exit_code, "runtime_s": info.runtime_s,
+            "output": self._clean(cut_middle(text, self.max_output, _log_hint(info.log_paths)), self._secrets()),
+            "finished_and_read": out.at_end,
+        }
+        if args.get("filter") is not None:
+            answer["lines_not_matching"] = sum(out.filtered_out.values())
+        return answer
+
+    def _secrets(self) -> dict[str, str]:
+        """What a background shell's output may hold: the secret-looking variables of the session."""
+        return sanitize_env(self.engine.session.environment(), self.env_allow)[1]
+
+    def _kill_shell(self, args: dict[str, Any]) -> dict[str, Any]:
+        outcome = self.engine.shells.kill(args["shell_id"], grace=self.grace)
+        return {"success": True, "shell_id": outcome.shell.id, "status": outcome.shell.status,
+                "message": outcome.message}
+
+    def _list_shells(self, args: dict[str, Any]) -> dict[str, Any]:
+        return {"success": True, "shells": [
+            {"id": i.id, "status": i.status, "runtime_s": i.runtime_s, "exit_code": i.exit_code,
+             "command": i.command} for i in self.engine.shells.list()]}
+
+
+def _error(message: str) -> dict[str, Any]:
+    return {"success": False, "error": message}
