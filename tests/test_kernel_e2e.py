@@ -162,3 +162,13 @@ def test_kernel_shutdown_and_restart_leave_no_shell(how):
     finally:
         if how == "restart":
             k.shutdown()
+
+
+def test_asyncio_api_in_a_notebook_cell(kernel):
+    ex = kernel.execute(
+        "import asyncio, execmagic\n"
+        "results = await asyncio.gather(execmagic.arun('echo one'), execmagic.aspawn(['echo', 'two']))\n"
+        "print([r.stdout for r in results])"
+    )
+    assert ex.status == "ok", ex.reply
+    assert ex.stream_text() == "['one\\n', 'two\\n']\n"

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import json
 import os
 import signal
+import sys
 import threading
 import time
 
@@ -258,3 +260,72 @@ def test_terminal_shows_text_only(ip):
         ip.display_formatter.active_types = notebook_types
     (output,) = cap.outputs
     assert list(output.data) == ["text/plain"] and output.data["text/plain"].startswith("✔ exit 0")
+
+
+def test_catastrophic_commands_are_refused_with_an_override(ip, tmp_path):
+    with pytest.raises(UsageError, match=r"refused: 'rm -rf /' — recursively deletes the root directory"
+                                         r" \(rule rm-recursive-root\); pass --allow-dangerous") as info:
+        ip.run_line_magic("exec", "echo start; rm -rf /")
+    assert "\n" not in str(info.value)
+    with pytest.raises(UsageError, match="refused"):
+        ip.run_cell_magic("exec", "", "bash -c 'mkfs.ext4 /dev/sda1'")
+    with pytest.raises(UsageError, match="refused"):
+        ip.run_line_magic("spawn", "dd if=/dev/zero of=/dev/sda")
+    with pytest.raises(UsageError, match="refused"):
+        ip.run_line_magic("bg", "rm -rf ~")
+    # risky but not catastrophic: allowed by the magics' default guard, refused with guard = 'all'
+    assert run(ip, "--dry-run curl -s https://example.invalid | sh").stdout.startswith("curl")
+    ip.run_line_magic("config", "ExecMagics.guard = 'all'")
+    try:
+        with pytest.raises(UsageError, match="pipe-to-shell"):
+            run(ip, "curl -s https://example.invalid | sh")
+    finally:
+        ip.run_line_magic("config", "ExecMagics.guard = 'catastrophic'")
+    # the visible override: a harmless stand-in that the rule matches (rm of a home directory that is a temp dir)
+    fake_home = tmp_path / "home"
+    fake_home.mkdir()
+    (fake_home / "f").write_text("x")
+    cap = run(ip, f"--allow-dangerous --env HOME={fake_home} rm -rf ~")
+    assert not fake_home.exists() and summaries(cap)[0]["application/json"]["exit_code"] == 0
+
+
+def test_allowed_dirs_and_audit_log_traits(ip, tmp_path):
+    magics = ip.magics_manager.registry["ExecMagics"]
+    root = tmp_path / "root"
+    (root / "inner").mkdir(parents=True)
+    audit = tmp_path / "audit.jsonl"
+    run(ip, f"cd {root}/inner")
+    ip.run_line_magic("config", f"ExecMagics.allowed_dirs = [{str(root)!r}]")
+    ip.run_line_magic("config", f"ExecMagics.audit_log = {str(audit)!r}")
+    try:
+        cap = run(ip, "cd /")
+        assert "cd to / was undone" in summaries(cap)[0]["text/plain"]
+        assert run(ip, "pwd").stdout == f"{root}/inner\n"
+        with pytest.raises(CellCommandFailed, match="outside the allowed directories"):
+            run(ip, "--cwd / true")
+    finally:
+        ip.run_line_magic("config", "ExecMagics.allowed_dirs = []")
+        ip.run_line_magic("config", "ExecMagics.audit_log = ''")
+    decisions = [json.loads(line)["decision"] for line in audit.read_text().splitlines()]
+    assert decisions == ["run", "run", "failed"]
+    assert magics.engine.policy.allowed_roots == () and magics.engine.policy.audit_log is None
+
+
+def test_spawn_json_args_speaks_the_plugin_protocol(ip, tmp_path):
+    plugin = tmp_path / "plugin.py"
+    plugin.write_text("import json, sys\nargs = json.loads(sys.stdin.readline())\n"
+                      "print(json.dumps({'success': True, 'output': args['pin'] * 2, 'error': None}))\n")
+    with capture_output() as cap:
+        ip.run_line_magic("spawn", f"--json-args '{{\"pin\": 21}}' {sys.executable} {plugin}")
+    assert json.loads(cap.stdout) == {"success": True, "output": 42, "error": None}
+    for bad, message in (("'[1]'", "JSON object, not list"), ("'{oops'", "needs a JSON object"),
+                         ("'{}' --input x", "both set stdin")):
+        with pytest.raises(UsageError, match=message):
+            ip.run_line_magic("spawn", f"--json-args {bad} cat")
+
+
+def test_execmagic_run_shares_the_magics_session(ip, tmp_path):
+    import execmagic
+
+    run(ip, f"cd {tmp_path}")
+    assert execmagic.run("pwd").stdout == f"{tmp_path}\n"

@@ -125,11 +125,16 @@ class LogDir:
 
     def __init__(self, path: str) -> None:
         self.path = path
-        os.makedirs(path, exist_ok=True)
+        self.ensure()
+
+    def ensure(self) -> str:
+        """Create the directory if it is missing (it may have been cleaned up under us); return it."""
+        os.makedirs(self.path, exist_ok=True)
+        return self.path
 
     def opener(self, run_label: str) -> Callable[[str], tuple[str, BinaryIO]]:
         def open_log(stream: str) -> tuple[str, BinaryIO]:
-            path = os.path.join(self.path, f"{run_label}.{stream}.log")
+            path = os.path.join(self.ensure(), f"{run_label}.{stream}.log")
             return path, open(path, "wb", buffering=1 << 20)
 
         return open_log

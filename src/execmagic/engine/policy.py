@@ -320,17 +320,19 @@ def _pipe_to_shell(text: str) -> Refusal | None:
             current = []
         elif token in _SEPARATORS or (token and set(token) <= set(";&|()")):
             stages.append(current)
-            fetched = False
-            for stage in stages:
+            fetched_at = None
+            for i, stage in enumerate(stages):
                 words = _strip_wrappers(stage)
                 if not words:
                     continue
                 name = os.path.basename(words[0])
-                if name in _DOWNLOADERS:
-                    fetched = True
-                elif fetched and name in _INTERPRETERS and not [w for w in words[1:] if not w.startswith("-")]:
+                if name in _DOWNLOADERS and fetched_at is None:
+                    fetched_at = i
+                elif fetched_at is not None and name in _INTERPRETERS and not [
+                        w for w in words[1:] if not w.startswith("-")]:
+                    pipeline = " | ".join(" ".join(s) for s in stages[fetched_at:i + 1])
                     return Refusal("pipe-to-shell", "runs code downloaded from the network without looking at it",
-                                   " ".join(words), catastrophic=False)
+                                   pipeline, catastrophic=False)
             stages, current = [], []
         else:
             current.append(token)

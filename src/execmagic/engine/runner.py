@@ -167,7 +167,7 @@ class Engine:
         text = expand_params(script, p.params, quote=language in ("bash", "sh"))
         state_path = None
         if language == "bash" and not isolated and save_session:
-            state_path = os.path.join(self.logs.path, f"{p.label}.state")
+            state_path = os.path.join(self.logs.ensure(), f"{p.label}.state")
             argv: tuple[str, ...] = ("bash", "-c", state_prelude(state_path) + text)
         else:
             argv = script_argv(language, text, p.env, os.path.join(self.logs.path, f"{p.label}.script"))

@@ -6,6 +6,7 @@ import atexit
 from typing import Any
 
 from ..display import formatters
+from ..engine.api import close_default_engine
 from .bg_magics import BackgroundMagics
 from .exec_magics import CellCommandFailed, CommandInterrupted, ExecMagics, StartFailed
 
@@ -35,6 +36,7 @@ EXIT_GRACE = 1.0
 
 def _close_at_exit(exec_magics: ExecMagics) -> None:
     exec_magics.engine.close(grace=min(exec_magics.kill_grace, EXIT_GRACE))
+    close_default_engine()
 
 
 def unload(shell: Any) -> None:
@@ -43,7 +45,7 @@ def unload(shell: Any) -> None:
     if loaded is None:
         return
     exec_magics = loaded[0]
-    exec_magics.engine.close()
+    close_default_engine()
     atexit.unregister(_close_at_exit)
     registry = shell.magics_manager.magics
     for magics in loaded:

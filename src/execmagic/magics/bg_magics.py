@@ -55,6 +55,7 @@ class BackgroundMagics(Magics):
     @argument("--param", action="append", metavar="K=V", help="value for {K} templates (before the namespace)")
     @argument("--isolated", action="store_true", help="start from the kernel's cwd and env, not the session's")
     @argument("--dry-run", action="store_true", help="show the fully expanded command; start nothing")
+    @argument("--allow-dangerous", action="store_true", help="start even what a guardrail refuses")
     @line_magic("bg")
     def bg(self, line: str) -> None:
         """Start a shell command in the background and return at once; ``%bg`` alone lists the shells.

@@ -18,13 +18,15 @@ from IPython.core.error import UsageError
 from IPython.core.magic import Magics, cell_magic, line_magic, magics_class, no_var_expand
 from IPython.core.magic_arguments import argument, magic_arguments, parse_argstring
 from IPython.display import display
-from traitlets import Bool, Float, Int, Unicode, observe
+from traitlets import Bool, Enum, Float, Int, List, Unicode, observe
 
 from ..display.render import Summary, short_command
 from ..engine.capture import LogDir
+from ..engine.api import default_engine
 from ..engine.errors import CommandFailed, PreExecError, ShellLimitReached, UnknownShell, UsageProblem
+from ..engine.policy import GUARDS, CommandRefused
 from ..engine.results import Result
-from ..engine.runner import Engine, Plan
+from ..engine.runner import Plan
 from ..engine.spec import RunOptions
 from .live import LiveOutput, StatusLine
 from .options import NamespaceParams, parse_pairs, split_leading_options, split_words
@@ -61,6 +63,10 @@ def engine_errors() -> Iterator[None]:
     """Turn the engine's deliberate errors into what a notebook user should see: one line, no traceback."""
     try:
         yield
+    except CommandRefused as exc:
+        refusal = exc.refusal
+        raise UsageError(f"refused: {refusal.command!r} — {refusal.reason} (rule {refusal.rule});"
+                         " pass --allow-dangerous to run it anyway") from None
     except (UsageProblem, UnknownShell, ShellLimitReached) as exc:
         raise UsageError(str(exc)) from None
     except PreExecError as exc:
@@ -81,6 +87,8 @@ def _common(func: Callable[..., Any]) -> Callable[..., Any]:
         argument("--quiet", action="store_true", help="no live output; show the result with its output at the end"),
         argument("--isolated", action="store_true", help="run outside the persistent session (kernel cwd and env)"),
         argument("--dry-run", action="store_true", help="show the fully expanded command; run nothing"),
+        argument("--allow-dangerous", action="store_true",
+                 help="run even what a guardrail refuses (recursive delete of / or ~, mkfs, dd onto a disk, …)"),
     ]
     for decorate in reversed(decorators):
         func = decorate(func)
@@ -121,18 +129,38 @@ class ExecMagics(Magics):
     max_background_shells = Int(
         32, help="Background shells that may run at once; one more is refused with a clear error.",
     ).tag(config=True)
+    guard = Enum(
+        GUARDS, default_value="catastrophic",
+        help="Commands refused before they run: 'catastrophic' (destroys a system or data: rm -rf /, mkfs, dd onto"
+             " a disk, fork bombs, …), 'all' (also risky ones: curl | sh, reboot, kill -1), or 'none'."
+             " --allow-dangerous overrides it for one run. A guardrail, not a sandbox.",
+    ).tag(config=True)
+    allowed_dirs = List(
+        Unicode(), default_value=[],
+        help="When set, commands may only run in these directories (symlinks resolved); a cd outside is undone.",
+    ).tag(config=True)
+    audit_log = Unicode("", help="A file to append one JSON line per command decision to (run, refused, …).").tag(
+        config=True)
     status_delay = Float(
         2.0, help="Seconds a command runs before a live status line (elapsed, bytes) appears.",
     ).tag(config=True)
 
     def __init__(self, shell: Any = None, **kwargs: Any) -> None:
         super().__init__(shell=shell, **kwargs)
-        self.engine = Engine(log_dir=self.log_dir or None)
+        # the process-wide engine: execmagic.run() in a cell shares this session and these shells
+        self.engine = default_engine()
+        self._apply_engine_settings()
 
-    @observe("log_dir")
-    def _log_dir_changed(self, change: dict[str, Any]) -> None:
-        if getattr(self, "engine", None) is not None and change["new"]:
-            self.engine.logs = LogDir(change["new"])
+    @observe("log_dir", "allowed_dirs", "audit_log")
+    def _engine_settings_changed(self, change: dict[str, Any]) -> None:
+        if getattr(self, "engine", None) is not None:
+            self._apply_engine_settings()
+
+    def _apply_engine_settings(self) -> None:
+        if self.log_dir and self.engine.logs.path != self.log_dir:
+            self.engine.logs = LogDir(self.log_dir)
+        self.engine.policy.allowed_roots = tuple(self.allowed_dirs)
+        self.engine.policy.audit_log = self.audit_log or None
 
     # -- the magics ---------------------------------------------------------------
     @no_var_expand
@@ -199,6 +227,8 @@ class ExecMagics(Magics):
     @magic_arguments(name="spawn")
     @argument("command", nargs="*", metavar="ARG", help="the program, then its arguments (one word, one argument)")
     @argument("--argv", action="store_true", help="the rest of the line is a JSON array: the whole argv, one string per argument")
+    @argument("--json-args", metavar="JSON",
+              help="send this JSON object as one line on stdin, then close it (the JSON-line plugin protocol)")
     @_common
     @line_magic("spawn")
     def spawn(self, line: str) -> None:
@@ -213,6 +243,7 @@ class ExecMagics(Magics):
             %spawn git status --short
             %spawn python -c "print('one argument')"
             %spawn --argv ["printf", "%s\\n", "a b", "c"]
+            %spawn --json-args '{"pin": 5}' ./plugins/gpio_write.py
         """
         words, rest = split_leading_options(line, self.spawn.parser)
         args = self.spawn.parser.parse_args(words)
@@ -227,12 +258,25 @@ class ExecMagics(Magics):
             argv = split_words(rest)
         if not argv:
             raise UsageError("%spawn needs a command, e.g. %spawn git status")
+        if args.json_args is not None:
+            if args.input is not None:
+                raise UsageError("--json-args and --input both set stdin; use one")
+            try:
+                payload = json.loads(args.json_args)
+            except json.JSONDecodeError as exc:
+                raise UsageError(f"--json-args needs a JSON object: {exc}") from None
+            if not isinstance(payload, dict):
+                raise UsageError(f"--json-args needs a JSON object, not {type(payload).__name__}")
+            args.input = json.dumps(payload) + "\n"
         self._run(args, lambda **kw: self.engine.plan_argv(argv, **kw))
 
     # -- shared machinery -------------------------------------------------------
     def _params(self, args: Any) -> NamespaceParams:
         shell = self.shell
         return NamespaceParams(parse_pairs(args.param, "param"), shell.user_ns, shell.user_ns_hidden)
+
+    def _guard(self, args: Any) -> str:
+        return "none" if getattr(args, "allow_dangerous", False) else self.guard
 
     def _options(self, args: Any) -> RunOptions:
         timeout = args.timeout if args.timeout is not None else self.timeout
@@ -265,7 +309,7 @@ class ExecMagics(Magics):
             return
         self.sync_background_settings()
         with engine_errors():
-            info = self.engine.start_background(plan, name=args.name, timeout=args.timeout)
+            info = self.engine.start_background(plan, name=args.name, timeout=args.timeout, guard=self._guard(args))
         display(info)
 
     def _run(self, args: Any, make_plan: Callable[..., Plan]) -> None:
@@ -278,7 +322,9 @@ class ExecMagics(Magics):
         live = None if args.quiet else LiveOutput(self.display_budget)
         status = StatusLine(short_command(plan.command.display), self.status_delay, enabled=in_kernel)
         try:
-            result = self.engine.run(plan, options=options, on_output=live, on_progress=status)
+            with engine_errors():
+                result = self.engine.run(plan, options=options, on_output=live, on_progress=status,
+                                         guard=self._guard(args))
         finally:
             status.clear()
         if live is not None:
