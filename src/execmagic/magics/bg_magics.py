@@ -13,7 +13,7 @@ from typing import Any
 
 from IPython.core.error import UsageError
 from IPython.core.magic import Magics, line_magic, magics_class, no_var_expand
-from IPython.core.magic_arguments import argument, magic_arguments, parse_argstring
+from IPython.core.magic_arguments import argument, kwds, magic_arguments, parse_argstring
 from IPython.display import display
 
 from ..display.shells import ShellTable
@@ -21,6 +21,7 @@ from ..engine.results import ShellOutput
 from ..engine.shells import kill_many
 from .exec_magics import ExecMagics, engine_errors
 from .live import LiveOutput
+from .helpfmt import FixedWidthHelp
 from .options import split_leading_options
 
 #: Seconds each ``--follow`` read waits for news before asking again.
@@ -46,6 +47,7 @@ class BackgroundMagics(Magics):
 
     @no_var_expand
     @magic_arguments(name="bg")
+    @kwds(formatter_class=FixedWidthHelp)
     @argument("cmdline", nargs="*", metavar="CMDLINE", help="the shell command line, as typed")
     @argument("--name", metavar="ID", help="the shell's id instead of bg1, bg2, …")
     @argument("--timeout", type=float, metavar="S", help="stop the shell (and all it started) after S seconds")
@@ -81,6 +83,7 @@ class BackgroundMagics(Magics):
             args, lambda **kw: self.exec_magics.engine.plan_script(command, "bash", save_session=False, **kw))
 
     @magic_arguments(name="bgout")
+    @kwds(formatter_class=FixedWidthHelp)
     @argument("id", help="the shell's id (bg1, or its --name)")
     @argument("--filter", metavar="REGEX", help="only lines matching REGEX (the rest stays in the log)")
     @argument("--stream", choices=("stdout", "stderr", "both"), default="both", help="which output to show")
@@ -140,6 +143,7 @@ class BackgroundMagics(Magics):
             live("stderr", out.stderr)
 
     @magic_arguments(name="kill")
+    @kwds(formatter_class=FixedWidthHelp)
     @argument("ids", nargs="*", metavar="ID", help="the shells to stop")
     @argument("--all", action="store_true", help="stop every running background shell")
     @argument("--signal", default="TERM", metavar="NAME", help="first signal to send (TERM, INT, HUP, KILL, …)")

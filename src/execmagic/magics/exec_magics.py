@@ -16,7 +16,7 @@ from typing import Any
 
 from IPython.core.error import UsageError
 from IPython.core.magic import Magics, cell_magic, line_magic, magics_class, no_var_expand
-from IPython.core.magic_arguments import argument, magic_arguments, parse_argstring
+from IPython.core.magic_arguments import argument, kwds, magic_arguments, parse_argstring
 from IPython.display import display
 from traitlets import Bool, Enum, Float, Int, List, Unicode, observe
 
@@ -29,6 +29,7 @@ from ..engine.results import Result
 from ..engine.runner import Plan
 from ..engine.spec import RunOptions
 from .live import LiveOutput, StatusLine
+from .helpfmt import FixedWidthHelp
 from .options import NamespaceParams, parse_pairs, split_leading_options, split_words
 
 
@@ -165,6 +166,7 @@ class ExecMagics(Magics):
     # -- the magics ---------------------------------------------------------------
     @no_var_expand
     @magic_arguments(name="%exec")
+    @kwds(formatter_class=FixedWidthHelp)
     @argument("--bg", action="store_true", help="start the cell as a background shell (see %%bgout, %%kill)")
     @argument("--name", metavar="ID", help="with --bg: the shell's id instead of bg1, bg2, …")
     @argument("language", nargs="?", help="bash (default), sh, python, node/javascript, or any interpreter on PATH")
@@ -202,6 +204,7 @@ class ExecMagics(Magics):
 
     @no_var_expand
     @magic_arguments(name="exec")
+    @kwds(formatter_class=FixedWidthHelp)
     @argument("cmdline", nargs="*", metavar="CMDLINE", help="the shell command line, as typed")
     @_common
     @line_magic("exec")
@@ -225,6 +228,7 @@ class ExecMagics(Magics):
 
     @no_var_expand
     @magic_arguments(name="spawn")
+    @kwds(formatter_class=FixedWidthHelp)
     @argument("command", nargs="*", metavar="ARG", help="the program, then its arguments (one word, one argument)")
     @argument("--argv", action="store_true", help="the rest of the line is a JSON array: the whole argv, one string per argument")
     @argument("--json-args", metavar="JSON",
