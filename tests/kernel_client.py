@@ -35,12 +35,12 @@ class Execution:
 class Kernel:
     """Starts a kernel with a marker in its environment, so what it leaves behind can be found."""
 
-    def __init__(self, extra_env: dict[str, str] | None = None) -> None:
+    def __init__(self, extra_env: dict[str, str] | None = None, kernel_name: str = "python3") -> None:
         self.token = uuid.uuid4().hex
         env = {k: v for k, v in os.environ.items() if k != "EXECMAGIC_TEST_TOKEN"}
         env[KERNEL_TOKEN_VAR] = self.token
         env.update(extra_env or {})
-        self.manager = KernelManager(kernel_name="python3")
+        self.manager = KernelManager(kernel_name=kernel_name)
         self.manager.kernel_spec.argv[0] = sys.executable  # this environment's Python, whatever is installed
         self.manager.start_kernel(env=env)
         self.client = self.manager.client()

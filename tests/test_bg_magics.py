@@ -14,6 +14,7 @@ from IPython.core.interactiveshell import InteractiveShell
 from IPython.testing.globalipapp import start_ipython
 from IPython.utils.capture import capture_output
 
+from execmagic.display import PROVENANCE_MIME as PROVENANCE
 from processes import TOKEN_VAR, assert_none_left, processes_with
 
 
@@ -35,7 +36,7 @@ def ip():
     shell = start_ipython() or InteractiveShell.instance()  # the test shell is created once per process
     shell.run_line_magic("load_ext", "execmagic")
     terminal_types = list(shell.display_formatter.active_types)
-    shell.display_formatter.active_types = ["text/plain", "text/html", "application/json"]
+    shell.display_formatter.active_types = ["text/plain", "text/html", PROVENANCE]
     yield shell
     shell.display_formatter.active_types = terminal_types
     watchdog = shell.magics_manager.registry["ExecMagics"].engine.shells.watchdog_pid
@@ -80,12 +81,12 @@ def test_bg_returns_a_handle_and_lists(ip):
     cap = magic(ip, "bg", "--name job echo hi; sleep 30")
     (text,) = data(cap)
     assert text.startswith("▶ job · pid ") and "logs: " in text and "%bgout job" in text
-    assert data(cap, "application/json")[0]["id"] == "job"
+    assert data(cap, PROVENANCE)[0]["id"] == "job"
     assert cap.stdout == ""  # background output never appears by itself
     table = magic(ip, "bg", "")
     assert data(table)[0].splitlines()[0].split()[:3] == ["id", "pid", "status"]
     assert '<table class="execmagic-shells"' in data(table, "text/html")[0]
-    assert data(table, "application/json")[0][0]["status"] == "running"
+    assert data(table, PROVENANCE)[0][0]["status"] == "running"
 
 
 def test_bgout_shows_only_new_output_and_status(ip):

@@ -8,6 +8,7 @@ import time
 import psutil
 import pytest
 
+from execmagic.display import PROVENANCE_MIME as PROVENANCE
 from processes import assert_none_left
 from kernel_client import KERNEL_TOKEN_VAR, Kernel
 
@@ -48,18 +49,18 @@ def test_two_megabytes_of_lines_arrive_in_few_messages(kernel):
     text = ex.stream_text()
     assert text.rstrip().endswith("%0103d" % 20000)
     assert "live output paused" in text
-    (summary,) = [m for m in ex.of_type("display_data") if "application/json" in m["content"]["data"]]
-    assert summary["content"]["data"]["application/json"]["stdout_bytes"] == 20000 * 104
+    (summary,) = [m for m in ex.of_type("display_data") if PROVENANCE in m["content"]["data"]]
+    assert summary["content"]["data"][PROVENANCE]["stdout_bytes"] == 20000 * 104
 
 
 def test_summary_is_display_data_with_three_mimetypes(kernel):
     ex = kernel.execute("%exec echo hi")
     (summary,) = ex.of_type("display_data")
     data = summary["content"]["data"]
-    assert {"text/plain", "text/html", "application/json"} <= set(data)
+    assert {"text/plain", "text/html", PROVENANCE} <= set(data)
     assert data["text/plain"].startswith("✔ exit 0")
     assert 'class="execmagic-result"' in data["text/html"]
-    assert data["application/json"]["exit_code"] == 0
+    assert data[PROVENANCE]["exit_code"] == 0
 
 
 def test_command_reading_stdin_does_not_hang(kernel):
@@ -123,7 +124,7 @@ def test_interrupting_a_foreground_cell_leaves_background_shells_alone(kernel):
     helper.join()
     assert ex.status == "error"
     status = kernel.execute("%bgout keeper")
-    assert status.of_type("display_data")[0]["content"]["data"]["application/json"]["shell"]["status"] == "running"
+    assert status.of_type("display_data")[0]["content"]["data"][PROVENANCE]["shell"]["status"] == "running"
     assert kernel.execute("%kill keeper").status == "ok"
 
 

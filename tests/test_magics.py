@@ -15,6 +15,7 @@ from IPython.core.interactiveshell import InteractiveShell
 from IPython.testing.globalipapp import start_ipython
 from IPython.utils.capture import capture_output
 
+from execmagic.display import PROVENANCE_MIME as PROVENANCE
 from execmagic.engine import Result
 from execmagic.magics import CellCommandFailed, CommandInterrupted
 
@@ -25,7 +26,7 @@ def ip():
     shell.run_line_magic("load_ext", "execmagic")
     terminal_types = list(shell.display_formatter.active_types)
     # what a notebook frontend asks for; the terminal default is checked in its own test
-    shell.display_formatter.active_types = ["text/plain", "text/html", "application/json"]
+    shell.display_formatter.active_types = ["text/plain", "text/html", PROVENANCE]
     yield shell
     shell.display_formatter.active_types = terminal_types
     shell.run_line_magic("unload_ext", "execmagic")
@@ -53,18 +54,18 @@ def run(ip, line, cell=None):
 
 
 def summaries(cap):
-    return [o.data for o in cap.outputs if "application/json" in o.data]
+    return [o.data for o in cap.outputs if PROVENANCE in o.data]
 
 
 def test_line_exec_streams_and_shows_summary(ip):
     cap = run(ip, "echo hello; echo oops >&2")
     assert cap.stdout == "hello\n" and cap.stderr == "oops\n"
     (bundle,) = summaries(cap)
-    assert set(bundle) >= {"text/plain", "text/html", "application/json"}
+    assert set(bundle) >= {"text/plain", "text/html", PROVENANCE}
     assert bundle["text/plain"].startswith("✔ exit 0 · ")
     assert "\nhello" not in bundle["text/plain"]  # streamed output is not repeated
     assert "<details" not in bundle["text/html"]
-    assert bundle["application/json"]["command"] == "echo hello; echo oops >&2"
+    assert bundle[PROVENANCE]["command"] == "echo hello; echo oops >&2"
 
 
 def test_cell_exec_languages(ip):
@@ -114,7 +115,7 @@ def test_timeout_option_and_trait(ip):
         run(ip, "--timeout 0.3 sleep 30")
     ip.run_line_magic("config", "ExecMagics.timeout = 0.3")
     cap = run(ip, "--no-raise sleep 30")
-    assert summaries(cap)[0]["application/json"]["timed_out"] is True
+    assert summaries(cap)[0][PROVENANCE]["timed_out"] is True
     with pytest.raises(UsageError, match="positive"):
         run(ip, "--timeout -1 true")
 
@@ -286,7 +287,7 @@ def test_catastrophic_commands_are_refused_with_an_override(ip, tmp_path):
     fake_home.mkdir()
     (fake_home / "f").write_text("x")
     cap = run(ip, f"--allow-dangerous --env HOME={fake_home} rm -rf ~")
-    assert not fake_home.exists() and summaries(cap)[0]["application/json"]["exit_code"] == 0
+    assert not fake_home.exists() and summaries(cap)[0][PROVENANCE]["exit_code"] == 0
 
 
 def test_allowed_dirs_and_audit_log_traits(ip, tmp_path):

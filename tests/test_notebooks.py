@@ -88,4 +88,4 @@ def test_terminal_ipython_shows_text_only(tmp_path):
     assert result.returncode == 0, result.stderr
     assert "from-terminal\n✔ exit 0 · " in result.stdout
     assert "▶ t · pid " in result.stdout and "■ t stopped with SIGTERM" in result.stdout
-    assert "<div" not in result.stdout and "<table" not in result.stdout and "application/json" not in result.stdout
+    assert "<div" not in result.stdout and "<table" not in result.stdout and "vnd.execmagic" not in result.stdout

@@ -7,7 +7,8 @@ Prints a Markdown table: per-command latency of ``%exec true`` against
 2 MB printed as 20,000 lines by ``%%exec`` and ``%%bash``; kernel memory growth
 while ``%%exec`` prints 200 MB; for background shells, the time from a line being
 written to ``%bgout --wait`` delivering it, kernel CPU with 20 idle shells, and
-the time ``%kill`` takes to leave a tree gone.
+the time ``%kill`` takes to leave a tree gone; and, when it is installed, the same foreground
+figures for bash_kernel (``pip install bash_kernel && python -m bash_kernel.install --sys-prefix``).
 """
 
 from __future__ import annotations
@@ -77,6 +78,34 @@ def background_rows(kernel: Kernel, proc: psutil.Process, repeat: int) -> list[t
     return rows
 
 
+def bash_kernel_rows(repeat: int) -> list[tuple[str, str, str]]:
+    from jupyter_client.kernelspec import KernelSpecManager, NoSuchKernel
+
+    try:
+        KernelSpecManager().get_kernel_spec("bash")
+    except NoSuchKernel:
+        return [("bash_kernel", "not installed", "pip install bash_kernel && python -m bash_kernel.install --sys-prefix")]
+    kernel = Kernel(kernel_name="bash")
+    rows = []
+    try:
+        ms = statistics.median(cell_times(kernel, "true", repeat))
+        rows.append(("cell latency, bash_kernel `true`", f"{ms:.1f} ms (median of {repeat})", ""))
+        ex = kernel.execute(TWO_MB, timeout=300)
+        wall = ex.messages[-1][0] - ex.started
+        received = sum(len(m["content"]["text"]) for m in ex.of_type("stream"))
+        rows.append(("2 MB as 20,000 lines, bash_kernel", f"{len(ex.of_type('stream'))} stream messages, {wall:.2f} s",
+                     f"{received / 1e6:.2f} MB sent to the frontend"))
+        try:
+            kernel.execute("read answer; echo got $answer", timeout=5)
+            rows.append(("bash_kernel `read answer`", "returned", ""))
+        except TimeoutError:
+            rows.append(("bash_kernel `read answer`", "still waiting after 5 s", "`%exec read answer` returns at once (EOF)"))
+            kernel.manager.interrupt_kernel()
+    finally:
+        kernel.shutdown(now=True)
+    return rows
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeat", type=int, default=40)
@@ -114,6 +143,7 @@ def main() -> None:
         rows += background_rows(kernel, proc, args.repeat)
     finally:
         kernel.shutdown()
+    rows += bash_kernel_rows(args.repeat)
     print("| measurement | figure | compared |")
     print("|---|---|---|")
     for row in rows:

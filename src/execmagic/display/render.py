@@ -1,4 +1,4 @@
-"""Pure renderers: a :class:`Result` in → text/plain, text/html, application/json out.
+"""Pure renderers: a :class:`Result` in → text/plain, text/html and a JSON provenance record out.
 
 No IPython here; :mod:`execmagic.display.formatters` registers these with a shell.
 """
@@ -12,6 +12,9 @@ from typing import Any
 from ..engine.results import Result, format_bytes, format_duration
 
 _COMMAND_WIDTH = 100
+#: The MIME type of the JSON provenance record (see :mod:`execmagic.display.formatters` for why not
+#: plain ``application/json``).
+PROVENANCE_MIME = "application/vnd.execmagic+json"
 _OK, _FAIL = "✔", "✘"
 
 
@@ -106,5 +109,5 @@ def mimebundle(result: Result, panes: bool) -> dict[str, Any]:
     return {
         "text/plain": render_text(result, panes),
         "text/html": render_html(result, panes),
-        "application/json": render_json(result),
+        PROVENANCE_MIME: render_json(result),
     }
