@@ -13,18 +13,44 @@ import uuid
 
 import pytest
 
-from processes import TOKEN_VAR, assert_none_left
+from processes import TOKEN_VAR, assert_none_left, pid_alive
+
+
+def pytest_configure(config):
+    config.addinivalue_line(
+        "markers", "watchdog_outlives_test: the module's engine (and its watchdog) lives across tests; "
+        "the module's teardown proves the watchdog ends")
 
 
 @pytest.fixture(autouse=True)
-def no_leftover_processes():
+def no_leftover_processes(request):
     token = uuid.uuid4().hex
     os.environ[TOKEN_VAR] = token
     try:
         yield token
     finally:
         del os.environ[TOKEN_VAR]
-    assert_none_left(TOKEN_VAR, token)
+    assert_none_left(TOKEN_VAR, token, watchdogs=request.node.get_closest_marker("watchdog_outlives_test") is None)
+
+
+@pytest.fixture(scope="module")
+def notebook_shell():
+    """The test process's InteractiveShell with execmagic loaded, asking for what a notebook asks for
+    (text, HTML and the provenance JSON; a terminal's text-only default is tested on its own)."""
+    from IPython.core.interactiveshell import InteractiveShell
+    from IPython.testing.globalipapp import start_ipython
+
+    from execmagic.display import PROVENANCE_MIME
+
+    shell = start_ipython() or InteractiveShell.instance()  # the test shell is created once per process
+    shell.run_line_magic("load_ext", "execmagic")
+    terminal_types = list(shell.display_formatter.active_types)
+    shell.display_formatter.active_types = ["text/plain", "text/html", PROVENANCE_MIME]
+    yield shell
+    shell.display_formatter.active_types = terminal_types
+    watchdog = shell.magics_manager.registry["ExecMagics"].engine.shells.watchdog_pid
+    shell.run_line_magic("unload_ext", "execmagic")
+    assert watchdog is None or not pid_alive(watchdog)
 
 
 @pytest.fixture

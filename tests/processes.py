@@ -50,3 +50,11 @@ def assert_none_left(var: str, value: str, exclude: tuple[int, ...] = (), wait: 
             except psutil.NoSuchProcess:
                 pass
         pytest.fail(f"processes left behind: {described}")
+
+
+def pid_alive(pid: int) -> bool:
+    """Running and not a zombie."""
+    try:
+        return psutil.Process(pid).status() != psutil.STATUS_ZOMBIE
+    except psutil.NoSuchProcess:
+        return False

@@ -5,43 +5,21 @@ from __future__ import annotations
 import os
 import signal
 import threading
-import uuid
 
-import psutil
 import pytest
 from IPython.core.error import UsageError
-from IPython.core.interactiveshell import InteractiveShell
-from IPython.testing.globalipapp import start_ipython
 from IPython.utils.capture import capture_output
 
 from execmagic.display import PROVENANCE_MIME as PROVENANCE
-from processes import TOKEN_VAR, assert_none_left, processes_with
+from processes import TOKEN_VAR, pid_alive, processes_with
 
 
-@pytest.fixture(autouse=True)
-def no_leftover_processes():
-    """As the suite-wide check, except for the module's watchdog, which outlives single tests by design
-    (the module's teardown proves it ends)."""
-    token = uuid.uuid4().hex
-    os.environ[TOKEN_VAR] = token
-    try:
-        yield token
-    finally:
-        del os.environ[TOKEN_VAR]
-    assert_none_left(TOKEN_VAR, token, watchdogs=False)
+pytestmark = pytest.mark.watchdog_outlives_test
 
 
 @pytest.fixture(scope="module")
-def ip():
-    shell = start_ipython() or InteractiveShell.instance()  # the test shell is created once per process
-    shell.run_line_magic("load_ext", "execmagic")
-    terminal_types = list(shell.display_formatter.active_types)
-    shell.display_formatter.active_types = ["text/plain", "text/html", PROVENANCE]
-    yield shell
-    shell.display_formatter.active_types = terminal_types
-    watchdog = shell.magics_manager.registry["ExecMagics"].engine.shells.watchdog_pid
-    shell.run_line_magic("unload_ext", "execmagic")
-    assert watchdog is None or not _alive(watchdog)
+def ip(notebook_shell):
+    return notebook_shell
 
 
 @pytest.fixture(autouse=True)
@@ -54,13 +32,6 @@ def fresh(ip, tmp_path):
     magics.engine.shells.cleanup()
     magics.engine.shells._counter = 0  # ids start at bg1 in every test
     magics.max_background_shells = 32
-
-
-def _alive(pid):
-    try:
-        return psutil.Process(pid).status() != psutil.STATUS_ZOMBIE
-    except psutil.NoSuchProcess:
-        return False
 
 
 def magic(ip, name, line):
@@ -203,7 +174,7 @@ def test_unload_stops_background_shells_and_the_watchdog(ip):
     ip.run_line_magic("unload_ext", "execmagic")
     try:
         assert not processes_with(TOKEN_VAR, os.environ[TOKEN_VAR])
-        assert watchdog is not None and not _alive(watchdog)
+        assert watchdog is not None and not pid_alive(watchdog)
     finally:
         ip.run_line_magic("load_ext", "execmagic")
 

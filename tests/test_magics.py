@@ -11,8 +11,6 @@ import time
 
 import pytest
 from IPython.core.error import UsageError
-from IPython.core.interactiveshell import InteractiveShell
-from IPython.testing.globalipapp import start_ipython
 from IPython.utils.capture import capture_output
 
 from execmagic.display import PROVENANCE_MIME as PROVENANCE
@@ -21,15 +19,8 @@ from execmagic.magics import CellCommandFailed, CommandInterrupted
 
 
 @pytest.fixture(scope="module")
-def ip():
-    shell = start_ipython() or InteractiveShell.instance()  # the test shell is created once per process
-    shell.run_line_magic("load_ext", "execmagic")
-    terminal_types = list(shell.display_formatter.active_types)
-    # what a notebook frontend asks for; the terminal default is checked in its own test
-    shell.display_formatter.active_types = ["text/plain", "text/html", PROVENANCE]
-    yield shell
-    shell.display_formatter.active_types = terminal_types
-    shell.run_line_magic("unload_ext", "execmagic")
+def ip(notebook_shell):
+    return notebook_shell
 
 
 @pytest.fixture(autouse=True)

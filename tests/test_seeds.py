@@ -14,7 +14,7 @@ import time
 
 import pytest
 
-from execmagic.engine import Engine, RunOptions
+from execmagic.engine import RunOptions
 from execmagic.engine.plugins import PluginManifest, PluginParameter, PluginTool, load_manifest
 from execmagic.engine.primitive import SubprocessPrimitive, execute
 

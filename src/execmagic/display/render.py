@@ -102,12 +102,3 @@ def render_html(result: Result, panes: bool = True) -> str:
 def render_json(result: Result) -> dict[str, Any]:
     """Machine rendering: the provenance record (what ran, where, how it ended, when, how long)."""
     return result.to_json()
-
-
-def mimebundle(result: Result, panes: bool) -> dict[str, Any]:
-    """All three renderings at once, for ``display(..., raw=True)`` and for tests."""
-    return {
-        "text/plain": render_text(result, panes),
-        "text/html": render_html(result, panes),
-        PROVENANCE_MIME: render_json(result),
-    }

@@ -10,6 +10,7 @@ one session and one set of background shells.  Create your own :class:`Engine` f
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import shlex
 import threading
 from collections.abc import Callable, Sequence
@@ -45,13 +46,9 @@ def close_default_engine() -> None:
 
 
 def _options(timeout: float | None, grace: float | None, engine: Engine) -> RunOptions:
-    base = engine.options
-    return RunOptions(
-        timeout=timeout if timeout is not None else base.timeout,
-        grace=grace if grace is not None else base.grace,
-        drain=base.drain, keep_bytes=base.keep_bytes, flush_interval=base.flush_interval,
-        progress_interval=base.progress_interval,
-    )
+    """The engine's options, with this call's timeout and grace where given."""
+    changes = {k: v for k, v in (("timeout", timeout), ("grace", grace)) if v is not None}
+    return dataclasses.replace(engine.options, **changes)
 
 
 def run(command: str, *, language: str = "bash", timeout: float | None = None, grace: float | None = None,

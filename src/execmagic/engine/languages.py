@@ -22,10 +22,6 @@ _INLINE: dict[str, tuple[str, ...]] = {
 }
 
 
-def known_languages() -> tuple[str, ...]:
-    return tuple(_INLINE)
-
-
 def script_argv(language: str, script: str, env: Mapping[str, str], script_path: str) -> tuple[str, ...]:
     """The argv that runs ``script`` in ``language``.
 

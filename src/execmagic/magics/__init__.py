@@ -44,7 +44,6 @@ def unload(shell: Any) -> None:
     loaded = _LOADED.pop(id(shell), None)
     if loaded is None:
         return
-    exec_magics = loaded[0]
     close_default_engine()
     atexit.unregister(_close_at_exit)
     registry = shell.magics_manager.magics
