@@ -87,3 +87,19 @@ def test_export_values_round_trip(engine, value):
 def test_parse_export_listing_forms():
     data = b'declare -x A="1"\ndeclare -x B\ndeclare -rx C=$\'x\\ny\\303\\251\'\nexport D="q\\"z"\n'
     assert parse_export_listing(data) == {"A": "1", "C": "x\nyé", "D": 'q"z'}
+
+
+def test_repeated_identical_runs_still_see_every_change(engine, monkeypatch):
+    # the state parse is skipped when nothing changed; changes right after such runs must still count
+    engine.run_script("true")
+    engine.run_script("true")
+    engine.run_script("export A=1")
+    engine.run_script("true")
+    assert engine.run_script('echo "${A-unset}"').stdout == "1\n"
+    engine.run_script("unset A")
+    engine.run_script("true")
+    assert engine.run_script('echo "${A-unset}"').stdout == "unset\n"
+    monkeypatch.setenv("EXECMAGIC_T_FROM_KERNEL", "k")
+    engine.run_script("true")
+    engine.run_script("export EXECMAGIC_T_FROM_KERNEL=shell")
+    assert engine.session.set["EXECMAGIC_T_FROM_KERNEL"] == "shell"

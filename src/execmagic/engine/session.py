@@ -105,6 +105,9 @@ class ShellSession:
         self.cwd: str | None = None
         self.set: dict[str, str] = {}
         self.unset: set[str] = set()
+        # the last export listing and the environment it came from: when both repeat (most runs
+        # export nothing), applying them again would change nothing, so the parse is skipped
+        self._last_seen: tuple[bytes, dict[str, str]] | None = None
 
     def current_cwd(self) -> str:
         if self.cwd is not None and os.path.isdir(self.cwd):
@@ -121,7 +124,16 @@ class ShellSession:
     def absorb(self, state: bytes, env_passed: Mapping[str, str], cwd_before: str) -> bool:
         """Take a state file's content; return whether the working directory changed."""
         pwd, _, listing = state.partition(b"\0")
-        exported = parse_export_listing(listing)
+        if self._last_seen is None or self._last_seen[0] != listing or self._last_seen[1] != env_passed:
+            self._apply_exports(parse_export_listing(listing), env_passed)
+            self._last_seen = (listing, dict(env_passed))
+        new_cwd = pwd.decode("utf-8", "surrogateescape")
+        changed = new_cwd != cwd_before
+        if changed or self.cwd is not None:
+            self.cwd = new_cwd
+        return changed
+
+    def _apply_exports(self, exported: Mapping[str, str], env_passed: Mapping[str, str]) -> None:
         passed = {k: v for k, v in env_passed.items() if k not in _BASH_OWN}
         for name, value in exported.items():
             if name in _BASH_OWN or passed.get(name) == value:
@@ -132,13 +144,9 @@ class ShellSession:
             if name not in exported:
                 self.set.pop(name, None)
                 self.unset.add(name)
-        new_cwd = pwd.decode("utf-8", "surrogateescape")
-        changed = new_cwd != cwd_before
-        if changed or self.cwd is not None:
-            self.cwd = new_cwd
-        return changed
 
     def reset(self) -> None:
+        self._last_seen = None
         self.cwd = None
         self.set.clear()
         self.unset.clear()
