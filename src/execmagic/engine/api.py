@@ -36,13 +36,14 @@ def default_engine() -> Engine:
         return _default
 
 
-def close_default_engine() -> None:
-    """Stop the process-wide engine's background shells and forget it (the next use starts afresh)."""
+def close_default_engine(grace: float | None = None) -> None:
+    """Stop the process-wide engine's background shells (``grace`` before SIGKILL) and forget it;
+    the next use starts afresh."""
     global _default
     with _default_lock:
         engine, _default = _default, None
     if engine is not None:
-        engine.close()
+        engine.close(grace)
 
 
 def _options(timeout: float | None, grace: float | None, engine: Engine) -> RunOptions:
@@ -115,7 +116,7 @@ def shells(engine: Engine | None = None) -> list[ShellInfo]:
 
 
 # -- asyncio forms ----------------------------------------------------------------------------
-async def _in_thread(call: Callable[[CancelToken | None], T], cancellable: bool) -> T:
+async def in_thread(call: Callable[[CancelToken | None], T], cancellable: bool) -> T:
     """Run a blocking call on its own thread; if the awaiting task is cancelled, stop the command
     (through a :class:`CancelToken`) and wait until it is stopped before letting the cancel through."""
     loop = asyncio.get_running_loop()
@@ -157,29 +158,29 @@ def _settle(future: asyncio.Future[Any], value: Any, exc: BaseException | None) 
 
 async def arun(command: str, **kwargs: Any) -> Result:
     """:func:`run` for asyncio: awaitable; cancelling the task stops the command and all it started."""
-    return await _in_thread(lambda token: run(command, cancel=token, **kwargs), cancellable=True)
+    return await in_thread(lambda token: run(command, cancel=token, **kwargs), cancellable=True)
 
 
 async def aspawn(argv: Sequence[str] | str, **kwargs: Any) -> Result:
     """:func:`spawn` for asyncio: awaitable; cancelling the task stops the command."""
-    return await _in_thread(lambda token: spawn(argv, cancel=token, **kwargs), cancellable=True)
+    return await in_thread(lambda token: spawn(argv, cancel=token, **kwargs), cancellable=True)
 
 
 async def astart(command: str, **kwargs: Any) -> ShellInfo:
     """:func:`start` for asyncio."""
-    return await _in_thread(lambda _token: start(command, **kwargs), cancellable=False)
+    return await in_thread(lambda _token: start(command, **kwargs), cancellable=False)
 
 
 async def aread(shell_id: str, **kwargs: Any) -> ShellOutput:
     """:func:`read` for asyncio (``wait`` blocks a worker thread, not the event loop)."""
-    return await _in_thread(lambda _token: read(shell_id, **kwargs), cancellable=False)
+    return await in_thread(lambda _token: read(shell_id, **kwargs), cancellable=False)
 
 
 async def akill(shell_id: str, **kwargs: Any) -> KillOutcome:
     """:func:`kill` for asyncio."""
-    return await _in_thread(lambda _token: kill(shell_id, **kwargs), cancellable=False)
+    return await in_thread(lambda _token: kill(shell_id, **kwargs), cancellable=False)
 
 
 async def ashells(**kwargs: Any) -> list[ShellInfo]:
     """:func:`shells` for asyncio."""
-    return await _in_thread(lambda _token: shells(**kwargs), cancellable=False)
+    return await in_thread(lambda _token: shells(**kwargs), cancellable=False)

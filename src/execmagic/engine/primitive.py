@@ -94,6 +94,6 @@ class SubprocessPrimitive:
         self.engine = engine
 
     async def execute(self, config: Mapping[str, Any], params: Mapping[str, Any] | None = None) -> SubprocessResult:
-        from .api import _in_thread
+        from .api import in_thread
 
-        return await _in_thread(lambda _token: execute(config, params, engine=self.engine), cancellable=False)
+        return await in_thread(lambda _token: execute(config, params, engine=self.engine), cancellable=False)

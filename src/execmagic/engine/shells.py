@@ -556,9 +556,10 @@ class ShellRegistry:
 
 
 def _ended_phrase(status: str) -> str:
+    """``"exited 0"`` → ``"exited with 0"``; ``"killed"``, ``"timed out"``, ``"killed by SIGSEGV"`` as they are."""
     if status.startswith("exited "):
         return f"exited with {status.split()[1]}"
-    return status if status in ("killed", "timed out") else status
+    return status
 
 
 def kill_many(registry: ShellRegistry, ids: Iterable[str], **kwargs) -> list[KillOutcome]:

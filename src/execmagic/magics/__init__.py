@@ -35,8 +35,7 @@ EXIT_GRACE = 1.0
 
 
 def _close_at_exit(exec_magics: ExecMagics) -> None:
-    exec_magics.engine.close(grace=min(exec_magics.kill_grace, EXIT_GRACE))
-    close_default_engine()
+    close_default_engine(grace=min(exec_magics.kill_grace, EXIT_GRACE))
 
 
 def unload(shell: Any) -> None:
