@@ -1,0 +1,55 @@
+"""Secrets (design §3.7): which variables look like credentials, holding them back, redacting them."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Mapping
+
+# -- environment sanitising and redaction ---------------------------------------------------
+SECRET_NAME = re.compile(
+    r"(?i)(TOKEN|SECRET|PASSWORD|PASSWD|PASSPHRASE|API_?KEY|ACCESS_?KEY|PRIVATE_?KEY|SIGNING_?KEY|CREDENTIAL"
+    r"|AUTH|COOKIE|_DSN$|^DSN$|_PAT$)"
+)
+SECRET_VALUE = re.compile(
+    r"gh[pousr]_[A-Za-z0-9]{30,}|github_pat_[A-Za-z0-9_]{22,}|sk-[A-Za-z0-9_-]{20,}|xox[abposr]-[A-Za-z0-9-]{10,}"
+    r"|A[KS]IA[0-9A-Z]{16}|AIza[0-9A-Za-z_-]{35}|glpat-[A-Za-z0-9_-]{20,}|hf_[A-Za-z0-9]{30,}|npm_[A-Za-z0-9]{36}"
+    r"|-----BEGIN [A-Z ]*PRIVATE KEY-----|eyJ[A-Za-z0-9_-]{10,}\.eyJ[A-Za-z0-9_-]{10,}\.[A-Za-z0-9_-]{10,}"
+    r"|[a-z][a-z0-9+.-]*://[^/\s:@]+:[^/\s@]+@"
+)
+_GENERIC_TOKEN = re.compile(r"[A-Za-z0-9_+/=-]{32,}")
+#: Names passed on whatever their name or value looks like.
+DEFAULT_ENV_ALLOW = frozenset({
+    "PATH", "HOME", "USER", "LOGNAME", "SHELL", "LANG", "LANGUAGE", "TERM", "TZ", "PWD", "OLDPWD", "TMPDIR",
+    "SSH_AUTH_SOCK", "XAUTHORITY", "DISPLAY", "VIRTUAL_ENV", "CONDA_PREFIX", "PYTHONPATH", "HOSTNAME", "SHLVL",
+    "COLUMNS", "LINES", "EDITOR", "PAGER", "MPLBACKEND",
+})
+
+
+def looks_secret(name: str, value: str) -> bool:
+    """A variable named like a credential, or holding a value shaped like one."""
+    if SECRET_NAME.search(name) or SECRET_VALUE.search(value):
+        return True
+    generic = _GENERIC_TOKEN.fullmatch(value)
+    return bool(generic and re.search(r"[a-z]", value) and re.search(r"[A-Z]", value) and re.search(r"\d", value)
+                and "/" not in value[:1])
+
+
+def sanitize_env(env: Mapping[str, str], allow: Iterable[str] = ()) -> tuple[dict[str, str], dict[str, str]]:
+    """Split ``env`` into (what may be passed on, what looks secret and is held back)."""
+    allowed = DEFAULT_ENV_ALLOW | set(allow)
+    kept: dict[str, str] = {}
+    held: dict[str, str] = {}
+    for name, value in env.items():
+        if name in allowed or name.startswith(("LC_", "EXECMAGIC_")) or not looks_secret(name, value):
+            kept[name] = value
+        else:
+            held[name] = value
+    return kept, held
+
+
+def redact(text: str, secrets: Mapping[str, str]) -> str:
+    """Hide known secret values (``[REDACTED:NAME]``) and anything shaped like a credential (``[REDACTED]``)."""
+    for name, value in sorted(secrets.items(), key=lambda kv: -len(kv[1])):
+        if len(value) >= 6:
+            text = text.replace(value, f"[REDACTED:{name}]")
+    return SECRET_VALUE.sub("[REDACTED]", text)
