@@ -103,3 +103,54 @@ def test_repeated_identical_runs_still_see_every_change(engine, monkeypatch):
     engine.run_script("true")
     engine.run_script("export EXECMAGIC_T_FROM_KERNEL=shell")
     assert engine.session.set["EXECMAGIC_T_FROM_KERNEL"] == "shell"
+
+
+# -- what the user sees of the session machinery: nothing --------------------------------------
+def test_a_syntax_error_reads_as_bash_wrote_it_for_the_users_lines(engine, tmp_path):
+    r = engine.run_script("echo one\nif then\necho never")
+    assert r.stdout == "one\n" and r.exit_code == 2
+    assert r.stderr.startswith("bash: -c: line 2: syntax error near unexpected token `then'")
+    assert "trap" not in r.stderr and ".state" not in r.stderr and str(engine.logs.path) not in r.stderr
+    assert not any("replaced itself" in note for note in r.notes)
+    r = engine.run_script("if then")  # on the first line too: the prelude is not part of the script
+    assert r.stderr.startswith("bash: -c: line 1: syntax error near unexpected token `then'")
+    assert "trap" not in r.stderr
+
+
+def test_state_notes_name_what_really_happened(engine, tmp_path):
+    replaced = engine.run_script("exec true")
+    assert "session state unchanged: the shell replaced itself (exec)" in replaced.notes
+    redirected = engine.run_script(f"exec 2>&1; cd {tmp_path}")
+    assert redirected.new_cwd == str(tmp_path) and not redirected.notes
+    trapped = engine.run_script("trap 'echo bye' EXIT; cd /")
+    assert trapped.stdout == "bye\n"
+    assert "session state unchanged: the script set its own EXIT trap" in trapped.notes
+
+
+def test_a_users_own_bash_env_still_applies(engine, tmp_path):
+    rc = tmp_path / "rc.bash"
+    rc.write_text("FROM_RC=loaded\n")
+    engine.run_script(f"export BASH_ENV={rc}")
+    r = engine.run_script('echo "$FROM_RC $BASH_ENV"; export AFTER=1')
+    assert r.stdout == f"loaded {rc}\n"
+    assert engine.run_script('echo "$AFTER"').stdout == "1\n"
+    assert "EXECMAGIC_STATE" not in engine.session.set and "EXECMAGIC_STATE" not in engine.session.unset
+
+
+def test_a_ten_megabyte_cell_runs_with_the_session(engine, tmp_path):
+    """Linux refuses one argument over 128 KiB; a big cell goes through a file, as if inline."""
+    lines = 100_000
+    data = ("x" * 99 + "\n") * lines
+    r = engine.run_script(f"cat <<'EOF' | wc -c\n{data}EOF\necho \"$0 $#\"\ncd {tmp_path}\nexport BIG=yes")
+    assert r.exit_code == 0, r.stderr
+    assert r.stdout.split() == [str(100 * lines), "bash", "0"]
+    assert r.new_cwd == str(tmp_path)
+    assert engine.run_script('echo "$BIG"').stdout == "yes\n"
+
+
+@pytest.mark.parametrize("language", ["sh", "python"])
+def test_big_scripts_in_other_languages(engine, language):
+    body = "# " + "y" * 200_000 + "\n"
+    line = "echo ok" if language == "sh" else "print('ok')"
+    r = engine.run_script(body + line, language)
+    assert (r.exit_code, r.stdout) == (0, "ok\n"), r.stderr

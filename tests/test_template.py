@@ -1,7 +1,17 @@
-"""Templating table (design §3.3): env first, then params; quoting by default."""
+"""Templating (design §3.3): env first, then params, each value a literal of the place it stands in.
+
+The hostile table runs real interpreters: every value, in every context, in
+bash, sh and dash (and Python and node where the context is theirs), must come
+out as exactly its own bytes, and nothing it says may run.
+"""
+
+import os
+import pathlib
+import shutil
 
 import pytest
 
+from execmagic.engine.contexts import ansi_c_quoting
 from execmagic.engine.errors import TemplateError
 from execmagic.engine.template import expand_argv, expand_env, expand_params, expand_value
 
@@ -50,14 +60,17 @@ PARAMS = {"name": "world", "evil": "x; rm -rf ~", "files": ["a b", "c"], "n": 3,
         ("echo {{}}", "echo {}"),
         ('printf \'{"a": {"b": 1}}\'', 'printf \'{"a": {"b": 1}}\''),
         ("echo {a,b}", "echo {a,b}"),
+        ('echo "{evil}"', 'echo "x; rm -rf ~"'),
+        ("echo '{evil}'", "echo 'x; rm -rf ~'"),
+        ('echo "$(echo {evil})"', "echo \"$(echo 'x; rm -rf ~')\""),
     ],
 )
-def test_param_expansion_quotes_by_default(text, expected):
+def test_param_expansion_quotes_for_where_it_stands(text, expected):
     assert expand_params(text, PARAMS) == expected
 
 
-def test_param_expansion_unquoted_for_values():
-    assert expand_params("{evil}", PARAMS, quote=False) == "x; rm -rf ~"
+def test_param_expansion_as_written_for_values():
+    assert expand_params("{evil}", PARAMS, language=None) == "x; rm -rf ~"
     assert expand_value("${HOME}/{name}", ENV, PARAMS) == "/home/u/world"
 
 
@@ -71,3 +84,191 @@ def test_argv_words_never_split():
     assert expand_argv(["echo", "{evil}", "{files}", "pre-{name}"], ENV, PARAMS) == [
         "echo", "x; rm -rf ~", "a b", "c", "pre-world",
     ]
+
+
+class Config:
+    path = "/data/in put"
+    _private = "hidden"
+
+
+def test_attribute_and_item_access_like_str_format():
+    params = {"cfg": {"path": "/data/x y", "list": [10, 20]}, "obj": Config(), "os": os}
+    assert expand_params("ls {cfg['path']} {cfg[path]} {cfg[list][1]}", params) == \
+        "ls '/data/x y' '/data/x y' 20"
+    assert expand_params("ls {obj.path}", params) == "ls '/data/in put'"
+    assert expand_params("{os.sep}", params) == "/"
+    assert expand_params("{obj._private}", params) == "{obj._private}"  # private names are not templates
+    with pytest.raises(TemplateError, match=r"\{cfg\['nope'\]\}: KeyError"):
+        expand_params("{cfg['nope']}", params)
+    with pytest.raises(TemplateError, match=r"AttributeError"):
+        expand_params("{obj.nope}", params)
+
+
+class Unprintable:
+    def __str__(self):
+        raise ValueError("no text for you")
+
+
+@pytest.mark.parametrize("value, message", [
+    (None, r"\{v\} is None"),
+    ("a\0b", "NUL byte"),
+    (b"a\0b", "NUL byte"),
+    (Unprintable(), r"\{v\}: str\(\) of its Unprintable value failed: ValueError: no text for you"),
+])
+def test_values_that_cannot_be_text_are_one_line_errors(value, message):
+    for language in ("bash", "sh", "zsh", "perl", None):
+        with pytest.raises(TemplateError, match=message) as info:
+            expand_params("echo {v}", {"v": value}, language=language)
+        assert "\n" not in str(info.value)
+
+
+def test_nul_bytes_are_escaped_where_a_literal_can_hold_them():
+    assert expand_params("x = {v}", {"v": "a\0b"}, language="python") == "x = 'a\\x00b'"
+    assert expand_params("x = {v}", {"v": b"a\0b"}, language="python") == "x = b'a\\x00b'"
+    assert expand_params("x = {v}", {"v": "a\0b"}, language="node") == 'x = "a\\u0000b"'
+
+
+def test_values_of_every_type():
+    assert expand_params("echo {p} {b} {i} {f} {t}", {
+        "p": pathlib.Path("/a b"), "b": b"\xff\xfe", "i": 7, "f": 1.5, "t": True,
+    }) == "echo '/a b' '\udcff\udcfe' 7 1.5 True"
+    assert expand_params("x = {v}", {"v": None}, language="python") == "x = None"
+    assert expand_params("x = {v}", {"v": {"a": [1, 2.5, None, True]}}, language="python") == \
+        "x = {'a': [1, 2.5, None, True]}"
+    assert expand_params("x = {v}", {"v": float("nan")}, language="python") == "x = float('nan')"
+    assert expand_params("x = {v}", {"v": {"a": [1, None, True]}}, language="node") == 'x = {"a": [1, null, true]}'
+
+
+@pytest.mark.parametrize("template", ["cat <<EOF\n{v}\nEOF", "cat <<'EOF'\n{v}\nEOF", "cat <<-EOF\n{v}\n\tEOF"])
+def test_a_value_cannot_end_a_heredoc_early(template):
+    with pytest.raises(TemplateError, match="would end the heredoc early"):
+        expand_params(template, {"v": "data\nEOF\nrm -rf ~"})
+
+
+def test_arithmetic_takes_only_integers():
+    assert expand_params("echo $(( {n} + 1 ))", {"n": 41}) == "echo $(( 41 + 1 ))"
+    with pytest.raises(TemplateError, match="arithmetic"):
+        expand_params("echo $(( {n} + 1 ))", {"n": "a[$(touch x)]"})
+
+
+def test_single_quotes_inside_a_quoted_parameter_expansion_are_refused():
+    assert expand_params('echo "${X:-{v}}"', {"v": 'a"b$c'}) == 'echo "${X:-a\\"b\\$c}"'
+    with pytest.raises(TemplateError, match="single quote"):
+        expand_params('echo "${X:-{v}}"', {"v": "it's"})
+
+
+# -- the hostile table: real interpreters, exact bytes, nothing runs ----------------------------
+def hostile_values(marker: str) -> list[object]:
+    touch = f"touch {marker}"
+    return [
+        f"$({touch})", f"`{touch}`", f"; {touch}", f"&& {touch}", f"| {touch}", f"\n{touch}\n",
+        f"'$({touch})'", f'"$({touch})"', f"'; {touch}; '", f'"; {touch}; "', f"$'\\'; {touch}; '",
+        "'", '"', "\\", "\\'", '\\"', "$'\\x41'", "!", "!!", "*", "?", "[a]", "~", "-rf", "--version",
+        "a b  c", "", " ", "\t", "${HOME}", "$HOME", "$((1+1))", "}", "{", "{x}", "\\\n", "é ü 😀",
+        b"\xff\xfe latin1 \xe9", "a'b\"c\\d`e$f", "#", "%s", "\r\n", "\x1b[31m", "*/", "\\u0041",
+        f"EOF\n{touch}", ")", "))", "`", "$", "\\$(x)",
+    ]
+
+
+def as_bytes(value: object) -> bytes:
+    return value if isinstance(value, bytes) else str(value).encode("utf-8", "surrogateescape")
+
+
+SHELL_CONTEXTS = {
+    "unquoted": ("printf '%s\\0' {v}", lambda b: b),
+    "double quotes": ("printf '%s\\0' \"{v}\"", lambda b: b),
+    "single quotes": ("printf '%s\\0' '{v}'", lambda b: b),
+    "ansi-c quotes": ("printf '%s\\0' $'{v}'", None),  # expected depends on the shell
+    "heredoc": ("cat <<EOF\n{v}\nEOF\nprintf '\\0'", lambda b: b + b"\n"),
+    "quoted heredoc": ("cat <<'EOF'\n{v}\nEOF\nprintf '\\0'", lambda b: b + b"\n"),
+    "comment": ("printf 'ok\\0' # {v}", lambda b: b"ok"),
+    "command substitution": ("printf '%s\\0' \"$(printf '%s' {v})\"", lambda b: b.rstrip(b"\n")),
+    "backticks": ("printf '%s\\0' \"`printf '%s' {v}`\"", lambda b: b.rstrip(b"\n")),
+}
+SHELLS = [s for s in ("bash", "sh", "dash") if shutil.which(s)]
+
+
+@pytest.mark.parametrize("context", list(SHELL_CONTEXTS))
+@pytest.mark.parametrize("language", SHELLS)
+def test_hostile_values_in_shell_contexts(engine, tmp_path, language, context):
+    marker = tmp_path / "pwned"
+    template, expect = SHELL_CONTEXTS[context]
+    values = [v for v in hostile_values(str(marker))
+              if not (context.endswith("heredoc") and "EOF" in str(v).split("\n"))]
+    if expect is None:
+        dollar = b"$" if ansi_c_quoting(language) is False else b""
+        expect = (lambda b: dollar + b)
+    got = run_table(engine, tmp_path, language, template, values)
+    assert len(got) == len(values)
+    for value, out in zip(values, got):
+        assert out == expect(as_bytes(value)), (language, context, value)
+    assert not marker.exists()
+
+
+def run_table(engine, tmp_path, language, template, values, prelude=""):
+    """One script, one line per value, its output written to a file; returns the NUL-separated outputs."""
+    out = tmp_path / "out.bin"
+    redirect = f"exec > {out}\n" if language in SHELLS else ""
+    script = redirect + prelude + "\n".join(template.replace("{v}", f"{{v{i}}}") for i in range(len(values)))
+    params = {f"v{i}": v for i, v in enumerate(values)}
+    result = engine.run_script(script, language, params=params, cwd=str(tmp_path), isolated=True,
+                               env={"OUT": str(out)})
+    assert result.exit_code == 0, (result.stderr, language, template)
+    return out.read_bytes().split(b"\0")[:-1]
+
+
+PY_PRELUDE = ("import os\nsink = open(os.environ['OUT'], 'wb', buffering=0)\n"
+              "def out(v): sink.write((v if isinstance(v, bytes) else os.fsencode(str(v))) + b'\\0')\n")
+PYTHON_CONTEXTS = {
+    "code": "out({v})",
+    "double-quoted string": 'out("{v}")',
+    "single-quoted string": "out('{v}')",
+    "triple-quoted string": 'out("""{v}""")',
+    "raw string": 'out(r"{v}")',
+    "f-string": 'out(f"{v}")',
+    "raw f-string": "out(rf'{v}')",
+    "bytes string": 'out(b"{v}")',
+    "comment": "out('ok')  # {v}",
+}
+JS_PRELUDE = ("const fs = require('fs'); const fd = fs.openSync(process.env.OUT, 'w');\n"
+              "const out = v => fs.writeSync(fd, Buffer.concat([Buffer.from(String(v)), Buffer.from([0])]));\n")
+JS_CONTEXTS = {
+    "code": "out({v})",
+    "single-quoted string": "out('{v}')",
+    "double-quoted string": 'out("{v}")',
+    "template literal": "out(`{v}`)",
+    "template substitution": "out(`${ {v} }`)",
+    "comment": "out('ok') // {v}",
+    "block comment": "out('ok') /* {v} */",
+}
+
+
+@pytest.mark.parametrize("context", list(PYTHON_CONTEXTS))
+def test_hostile_values_in_python(engine, tmp_path, context):
+    marker = tmp_path / "pwned"
+    values = hostile_values(str(marker)) + [f"__import__('os').system('touch {marker}')", '"""', "{{", None, 3]
+    if context != "code":
+        values = values[:-2]  # None and numbers are literals in code; in a string they are text
+    got = run_table(engine, tmp_path, "python", PYTHON_CONTEXTS[context], values, PY_PRELUDE)
+    expected = [b"ok" if context == "comment" else as_bytes(v) for v in values]
+    if context == "code":
+        expected[-2:] = [b"None", b"3"]
+    assert got == expected
+    assert not marker.exists()
+
+
+@pytest.mark.skipif(shutil.which("node") is None, reason="node is not installed")
+@pytest.mark.parametrize("context", list(JS_CONTEXTS))
+def test_hostile_values_in_node(engine, tmp_path, context):
+    marker = tmp_path / "pwned"
+    values = [v for v in hostile_values(str(marker)) if not isinstance(v, bytes)]
+    values += [f"require('child_process').execSync('touch {marker}')", "${process.exit(3)}"]
+    got = run_table(engine, tmp_path, "node", JS_CONTEXTS[context], values, JS_PRELUDE)
+    assert got == [b"ok" if "comment" in context else as_bytes(v) for v in values]
+    assert not marker.exists()
+
+
+def test_the_table_is_as_wide_as_promised():
+    values = hostile_values("/x")
+    assert len(values) >= 30
+    assert len(SHELL_CONTEXTS) >= 7 and len(PYTHON_CONTEXTS) >= 2 and len(JS_CONTEXTS) >= 2

@@ -3,44 +3,62 @@
 from __future__ import annotations
 
 import os
+import shlex
 import shutil
 import sys
 from collections.abc import Mapping
 
 from .errors import UsageProblem
 
+__all__ = ["INLINE_LIMIT", "script_argv"]
+
 #: Languages with a known way to pass the script as an argument.  Python is the
 #: kernel's own interpreter, so a notebook's virtualenv is the one that runs.
 _INLINE: dict[str, tuple[str, ...]] = {
     "bash": ("bash", "-c"),
     "sh": ("sh", "-c"),
+    "dash": ("dash", "-c"),
     "python": (sys.executable, "-c"),
     "python3": (sys.executable, "-c"),
     "node": ("node", "-e"),
     "javascript": ("node", "-e"),
     "js": ("node", "-e"),
 }
+#: Bytes of script passed inline at most.  Linux refuses one argument over 128 KiB (E2BIG),
+#: so a bigger cell (a heredoc of data) goes through a file: a shell sources it (``$0``, ``$@``
+#: and the session's EXIT trap stay as they are), other interpreters run it.
+INLINE_LIMIT = 100_000
+
+
+def _write(path: str, script: str) -> None:
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    # surrogate escapes (from bytes values that are not UTF-8) go back out as the original bytes
+    with open(path, "w", encoding="utf-8", errors="surrogateescape") as fh:
+        fh.write(script)
 
 
 def script_argv(language: str, script: str, env: Mapping[str, str], script_path: str) -> tuple[str, ...]:
     """The argv that runs ``script`` in ``language``.
 
-    Known languages take the script inline; any other name is looked up on PATH
-    and given the script as a file (written to ``script_path``), which is how
+    Known languages take the script inline (a big one through ``script_path``); any
+    other name is looked up on PATH and given the script as a file, which is how
     ``ruby``, ``perl``, ``Rscript`` and most interpreters take a program.
     A name that is neither is a usage problem (no process is started).
     """
     inline = _INLINE.get(language)
     if inline is not None:
         # The interpreter being missing is a run failure (exit 127), reported when it is launched.
-        return (*inline, script)
+        if len(script) * 4 <= INLINE_LIMIT or len(script.encode("utf-8", "surrogateescape")) <= INLINE_LIMIT:
+            return (*inline, script)
+        _write(script_path, script)
+        if inline[0] in ("bash", "sh", "dash"):
+            return (*inline, ". " + shlex.quote(script_path))
+        return (inline[0], script_path)
     if not language or "/" in language and not os.access(language, os.X_OK):
         raise UsageProblem(f"exec: unknown language '{language}' (EINVAL)")
     if "/" not in language and shutil.which(language, path=env.get("PATH", os.defpath)) is None:
         raise UsageProblem(
             f"exec: unknown language '{language}': no interpreter of that name on PATH (EINVAL)"
         )
-    os.makedirs(os.path.dirname(script_path), exist_ok=True)
-    with open(script_path, "w", encoding="utf-8") as fh:
-        fh.write(script)
+    _write(script_path, script)
     return (language, script_path)

@@ -19,11 +19,13 @@ from typing import Any, NamedTuple
 
 from .capture import LogDir
 from .errors import PreExecError
+from .contexts import SHELL_LANGUAGES
+from .interpreter import kernel_bin_first, kernel_tool_notes
 from .languages import script_argv
 from .results import Result, ShellInfo
 from .policy import CommandRefused, Guard, Policy, check
 from .run import CancelToken, OutputCallback, ProgressCallback, failed_to_start, run_command
-from .session import ShellSession, state_prelude
+from .session import ShellSession, session_env, why_no_state, write_prelude
 from .shells import ShellRegistry
 from .spawn import check_cwd
 from .spec import Command, RunOptions
@@ -52,8 +54,12 @@ class Plan:
     script: bool = False
     error: PreExecError | None = None
     env_changes: Mapping[str, str] = dataclasses.field(default_factory=dict)
-    #: The shell text a bash/sh plan runs (what the dangerous-command check reads); None for argv plans.
+    #: The shell text a shell-language plan runs (what the dangerous-command check reads); None otherwise.
     shell_text: str | None = None
+    #: The environment as the session sees it (without the variables that make bash save its state).
+    session_env: Mapping[str, str] | None = None
+    #: What the result should say about how the plan was made (e.g. which pip runs).
+    notes: tuple[str, ...] = ()
 
     def describe(self) -> str:
         """What ``--dry-run`` shows: the command, and where and with what it would run."""
@@ -90,6 +96,8 @@ class _Prepared(NamedTuple):
     input: bytes | None
     error: PreExecError | None
     changes: dict[str, str]
+    #: The PATH before the kernel's bin folder was put first (``None``: not moved).
+    moved_path: str | None = None
 
 
 class Engine:
@@ -102,6 +110,8 @@ class Engine:
         self.session = ShellSession()
         self.logs = LogDir(log_dir or default_log_dir())
         self.token = uuid.uuid4().hex[:12]
+        #: Put the running interpreter's bin folder first on an inherited PATH (see :mod:`.interpreter`).
+        self.prefer_kernel_env = False
         self._counter = itertools.count(1)
         self.shells = ShellRegistry(log_dir=lambda: self.logs.path, grace=self.options.grace)
 
@@ -122,6 +132,9 @@ class Engine:
         base_env = {} if clear_env else (dict(os.environ) if isolated else self.session.environment())
         if env_filter is not None:
             base_env = env_filter(base_env)
+        moved_path = None
+        if self.prefer_kernel_env and not clear_env and (isolated or "PATH" not in self.session.set):
+            moved_path = kernel_bin_first(base_env)
         merged = dict(base_env)
         changes: dict[str, str] = {}
         for name, value in (env or {}).items():
@@ -141,7 +154,7 @@ class Engine:
             data = expand_value(input, merged, params).encode()
         else:
             data = input
-        return _Prepared(f"{next(self._counter):04d}", run_cwd, merged, params, data, error, changes)
+        return _Prepared(f"{next(self._counter):04d}", run_cwd, merged, params, data, error, changes, moved_path)
 
     def plan_script(
         self,
@@ -164,16 +177,18 @@ class Engine:
         """
         p = self._prepare(cwd=cwd, env=env, clear_env=clear_env, params=params, isolated=isolated, input=input,
                           env_filter=env_filter)
-        text = expand_params(script, p.params, quote=language in ("bash", "sh"))
+        text = expand_params(script, p.params, language=language)
         state_path = None
+        run_env = p.env
         if language == "bash" and not isolated and save_session:
-            state_path = os.path.join(self.logs.ensure(), f"{p.label}.state")
-            argv: tuple[str, ...] = ("bash", "-c", state_prelude(state_path) + text)
-        else:
-            argv = script_argv(language, text, p.env, os.path.join(self.logs.path, f"{p.label}.script"))
-        command = Command(argv=argv, cwd=p.cwd, env=p.env, display=text.strip("\n"), input=p.input)
+            logs = self.logs.ensure()
+            state_path = os.path.join(logs, f"{p.label}.state")
+            run_env = session_env(p.env, state_path, write_prelude(logs))
+        argv = script_argv(language, text, p.env, os.path.join(self.logs.path, f"{p.label}.script"))
+        command = Command(argv=argv, cwd=p.cwd, env=run_env, display=text.strip("\n"), input=p.input)
         return Plan(command, p.label, state_path=state_path, script=True, error=p.error, env_changes=p.changes,
-                    shell_text=text if language in ("bash", "sh") else None)
+                    shell_text=text if language in SHELL_LANGUAGES else None, session_env=p.env,
+                    notes=kernel_tool_notes(text, p.env.get("PATH", ""), p.moved_path))
 
     def plan_argv(
         self,
@@ -196,7 +211,8 @@ class Engine:
             error = error or PreExecError("empty command", "EINVAL", exit_code=127)
             words = ("",)
         command = Command(argv=words, cwd=p.cwd, env=p.env, display=shlex.join(words), input=p.input)
-        return Plan(command, p.label, error=error, env_changes=p.changes)
+        return Plan(command, p.label, error=error, env_changes=p.changes,
+                    notes=kernel_tool_notes(words[0], p.env.get("PATH", ""), p.moved_path))
 
     # -- running ------------------------------------------------------------------
     def run(
@@ -231,10 +247,12 @@ class Engine:
             on_progress=on_progress,
             cancel=cancel,
         )
-        if plan.script and plan.command.argv[0] in ("bash", "sh"):
+        if plan.script and plan.command.argv[0] in SHELL_LANGUAGES:
             result = _name_shell_start_failure(result)
         if plan.state_path is not None:
             result = self._update_session(plan, result)
+        if plan.notes:
+            result = dataclasses.replace(result, notes=plan.notes + result.notes)
         self.policy.audit(decision="run", command=plan.command.display, cwd=plan.command.cwd,
                           exit_code=result.exit_code, duration_ms=result.duration_ms, outcome=result.outcome())
         return result
@@ -265,11 +283,13 @@ class Engine:
         except FileNotFoundError:
             state = None
         stopped = result.timed_out or result.interrupted or result.signal is not None
+        if result.error:  # it never ran
+            return result
         if stopped or not state:
-            why = "the run was stopped" if stopped else "the shell replaced itself (exec) or its EXIT trap was replaced"
+            why = "the run was stopped" if stopped else why_no_state(plan.shell_text or "")
             return dataclasses.replace(result, notes=result.notes + (f"session state unchanged: {why}",))
         previous_cwd = self.session.cwd
-        changed = self.session.absorb(state, plan.command.env, plan.command.cwd)
+        changed = self.session.absorb(state, plan.session_env or plan.command.env, plan.command.cwd)
         if changed and self.session.cwd is not None and self.policy.outside_roots(self.session.cwd):
             escaped, self.session.cwd = self.session.cwd, previous_cwd
             note = f"cd to {escaped} was undone: it is outside the allowed directories"

@@ -1,9 +1,12 @@
 """Persistent shell state (design §3.2): ``cd`` and ``export``/``unset`` carry over between runs.
 
 Each command is a fresh ``bash`` started with the session's cwd and environment.
-An ``EXIT`` trap installed before the user's script writes ``$PWD`` and
-``export -p`` (both builtins: no extra process) to a state file that the engine
-reads back after a normal end.  Exit codes and kills stay real; there are no
+An ``EXIT`` trap writes ``$PWD`` and ``export -p`` (both builtins: no extra
+process) to a state file that the engine reads back after a normal end.  The
+trap is set by a small prelude file that bash reads through ``BASH_ENV`` before
+the user's script, so the script bash runs is exactly the user's: its line
+numbers and bash's own syntax-error messages are the user's, and no wrapper or
+state path ever shows.  The prelude restores a ``BASH_ENV`` the user had.  Exit codes and kills stay real; there are no
 end-of-output markers to parse and no long-lived shell to wedge.  A run that was
 stopped (timeout, interrupt, kill) or replaced its shell with ``exec`` leaves
 the state as it was.  Non-exported shell variables do not persist.
@@ -13,13 +16,24 @@ from __future__ import annotations
 
 import os
 import re
-import shlex
 from collections.abc import Mapping
 
 from .spawn import MARKER_VAR
 
 #: Variables bash maintains itself; they are not part of what a user exported.
 _BASH_OWN = frozenset({"SHLVL", "_", "PWD", MARKER_VAR})
+#: Where the prelude finds the state file, and the user's own ``BASH_ENV`` while ours is in its place.
+STATE_VAR = "EXECMAGIC_STATE"
+USER_BASH_ENV_VAR = "EXECMAGIC_BASH_ENV"
+_PRELUDE = f"""\
+# execmagic: save this shell's cwd and exports for the next run when it exits
+printf -v __execmagic_q %q "${STATE_VAR}"
+trap "{{ printf '%s\\0' \\"\\$PWD\\"; export -p; }} > $__execmagic_q" EXIT
+unset __execmagic_q {STATE_VAR} BASH_ENV
+if [ -n "${{{USER_BASH_ENV_VAR}+set}}" ]; then
+  export BASH_ENV="${USER_BASH_ENV_VAR}"; unset {USER_BASH_ENV_VAR}; . "$BASH_ENV"
+fi
+"""
 # One entry of `export -p`: the name, then a "double-quoted" or $'ANSI-C' value, or nothing (exported, unset).
 _ENTRY = re.compile(
     rb"(?:declare -[A-Za-z-]+|export) ([A-Za-z_][A-Za-z0-9_]*)"
@@ -86,10 +100,46 @@ def parse_export_listing(data: bytes) -> dict[str, str]:
     return env
 
 
-def state_prelude(state_path: str) -> str:
-    """One line (no newline, so the user's line numbers stay right) that saves the state on exit."""
-    target = shlex.quote(state_path)
-    return f"trap '{{ printf \"%s\\0\" \"$PWD\"; export -p; }} > {target}' EXIT; "
+# `exec` at a command's start and what follows it up to the command's end
+_EXEC = re.compile(r"(?:^|[;&|({\n]|\b(?:then|do|else))[ \t]*exec(?:[ \t]+(?P<rest>[^;&|\n]*))?", re.M)
+_REDIRECTION = re.compile(r"[0-9]*(?:[<>]&?|&>|>>|<<<?)[ \t]*[^ \t<>]*")
+_EXIT_TRAP = re.compile(r"\btrap\b[^\n]*\b(?:EXIT|0)\b")
+
+
+def why_no_state(script: str) -> str:
+    """Why a bash run that ended by itself left no state file, judged from its script.
+
+    ``exec CMD`` replaces the shell (its EXIT trap never runs); ``exec >log`` only
+    redirects and does not; a script's own EXIT trap replaces ours.
+    """
+    for match in _EXEC.finditer(script):
+        rest = _REDIRECTION.sub(" ", match.group("rest") or "").strip()
+        if rest:
+            return "the shell replaced itself (exec)"
+    if _EXIT_TRAP.search(script):
+        return "the script set its own EXIT trap"
+    return "the shell ended without saving it"
+
+
+def write_prelude(directory: str) -> str:
+    """Write the prelude file into ``directory`` (once; it never changes) and return its path."""
+    path = os.path.join(directory, "session-prelude.bash")
+    if not os.path.exists(path):
+        partial = f"{path}.{os.getpid()}.tmp"
+        with open(partial, "w", encoding="utf-8") as fh:
+            fh.write(_PRELUDE)
+        os.replace(partial, path)  # a concurrent writer never leaves a half-written prelude
+    return path
+
+
+def session_env(env: Mapping[str, str], state_path: str, prelude_path: str) -> dict[str, str]:
+    """``env`` plus what makes bash save its state to ``state_path`` (the prelude removes it all again)."""
+    out = dict(env)
+    if "BASH_ENV" in out:
+        out[USER_BASH_ENV_VAR] = out["BASH_ENV"]
+    out["BASH_ENV"] = prelude_path
+    out[STATE_VAR] = state_path
+    return out
 
 
 class ShellSession:

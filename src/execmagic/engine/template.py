@@ -5,9 +5,14 @@ Two kinds, applied in this order, as the SubprocessPrimitive seed does:
 1. ``${VAR}`` / ``${VAR:-default}`` from the merged environment.  Used for argv
    words, cwd, env values and input -- never for shell script bodies, where bash
    expands them itself with the environment we pass.
-2. ``{name}`` from caller-supplied params (then, in a notebook, its namespace).
-   In shell text the value is shell-quoted, so ``x; rm -rf ~`` stays one harmless
-   word; ``{name!raw}`` inserts it as written.  ``{{name}}`` is the literal text
+2. ``{name}`` from caller-supplied params (then, in a notebook, its namespace),
+   with ``{name.attr}`` and ``{name[key]}`` as in ``str.format`` (never calls).
+   In a script the value is written as a literal *of the place it stands in*
+   (:mod:`.contexts` finds the place, :mod:`.literals` writes the literal): one
+   shell word unquoted, escaped inside ``"…"``/``'…'``/``$'…'``/heredocs, a Python
+   or JSON literal in Python and JavaScript code -- so ``x; rm -rf ~`` or
+   ``$(touch pwned)`` stays one harmless value whatever quotes surround it.
+   ``{name!raw}`` inserts it as written.  ``{{name}}`` is the literal text
    ``{name}``.  A ``{word}`` with no such name is left as written, so awk's
    ``{print $1}``, ``find -exec {}`` and bash's ``${HOME}`` survive untouched.
 """
@@ -15,19 +20,24 @@ Two kinds, applied in this order, as the SubprocessPrimitive seed does:
 from __future__ import annotations
 
 import re
-import shlex
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from .contexts import contexts_at
 from .errors import TemplateError
+from .literals import render, text_of
+
+__all__ = ["expand_argv", "expand_env", "expand_params", "expand_value"]
 
 _ENV_REF = re.compile(r"\$\{(?P<body>[^}]*)\}|\$\{(?P<open>[^}]*)$")
-_ENV_BODY = re.compile(r"(?P<name>[A-Za-z_][A-Za-z0-9_]*)(?::-(?P<default>.*))?", re.S)
-# "{{...}}" escapes, or "{name}" / "{name!raw}" not preceded by "$" (bash's ${name}).
+_ENV_BODY = re.compile(r"(?P<name>[A-Za-z_][A-Za-z0-9_]*)(?::-(?P<default>.*))?", re.DOTALL)
+# "{{...}}" escapes, or "{name}", "{name.attr[key]}", "{…!raw}" not preceded by "$" (bash's ${name}).
 _PARAM_REF = re.compile(
     r"\{\{(?P<escaped>[^{}]*)\}\}"
-    r"|(?<!\$)\{(?P<name>[A-Za-z_][A-Za-z0-9_]*)(?P<raw>!raw)?\}"
+    r"|(?<!\$)\{(?P<ref>(?P<name>[A-Za-z_][A-Za-z0-9_]*)"
+    r"(?P<access>(?:\.[A-Za-z][A-Za-z0-9_]*|\[[^\[\]{}\n]*\])*))(?P<raw>!raw)?\}"
 )
+_ACCESS = re.compile(r"\.(?P<attr>[A-Za-z][A-Za-z0-9_]*)|\[(?P<key>[^\]]*)\]")
 
 
 def expand_env(text: str, env: Mapping[str, str]) -> str:
@@ -55,35 +65,73 @@ def expand_env(text: str, env: Mapping[str, str]) -> str:
     return _ENV_REF.sub(replace, text)
 
 
-def _render(value: Any, quote: bool) -> str:
-    if isinstance(value, (list, tuple)):
-        return " ".join(_render(item, quote) for item in value)
-    text = value if isinstance(value, str) else str(value)
-    return shlex.quote(text) if quote else text
+_MISSING = object()
 
 
-def expand_params(text: str, params: Mapping[str, Any], *, quote: bool = True) -> str:
-    """Replace ``{name}`` from ``params``; shell-quote the value unless ``quote`` is false or ``!raw`` is given.
+def _lookup(match: re.Match[str], params: Mapping[str, Any]) -> Any:
+    """The value a reference names, or ``_MISSING`` when its first name is not a param.
 
-    A list or tuple value becomes its items, each quoted, separated by spaces.
+    ``.attr`` and ``[key]`` work like ``str.format`` (a key of digits is an index; quotes
+    around a key are allowed and dropped); nothing is ever called.
     """
+    name = match.group("name")
+    if name not in params:
+        return _MISSING
+    value = params[name]
+    for step in _ACCESS.finditer(match.group("access")):
+        try:
+            if step.group("attr") is not None:
+                value = getattr(value, step.group("attr"))
+            else:
+                key: Any = step.group("key").strip()
+                if len(key) >= 2 and key[0] == key[-1] and key[0] in "'\"":
+                    key = key[1:-1]
+                elif key.lstrip("-").isdigit():
+                    key = int(key)
+                value = value[key]
+        except Exception as exc:  # noqa: BLE001 -- a failed lookup in the user's value is one line
+            raise TemplateError(f"{{{match.group('ref')}}}: {type(exc).__name__}: {exc}") from None
+    return value
 
-    def replace(match: re.Match[str]) -> str:
-        escaped = match.group("escaped")
-        if escaped is not None:
-            return "{" + escaped + "}"
-        name = match.group("name")
-        if name not in params:
-            return match.group(0)
-        return _render(params[name], quote and not match.group("raw"))
 
+def expand_params(text: str, params: Mapping[str, Any], *, language: str | None = "bash") -> str:
+    """Replace ``{name}`` references from ``params``, each written as a literal of ``language`` where it stands.
+
+    ``language=None`` inserts values as written (for cwd, env values and input, which never
+    pass through an interpreter).  ``{name!raw}`` is always as written.
+    """
     if "{" not in text:
         return text
-    return _PARAM_REF.sub(replace, text)
+    found: list[tuple[re.Match[str], Any]] = []
+    for match in _PARAM_REF.finditer(text):
+        if match.group("escaped") is not None:
+            found.append((match, None))
+        else:
+            value = _lookup(match, params)
+            if value is not _MISSING:
+                found.append((match, value))
+    if not found:
+        return text
+    quoted = [m.span() for m, _ in found if m.group("escaped") is None and not m.group("raw")]
+    places = contexts_at(text, quoted, language) if language is not None and quoted else {}
+    out: list[str] = []
+    pos = 0
+    for match, value in found:
+        out.append(text[pos:match.start()])
+        if match.group("escaped") is not None:
+            out.append("{" + match.group("escaped") + "}")
+        elif match.start() in places:
+            out.append(render(value, places[match.start()], match.group("ref")))
+        else:
+            items = value if isinstance(value, (list, tuple)) else [value]
+            out.append(" ".join(text_of(item, match.group("ref")) for item in items))
+        pos = match.end()
+    out.append(text[pos:])
+    return "".join(out)
 
 
 def expand_argv(words: Sequence[str], env: Mapping[str, str], params: Mapping[str, Any]) -> list[str]:
-    """Expand each argv word: env first, then params without quoting (no shell is involved).
+    """Expand each argv word: env first, then params as written (no shell is involved).
 
     A word that is exactly ``{name}`` whose value is a list or tuple becomes one
     argument per item, so ``%spawn ls {files}`` passes every file name intact.
@@ -92,13 +140,15 @@ def expand_argv(words: Sequence[str], env: Mapping[str, str], params: Mapping[st
     for word in words:
         word = expand_env(word, env)
         whole = _PARAM_REF.fullmatch(word)
-        if whole and whole.group("name") in params and isinstance(params[whole.group("name")], (list, tuple)):
-            out.extend(str(item) for item in params[whole.group("name")])
-            continue
-        out.append(expand_params(word, params, quote=False))
+        if whole and whole.group("ref"):
+            value = _lookup(whole, params)
+            if isinstance(value, (list, tuple)):
+                out.extend(text_of(item, whole.group("ref")) for item in value)
+                continue
+        out.append(expand_params(word, params, language=None))
     return out
 
 
 def expand_value(text: str, env: Mapping[str, str], params: Mapping[str, Any]) -> str:
-    """Both kinds, unquoted: for cwd, env values and input, which never pass through a shell."""
-    return expand_params(expand_env(text, env), params, quote=False)
+    """Both kinds, as written: for cwd, env values and input, which never pass through a shell."""
+    return expand_params(expand_env(text, env), params, language=None)
