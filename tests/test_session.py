@@ -154,3 +154,47 @@ def test_big_scripts_in_other_languages(engine, language):
     line = "echo ok" if language == "sh" else "print('ok')"
     r = engine.run_script(body + line, language)
     assert (r.exit_code, r.stdout) == (0, "ok\n"), r.stderr
+
+
+# -- runs that overlap ---------------------------------------------------------------------------
+def test_a_run_that_ends_later_does_not_undo_anothers_cd(engine, tmp_path):
+    import threading
+
+    flag = tmp_path / "flag"
+    (tmp_path / "d").mkdir()
+    slow = {}
+    started = threading.Event()
+
+    def export_after_the_flag():
+        slow["r"] = engine.run_script(f"touch {tmp_path}/started; while [ ! -e {flag} ]; do sleep 0.01; done;"
+                                      " export SLOW=1")
+
+    thread = threading.Thread(target=export_after_the_flag)
+    thread.start()
+    while not (tmp_path / "started").exists():
+        started.wait(0.01)
+    fast = engine.run_script(f"cd {tmp_path}/d && touch {flag}")
+    thread.join(10)
+    assert fast.new_cwd == f"{tmp_path}/d" and slow["r"].new_cwd is None
+    assert engine.run_script('echo "$PWD $SLOW"').stdout == f"{tmp_path}/d 1\n"
+
+
+def test_fifty_threads_mixing_cd_and_export_all_stick(engine, tmp_path):
+    from concurrent.futures import ThreadPoolExecutor
+
+    (tmp_path / "last").mkdir()
+    jobs = [f"export T_{i}=v{i}" if i % 2 else f"unset T_GONE_{i}; cd {tmp_path}" for i in range(49)]
+    for i in range(0, 49, 2):
+        os.environ[f"T_GONE_{i}"] = "x"
+    try:
+        with ThreadPoolExecutor(8) as pool:
+            results = list(pool.map(engine.run_script, jobs))
+        assert all(r.exit_code == 0 for r in results)
+        engine.run_script(f"cd {tmp_path}/last")  # the fiftieth: the last to end wins the cwd
+        env = engine.session.environment()
+        assert all(env.get(f"T_{i}") == f"v{i}" for i in range(1, 49, 2))
+        assert not any(f"T_GONE_{i}" in env for i in range(0, 49, 2))
+        assert engine.session.current_cwd() == f"{tmp_path}/last"
+    finally:
+        for i in range(0, 49, 2):
+            os.environ.pop(f"T_GONE_{i}", None)

@@ -288,14 +288,16 @@ class Engine:
         if stopped or not state:
             why = "the run was stopped" if stopped else why_no_state(plan.shell_text or "")
             return dataclasses.replace(result, notes=result.notes + (f"session state unchanged: {why}",))
-        previous_cwd = self.session.cwd
-        changed = self.session.absorb(state, plan.session_env or plan.command.env, plan.command.cwd)
-        if changed and self.session.cwd is not None and self.policy.outside_roots(self.session.cwd):
-            escaped, self.session.cwd = self.session.cwd, previous_cwd
-            note = f"cd to {escaped} was undone: it is outside the allowed directories"
+        delta = self.session.delta(state, plan.session_env or plan.command.env, plan.command.cwd)
+        note = None
+        if delta.cwd is not None and self.policy.outside_roots(delta.cwd):
+            note = f"cd to {delta.cwd} was undone: it is outside the allowed directories"
+            delta = dataclasses.replace(delta, cwd=None)
+        self.session.apply(delta)
+        if note is not None:
             return dataclasses.replace(result, notes=result.notes + (note,))
-        if changed:
-            return dataclasses.replace(result, new_cwd=self.session.cwd)
+        if delta.cwd is not None:
+            return dataclasses.replace(result, new_cwd=delta.cwd)
         return result
 
     def start_background(self, plan: Plan, *, name: str | None = None, timeout: float | None = None,

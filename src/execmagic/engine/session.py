@@ -14,8 +14,10 @@ the state as it was.  Non-exported shell variables do not persist.
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import re
+import threading
 from collections.abc import Mapping
 
 from .spawn import MARKER_VAR
@@ -125,7 +127,7 @@ def write_prelude(directory: str) -> str:
     """Write the prelude file into ``directory`` (once; it never changes) and return its path."""
     path = os.path.join(directory, "session-prelude.bash")
     if not os.path.exists(path):
-        partial = f"{path}.{os.getpid()}.tmp"
+        partial = f"{path}.{os.getpid()}.{threading.get_ident()}.tmp"
         with open(partial, "w", encoding="utf-8") as fh:
             fh.write(_PRELUDE)
         os.replace(partial, path)  # a concurrent writer never leaves a half-written prelude
@@ -142,6 +144,15 @@ def session_env(env: Mapping[str, str], state_path: str, prelude_path: str) -> d
     return out
 
 
+@dataclasses.dataclass(frozen=True)
+class Delta:
+    """What one run changed: exports set or changed, names unset, and the new cwd (``None``: not changed)."""
+
+    set: Mapping[str, str]
+    unset: frozenset[str]
+    cwd: str | None
+
+
 class ShellSession:
     """The state that makes separate runs feel like one terminal.
 
@@ -149,54 +160,71 @@ class ShellSession:
     follows the kernel's working directory.  The environment is kept as changes
     (``set``/``unset``) over the kernel's live ``os.environ``, so a variable set
     from Python later is still seen by the shell.
+
+    Runs may overlap (threads, asyncio, an agent beside a notebook): each run
+    writes back only what *it* changed relative to what it started from, under
+    a lock, in the order runs end -- so a ``cd`` in one run is never undone by
+    an unrelated run that started before it and ended after it.
     """
 
     def __init__(self) -> None:
         self.cwd: str | None = None
         self.set: dict[str, str] = {}
         self.unset: set[str] = set()
-        # the last export listing and the environment it came from: when both repeat (most runs
-        # export nothing), applying them again would change nothing, so the parse is skipped
-        self._last_seen: tuple[bytes, dict[str, str]] | None = None
+        self._lock = threading.Lock()
+        # the last export listing and the environment it came from, with the changes they made:
+        # most runs export nothing new, and then the listing need not be parsed again
+        self._last_seen: tuple[bytes, dict[str, str], Delta] | None = None
 
     def current_cwd(self) -> str:
-        if self.cwd is not None and os.path.isdir(self.cwd):
-            return self.cwd
+        cwd = self.cwd
+        if cwd is not None and os.path.isdir(cwd):
+            return cwd
         return os.getcwd()
 
     def environment(self, base: Mapping[str, str] | None = None) -> dict[str, str]:
         env = dict(os.environ if base is None else base)
-        for name in self.unset:
-            env.pop(name, None)
-        env.update(self.set)
+        with self._lock:
+            for name in self.unset:
+                env.pop(name, None)
+            env.update(self.set)
         return env
 
-    def absorb(self, state: bytes, env_passed: Mapping[str, str], cwd_before: str) -> bool:
-        """Take a state file's content; return whether the working directory changed."""
+    def delta(self, state: bytes, env_passed: Mapping[str, str], cwd_before: str) -> Delta:
+        """What a run changed, from its state file's content and what it started from."""
         pwd, _, listing = state.partition(b"\0")
-        if self._last_seen is None or self._last_seen[0] != listing or self._last_seen[1] != env_passed:
-            self._apply_exports(parse_export_listing(listing), env_passed)
-            self._last_seen = (listing, dict(env_passed))
         new_cwd = pwd.decode("utf-8", "surrogateescape")
-        changed = new_cwd != cwd_before
-        if changed or self.cwd is not None:
-            self.cwd = new_cwd
-        return changed
+        seen = self._last_seen
+        if seen is not None and seen[0] == listing and seen[1] == env_passed:
+            exports = seen[2]
+        else:
+            exports = _export_changes(parse_export_listing(listing), env_passed)
+            self._last_seen = (listing, dict(env_passed), exports)
+        return Delta(exports.set, exports.unset, new_cwd if new_cwd != cwd_before else None)
 
-    def _apply_exports(self, exported: Mapping[str, str], env_passed: Mapping[str, str]) -> None:
-        passed = {k: v for k, v in env_passed.items() if k not in _BASH_OWN}
-        for name, value in exported.items():
-            if name in _BASH_OWN or passed.get(name) == value:
-                continue
-            self.set[name] = value
-            self.unset.discard(name)
-        for name in passed:
-            if name not in exported:
+    def apply(self, delta: Delta) -> None:
+        """Write one run's changes back (the caller decides first whether the new cwd is allowed)."""
+        with self._lock:
+            for name, value in delta.set.items():
+                self.set[name] = value
+                self.unset.discard(name)
+            for name in delta.unset:
                 self.set.pop(name, None)
                 self.unset.add(name)
+            if delta.cwd is not None:
+                self.cwd = delta.cwd
 
     def reset(self) -> None:
-        self._last_seen = None
-        self.cwd = None
-        self.set.clear()
-        self.unset.clear()
+        with self._lock:
+            self._last_seen = None
+            self.cwd = None
+            self.set.clear()
+            self.unset.clear()
+
+
+def _export_changes(exported: Mapping[str, str], env_passed: Mapping[str, str]) -> Delta:
+    passed = {k: v for k, v in env_passed.items() if k not in _BASH_OWN}
+    changed = {name: value for name, value in exported.items()
+               if name not in _BASH_OWN and passed.get(name) != value}
+    gone = frozenset(name for name in passed if name not in exported)
+    return Delta(changed, gone, None)
