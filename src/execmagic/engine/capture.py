@@ -4,8 +4,17 @@ Whatever a command prints, memory stays bounded: the first and last
 ``keep_bytes / 2`` bytes are held in memory for the result, and every byte is
 appended to a log file (opened on the first byte, so a silent command costs no
 file).  Live text is decoded incrementally, so a UTF-8 character split across
-two reads survives, undecodable bytes become U+FFFD, and output that looks
-binary (NUL bytes, or mostly undecodable) is flagged and no longer shown.
+two reads survives; undecodable bytes become U+FFFD and are counted.
+
+A stream is called binary -- flagged, and no longer shown -- only on evidence
+that it is not text: a NUL byte, or more than 30 % undecodable bytes once at
+least 1 KB was seen.  Two stray bytes in a short line, or a Latin-1 file with
+a few accents, are text with a few bad bytes, and the result says how many.
+
+The log is a convenience, the result is what was asked for: a log that cannot
+be opened or written (a full disk, an I/O error) is closed and noted
+(:attr:`StreamCapture.log_error`), never raised, and the head and tail in
+memory are kept.
 """
 
 from __future__ import annotations
@@ -19,7 +28,26 @@ from .results import StreamCapture, format_bytes
 
 #: How many leading bytes decide whether a stream is binary.
 BINARY_SNIFF_BYTES = 8192
+#: Below this many bytes, undecodable bytes alone never make a stream binary (a short line
+#: with two bad bytes is text, not 50 % garbage).
+BINARY_MIN_BYTES = 1024
+#: Share of undecodable bytes (of those sniffed) past which a stream is binary: Latin-1 or
+#: CP-1252 text has a few per line; compressed or random data has about half.
+BINARY_UNDECODABLE_SHARE = 0.30
 _REPLACEMENT = "\ufffd"
+_ENCODED_REPLACEMENT = _REPLACEMENT.encode("utf-8")
+
+
+def count_undecodable(consumed: bytes, text: str) -> int:
+    """How many of ``consumed`` bytes became U+FFFD in ``text`` (their decoding with ``"replace"``).
+
+    Arithmetic instead of a counting error handler (50 times slower on a Latin-1 log): every
+    other character re-encodes to exactly the bytes it came from, and a U+FFFD that was in the
+    input is always its own three bytes, ``EF BF BD`` (``EF`` cannot continue another character).
+    """
+    literal = consumed.count(_ENCODED_REPLACEMENT)
+    replaced = text.count(_REPLACEMENT) - literal
+    return len(consumed) - (len(text.encode("utf-8")) - len(_ENCODED_REPLACEMENT) * replaced)
 
 
 def collapse_carriage_returns(text: str) -> str:
@@ -42,6 +70,13 @@ def _decode_edge(data: bytes, *, at_start: bool) -> str:
     return decoder.decode(data, final=False)  # an incomplete last character is held back, not replaced
 
 
+def os_error_reason(exc: OSError) -> str:
+    """``"No space left on device"``: the reason an errno stands for, without the path or the number."""
+    if exc.errno:
+        return os.strerror(exc.errno)
+    return str(exc) or type(exc).__name__
+
+
 class StreamRecorder:
     """Accumulates one stream of a run.  Not thread-safe: one reader feeds it."""
 
@@ -52,59 +87,112 @@ class StreamRecorder:
         self._head = bytearray()
         self._tail = bytearray()
         self._decoder = codecs.getincrementaldecoder("utf-8")("replace")
+        self._decoder_done = False
         self._log: BinaryIO | None = None
         self.log_path: str | None = None
+        #: Why the log stopped short (a full disk); ``None`` while it holds every byte.
+        self.log_error: str | None = None
         self.total = 0
         self.binary = False
+        #: Bytes replaced by U+FFFD so far (counting stops once the stream is known binary).
+        self.undecodable = 0
         self._sniffed = 0
-        self._sniff_bad = 0
 
     def feed(self, data: bytes) -> str:
         """Record ``data``; return the text to show live (empty once the stream is known binary)."""
         if not data:
             return ""
-        if self._log is None:
-            self.log_path, self._log = self._open_log(self.name)
-        self._log.write(data)
+        self._write_log(data)
         self.total += len(data)
+        self._keep(data)
+        if self.binary:
+            return ""
+        text = self._decode(data)
+        if self._sniffed < BINARY_SNIFF_BYTES:
+            self._sniffed += len(data)
+            if b"\x00" in data or self._mostly_undecodable():
+                self.binary = True
+                return f"\n[binary output on {self.name}: not shown; {self._log_hint()}]\n"
+        return text
+
+    def _mostly_undecodable(self) -> bool:
+        return self._sniffed >= BINARY_MIN_BYTES and self.undecodable > BINARY_UNDECODABLE_SHARE * self._sniffed
+
+    def _decode(self, data: bytes, final: bool = False) -> str:
+        held = self._decoder.getstate()[0]  # the start of a character cut by the previous read
+        text = self._decoder.decode(data, final)
+        if _REPLACEMENT in text:  # else every byte consumed was valid: nothing to count
+            consumed = len(held) + len(data) - len(self._decoder.getstate()[0])
+            self.undecodable += count_undecodable((held + data)[:consumed], text)
+        return text
+
+    def _keep(self, data: bytes) -> None:
+        """Hold the first and the last ``keep_bytes / 2`` bytes; let the middle go (to the log only)."""
         room = self._half - len(self._head)
         if room > 0:
             self._head += data[:room]
-            data_for_tail = data[room:]
-        else:
-            data_for_tail = data
-        if data_for_tail:
-            self._tail += data_for_tail
+            data = data[room:]
+        if data:
+            self._tail += data
             if len(self._tail) > 2 * self._half:
                 del self._tail[: len(self._tail) - self._half]
-        if self.binary:
-            return ""
-        text = self._decoder.decode(data)
-        if self._sniffed < BINARY_SNIFF_BYTES:
-            self._sniffed += len(data)
-            self._sniff_bad += text.count(_REPLACEMENT)
-            if b"\x00" in data or self._sniff_bad * 4 > max(len(text), 1):
-                self.binary = True
-                return f"\n[binary output on {self.name}: not shown; every byte is in {self.log_path}]\n"
-        return text
 
+    # -- the log -----------------------------------------------------------------------------
+    def _write_log(self, data: bytes) -> None:
+        """Append to the log; a log that cannot be opened or written is given up, never raised."""
+        if self.log_error is not None:
+            return
+        try:
+            if self._log is None:
+                self.log_path, self._log = self._open_log(self.name)
+            self._log.write(data)
+        except OSError as exc:
+            self._give_up_log(exc)
+
+    def _give_up_log(self, exc: OSError) -> None:
+        self.log_error = self.log_error or os_error_reason(exc)
+        log, self._log = self._log, None
+        if log is not None:
+            try:
+                log.close()  # flushing may fail again; the file is closed all the same
+            except OSError:
+                pass
+
+    def _close_log(self) -> None:
+        if self._log is None:
+            return
+        try:
+            self._log.close()  # the last buffered bytes reach the disk here, or fail here
+        except OSError as exc:
+            self._give_up_log(exc)
+        self._log = None
+
+    def _log_hint(self) -> str:
+        """Where the whole stream is, said honestly when the log stopped short."""
+        if self.log_error is None:
+            return f"full output in {self.log_path}"
+        if self.log_path is None:
+            return f"not logged: {self.log_error}"
+        return f"the log {self.log_path} is incomplete: {self.log_error}"
+
+    # -- the end ----------------------------------------------------------------------------
     def finish(self) -> StreamCapture:
         """Close the log and build the stored capture (middle cut if needed, ``\\r`` collapsed)."""
-        if self._log is not None:
-            self._log.close()
+        self.live_remainder()  # an incomplete last character counts as undecodable
+        self._close_log()
         if self.binary:
-            text = f"[binary output: {format_bytes(self.total)}; see {self.log_path}]"
-            return StreamCapture(text=text, bytes=self.total, truncated=True, binary=True, log_path=self.log_path)
+            text = f"[binary output: {format_bytes(self.total)}; {self._log_hint()}]"
+            return StreamCapture(text=text, bytes=self.total, truncated=True, binary=True, log_path=self.log_path,
+                                 log_error=self.log_error)
         if len(self._head) + len(self._tail) == self.total:
             text = (bytes(self._head) + bytes(self._tail)).decode("utf-8", "replace")
             truncated = False
         else:
             tail = bytes(self._tail[-self._half :])
-            kept = len(self._head) + len(tail)
-            omitted = self.total - kept
+            omitted = self.total - len(self._head) - len(tail)
             text = (
                 _decode_edge(bytes(self._head), at_start=False)
-                + f"\n… [{format_bytes(omitted)} omitted from the middle; full output in {self.log_path}] …\n"
+                + f"\n… [{format_bytes(omitted)} omitted from the middle; {self._log_hint()}] …\n"
                 + _decode_edge(tail, at_start=True)
             )
             truncated = True
@@ -113,11 +201,16 @@ class StreamRecorder:
             bytes=self.total,
             truncated=truncated,
             log_path=self.log_path,
+            undecodable=self.undecodable,
+            log_error=self.log_error,
         )
 
     def live_remainder(self) -> str:
         """Flush the decoder at end of stream (an incomplete last character becomes U+FFFD)."""
-        return "" if self.binary else self._decoder.decode(b"", final=True)
+        if self.binary or self._decoder_done:
+            return ""
+        self._decoder_done = True
+        return self._decode(b"", final=True)
 
 
 class LogDir:

@@ -8,37 +8,47 @@ Protocol, one line each way::
 The call has a timeout, reads stderr at the same time as stdout (a plugin that
 fills stderr first cannot stall), stops the plugin's whole process tree, and a
 non-zero exit overrides a success line.  Empty or unparseable output is a
-clear error with an excerpt of stderr.
+clear error with an excerpt of stderr.  The arguments go to the plugin exactly
+as the model sent them: a manifest's defaults are advertised in the schema,
+never filled in behind the model's back.
 
-A manifest is TOML or JSON::
+A manifest is TOML or JSON, checked against :data:`MANIFEST_SCHEMA`::
 
     [tool]
-    name = "gpio_write"
+    name = "gpio_write"          # ^[a-zA-Z0-9_-]{1,64}$, as function-calling APIs require
     version = "1.0.0"
     description = "Set a GPIO pin"
 
     [exec]
-    binary = "gpio_write.py"     # relative to the manifest's folder, or on PATH
+    binary = "gpio_write.py"     # inside the manifest's folder, or an absolute path
     timeout = 10                 # seconds (the seed's default)
 
     [[parameters]]
     name = "pin"
-    type = "integer"
+    type = "integer"             # string, integer, number, boolean, object or array (with items)
     description = "Pin number"
     required = true
+
+Every problem with a manifest is one :class:`ManifestError` naming the file and
+the field.  A relative binary must stay inside the manifest's folder once
+symlinks are resolved: a manifest found in a plugin folder cannot quietly run
+``../../bin/sh``; to run a program elsewhere, the manifest says so with an
+absolute path.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import json
+import math
 import os
-import shutil
+import re
 import sys
 from collections.abc import Mapping
 from typing import Any
 
 from .errors import UsageProblem
+from .results import Result
 from .runner import Engine
 from .tools import ToolSpec
 
@@ -46,12 +56,58 @@ from .tools import ToolSpec
 DEFAULT_PLUGIN_TIMEOUT = 10.0
 #: Characters of stderr quoted in an error (the seed quotes up to 512 bytes).
 STDERR_EXCERPT = 512
-_TYPES = {"string", "integer", "number", "boolean", "object", "array"}
+#: Bytes a result line may have: room for a large answer (a file's contents, a table), and a bound
+#: on what one call holds in memory.
+MAX_RESULT_LINE = 16 * 1024 * 1024
+PARAMETER_TYPES = ("string", "integer", "number", "boolean", "object", "array")
+NAME_PATTERN = r"[a-zA-Z0-9_-]{1,64}"
 
 if sys.version_info >= (3, 11):
     import tomllib
 else:  # pragma: no cover - exercised on Python 3.10 only
     import tomli as tomllib
+
+_ITEMS_SCHEMA: dict[str, Any] = {
+    "type": "object", "required": ["type"], "additionalProperties": False,
+    "properties": {"type": {"type": "string", "enum": PARAMETER_TYPES}, "description": {"type": "string"},
+                   "items": {"type": "object"}},
+}
+#: What a manifest may hold, as a JSON Schema (the subset :func:`_first_problem` checks).  Two rules
+#: need code: an ``array`` parameter (or item) needs ``items``, and a default has the parameter's type.
+MANIFEST_SCHEMA: dict[str, Any] = {
+    "type": "object", "required": ["tool", "exec"], "additionalProperties": False,
+    "properties": {
+        "tool": {"type": "object", "required": ["name"], "additionalProperties": False, "properties": {
+            "name": {"type": "string", "pattern": NAME_PATTERN},
+            "version": {"type": "string"},
+            "description": {"type": "string"},
+        }},
+        "exec": {"type": "object", "required": ["binary"], "additionalProperties": False, "properties": {
+            "binary": {"type": "string", "minLength": 1},
+            "timeout": {"type": "number", "exclusiveMinimum": 0},
+        }},
+        "parameters": {"type": "array", "items": {
+            "type": "object", "required": ["name", "type"], "additionalProperties": False, "properties": {
+                "name": {"type": "string", "pattern": NAME_PATTERN},
+                "type": {"type": "string", "enum": PARAMETER_TYPES},
+                "description": {"type": "string"},
+                "required": {"type": "boolean"},
+                "default": {},
+                "items": _ITEMS_SCHEMA,
+            }}},
+    },
+}
+
+
+class ManifestError(UsageProblem):
+    """A plugin manifest that cannot become a tool: which file, which field (``None``: the file), and why."""
+
+    def __init__(self, path: str, field: str | None, reason: str) -> None:
+        self.path = path
+        self.field = field
+        self.reason = " ".join(reason.split())  # one line, whatever a parser's message held
+        where = f"plugin manifest {path}" + (f": {field}" if field else "")
+        super().__init__(f"{where}: {self.reason}")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -61,6 +117,8 @@ class PluginParameter:
     description: str = ""
     required: bool = False
     default: Any = None
+    #: The JSON Schema of an ``array`` parameter's elements (``{"type": "string"}``).
+    items: Mapping[str, Any] | None = None
 
 
 @dataclasses.dataclass(frozen=True)
@@ -73,48 +131,207 @@ class PluginManifest:
     timeout: float = DEFAULT_PLUGIN_TIMEOUT
 
 
-def parse_manifest(data: Mapping[str, Any], base_dir: str = ".") -> PluginManifest:
-    """Check a manifest's structure; every problem is one :class:`UsageProblem` line naming the field."""
-    tool = data.get("tool")
-    if not isinstance(tool, Mapping):
-        raise UsageProblem("plugin manifest needs a [tool] table with name, version and description")
-    name = tool.get("name")
-    if not isinstance(name, str) or not name.replace("_", "").replace("-", "").isalnum():
-        raise UsageProblem(f"plugin manifest: tool.name must be a word (letters, digits, '_', '-'), not {name!r}")
-    exec_table = data.get("exec")
-    if not isinstance(exec_table, Mapping) or not isinstance(exec_table.get("binary"), str):
-        raise UsageProblem(f"plugin {name!r}: manifest needs [exec] binary = \"…\"")
-    binary = exec_table["binary"]
-    local = os.path.join(base_dir, binary)
-    resolved = os.path.abspath(local) if ("/" in binary or os.path.exists(local)) else shutil.which(binary)
-    if resolved is None or not os.path.exists(resolved):
-        raise UsageProblem(f"plugin {name!r}: binary {binary!r} not found (next to the manifest or on PATH)")
-    timeout = exec_table.get("timeout", DEFAULT_PLUGIN_TIMEOUT)
-    if not isinstance(timeout, (int, float)) or isinstance(timeout, bool) or timeout <= 0:
-        raise UsageProblem(f"plugin {name!r}: exec.timeout must be a positive number of seconds")
-    params = []
-    for i, raw in enumerate(data.get("parameters") or []):
-        if not isinstance(raw, Mapping) or not isinstance(raw.get("name"), str):
-            raise UsageProblem(f"plugin {name!r}: parameters[{i}] needs a name")
-        if raw.get("type") not in _TYPES:
-            raise UsageProblem(f"plugin {name!r}: parameter {raw['name']!r} has type {raw.get('type')!r};"
-                               f" use one of {', '.join(sorted(_TYPES))}")
-        params.append(PluginParameter(raw["name"], raw["type"], str(raw.get("description", "")),
-                                      bool(raw.get("required", False)), raw.get("default")))
-    return PluginManifest(name, str(tool.get("version", "0")), str(tool.get("description", "")), resolved,
-                          tuple(params), float(timeout))
+# -- checking a manifest -------------------------------------------------------------------------
+_PYTHON_TYPES: dict[str, tuple[type, ...]] = {
+    "string": (str,), "integer": (int,), "number": (int, float), "boolean": (bool,),
+    "object": (dict, Mapping), "array": (list,),
+}
+_TYPE_WORDS = {"string": "a string", "integer": "an integer", "number": "a number", "boolean": "true or false",
+               "object": "a table", "array": "a list"}
 
 
-def load_manifest(path: str) -> PluginManifest:
-    """Read a ``.toml`` or ``.json`` manifest file."""
+def _has_type(value: Any, kind: str) -> bool:
+    """JSON Schema's types over TOML/JSON values: a boolean is not a number, NaN and infinity are not numbers."""
+    if isinstance(value, bool) and kind != "boolean":
+        return False
+    if kind == "number" and isinstance(value, float) and not math.isfinite(value):
+        return False
+    return isinstance(value, _PYTHON_TYPES[kind])
+
+
+def _shown(value: Any) -> str:
+    """A value as a manifest's author wrote it, short: ``the string 'no'``, ``the integer 5``, ``a list``."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return f"the boolean {str(value).lower()}"
+    if isinstance(value, str):
+        text = repr(value) if len(value) <= 40 else repr(value[:40]) + "…"
+        return f"the string {text}"
+    if isinstance(value, int):
+        return f"the integer {value}"
+    if isinstance(value, float):
+        return f"the number {value!r}"
+    if isinstance(value, Mapping):
+        return "a table"
+    if isinstance(value, list):
+        return "a list"
+    return f"a {type(value).__name__}"
+
+
+def _type_problem(value: Any, kind: str) -> str | None:
+    return None if _has_type(value, kind) else f"must be {_TYPE_WORDS[kind]}, not {_shown(value)}"
+
+
+def _value_problem(schema: Mapping[str, Any], value: Any) -> str | None:
+    """What is wrong with a scalar against its schema's ``type``, ``enum``, ``pattern``, bounds."""
+    if "type" in schema and (problem := _type_problem(value, schema["type"])):
+        return problem
+    if "enum" in schema and value not in schema["enum"]:
+        return f"must be one of {', '.join(schema['enum'])}, not {_shown(value)}"
+    if "pattern" in schema and not re.fullmatch(schema["pattern"], value):
+        return f"must match ^{schema['pattern']}$ (letters, digits, '_' or '-', at most 64), not {_shown(value)}"
+    if "minLength" in schema and len(value) < schema["minLength"]:
+        return "must not be empty"
+    if "exclusiveMinimum" in schema and not value > schema["exclusiveMinimum"]:
+        return f"must be more than {schema['exclusiveMinimum']}, not {_shown(value)}"
+    return None
+
+
+def _first_problem(schema: Mapping[str, Any], value: Any, field: str) -> tuple[str, str] | None:
+    """The first place where ``value`` breaks ``schema``, as ``(field, reason)``; ``None`` if it fits."""
+    problem = _value_problem(schema, value)
+    if problem:
+        return field or "(top level)", problem
+    prefix = f"{field}." if field else ""
+    if "properties" in schema:
+        for key in value:
+            if key not in schema["properties"] and schema.get("additionalProperties", True) is False:
+                known = ", ".join(schema["properties"])
+                return f"{prefix}{key}", f"is not a field here (known: {known})"
+        for key in schema.get("required", []):
+            if key not in value:
+                return f"{prefix}{key}", "is missing"
+        for key, sub in schema["properties"].items():
+            if key in value and (found := _first_problem(sub, value[key], f"{prefix}{key}")):
+                return found
+    if "items" in schema and isinstance(value, list):
+        for i, item in enumerate(value):
+            if found := _first_problem(schema["items"], item, f"{field}[{i}]"):
+                return found
+    return None
+
+
+def _items_problem(declared: Mapping[str, Any], field: str) -> tuple[str, str] | None:
+    """An array needs ``items`` (strict function-calling schemas refuse an array without them)."""
+    if declared.get("type") != "array":
+        return None
+    items = declared.get("items")
+    if items is None:
+        return f"{field}.items", 'is missing: an array parameter says what its elements are, e.g. items = { type = "string" }'
+    return _first_problem(_ITEMS_SCHEMA, items, f"{field}.items") or _items_problem(items, f"{field}.items")
+
+
+def _parameter_problem(raw: Mapping[str, Any], field: str, seen: dict[str, str]) -> tuple[str, str] | None:
+    """What the schema cannot say about one parameter: items, its default's type, a repeated name."""
+    if found := _items_problem(raw, field):
+        return found
+    if "default" in raw and (problem := _type_problem(raw["default"], raw["type"])):
+        return f"{field}.default", f"{problem} (the parameter's type is {raw['type']})"
+    if raw["name"] in seen:
+        return f"{field}.name", f"{raw['name']!r} is already the name of {seen[raw['name']]}"
+    seen[raw["name"]] = field
+    return None
+
+
+def _resolve_binary(binary: str, base_dir: str) -> tuple[str | None, str]:
+    """The program to run, or ``(None, why not)``: a relative binary must stay in the manifest's folder."""
+    if "\0" in binary:
+        return None, "must not contain a NUL character"
+    if os.path.isabs(binary):
+        candidate = binary
+    else:
+        folder = os.path.realpath(base_dir)
+        candidate = os.path.realpath(os.path.join(folder, binary))
+        if os.path.commonpath([folder, candidate]) != folder:
+            return None, (f"binary {binary!r} resolves to {candidate}, outside the manifest's folder {folder};"
+                          " give an absolute path to run a program from elsewhere")
+        if not os.path.exists(candidate):
+            return None, (f"binary {binary!r} not found in {folder} (a relative binary is looked up next to the"
+                          " manifest, not on PATH; give an absolute path for a program elsewhere)")
+    if not os.path.exists(candidate):
+        return None, f"binary {binary!r} not found"
+    if not os.path.isfile(candidate) or not os.access(candidate, os.X_OK):
+        return None, f"binary {binary!r} is not an executable file"
+    return candidate, ""
+
+
+def parse_manifest(data: Any, base_dir: str = ".", path: str | None = None) -> PluginManifest:
+    """Check a manifest against :data:`MANIFEST_SCHEMA` and resolve its binary.
+
+    Every problem raises one :class:`ManifestError` naming ``path`` (the manifest
+    file; ``<manifest>`` when the data came from elsewhere) and the field.
+    """
+    where = path or "<manifest>"
+    if not isinstance(data, Mapping):
+        raise ManifestError(where, None, f"must be a table of [tool], [exec] and [[parameters]], not {_shown(data)}")
+    found = _first_problem(MANIFEST_SCHEMA, data, "")
+    seen: dict[str, str] = {}
+    for i, raw in enumerate(data.get("parameters", []) if found is None else []):
+        found = found or _parameter_problem(raw, f"parameters[{i}]", seen)
+    if found:
+        raise ManifestError(where, *found)
+    tool, exec_table = data["tool"], data["exec"]
+    binary, why = _resolve_binary(exec_table["binary"], base_dir)
+    if binary is None:
+        raise ManifestError(where, "exec.binary", why)
+    params = tuple(
+        PluginParameter(raw["name"], raw["type"], raw.get("description", ""), raw.get("required", False),
+                        raw.get("default"), raw.get("items"))
+        for raw in data.get("parameters", [])
+    )
+    return PluginManifest(tool["name"], tool.get("version", "0"), tool.get("description", ""), binary, params,
+                          float(exec_table.get("timeout", DEFAULT_PLUGIN_TIMEOUT)))
+
+
+def load_manifest(path: str | os.PathLike[str]) -> PluginManifest:
+    """Read a ``.toml`` (else JSON) manifest file; any problem is one :class:`ManifestError` line."""
+    path = os.fspath(path)
     try:
         with open(path, "rb") as fh:
             data = tomllib.load(fh) if path.endswith(".toml") else json.load(fh)
     except FileNotFoundError:
-        raise UsageProblem(f"plugin manifest {path!r} does not exist") from None
+        raise ManifestError(path, None, "does not exist") from None
+    except IsADirectoryError:
+        raise ManifestError(path, None, "is a directory, not a manifest file") from None
+    except OSError as exc:
+        raise ManifestError(path, None, f"cannot be read: {os.strerror(exc.errno) if exc.errno else exc}") from None
     except (tomllib.TOMLDecodeError, json.JSONDecodeError, UnicodeDecodeError) as exc:
-        raise UsageProblem(f"plugin manifest {path!r} cannot be parsed: {exc}") from None
-    return parse_manifest(data, os.path.dirname(os.path.abspath(path)))
+        kind = "TOML" if path.endswith(".toml") else "JSON"
+        raise ManifestError(path, None, f"cannot be parsed as {kind}: {exc}") from None
+    return parse_manifest(data, os.path.dirname(os.path.abspath(path)), path)
+
+
+# -- calling a plugin ----------------------------------------------------------------------------
+class _FirstLine:
+    """Collects the first line of live stdout, up to :data:`MAX_RESULT_LINE` bytes; the rest is ignored.
+
+    Read from the live text rather than the result's stored text, which keeps only a head and
+    a tail of a large output (a long result line would come back cut in the middle).
+    """
+
+    def __init__(self, limit: int = MAX_RESULT_LINE) -> None:
+        self.limit = limit
+        self.parts: list[str] = []
+        self.size = 0
+        self.done = False
+        self.too_large = False
+
+    def __call__(self, stream: str, text: str) -> None:
+        if stream != "stdout" or self.done:
+            return
+        end = text.find("\n")
+        piece = text if end < 0 else text[:end]
+        self.size += len(piece.encode("utf-8", "surrogatepass"))
+        if self.size > self.limit:
+            self.too_large, self.done, self.parts = True, True, []
+            return
+        self.parts.append(piece)
+        self.done = end >= 0
+
+    @property
+    def line(self) -> str:
+        return "".join(self.parts).strip()
 
 
 class PluginTool:
@@ -132,6 +349,8 @@ class PluginTool:
         properties: dict[str, Any] = {}
         for p in self.manifest.parameters:
             prop: dict[str, Any] = {"type": p.type, "description": p.description}
+            if p.items is not None:
+                prop["items"] = json.loads(json.dumps(p.items))  # plain dicts, whatever TOML returned
             if p.default is not None:
                 prop["default"] = p.default
             properties[p.name] = prop
@@ -147,15 +366,23 @@ class PluginTool:
                 "error": f"plugin '{self.manifest.name}' {what}" + (f"; stderr: {excerpt}" if excerpt else "")}
 
     def call(self, arguments: Mapping[str, Any]) -> dict[str, Any]:
-        """Send ``arguments`` as one JSON line; return the plugin's ``{success, output, error}`` answer."""
-        args = {p.name: p.default for p in self.manifest.parameters if not p.required and p.default is not None}
-        args.update(arguments)
-        plan = self.engine.plan_argv([self.manifest.binary], input=json.dumps(args) + "\n", isolated=True)
+        """Send ``arguments`` as one JSON line, as given; return the plugin's ``{success, output, error}`` answer."""
+        first = _FirstLine()
+        plan = self.engine.plan_argv([self.manifest.binary], input=json.dumps(dict(arguments)) + "\n", isolated=True)
         options = dataclasses.replace(self.engine.options, timeout=self.manifest.timeout, grace=self.grace)
-        result = self.engine.run(plan, options=options, guard="none")
+        result = self.engine.run(plan, options=options, on_output=first, guard="none")
+        return self._answer(result, first)
+
+    def _answer(self, result: Result, first: _FirstLine) -> dict[str, Any]:
+        """The seed's order: could not start, no line, a line that is not a result, then the exit code."""
         if result.error:
             return self._fail(f"could not start: {result.error}")
-        line = result.stdout.split("\n", 1)[0].strip() if result.stdout else ""
+        if result.stdout_capture.binary:
+            return self._fail("wrote binary output on stdout, not a result line", result.stderr)
+        if first.too_large:
+            return self._fail(f"sent a result too large: its line passed {MAX_RESULT_LINE // (1024 * 1024)} MiB",
+                              result.stderr)
+        line = first.line
         if not line:
             if result.timed_out:
                 return self._fail(f"timed out after {self.manifest.timeout:g}s", result.stderr)

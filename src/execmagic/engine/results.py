@@ -53,6 +53,10 @@ class StreamCapture:
     truncated: bool = False
     binary: bool = False
     log_path: str | None = None
+    #: Bytes that were not UTF-8 and are shown as U+FFFD (counted while the stream was decoded; 0 if binary).
+    undecodable: int = 0
+    #: Why the log on disk stopped short (``"No space left on device"``); ``None`` when it holds every byte.
+    log_error: str | None = None
 
 
 @dataclasses.dataclass(frozen=True)
@@ -123,7 +127,7 @@ class Result:
         """One line: outcome, duration and the command, for errors and logs."""
         return f"{self.outcome()} in {format_duration(self.duration_ms)}: {self.command}"
 
-    def check(self) -> "Result":
+    def check(self) -> Result:
         """Return ``self`` when the run succeeded, else raise :class:`CommandFailed`."""
         if not self.success:
             raise CommandFailed(self)

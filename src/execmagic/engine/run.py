@@ -61,6 +61,19 @@ def _describe_stop(report: StopReport, why: str) -> str:
     return text
 
 
+def _capture_notes(captures: dict[str, StreamCapture]) -> list[str]:
+    """What a reader of the result should know about its streams: bytes shown as U+FFFD, a log cut short."""
+    notes = []
+    for name, capture in captures.items():
+        if capture.undecodable:
+            count = capture.undecodable
+            notes.append(f"{count} {'byte was' if count == 1 else 'bytes were'} not UTF-8 on {name} (shown as \ufffd)")
+        if capture.log_error:
+            where = f"{name} log {capture.log_path}" if capture.log_path else f"{name} was not logged"
+            notes.append(f"log incomplete: {capture.log_error} ({where})")
+    return notes
+
+
 class CancelToken:
     """Stops a run from another thread (an asyncio task being cancelled, an agent's deadline).
 
@@ -245,7 +258,9 @@ def run_command(
     """Run ``command`` to its end, the deadline, an interrupt or ``cancel``; always return a :class:`Result`.
 
     Whatever happens -- including ``KeyboardInterrupt`` -- nothing the command
-    started is left running when this returns.
+    started is left running when this returns.  A log that cannot be written (a full
+    disk) costs neither the run nor its result: the result keeps its head and tail
+    and says ``log incomplete: <reason>`` in its notes.
     """
     started_at = _now_iso()
     start = time.monotonic()
@@ -302,9 +317,8 @@ def run_command(
             interrupted = True
             stop((signal.SIGINT, signal.SIGTERM), "after the interrupt")
         pump.drain_nonblocking()
-        if not (timed_out or interrupted):
-            if remaining(sid):
-                stop((signal.SIGTERM,), "left running in the background by the command")
+        if not (timed_out or interrupted) and remaining(sid):
+            stop((signal.SIGTERM,), "left running in the background by the command")
         proc.wait()
         pump.flush()
     finally:
@@ -332,5 +346,5 @@ def run_command(
         timed_out=timed_out,
         timeout=options.timeout,
         interrupted=interrupted,
-        notes=tuple(notes),
+        notes=tuple(notes + _capture_notes(captures)),
     )
