@@ -298,8 +298,9 @@ def test_allowed_dirs_and_audit_log_traits(ip, tmp_path):
     finally:
         ip.run_line_magic("config", "ExecMagics.allowed_dirs = []")
         ip.run_line_magic("config", "ExecMagics.audit_log = ''")
-    decisions = [json.loads(line)["decision"] for line in audit.read_text().splitlines()]
-    assert decisions == ["run", "run", "failed"]
+    records = [json.loads(line) for line in audit.read_text().splitlines()]
+    assert [(r["decision"], r.get("phase")) for r in records] == [
+        ("run", "intent"), ("run", "outcome"), ("run", "intent"), ("run", "outcome"), ("failed", "outcome")]
     assert magics.engine.policy.allowed_roots == () and magics.engine.policy.audit_log is None
 
 

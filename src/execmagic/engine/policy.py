@@ -13,11 +13,12 @@ import os
 import threading
 from typing import Any
 
+from .errors import ExecError
 from .rules import GUARDS, CommandRefused, Guard, Refusal, check, find_danger
 from .secrets import DEFAULT_ENV_ALLOW, SECRET_NAME, SECRET_VALUE, looks_secret, redact, sanitize_env
 
 __all__ = [
-    "DEFAULT_ENV_ALLOW", "GUARDS", "SECRET_NAME", "SECRET_VALUE", "CommandRefused", "Guard", "Policy", "Refusal",
+    "AuditUnavailable", "DEFAULT_ENV_ALLOW", "GUARDS", "SECRET_NAME", "SECRET_VALUE", "CommandRefused", "Guard", "Policy", "Refusal",
     "check", "find_danger", "looks_secret", "redact", "sanitize_env",
 ]
 
@@ -47,9 +48,36 @@ class Policy:
         return True
 
     def audit(self, **record: Any) -> None:
+        """Append one JSON line (with the time) and flush it to disk before returning.
+
+        Raises :class:`AuditUnavailable` when the line cannot be written: the callers that
+        are about to *start* something refuse to; the ones recording an outcome say so instead.
+        """
         if not self.audit_log:
             return
         record = {"time": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="milliseconds"), **record}
         line = json.dumps(record, ensure_ascii=False) + "\n"
-        with self._lock, open(self.audit_log, "a", encoding="utf-8") as fh:
-            fh.write(line)
+        try:
+            with self._lock, open(self.audit_log, "a", encoding="utf-8") as fh:
+                fh.write(line)
+                fh.flush()
+                os.fsync(fh.fileno())
+        except OSError as exc:
+            raise AuditUnavailable(self.audit_log, exc.strerror or str(exc)) from None
+
+    def audit_outcome(self, **record: Any) -> str | None:
+        """Record how something ended; return a note (never raise) if it could not be recorded."""
+        try:
+            self.audit(phase="outcome", **record)
+        except AuditUnavailable as exc:
+            return f"audit log: this outcome was not recorded ({exc.reason})"
+        return None
+
+
+class AuditUnavailable(ExecError):
+    """The audit log cannot be written, so nothing is started (an unrecorded command is worse than none)."""
+
+    def __init__(self, path: str, reason: str) -> None:
+        self.path = path
+        self.reason = reason
+        super().__init__(f"not run: the audit log {path!r} cannot be written ({reason})")

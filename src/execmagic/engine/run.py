@@ -17,10 +17,12 @@ import subprocess
 import time
 from collections.abc import Callable
 
+import psutil
+
 from .capture import LogDir, StreamRecorder
 from .errors import PreExecError
 from .results import TIMEOUT_EXIT_CODE, Result, StreamCapture
-from .spawn import launch
+from .spawn import MARKER_VAR, launch
 from .spec import Command, RunOptions
 from .stop import StopReport, remaining, stop_tree
 
@@ -72,6 +74,21 @@ def _capture_notes(captures: dict[str, StreamCapture]) -> list[str]:
             where = f"{name} log {capture.log_path}" if capture.log_path else f"{name} was not logged"
             notes.append(f"log incomplete: {capture.log_error} ({where})")
     return notes
+
+
+def _escaped(before: frozenset[int], marker: str) -> bool:
+    """Whether a process started during the run still carries its marker outside its session.
+
+    Only processes that did not exist before the run are read (a handful, not the whole
+    process table), so the check costs well under a millisecond after every run.
+    """
+    for pid in frozenset(psutil.pids()) - before:
+        try:
+            if psutil.Process(pid).environ().get(MARKER_VAR) == marker:
+                return True
+        except (psutil.NoSuchProcess, psutil.AccessDenied, psutil.ZombieProcess, OSError):
+            continue
+    return False
 
 
 class CancelToken:
@@ -254,8 +271,13 @@ def run_command(
     on_output: OutputCallback | None = None,
     on_progress: ProgressCallback | None = None,
     cancel: CancelToken | None = None,
+    register: Callable[[int, str], Callable[[], None]] | None = None,
 ) -> Result:
     """Run ``command`` to its end, the deadline, an interrupt or ``cancel``; always return a :class:`Result`.
+
+    ``register(sid, marker)`` is told of the process session as soon as it exists and
+    returns what to call once it is gone: the watchdog that stops it if this process
+    dies (a kernel killed by the OOM killer runs no cleanup of its own).
 
     Whatever happens -- including ``KeyboardInterrupt`` -- nothing the command
     started is left running when this returns.  A log that cannot be written (a full
@@ -264,10 +286,12 @@ def run_command(
     """
     started_at = _now_iso()
     start = time.monotonic()
+    before = frozenset(psutil.pids())  # what existed before: anything new that carries the marker is ours
     try:
         proc = launch(command, marker)
     except PreExecError as exc:
         return failed_to_start(command, exc, started_at)
+    unregister = register(proc.pid, marker) if register is not None else None
     opener = log_dir.opener(label)
     recorders = {name: StreamRecorder(name, opener, options.keep_bytes) for name in ("stdout", "stderr")}
     pump = _Pump(proc, recorders, command.input, on_output, cancel)
@@ -319,12 +343,16 @@ def run_command(
         pump.drain_nonblocking()
         if not (timed_out or interrupted) and remaining(sid):
             stop((signal.SIGTERM,), "left running in the background by the command")
+        if _escaped(before, marker):
+            stop((signal.SIGTERM,), "that had left the command's session (setsid or a double fork)")
         proc.wait()
         pump.flush()
     finally:
         if proc.returncode is None:  # an unexpected error escaped the loop: still leave nothing behind
             stop_tree(sid, leader=proc, marker=marker, ladder=(), grace=0)
             proc.wait()
+        if unregister is not None:
+            unregister()
         pump.close()
     duration_ms = int((time.monotonic() - start) * 1000)
     rc = proc.returncode

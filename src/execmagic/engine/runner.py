@@ -14,6 +14,7 @@ import shlex
 import tempfile
 import time
 import uuid
+from collections import ChainMap
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, NamedTuple
 
@@ -22,14 +23,15 @@ from .errors import PreExecError
 from .contexts import SHELL_LANGUAGES
 from .interpreter import kernel_bin_first, kernel_tool_notes
 from .languages import script_argv
-from .results import Result, ShellInfo
+from .results import KillOutcome, Result, ShellInfo
 from .policy import CommandRefused, Guard, Policy, check
 from .run import CancelToken, OutputCallback, ProgressCallback, failed_to_start, run_command
 from .session import ShellSession, session_env, why_no_state, write_prelude
 from .shells import ShellRegistry
 from .spawn import check_cwd
 from .spec import Command, RunOptions
-from .template import expand_argv, expand_params, expand_value
+from .secrets import SECRET_NAME, Masked, redact, secret_env
+from .template import expand_argv, expand_params, expand_value, references
 
 # What bash/sh print last when the script's final command could not be started, by exit code.
 _SHELL_START_FAILURES = {
@@ -68,7 +70,7 @@ class Plan:
             lines.append(f"# run by: {shlex.join(self.command.argv[:-1])} SCRIPT")
         lines.append(f"# cwd: {self.command.cwd}")
         for name, value in self.env_changes.items():
-            lines.append(f"# env: {name}={value}")
+            lines.append(f"# env: {name}={'[REDACTED]' if secret_env({name: value}) else value}")
         if self.command.input is not None:
             lines.append(f"# stdin: {len(self.command.input)} bytes")
         if self.error is not None:
@@ -112,6 +114,8 @@ class Engine:
         self.token = uuid.uuid4().hex[:12]
         #: Put the running interpreter's bin folder first on an inherited PATH (see :mod:`.interpreter`).
         self.prefer_kernel_env = False
+        #: Show and record commands with secrets redacted (they run with the real values).
+        self.redact_display = True
         self._counter = itertools.count(1)
         self.shells = ShellRegistry(log_dir=lambda: self.logs.path, grace=self.options.grace)
 
@@ -127,8 +131,18 @@ class Engine:
         input: str | bytes | None,
         env_filter: Callable[[dict[str, str]], dict[str, str]] | None = None,
     ) -> "_Prepared":
-        """What every plan needs: a label, the merged env, the run's cwd (checked), params and input."""
+        """What every plan needs: a label, the merged env, the run's cwd (checked), params and input.
+
+        Values are checked before and after their ``${VAR}``/``{name}`` expansion (a NUL byte, a bad
+        env name, input that is neither text nor bytes): a one-line :class:`UsageProblem` here beats a
+        ``ValueError`` or ``TypeError`` from inside ``subprocess``.
+        """
+        from . import checks
+
         params = params or {}
+        env = checks.environment(env)
+        cwd = checks.optional_text(cwd, "cwd")
+        input = checks.input_value(input)
         base_env = {} if clear_env else (dict(os.environ) if isolated else self.session.environment())
         if env_filter is not None:
             base_env = env_filter(base_env)
@@ -138,12 +152,12 @@ class Engine:
         merged = dict(base_env)
         changes: dict[str, str] = {}
         for name, value in (env or {}).items():
-            merged[name] = changes[name] = expand_value(value, merged, params)
+            merged[name] = changes[name] = checks.text(expand_value(value, merged, params), f"env value of {name}")
         base_cwd = os.getcwd() if isolated else self.session.current_cwd()
         error = None
         run_cwd = base_cwd
         if cwd is not None:
-            shown = expand_value(cwd, merged, params)
+            shown = checks.text(expand_value(cwd, merged, params), "cwd")
             run_cwd = os.path.normpath(os.path.join(base_cwd, os.path.expanduser(shown)))
             try:
                 check_cwd(run_cwd, shown)
@@ -151,9 +165,9 @@ class Engine:
                 error = exc
         data: bytes | None
         if isinstance(input, str):
-            data = expand_value(input, merged, params).encode()
+            data = checks.encode_input(expand_value(input, merged, params))
         else:
-            data = input
+            data = input  # bytes go to stdin unchanged: never templated, never shown as b'…'
         return _Prepared(f"{next(self._counter):04d}", run_cwd, merged, params, data, error, changes, moved_path)
 
     def plan_script(
@@ -178,6 +192,7 @@ class Engine:
         p = self._prepare(cwd=cwd, env=env, clear_env=clear_env, params=params, isolated=isolated, input=input,
                           env_filter=env_filter)
         text = expand_params(script, p.params, language=language)
+        shown = self._shown(text, [script], p, lambda params: expand_params(script, params, language=language))
         state_path = None
         run_env = p.env
         if language == "bash" and not isolated and save_session:
@@ -185,7 +200,7 @@ class Engine:
             state_path = os.path.join(logs, f"{p.label}.state")
             run_env = session_env(p.env, state_path, write_prelude(logs))
         argv = script_argv(language, text, p.env, os.path.join(self.logs.path, f"{p.label}.script"))
-        command = Command(argv=argv, cwd=p.cwd, env=run_env, display=text.strip("\n"), input=p.input)
+        command = Command(argv=argv, cwd=p.cwd, env=run_env, display=shown.strip("\n"), input=p.input)
         return Plan(command, p.label, state_path=state_path, script=True, error=p.error, env_changes=p.changes,
                     shell_text=text if language in SHELL_LANGUAGES else None, session_env=p.env,
                     notes=kernel_tool_notes(text, p.env.get("PATH", ""), p.moved_path))
@@ -210,9 +225,23 @@ class Engine:
         if not words:
             error = error or PreExecError("empty command", "EINVAL", exit_code=127)
             words = ("",)
-        command = Command(argv=words, cwd=p.cwd, env=p.env, display=shlex.join(words), input=p.input)
+        shown = self._shown(shlex.join(words), argv, p, lambda params: shlex.join(expand_argv(argv, p.env, params)))
+        command = Command(argv=words, cwd=p.cwd, env=p.env, display=shown, input=p.input)
         return Plan(command, p.label, error=error, env_changes=p.changes,
                     notes=kernel_tool_notes(words[0], p.env.get("PATH", ""), p.moved_path))
+
+    def _shown(self, text: str, sources: Sequence[str], p: _Prepared,
+               expand: Callable[[Mapping[str, Any]], str]) -> str:
+        """The command as shown and recorded (summary, provenance, audit log): values of secret-named
+        templates masked, values of secret-named variables and credential-shaped text redacted.
+        What runs is ``text``, untouched."""
+        if not self.redact_display:
+            return text
+        secret = {name for source in sources for name, ref in references(source)
+                  if SECRET_NAME.search(ref) and name in p.params}
+        if secret:
+            text = expand(ChainMap({name: Masked(name) for name in secret}, p.params))  # type: ignore[arg-type]
+        return redact(text, secret_env(p.env))
 
     # -- running ------------------------------------------------------------------
     def run(
@@ -235,8 +264,10 @@ class Engine:
         error = plan.error or self._outside_roots(plan)
         if error is not None:
             result = failed_to_start(plan.command, error)
-            self.policy.audit(decision="failed", command=plan.command.display, cwd=plan.command.cwd, error=str(error))
-            return result
+            note = self.policy.audit_outcome(decision="failed", command=plan.command.display, cwd=plan.command.cwd,
+                                             error=str(error))
+            return dataclasses.replace(result, notes=result.notes + (note,)) if note else result
+        run_id = self._audit_intent(plan, "run")
         result = run_command(
             plan.command,
             options or self.options,
@@ -251,11 +282,18 @@ class Engine:
             result = _name_shell_start_failure(result)
         if plan.state_path is not None:
             result = self._update_session(plan, result)
-        if plan.notes:
-            result = dataclasses.replace(result, notes=plan.notes + result.notes)
-        self.policy.audit(decision="run", command=plan.command.display, cwd=plan.command.cwd,
-                          exit_code=result.exit_code, duration_ms=result.duration_ms, outcome=result.outcome())
-        return result
+        note = self.policy.audit_outcome(decision="run", run=run_id, command=plan.command.display,
+                                         cwd=plan.command.cwd, exit_code=result.exit_code,
+                                         duration_ms=result.duration_ms, outcome=result.outcome())
+        notes = plan.notes + result.notes + ((note,) if note else ())
+        return dataclasses.replace(result, notes=notes) if notes != result.notes else result
+
+    def _audit_intent(self, plan: Plan, decision: str) -> str:
+        """Record what is about to start, before it starts; :class:`AuditUnavailable` stops it."""
+        run_id = f"{self.token}-{plan.label}"
+        self.policy.audit(phase="intent", decision=decision, run=run_id, command=plan.command.display,
+                          cwd=plan.command.cwd)
+        return run_id
 
     def check_guard(self, plan: Plan, guard: Guard) -> None:
         """Raise :class:`CommandRefused` (and audit it) when ``guard`` refuses what ``plan`` would run."""
@@ -264,8 +302,9 @@ class Engine:
         else:
             refusal = check(guard, argv=plan.command.argv)
         if refusal is not None:
-            self.policy.audit(decision="refused", command=plan.command.display, cwd=plan.command.cwd,
-                              rule=refusal.rule, reason=refusal.reason)
+            # recorded if it can be; refused either way
+            self.policy.audit_outcome(decision="refused", command=plan.command.display, cwd=plan.command.cwd,
+                                      rule=refusal.rule, reason=refusal.reason)
             raise CommandRefused(refusal, "run it with guard='none' if you really mean it")
 
     def _outside_roots(self, plan: Plan) -> PreExecError | None:
@@ -312,10 +351,19 @@ class Engine:
         error = plan.error or self._outside_roots(plan)
         if error is not None:
             raise error
+        run_id = self._audit_intent(plan, "background")
         info = self.shells.start(plan.command, marker_prefix=self.token, name=name, timeout=timeout)
-        self.policy.audit(decision="background", command=plan.command.display, cwd=plan.command.cwd,
-                          shell_id=info.id, pid=info.pid)
+        self.policy.audit_outcome(decision="background", run=run_id, command=plan.command.display,
+                                  cwd=plan.command.cwd, shell_id=info.id, pid=info.pid)
         return info
+
+    def kill(self, shell_id: str, *, sig: int | str = "TERM", grace: float | None = None) -> KillOutcome:
+        """Stop a background shell and its tree (see :meth:`ShellRegistry.kill`), recorded in the audit log."""
+        self.policy.audit(phase="intent", decision="kill", shell_id=shell_id, signal=str(sig))
+        outcome = self.shells.kill(shell_id, sig=sig, grace=grace)
+        self.policy.audit_outcome(decision="kill", shell_id=shell_id, message=outcome.message,
+                                  signalled=outcome.signalled, killed=outcome.killed)
+        return outcome
 
     def close(self, grace: float | None = None) -> None:
         """Stop every background shell and helper this engine started (``grace`` before SIGKILL)."""

@@ -27,7 +27,7 @@ from .contexts import contexts_at
 from .errors import TemplateError
 from .literals import render, text_of
 
-__all__ = ["expand_argv", "expand_env", "expand_params", "expand_value"]
+__all__ = ["expand_argv", "expand_env", "expand_params", "expand_value", "references"]
 
 _ENV_REF = re.compile(r"\$\{(?P<body>[^}]*)\}|\$\{(?P<open>[^}]*)$")
 _ENV_BODY = re.compile(r"(?P<name>[A-Za-z_][A-Za-z0-9_]*)(?::-(?P<default>.*))?", re.DOTALL)
@@ -152,3 +152,8 @@ def expand_argv(words: Sequence[str], env: Mapping[str, str], params: Mapping[st
 def expand_value(text: str, env: Mapping[str, str], params: Mapping[str, Any]) -> str:
     """Both kinds, as written: for cwd, env values and input, which never pass through a shell."""
     return expand_params(expand_env(text, env), params, language=None)
+
+
+def references(text: str) -> list[tuple[str, str]]:
+    """``(name, reference)`` of every ``{name…}`` in ``text`` (``{{…}}`` escapes excluded)."""
+    return [(m.group("name"), m.group("ref")) for m in _PARAM_REF.finditer(text) if m.group("ref")]
