@@ -29,9 +29,12 @@ def test_engine_imports_no_ipython():
 
 
 def test_argv_run_keeps_streams_apart(engine, py):
-    r = engine.run_argv(py("import sys; print('out'); print('err', file=sys.stderr); sys.exit(3)"))
+    code = "import sys; print('out'); print('err', file=sys.stderr); sys.exit(3)"
+    r = engine.run_argv(py(code))
     assert (r.stdout, r.stderr, r.exit_code, r.success) == ("out\n", "err\n", 3, False)
     assert r.duration_ms >= 0 and r.started_at
+    assert r.log_paths == {} and os.listdir(engine.logs.path) == []  # the result holds it all: no file
+    r = engine.run_argv(py(code), options=RunOptions(keep_logs=True))
     assert r.log_paths["stdout"].endswith(".stdout.log")
 
 

@@ -183,6 +183,6 @@ def test_dev_full_with_a_small_output_fails_only_on_close(engine, py):
     plan = engine.plan_argv(py("print('short'); import sys; print('err', file=sys.stderr)"))
     for stream in ("stdout", "stderr"):
         os.symlink("/dev/full", os.path.join(engine.logs.path, f"{plan.label}.{stream}.log"))
-    r = engine.run(plan)
+    r = engine.run(plan, options=RunOptions(keep_logs=True))
     assert r.success and (r.stdout, r.stderr) == ("short\n", "err\n")
     assert [n.split(" (")[0] for n in r.notes] == ["log incomplete: No space left on device"] * 2

@@ -2,8 +2,10 @@
 
 Whatever a command prints, memory stays bounded: the first and last
 ``keep_bytes / 2`` bytes are held in memory for the result, and every byte is
-appended to a log file (opened on the first byte, so a silent command costs no
-file).  Live text is decoded incrementally, so a UTF-8 character split across
+appended to a log file.  With ``defer_log`` the log is only written once it is
+needed -- the output outgrew what the result keeps, or it is binary (the result
+then points at the log) -- so the common small command leaves no file behind;
+``keep_log`` at the end writes it anyway.  Live text is decoded incrementally, so a UTF-8 character split across
 two reads survives; undecodable bytes become U+FFFD and are counted.
 
 A stream is called binary -- flagged, and no longer shown -- only on evidence
@@ -80,9 +82,14 @@ def os_error_reason(exc: OSError) -> str:
 class StreamRecorder:
     """Accumulates one stream of a run.  Not thread-safe: one reader feeds it."""
 
-    def __init__(self, name: str, open_log: Callable[[str], tuple[str, BinaryIO]], keep_bytes: int) -> None:
+    def __init__(self, name: str, open_log: Callable[[str], tuple[str, BinaryIO]], keep_bytes: int,
+                 defer_log: bool = False) -> None:
         self.name = name
         self._open_log = open_log
+        self._keep_bytes = keep_bytes
+        # output not yet written to the log (while deferring; None once the log is being written)
+        self._pending: list[bytes] | None = [] if defer_log else None
+        self._pending_size = 0
         self._half = max(keep_bytes // 2, 1)
         self._head = bytearray()
         self._tail = bytearray()
@@ -102,7 +109,13 @@ class StreamRecorder:
         """Record ``data``; return the text to show live (empty once the stream is known binary)."""
         if not data:
             return ""
-        self._write_log(data)
+        if self._pending is not None:
+            self._pending.append(data)
+            self._pending_size += len(data)
+            if self._pending_size > self._keep_bytes:
+                self._write_pending()
+        else:
+            self._write_log(data)
         self.total += len(data)
         self._keep(data)
         if self.binary:
@@ -112,8 +125,17 @@ class StreamRecorder:
             self._sniffed += len(data)
             if b"\x00" in data or self._mostly_undecodable():
                 self.binary = True
+                self._write_pending()  # the result will point at the log
                 return f"\n[binary output on {self.name}: not shown; {self._log_hint()}]\n"
         return text
+
+    def _write_pending(self) -> None:
+        """Stop deferring: write what was held back, then log as it comes."""
+        if self._pending is None:
+            return
+        pending, self._pending = self._pending, None
+        for chunk in pending:
+            self._write_log(chunk)
 
     def _mostly_undecodable(self) -> bool:
         return self._sniffed >= BINARY_MIN_BYTES and self.undecodable > BINARY_UNDECODABLE_SHARE * self._sniffed
@@ -176,9 +198,15 @@ class StreamRecorder:
         return f"the log {self.log_path} is incomplete: {self.log_error}"
 
     # -- the end ----------------------------------------------------------------------------
-    def finish(self) -> StreamCapture:
-        """Close the log and build the stored capture (middle cut if needed, ``\\r`` collapsed)."""
+    def finish(self, keep_log: bool = False) -> StreamCapture:
+        """Close the log and build the stored capture (middle cut if needed, ``\\r`` collapsed).
+
+        ``keep_log`` writes a log that was deferred and turned out not to be needed.
+        """
         self.live_remainder()  # an incomplete last character counts as undecodable
+        if keep_log:
+            self._write_pending()
+        self._pending = None
         self._close_log()
         if self.binary:
             text = f"[binary output: {format_bytes(self.total)}; {self._log_hint()}]"

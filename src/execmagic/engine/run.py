@@ -293,7 +293,8 @@ def run_command(
         return failed_to_start(command, exc, started_at)
     unregister = register(proc.pid, marker) if register is not None else None
     opener = log_dir.opener(label)
-    recorders = {name: StreamRecorder(name, opener, options.keep_bytes) for name in ("stdout", "stderr")}
+    recorders = {name: StreamRecorder(name, opener, options.keep_bytes, defer_log=not options.keep_logs)
+                 for name in ("stdout", "stderr")}
     pump = _Pump(proc, recorders, command.input, on_output, cancel)
     sid = proc.pid
     deadline = start + options.timeout if options.timeout is not None else None
@@ -360,7 +361,7 @@ def run_command(
     exit_code = 128 + sig if sig is not None else rc
     if timed_out:
         exit_code = TIMEOUT_EXIT_CODE
-    captures: dict[str, StreamCapture] = {name: rec.finish() for name, rec in recorders.items()}
+    captures: dict[str, StreamCapture] = {name: rec.finish(options.keep_logs) for name, rec in recorders.items()}
     return Result(
         command=command.display,
         argv=command.argv,

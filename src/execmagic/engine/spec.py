@@ -33,3 +33,7 @@ class RunOptions:
     flush_interval: float = 0.2
     #: Seconds between progress callbacks.
     progress_interval: float = 1.0
+    #: Keep a log file of every run; by default one is written only when the result cannot hold the
+    #: whole output (it was cut in the middle, or is binary) -- a few days of small commands then
+    #: leave no files behind.
+    keep_logs: bool = False
