@@ -83,10 +83,10 @@ class StreamRecorder:
     """Accumulates one stream of a run.  Not thread-safe: one reader feeds it."""
 
     def __init__(self, name: str, open_log: Callable[[str], tuple[str, BinaryIO]], keep_bytes: int,
-                 defer_log: bool = False) -> None:
+                 defer_log: bool = False, log_over: int | None = None) -> None:
         self.name = name
         self._open_log = open_log
-        self._keep_bytes = keep_bytes
+        self._log_over = keep_bytes if log_over is None else min(log_over, keep_bytes)
         # output not yet written to the log (while deferring; None once the log is being written)
         self._pending: list[bytes] | None = [] if defer_log else None
         self._pending_size = 0
@@ -112,7 +112,7 @@ class StreamRecorder:
         if self._pending is not None:
             self._pending.append(data)
             self._pending_size += len(data)
-            if self._pending_size > self._keep_bytes:
+            if self._pending_size > self._log_over:
                 self._write_pending()
         else:
             self._write_log(data)

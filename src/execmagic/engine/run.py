@@ -293,7 +293,8 @@ def run_command(
         return failed_to_start(command, exc, started_at)
     unregister = register(proc.pid, marker) if register is not None else None
     opener = log_dir.opener(label)
-    recorders = {name: StreamRecorder(name, opener, options.keep_bytes, defer_log=not options.keep_logs)
+    recorders = {name: StreamRecorder(name, opener, options.keep_bytes, defer_log=not options.keep_logs,
+                                   log_over=options.log_over)
                  for name in ("stdout", "stderr")}
     pump = _Pump(proc, recorders, command.input, on_output, cancel)
     sid = proc.pid

@@ -37,3 +37,6 @@ class RunOptions:
     #: whole output (it was cut in the middle, or is binary) -- a few days of small commands then
     #: leave no files behind.
     keep_logs: bool = False
+    #: Bytes of output past which the log is written (default: ``keep_bytes``, what the result holds);
+    #: an agent tool that shows 30,000 characters lowers it so that its cut points at a log.
+    log_over: int | None = None
