@@ -232,7 +232,8 @@ class Toolbox:
             return {"success": True, "shell_id": info.id, "pid": info.pid, "status": info.status,
                     "output": f"started in the background as {info.id}; read it with BashOutput",
                     "log_paths": info.log_paths, "notes": notes}
-        options = dataclasses.replace(self.engine.options, timeout=clamped / 1000, grace=self.grace)
+        options = dataclasses.replace(self.engine.options, timeout=clamped / 1000, grace=self.grace,
+                                      log_over=self.max_output)
         result = self.engine.run(plan, options=options, guard=self.guard)
         output = result.stdout + (("" if not result.stdout or result.stdout.endswith("\n") else "\n")
                                   + result.stderr if result.stderr else "")
