@@ -12,6 +12,7 @@ import os
 import re
 import shlex
 import tempfile
+import threading
 import time
 import uuid
 from collections import ChainMap
@@ -30,6 +31,7 @@ from .session import ShellSession, session_env, why_no_state, write_prelude
 from .shells import ShellRegistry
 from .spawn import check_cwd
 from .spec import Command, RunOptions
+from .retention import DEFAULT_QUOTA, DEFAULT_RETENTION_DAYS, prune_log_folders
 from .secrets import SECRET_NAME, Masked, redact, secret_env
 from .template import expand_argv, expand_params, expand_value, references
 
@@ -111,6 +113,12 @@ class Engine:
         self.policy = policy or Policy()
         self.session = ShellSession()
         self.logs = LogDir(log_dir or default_log_dir())
+        #: Gone owners' log folders are removed after this many days, and oldest first past the quota
+        #: (bytes); only in the default log location (see :mod:`.retention`).
+        self.log_retention_days = DEFAULT_RETENTION_DAYS
+        self.log_quota = DEFAULT_QUOTA
+        self._prunes = log_dir is None  # a folder the user chose is theirs to keep
+        self._pruning: threading.Thread | None = None
         self.token = uuid.uuid4().hex[:12]
         #: Put the running interpreter's bin folder first on an inherited PATH (see :mod:`.interpreter`).
         self.prefer_kernel_env = False
@@ -268,6 +276,7 @@ class Engine:
                                              error=str(error))
             return dataclasses.replace(result, notes=result.notes + (note,)) if note else result
         run_id = self._audit_intent(plan, "run")
+        self.start_pruning()
         result = run_command(
             plan.command,
             options or self.options,
@@ -364,6 +373,17 @@ class Engine:
         self.policy.audit_outcome(decision="kill", shell_id=shell_id, message=outcome.message,
                                   signalled=outcome.signalled, killed=outcome.killed)
         return outcome
+
+    def start_pruning(self) -> threading.Thread | None:
+        """Prune other owners' log folders once, in the background (the first call wins; see :mod:`.retention`)."""
+        if self._pruning is not None or not self._prunes:
+            return None
+        root, keep = os.path.dirname(self.logs.path), self.logs.path
+        self._pruning = threading.Thread(
+            target=prune_log_folders, args=(root,), name="execmagic-prune", daemon=True,
+            kwargs={"keep": keep, "retention_days": self.log_retention_days, "quota": self.log_quota})
+        self._pruning.start()
+        return self._pruning
 
     def close(self, grace: float | None = None) -> None:
         """Stop every background shell and helper this engine started (``grace`` before SIGKILL)."""

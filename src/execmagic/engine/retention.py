@@ -1,0 +1,94 @@
+"""Bounded disk use: the log folders of owners that are gone do not pile up in the temp dir.
+
+Each engine logs into ``<tmp>/execmagic-<uid>/<YYYYmmdd-HHMMSS>-<pid>/``.  When a new
+one starts, the folders of owners that are no longer running are removed once they are
+older than the retention period, and -- oldest first -- while all folders together are
+over the quota.  A live owner's folder is never touched: its logs are what its
+notebook's outputs point at.  Only folders named the way engines name them are looked at.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import re
+import shutil
+import time
+
+import psutil
+
+__all__ = ["DEFAULT_QUOTA", "DEFAULT_RETENTION_DAYS", "PruneReport", "prune_log_folders"]
+
+#: Days a gone owner's logs are kept: long enough to look back over a week of work.
+DEFAULT_RETENTION_DAYS = 7.0
+#: Bytes all log folders may take together before the oldest gone owners' folders go.
+DEFAULT_QUOTA = 2 * 1024**3
+_FOLDER = re.compile(r"(?P<stamp>\d{8}-\d{6})-(?P<pid>\d+)")
+
+
+@dataclasses.dataclass(frozen=True)
+class PruneReport:
+    """What a prune removed (paths) and how many bytes that freed."""
+
+    removed: tuple[str, ...] = ()
+    freed: int = 0
+
+
+def _owner_running(stamp: str, pid: int) -> bool:
+    """Whether the process that created a folder still runs (a reused pid started later is not it)."""
+    try:
+        created = psutil.Process(pid).create_time()
+    except (psutil.NoSuchProcess, psutil.AccessDenied, ValueError):
+        return False
+    try:
+        stamped = time.mktime(time.strptime(stamp, "%Y%m%d-%H%M%S"))
+    except ValueError:
+        return False
+    return created <= stamped + 1
+
+
+def _size(path: str) -> int:
+    total = 0
+    for folder, _dirs, files in os.walk(path):
+        for name in files:
+            try:
+                total += os.lstat(os.path.join(folder, name)).st_size
+            except OSError:
+                continue
+    return total
+
+
+def prune_log_folders(root: str, *, keep: str = "", retention_days: float = DEFAULT_RETENTION_DAYS,
+                      quota: int = DEFAULT_QUOTA, now: float | None = None) -> PruneReport:
+    """Remove gone owners' log folders under ``root`` that are past ``retention_days``, then the
+    oldest of them while everything under ``root`` is over ``quota`` bytes.  ``keep`` is never removed.
+
+    Never raises for the file system: a folder that cannot be read or removed is left as it is.
+    """
+    now = time.time() if now is None else now
+    try:
+        entries = [e for e in os.scandir(root) if e.is_dir(follow_symlinks=False) and _FOLDER.fullmatch(e.name)]
+    except OSError:
+        return PruneReport()
+    folders = []  # (mtime, size, path, removable)
+    for entry in entries:
+        match = _FOLDER.fullmatch(entry.name)
+        assert match is not None
+        try:
+            mtime = entry.stat(follow_symlinks=False).st_mtime
+        except OSError:
+            continue
+        removable = entry.path != keep and not _owner_running(match["stamp"], int(match["pid"]))
+        folders.append((mtime, _size(entry.path), entry.path, removable))
+    removed: list[str] = []
+    freed = 0
+    total = sum(size for _, size, _, _ in folders)
+    for mtime, size, path, removable in sorted(folders):
+        expired = now - mtime > retention_days * 86400
+        if removable and (expired or total > quota):
+            shutil.rmtree(path, ignore_errors=True)
+            if not os.path.exists(path):
+                removed.append(path)
+                freed += size
+                total -= size
+    return PruneReport(tuple(removed), freed)
