@@ -89,3 +89,25 @@ def test_terminal_ipython_shows_text_only(tmp_path):
     assert "from-terminal\n✔ exit 0 · " in result.stdout
     assert "▶ t · pid " in result.stdout and "■ t stopped with SIGTERM" in result.stdout
     assert "<div" not in result.stdout and "<table" not in result.stdout and "vnd.execmagic" not in result.stdout
+
+
+def test_a_token_in_a_templated_command_never_reaches_the_saved_notebook(tmp_path):
+    """The command runs with the token; the summary, the provenance and a failure line show it redacted."""
+    token = "ghp_" + "Zq9" * 12
+    nb = nbformat.v4.new_notebook()
+    nb.cells = [nbformat.v4.new_code_cell(source) for source in (
+        "%load_ext execmagic\nimport os\ntok = os.environ['T_SECRET']\ndb_password = tok[::-1]",
+        '%exec printf %s "Authorization: token {tok}" | wc -c',
+        "%exec --dry-run curl -u admin:{db_password} -H 'Authorization: token {tok}' https://example.invalid",
+        "%exec --no-raise test {tok} = nope",
+        "%bg --name t sleep 0.1; echo {tok} > /dev/null\n%bg",
+        "%exec --out r echo {db_password} > /dev/null\nr",
+    )]
+    client = NotebookClient(nb, timeout=60, kernel_name="python3", resources={"metadata": {"path": str(tmp_path)}})
+    client.execute(env={**os.environ, "T_SECRET": token, "TMPDIR": str(tmp_path)})
+    path = tmp_path / "saved.ipynb"
+    nbformat.write(nb, str(path))
+    saved = path.read_text()
+    assert nb.cells[1].outputs[0]["text"].strip() == str(len("Authorization: token ") + len(token))  # it ran
+    assert "[REDACTED" in saved
+    assert token not in saved and token[::-1] not in saved

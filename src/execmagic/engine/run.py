@@ -43,7 +43,7 @@ def failed_to_start(command: Command, error: PreExecError, started_at: str | Non
     """The result of a command that could not be started: a value, like any other failure."""
     return Result(
         command=command.display,
-        argv=command.argv,
+        argv=command.shown_argv or command.argv,
         cwd=command.cwd,
         exit_code=error.exit_code,
         duration_ms=0,
@@ -365,7 +365,7 @@ def run_command(
     captures: dict[str, StreamCapture] = {name: rec.finish(options.keep_logs) for name, rec in recorders.items()}
     return Result(
         command=command.display,
-        argv=command.argv,
+        argv=command.shown_argv or command.argv,
         cwd=command.cwd,
         exit_code=exit_code,
         duration_ms=duration_ms,

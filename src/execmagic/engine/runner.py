@@ -200,7 +200,7 @@ class Engine:
         p = self._prepare(cwd=cwd, env=env, clear_env=clear_env, params=params, isolated=isolated, input=input,
                           env_filter=env_filter)
         text = expand_params(script, p.params, language=language)
-        shown = self._shown(text, [script], p, lambda params: expand_params(script, params, language=language))
+        (shown,) = self._shown([text], [script], p, lambda params: [expand_params(script, params, language=language)])
         state_path = None
         run_env = p.env
         if language == "bash" and not isolated and save_session:
@@ -208,7 +208,9 @@ class Engine:
             state_path = os.path.join(logs, f"{p.label}.state")
             run_env = session_env(p.env, state_path, write_prelude(logs))
         argv = script_argv(language, text, p.env, os.path.join(self.logs.path, f"{p.label}.script"))
-        command = Command(argv=argv, cwd=p.cwd, env=run_env, display=shown.strip("\n"), input=p.input)
+        shown_argv = (*argv[:-1], shown) if shown != text and argv[-1] == text else argv
+        command = Command(argv=argv, cwd=p.cwd, env=run_env, display=shown.strip("\n"), input=p.input,
+                          shown_argv=shown_argv)
         return Plan(command, p.label, state_path=state_path, script=True, error=p.error, env_changes=p.changes,
                     shell_text=text if language in SHELL_LANGUAGES else None, session_env=p.env,
                     notes=kernel_tool_notes(text, p.env.get("PATH", ""), p.moved_path))
@@ -233,23 +235,25 @@ class Engine:
         if not words:
             error = error or PreExecError("empty command", "EINVAL", exit_code=127)
             words = ("",)
-        shown = self._shown(shlex.join(words), argv, p, lambda params: shlex.join(expand_argv(argv, p.env, params)))
-        command = Command(argv=words, cwd=p.cwd, env=p.env, display=shown, input=p.input)
+        shown = self._shown(list(words), argv, p, lambda params: expand_argv(argv, p.env, params))
+        command = Command(argv=words, cwd=p.cwd, env=p.env, display=shlex.join(shown), input=p.input,
+                          shown_argv=tuple(shown))
         return Plan(command, p.label, error=error, env_changes=p.changes,
                     notes=kernel_tool_notes(words[0], p.env.get("PATH", ""), p.moved_path))
 
-    def _shown(self, text: str, sources: Sequence[str], p: _Prepared,
-               expand: Callable[[Mapping[str, Any]], str]) -> str:
+    def _shown(self, words: list[str], sources: Sequence[str], p: _Prepared,
+               expand: Callable[[Mapping[str, Any]], list[str]]) -> list[str]:
         """The command as shown and recorded (summary, provenance, audit log): values of secret-named
         templates masked, values of secret-named variables and credential-shaped text redacted.
-        What runs is ``text``, untouched."""
+        What runs is ``words``, untouched."""
         if not self.redact_display:
-            return text
+            return words
         secret = {name for source in sources for name, ref in references(source)
                   if SECRET_NAME.search(ref) and name in p.params}
         if secret:
-            text = expand(ChainMap({name: Masked(name) for name in secret}, p.params))  # type: ignore[arg-type]
-        return redact(text, secret_env(p.env))
+            words = expand(ChainMap({name: Masked(name) for name in secret}, p.params))  # type: ignore[arg-type]
+        held = secret_env(p.env)
+        return [redact(word, held) for word in words]
 
     # -- running ------------------------------------------------------------------
     def run(

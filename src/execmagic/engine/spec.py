@@ -15,6 +15,8 @@ class Command:
     env: Mapping[str, str]
     display: str
     input: bytes | None = None
+    #: The argv as shown and recorded, secrets redacted (``None``: the same as ``argv``).
+    shown_argv: tuple[str, ...] | None = None
 
 
 @dataclasses.dataclass(frozen=True)
