@@ -138,7 +138,7 @@ def test_kill_answers(ip):
         ("bgout", "job --follow --all", "does not combine"),
         ("bg", "--name job sleep 1", "named 'job' is already running"),
         ("kill", "job --signal SIGFOO", "unknown signal 'SIGFOO'"),
-        ("kill", "", "name the shells to stop"),
+        ("kill", "", "%kill needs a shell id"),
         ("kill", "job --all", "not both"),
         ("bg", "--timeout 0 sleep 1", "positive"),
         ("bg", "--name x", "needs a command line"),
@@ -185,3 +185,30 @@ def test_a_finished_name_can_be_reused(ip):
     cap = magic(ip, "bg", "--name job echo again")
     assert data(cap)[0].startswith("▶ job · pid ")
     assert follow(ip, "job").stdout == "again\n"
+
+
+def test_bg_timeout_nan_is_refused_and_other_shells_keep_streaming(ip):
+    magic(ip, "bg", "--name ticker for i in $(seq 1 400); do echo tick $i; sleep 0.02; done")
+    assert "tick" in magic(ip, "bgout", "ticker --wait 5").stdout
+    for bad in ("nan", "inf", "1e12", "-1"):
+        with pytest.raises(UsageError, match="^--timeout must be a positive number of seconds") as info:
+            ip.run_line_magic("bg", f"--timeout {bad} sleep 1")
+        assert type(info.value) is UsageError and "\n" not in str(info.value)
+    assert [i.id for i in ip.magics_manager.registry["ExecMagics"].engine.shells.list()] == ["ticker"]
+    for _ in range(2):
+        assert "tick" in magic(ip, "bgout", "ticker --wait 5").stdout
+    magic(ip, "bg", "--name after echo after")
+    assert magic(ip, "bgout", "after --wait inf").stdout == "after\n"
+
+
+def test_cleanup_forgets_ended_shells_and_deletes_their_logs(ip):
+    magic(ip, "bg", "--name done echo finished")
+    magic(ip, "bg", "--name live sleep 30")
+    assert "finished" in magic(ip, "bgout", "done --wait 10").stdout
+    logs = ip.magics_manager.registry["ExecMagics"].engine.shells.info("done").log_paths
+    assert os.path.exists(logs["stdout"])
+    assert magic(ip, "bg", "--cleanup").stdout == "removed 1 ended shell(s) and their logs: done\n"
+    assert not any(os.path.exists(p) for p in logs.values())
+    assert [i.id for i in ip.magics_manager.registry["ExecMagics"].engine.shells.list()] == ["live"]
+    with pytest.raises(UsageError, match="--cleanup goes alone"):
+        ip.run_line_magic("bg", "--cleanup sleep 1")

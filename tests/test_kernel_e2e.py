@@ -9,7 +9,7 @@ import psutil
 import pytest
 
 from execmagic.display import PROVENANCE_MIME as PROVENANCE
-from processes import assert_none_left
+from processes import assert_none_left, processes_with
 from kernel_client import KERNEL_TOKEN_VAR, Kernel
 
 pytestmark = pytest.mark.kernel
@@ -155,7 +155,9 @@ def test_kernel_shutdown_and_restart_leave_no_shell(how):
             k.manager.restart_kernel(now=False)
             k.client.wait_for_ready(timeout=60)
             assert k.execute("%load_ext execmagic\n%exec echo back").stream_text() == "back\n"
-            assert_none_left(KERNEL_TOKEN_VAR, k.token, exclude=(k.pid,), wait=3)
+            # the new kernel's own watchdog (it guards foreground runs too) is the only one left
+            new_watchdogs = tuple(p.pid for p in processes_with("EXECMAGIC_WATCHDOG", str(k.pid)))
+            assert_none_left(KERNEL_TOKEN_VAR, k.token, exclude=(k.pid, *new_watchdogs), wait=3)
         else:
             k.shutdown(now=(how == "shutdown-now"))
             assert not psutil.pid_exists(old_pid) or psutil.Process(old_pid).status() == psutil.STATUS_ZOMBIE

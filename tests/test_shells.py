@@ -240,3 +240,81 @@ def test_watchdog_stops_shells_when_the_owner_is_killed(tmp_path):
     while processes_with(TOKEN_VAR, os.environ[TOKEN_VAR]) and time.monotonic() < deadline:
         time.sleep(0.05)
     assert not processes_with(TOKEN_VAR, os.environ[TOKEN_VAR])
+
+
+# -- the reader outlives one shell's trouble (issue 8) -------------------------------------------
+TICKER = "for i in $(seq 1 400); do echo tick $i; sleep 0.02; done"
+
+
+def keeps_streaming(engine, shell_id):
+    """Two reads in a row each find new lines: the reader is still draining this shell."""
+    for _ in range(2):
+        assert "tick" in engine.shells.read(shell_id, reader="check", wait=5).stdout
+
+
+def test_start_refuses_timeouts_that_would_break_the_reader(engine):
+    import math
+
+    for bad in (math.nan, math.inf, 1e12, -1, 0, "5"):
+        with pytest.raises(UsageProblem, match="^timeout must be"):
+            start(engine, "sleep 30", timeout=bad)
+    assert engine.shells.list() == []  # refused before anything started
+
+
+def test_one_shells_reader_error_fails_that_shell_only(engine, monkeypatch):
+    start(engine, TICKER, name="good")
+    registry = engine.shells
+    real_drain = registry._drain
+
+    def drain(shell, stream):  # a shell whose draining raises (a bug, a broken log), the others fine
+        if shell.id == "bad":
+            raise RuntimeError("boom")
+        real_drain(shell, stream)
+
+    monkeypatch.setattr(registry, "_drain", drain)
+    bad = start(engine, "echo first; sleep 30", name="bad")
+    ended = wait_ended(engine, "bad")
+    assert ended.status == "failed: reader error: RuntimeError: boom" and not ended.running
+    assert not psutil.pid_exists(bad.pid) or psutil.Process(bad.pid).status() == psutil.STATUS_ZOMBIE
+    keeps_streaming(engine, "good")
+    assert engine.shells.kill("bad").message.startswith("bad already failed: reader error")
+
+
+def test_the_reader_loop_goes_on_after_an_error_outside_any_shell(engine, monkeypatch):
+    start(engine, TICKER, name="good")
+    keeps_streaming(engine, "good")
+    registry = engine.shells
+    real_next_timeout = registry._next_timeout
+    failed = []
+
+    def next_timeout():
+        if not failed:
+            failed.append(True)
+            raise OverflowError("timeout is too large")
+        return real_next_timeout()
+
+    monkeypatch.setattr(registry, "_next_timeout", next_timeout)
+    keeps_streaming(engine, "good")
+    assert failed and registry.reader_error == "OverflowError: timeout is too large"
+    later = start(engine, "echo late")
+    assert engine.shells.read(later.id, wait=5).stdout == "late\n"
+
+
+def test_kill_after_an_exit_the_reader_missed_says_exited_not_killed(engine, monkeypatch):
+    registry = engine.shells
+
+    def blind(shell):  # a reader that never notices exits, as one that had stopped would
+        if shell.pidfd is not None:
+            registry._forget_fd(shell.pidfd)
+            shell.pidfd = None
+
+    monkeypatch.setattr(registry, "_note_exit", blind)
+    info = start(engine, "exit 3")
+    proc = psutil.Process(info.pid)
+    deadline = time.monotonic() + 10
+    while proc.status() != psutil.STATUS_ZOMBIE and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert registry.info(info.id).running  # nobody reaped it yet
+    outcome = registry.kill(info.id)
+    assert outcome.message == f"{info.id} already exited with 3; nothing to stop"
+    assert outcome.shell.status == "exited 3" and outcome.signalled == 0

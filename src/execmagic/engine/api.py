@@ -10,12 +10,15 @@ one session and one set of background shells.  Create your own :class:`Engine` f
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import dataclasses
 import shlex
 import threading
 from collections.abc import Callable, Sequence
 from typing import Any, TypeVar
 
+from . import checks
+from .errors import UsageProblem
 from .policy import Guard
 from .results import KillOutcome, Result, ShellInfo, ShellOutput
 from .run import CancelToken, OutputCallback
@@ -47,8 +50,9 @@ def close_default_engine(grace: float | None = None) -> None:
 
 
 def _options(timeout: float | None, grace: float | None, engine: Engine) -> RunOptions:
-    """The engine's options, with this call's timeout and grace where given."""
-    changes = {k: v for k, v in (("timeout", timeout), ("grace", grace)) if v is not None}
+    """The engine's options, with this call's timeout and grace where given (checked: no ``nan``/``inf``)."""
+    changes = {k: v for k, v in (("timeout", checks.timeout(timeout)), ("grace", checks.grace(grace)))
+               if v is not None}
     return dataclasses.replace(engine.options, **changes)
 
 
@@ -62,9 +66,10 @@ def run(command: str, *, language: str = "bash", timeout: float | None = None, g
     Returns a :class:`Result`; ``check=True`` raises :class:`CommandFailed` unless it succeeded.
     """
     engine = engine or default_engine()
-    plan = engine.plan_script(command, language, cwd=cwd, env=env, clear_env=clear_env, params=params,
-                              input=input, isolated=isolated)
-    result = engine.run(plan, options=_options(timeout, grace, engine), on_output=on_output, guard=guard,
+    options = _options(timeout, grace, engine)
+    plan = engine.plan_script(checks.text(command, "command"), checks.text(language, "language"), cwd=cwd,
+                              env=env, clear_env=clear_env, params=params, input=input, isolated=isolated)
+    result = engine.run(plan, options=options, on_output=on_output, guard=guard,
                         cancel=cancel)
     return result.check() if check else result
 
@@ -76,12 +81,22 @@ def spawn(argv: Sequence[str] | str, *, timeout: float | None = None, grace: flo
           engine: Engine | None = None, cancel: CancelToken | None = None) -> Result:
     """Run one program with an argument vector, no shell (a string is split as a shell would, once)."""
     engine = engine or default_engine()
-    words = shlex.split(argv) if isinstance(argv, str) else list(argv)
-    plan = engine.plan_argv(words, cwd=cwd, env=env, clear_env=clear_env, params=params, input=input,
+    options = _options(timeout, grace, engine)
+    plan = engine.plan_argv(_argv(argv), cwd=cwd, env=env, clear_env=clear_env, params=params, input=input,
                             isolated=isolated)
-    result = engine.run(plan, options=_options(timeout, grace, engine), on_output=on_output, guard=guard,
+    result = engine.run(plan, options=options, on_output=on_output, guard=guard,
                         cancel=cancel)
     return result.check() if check else result
+
+
+def _argv(argv: Sequence[str] | str) -> list[str]:
+    """A string split as a shell would (an unclosed quote is a usage problem), or each item checked."""
+    if isinstance(argv, str):
+        try:
+            return shlex.split(checks.text(argv, "argv"))
+        except ValueError as exc:
+            raise UsageProblem(f"cannot split argv {argv!r}: {exc}") from None
+    return checks.argv(argv)
 
 
 def start(command: str, *, language: str = "bash", name: str | None = None, timeout: float | None = None,
@@ -90,24 +105,32 @@ def start(command: str, *, language: str = "bash", name: str | None = None, time
           engine: Engine | None = None) -> ShellInfo:
     """Start a background shell (``timeout``: its maximum lifetime); returns its :class:`ShellInfo`."""
     engine = engine or default_engine()
-    plan = engine.plan_script(command, language, cwd=cwd, env=env, clear_env=clear_env, params=params,
-                              isolated=isolated, save_session=False)
+    timeout = checks.timeout(timeout)
+    name = checks.optional_text(name, "name")
+    plan = engine.plan_script(checks.text(command, "command"), checks.text(language, "language"), cwd=cwd,
+                              env=env, clear_env=clear_env, params=params, isolated=isolated, save_session=False)
     return engine.start_background(plan, name=name, timeout=timeout, guard=guard)
 
 
 def read(shell_id: str, *, reader: str = "api", filter: str | None = None, stream: str = "both",
          wait: float = 0.0, tail: int | None = None, whole_log: bool = False, max_bytes: int = 1_000_000,
          engine: Engine | None = None) -> ShellOutput:
-    """What a background shell printed since this ``reader``'s last look, and its status."""
+    """What a background shell printed since this ``reader``'s last look, and its status.
+
+    ``wait`` blocks up to that many seconds for news; ``math.inf`` waits until the shell ends.
+    """
     engine = engine or default_engine()
-    return engine.shells.read(shell_id, reader=reader, pattern=filter, stream=stream, wait=wait, tail=tail,
-                              whole_log=whole_log, max_bytes=max_bytes)
+    return engine.shells.read(checks.text(shell_id, "shell_id"), reader=checks.text(reader, "reader"),
+                              pattern=checks.optional_text(filter, "filter"), stream=stream,
+                              wait=checks.wait(wait), tail=None if tail is None else checks.count(tail, "tail"),
+                              whole_log=whole_log, max_bytes=checks.count(max_bytes, "max_bytes", minimum=1))
 
 
 def kill(shell_id: str, *, signal: str | int = "TERM", grace: float | None = None,
          engine: Engine | None = None) -> KillOutcome:
-    """Stop a background shell and everything it started."""
-    return (engine or default_engine()).shells.kill(shell_id, sig=signal, grace=grace)
+    """Stop a background shell and everything it started (``grace``: seconds between signal and SIGKILL)."""
+    return (engine or default_engine()).shells.kill(checks.text(shell_id, "shell_id"), sig=signal,
+                                                    grace=checks.grace(grace))
 
 
 def shells(engine: Engine | None = None) -> list[ShellInfo]:
@@ -137,10 +160,8 @@ async def in_thread(call: Callable[[CancelToken | None], T], cancellable: bool) 
     except asyncio.CancelledError:
         if token is not None:
             token.cancel()
-            try:
+            with contextlib.suppress(BaseException):
                 await future  # the command's processes are stopped before the cancel goes on
-            except BaseException:  # noqa: BLE001
-                pass
         raise
     finally:
         if token is not None and future.done():

@@ -65,10 +65,11 @@ class Policy:
         except OSError as exc:
             raise AuditUnavailable(self.audit_log, exc.strerror or str(exc)) from None
 
-    def audit_outcome(self, **record: Any) -> str | None:
-        """Record how something ended; return a note (never raise) if it could not be recorded."""
+    def audit_outcome(self, phase_of: str = "outcome", **record: Any) -> str | None:
+        """Record how something ended (or, ``phase_of="intent"``, what starts that may not be refused);
+        return a note (never raise) if it could not be recorded."""
         try:
-            self.audit(phase="outcome", **record)
+            self.audit(phase=phase_of, **record)
         except AuditUnavailable as exc:
             return f"audit log: this outcome was not recorded ({exc.reason})"
         return None

@@ -126,6 +126,7 @@ class Engine:
         self.redact_display = True
         self._counter = itertools.count(1)
         self.shells = ShellRegistry(log_dir=lambda: self.logs.path, grace=self.options.grace)
+        self.shells.on_kill = self._record_kill
 
     # -- planning ---------------------------------------------------------------
     def _prepare(
@@ -213,7 +214,8 @@ class Engine:
                           shown_argv=shown_argv)
         return Plan(command, p.label, state_path=state_path, script=True, error=p.error, env_changes=p.changes,
                     shell_text=text if language in SHELL_LANGUAGES else None, session_env=p.env,
-                    notes=kernel_tool_notes(text, p.env.get("PATH", ""), p.moved_path))
+                    notes=kernel_tool_notes(text, p.env.get("PATH", ""), p.moved_path)
+                    if language in SHELL_LANGUAGES else ())
 
     def plan_argv(
         self,
@@ -290,6 +292,7 @@ class Engine:
             on_output=on_output,
             on_progress=on_progress,
             cancel=cancel,
+            register=self.shells.guard_foreground,
         )
         if plan.script and plan.command.argv[0] in SHELL_LANGUAGES:
             result = _name_shell_start_failure(result)
@@ -370,13 +373,14 @@ class Engine:
                                   cwd=plan.command.cwd, shell_id=info.id, pid=info.pid)
         return info
 
-    def kill(self, shell_id: str, *, sig: int | str = "TERM", grace: float | None = None) -> KillOutcome:
-        """Stop a background shell and its tree (see :meth:`ShellRegistry.kill`), recorded in the audit log."""
-        self.policy.audit(phase="intent", decision="kill", shell_id=shell_id, signal=str(sig))
-        outcome = self.shells.kill(shell_id, sig=sig, grace=grace)
-        self.policy.audit_outcome(decision="kill", shell_id=shell_id, message=outcome.message,
-                                  signalled=outcome.signalled, killed=outcome.killed)
-        return outcome
+    def _record_kill(self, shell_id: str, sig: int | str) -> Callable[[KillOutcome], None]:
+        """Audit a kill, before and after.  Never refused: stopping something is always allowed."""
+        self.policy.audit_outcome(decision="kill", phase_of="intent", shell_id=shell_id, signal=str(sig))
+
+        def done(outcome: KillOutcome) -> None:
+            self.policy.audit_outcome(decision="kill", shell_id=shell_id, message=outcome.message,
+                                      signalled=outcome.signalled, killed=outcome.killed)
+        return done
 
     def start_pruning(self) -> threading.Thread | None:
         """Prune other owners' log folders once, in the background (the first call wins; see :mod:`.retention`)."""

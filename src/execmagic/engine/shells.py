@@ -6,11 +6,17 @@ full pipe and memory stays flat whatever it prints.  The log files are the
 single record: a read is a byte range of them, from the reader's cursor to
 the end.  A ``threading.Condition`` wakes waiting readers when output or an
 exit arrives, so ``wait`` never polls.
+
+The reader must outlive any one shell's trouble: an error while reading one
+shell marks that shell failed (and stops it, since nobody could read it any
+more) while the others keep streaming, and a supervisor around the loop
+rebuilds the selector and goes on if the loop itself ever fails.
 """
 
 from __future__ import annotations
 
 import codecs
+import contextlib
 import dataclasses
 import datetime
 import os
@@ -22,6 +28,7 @@ import threading
 import time
 from collections.abc import Callable, Iterable
 
+from . import checks
 from .errors import ShellLimitReached, UnknownShell, UsageProblem
 from .results import KillOutcome, ShellInfo, ShellOutput, signal_name
 from .spawn import launch
@@ -29,6 +36,11 @@ from .spec import Command
 from .stop import StopReport, remaining, stop_tree
 
 _READ_SIZE = 1 << 16
+#: Longest single ``select`` of the reader: a far deadline is waited for in steps, never overflowing.
+_MAX_SELECT = 3600.0
+#: Pause before the supervisor rebuilds a failed reader loop (doubling up to a second), so a
+#: persistent failure costs a little CPU, not a busy loop.
+_RESTART_DELAY = 0.05
 _NAME = re.compile(r"[A-Za-z][A-Za-z0-9_.-]{0,63}")
 STREAMS = ("stdout", "stderr")
 
@@ -86,6 +98,7 @@ class _Shell:
         self.stopped_as: str | None = None  # "killed" or "timed out" when we stopped it
         self.cursors: dict[str, dict[str, int]] = {}
         self.pidfd: int | None = None
+        self.failure: str | None = None  # why the reader gave up on this shell
 
     @property
     def running(self) -> bool:
@@ -99,6 +112,8 @@ class _Shell:
         rc = self.proc.returncode
         if rc is None:
             return "running"
+        if self.failure:
+            return f"failed: {self.failure}"
         if self.stopped_as:
             return self.stopped_as
         if rc < 0:
@@ -143,11 +158,15 @@ class ShellRegistry:
         self._counter = 0
         self._launches = 0
         self._cond = threading.Condition()
-        self._pending: list[Callable[[], None]] = []
+        self._pending: list[tuple[_Shell, Callable[[], None]]] = []
         self._selector: selectors.BaseSelector | None = None
         self._wake_r = self._wake_w = -1
         self._thread: threading.Thread | None = None
         self._closed = False
+        #: The last error that broke the reader loop itself (the supervisor went on after it).
+        self.reader_error: str | None = None
+        #: Told ``(shell_id, signal)`` before a kill; returns what to tell the outcome (the audit log).
+        self.on_kill: Callable[[str, int | str], Callable[[KillOutcome], None]] | None = None
 
     # -- starting -------------------------------------------------------------------
     def _next_id(self) -> str:
@@ -164,8 +183,8 @@ class ShellRegistry:
         Raises :class:`UsageProblem` for a bad or duplicate name, :class:`ShellLimitReached`
         past ``max_shells``, and :class:`~execmagic.engine.errors.PreExecError` when it cannot start at all.
         """
-        if timeout is not None and timeout <= 0:
-            raise UsageProblem(f"timeout must be a positive number of seconds, not {timeout:g}")
+        timeout = checks.timeout(timeout)  # before the shell joins the reader: nan/inf would break its waits
+        name = checks.optional_text(name, "name")
         with self._cond:
             if self._closed:
                 raise UsageProblem("the background shell registry is closed")
@@ -204,43 +223,89 @@ class ShellRegistry:
             shell = _Shell(shell_id, proc, command.display, command.cwd, marker, streams, timeout)
             self._shells[shell_id] = shell
             self._ensure_reader()
-            self._submit(lambda: self._watch(shell))
+            self._submit(shell, lambda: self._watch(shell))
         self._tell_watchdog(f"+ {shell.sid} {marker}\n")
         return shell.info()
 
     # -- the reader thread ----------------------------------------------------------
     def _ensure_reader(self) -> None:
-        if self._thread is not None:
+        """Start the reader thread, or start it again if it ever ended while shells are registered."""
+        if self._thread is not None and self._thread.is_alive():
             return
-        self._selector = selectors.DefaultSelector()
-        self._wake_r, self._wake_w = os.pipe()
-        os.set_blocking(self._wake_r, False)
-        self._selector.register(self._wake_r, selectors.EVENT_READ, None)
-        self._thread = threading.Thread(target=self._reader_loop, name="execmagic-shells", daemon=True)
+        if self._selector is None:
+            self._wake_r, self._wake_w = os.pipe()
+            os.set_blocking(self._wake_r, False)
+        self._new_selector()
+        self._thread = threading.Thread(target=self._reader_main, name="execmagic-shells", daemon=True)
         self._thread.start()
 
-    def _submit(self, op: Callable[[], None]) -> None:
-        """Run ``op`` on the reader thread (selectors are not safe to change from another thread)."""
-        self._pending.append(op)
+    def _ensure_reader_alive(self) -> None:
+        """Restart a reader that ended while shells still have pipes open (callers hold the condition)."""
+        if self._thread is not None and not self._thread.is_alive() and not self._closed \
+                and self._thread_has_work_locked():
+            self._ensure_reader()
+
+    def _new_selector(self) -> None:
+        """A fresh selector watching the wake pipe and every open pipe and pidfd of the live shells."""
+        if self._selector is not None:
+            with contextlib.suppress(Exception):
+                self._selector.close()
+        self._selector = selectors.DefaultSelector()
+        self._selector.register(self._wake_r, selectors.EVENT_READ, None)
+        for shell in self._shells.values():
+            if shell.failure is None:
+                self._guarded(shell, self._register_fds, shell)
+
+    def _submit(self, shell: _Shell, op: Callable[[], None]) -> None:
+        """Run ``op`` for ``shell`` on the reader thread (selectors are not safe to change from another thread)."""
+        self._pending.append((shell, op))
         os.write(self._wake_w, b"x")
 
     def _watch(self, shell: _Shell) -> None:
+        """Open the shell's pidfd (exits wake the reader, no polling) and watch its pipes and pidfd."""
+        if shell.pidfd is None and shell.ended is None:
+            try:
+                shell.pidfd = os.pidfd_open(shell.proc.pid)
+            except (AttributeError, OSError):
+                shell.pidfd = None
+        self._register_fds(shell)
+
+    def _register_fds(self, shell: _Shell) -> None:
+        """Watch what of ``shell`` is open and not watched yet (so a rebuild and a late ``_watch`` agree)."""
         assert self._selector is not None
+        watched = self._selector.get_map()
         for stream in shell.streams.values():
-            assert stream.pipe_fd is not None
-            self._selector.register(stream.pipe_fd, selectors.EVENT_READ, (shell, stream))
-        try:
-            shell.pidfd = os.pidfd_open(shell.proc.pid)
+            if stream.pipe_fd is not None and stream.pipe_fd not in watched:
+                self._selector.register(stream.pipe_fd, selectors.EVENT_READ, (shell, stream))
+        if shell.pidfd is not None and shell.pidfd not in watched:
             self._selector.register(shell.pidfd, selectors.EVENT_READ, (shell, None))
-        except (AttributeError, OSError):
-            shell.pidfd = None
 
     def _next_timeout(self) -> float | None:
         now = time.monotonic()
         waits = [s.deadline - now for s in self._shells.values() if s.deadline is not None and s.running]
         if any(s.pidfd is None and s.running for s in self._shells.values()):
-            waits.append(0.1)  # no pidfd on this system: notice exits by polling
-        return max(min(waits), 0.0) if waits else None
+            waits.append(0.1)  # no pidfd (this system, or a failed shell): notice exits by polling
+        return min(max(min(waits), 0.0), _MAX_SELECT) if waits else None
+
+    def _reader_main(self) -> None:
+        """The supervisor: run the loop; if it fails outside any one shell, rebuild the selector and go on.
+
+        Without this, one unexpected error would leave every shell unread (pipes fill, shells
+        block) and unreaped (they look "running" forever).
+        """
+        delay = _RESTART_DELAY
+        while True:
+            try:
+                self._reader_loop()
+                return
+            except Exception as exc:  # noqa: BLE001 -- recorded; the loop must go on for the other shells
+                self.reader_error = _one_line(exc)
+            time.sleep(delay)
+            delay = min(delay * 2, 1.0)
+            with self._cond:
+                if self._closed and not self._thread_has_work_locked():
+                    return
+                self._new_selector()
 
     def _reader_loop(self) -> None:
         assert self._selector is not None
@@ -249,31 +314,74 @@ class ShellRegistry:
                 if self._closed and not self._shells:
                     break
                 timeout = self._next_timeout()
-            events = self._selector.select(timeout)
+                selector = self._selector
+            events = selector.select(timeout)
             with self._cond:
                 for key, _ in events:
                     if key.data is None:
-                        try:
-                            os.read(self._wake_r, 4096)
-                        except BlockingIOError:
-                            pass
-                        ops, self._pending = self._pending, []
-                        for op in ops:
-                            op()
+                        self._run_pending()
                         continue
                     shell, stream = key.data
+                    if shell.failure is not None:
+                        continue
                     if stream is None:
-                        self._note_exit(shell)
-                    else:
-                        self._drain(shell, stream)
+                        self._guarded(shell, self._note_exit, shell)
+                    elif stream.pipe_fd is not None:
+                        self._guarded(shell, self._drain, shell, stream)
                 self._check_exits_and_deadlines()
                 self._cond.notify_all()
             if self._closed and not self._thread_has_work():
                 break
 
+    def _run_pending(self) -> None:
+        """Empty the wake pipe and run what other threads submitted, each op guarded for its own shell."""
+        with contextlib.suppress(BlockingIOError):
+            os.read(self._wake_r, 4096)
+        ops, self._pending = self._pending, []
+        for shell, op in ops:
+            if shell.failure is None:
+                self._guarded(shell, op)
+
+    def _guarded(self, shell: _Shell, op: Callable[..., None], *args: object) -> None:
+        """Run one shell's step; an error fails that shell only, never the reader."""
+        try:
+            op(*args)
+        except Exception as exc:  # noqa: BLE001 -- one shell's trouble, told in its status
+            self._fail(shell, exc)
+
+    def _fail(self, shell: _Shell, exc: BaseException) -> None:
+        """Give up on reading ``shell``: say why in its status, close its pipes and stop it (unread, it
+        would block on a full pipe; stopped, nothing of it is left running unseen)."""
+        shell.failure = f"reader error: {_one_line(exc)}"
+        for stream in shell.streams.values():
+            if stream.pipe_fd is not None:
+                self._forget_fd(stream.pipe_fd)
+                stream.pipe_fd = None
+                with contextlib.suppress(OSError):
+                    os.close(stream.log_fd)
+        if shell.pidfd is not None:
+            self._forget_fd(shell.pidfd)
+            shell.pidfd = None  # exits are now noticed by polling
+        with contextlib.suppress(Exception):
+            self._notice_exit(shell)
+        if shell.running:
+            threading.Thread(target=self._stop, args=(shell, signal_module.SIGTERM, self.grace),
+                             name=f"execmagic-failed-{shell.id}", daemon=True).start()
+
+    def _forget_fd(self, fd: int) -> None:
+        """Stop watching and close ``fd``, whatever state the selector is in."""
+        if self._selector is not None:
+            with contextlib.suppress(Exception):
+                self._selector.unregister(fd)
+        with contextlib.suppress(OSError):
+            os.close(fd)
+
     def _thread_has_work(self) -> bool:
         with self._cond:
-            return any(not s.drained for s in self._shells.values())
+            return self._thread_has_work_locked()
+
+    def _thread_has_work_locked(self) -> bool:
+        return any(not s.drained for s in self._shells.values())
 
     def _drain(self, shell: _Shell, stream: _Stream) -> None:
         assert stream.pipe_fd is not None and self._selector is not None
@@ -300,6 +408,10 @@ class ShellRegistry:
             self._selector.unregister(shell.pidfd)
             os.close(shell.pidfd)
             shell.pidfd = None
+        self._notice_exit(shell)
+
+    def _notice_exit(self, shell: _Shell) -> None:
+        """Reap the shell if it ended and record when (callers hold the condition)."""
         shell.proc.poll()
         if shell.proc.returncode is not None and shell.ended is None:
             shell.ended = time.monotonic()
@@ -307,9 +419,10 @@ class ShellRegistry:
 
     def _check_exits_and_deadlines(self) -> None:
         now = time.monotonic()
-        for shell in self._shells.values():
+        for shell in list(self._shells.values()):
             if shell.pidfd is None and shell.ended is None:
-                self._note_exit(shell)
+                step = self._notice_exit if shell.failure is not None else self._note_exit
+                self._guarded(shell, step, shell)
             if shell.running and shell.deadline is not None and now >= shell.deadline and shell.stopped_as is None:
                 shell.stopped_as = "timed out"
                 threading.Thread(target=self._stop, args=(shell, signal_module.SIGTERM, self.grace),
@@ -368,18 +481,21 @@ class ShellRegistry:
 
         ``pattern`` keeps only matching lines while the cursor still moves past everything;
         ``tail`` (last N lines) and ``whole_log`` look at the whole log instead of what is new.
-        ``wait`` blocks up to that many seconds until there is something new or the shell ends.
+        ``wait`` blocks up to that many seconds until there is something new or the shell ends
+        (``math.inf``: until it ends).
         At most ``max_bytes`` per stream are returned (the latest); the rest is counted as skipped.
         """
         if stream not in ("stdout", "stderr", "both"):
             raise UsageProblem(f"unknown stream {stream!r}: use stdout, stderr or both")
-        if tail is not None and tail < 0:
-            raise UsageProblem("tail must be a number of lines, 0 or more")
-        regex = compile_filter(pattern)
+        wait = checks.wait(wait)  # inf: until the shell ends, clamped so no wait overflows
+        tail = None if tail is None else checks.count(tail, "tail")
+        max_bytes = checks.count(max_bytes, "max_bytes", minimum=1)
+        regex = compile_filter(checks.optional_text(pattern, "filter"))
         names = STREAMS if stream == "both" else (stream,)
         whole_lines = regex is not None
         with self._cond:
             shell = self._get(shell_id)
+            self._ensure_reader_alive()
             cursor = shell.cursors.setdefault(reader, {n: 0 for n in STREAMS})
             if wait > 0 and not (tail is not None or whole_log):
                 deadline = time.monotonic() + wait
@@ -440,11 +556,21 @@ class ShellRegistry:
     def kill(self, shell_id: str, *, sig: int | str = signal_module.SIGTERM, grace: float | None = None) -> KillOutcome:
         """Stop a shell and everything it started: ``sig`` to the group, session and marker, then KILL.
 
-        Killing a finished shell (or twice) is a calm answer, not an error.
+        Killing a finished shell (or twice) is a calm answer, not an error.  Every kill, however it
+        was asked for (one id, several, ``--all``, the owner closing), is told to :attr:`on_kill`.
         """
+        recorded = self.on_kill(shell_id, sig) if self.on_kill is not None else None
+        outcome = self._kill(shell_id, sig, grace)
+        if recorded is not None:
+            recorded(outcome)
+        return outcome
+
+    def _kill(self, shell_id: str, sig: int | str, grace: float | None) -> KillOutcome:
         number = parse_signal(sig)
+        grace = checks.grace(grace)
         with self._cond:
             shell = self._get(shell_id)
+            self._notice_exit(shell)  # an exit the reader has not seen yet is an exit, not a kill
             was_running = shell.running
             if was_running and shell.stopped_as is None:
                 shell.stopped_as = "killed"
@@ -469,6 +595,7 @@ class ShellRegistry:
     def kill_all(self, *, sig: int | str = signal_module.SIGTERM, grace: float | None = None) -> list[KillOutcome]:
         """Stop every shell that is running (in parallel, so N stubborn shells cost one grace period)."""
         parse_signal(sig)
+        grace = checks.grace(grace)  # checked here: an error in the worker threads would be lost
         ids = [info.id for info in self.list() if info.running]
         outcomes: dict[str, KillOutcome] = {}
 
@@ -482,16 +609,20 @@ class ShellRegistry:
             t.join()
         return [outcomes[i] for i in ids if i in outcomes]
 
-    def cleanup(self) -> list[str]:
-        """Forget finished shells (their logs stay on disk); return their ids.
+    def cleanup(self, remove_logs: bool = False) -> list[str]:
+        """Forget finished shells (``remove_logs``: and delete their log files); return their ids.
 
         A name can be reused once its shell has finished, without cleaning up first.
         """
         with self._cond:
             done = [i for i, s in self._shells.items() if not s.running]
+            paths = [p for i in done for p in self._shells[i].info().log_paths.values()]
             for shell_id in done:
                 del self._shells[shell_id]
-            return done
+        for path in paths if remove_logs else ():
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(path)
+        return done
 
     def close(self, grace: float | None = None) -> None:
         """Stop every shell, the reader thread and the watchdog.  Safe to call more than once."""
@@ -514,6 +645,12 @@ class ShellRegistry:
         """The pid of the helper that stops our shells if this process dies (None until the first shell)."""
         watchdog = self._watchdog
         return watchdog.pid if watchdog is not None and watchdog.poll() is None else None
+
+    def guard_foreground(self, sid: int, marker: str) -> Callable[[], None]:
+        """Have the watchdog stop a foreground run's session if this process dies mid-run (an
+        owner killed by the OOM killer runs no cleanup); the returned call says the run is over."""
+        self._tell_watchdog(f"+ {sid} {marker}\n")
+        return lambda: self._tell_watchdog(f"- {sid}\n")
 
     def _tell_watchdog(self, line: str) -> None:
         """Report ``+ SID MARKER`` (started) or ``- SID`` (ended) to the watchdog, starting it when needed."""
@@ -553,6 +690,12 @@ class ShellRegistry:
             self._watchdog.kill()
             self._watchdog.wait()
         self._watchdog = None
+
+
+def _one_line(exc: BaseException) -> str:
+    """An exception as one short line for a status (``OverflowError: timeout is too large``)."""
+    text = " ".join(f"{type(exc).__name__}: {exc}".split())
+    return text if len(text) <= 200 else text[:197] + "..."
 
 
 def _ended_phrase(status: str) -> str:

@@ -26,10 +26,12 @@ _NAME_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz012
 
 def parse_env_entry(entry: str) -> tuple[str, str]:
     """``"K=V"`` → ``("K", "V")``; a malformed entry is a usage problem with a one-line reason."""
+    from .checks import ENV_NAME  # the one definition of a variable name
+
     name, sep, value = entry.partition("=")
     if not sep:
         raise UsageProblem(f"exec: malformed env entry {entry!r}: expected NAME=VALUE (EINVAL)")
-    if not name or name[0].isdigit() or not set(name) <= _NAME_CHARS:
+    if not ENV_NAME.fullmatch(name):
         raise UsageProblem(f"exec: malformed env entry {entry!r}: {name!r} is not a variable name (EINVAL)")
     return name, value
 

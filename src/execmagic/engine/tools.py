@@ -15,9 +15,11 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import math
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
+from . import checks
 from .errors import ExecError
 from .policy import CommandRefused, Guard, redact, sanitize_env
 from .runner import Engine
@@ -79,6 +81,8 @@ def validate(schema: Mapping[str, Any], arguments: Mapping[str, Any]) -> str | N
             k in ("integer", "number") and isinstance(value, bool)) for k in kinds)
         if not ok:
             return f"argument {name!r} must be {' or '.join(kinds)}, not {type(value).__name__} {value!r}"[:300]
+        if isinstance(value, float) and not math.isfinite(value):  # json.loads reads NaN and 1e999
+            return f"argument {name!r} must be a finite number, not {value!r}"
         if "enum" in properties[name] and value not in properties[name]["enum"]:
             return f"argument {name!r} must be one of {properties[name]['enum']}"
     return None
@@ -112,11 +116,11 @@ class Toolbox:
         from .api import default_engine
 
         self.engine = engine or default_engine()
+        self.grace = checks.grace(grace, "grace")
         self.guard = guard
         self.env_allow = frozenset(env_allow)
         self.redact_secrets = redact_secrets
         self.dry_run = dry_run
-        self.grace = grace
         self.max_output = max_output
         self.tools: dict[str, ToolSpec] = {}
         for spec in self._builtin_specs():
@@ -214,7 +218,7 @@ class Toolbox:
         return redact(text, held) if self.redact_secrets else text
 
     def _bash(self, args: dict[str, Any]) -> dict[str, Any]:
-        command: str = args["command"]
+        command = checks.text(args["command"], "command")
         notes: list[str] = []
         timeout_ms = args.get("timeout", DEFAULT_TIMEOUT_MS)
         clamped = min(max(timeout_ms, MIN_TIMEOUT_MS), MAX_TIMEOUT_MS)
@@ -232,7 +236,7 @@ class Toolbox:
             return {"success": True, "shell_id": info.id, "pid": info.pid, "status": info.status,
                     "output": f"started in the background as {info.id}; read it with BashOutput",
                     "log_paths": info.log_paths, "notes": notes}
-        options = dataclasses.replace(self.engine.options, timeout=clamped / 1000, grace=self.grace,
+        options = dataclasses.replace(self.engine.options, timeout=checks.timeout(clamped / 1000), grace=self.grace,
                                       log_over=self.max_output)
         result = self.engine.run(plan, options=options, guard=self.guard)
         output = result.stdout + (("" if not result.stdout or result.stdout.endswith("\n") else "\n")

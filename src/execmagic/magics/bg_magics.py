@@ -13,16 +13,17 @@ from typing import Any
 
 from IPython.core.error import UsageError
 from IPython.core.magic import Magics, line_magic, magics_class, no_var_expand
-from IPython.core.magic_arguments import argument, kwds, magic_arguments, parse_argstring
+from IPython.core.magic_arguments import argument, kwds, magic_arguments
 from IPython.display import display
 
 from ..display.shells import ShellTable
+from ..engine import checks
 from ..engine.results import ShellOutput
-from ..engine.shells import kill_many
+from ..engine.shells import ShellRegistry, kill_many
 from .exec_magics import ExecMagics, engine_errors
-from .live import LiveOutput
 from .helpfmt import FixedWidthHelp
-from .options import split_leading_options
+from .live import LiveOutput
+from .options import parse_line
 
 #: Seconds each ``--follow`` read waits for news before asking again.
 _FOLLOW_POLL = 1.0
@@ -41,7 +42,8 @@ class BackgroundMagics(Magics):
         self.exec_magics = exec_magics
 
     @property
-    def shells(self):  # noqa: ANN201 -- the engine's ShellRegistry
+    def shells(self) -> ShellRegistry:
+        """The engine's registry, with the current trait values handed to it."""
         self.exec_magics.sync_background_settings()
         return self.exec_magics.engine.shells
 
@@ -50,7 +52,8 @@ class BackgroundMagics(Magics):
     @kwds(formatter_class=FixedWidthHelp)
     @argument("cmdline", nargs="*", metavar="CMDLINE", help="the shell command line, as typed")
     @argument("--name", metavar="ID", help="the shell's id instead of bg1, bg2, …")
-    @argument("--timeout", type=float, metavar="S", help="stop the shell (and all it started) after S seconds")
+    @argument("--timeout", type=float, metavar="S",
+              help="stop the shell (and all it started) after S seconds (at most a year)")
     @argument("--cwd", metavar="DIR", help="working directory (relative to the session's)")
     @argument("--env", action="append", metavar="K=V", help="set an environment variable (repeatable)")
     @argument("--clear-env", action="store_true", help="start from an empty environment (only --env values)")
@@ -58,6 +61,7 @@ class BackgroundMagics(Magics):
     @argument("--isolated", action="store_true", help="start from the kernel's cwd and env, not the session's")
     @argument("--dry-run", action="store_true", help="show the fully expanded command; start nothing")
     @argument("--allow-dangerous", action="store_true", help="start even what a guardrail refuses")
+    @argument("--cleanup", action="store_true", help="forget the shells that ended and delete their logs")
     @line_magic("bg")
     def bg(self, line: str) -> None:
         """Start a shell command in the background and return at once; ``%bg`` alone lists the shells.
@@ -71,23 +75,35 @@ class BackgroundMagics(Magics):
             %bg python train.py --epochs 10
             %bg --name server --timeout 3600 python -m http.server 8000
             %bg
+            %bg --cleanup
         """
-        words, command = split_leading_options(line, self.bg.parser)
-        args = self.bg.parser.parse_args(words)
+        args, command = parse_line(line, self.bg.parser, command_follows=True)
+        if args.cleanup:
+            if command or line.split() != ["--cleanup"]:
+                raise UsageError("--cleanup goes alone: %bg --cleanup")
+            removed = self.shells.cleanup(remove_logs=True)
+            print(f"removed {len(removed)} ended shell(s) and their logs: {', '.join(removed)}" if removed
+                  else "no ended shell to remove")
+            return
         if not command:
-            if words:
+            if line.strip():
                 raise UsageError("%bg needs a command line after its options, e.g. %bg --name job make all")
             display(ShellTable(tuple(self.shells.list())))
             return
+        with engine_errors():
+            checks.text(command, "the command line")
         self.exec_magics.start_background(
             args, lambda **kw: self.exec_magics.engine.plan_script(command, "bash", save_session=False, **kw))
 
+    @no_var_expand
     @magic_arguments(name="bgout")
     @kwds(formatter_class=FixedWidthHelp)
     @argument("id", help="the shell's id (bg1, or its --name)")
-    @argument("--filter", metavar="REGEX", help="only lines matching REGEX (the rest stays in the log)")
+    @argument("--filter", metavar="REGEX",
+              help="only lines matching REGEX (the rest stays in the log); quote it: --filter 'loss|error'")
     @argument("--stream", choices=("stdout", "stderr", "both"), default="both", help="which output to show")
-    @argument("--wait", type=float, default=0.0, metavar="S", help="wait up to S seconds for new output or the end")
+    @argument("--wait", type=float, default=0.0, metavar="S",
+              help="wait up to S seconds for new output or the end (inf: until the shell ends)")
     @argument("--tail", type=int, metavar="N", help="the last N lines of the whole log instead of what is new")
     @argument("--all", action="store_true", help="the whole log instead of what is new")
     @argument("--follow", action="store_true", help="keep showing new output until the shell ends (interrupt stops following, not the shell)")
@@ -101,21 +117,22 @@ class BackgroundMagics(Magics):
             %bgout bg1 --wait 10
             %bgout train --filter "loss|error" --follow
             %bgout bg1 --tail 20
+            %bgout bg1 --wait inf      # until the shell ends
         """
-        args = parse_argstring(self.bgout, line)
-        if args.wait < 0:
-            raise UsageError("--wait must be 0 or more seconds")
+        args, _ = parse_line(line, self.bgout.parser)
+        with engine_errors():
+            wait = checks.wait(args.wait, "--wait")
         if args.follow and (args.tail is not None or args.all):
             raise UsageError("--follow shows what is new; it does not combine with --tail or --all")
         budget = self.exec_magics.display_budget
-        read = dict(stream=args.stream, pattern=args.filter, max_bytes=max(budget, 1))
+        read = {"stream": args.stream, "pattern": args.filter, "max_bytes": max(budget, 1)}
         live = LiveOutput(budget)
         with engine_errors():
             try:
                 if args.follow:
                     out = self._follow(args.id, live, read)
                 else:
-                    out = self.shells.read(args.id, wait=args.wait, tail=args.tail, whole_log=args.all, **read)
+                    out = self.shells.read(args.id, wait=wait, tail=args.tail, whole_log=args.all, **read)
                     self._write(live, out)
             except KeyboardInterrupt:
                 print(f"\n(stopped looking at {args.id}; the shell itself was not touched)", file=sys.stderr)
@@ -142,6 +159,7 @@ class BackgroundMagics(Magics):
         if out.stderr:
             live("stderr", out.stderr)
 
+    @no_var_expand
     @magic_arguments(name="kill")
     @kwds(formatter_class=FixedWidthHelp)
     @argument("ids", nargs="*", metavar="ID", help="the shells to stop")
@@ -160,12 +178,13 @@ class BackgroundMagics(Magics):
             %kill train --signal INT --grace 10
             %kill --all
         """
-        args = parse_argstring(self.kill, line)
-        if bool(args.ids) == args.all:
+        args, _ = parse_line(line, self.kill.parser)
+        if not args.ids and not args.all:
+            raise UsageError("%kill needs a shell id (bg1) or --all")
+        if args.ids and args.all:
             raise UsageError("name the shells to stop (%kill bg1 bg2) or use --all, not both")
-        if args.grace is not None and args.grace < 0:
-            raise UsageError("--grace must be 0 or more seconds")
         with engine_errors():
+            checks.grace(args.grace, "--grace")
             shells = self.shells
             if args.all:
                 outcomes = shells.kill_all(sig=args.signal, grace=args.grace)

@@ -10,27 +10,36 @@ from __future__ import annotations
 
 import contextlib
 import json
-from collections.abc import Iterator
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any
 
 from IPython.core.error import UsageError
-from IPython.core.magic import Magics, cell_magic, line_magic, magics_class, no_var_expand
-from IPython.core.magic_arguments import argument, kwds, magic_arguments, parse_argstring
+from IPython.core.magic import (
+    cell_magic,
+    line_magic,
+    magics_class,
+    no_var_expand,
+)
+from IPython.core.magic_arguments import argument, kwds, magic_arguments
 from IPython.display import display
-from traitlets import Bool, Enum, Float, Int, List, Unicode, observe
 
 from ..display.render import Summary, short_command
-from ..engine.capture import LogDir
+from ..engine import checks
 from ..engine.api import default_engine
-from ..engine.errors import CommandFailed, PreExecError, ShellLimitReached, UnknownShell, UsageProblem
-from ..engine.policy import GUARDS, CommandRefused
+from ..engine.errors import (
+    CommandFailed,
+    PreExecError,
+    ShellLimitReached,
+    UnknownShell,
+    UsageProblem,
+)
+from ..engine.policy import AuditUnavailable, CommandRefused
 from ..engine.results import Result
 from ..engine.runner import Plan
-from ..engine.spec import RunOptions
-from .live import LiveOutput, StatusLine
 from .helpfmt import FixedWidthHelp
-from .options import NamespaceParams, parse_pairs, split_leading_options, split_words
+from .live import LiveOutput, StatusLine
+from .settings import ExecSettings
+from .options import NamespaceParams, parse_line, parse_pairs, split_words
 
 
 class _OneRedLine:
@@ -68,7 +77,7 @@ def engine_errors() -> Iterator[None]:
         refusal = exc.refusal
         raise UsageError(f"refused: {refusal.command!r} — {refusal.reason} (rule {refusal.rule});"
                          " pass --allow-dangerous to run it anyway") from None
-    except (UsageProblem, UnknownShell, ShellLimitReached) as exc:
+    except (UsageProblem, UnknownShell, ShellLimitReached, AuditUnavailable) as exc:
         raise UsageError(str(exc)) from None
     except PreExecError as exc:
         raise StartFailed(str(exc)) from None
@@ -77,7 +86,8 @@ def engine_errors() -> Iterator[None]:
 def _common(func: Callable[..., Any]) -> Callable[..., Any]:
     """The options every running magic shares (applied bottom-up, so they list in this order)."""
     decorators = [
-        argument("--timeout", type=float, metavar="S", help="stop the command (and all it started) after S seconds"),
+        argument("--timeout", type=float, metavar="S",
+                 help="stop the command (and all it started) after S seconds (at most a year)"),
         argument("--cwd", metavar="DIR", help="working directory for this run (relative to the session's)"),
         argument("--env", action="append", metavar="K=V", help="set an environment variable for this run (repeatable)"),
         argument("--clear-env", action="store_true", help="start from an empty environment (only --env values)"),
@@ -97,71 +107,18 @@ def _common(func: Callable[..., Any]) -> Callable[..., Any]:
 
 
 @magics_class
-class ExecMagics(Magics):
+class ExecMagics(ExecSettings):
     """Run commands from cells: never hangs on stdin, never floods the notebook, leaves nothing running.
 
     Every default below is a trait: ``%config ExecMagics.timeout = 300`` or
     ``c.ExecMagics.timeout = 300`` in ``ipython_config.py``.
     """
 
-    timeout = Float(
-        None, allow_none=True,
-        help="Seconds before a foreground command is stopped. None: no limit (the stop button always works).",
-    ).tag(config=True)
-    kill_grace = Float(
-        2.0, help="Seconds a stopped command gets after each signal (INT/TERM) before the next, then SIGKILL.",
-    ).tag(config=True)
-    drain_time = Float(
-        0.25, help="Seconds to keep reading after the command exited while a leftover process holds its output.",
-    ).tag(config=True)
-    display_budget = Int(
-        100_000, help="Characters of live output a cell receives per command; the rest goes to the log, tail shown.",
-    ).tag(config=True)
-    keep_bytes = Int(
-        1_000_000, help="Bytes of each stream kept in memory in the Result (head + tail); every byte is in the log.",
-    ).tag(config=True)
-    log_dir = Unicode(
-        "", help="Directory for output logs. Empty: a fresh directory per kernel under the system temp dir.",
-    ).tag(config=True)
-    default_language = Unicode("bash", help="Language of a %%exec cell that names none.").tag(config=True)
-    raise_on_error = Bool(
-        True, help="Raise (stopping 'Run all') when a command fails; --no-raise turns it off per run.",
-    ).tag(config=True)
-    max_background_shells = Int(
-        32, help="Background shells that may run at once; one more is refused with a clear error.",
-    ).tag(config=True)
-    guard = Enum(
-        GUARDS, default_value="catastrophic",
-        help="Commands refused before they run: 'catastrophic' (destroys a system or data: rm -rf /, mkfs, dd onto"
-             " a disk, fork bombs, …), 'all' (also risky ones: curl | sh, reboot, kill -1), or 'none'."
-             " --allow-dangerous overrides it for one run. A guardrail, not a sandbox.",
-    ).tag(config=True)
-    allowed_dirs = List(
-        Unicode(), default_value=[],
-        help="When set, commands may only run in these directories (symlinks resolved); a cd outside is undone.",
-    ).tag(config=True)
-    audit_log = Unicode("", help="A file to append one JSON line per command decision to (run, refused, …).").tag(
-        config=True)
-    status_delay = Float(
-        2.0, help="Seconds a command runs before a live status line (elapsed, bytes) appears.",
-    ).tag(config=True)
-
     def __init__(self, shell: Any = None, **kwargs: Any) -> None:
         super().__init__(shell=shell, **kwargs)
         # the process-wide engine: execmagic.run() in a cell shares this session and these shells
         self.engine = default_engine()
-        self._apply_engine_settings()
-
-    @observe("log_dir", "allowed_dirs", "audit_log")
-    def _engine_settings_changed(self, change: dict[str, Any]) -> None:
-        if getattr(self, "engine", None) is not None:
-            self._apply_engine_settings()
-
-    def _apply_engine_settings(self) -> None:
-        if self.log_dir and self.engine.logs.path != self.log_dir:
-            self.engine.logs = LogDir(self.log_dir)
-        self.engine.policy.allowed_roots = tuple(self.allowed_dirs)
-        self.engine.policy.audit_log = self.audit_log or None
+        self.apply_engine_settings()
 
     # -- the magics ---------------------------------------------------------------
     @no_var_expand
@@ -190,8 +147,10 @@ class ExecMagics(Magics):
             %%exec --bg --name train
             python train.py --epochs 10
         """
-        args = parse_argstring(self.exec_cell, line)
+        args, _ = parse_line(line, self.exec_cell.parser)
         language = args.language or self.default_language
+        with engine_errors():
+            checks.text(cell, "the cell")
         if args.bg:
             for option in ("input", "out", "quiet"):
                 if getattr(args, option):
@@ -220,10 +179,11 @@ class ExecMagics(Magics):
             %exec --timeout 5 make test
             %exec --cwd data wc -l {filename}
         """
-        words, command = split_leading_options(line, self.exec_line.parser)
-        args = self.exec_line.parser.parse_args(words)
+        args, command = parse_line(line, self.exec_line.parser, command_follows=True)
         if not command:
             raise UsageError("%exec needs a command line, e.g. %exec ls -la")
+        with engine_errors():
+            checks.text(command, "the command line")
         self._run(args, lambda **kw: self.engine.plan_script(command, "bash", **kw))
 
     @no_var_expand
@@ -249,19 +209,8 @@ class ExecMagics(Magics):
             %spawn --argv ["printf", "%s\\n", "a b", "c"]
             %spawn --json-args '{"pin": 5}' ./plugins/gpio_write.py
         """
-        words, rest = split_leading_options(line, self.spawn.parser)
-        args = self.spawn.parser.parse_args(words)
-        if args.argv:
-            try:
-                argv = json.loads(rest)
-            except json.JSONDecodeError as exc:
-                raise UsageError(f"--argv needs a JSON array of strings: {exc}") from None
-            if not isinstance(argv, list) or not argv or not all(isinstance(a, str) for a in argv):
-                raise UsageError('--argv needs a non-empty JSON array of strings, e.g. ["ls", "-la"]')
-        else:
-            argv = split_words(rest)
-        if not argv:
-            raise UsageError("%spawn needs a command, e.g. %spawn git status")
+        args, rest = parse_line(line, self.spawn.parser, command_follows=True)
+        argv = self._spawn_argv(args, rest)
         if args.json_args is not None:
             if args.input is not None:
                 raise UsageError("--json-args and --input both set stdin; use one")
@@ -274,6 +223,23 @@ class ExecMagics(Magics):
             args.input = json.dumps(payload) + "\n"
         self._run(args, lambda **kw: self.engine.plan_argv(argv, **kw))
 
+    @staticmethod
+    def _spawn_argv(args: Any, rest: str) -> list[str]:
+        """The argv of a ``%spawn`` line: its shell words, or the ``--argv`` JSON array; NUL bytes refused."""
+        if args.argv:
+            try:
+                argv = json.loads(rest)
+            except json.JSONDecodeError as exc:
+                raise UsageError(f"--argv needs a JSON array of strings: {exc}") from None
+            if not isinstance(argv, list) or not argv or not all(isinstance(a, str) for a in argv):
+                raise UsageError('--argv needs a non-empty JSON array of strings, e.g. ["ls", "-la"]')
+        else:
+            argv = split_words(rest)
+        if not argv:
+            raise UsageError("%spawn needs a command, e.g. %spawn git status")
+        with engine_errors():
+            return checks.argv(argv, "--argv" if args.argv else "argv")
+
     # -- shared machinery -------------------------------------------------------
     def _params(self, args: Any) -> NamespaceParams:
         shell = self.shell
@@ -282,42 +248,41 @@ class ExecMagics(Magics):
     def _guard(self, args: Any) -> str:
         return "none" if getattr(args, "allow_dangerous", False) else self.guard
 
-    def _options(self, args: Any) -> RunOptions:
-        timeout = args.timeout if args.timeout is not None else self.timeout
-        if timeout is not None and timeout <= 0:
-            raise UsageError(f"--timeout must be a positive number of seconds, not {timeout:g}")
-        return RunOptions(timeout=timeout, grace=self.kill_grace, drain=self.drain_time, keep_bytes=self.keep_bytes)
+    @staticmethod
+    def _check_values(args: Any) -> None:
+        """Refuse NUL bytes and bad names in --cwd, --env and --input as typed (again after templating)."""
+        checks.optional_text(args.cwd, "--cwd")
+        checks.environment(parse_pairs(args.env, "env"), "--env")
+        value = getattr(args, "input", None)
+        if value is not None:
+            checks.encode_input(value, "--input")
 
     def _plan(self, args: Any, make_plan: Callable[..., Plan]) -> Plan:
         out = getattr(args, "out", None)
         if out is not None and not out.isidentifier():
             raise UsageError(f"--out needs a variable name, not {out!r}")
         with engine_errors():
+            self._check_values(args)
             return make_plan(
                 cwd=args.cwd, env=parse_pairs(args.env, "env"), clear_env=args.clear_env,
                 params=self._params(args), input=getattr(args, "input", None), isolated=args.isolated,
             )
 
-    def sync_background_settings(self) -> None:
-        """Hand the current trait values to the engine's shell registry."""
-        self.engine.shells.grace = self.kill_grace
-        self.engine.shells.max_shells = self.max_background_shells
-
     def start_background(self, args: Any, make_plan: Callable[..., Plan]) -> None:
         """Start a planned command as a background shell and show its handle (``%bg``, ``%%exec --bg``)."""
-        if args.timeout is not None and args.timeout <= 0:
-            raise UsageError(f"--timeout must be a positive number of seconds, not {args.timeout:g}")
+        with engine_errors():
+            timeout = checks.timeout(args.timeout, "--timeout")  # before the shell joins the reader
         plan = self._plan(args, make_plan)
         if args.dry_run:
             print(plan.describe())
             return
         self.sync_background_settings()
         with engine_errors():
-            info = self.engine.start_background(plan, name=args.name, timeout=args.timeout, guard=self._guard(args))
+            info = self.engine.start_background(plan, name=args.name, timeout=timeout, guard=self._guard(args))
         display(info)
 
     def _run(self, args: Any, make_plan: Callable[..., Plan]) -> None:
-        options = self._options(args)
+        options = self.run_options(args.timeout)
         plan = self._plan(args, make_plan)
         if args.dry_run:
             print(plan.describe())

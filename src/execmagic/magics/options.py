@@ -1,8 +1,11 @@
 """Argument handling shared by the magics.
 
-``%exec`` and ``%spawn`` take options *then* a command line that must reach the
-engine exactly as typed (its quotes, ``-la`` flags and all), so the leading
-options are split off by position and only they go through the magic's
+Every magic reads its line through :func:`parse_line`, so an option value is
+split the same way everywhere: as shell words, quotes removed
+(``--cwd 'my data'``, ``--env MSG="hi there"``, ``--filter "loss|error"``).
+``%exec``, ``%spawn`` and ``%bg`` take options *then* a command line that must
+reach the engine exactly as typed (its quotes, ``-la`` flags and all), so their
+leading options are split off by position and only they go through the magic's
 argparse parser.  ``{name}`` lookups see the notebook's namespace without
 IPython's own hidden names (``exit``, ``In``, ``Out``…), so awk's ``{exit}`` survives.
 """
@@ -17,17 +20,41 @@ from typing import Any
 
 from IPython.core.error import UsageError
 
-from ..engine.spawn import parse_env_entry
 from ..engine.errors import UsageProblem
+from ..engine.spawn import parse_env_entry
 
 # One shell word: unquoted runs, '…', "…" (with escapes), or a backslash escape.
-_WORD = re.compile(r"""(?:[^\s'"\\]+|'[^']*'|"(?:[^"\\]|\\.)*"|\\.)+""", re.S)
+_WORD = re.compile(r"""(?:[^\s'"\\]+|'[^']*'|"(?:[^"\\]|\\.)*"|\\.)+""", re.DOTALL)
+
+
+def parse_line(line: str, parser: argparse.ArgumentParser, *,
+               command_follows: bool = False) -> tuple[argparse.Namespace, str]:
+    """The one way a magic reads its line: shell words, quotes removed, parsed by the magic's parser.
+
+    ``command_follows=True`` (``%exec``, ``%spawn``, ``%bg``): only the leading options are
+    parsed and the rest comes back as typed.  Otherwise the whole line is options and
+    positionals, and the rest is ``""``.  Every mistake is a one-line ``UsageError``.
+    """
+    if command_follows:
+        words, rest = split_leading_options(line, parser)
+    else:
+        words, rest = shell_words(line, "the line"), ""
+    return parser.parse_args(words), rest
+
+
+def shell_words(text: str, what: str = "the command line") -> list[str]:
+    """Split ``text`` into words as a shell does (quotes removed); an unclosed quote is a ``UsageError``."""
+    try:
+        return shlex.split(text)
+    except ValueError as exc:
+        raise UsageError(f"cannot split {what}: {str(exc).lower()} in {text.strip()!r}"[:300]) from None
 
 
 def split_leading_options(line: str, parser: argparse.ArgumentParser) -> tuple[list[str], str]:
     """Split ``line`` into (option words, the raw rest) at the first word that is not an option.
 
-    ``--`` ends the options explicitly.  An unknown option is a one-line ``UsageError``.
+    ``--`` ends the options explicitly.  An unknown option, or an option value with an
+    unclosed quote, is a one-line ``UsageError``.
     """
     words: list[str] = []
     pos = 0
@@ -35,6 +62,8 @@ def split_leading_options(line: str, parser: argparse.ArgumentParser) -> tuple[l
     for match in _WORD.finditer(line):
         word = match.group(0)
         if line[pos:match.start()].strip():  # something unparseable (an unclosed quote) ends the options
+            if expecting_value:
+                raise UsageError(f"option {words[-1]!r} has a value with an unclosed quote: {line[pos:].strip()!r}")
             break
         if expecting_value:
             words.append(_unquote(word))
@@ -46,31 +75,28 @@ def split_leading_options(line: str, parser: argparse.ArgumentParser) -> tuple[l
         if not word.startswith("-") or word == "-":
             break
         name = word.split("=", 1)[0]
-        action = parser._option_string_actions.get(name)  # noqa: SLF001 -- argparse has no public lookup
+        action = parser._option_string_actions.get(name)
         if action is None:
             raise UsageError(f"unknown option {name!r} (options go before the command; see %{parser.prog}?)")
         words.append(_unquote(word))
         expecting_value = action.nargs != 0 and "=" not in word
         pos = match.end()
     if expecting_value:
+        if line[pos:].strip():
+            raise UsageError(f"option {words[-1]!r} has a value with an unclosed quote: {line[pos:].strip()!r}")
         raise UsageError(f"option {words[-1]!r} needs a value")
     return words, line[pos:].strip()
 
 
 def _unquote(word: str) -> str:
-    try:
-        parts = shlex.split(word)
-    except ValueError as exc:
-        raise UsageError(f"cannot parse {word!r}: {exc}") from None
+    """One matched word without its quotes (``'my data'`` → ``my data``)."""
+    parts = shell_words(word, "an option")
     return parts[0] if parts else ""
 
 
 def split_words(text: str) -> list[str]:
     """Split a command line into words the way a shell does (quotes respected), nothing more."""
-    try:
-        return shlex.split(text)
-    except ValueError as exc:
-        raise UsageError(f"cannot split the command line: {exc}") from None
+    return shell_words(text, "the command line")
 
 
 def parse_pairs(entries: list[str] | None, what: str) -> dict[str, str]:

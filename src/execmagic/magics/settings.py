@@ -1,0 +1,207 @@
+"""The settings of the magics: every default a trait, each checked on its own.
+
+``%config ExecMagics.timeout = 300`` or ``c.ExecMagics.timeout = 300`` in
+``ipython_config.py``.  A bad value is refused with one line and the previous
+value stays; no setting's failure keeps another from applying (each one reaches
+the engine by itself).  Values are turned into plain engine values at call time.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import sys
+from typing import Any
+
+from IPython.core.error import UsageError
+from IPython.core.magic import Magics
+from traitlets import Bool, Enum, Float, Int, List, TraitError, Unicode, observe, validate
+
+from ..engine import checks
+from ..engine.capture import LogDir
+from ..engine.errors import UsageProblem
+from ..engine.policy import GUARDS
+from ..engine.runner import Engine
+from ..engine.spec import RunOptions
+
+__all__ = ["ExecSettings"]
+
+
+def _refuse(proposal: Any, why: str) -> TraitError:
+    return TraitError(f"ExecMagics.{proposal['trait'].name} = {proposal['value']!r} refused: {why}")
+
+
+class ExecSettings(Magics):
+    """The traits of :class:`~execmagic.magics.exec_magics.ExecMagics` and how they reach the engine."""
+
+    engine: Engine
+
+    timeout = Float(
+        None, allow_none=True,
+        help="Seconds before a foreground command is stopped. None: no limit (the stop button always works).",
+    ).tag(config=True)
+    kill_grace = Float(
+        2.0, help="Seconds a stopped command gets after each signal (INT/TERM) before the next, then SIGKILL.",
+    ).tag(config=True)
+    drain_time = Float(
+        0.25, help="Seconds to keep reading after the command exited while a leftover process holds its output.",
+    ).tag(config=True)
+    display_budget = Int(
+        100_000, help="Characters of live output a cell receives per command; the rest goes to the log, tail shown.",
+    ).tag(config=True)
+    keep_bytes = Int(
+        1_000_000, help="Bytes of each stream kept in memory in the Result (head + tail); what does not fit is in"
+                        " the log.",
+    ).tag(config=True)
+    log_dir = Unicode(
+        "", help="Directory for output logs. Empty: a fresh directory per kernel under the system temp dir.",
+    ).tag(config=True)
+    default_language = Unicode("bash", help="Language of a %%exec cell that names none.").tag(config=True)
+    raise_on_error = Bool(
+        True, help="Raise (stopping 'Run all') when a command fails; --no-raise turns it off per run.",
+    ).tag(config=True)
+    max_background_shells = Int(
+        32, help="Background shells that may run at once; one more is refused with a clear error.",
+    ).tag(config=True)
+    guard = Enum(
+        GUARDS, default_value="catastrophic",
+        help="Commands refused before they run: 'catastrophic' (destroys a system or data: rm -rf /, mkfs, dd onto"
+             " a disk, fork bombs, …), 'all' (also risky ones: curl | sh, reboot, kill -1), or 'none'."
+             " --allow-dangerous overrides it for one run. A guardrail, not a sandbox.",
+    ).tag(config=True)
+    allowed_dirs = List(
+        Unicode(), default_value=[],
+        help="When set, commands may only run in these directories (symlinks resolved); a cd outside is undone.",
+    ).tag(config=True)
+    audit_log = Unicode(
+        "", help="A file that gets one JSON line before each command starts and one after (also refusals and kills);"
+                 " if it cannot be written, nothing runs.",
+    ).tag(config=True)
+    status_delay = Float(
+        2.0, help="Seconds a command runs before a live status line (elapsed, bytes) appears.",
+    ).tag(config=True)
+    prefer_kernel_env = Bool(
+        True, help="Put the kernel interpreter's bin directory first on PATH, so pip, python and jupyter in a"
+                   " command are the kernel's own (as %pip ensures). False: PATH exactly as inherited.",
+    ).tag(config=True)
+
+    redact_provenance = Bool(
+        True, help="Show and save commands with secrets redacted (values of secret-named templates and variables,"
+                   " token-shaped text); the command runs with the real values.",
+    ).tag(config=True)
+    keep_logs = Bool(
+        False, help="Keep a log file of every command; by default only when the result cannot hold the output.",
+    ).tag(config=True)
+    log_retention_days = Float(
+        7.0, help="Days the log folders of kernels that are gone are kept (removed when a kernel starts).",
+    ).tag(config=True)
+    log_quota = Int(
+        2 * 1024**3, help="Bytes all log folders may take; past it the oldest gone kernels' folders are removed.",
+    ).tag(config=True)
+
+    def update_config(self, config: Any) -> None:
+        """Apply ``%config``; a refused value is said in the cell as one line (``%config`` only logs it)."""
+        try:
+            super().update_config(config)
+        except TraitError as exc:
+            print(f"{' '.join(str(exc).split())}; the previous value stays", file=sys.stderr)
+            raise
+
+    # -- each value checked on its own -------------------------------------------------------
+    @validate("timeout")
+    def _check_timeout(self, proposal: Any) -> Any:
+        return self._checked(proposal, lambda v: checks.timeout(v, "ExecMagics.timeout"))
+
+    @validate("kill_grace", "drain_time", "status_delay", "log_retention_days")
+    def _check_seconds(self, proposal: Any) -> Any:
+        value = proposal["value"]
+        if not math.isfinite(value) or value < 0:
+            raise _refuse(proposal, "it must be a finite number, 0 or more")
+        return value
+
+    @validate("display_budget", "keep_bytes", "max_background_shells", "log_quota")
+    def _check_count(self, proposal: Any) -> Any:
+        if proposal["value"] < 1:
+            raise _refuse(proposal, "it must be 1 or more")
+        return proposal["value"]
+
+    @validate("default_language")
+    def _check_language(self, proposal: Any) -> Any:
+        value = proposal["value"]
+        if not value.strip() or "\0" in value:
+            raise _refuse(proposal, "name a language (bash, sh, python, node, or an interpreter on PATH)")
+        return value
+
+    @validate("log_dir")
+    def _check_log_dir(self, proposal: Any) -> Any:
+        value = proposal["value"]
+        if value:
+            try:
+                os.makedirs(value, exist_ok=True)
+            except (OSError, ValueError) as exc:
+                raise _refuse(proposal, f"it cannot be created ({getattr(exc, 'strerror', None) or exc})") from None
+            if not os.access(value, os.W_OK | os.X_OK):
+                raise _refuse(proposal, "it is not a writable directory")
+        return value
+
+    @validate("allowed_dirs")
+    def _check_allowed_dirs(self, proposal: Any) -> Any:
+        for path in proposal["value"]:
+            if "\0" in path or not os.path.isdir(os.path.expanduser(path)):
+                raise _refuse(proposal, f"{path!r} is not a directory")
+        return proposal["value"]
+
+    @validate("audit_log")
+    def _check_audit_log(self, proposal: Any) -> Any:
+        value = proposal["value"]
+        if value:
+            try:
+                with open(value, "a", encoding="utf-8"):
+                    pass
+            except (OSError, ValueError) as exc:
+                raise _refuse(proposal, f"it cannot be written ({getattr(exc, 'strerror', None) or exc})") from None
+        return value
+
+    @staticmethod
+    def _checked(proposal: Any, check: Any) -> Any:
+        try:
+            return check(proposal["value"])
+        except UsageProblem as exc:
+            raise _refuse(proposal, str(exc)) from None
+
+    # -- reaching the engine ------------------------------------------------------------------
+    @observe("log_dir", "allowed_dirs", "audit_log", "prefer_kernel_env", "redact_provenance", "log_retention_days",
+             "log_quota")
+    def _engine_setting_changed(self, change: dict[str, Any]) -> None:
+        if getattr(self, "engine", None) is not None:
+            self.apply_engine_settings()
+
+    def apply_engine_settings(self) -> None:
+        """Hand the engine-wide settings over (each value was checked when it was set)."""
+        engine = self.engine
+        if self.log_dir and engine.logs.path != self.log_dir:
+            engine.logs = LogDir(self.log_dir)
+        engine.policy.allowed_roots = tuple(self.allowed_dirs)
+        engine.policy.audit_log = self.audit_log or None
+        engine.prefer_kernel_env = self.prefer_kernel_env
+        engine.redact_display = self.redact_provenance
+        engine.log_retention_days = self.log_retention_days
+        engine.log_quota = self.log_quota
+        engine.start_pruning()  # once per kernel, in the background, with these values
+
+    def sync_background_settings(self) -> None:
+        """Hand the current trait values to the engine's shell registry."""
+        self.engine.shells.grace = self.kill_grace
+        self.engine.shells.max_shells = self.max_background_shells
+
+    def run_options(self, timeout: float | None) -> RunOptions:
+        """One run's limits: ``--timeout`` (checked here) or the trait, and the other traits."""
+        if timeout is not None:
+            try:
+                timeout = checks.timeout(timeout, "--timeout")
+            except UsageProblem as exc:
+                raise UsageError(str(exc)) from None
+        else:
+            timeout = self.timeout
+        return RunOptions(timeout=timeout, grace=self.kill_grace, drain=self.drain_time, keep_bytes=self.keep_bytes,
+                          keep_logs=self.keep_logs)
