@@ -6,9 +6,17 @@ cannot normalise; the same facts are compared through the sanitized text/plain
 and text/html renderings.
 """
 
+import os
+import sys
+
 import pytest
 
 from execmagic.display import PROVENANCE_MIME
+
+# The kernels nbval starts inherit this PATH: with the interpreter's bin folder first (as an
+# activated virtualenv has it), the saved outputs do not depend on how pytest was started
+# (a "python3 is the kernel's own (/path)" note would otherwise appear when it was not).
+os.environ["PATH"] = os.path.dirname(sys.executable) + os.pathsep + os.environ.get("PATH", "")
 
 
 @pytest.hookimpl(trylast=True)

@@ -73,10 +73,9 @@ class LiveOutput:
                 tail = tail[tail.index("\n") + 1:]  # start on a whole line
             capture = result.stdout_capture if stream == "stdout" else result.stderr_capture
             out = self._stream(stream)
-            out.write(
-                f"\n… [{format_bytes(capture.bytes)} on {stream}; last {len(tail)} characters below;"
-                f" full log: {capture.log_path}] …\n"
-            )
+            where = (f"full log: {capture.log_path}" if capture.log_error is None
+                     else f"log incomplete: {capture.log_error}")
+            out.write(f"\n… [{format_bytes(capture.bytes)} on {stream}; last {len(tail)} characters below; {where}] …\n")
             out.write(tail)
             if not tail.endswith("\n"):
                 out.write("\n")

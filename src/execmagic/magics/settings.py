@@ -203,5 +203,7 @@ class ExecSettings(Magics):
                 raise UsageError(str(exc)) from None
         else:
             timeout = self.timeout
+        # past the display budget the cell shows only the tail: from there on the log is written, so the
+        # message that says so can point at it
         return RunOptions(timeout=timeout, grace=self.kill_grace, drain=self.drain_time, keep_bytes=self.keep_bytes,
-                          keep_logs=self.keep_logs)
+                          keep_logs=self.keep_logs, log_over=self.display_budget)
