@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+import signal
 import threading
 import time
 
@@ -175,3 +177,26 @@ def test_asyncio_api_in_a_notebook_cell(kernel):
     )
     assert ex.status == "ok", ex.reply
     assert ex.stream_text() == "['one\\n', 'two\\n']\n"
+
+
+def test_a_sigkilled_kernel_leaves_nothing_of_a_foreground_command():
+    """The OOM killer takes the kernel mid-%exec: the watchdog stops the command, its setsid daemon
+    and its double-forked child within 3 s."""
+    k = Kernel()
+    try:
+        assert k.execute("%load_ext execmagic").status == "ok"
+        k.client.execute("%exec (setsid sleep 311 >/dev/null 2>&1 &); ( (sleep 312 &) & ); sleep 313")
+        deadline = time.monotonic() + 20
+        while len(processes_with(KERNEL_TOKEN_VAR, k.token)) < 5 and time.monotonic() < deadline:
+            time.sleep(0.05)  # the kernel, its watchdog and the three sleeps
+        os.kill(k.pid, signal.SIGKILL)
+        assert_none_left(KERNEL_TOKEN_VAR, k.token, wait=3)
+    finally:
+        k.shutdown(now=True)
+
+
+def test_a_setsid_daemon_is_stopped_when_its_cell_ends(kernel):
+    ex = kernel.execute("%exec (setsid sleep 315 >/dev/null 2>&1 </dev/null &); sleep 0.3")
+    assert ex.status == "ok"
+    assert "setsid or a double fork" in str(ex.of_type("display_data"))
+    assert not [p for p in processes_with(KERNEL_TOKEN_VAR, kernel.token) if "sleep 315" in " ".join(p.cmdline())]

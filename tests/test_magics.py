@@ -324,3 +324,12 @@ def test_execmagic_run_shares_the_magics_session(ip, tmp_path):
 
     run(ip, f"cd {tmp_path}")
     assert execmagic.run("pwd").stdout == f"{tmp_path}\n"
+
+
+def test_a_thousand_small_exec_runs_leave_no_foreground_logs(ip):
+    magics = ip.magics_manager.registry["ExecMagics"]
+    for i in range(1000):
+        with capture_output() as cap:
+            ip.run_line_magic("exec", f"echo {i}")
+        assert cap.stdout == f"{i}\n"
+    assert sorted(os.listdir(magics.engine.logs.path)) == ["session-prelude.bash"]

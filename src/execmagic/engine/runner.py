@@ -6,7 +6,9 @@ would run -- the same expansion, the same argv -- without running it.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
+import errno
 import itertools
 import os
 import re
@@ -19,7 +21,7 @@ from collections import ChainMap
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, NamedTuple
 
-from .capture import LogDir
+from .capture import LogDir, os_error_reason
 from .errors import PreExecError
 from .contexts import SHELL_LANGUAGES
 from .interpreter import kernel_bin_first, kernel_tool_notes
@@ -27,7 +29,7 @@ from .languages import script_argv
 from .results import KillOutcome, Result, ShellInfo
 from .policy import CommandRefused, Guard, Policy, check
 from .run import CancelToken, OutputCallback, ProgressCallback, failed_to_start, run_command
-from .session import ShellSession, session_env, why_no_state, write_prelude
+from .session import STATE_VAR, ShellSession, session_env, why_no_state, write_prelude
 from .shells import ShellRegistry
 from .spawn import check_cwd
 from .spec import Command, RunOptions
@@ -64,6 +66,8 @@ class Plan:
     session_env: Mapping[str, str] | None = None
     #: What the result should say about how the plan was made (e.g. which pip runs).
     notes: tuple[str, ...] = ()
+    #: A file the script was written to (an interpreter that takes a file, a big cell); removed after a run.
+    script_file: str | None = None
 
     def describe(self) -> str:
         """What ``--dry-run`` shows: the command, and where and with what it would run."""
@@ -204,18 +208,31 @@ class Engine:
         (shown,) = self._shown([text], [script], p, lambda params: [expand_params(script, params, language=language)])
         state_path = None
         run_env = p.env
+        notes: tuple[str, ...] = ()
+        error = p.error
         if language == "bash" and not isolated and save_session:
-            logs = self.logs.ensure()
-            state_path = os.path.join(logs, f"{p.label}.state")
-            run_env = session_env(p.env, state_path, write_prelude(logs))
-        argv = script_argv(language, text, p.env, os.path.join(self.logs.path, f"{p.label}.script"))
+            try:
+                logs = self.logs.ensure()
+                run_env = session_env(p.env, os.path.join(logs, f"{p.label}.state"), write_prelude(logs))
+                state_path = run_env[STATE_VAR]
+            except OSError as exc:  # a full disk costs the session's memory of this run, not the run
+                notes = (f"session state not saved: the log folder cannot be written ({os_error_reason(exc)})",)
+        script_path = os.path.join(self.logs.path, f"{p.label}.script")
+        try:
+            argv = script_argv(language, text, p.env, script_path)
+        except OSError as exc:
+            error = error or PreExecError(f"cannot write the script to '{script_path}': {os_error_reason(exc)}",
+                                          errno.errorcode.get(exc.errno or 0, "EIO"), exit_code=126)
+            argv = (language, script_path)
         shown_argv = (*argv[:-1], shown) if shown != text and argv[-1] == text else argv
         command = Command(argv=argv, cwd=p.cwd, env=run_env, display=shown.strip("\n"), input=p.input,
                           shown_argv=shown_argv)
-        return Plan(command, p.label, state_path=state_path, script=True, error=p.error, env_changes=p.changes,
-                    shell_text=text if language in SHELL_LANGUAGES else None, session_env=p.env,
-                    notes=kernel_tool_notes(text, p.env.get("PATH", ""), p.moved_path)
-                    if language in SHELL_LANGUAGES else ())
+        if language in SHELL_LANGUAGES:
+            notes += kernel_tool_notes(text, p.env.get("PATH", ""), p.moved_path)
+        return Plan(command, p.label, state_path=state_path, script=True, error=error, env_changes=p.changes,
+                    shell_text=text if language in SHELL_LANGUAGES else None, session_env=p.env, notes=notes,
+                    script_file=script_path if script_path in argv or argv[-1].endswith(shlex.quote(script_path))
+                    else None)
 
     def plan_argv(
         self,
@@ -294,6 +311,9 @@ class Engine:
             cancel=cancel,
             register=self.shells.guard_foreground,
         )
+        if plan.script_file is not None:
+            with contextlib.suppress(OSError):
+                os.unlink(plan.script_file)
         if plan.script and plan.command.argv[0] in SHELL_LANGUAGES:
             result = _name_shell_start_failure(result)
         if plan.state_path is not None:
