@@ -204,8 +204,10 @@ def test_bg_timeout_nan_is_refused_and_other_shells_keep_streaming(ip):
 def test_cleanup_forgets_ended_shells_and_deletes_their_logs(ip):
     magic(ip, "bg", "--name done echo finished")
     magic(ip, "bg", "--name live sleep 30")
-    assert "finished" in magic(ip, "bgout", "done --wait 10").stdout
-    logs = ip.magics_manager.registry["ExecMagics"].engine.shells.info("done").log_paths
+    shells = ip.magics_manager.registry["ExecMagics"].engine.shells
+    while not shells.read("done", reader="test", wait=10).at_end:  # the end, not just the output
+        pass
+    logs = shells.info("done").log_paths
     assert os.path.exists(logs["stdout"])
     assert magic(ip, "bg", "--cleanup").stdout == "removed 1 ended shell(s) and their logs: done\n"
     assert not any(os.path.exists(p) for p in logs.values())
