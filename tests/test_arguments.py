@@ -15,7 +15,7 @@ from IPython.utils.capture import capture_output
 
 import execmagic
 from execmagic.engine import UsageProblem
-from execmagic.engine.tools import Toolbox
+from execmagic.agents.tools import Toolbox
 
 # foreground runs are guarded by the magics' watchdog too; notebook_shell's teardown proves it ends
 pytestmark = pytest.mark.watchdog_outlives_test
@@ -162,7 +162,7 @@ def test_tools_answer_bad_arguments_with_an_error(engine, name, arguments, match
 
 
 def test_tool_number_arguments_must_be_finite():
-    from execmagic.engine.tools import object_schema, validate
+    from execmagic.agents.tools import object_schema, validate
 
     schema = object_schema({"x": {"type": "number"}})
     assert validate(schema, {"x": NAN}) == "argument 'x' must be a finite number, not nan"

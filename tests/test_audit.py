@@ -12,8 +12,8 @@ import textwrap
 import pytest
 
 from execmagic.engine import Engine, RunOptions
-from execmagic.engine.policy import AuditUnavailable, Policy
-from execmagic.engine.tools import Toolbox
+from execmagic.guard.policy import AuditUnavailable, Policy
+from execmagic.agents.tools import Toolbox
 from processes import TOKEN_VAR, assert_none_left, pid_alive
 
 TOKEN = "ghp_" + "Ab3" * 12
@@ -81,7 +81,7 @@ def test_a_sigkilled_owner_leaves_its_intent_line_and_no_process(tmp_path, no_le
     audit = tmp_path / "audit.jsonl"
     owner = subprocess.Popen([sys.executable, "-c", textwrap.dedent(f"""
         from execmagic.engine import Engine
-        from execmagic.engine.policy import Policy
+        from execmagic.guard.policy import Policy
         Engine(log_dir={str(tmp_path / 'logs')!r}, policy=Policy(audit_log={str(audit)!r})).run_script(
             "(setsid sleep 31 &) ; ( (sleep 32 &) & ) ; touch {tmp_path}/started; sleep 30")
     """)])

@@ -16,7 +16,8 @@ import subprocess
 import pytest
 
 from execmagic.display.render import render_text
-from execmagic.engine import Engine, RunOptions, api
+from execmagic import api
+from execmagic.engine import Engine, RunOptions
 
 SEQ = ["seq", "1", "150000"]  # about 1 MB of numbered lines: the head and the tail are recognisable
 SEQ_BYTES = sum(len(f"{i}\n") for i in range(1, 150001))

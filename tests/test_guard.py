@@ -12,9 +12,9 @@ import time
 
 import pytest
 
-from execmagic.engine.policy import CommandRefused, check, find_danger
-from execmagic.engine.rules import RULES_BY_ID, simple_commands
-from execmagic.engine.tools import Toolbox
+from execmagic.guard.policy import CommandRefused, check, find_danger
+from execmagic.guard.rules import RULES_BY_ID, simple_commands
+from execmagic.agents.tools import Toolbox
 
 URL = "https://x.example/install.sh"
 

@@ -13,14 +13,14 @@ import sys
 import pytest
 
 from execmagic.engine import UsageProblem
-from execmagic.engine.plugins import (
+from execmagic.agents.plugins import (
     MAX_RESULT_LINE,
     ManifestError,
     PluginTool,
     load_manifest,
     parse_manifest,
 )
-from execmagic.engine.tools import Toolbox
+from execmagic.agents.tools import Toolbox
 
 RESULT_OK = '{"success": true, "output": "ok", "error": null}'
 

@@ -9,7 +9,7 @@ import tempfile
 import time
 
 from execmagic.engine import Engine, RunOptions
-from execmagic.engine.retention import prune_log_folders
+from execmagic.process.retention import prune_log_folders
 
 
 def test_a_thousand_small_runs_leave_no_foreground_logs(tmp_path):

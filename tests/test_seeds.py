@@ -15,8 +15,8 @@ import time
 import pytest
 
 from execmagic.engine import RunOptions
-from execmagic.engine.plugins import PluginManifest, PluginParameter, PluginTool, load_manifest
-from execmagic.engine.primitive import SubprocessPrimitive, execute
+from execmagic.agents.plugins import PluginManifest, PluginParameter, PluginTool, load_manifest
+from execmagic.agents.execute import SubprocessPrimitive, execute
 
 
 # -- seed 000: SubprocessPrimitive ---------------------------------------------------------------
@@ -165,7 +165,7 @@ def make_plugin(tmp_path, body, name="tool", params=(), timeout=None, fmt="toml"
     manifest = tmp_path / f"{name}.toml"
     manifest.write_text("\n".join(lines) + "\n")
     if fmt == "json":
-        from execmagic.engine.plugins import tomllib  # the standard one, or tomli before Python 3.11
+        from execmagic.agents.plugins import tomllib  # the standard one, or tomli before Python 3.11
 
         data = tomllib.loads(manifest.read_text())
         manifest = tmp_path / f"{name}.json"

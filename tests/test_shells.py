@@ -13,7 +13,7 @@ import psutil
 import pytest
 
 from execmagic.engine import PreExecError, UsageProblem
-from execmagic.engine.errors import ShellLimitReached, UnknownShell
+from execmagic.process.errors import ShellLimitReached, UnknownShell
 from processes import TOKEN_VAR, processes_with
 
 

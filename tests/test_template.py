@@ -12,7 +12,7 @@ import shutil
 import pytest
 
 from execmagic.engine.contexts import ansi_c_quoting
-from execmagic.engine.errors import TemplateError
+from execmagic.process.errors import TemplateError
 from execmagic.engine.template import expand_argv, expand_env, expand_params, expand_value
 
 ENV = {"HOME": "/home/u", "EMPTY": "", "PY": "/usr/bin/python3"}

@@ -10,8 +10,8 @@ import time
 import pytest
 
 from execmagic.engine import Engine, RunOptions
-from execmagic.engine.policy import Policy, looks_secret, redact, sanitize_env
-from execmagic.engine.tools import MAX_OUTPUT_CHARS, Toolbox
+from execmagic.guard.policy import Policy, looks_secret, redact, sanitize_env
+from execmagic.agents.tools import MAX_OUTPUT_CHARS, Toolbox
 
 
 @pytest.fixture

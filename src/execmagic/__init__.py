@@ -9,11 +9,11 @@ from __future__ import annotations
 from typing import Any
 
 from .engine import CommandFailed, Engine, ExecError, Result, RunOptions
-from .engine.api import (aread, akill, arun, ashells, aspawn, astart, default_engine, kill, read, run, shells,
+from .api import (aread, akill, arun, ashells, aspawn, astart, default_engine, kill, read, run, shells,
                          spawn, start)
-from .engine.policy import CommandRefused, Policy
-from .engine.primitive import SubprocessPrimitive, SubprocessResult, execute
-from .engine.tools import Toolbox
+from .guard.policy import CommandRefused, Policy
+from .agents.execute import SubprocessPrimitive, SubprocessResult, execute
+from .agents.tools import Toolbox
 
 __version__ = "0.1.0"
 __all__ = [

@@ -109,7 +109,7 @@ def bash_kernel_rows(repeat: int) -> list[tuple[str, str, str]]:
 
 def redaction_rows(repeat: int) -> list[tuple[str, str, str]]:
     """Redaction must stay linear: a 30,000-character single line once took 1.3 s."""
-    from execmagic.engine.secrets import redact
+    from execmagic.guard.secrets import redact
 
     rows = []
     secrets = {"API_TOKEN": "s3cr3t-value"}

@@ -16,7 +16,7 @@ from typing import Any
 from IPython.core.formatters import BaseFormatter
 from traitlets import ObjectName, Unicode
 
-from ..engine.results import KillOutcome, Result, ShellInfo, ShellOutput
+from ..process.results import KillOutcome, Result, ShellInfo, ShellOutput
 from . import shells
 from .render import PROVENANCE_MIME, Summary, render_html, render_json, render_text
 

@@ -9,7 +9,7 @@ import dataclasses
 import html
 from typing import Any
 
-from ..engine.results import Result, format_bytes, format_duration
+from ..process.results import Result, format_bytes, format_duration
 
 _COMMAND_WIDTH = 100
 #: The MIME type of the JSON provenance record (see :mod:`execmagic.display.formatters` for why not

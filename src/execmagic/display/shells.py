@@ -6,7 +6,7 @@ import dataclasses
 import html
 from typing import Any
 
-from ..engine.results import KillOutcome, ShellInfo, ShellOutput, format_bytes, format_duration
+from ..process.results import KillOutcome, ShellInfo, ShellOutput, format_bytes, format_duration
 from .render import short_command
 
 _GREY = "#6e7781"

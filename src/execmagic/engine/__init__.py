@@ -1,19 +1,24 @@
-"""The engine: runs commands and reports how they ended.  Standard library and psutil only.
+"""The engine: plans (templating, languages, the persistent session) and runs them.
 
 It never imports IPython, traitlets or the display layer, so plain Python,
-asyncio orchestrators and agents can use it as well as notebooks.
+asyncio orchestrators and agents can use it as well as notebooks.  The names
+below are re-exported for code written before the modules moved into layers.
 """
 
-from .errors import CommandFailed, ExecError, PreExecError, TemplateError, UsageProblem
-from .results import Result, StreamCapture
-from .runner import Engine, Plan
+from . import _moved
+
+from ..process.errors import CommandFailed, ExecError, PreExecError, TemplateError, UsageProblem
+from ..process.results import Result, StreamCapture
+from .engine import Engine, Plan
 from .session import ShellSession
-from .spawn import parse_env_entry
-from .spec import Command, RunOptions
-from .stop import StopReport, stop_tree
+from ..process.launch import parse_env_entry
+from ..process.spec import Command, RunOptions
+from ..process.stop import StopReport, stop_tree
 
 __all__ = [
     "Command", "CommandFailed", "Engine", "ExecError", "Plan", "PreExecError", "Result", "RunOptions",
     "ShellSession", "StopReport", "StreamCapture", "TemplateError", "UsageProblem", "parse_env_entry",
     "stop_tree",
 ]
+
+_moved.install()

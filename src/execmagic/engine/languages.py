@@ -8,7 +8,7 @@ import shutil
 import sys
 from collections.abc import Mapping
 
-from .errors import UsageProblem
+from ..process.errors import UsageProblem
 
 __all__ = ["INLINE_LIMIT", "script_argv"]
 

@@ -18,7 +18,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from .contexts import Context
-from .errors import TemplateError
+from ..process.errors import TemplateError
 
 __all__ = ["render", "text_of"]
 

@@ -20,7 +20,7 @@ import re
 import threading
 from collections.abc import Mapping
 
-from .spawn import MARKER_VAR
+from ..process.launch import MARKER_VAR
 
 #: Variables bash maintains itself; they are not part of what a user exported.
 _BASH_OWN = frozenset({"SHLVL", "_", "PWD", MARKER_VAR})

@@ -24,7 +24,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from .contexts import contexts_at
-from .errors import TemplateError
+from ..process.errors import TemplateError
 from .literals import render, text_of
 
 __all__ = ["expand_argv", "expand_env", "expand_params", "expand_value", "references"]

@@ -6,7 +6,7 @@ import atexit
 from typing import Any
 
 from ..display import formatters
-from ..engine.api import close_default_engine
+from ..engine.default import close_default_engine
 from .bg_magics import BackgroundMagics
 from .exec_magics import CellCommandFailed, CommandInterrupted, ExecMagics, StartFailed
 

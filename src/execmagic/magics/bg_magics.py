@@ -17,9 +17,9 @@ from IPython.core.magic_arguments import argument, kwds, magic_arguments
 from IPython.display import display
 
 from ..display.shells import ShellTable
-from ..engine import checks
-from ..engine.results import ShellOutput
-from ..engine.shells import ShellRegistry, kill_many
+from ..process import checks
+from ..process.results import ShellOutput
+from ..background.registry import ShellRegistry, kill_many
 from .exec_magics import ExecMagics, engine_errors
 from .helpfmt import FixedWidthHelp
 from .live import LiveOutput

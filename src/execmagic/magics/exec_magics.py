@@ -24,18 +24,18 @@ from IPython.core.magic_arguments import argument, kwds, magic_arguments
 from IPython.display import display
 
 from ..display.render import Summary, short_command
-from ..engine import checks
-from ..engine.api import default_engine
-from ..engine.errors import (
+from ..process import checks
+from ..engine.default import default_engine
+from ..process.errors import (
     CommandFailed,
     PreExecError,
     ShellLimitReached,
     UnknownShell,
     UsageProblem,
 )
-from ..engine.policy import AuditUnavailable, CommandRefused
-from ..engine.results import Result
-from ..engine.runner import Plan
+from ..guard.policy import AuditUnavailable, CommandRefused
+from ..process.results import Result
+from ..engine.engine import Plan
 from .helpfmt import FixedWidthHelp
 from .live import LiveOutput, StatusLine
 from .settings import ExecSettings

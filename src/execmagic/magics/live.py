@@ -11,7 +11,7 @@ from __future__ import annotations
 import sys
 from typing import Any, TextIO
 
-from ..engine.results import Result, format_bytes
+from ..process.results import Result, format_bytes
 
 
 class LiveOutput:

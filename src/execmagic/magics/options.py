@@ -20,8 +20,8 @@ from typing import Any
 
 from IPython.core.error import UsageError
 
-from ..engine.errors import UsageProblem
-from ..engine.spawn import parse_env_entry
+from ..process.errors import UsageProblem
+from ..process.launch import parse_env_entry
 
 # One shell word: unquoted runs, '…', "…" (with escapes), or a backslash escape.
 _WORD = re.compile(r"""(?:[^\s'"\\]+|'[^']*'|"(?:[^"\\]|\\.)*"|\\.)+""", re.DOTALL)

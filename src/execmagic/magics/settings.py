@@ -17,12 +17,12 @@ from IPython.core.error import UsageError
 from IPython.core.magic import Magics
 from traitlets import Bool, Enum, Float, Int, List, TraitError, Unicode, observe, validate
 
-from ..engine import checks
-from ..engine.capture import LogDir
-from ..engine.errors import UsageProblem
-from ..engine.policy import GUARDS
-from ..engine.runner import Engine
-from ..engine.spec import RunOptions
+from ..process import checks
+from ..process.capture import LogDir
+from ..process.errors import UsageProblem
+from ..guard.policy import GUARDS
+from ..engine.engine import Engine
+from ..process.spec import RunOptions
 
 __all__ = ["ExecSettings"]
 

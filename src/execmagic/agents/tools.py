@@ -19,10 +19,10 @@ import math
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
-from . import checks
-from .errors import ExecError
-from .policy import CommandRefused, Guard, redact, sanitize_env
-from .runner import Engine
+from ..process import checks
+from ..process.errors import ExecError
+from ..guard.policy import CommandRefused, Guard, redact, sanitize_env
+from ..engine.engine import Engine
 
 #: Characters of output a tool answer carries at most (seed 004); the middle is cut.
 MAX_OUTPUT_CHARS = 30_000
@@ -113,7 +113,7 @@ class Toolbox:
     def __init__(self, engine: Engine | None = None, *, guard: Guard = "all", env_allow: Iterable[str] = (),
                  redact_secrets: bool = True, dry_run: bool = False, grace: float = 2.0,
                  max_output: int = MAX_OUTPUT_CHARS) -> None:
-        from .api import default_engine
+        from ..engine.default import default_engine
 
         self.engine = engine or default_engine()
         self.grace = checks.grace(grace, "grace")

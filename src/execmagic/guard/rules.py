@@ -28,7 +28,7 @@ import re
 from collections.abc import Callable, Generator, Iterable, Iterator, Sequence
 from typing import TYPE_CHECKING, Literal
 
-from .errors import ExecError
+from ..process.errors import ExecError
 
 if TYPE_CHECKING:
     from typing_extensions import Self

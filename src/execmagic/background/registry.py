@@ -28,12 +28,12 @@ import threading
 import time
 from collections.abc import Callable, Iterable
 
-from . import checks
-from .errors import ShellLimitReached, UnknownShell, UsageProblem
-from .results import KillOutcome, ShellInfo, ShellOutput, signal_name
-from .spawn import launch
-from .spec import Command
-from .stop import StopReport, remaining, stop_tree
+from ..process import checks
+from ..process.errors import ShellLimitReached, UnknownShell, UsageProblem
+from ..process.results import KillOutcome, ShellInfo, ShellOutput, signal_name
+from ..process.launch import launch
+from ..process.spec import Command
+from ..process.stop import StopReport, remaining, stop_tree
 
 _READ_SIZE = 1 << 16
 #: Longest single ``select`` of the reader: a far deadline is waited for in steps, never overflowing.
@@ -660,7 +660,7 @@ class ShellRegistry:
             if self._watchdog is None or self._watchdog.poll() is not None:
                 if line.startswith("-"):
                     return  # nothing to tell a watchdog that is not there
-                from .watchdog import start_watchdog
+                from ..process.watchdog import start_watchdog
 
                 self._watchdog = start_watchdog(self.grace)
                 for shell in list(self._shells.values()):

@@ -47,9 +47,9 @@ import sys
 from collections.abc import Mapping
 from typing import Any
 
-from .errors import UsageProblem
-from .results import Result
-from .runner import Engine
+from ..process.errors import UsageProblem
+from ..process.results import Result
+from ..engine.engine import Engine
 from .tools import ToolSpec
 
 #: Seconds a plugin call may take when its manifest names no timeout (the seed's 10 s).
@@ -338,7 +338,7 @@ class PluginTool:
     """A manifest made callable: its JSON Schema, and :meth:`call` speaking the one-line protocol."""
 
     def __init__(self, manifest: PluginManifest, engine: Engine | None = None, grace: float = 2.0) -> None:
-        from .api import default_engine
+        from ..engine.default import default_engine
 
         self.manifest = manifest
         self.engine = engine or default_engine()

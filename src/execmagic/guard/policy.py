@@ -13,7 +13,7 @@ import os
 import threading
 from typing import Any
 
-from .errors import ExecError
+from ..process.errors import ExecError
 from .rules import GUARDS, CommandRefused, Guard, Refusal, check, find_danger
 from .secrets import DEFAULT_ENV_ALLOW, SECRET_NAME, SECRET_VALUE, looks_secret, redact, sanitize_env
 

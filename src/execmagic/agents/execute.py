@@ -17,9 +17,9 @@ import sys
 from collections.abc import Mapping
 from typing import Any
 
-from .errors import ExecError
-from .policy import Guard
-from .runner import Engine
+from ..process.errors import ExecError
+from ..guard.policy import Guard
+from ..engine.engine import Engine
 
 #: Default timeout, in seconds, as the seed documents.
 DEFAULT_TIMEOUT = 300
@@ -46,7 +46,7 @@ def _failure(message: str, duration_ms: int = 0, return_code: int = -1) -> Subpr
 def execute(config: Mapping[str, Any], params: Mapping[str, Any] | None = None, *,
             engine: Engine | None = None, guard: Guard = "catastrophic") -> SubprocessResult:
     """Run ``config`` with ``params``; every failure is a :class:`SubprocessResult`, never an exception."""
-    from .api import default_engine
+    from ..engine.default import default_engine
 
     engine = engine or default_engine()
     params = dict(params or {})
@@ -94,6 +94,6 @@ class SubprocessPrimitive:
         self.engine = engine
 
     async def execute(self, config: Mapping[str, Any], params: Mapping[str, Any] | None = None) -> SubprocessResult:
-        from .api import in_thread
+        from ..engine.aio import in_thread
 
         return await in_thread(lambda _token: execute(config, params, engine=self.engine), cancellable=False)

@@ -22,7 +22,7 @@ import psutil
 from .capture import LogDir, StreamRecorder
 from .errors import PreExecError
 from .results import TIMEOUT_EXIT_CODE, Result, StreamCapture
-from .spawn import MARKER_VAR, launch
+from .launch import MARKER_VAR, launch
 from .spec import Command, RunOptions
 from .stop import StopReport, remaining, stop_tree
 

@@ -9,44 +9,20 @@ one session and one set of background shells.  Create your own :class:`Engine` f
 
 from __future__ import annotations
 
-import asyncio
-import contextlib
 import dataclasses
 import shlex
-import threading
-from collections.abc import Callable, Sequence
-from typing import Any, TypeVar
+from collections.abc import Sequence
+from typing import Any
 
-from . import checks
-from .errors import UsageProblem
-from .policy import Guard
-from .results import KillOutcome, Result, ShellInfo, ShellOutput
-from .run import CancelToken, OutputCallback
-from .runner import Engine
-from .spec import RunOptions
-
-T = TypeVar("T")
-_default: Engine | None = None
-_default_lock = threading.Lock()
-
-
-def default_engine() -> Engine:
-    """The process-wide engine (created on first use)."""
-    global _default
-    with _default_lock:
-        if _default is None:
-            _default = Engine()
-        return _default
-
-
-def close_default_engine(grace: float | None = None) -> None:
-    """Stop the process-wide engine's background shells (``grace`` before SIGKILL) and forget it;
-    the next use starts afresh."""
-    global _default
-    with _default_lock:
-        engine, _default = _default, None
-    if engine is not None:
-        engine.close(grace)
+from .process import checks
+from .process.errors import UsageProblem
+from .guard.policy import Guard
+from .process.results import KillOutcome, Result, ShellInfo, ShellOutput
+from .process.foreground import CancelToken, OutputCallback
+from .engine.aio import in_thread
+from .engine.default import default_engine
+from .engine.engine import Engine
+from .process.spec import RunOptions
 
 
 def _options(timeout: float | None, grace: float | None, engine: Engine) -> RunOptions:
@@ -139,44 +115,6 @@ def shells(engine: Engine | None = None) -> list[ShellInfo]:
 
 
 # -- asyncio forms ----------------------------------------------------------------------------
-async def in_thread(call: Callable[[CancelToken | None], T], cancellable: bool) -> T:
-    """Run a blocking call on its own thread; if the awaiting task is cancelled, stop the command
-    (through a :class:`CancelToken`) and wait until it is stopped before letting the cancel through."""
-    loop = asyncio.get_running_loop()
-    token = CancelToken() if cancellable else None
-    future: asyncio.Future[T] = loop.create_future()
-
-    def work() -> None:
-        try:
-            value = call(token)
-        except BaseException as exc:  # noqa: BLE001 -- handed to the awaiting task as it is
-            loop.call_soon_threadsafe(_settle, future, None, exc)
-        else:
-            loop.call_soon_threadsafe(_settle, future, value, None)
-
-    threading.Thread(target=work, name="execmagic-async", daemon=True).start()
-    try:
-        return await asyncio.shield(future)
-    except asyncio.CancelledError:
-        if token is not None:
-            token.cancel()
-            with contextlib.suppress(BaseException):
-                await future  # the command's processes are stopped before the cancel goes on
-        raise
-    finally:
-        if token is not None and future.done():
-            token.close()
-
-
-def _settle(future: asyncio.Future[Any], value: Any, exc: BaseException | None) -> None:
-    if future.done():
-        return
-    if exc is not None:
-        future.set_exception(exc)
-    else:
-        future.set_result(value)
-
-
 async def arun(command: str, **kwargs: Any) -> Result:
     """:func:`run` for asyncio: awaitable; cancelling the task stops the command and all it started."""
     return await in_thread(lambda token: run(command, cancel=token, **kwargs), cancellable=True)

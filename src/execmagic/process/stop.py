@@ -19,7 +19,7 @@ from collections.abc import Iterable, Sequence
 
 import psutil
 
-from .spawn import MARKER_VAR
+from .launch import MARKER_VAR
 
 #: Rounds of "sweep, signal" after the SIGKILL, for processes forked while we were stopping.
 _SWEEP_ROUNDS = 3

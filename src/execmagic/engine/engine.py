@@ -21,20 +21,20 @@ from collections import ChainMap
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, NamedTuple
 
-from .capture import LogDir, os_error_reason
-from .errors import PreExecError
+from ..process.capture import LogDir, os_error_reason
+from ..process.errors import PreExecError
 from .contexts import SHELL_LANGUAGES
 from .interpreter import kernel_bin_first, kernel_tool_notes
 from .languages import script_argv
-from .results import KillOutcome, Result, ShellInfo
-from .policy import CommandRefused, Guard, Policy, check
-from .run import CancelToken, OutputCallback, ProgressCallback, failed_to_start, run_command
+from ..process.results import KillOutcome, Result, ShellInfo
+from ..guard.policy import CommandRefused, Guard, Policy, check
+from ..process.foreground import CancelToken, OutputCallback, ProgressCallback, failed_to_start, run_command
 from .session import STATE_VAR, ShellSession, session_env, why_no_state, write_prelude
-from .shells import ShellRegistry
-from .spawn import check_cwd
-from .spec import Command, RunOptions
-from .retention import DEFAULT_QUOTA, DEFAULT_RETENTION_DAYS, prune_log_folders
-from .secrets import SECRET_NAME, Masked, redact, secret_env
+from ..background.registry import ShellRegistry
+from ..process.launch import check_cwd
+from ..process.spec import Command, RunOptions
+from ..process.retention import DEFAULT_QUOTA, DEFAULT_RETENTION_DAYS, prune_log_folders
+from ..guard.secrets import SECRET_NAME, Masked, redact, secret_env
 from .template import expand_argv, expand_params, expand_value, references
 
 # What bash/sh print last when the script's final command could not be started, by exit code.
@@ -150,7 +150,7 @@ class Engine:
         env name, input that is neither text nor bytes): a one-line :class:`UsageProblem` here beats a
         ``ValueError`` or ``TypeError`` from inside ``subprocess``.
         """
-        from . import checks
+        from ..process import checks
 
         params = params or {}
         env = checks.environment(env)

@@ -1,0 +1,77 @@
+"""The helper process that stops background shells if their owner dies without cleaning up.
+
+A kernel killed with SIGKILL runs no ``atexit`` handler, so its background
+shells would run on for ever.  The owner starts this small process in its own
+session with a pipe on its stdin and reports each shell it starts
+(``+ SID MARKER``) and each that ends (``- SID``).  When the pipe reaches EOF --
+the owner is gone, however it died -- the watchdog stops every shell still
+registered (group, session and environment marker; TERM, grace, KILL) and exits.
+``q`` means the owner already stopped everything: exit without sweeping.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+
+
+#: Set in the watchdog's own environment, so that it can be told apart from the shells it guards.
+WATCHDOG_VAR = "EXECMAGIC_WATCHDOG"
+
+
+def start_watchdog(grace: float) -> subprocess.Popen[bytes]:
+    """Start the watchdog for the current process; the returned ``Popen``'s stdin is the lifeline."""
+    return subprocess.Popen(
+        [sys.executable, "-m", "execmagic.process.watchdog", str(grace)],
+        env={**os.environ, WATCHDOG_VAR: str(os.getpid())},
+        stdin=subprocess.PIPE,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,
+        close_fds=True,
+    )
+
+
+def watch(lines, grace: float) -> dict[int, str]:
+    """Follow the owner's reports until EOF; return what is still registered (``{}`` after ``q``)."""
+    registered: dict[int, str] = {}
+    for raw in lines:
+        parts = raw.decode(errors="replace").split()
+        if not parts:
+            continue
+        if parts[0] == "q":
+            return {}
+        if parts[0] == "+" and len(parts) == 3:
+            registered[int(parts[1])] = parts[2]
+        elif parts[0] == "-" and len(parts) == 2:
+            registered.pop(int(parts[1]), None)
+    return registered
+
+
+def main(argv: list[str]) -> int:
+    grace = float(argv[1]) if len(argv) > 1 else 2.0
+    for sig in (signal.SIGINT, signal.SIGHUP):
+        signal.signal(sig, signal.SIG_IGN)  # a terminal's signals are not for us; EOF on the lifeline is
+    left = watch(sys.stdin.buffer, grace)
+    if left:
+        import threading
+
+        from .stop import stop_tree
+
+        # in parallel, so several stubborn shells cost one grace period, not one each
+        workers = [
+            threading.Thread(target=stop_tree, args=(sid,),
+                             kwargs={"marker": marker, "ladder": (signal.SIGTERM,), "grace": min(grace, 1.0)})
+            for sid, marker in left.items()
+        ]
+        for worker in workers:
+            worker.start()
+        for worker in workers:
+            worker.join()
+    os._exit(0)
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))
