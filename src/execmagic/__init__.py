@@ -8,19 +8,31 @@ from __future__ import annotations
 
 from typing import Any
 
-from .engine import CommandFailed, Engine, ExecError, Result, RunOptions
-from .api import (aread, akill, arun, ashells, aspawn, astart, default_engine, kill, read, run, shells,
-                         spawn, start)
-from .guard.policy import CommandRefused, Policy
 from .agents.execute import SubprocessPrimitive, SubprocessResult, execute
+from .agents.plugins import ManifestError, PluginManifest, PluginTool, load_manifest
 from .agents.tools import Toolbox
+from .api import (
+    akill, aread, arun, ashells, aspawn, astart, close_default_engine, default_engine, kill, read, run, shells,
+    spawn, start,
+)
+from .engine.engine import Engine, Plan
+from .guard.policy import AuditUnavailable, CommandRefused, Policy, Refusal
+from .process.errors import (
+    CommandFailed, ExecError, PreExecError, ShellLimitReached, TemplateError, UnknownShell, UsageProblem,
+)
+from .process.foreground import CancelToken
+from .process.results import KillOutcome, Result, ShellInfo, ShellOutput, StreamCapture
+from .process.spec import RunOptions
 
 __version__ = "0.1.0"
+#: Everything a user needs, from one place (pinned by tests/test_public_surface.py).
 __all__ = [
-    "CommandFailed", "CommandRefused", "Engine", "ExecError", "Policy", "Result", "RunOptions", "SubprocessPrimitive",
-    "SubprocessResult", "Toolbox", "akill", "aread", "arun", "ashells", "aspawn", "astart", "default_engine",
-    "execute", "kill", "load_ipython_extension", "read", "run", "shells", "spawn", "start",
-    "unload_ipython_extension",
+    "AuditUnavailable", "CancelToken", "CommandFailed", "CommandRefused", "Engine", "ExecError", "KillOutcome",
+    "ManifestError", "Plan", "PluginManifest", "PluginTool", "Policy", "PreExecError", "Refusal", "Result",
+    "RunOptions", "ShellInfo", "ShellLimitReached", "ShellOutput", "StreamCapture", "SubprocessPrimitive",
+    "SubprocessResult", "TemplateError", "Toolbox", "UnknownShell", "UsageProblem", "akill", "aread", "arun",
+    "ashells", "aspawn", "astart", "close_default_engine", "default_engine", "execute", "kill", "load_ipython_extension",
+    "load_manifest", "read", "run", "shells", "spawn", "start", "unload_ipython_extension",
 ]
 
 

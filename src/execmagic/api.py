@@ -20,9 +20,14 @@ from .guard.policy import Guard
 from .process.results import KillOutcome, Result, ShellInfo, ShellOutput
 from .process.foreground import CancelToken, OutputCallback
 from .engine.aio import in_thread
-from .engine.default import default_engine
+from .engine.default import close_default_engine, default_engine
 from .engine.engine import Engine
 from .process.spec import RunOptions
+
+__all__ = [
+    "akill", "aread", "arun", "ashells", "aspawn", "astart", "close_default_engine", "default_engine", "in_thread",
+    "kill", "read", "run", "shells", "spawn", "start",
+]
 
 
 def _options(timeout: float | None, grace: float | None, engine: Engine) -> RunOptions:

@@ -20,6 +20,8 @@ from ..process.results import KillOutcome, Result, ShellInfo, ShellOutput
 from . import shells
 from .render import PROVENANCE_MIME, Summary, render_html, render_json, render_text
 
+__all__ = ["ProvenanceFormatter", "register", "unregister"]
+
 # class → (text/plain, text/html, provenance JSON)
 _RENDERERS: dict[type, tuple[Callable[[Any], str], Callable[[Any], str], Callable[[Any], Any]]] = {
     Result: (render_text, render_html, render_json),

@@ -11,6 +11,11 @@ from typing import Any
 
 from ..process.results import Result, format_bytes, format_duration
 
+__all__ = [
+    "PROVENANCE_MIME", "Summary", "render_html", "render_json", "render_text", "short_command", "status_line",
+    "status_parts",
+]
+
 _COMMAND_WIDTH = 100
 #: The MIME type of the JSON provenance record (see :mod:`execmagic.display.formatters` for why not
 #: plain ``application/json``).

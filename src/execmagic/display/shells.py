@@ -9,6 +9,11 @@ from typing import Any
 from ..process.results import KillOutcome, ShellInfo, ShellOutput, format_bytes, format_duration
 from .render import short_command
 
+__all__ = [
+    "ShellTable", "kill_html", "kill_text", "output_notes", "output_status_html", "output_status_json",
+    "output_status_text", "started_html", "started_text", "table_html", "table_text",
+]
+
 _GREY = "#6e7781"
 
 

@@ -22,6 +22,11 @@ from collections.abc import Mapping
 
 from ..process.launch import MARKER_VAR
 
+__all__ = [
+    "Delta", "STATE_VAR", "ShellSession", "USER_BASH_ENV_VAR", "parse_export_listing", "session_env",
+    "why_no_state", "write_prelude",
+]
+
 #: Variables bash maintains itself; they are not part of what a user exported.
 _BASH_OWN = frozenset({"SHLVL", "_", "PWD", MARKER_VAR})
 #: Where the prelude finds the state file, and the user's own ``BASH_ENV`` while ours is in its place.

@@ -25,6 +25,8 @@ from .helpfmt import FixedWidthHelp
 from .live import LiveOutput
 from .options import parse_line
 
+__all__ = ["BackgroundMagics"]
+
 #: Seconds each ``--follow`` read waits for news before asking again.
 _FOLLOW_POLL = 1.0
 

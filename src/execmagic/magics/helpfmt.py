@@ -6,6 +6,8 @@ from typing import Any
 
 from IPython.core.magic_arguments import MagicHelpFormatter
 
+__all__ = ["FixedWidthHelp", "HELP_WIDTH"]
+
 #: Help text width: fixed, so the reference reads the same whatever terminal built it.
 HELP_WIDTH = 100
 

@@ -13,6 +13,8 @@ from typing import Any, TextIO
 
 from ..process.results import Result, format_bytes
 
+__all__ = ["LiveOutput", "StatusLine"]
+
 
 class LiveOutput:
     """The ``on_output`` callback of one run: writes to the cell's stdout/stderr within a budget."""

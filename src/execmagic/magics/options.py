@@ -23,6 +23,8 @@ from IPython.core.error import UsageError
 from ..process.errors import UsageProblem
 from ..process.launch import parse_env_entry
 
+__all__ = ["NamespaceParams", "parse_line", "parse_pairs", "shell_words", "split_leading_options", "split_words"]
+
 # One shell word: unquoted runs, '…', "…" (with escapes), or a backslash escape.
 _WORD = re.compile(r"""(?:[^\s'"\\]+|'[^']*'|"(?:[^"\\]|\\.)*"|\\.)+""", re.DOTALL)
 
