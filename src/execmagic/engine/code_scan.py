@@ -1,0 +1,158 @@
+"""Where a template stands in Python or JavaScript source: code, a string literal (which kind),
+an f-string's or template literal's replacement field (code again), or a comment."""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+
+from .scanning import Context, Scanner
+
+__all__ = ["NodeScanner", "PythonScanner"]
+
+# -- Python ------------------------------------------------------------------------------------
+_PY_STOPS = {
+    "code": re.compile(r"[#'\"()\[\]{}]"),
+    "comment": re.compile(r"\n"),
+}
+_PY_STRING_START = re.compile(r"(?<![A-Za-z0-9_])([rRbBuUfF]{0,2})('\'\'|\"\"\"|'|\")")
+
+
+@dataclasses.dataclass
+class _PyFrame:
+    kind: str              # code (depth counts brackets: a code frame inside an f-string ends at its "}"), string, comment
+    quote: str = ""
+    prefix: str = ""
+    depth: int = 0
+    stops: re.Pattern[str] | None = None
+
+
+class PythonScanner(Scanner):
+    def __init__(self, text: str, spans: list[tuple[int, int]]) -> None:
+        super().__init__(text, spans)
+        self.stack: list[_PyFrame] = [_PyFrame("code")]
+
+    def _stops(self) -> re.Pattern[str]:
+        top = self.stack[-1]
+        return top.stops or _PY_STOPS[top.kind]
+
+    def _context(self) -> Context:
+        top = self.stack[-1]
+        return Context("py-" + top.kind, quote=top.quote, prefix=top.prefix)
+
+    def _step(self, i: int) -> int:
+        top, ch = self.stack[-1], self.text[i]
+        if top.kind == "comment":
+            self.stack.pop()
+            return i + 1
+        if top.kind == "string":
+            return self._in_string(top, i, ch)
+        if ch == "#":
+            self.stack.append(_PyFrame("comment"))
+        elif ch in "([{":
+            top.depth += 1
+        elif ch in ")]}":
+            if top.depth:
+                top.depth -= 1
+            elif len(self.stack) > 1:  # the "}" that ends an f-string's replacement field
+                self.stack.pop()
+        else:
+            return self._open_string(i)
+        return i + 1
+
+    def _open_string(self, i: int) -> int:
+        j = i
+        while j > 0 and i - j < 2 and self.text[j - 1] in "rRbBuUfF":
+            j -= 1
+        match = _PY_STRING_START.match(self.text, j) or _PY_STRING_START.match(self.text, i)
+        assert match is not None
+        prefix, quote = match.group(1).lower(), match.group(2)
+        specials = "\\\\" + re.escape(quote[0]) + ("{}" if "f" in prefix else "") + ("" if len(quote) == 3 else "\\n")
+        self.stack.append(_PyFrame("string", quote=quote, prefix=prefix, stops=re.compile(f"[{specials}]")))
+        return match.end()
+
+    def _in_string(self, top: _PyFrame, i: int, ch: str) -> int:
+        text = self.text
+        if ch == "\\":
+            return i + 2
+        if ch == "{":
+            if text.startswith("{{", i):
+                return i + 2
+            self.stack.append(_PyFrame("code"))  # an f-string's replacement field is code
+            return i + 1
+        if ch == "}":
+            return i + 2 if text.startswith("}}", i) else i + 1
+        if ch == "\n" or text.startswith(top.quote, i):
+            self.stack.pop()
+            return i + (1 if ch == "\n" else len(top.quote))
+        return i + 1
+
+
+# -- JavaScript --------------------------------------------------------------------------------
+_JS_STOPS = {
+    "code": re.compile(r"['\"`{}]|//|/\*"),
+    "string'": re.compile(r"[\\'\n]"),
+    'string"': re.compile(r'[\\"\n]'),
+    "template": re.compile(r"[\\`]|\$\{"),
+    "comment": re.compile(r"\n"),
+    "block-comment": re.compile(r"\*/"),
+}
+
+
+@dataclasses.dataclass
+class _JsFrame:
+    kind: str   # code (depth counts braces: a code frame inside a template literal ends at its "}"), string, …
+    quote: str = ""
+    depth: int = 0
+
+
+class NodeScanner(Scanner):
+    def __init__(self, text: str, spans: list[tuple[int, int]]) -> None:
+        super().__init__(text, spans)
+        self.stack: list[_JsFrame] = [_JsFrame("code")]
+
+    def _stops(self) -> re.Pattern[str]:
+        top = self.stack[-1]
+        return _JS_STOPS[top.kind + top.quote if top.kind == "string" else top.kind]
+
+    def _context(self) -> Context:
+        top = self.stack[-1]
+        return Context("js-" + top.kind, quote=top.quote)
+
+    def _step(self, i: int) -> int:
+        top, text = self.stack[-1], self.text
+        ch = text[i]
+        if top.kind in ("comment", "block-comment", "string"):
+            if ch == "\\":
+                return i + 2
+            self.stack.pop()
+            return i + (2 if top.kind == "block-comment" else 1)
+        if top.kind == "template":
+            if ch == "\\":
+                return i + 2
+            if ch == "`":
+                self.stack.pop()
+                return i + 1
+            self.stack.append(_JsFrame("code"))  # ${ … } inside a template literal is code
+            return i + 2
+        return self._code(top, i, ch)
+
+    def _code(self, top: _JsFrame, i: int, ch: str) -> int:
+        text = self.text
+        if text.startswith("//", i):
+            self.stack.append(_JsFrame("comment"))
+        elif text.startswith("/*", i):
+            self.stack.append(_JsFrame("block-comment"))
+            return i + 2
+        elif ch == "{":
+            top.depth += 1
+        elif ch == "}":
+            if top.depth:
+                top.depth -= 1
+            elif len(self.stack) > 1:
+                self.stack.pop()
+        elif ch == "`":
+            self.stack.append(_JsFrame("template", quote="`"))
+        else:
+            self.stack.append(_JsFrame("string", quote=ch))
+        return i + 1

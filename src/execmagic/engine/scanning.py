@@ -1,0 +1,71 @@
+"""What every context scanner shares: the :class:`Context` it reports and the loop that finds it.
+
+A scanner jumps from one interesting character (a quote, an escape, a substitution) to the
+next with one regex search, acts on it, and reports the context at each template's start;
+a template's own text is skipped (it is replaced, never read as code).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+
+__all__ = ["Context", "Scanner"]
+
+
+@dataclasses.dataclass(frozen=True)
+class Context:
+    """The context of one offset.
+
+    ``kind`` is one of: ``code`` (shell words), ``dquote``, ``squote``, ``ansi`` (``$'…'``),
+    ``heredoc`` / ``heredoc-quoted`` (``delimiter`` and ``strip_tabs`` tell where it ends),
+    ``arith`` (``$((…))``), ``comment``; for Python ``py-code``, ``py-string``, ``py-comment``
+    (``prefix``/``quote`` say which string literal); for JavaScript ``js-code``, ``js-string``,
+    ``js-template``, ``js-comment``, ``js-block-comment``; ``plain`` for other languages.
+    ``backticks`` lists, innermost first, whether each enclosing old-style backtick
+    substitution is itself inside double quotes (each one adds a layer of backslash escaping).
+    """
+
+    kind: str
+    quote: str = ""
+    prefix: str = ""
+    delimiter: str = ""
+    strip_tabs: bool = False
+    backticks: tuple[bool, ...] = ()
+    #: Inside ``${…}`` (within ``"…"`` or a heredoc), where bash pairs single quotes even there.
+    in_param: bool = False
+
+
+class Scanner:
+    """The loop every language shares: jump to the next interesting character or template, act on it."""
+
+    def __init__(self, text: str, spans: list[tuple[int, int]]) -> None:
+        self.text = text
+        self.spans = spans
+
+    def run(self) -> dict[int, Context]:
+        found: dict[int, Context] = {}
+        text, pos, index = self.text, 0, 0
+        while index < len(self.spans):
+            stop = self._stops().search(text, pos)
+            end = stop.start() if stop else len(text)
+            start, span_end = self.spans[index]
+            if start <= end:
+                found[start] = self._context()
+                pos = max(pos, span_end)
+                index += 1
+                continue
+            if stop is None:
+                break
+            pos = self._step(stop.start())
+        return found
+
+    def _stops(self) -> re.Pattern[str]:
+        raise NotImplementedError
+
+    def _context(self) -> Context:
+        raise NotImplementedError
+
+    def _step(self, i: int) -> int:
+        """Act on the interesting character at ``i``; return where to search on."""
+        raise NotImplementedError

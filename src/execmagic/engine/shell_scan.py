@@ -1,0 +1,223 @@
+"""Where a template stands in a POSIX-style shell script (bash, sh, dash, zsh, ksh).
+
+Tracks exactly what changes how a character is read: quotes (``'…'``, ``"…"``, ``$'…'``),
+backslashes, ``$(…)``, backticks, ``${…}``, ``$((…))``, heredocs (quoted or not, ``<<-``)
+and comments.  Not a full parser: a ``case`` pattern's ``)`` inside ``$(…)`` ends it early.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+import os
+import re
+import shutil
+
+from .scanning import Context, Scanner
+
+__all__ = ["ShellScanner", "ansi_c_quoting"]
+
+_ANSI_C = {"bash": True, "zsh": True, "ksh": True, "mksh": True, "dash": False}
+
+
+@functools.cache
+def ansi_c_quoting(language: str) -> bool | None:
+    """Whether the shell reads ``$'…'`` as ANSI-C quoting (bash, zsh, ksh) or as ``$`` then ``'…'`` (dash).
+
+    ``sh`` is whichever shell the system links it to; ``None`` means unknown, and then no
+    value is placed inside ``$'…'`` at all (either reading would let a value escape the other).
+    """
+    if language == "sh":
+        found = shutil.which("sh")
+        language = os.path.basename(os.path.realpath(found)) if found else ""
+    return _ANSI_C.get(language)
+
+@dataclasses.dataclass
+class _Frame:
+    kind: str            # code, dquote, squote, ansi, heredoc, heredoc-quoted, arith, param, comment, backtick
+    closer: str = ""     # what ends a code frame: "" (top), ")" for $( … ), "`", "}" for ${ … }
+    depth: int = 0       # open parentheses inside a code/arith frame
+    delimiter: str = ""
+    strip_tabs: bool = False
+    in_dquote: bool = False
+
+
+# The characters after which a scanner in each frame has something to decide.
+_SHELL_STOPS = {
+    "code": re.compile(r"[\\'\"`$#()<}\n{]"),
+    "dquote": re.compile(r'[\\"`$]'),
+    "squote": re.compile(r"'"),
+    "ansi": re.compile(r"[\\']"),
+    "heredoc": re.compile(r"[\\`$\n]"),
+    "heredoc-quoted": re.compile(r"\n"),
+    "arith": re.compile(r"[\\'\"`$()]"),
+    "comment": re.compile(r"\n"),
+}
+_HEREDOC_OP = re.compile(r"<<(-?)[ \t]*((?:[^\s;&|<>()'\"\\]|'[^']*'|\"(?:[^\"\\]|\\.)*\"|\\.)+)")
+_WORD_START_BEFORE = frozenset(" \t\n;&|()<>")
+
+
+class ShellScanner(Scanner):
+    def __init__(self, text: str, spans: list[tuple[int, int]], ansi_c: bool | None) -> None:
+        super().__init__(text, spans)
+        self.ansi_c = ansi_c
+        self.stack: list[_Frame] = [_Frame("code")]
+        self.pending: list[_Frame] = []  # heredocs whose bodies start at the next newline
+
+    def _stops(self) -> re.Pattern[str]:
+        kind = self.stack[-1].kind
+        return _SHELL_STOPS["code" if kind in ("param", "backtick") else kind]
+
+    def _context(self) -> Context:
+        frames = self.stack
+        ticks = tuple(f.in_dquote for f in reversed(frames) if f.kind == "backtick")
+        top = frames[-1]
+        kind = top.kind
+        if kind == "backtick":
+            kind = "code"
+        elif kind == "ansi" and self.ansi_c is None:
+            kind = "ansi-unknown"
+        elif kind == "param":  # ${…} is read like the quoting around it
+            outer = next(f for f in reversed(frames) if f.kind != "param")
+            kind = "code" if outer.kind == "backtick" else outer.kind
+            top = outer
+            return Context(kind, delimiter=top.delimiter, strip_tabs=top.strip_tabs, backticks=ticks,
+                           in_param=kind != "code")
+        return Context(kind, delimiter=top.delimiter, strip_tabs=top.strip_tabs, backticks=ticks)
+
+    def _step(self, i: int) -> int:
+        frame = self.stack[-1]
+        text = self.text
+        ch = text[i]
+        kind = frame.kind
+        if ch == "\\":
+            return i + 2
+        if kind in ("squote", "ansi"):
+            self.stack.pop()
+            return i + 1
+        if kind == "comment":
+            self.stack.pop()
+            return i  # the newline is code's business (it may start heredoc bodies)
+        if kind == "heredoc-quoted" or (kind == "heredoc" and ch == "\n"):
+            return self._heredoc_line(frame, i + 1)
+        if ch == "$":
+            return self._dollar(i)
+        if ch == "`":
+            if kind == "backtick":
+                self.stack.pop()
+            else:
+                self.stack.append(_Frame("backtick", closer="`", in_dquote=self._in_dquote()))
+            return i + 1
+        if kind == "dquote":
+            if ch == '"':
+                self.stack.pop()
+            return i + 1
+        if kind == "arith":
+            return self._arith(frame, i, ch)
+        return self._code(frame, i, ch)
+
+    def _in_dquote(self) -> bool:
+        return any(f.kind == "dquote" for f in self.stack)
+
+    def _dollar(self, i: int) -> int:
+        text = self.text
+        nxt = text[i + 1:i + 3]
+        top = self.stack[-1].kind
+        if nxt.startswith("'") and top not in ("dquote", "heredoc"):
+            if self.ansi_c is False:
+                return i + 1  # dash: "$" then an ordinary '…'
+            self.stack.append(_Frame("ansi"))
+            return i + 2
+        if nxt.startswith('"') and top not in ("dquote", "heredoc"):
+            self.stack.append(_Frame("dquote"))
+            return i + 2
+        if nxt == "((":
+            self.stack.append(_Frame("arith"))
+            return i + 3
+        if nxt.startswith("("):
+            self.stack.append(_Frame("code", closer=")"))
+            return i + 2
+        if nxt.startswith("{"):
+            self.stack.append(_Frame("param", closer="}"))
+            return i + 2
+        return i + 1
+
+    def _arith(self, frame: _Frame, i: int, ch: str) -> int:
+        if ch == "(":
+            frame.depth += 1
+        elif ch == ")":
+            if frame.depth:
+                frame.depth -= 1
+            elif self.text.startswith("))", i):
+                self.stack.pop()
+                return i + 2
+        elif ch == '"':
+            self.stack.append(_Frame("dquote"))
+        return i + 1
+
+    def _code(self, frame: _Frame, i: int, ch: str) -> int:
+        text = self.text
+        at_word_start = i == 0 or text[i - 1] in _WORD_START_BEFORE
+        if ch == "'":
+            self.stack.append(_Frame("squote"))
+        elif ch == '"':
+            self.stack.append(_Frame("dquote"))
+        elif ch == "#" and at_word_start:
+            self.stack.append(_Frame("comment"))
+        elif ch == "(":
+            if text.startswith("((", i) and at_word_start:
+                self.stack.append(_Frame("arith"))
+                return i + 2
+            frame.depth += 1
+        elif ch == ")":
+            if frame.depth:
+                frame.depth -= 1
+            elif frame.closer == ")":
+                self.stack.pop()
+        elif ch == "}":
+            if frame.kind == "param" and frame.depth == 0:
+                self.stack.pop()
+        elif ch == "{":
+            if frame.kind == "param":
+                frame.depth += 1
+        elif ch == "<":
+            return self._heredoc_operator(i)
+        elif ch == "\n" and self.pending:
+            return self._heredoc_line(None, i + 1)
+        return i + 1
+
+    def _heredoc_operator(self, i: int) -> int:
+        text = self.text
+        if text.startswith("<<<", i):
+            return i + 3
+        match = _HEREDOC_OP.match(text, i)
+        if match is None:
+            return i + 1
+        word = match.group(2)
+        quoted = any(c in word for c in "'\"\\")
+        delimiter = re.sub(r"\\(.)", r"\1", re.sub(r"'([^']*)'|\"((?:[^\"\\]|\\.)*)\"",
+                                                   lambda m: m.group(1) or m.group(2) or "", word))
+        self.pending.append(_Frame("heredoc-quoted" if quoted else "heredoc", delimiter=delimiter,
+                                   strip_tabs=bool(match.group(1))))
+        return match.end()
+
+    def _heredoc_line(self, current: _Frame | None, start: int) -> int:
+        """At the start of a line: end the current heredoc at its delimiter line, open the next pending one."""
+        text = self.text
+        if current is not None:
+            line_end = text.find("\n", start)
+            line = text[start:len(text) if line_end < 0 else line_end]
+            if (line.lstrip("\t") if current.strip_tabs else line) != current.delimiter:
+                return start
+            self.stack.pop()
+            start = len(text) if line_end < 0 else line_end + 1
+        if self.pending:
+            self.stack.append(self.pending.pop(0))
+            return self._heredoc_line(self.stack[-1], start) if self._at_delimiter(start) else start
+        return start
+
+    def _at_delimiter(self, start: int) -> bool:
+        frame = self.stack[-1]
+        line_end = self.text.find("\n", start)
+        line = self.text[start:len(self.text) if line_end < 0 else line_end]
+        return (line.lstrip("\t") if frame.strip_tabs else line) == frame.delimiter
