@@ -7,13 +7,17 @@ checks, and the agent tool (``Toolbox.dispatch("Bash", …)`` in a dry run, so n
 
 from __future__ import annotations
 
+import ast
 import json
+import os
+import pickle
 import time
 
 import pytest
 
 from execmagic.guard.policy import CommandRefused, check, find_danger
-from execmagic.guard.rules import RULES_BY_ID, simple_commands
+from execmagic.guard.rules import RULES_BY_ID
+from execmagic.guard.walk import simple_commands
 from execmagic.agents.tools import Toolbox
 
 URL = "https://x.example/install.sh"
@@ -277,6 +281,51 @@ def test_a_refusal_message_says_rule_and_reason():
     message = str(CommandRefused(find_danger("rm -rf ~"), "pass --allow-dangerous to run it anyway"))
     assert message == ("refused: 'rm -rf ~' — recursively deletes a home directory (rule rm-recursive-root); "
                        "pass --allow-dangerous to run it anyway")
+
+
+def test_each_layer_words_a_refusal_from_its_fields(engine, dry_box):
+    """The engine, the magics and the agent tool share the refusal and differ only in the hint."""
+    plan = engine.plan_script("rm -rf ~", "bash")
+    with pytest.raises(CommandRefused) as info:
+        engine.check_guard(plan, "catastrophic")
+    refused = info.value
+    assert refused.refusal == find_danger("rm -rf ~")
+    assert refused.hint == "run it with guard='none' if you really mean it"
+    assert str(refused) == ("refused: 'rm -rf ~' — recursively deletes a home directory (rule rm-recursive-root); "
+                            "run it with guard='none' if you really mean it")
+    copy = pickle.loads(pickle.dumps(refused))
+    assert (copy.refusal, copy.hint, str(copy)) == (refused.refusal, refused.hint, str(refused))
+    answer = dry_box.dispatch("Bash", {"command": "rm -rf ~"})
+    assert answer["error"] == ("refused: 'rm -rf ~' — recursively deletes a home directory (rule rm-recursive-root); "
+                               "this tool does not run it; ask the user to run it themselves")
+
+
+GUARD_SRC = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "src", "execmagic", "guard")
+
+
+def test_the_guard_package_exports_its_public_names():
+    import execmagic.guard as guard
+    import execmagic.guard.policy as policy
+
+    assert sorted(guard.__all__) == sorted([
+        "check", "find_danger", "Refusal", "CommandRefused", "Guard", "GUARDS", "Policy", "AuditUnavailable", "redact",
+        "sanitize_env", "looks_secret", "secret_env", "Masked", "SECRET_NAME", "SECRET_VALUE", "DEFAULT_ENV_ALLOW"])
+    for name in ("GUARDS", "CommandRefused", "Guard", "Refusal", "check", "find_danger", "DEFAULT_ENV_ALLOW",
+                 "SECRET_NAME", "SECRET_VALUE", "looks_secret", "redact", "sanitize_env", "AuditUnavailable", "Policy"):
+        assert getattr(policy, name) is getattr(guard, name), name
+
+
+def test_guard_modules_are_small_and_so_are_their_functions():
+    """A few hundred lines a module, at most 60 a function (or a docstring that says why not)."""
+    for name in sorted(os.listdir(GUARD_SRC)):
+        if not name.endswith(".py"):
+            continue
+        source = open(os.path.join(GUARD_SRC, name), encoding="utf-8").read()
+        assert source.count("\n") <= 400, name
+        for node in ast.walk(ast.parse(source)):
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                length = node.end_lineno - node.lineno + 1
+                assert length <= 60 or "long because" in (ast.get_docstring(node) or ""), (name, node.name, length)
 
 
 def test_simple_commands_see_through_nesting():

@@ -24,6 +24,11 @@ from ..process.errors import ExecError
 from ..guard.policy import CommandRefused, Guard, redact, sanitize_env
 from ..engine.engine import Engine
 
+__all__ = [
+    "AGENT_READER", "DEFAULT_TIMEOUT_MS", "MAX_OUTPUT_CHARS", "MAX_TIMEOUT_MS", "MIN_TIMEOUT_MS", "ToolSpec",
+    "Toolbox", "cut_middle", "object_schema", "validate",
+]
+
 #: Characters of output a tool answer carries at most (seed 004); the middle is cut.
 MAX_OUTPUT_CHARS = 30_000
 DEFAULT_TIMEOUT_MS = 120_000
@@ -194,9 +199,8 @@ class Toolbox:
             if problem:
                 return _error(f"{name}: {problem}")
             answer = spec.handler(dict(arguments))
-        except CommandRefused as exc:
-            answer = _error(str(exc).replace("run it with guard='none' if you really mean it",
-                                             "this tool does not run it; ask the user to run it themselves"))
+        except CommandRefused as exc:  # worded for a model: it cannot override the guard, the user can
+            answer = _error(f"{exc.refusal.describe()}; this tool does not run it; ask the user to run it themselves")
         except ExecError as exc:
             answer = _error(str(exc))
         except Exception as exc:  # noqa: BLE001 -- a tool answer, never a crash of the agent loop

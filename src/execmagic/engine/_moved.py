@@ -22,7 +22,7 @@ MOVED = {
     f"execmagic.engine.{old}": f"execmagic.{new}" for old, new in {
         "api": "api", "capture": "process.capture", "checks": "process.checks", "errors": "process.errors",
         "plugins": "agents.plugins", "policy": "guard.policy", "primitive": "agents.execute",
-        "results": "process.results", "retention": "process.retention", "rules": "guard.rules",
+        "results": "process.results", "retention": "process.retention", "rules": "guard",
         "run": "process.foreground", "runner": "engine.engine", "secrets": "guard.secrets",
         "shells": "background.registry", "spawn": "process.launch", "spec": "process.spec",
         "stop": "process.stop", "tools": "agents.tools",

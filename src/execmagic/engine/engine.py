@@ -37,6 +37,8 @@ from ..process.retention import DEFAULT_QUOTA, DEFAULT_RETENTION_DAYS, prune_log
 from ..guard.secrets import SECRET_NAME, Masked, redact, secret_env
 from .template import expand_argv, expand_params, expand_value, references
 
+__all__ = ["Engine", "Plan", "default_log_dir"]
+
 # What bash/sh print last when the script's final command could not be started, by exit code.
 _SHELL_START_FAILURES = {
     127: (re.compile(r"(?:^|\n)[^\n]*?([^\s:]+): (?:command )?not found\n?$"), "{} not found in PATH", "ENOENT"),
@@ -341,7 +343,7 @@ class Engine:
             # recorded if it can be; refused either way
             self.policy.audit_outcome(decision="refused", command=plan.command.display, cwd=plan.command.cwd,
                                       rule=refusal.rule, reason=refusal.reason)
-            raise CommandRefused(refusal, "run it with guard='none' if you really mean it")
+            raise CommandRefused(refusal, hint="run it with guard='none' if you really mean it")
 
     def _outside_roots(self, plan: Plan) -> PreExecError | None:
         if self.policy.outside_roots(plan.command.cwd):

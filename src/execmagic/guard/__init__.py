@@ -1,0 +1,38 @@
+"""Guardrails (design §3.7): dangerous commands refused, secrets held back, directories and an audit log.
+
+These are guardrails against accidents -- an agent's or a tired human's -- not a sandbox.  A
+determined program gets past any pattern list (``base64 -d | sh`` is not looked into); untrusted
+code belongs in an OS sandbox (a container, a VM, a separate user).
+
+How a command is judged: its shell text is split into words as a shell splits it
+(:mod:`.words`), into simple commands through ``;``, ``&&``, ``||``, ``|``, ``&``, newlines,
+subshells and wrappers such as ``sudo``, ``env``, ``nohup``, ``timeout``, ``xargs``, ``busybox``
+(:mod:`.commands`, :mod:`.options`), and the rule table (:mod:`.rules`) is applied to each one.
+Text in quotes is data -- ``echo 'rm -rf /'``, ``git commit -m '… `rm -rf /` …'`` and
+``grep "curl .* | sh"`` are fine -- until it reaches a shell (:mod:`.walk`): then it is walked
+as code, in the directory a ``cd`` moved to (:mod:`.paths`), so that ``cd / && rm -rf *`` is
+judged as ``rm -rf /*``.  ``ssh host 'cmd'`` runs elsewhere and is not looked into.
+
+The modules, lowest first: ``words`` → ``paths`` → ``commands`` → ``options`` → ``rules`` →
+``walk`` → ``check``; ``secrets`` and ``policy`` (allowed directories, the audit log) stand apart.
+"""
+
+from __future__ import annotations
+
+from .check import GUARDS, CommandRefused, Guard, Refusal, check, find_danger
+from .policy import AuditUnavailable, Policy
+from .secrets import (
+    DEFAULT_ENV_ALLOW,
+    SECRET_NAME,
+    SECRET_VALUE,
+    Masked,
+    looks_secret,
+    redact,
+    sanitize_env,
+    secret_env,
+)
+
+__all__ = [
+    "DEFAULT_ENV_ALLOW", "GUARDS", "SECRET_NAME", "SECRET_VALUE", "AuditUnavailable", "CommandRefused", "Guard",
+    "Masked", "Policy", "Refusal", "check", "find_danger", "looks_secret", "redact", "sanitize_env", "secret_env",
+]

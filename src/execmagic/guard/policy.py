@@ -1,7 +1,7 @@
 """Guardrails that are per engine, not per command: allowed directories and the audit log.
 
-The command rules live in :mod:`.rules` and the secret handling in :mod:`.secrets`;
-their names are re-exported here, where callers have always found them.
+The command check lives in :mod:`.check` (its rules in :mod:`.rules`) and the secret handling in
+:mod:`.secrets`; their names are re-exported here, where callers have always found them.
 """
 
 from __future__ import annotations
@@ -14,12 +14,12 @@ import threading
 from typing import Any
 
 from ..process.errors import ExecError
-from .rules import GUARDS, CommandRefused, Guard, Refusal, check, find_danger
+from .check import GUARDS, CommandRefused, Guard, Refusal, check, find_danger
 from .secrets import DEFAULT_ENV_ALLOW, SECRET_NAME, SECRET_VALUE, looks_secret, redact, sanitize_env
 
 __all__ = [
-    "AuditUnavailable", "DEFAULT_ENV_ALLOW", "GUARDS", "SECRET_NAME", "SECRET_VALUE", "CommandRefused", "Guard", "Policy", "Refusal",
-    "check", "find_danger", "looks_secret", "redact", "sanitize_env",
+    "DEFAULT_ENV_ALLOW", "GUARDS", "SECRET_NAME", "SECRET_VALUE", "AuditUnavailable", "CommandRefused", "Guard",
+    "Policy", "Refusal", "check", "find_danger", "looks_secret", "redact", "sanitize_env",
 ]
 
 

@@ -78,12 +78,12 @@ class Masked:
     def __init__(self, name: str) -> None:
         self._name = name
 
-    def __getattr__(self, attr: str) -> "Masked":
+    def __getattr__(self, attr: str) -> Masked:
         if attr.startswith("__"):
             raise AttributeError(attr)
         return self
 
-    def __getitem__(self, key: object) -> "Masked":
+    def __getitem__(self, key: object) -> Masked:
         return self
 
     def __str__(self) -> str:

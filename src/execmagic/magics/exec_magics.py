@@ -41,6 +41,8 @@ from .live import LiveOutput, StatusLine
 from .settings import ExecSettings
 from .options import NamespaceParams, parse_line, parse_pairs, split_words
 
+__all__ = ["CellCommandFailed", "CommandInterrupted", "ExecMagics", "StartFailed", "engine_errors"]
+
 
 class _OneRedLine:
     """Mixin: IPython shows an exception with ``_render_traceback_`` as these lines, no traceback."""
@@ -73,10 +75,8 @@ def engine_errors() -> Iterator[None]:
     """Turn the engine's deliberate errors into what a notebook user should see: one line, no traceback."""
     try:
         yield
-    except CommandRefused as exc:
-        refusal = exc.refusal
-        raise UsageError(f"refused: {refusal.command!r} — {refusal.reason} (rule {refusal.rule});"
-                         " pass --allow-dangerous to run it anyway") from None
+    except CommandRefused as exc:  # worded for a notebook user: the magic's own override
+        raise UsageError(f"{exc.refusal.describe()}; pass --allow-dangerous to run it anyway") from None
     except (UsageProblem, UnknownShell, ShellLimitReached, AuditUnavailable) as exc:
         raise UsageError(str(exc)) from None
     except PreExecError as exc:

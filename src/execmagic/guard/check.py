@@ -1,0 +1,84 @@
+"""The check: apply a guard level to a command and say what, if anything, refuses it.
+
+Callers (the engine, and through it the magics and the agent tools) ask :func:`check`; a refused
+command is a :class:`~.rules.Refusal` value, which the engine raises as :class:`CommandRefused`
+with a hint that callers replace with their own for their audience.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Iterator, Sequence
+from typing import Literal
+
+from ..process.errors import ExecError
+from .commands import Simple
+from .rules import Refusal, match
+from .walk import walk, walk_argv
+
+__all__ = ["GUARDS", "CommandRefused", "Guard", "Refusal", "check", "find_danger"]
+
+Guard = Literal["none", "catastrophic", "all"]
+"""How much to refuse: nothing, only what destroys a system or data, or also risky commands."""
+GUARDS: tuple[str, ...] = ("none", "catastrophic", "all")
+
+
+class CommandRefused(ExecError):
+    """A guardrail refused the command; nothing was started.
+
+    ``refusal`` says which rule refused what and why; ``hint`` what the caller can do about it
+    ("run it with guard='none' if you really mean it").  The message is built from these fields;
+    a layer that speaks to someone else (a notebook user, a model) words its own from
+    ``refusal`` and its own hint rather than editing this text.
+    """
+
+    def __init__(self, refusal: Refusal, hint: str) -> None:
+        self.refusal = refusal
+        self.hint = hint
+        super().__init__(refusal, hint)
+
+    def __str__(self) -> str:
+        return f"{self.refusal.describe()}; {self.hint}"
+
+
+#: Every rule needs one of these words (or a device path, or a function definition) in the text,
+#: so text without any -- a long heredoc of data, most scripts -- is passed without parsing it.
+_TRIGGERS = re.compile(
+    r"\b(rm|mkfs\S*|mke2fs|mkswap|mkdosfs|mkntfs|dd|chmod|chown|chgrp|shred|wipefs|blkdiscard|fdisk|sfdisk|parted"
+    r"|sgdisk|gdisk|cfdisk|find|kill|shutdown|reboot|halt|poweroff|init|systemctl|mv|crontab|curl|wget|fetch|tee|cp"
+    r"|function|fork)\b"
+    r"|/dev/|\(\)\s*\{"
+)
+
+
+def _refusals(text: str | None, argv: Sequence[str] | None) -> Iterator[Refusal]:
+    """Every rule that shell ``text`` (or an ``argv``) breaks, in the order the shell would get there."""
+    if text is not None:
+        # quotes and backslashes out first, so that r\m or "r"m cannot slip past the quick look
+        if not _TRIGGERS.search(text.replace("\\", "").replace('"', "").replace("'", "")):
+            return
+        found: Iterable[Simple | Refusal] = walk(text, None, 0)
+    else:
+        found = walk_argv(argv or ())
+    for item in found:
+        refusal = item if isinstance(item, Refusal) else match(item)
+        if refusal is not None:
+            yield refusal
+
+
+def find_danger(text: str | None = None, argv: Sequence[str] | None = None) -> Refusal | None:
+    """The first rule that shell ``text`` (or an ``argv``) breaks, or ``None``."""
+    return next(_refusals(text, argv), None)
+
+
+def check(guard: str, text: str | None = None, argv: Sequence[str] | None = None) -> Refusal | None:
+    """Apply ``guard`` (``none``, ``catastrophic`` or ``all``) to a command; the refusal, if any.
+
+    Under ``catastrophic`` a risky command earlier in the text (``curl … | sh``) does not hide a
+    catastrophic one later (``rm -rf /``).
+    """
+    if guard not in GUARDS:
+        raise ValueError(f"guard must be one of {', '.join(GUARDS)}, not {guard!r}")
+    if guard == "none":
+        return None
+    return next((r for r in _refusals(text, argv) if guard == "all" or r.catastrophic), None)

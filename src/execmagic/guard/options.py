@@ -1,0 +1,108 @@
+"""What a command's arguments mean: options and operands, and which of them is code for a shell.
+
+The rules need to know that in ``rm -rf -- -x /`` the flags are ``-r`` and ``-f`` and the
+operands ``-x`` and ``/``; that ``bash -o pipefail -c CODE`` runs CODE; that ``su -c CMD`` and
+``find … -exec CMD ;`` run CMD.  Each program's option syntax is read only as far as that.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Iterable, Iterator, Sequence
+
+from .words import Word
+
+__all__ = ["DOWNLOADERS", "INTERPRETER", "SHELLS", "SOURCES", "after_options", "find_exec", "flags_of",
+           "interpreter_args", "operands_of", "su_command"]
+
+SHELLS = {"sh", "bash", "zsh", "dash", "ksh", "ash", "mksh", "yash", "posh", "fish", "csh", "tcsh"}
+INTERPRETER = re.compile(r"(python[0-9.]*|pypy[0-9.]*|perl|ruby|node|nodejs|php|lua)")
+DOWNLOADERS = {"curl", "wget", "fetch"}
+SOURCES = {".", "source"}
+STDIN_FILES = {"-", "/dev/stdin", "/dev/fd/0", "/proc/self/fd/0"}
+
+
+def interpreter_args(words: Sequence[Word]) -> tuple[Word | None, list[Word], bool]:
+    """(the ``-c``/``-e`` code, the operands, whether it reads its program from stdin) of a shell or interpreter."""
+    name = os.path.basename(words[0])
+    if name in SOURCES:
+        return None, list(words[1:]), bool(words[1:]) and words[1] in STDIN_FILES
+    shell, i, command, from_stdin = name in SHELLS, 1, False, False
+    while i < len(words) and words[i] != "-" and len(words[i]) > 1 and words[i][0] in "-+":
+        word = words[i]
+        if word == "--":
+            i += 1
+            break
+        if shell and word[0] in "-+" and word[1] != "-":
+            command |= word[0] == "-" and "c" in word
+            from_stdin |= word[0] == "-" and "s" in word
+            i += 1 + (word[-1] in "oO")  # -o pipefail
+            continue
+        if not shell and word in ("-c", "-e", "-E", "--eval", "-r"):
+            return (words[i + 1] if i + 1 < len(words) else None), list(words[i + 2:]), False
+        if not shell and word == "-m":
+            return None, [], False
+        i += 1 + (word in ("--rcfile", "--init-file", "-W", "-X", "-I"))
+    rest = list(words[i:])
+    if command:
+        return (rest[0] if rest else None), rest[1:], False
+    return None, rest, from_stdin or not rest or rest[0] in STDIN_FILES
+
+
+def su_command(words: Sequence[Word]) -> Word | None:
+    """The command ``su … -c CMD`` (or ``--command=CMD``) runs, if any."""
+    for i, word in enumerate(words[1:], 1):
+        if word.startswith("--command="):
+            return Word(word.split("=", 1)[1], word.code)
+        is_c = word in ("-c", "--command", "--session-command") or re.fullmatch(r"-[a-z]*c", word)
+        if is_c and i + 1 < len(words):
+            return words[i + 1]
+    return None
+
+
+def find_exec(words: Sequence[str]) -> Iterator[list[str]]:
+    """The commands ``find … -exec CMD {} ;`` runs."""
+    for i, word in enumerate(words):
+        if word in ("-exec", "-execdir", "-ok", "-okdir"):
+            end = next((j for j in range(i + 1, len(words)) if words[j] in (";", "+")), len(words))
+            yield list(words[i + 1:end])
+
+
+def after_options(words: Sequence[Word], takes_value: Iterable[str]) -> list[Word]:
+    """The words from the first one that is not an option (or its value) on."""
+    i = 0
+    while i < len(words) and words[i].startswith("-") and len(words[i]) > 1:
+        i += 2 if words[i] in takes_value else 1
+        if words[i - 1] == "--":
+            break
+    return list(words[i:])
+
+
+def operands_of(words: Sequence[str], takes_value: Iterable[str] = ()) -> list[str]:
+    """The words that are not options (all after ``--``), skipping the values of ``takes_value`` options."""
+    out, options, skip = [], True, False
+    for word in words:
+        if skip:
+            skip = False
+        elif options and word == "--":
+            options = False
+        elif options and word.startswith("-") and len(word) > 1:
+            skip = word in takes_value
+        else:
+            out.append(word)
+    return out
+
+
+def flags_of(words: Iterable[str]) -> set[str]:
+    """The options before ``--``, short clusters split: ``-rf`` → ``{-r, -f}``."""
+    flags: set[str] = set()
+    for word in words:
+        if word == "--":
+            break
+        if word.startswith("--"):
+            flags.add(word)
+        elif word.startswith("-") and len(word) > 1:
+            flags.update("-" + c for c in word[1:])
+    return flags
+

@@ -1,0 +1,90 @@
+"""Paths as the rules see them: normalised without touching the disk, judged, and followed through ``cd``.
+
+``rm -rf /usr/..`` is ``rm -rf /`` and ``cd / && rm -rf *`` is ``rm -rf /*``, so a path is taken
+apart and put together again (``..``, ``.``, ``//``, ``~``, ``$HOME``) relative to the directory a
+``cd`` moved to.  Nothing is resolved on this machine: the command may run elsewhere later, and
+a symlink proves nothing about intent.  A path that depends on what is unknown (a variable, an
+unknown directory) is ``None`` -- not judged, rather than guessed.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Sequence
+
+__all__ = ["HOME", "Path", "after_cd", "critical_place", "device_path", "resolve"]
+
+Path = tuple[str, ...]
+"""An absolute path as its parts; ``("home", "~")`` stands for the home directory."""
+
+HOME: Path = ("home", "~")
+_HOME_PREFIX = re.compile(r"(~[\w.-]*|\$HOME|\$\{HOME\})(?=/|$)")
+_GLOBS = frozenset({"*", ".*", "{*,.*}", "{.*,*}"})
+_SYSTEM_DIRS = {"bin", "boot", "dev", "etc", "home", "lib", "lib32", "lib64", "opt", "proc", "root", "sbin",
+                "srv", "sys", "usr", "var", "snap", "Users", "System", "Library", "Applications"}
+_DEVICE = re.compile(r"^/dev/(sd|hd|vd|xvd|nvme|mmcblk|disk|rdisk|dm-|md|mapper/|loop|mem$|kmem$|port$|sg)")
+
+
+def resolve(path: str, cwd: Path | None, *, globs: bool = True) -> Path | None:
+    """``path`` as absolute parts, or ``None`` when unknown (relative to an unknown directory, a variable).
+
+    ``/usr/..`` is ``/``; ``//``, ``/./`` and trailing slashes go; ``~``, ``$HOME`` and ``${HOME}`` are the
+    home directory; with ``globs`` a trailing ``*`` or ``.*`` stands for its directory (it empties it).
+    """
+    home = _HOME_PREFIX.match(path)
+    if home:
+        parts, rest = ["home", home.group(1) if home.group(1).startswith("~") else "~"], path[home.end():]
+    elif path.startswith("/"):
+        parts, rest = [], path
+    elif cwd is None:
+        return None
+    else:
+        parts, rest = list(cwd), path
+    for part in rest.split("/"):
+        if "$" in part or "`" in part:
+            return None
+        if part == "..":
+            del parts[-1:]
+        elif part not in ("", "."):
+            parts.append(part)
+    while globs and parts and parts[-1] in _GLOBS:
+        parts.pop()
+    return tuple(parts)
+
+
+def critical_place(path: Path | None) -> str | None:
+    """``'the root directory'`` / ``'a home directory'`` / ``'the system directory /usr'`` or ``None``."""
+    if path is None:
+        return None
+    if not path:
+        return "the root directory"
+    if len(path) == 2 and path[0] == "home" and path[1].startswith("~"):
+        return "a home directory"
+    if len(path) == 1 and path[0] in _SYSTEM_DIRS:
+        return f"the system directory /{path[0]}"
+    return None
+
+
+def device_path(word: str, cwd: Path | None, *, disks: bool = True) -> str | None:
+    """The normalised path when ``word`` names a disk device (any ``/dev/`` path with ``disks=False``)."""
+    path = resolve(word, cwd, globs=False)
+    if not path or path[0] != "dev":
+        return None
+    text = "/" + "/".join(path)
+    return text if not disks or _DEVICE.match(text) else None
+
+
+
+def after_cd(words: Sequence[str], cwd: Path | None) -> Path | None:
+    """The directory after a command of ``words`` ran in ``cwd``.
+
+    ``cd``/``pushd`` move it; after ``popd`` or ``cd -`` it is unknown (the stack is not tracked).
+    """
+    name = os.path.basename(words[0]) if words else ""
+    if name in ("cd", "pushd", "chdir"):
+        args = [w for w in words[1:] if w not in ("-L", "-P", "-e", "-@", "--")]
+        if not args:
+            return HOME
+        return None if args[0] == "-" else resolve(args[0], cwd, globs=False)
+    return None if name == "popd" else cwd

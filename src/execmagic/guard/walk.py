@@ -1,0 +1,155 @@
+"""The walk: every simple command shell text runs, nested code included, and what is refused on the way.
+
+Quoted text is data until it reaches a shell.  The walk follows it there: the argument of
+``sh -c``/``su -c``/``eval``/``watch``, text piped into ``| sh`` (from ``echo``, ``printf`` or
+``cat <<EOF``), a here-string or heredoc fed to a shell, the commands ``find -exec`` and
+``xargs`` run, and the bodies of ``$(…)``, backticks and ``<(…)``.  Such text is walked as code,
+in the directory a ``cd`` moved to.  Two rules are about this structure rather than one command
+-- downloaded code run unseen, and fork bombs -- so the walk yields their refusals itself; every
+other rule is applied to the simple commands it yields (:func:`.rules.match`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Generator, Iterable, Iterator, Sequence
+
+from .commands import Command, Simple, command_name, emitted, parse, unwrap
+from .options import DOWNLOADERS, INTERPRETER, SHELLS, SOURCES, after_options, find_exec, interpreter_args, su_command
+from .paths import Path, after_cd
+from .rules import FORK_CALLS, Refusal, fork_bomb, refuse
+from .words import Word, tokenize
+
+__all__ = ["Walk", "argv_commands", "simple_commands", "walk", "walk_argv"]
+
+#: How deep code inside code (``bash -c "eval '…'"``) is followed; deeper text is not judged.
+_MAX_DEPTH = 8
+Walk = Generator["Simple | Refusal", None, "Path | None"]
+"""A walk yields simple commands and refusals, in the order a shell gets to them; it returns the directory after it."""
+
+
+def walk(text: str, cwd: Path | None, depth: int) -> Walk:
+    """Every simple command shell ``text`` runs (nested code included), and what is refused on the way.
+
+    ``cwd`` is the directory the text starts in when known; a ``cd`` moves it, a subshell keeps its own.
+    """
+    if depth > _MAX_DEPTH:
+        return cwd
+    tokens, skeleton = tokenize(text)
+    bomb = fork_bomb(skeleton)
+    if bomb:
+        yield refuse("fork-bomb", bomb)
+    scopes: list[Path | None] = []
+    pipeline: list[Command] = []
+    for item in [*parse(tokens), ";"]:
+        if isinstance(item, Command):
+            pipeline.append(item)
+            continue
+        if item in ("|", "|&"):
+            continue
+        if pipeline:
+            cwd = yield from _walk_pipeline(pipeline, cwd, depth)
+        pipeline = []
+        if item == "(":
+            scopes.append(cwd)
+        elif item == ")" and scopes:
+            cwd = scopes.pop()
+    return cwd
+
+
+def _walk_pipeline(commands: list[Command], cwd: Path | None, depth: int) -> Walk:
+    """The simple commands of one pipeline, with the code each hands on; the directory afterwards."""
+    simple = None
+    for index, command in enumerate(commands):
+        for body in command.code():
+            yield from walk(body, cwd, depth + 1)
+        before = commands[:index]
+        words, wrappers = unwrap(command.words)
+        if "xargs" in wrappers and before:  # echo / | xargs rm -rf: the items become arguments
+            items = emitted(before[-1])
+            words += [Word(item) for item in (items or "").split()]
+        simple = Simple(tuple(words), tuple(command.redirects), cwd)
+        yield simple
+        yield from _handed_on(simple, command, before, depth)
+    return after_cd(simple.words, cwd) if simple is not None and len(commands) == 1 else cwd
+
+
+def _handed_on(simple: Simple, command: Command, before: list[Command], depth: int) -> Walk:
+    """Code that ``simple`` hands to a shell: walked as code (it is no longer data); downloads run unseen refused."""
+    name, words = simple.name, simple.words
+    if words and words[0].code and _downloads(words[0].code, depth):  # `curl …` run as the command itself
+        yield refuse("pipe-to-shell", simple.display)
+    if name in SHELLS or name in SOURCES or INTERPRETER.fullmatch(name):
+        yield from _interpreted(simple, command, before, depth)
+    elif name in ("eval", "watch"):  # both run their arguments, joined, as shell code
+        args = list(words[1:]) if name == "eval" else after_options(words[1:], {"-n", "--interval"})
+        yield from _as_code(simple, Word(" ".join(args), [c for w in args for c in w.code]), simple.cwd, depth)
+    elif name in ("su", "runuser"):
+        code = su_command(words)
+        if code is not None:
+            login = any(w in ("-", "-l", "--login") for w in words)
+            yield from _as_code(simple, code, None if login else simple.cwd, depth)
+    elif name == "find":
+        for run in find_exec(words):
+            yield from _walk_pipeline([Command([Word(w) for w in run])], simple.cwd, depth + 1)
+    return simple.cwd
+
+
+def _as_code(simple: Simple, code: Word, cwd: Path | None, depth: int) -> Walk:
+    """``code`` that ``simple`` hands to a shell, walked in ``cwd``; a download substituted into it is refused."""
+    if _downloads(code.code, depth):
+        yield refuse("pipe-to-shell", simple.display)
+    yield from walk(code, cwd, depth + 1)
+    return cwd
+
+
+def _interpreted(simple: Simple, command: Command, before: list[Command], depth: int) -> Walk:
+    """A shell, ``source`` or an interpreter: its code from ``-c``, a ``<(…)`` file, a heredoc or a pipe."""
+    shell = simple.name in SHELLS or simple.name in SOURCES
+    code, operands, reads_stdin = interpreter_args(simple.words)
+    if code is not None:
+        if shell:
+            yield from _as_code(simple, code, simple.cwd, depth)
+        elif _downloads(code.code, depth):
+            yield refuse("pipe-to-shell", simple.display)
+        elif FORK_CALLS.search(code):
+            yield refuse("fork-bomb", simple.display)
+    elif operands and operands[0].feed is not None:  # bash <(curl …)
+        if _downloads([operands[0].feed], depth):
+            yield refuse("pipe-to-shell", simple.display)
+    elif reads_stdin and (stdin := command.stdin()) is not None:  # bash <<< '…', bash <<EOF
+        if shell:
+            yield from _as_code(simple, stdin, simple.cwd, depth)
+        elif _downloads(stdin.code, depth):
+            yield refuse("pipe-to-shell", simple.display)
+    elif reads_stdin and before:  # … | sh
+        fetched = next((i for i, c in enumerate(before) if command_name(c) in DOWNLOADERS), None)
+        if fetched is not None:
+            yield refuse("pipe-to-shell", " | ".join(c.shown() for c in [*before[fetched:], command]))
+        elif shell and (text := emitted(before[-1])) is not None:
+            yield from walk(text, simple.cwd, depth + 1)
+    return simple.cwd
+
+
+def _downloads(bodies: Iterable[str], depth: int) -> bool:
+    """Whether code run in ``bodies`` (``$(…)``, ``<(…)``) downloads something (curl, wget)."""
+    return any(isinstance(item, Simple) and item.name in DOWNLOADERS
+               for body in bodies for item in walk(body, None, depth + 1))
+
+
+def walk_argv(argv: Sequence[str]) -> Walk:
+    """The walk of an argv: words already (no quotes to remove), but ``bash -c CODE`` in it is code."""
+    return _walk_pipeline([Command([Word(w) for w in argv])], None, 0)
+
+
+def simple_commands(text: str) -> Iterator[list[str]]:
+    """Every simple command shell ``text`` would run, as word lists (wrappers removed), nested ones included."""
+    for item in walk(text, None, 0):
+        if isinstance(item, Simple) and item.words:
+            yield [str(word) for word in item.words]
+
+
+def argv_commands(argv: Sequence[str]) -> Iterator[list[str]]:
+    """The simple commands an argv would run (itself, and what a ``bash -c`` inside it runs)."""
+    for item in walk_argv(argv):
+        if isinstance(item, Simple) and item.words:
+            yield [str(word) for word in item.words]
