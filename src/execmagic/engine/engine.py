@@ -8,34 +8,27 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
-import errno
 import itertools
 import os
 import re
-import shlex
 import tempfile
 import threading
 import time
 import uuid
-from collections import ChainMap
-from collections.abc import Callable, Mapping, Sequence
-from typing import Any, NamedTuple
+from collections.abc import Callable, Sequence
+from typing import Any
 
-from ..process.capture import LogDir, os_error_reason
+from ..process.capture import LogDir
 from ..process.errors import PreExecError
 from .contexts import SHELL_LANGUAGES
-from .interpreter import kernel_bin_first, kernel_tool_notes
-from .languages import script_argv
 from ..process.results import KillOutcome, Result, ShellInfo
 from ..guard.policy import CommandRefused, Guard, Policy, check
 from ..process.foreground import CancelToken, OutputCallback, ProgressCallback, failed_to_start, run_command
-from .session import STATE_VAR, ShellSession, session_env, why_no_state, write_prelude
+from .session import ShellSession, why_no_state
 from ..background.registry import ShellRegistry
-from ..process.launch import check_cwd
-from ..process.spec import Command, RunOptions
+from ..process.spec import RunOptions
 from ..process.retention import DEFAULT_QUOTA, DEFAULT_RETENTION_DAYS, prune_log_folders
-from ..guard.secrets import SECRET_NAME, Masked, redact, secret_env
-from .template import expand_argv, expand_params, expand_value, references
+from .plans import Plan, Planner
 
 __all__ = ["Engine", "Plan", "default_log_dir"]
 
@@ -52,40 +45,6 @@ def default_log_dir() -> str:
     return os.path.join(tempfile.gettempdir(), f"execmagic-{os.getuid()}", f"{stamp}-{os.getpid()}")
 
 
-@dataclasses.dataclass(frozen=True)
-class Plan:
-    """A run, fully expanded, not yet started.  ``error`` is set when it cannot start (e.g. missing cwd)."""
-
-    command: Command
-    label: str
-    state_path: str | None = None
-    script: bool = False
-    error: PreExecError | None = None
-    env_changes: Mapping[str, str] = dataclasses.field(default_factory=dict)
-    #: The shell text a shell-language plan runs (what the dangerous-command check reads); None otherwise.
-    shell_text: str | None = None
-    #: The environment as the session sees it (without the variables that make bash save its state).
-    session_env: Mapping[str, str] | None = None
-    #: What the result should say about how the plan was made (e.g. which pip runs).
-    notes: tuple[str, ...] = ()
-    #: A file the script was written to (an interpreter that takes a file, a big cell); removed after a run.
-    script_file: str | None = None
-
-    def describe(self) -> str:
-        """What ``--dry-run`` shows: the command, and where and with what it would run."""
-        lines = [self.command.display]
-        if self.script:
-            lines.append(f"# run by: {shlex.join(self.command.argv[:-1])} SCRIPT")
-        lines.append(f"# cwd: {self.command.cwd}")
-        for name, value in self.env_changes.items():
-            lines.append(f"# env: {name}={'[REDACTED]' if secret_env({name: value}) else value}")
-        if self.command.input is not None:
-            lines.append(f"# stdin: {len(self.command.input)} bytes")
-        if self.error is not None:
-            lines.append(f"# would fail: {self.error}")
-        return "\n".join(lines)
-
-
 def _name_shell_start_failure(result: Result) -> Result:
     """Give a shell's "command not found" / "Permission denied" ending the seed's one-line error form."""
     known = _SHELL_START_FAILURES.get(result.exit_code)
@@ -98,19 +57,7 @@ def _name_shell_start_failure(result: Result) -> Result:
     return dataclasses.replace(result, error=f"exec: {issue.format(match.group(1))} ({code})")
 
 
-class _Prepared(NamedTuple):
-    label: str
-    cwd: str
-    env: dict[str, str]
-    params: Mapping[str, Any]
-    input: bytes | None
-    error: PreExecError | None
-    changes: dict[str, str]
-    #: The PATH before the kernel's bin folder was put first (``None``: not moved).
-    moved_path: str | None = None
-
-
-class Engine:
+class Engine(Planner):
     """Runs commands for one owner (a kernel, a program, an agent) with one persistent shell session."""
 
     def __init__(self, *, log_dir: str | None = None, options: RunOptions | None = None,
@@ -133,148 +80,6 @@ class Engine:
         self._counter = itertools.count(1)
         self.shells = ShellRegistry(log_dir=lambda: self.logs.path, grace=self.options.grace)
         self.shells.on_kill = self._record_kill
-
-    # -- planning ---------------------------------------------------------------
-    def _prepare(
-        self,
-        *,
-        cwd: str | None,
-        env: Mapping[str, str] | None,
-        clear_env: bool,
-        params: Mapping[str, Any] | None,
-        isolated: bool,
-        input: str | bytes | None,
-        env_filter: Callable[[dict[str, str]], dict[str, str]] | None = None,
-    ) -> "_Prepared":
-        """What every plan needs: a label, the merged env, the run's cwd (checked), params and input.
-
-        Values are checked before and after their ``${VAR}``/``{name}`` expansion (a NUL byte, a bad
-        env name, input that is neither text nor bytes): a one-line :class:`UsageProblem` here beats a
-        ``ValueError`` or ``TypeError`` from inside ``subprocess``.
-        """
-        from ..process import checks
-
-        params = params or {}
-        env = checks.environment(env)
-        cwd = checks.optional_text(cwd, "cwd")
-        input = checks.input_value(input)
-        base_env = {} if clear_env else (dict(os.environ) if isolated else self.session.environment())
-        if env_filter is not None:
-            base_env = env_filter(base_env)
-        moved_path = None
-        if self.prefer_kernel_env and not clear_env and (isolated or "PATH" not in self.session.set):
-            moved_path = kernel_bin_first(base_env)
-        merged = dict(base_env)
-        changes: dict[str, str] = {}
-        for name, value in (env or {}).items():
-            merged[name] = changes[name] = checks.text(expand_value(value, merged, params), f"env value of {name}")
-        base_cwd = os.getcwd() if isolated else self.session.current_cwd()
-        error = None
-        run_cwd = base_cwd
-        if cwd is not None:
-            shown = checks.text(expand_value(cwd, merged, params), "cwd")
-            run_cwd = os.path.normpath(os.path.join(base_cwd, os.path.expanduser(shown)))
-            try:
-                check_cwd(run_cwd, shown)
-            except PreExecError as exc:
-                error = exc
-        data: bytes | None
-        if isinstance(input, str):
-            data = checks.encode_input(expand_value(input, merged, params))
-        else:
-            data = input  # bytes go to stdin unchanged: never templated, never shown as b'…'
-        return _Prepared(f"{next(self._counter):04d}", run_cwd, merged, params, data, error, changes, moved_path)
-
-    def plan_script(
-        self,
-        script: str,
-        language: str = "bash",
-        *,
-        cwd: str | None = None,
-        env: Mapping[str, str] | None = None,
-        clear_env: bool = False,
-        params: Mapping[str, Any] | None = None,
-        input: str | bytes | None = None,
-        isolated: bool = False,
-        save_session: bool = True,
-        env_filter: Callable[[dict[str, str]], dict[str, str]] | None = None,
-    ) -> Plan:
-        """Plan a script run.  ``{name}`` values are shell-quoted in bash/sh scripts (``{name!raw}`` opts out).
-
-        ``save_session=False`` reads the session but never writes it back (background shells);
-        ``env_filter`` trims the inherited environment (agent tools hold back secrets with it).
-        """
-        p = self._prepare(cwd=cwd, env=env, clear_env=clear_env, params=params, isolated=isolated, input=input,
-                          env_filter=env_filter)
-        text = expand_params(script, p.params, language=language)
-        (shown,) = self._shown([text], [script], p, lambda params: [expand_params(script, params, language=language)])
-        state_path = None
-        run_env = p.env
-        notes: tuple[str, ...] = ()
-        error = p.error
-        if language == "bash" and not isolated and save_session:
-            try:
-                logs = self.logs.ensure()
-                run_env = session_env(p.env, os.path.join(logs, f"{p.label}.state"), write_prelude(logs))
-                state_path = run_env[STATE_VAR]
-            except OSError as exc:  # a full disk costs the session's memory of this run, not the run
-                notes = (f"session state not saved: the log folder cannot be written ({os_error_reason(exc)})",)
-        script_path = os.path.join(self.logs.path, f"{p.label}.script")
-        try:
-            argv = script_argv(language, text, p.env, script_path)
-        except OSError as exc:
-            error = error or PreExecError(f"cannot write the script to '{script_path}': {os_error_reason(exc)}",
-                                          errno.errorcode.get(exc.errno or 0, "EIO"), exit_code=126)
-            argv = (language, script_path)
-        shown_argv = (*argv[:-1], shown) if shown != text and argv[-1] == text else argv
-        command = Command(argv=argv, cwd=p.cwd, env=run_env, display=shown.strip("\n"), input=p.input,
-                          shown_argv=shown_argv)
-        if language in SHELL_LANGUAGES:
-            notes += kernel_tool_notes(text, p.env.get("PATH", ""), p.moved_path)
-        return Plan(command, p.label, state_path=state_path, script=True, error=error, env_changes=p.changes,
-                    shell_text=text if language in SHELL_LANGUAGES else None, session_env=p.env, notes=notes,
-                    script_file=script_path if script_path in argv or argv[-1].endswith(shlex.quote(script_path))
-                    else None)
-
-    def plan_argv(
-        self,
-        argv: Sequence[str],
-        *,
-        cwd: str | None = None,
-        env: Mapping[str, str] | None = None,
-        clear_env: bool = False,
-        params: Mapping[str, Any] | None = None,
-        input: str | bytes | None = None,
-        isolated: bool = False,
-        env_filter: Callable[[dict[str, str]], dict[str, str]] | None = None,
-    ) -> Plan:
-        """Plan a direct run of ``argv`` (no shell): ``${VAR}`` and ``{name}`` expand per word, never split."""
-        p = self._prepare(cwd=cwd, env=env, clear_env=clear_env, params=params, isolated=isolated, input=input,
-                          env_filter=env_filter)
-        words = tuple(expand_argv(argv, p.env, p.params))
-        error = p.error
-        if not words:
-            error = error or PreExecError("empty command", "EINVAL", exit_code=127)
-            words = ("",)
-        shown = self._shown(list(words), argv, p, lambda params: expand_argv(argv, p.env, params))
-        command = Command(argv=words, cwd=p.cwd, env=p.env, display=shlex.join(shown), input=p.input,
-                          shown_argv=tuple(shown))
-        return Plan(command, p.label, error=error, env_changes=p.changes,
-                    notes=kernel_tool_notes(words[0], p.env.get("PATH", ""), p.moved_path))
-
-    def _shown(self, words: list[str], sources: Sequence[str], p: _Prepared,
-               expand: Callable[[Mapping[str, Any]], list[str]]) -> list[str]:
-        """The command as shown and recorded (summary, provenance, audit log): values of secret-named
-        templates masked, values of secret-named variables and credential-shaped text redacted.
-        What runs is ``words``, untouched."""
-        if not self.redact_display:
-            return words
-        secret = {name for source in sources for name, ref in references(source)
-                  if SECRET_NAME.search(ref) and name in p.params}
-        if secret:
-            words = expand(ChainMap({name: Masked(name) for name in secret}, p.params))  # type: ignore[arg-type]
-        held = secret_env(p.env)
-        return [redact(word, held) for word in words]
 
     # -- running ------------------------------------------------------------------
     def run(
