@@ -264,14 +264,14 @@ def test_start_refuses_timeouts_that_would_break_the_reader(engine):
 def test_one_shells_reader_error_fails_that_shell_only(engine, monkeypatch):
     start(engine, TICKER, name="good")
     registry = engine.shells
-    real_drain = registry._drain
+    real_drain = registry._reader._drain
 
     def drain(shell, stream):  # a shell whose draining raises (a bug, a broken log), the others fine
         if shell.id == "bad":
             raise RuntimeError("boom")
         real_drain(shell, stream)
 
-    monkeypatch.setattr(registry, "_drain", drain)
+    monkeypatch.setattr(registry._reader, "_drain", drain)
     bad = start(engine, "echo first; sleep 30", name="bad")
     ended = wait_ended(engine, "bad")
     assert ended.status == "failed: reader error: RuntimeError: boom" and not ended.running
@@ -284,7 +284,7 @@ def test_the_reader_loop_goes_on_after_an_error_outside_any_shell(engine, monkey
     start(engine, TICKER, name="good")
     keeps_streaming(engine, "good")
     registry = engine.shells
-    real_next_timeout = registry._next_timeout
+    real_next_timeout = registry._reader._next_timeout
     failed = []
 
     def next_timeout():
@@ -293,7 +293,7 @@ def test_the_reader_loop_goes_on_after_an_error_outside_any_shell(engine, monkey
             raise OverflowError("timeout is too large")
         return real_next_timeout()
 
-    monkeypatch.setattr(registry, "_next_timeout", next_timeout)
+    monkeypatch.setattr(registry._reader, "_next_timeout", next_timeout)
     keeps_streaming(engine, "good")
     assert failed and registry.reader_error == "OverflowError: timeout is too large"
     later = start(engine, "echo late")
@@ -304,11 +304,11 @@ def test_kill_after_an_exit_the_reader_missed_says_exited_not_killed(engine, mon
     registry = engine.shells
 
     def blind(shell):  # a reader that never notices exits, as one that had stopped would
-        if shell.pidfd is not None:
-            registry._forget_fd(shell.pidfd)
-            shell.pidfd = None
+        if shell.exit_fd is not None:
+            registry._reader._forget_fd(shell.exit_fd)
+            shell.exit_fd = None
 
-    monkeypatch.setattr(registry, "_note_exit", blind)
+    monkeypatch.setattr(registry._reader, "_note_exit", blind)
     info = start(engine, "exit 3")
     proc = psutil.Process(info.pid)
     deadline = time.monotonic() + 10

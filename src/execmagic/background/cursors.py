@@ -1,0 +1,145 @@
+"""Reading a background shell's log files: cursors, whole-line cuts, the filter, the tail (design §3.4).
+
+The log files are the single record of what a shell printed, whichever backend ran it; a read is
+a byte range ``[cursor, end)`` of one of them.  Everything here is a plain function of a path,
+offsets and options: no threads, no processes, no shared state, so it is tested on files written
+by the test itself.  The registry decides *when* to read (under its lock, waiting for news); these
+functions decide *what* a read returns.
+"""
+
+from __future__ import annotations
+
+import codecs
+import dataclasses
+import re
+from typing import BinaryIO
+
+from ..process.errors import UsageProblem
+
+__all__ = [
+    "Cut",
+    "compile_filter",
+    "cursor_for",
+    "filter_lines",
+    "last_line_end",
+    "read_cut",
+    "readable_end",
+    "tail_lines",
+    "utf8_hold_back",
+]
+
+#: Block size when looking backwards for the last newline (one read covers most lines).
+_BLOCK = 1 << 16
+
+
+@dataclasses.dataclass(frozen=True)
+class Cut:
+    """What one read of one stream returns."""
+
+    text: str
+    #: Bytes left out at the start to stay within ``max_bytes`` (0: none).
+    skipped: int = 0
+    #: Lines the filter dropped (``None``: no filter was given).
+    filtered_out: int | None = None
+
+
+def compile_filter(pattern: str | None) -> re.Pattern[str] | None:
+    """The ``--filter`` regex, or a one-line usage problem (not a traceback) when it is malformed."""
+    if pattern is None:
+        return None
+    try:
+        return re.compile(pattern)
+    except re.error as exc:
+        raise UsageProblem(f"invalid filter regex {pattern!r}: {exc}") from None
+
+
+def cursor_for(cursors: dict[str, dict[str, int]], reader: str, streams: tuple[str, ...]) -> dict[str, int]:
+    """``reader``'s cursor (byte offset per stream), starting at 0: each reader has its own, so
+    an agent polling a shell does not take the lines a person is about to read."""
+    return cursors.setdefault(reader, {name: 0 for name in streams})
+
+
+def utf8_hold_back(tail: bytes) -> int:
+    """How many bytes at the end of ``tail`` are a UTF-8 character whose rest is not written yet.
+
+    A read stops before them, so a character split across two writes is never decoded as
+    replacement characters; the next read returns it whole.
+    """
+    for back in range(1, len(tail) + 1):
+        byte = tail[-back]
+        if byte & 0xC0 == 0x80:  # a continuation byte: look further back for the lead byte
+            continue
+        need = 2 if byte >> 5 == 0b110 else 3 if byte >> 4 == 0b1110 else 4 if byte >> 3 == 0b11110 else 1
+        return back if need > back else 0
+    return 0
+
+
+def last_line_end(fh: BinaryIO, start: int, end: int) -> int:
+    """The offset just past the last newline in ``[start, end)`` of ``fh``, or ``start`` when there is
+    none.  Searched backwards in blocks: a long unfinished line is not read more than once."""
+    pos = end
+    while pos > start:
+        block_start = max(start, pos - _BLOCK)
+        fh.seek(block_start)
+        block = fh.read(pos - block_start)
+        nl = block.rfind(b"\n")
+        if nl >= 0:
+            return block_start + nl + 1
+        pos = block_start
+    return start
+
+
+def readable_end(path: str, start: int, end: int, *, growing: bool, whole_lines: bool) -> int:
+    """Where a read of ``[start, end)`` may stop.
+
+    While the log is still ``growing``, an incomplete UTF-8 character is held back and, when
+    ``whole_lines`` (a filter needs whole lines to match), an unfinished line too; once the
+    shell is done everything up to ``end`` is returned as it is.
+    """
+    if not growing or end <= start:
+        return end
+    with open(path, "rb") as fh:
+        if whole_lines:
+            return last_line_end(fh, start, end)
+        tail_start = max(start, end - 3)
+        fh.seek(tail_start)
+        tail = fh.read(end - tail_start)
+    return end - utf8_hold_back(tail)
+
+
+def tail_lines(text: str, count: int) -> str:
+    """The last ``count`` lines of ``text`` (0: none)."""
+    lines = text.splitlines(keepends=True)
+    return "".join(lines[-count:]) if count else ""
+
+
+def filter_lines(text: str, regex: re.Pattern[str]) -> tuple[str, int]:
+    """The lines of ``text`` that ``regex`` finds something in, and how many lines it dropped."""
+    lines = text.splitlines(keepends=True)
+    kept = [line for line in lines if regex.search(line)]
+    return "".join(kept), len(lines) - len(kept)
+
+
+def read_cut(path: str, start: int, end: int, *, max_bytes: int, tail: int | None = None,
+             regex: re.Pattern[str] | None = None) -> Cut:
+    """Bytes ``[start, end)`` of the log at ``path`` as text: at most the last ``max_bytes`` of them
+    (then starting on a whole line), then the last ``tail`` lines, then only lines ``regex`` matches.
+
+    Undecodable bytes become U+FFFD rather than an error: a shell's output is not ours to reject.
+    """
+    skipped = 0
+    if end - start > max_bytes:
+        skipped = end - max_bytes - start
+        start = end - max_bytes
+    with open(path, "rb") as fh:
+        fh.seek(start)
+        data = fh.read(end - start)
+    text = codecs.decode(data, "utf-8", "replace")
+    if skipped and "\n" in text:
+        text = text[text.index("\n") + 1:]  # start on a whole line
+    if tail is not None:
+        text = tail_lines(text, tail)
+    filtered = None
+    if regex is not None:
+        text, filtered = filter_lines(text, regex)
+    return Cut(text, skipped, filtered)

@@ -1,0 +1,117 @@
+"""The mutable state of one background shell and of its log streams (design §2: mutable state
+lives only in the registry and its shells).
+
+Kept apart from the registry and the reader so both can share it without one reaching into the
+other, and free of any backend detail: a status is derived from the handle's POSIX-style return
+code and from what we did to the shell, nothing else.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import datetime
+import os
+import time
+
+from ..process.results import ShellInfo, signal_name
+from . import cursors
+from .backends.base import STREAMS, Handle
+
+__all__ = ["Shell", "Stream", "open_logs"]
+
+
+@dataclasses.dataclass
+class Stream:
+    """One stream of a shell: the descriptor the reader drains and the log file it appends to."""
+
+    name: str
+    pipe_fd: int | None  # None once the stream reached EOF (or the reader gave up on it)
+    log_path: str
+    log_fd: int
+    size: int = 0  # bytes in the log: every read and cursor is an offset below this
+    lost: int = 0  # bytes drained but not written (the log could not be written)
+
+
+def open_logs(log_dir: str, label: str) -> dict[str, tuple[str, int]]:
+    """Create (truncate) the shell's log files before it starts, so a shell we could not log is
+    never started: ``{stream: (path, append-only descriptor)}``."""
+    os.makedirs(log_dir, exist_ok=True)
+    paths = {name: os.path.join(log_dir, f"{label}.{name}.log") for name in STREAMS}
+    return {name: (path, os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_APPEND, 0o644))
+            for name, path in paths.items()}
+
+
+class Shell:
+    """One background shell; every field is guarded by the registry's condition."""
+
+    def __init__(self, shell_id: str, handle: Handle, command: str, cwd: str, marker: str,
+                 streams: dict[str, Stream], timeout: float | None) -> None:
+        self.id = shell_id
+        self.handle = handle
+        self.command = command
+        self.cwd = cwd
+        self.marker = marker
+        self.streams = streams
+        self.timeout = timeout
+        self.started_at = datetime.datetime.now(datetime.timezone.utc).astimezone().isoformat(timespec="seconds")
+        self.start = time.monotonic()
+        self.deadline = self.start + timeout if timeout else None
+        self.ended: float | None = None
+        self.stopped_as: str | None = None  # "killed" or "timed out" when we stopped it
+        self.cursors: dict[str, dict[str, int]] = {}
+        self.exit_fd: int | None = None  # readable when the shell ends (watched by the reader)
+        self.failure: str | None = None  # why the reader gave up on this shell
+
+    @property
+    def running(self) -> bool:
+        return self.handle.returncode is None
+
+    @property
+    def drained(self) -> bool:
+        """Every stream reached EOF: nothing more will reach the logs."""
+        return all(s.pipe_fd is None for s in self.streams.values())
+
+    def notice_exit(self) -> bool:
+        """Reap the shell if it ended and record when; True only the first time (callers hold the
+        condition and tell the watchdog then)."""
+        self.handle.poll()
+        if self.handle.returncode is not None and self.ended is None:
+            self.ended = time.monotonic()
+            return True
+        return False
+
+    def readable_end(self, name: str, start: int, whole_lines: bool) -> int:
+        """Where a read of stream ``name`` from ``start`` may stop (see :func:`.cursors.readable_end`)."""
+        stream = self.streams[name]
+        return cursors.readable_end(stream.log_path, start, stream.size,
+                                    growing=self.running or stream.pipe_fd is not None, whole_lines=whole_lines)
+
+    def status(self) -> str:
+        rc = self.handle.returncode
+        if rc is None:
+            return "running"
+        if self.failure:
+            return f"failed: {self.failure}"
+        if self.stopped_as:
+            return self.stopped_as
+        if rc < 0:
+            return f"killed by {signal_name(-rc)}"
+        return f"exited {rc}"
+
+    def exit_code(self) -> int | None:
+        """The shell's convention for a signal death (128 + signal), as a shell's ``$?`` shows it."""
+        rc = self.handle.returncode
+        if rc is None:
+            return None
+        return 128 - rc if rc < 0 else rc
+
+    def info(self) -> ShellInfo:
+        end = self.ended if self.ended is not None else time.monotonic()
+        return ShellInfo(
+            id=self.id, pid=self.handle.pid, command=self.command, cwd=self.cwd, status=self.status(),
+            running=self.running, started_at=self.started_at, runtime_s=round(end - self.start, 3),
+            exit_code=self.exit_code(), stdout_bytes=self.streams["stdout"].size,
+            stderr_bytes=self.streams["stderr"].size,
+            log_paths={name: s.log_path for name, s in self.streams.items()}, timeout=self.timeout,
+            lost_bytes=sum(s.lost for s in self.streams.values()),
+        )

@@ -1,0 +1,97 @@
+"""Telling the watchdog process which sessions to stop if this process dies (design §3.4).
+
+A kernel killed with SIGKILL (or by the OOM killer) runs no cleanup, so a small watchdog process
+holds a pipe from us and, on EOF, stops every session it was told about.  This module is our end
+of that pipe: ``+ SID MARKER`` when a background shell or a foreground run starts, ``- SID`` when
+it ends, ``q`` when we closed everything ourselves.  The watchdog starts with the first session
+and is started again (told every live session) if it ever died.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import threading
+from collections.abc import Callable, Iterable
+
+__all__ = ["WatchdogLink"]
+
+
+class WatchdogLink:
+    """Our end of the watchdog's pipe.
+
+    ``grace`` is read when a watchdog starts (the owner's setting may change in between); ``live``
+    lists the ``(sid, marker)`` of every running session, told to a restarted watchdog;
+    ``closed`` says the owner closed, after which nothing more is reported.
+    """
+
+    def __init__(self, *, enabled: bool, grace: Callable[[], float],
+                 live: Callable[[], Iterable[tuple[int, str]]], closed: Callable[[], bool]) -> None:
+        self._enabled = enabled
+        self._grace = grace
+        self._live = live
+        self._closed = closed
+        self._proc: subprocess.Popen[bytes] | None = None
+        self._lock = threading.Lock()  # the reader thread and callers both report
+
+    @property
+    def pid(self) -> int | None:
+        """The watchdog's pid (None until the first session, or after it died)."""
+        proc = self._proc
+        return proc.pid if proc is not None and proc.poll() is None else None
+
+    def started(self, guard: tuple[int, str] | None) -> None:
+        """Report a started session; ``None`` (a job meant to outlive us) is not reported."""
+        if guard is not None:
+            self._tell(f"+ {guard[0]} {guard[1]}\n")
+
+    def ended(self, guard: tuple[int, str] | None) -> None:
+        """Report that a session ended, so a later death of ours does not sweep a reused sid."""
+        if guard is not None:
+            self._tell(f"- {guard[0]}\n")
+
+    def guard(self, sid: int, marker: str) -> Callable[[], None]:
+        """Report a foreground run; the returned call reports its end."""
+        self.started((sid, marker))
+        return lambda: self.ended((sid, marker))
+
+    def _tell(self, line: str) -> None:
+        """Write one report, starting a watchdog first when needed (never just to tell it an end)."""
+        if not self._enabled or self._closed():
+            return
+        with self._lock:
+            if self._proc is None or self._proc.poll() is not None:
+                if line.startswith("-"):
+                    return  # nothing to tell a watchdog that is not there
+                from ..process.watchdog import start_watchdog  # the first session pays for the import
+
+                self._proc = start_watchdog(self._grace())
+                for sid, marker in self._live():
+                    if not line.startswith(f"+ {sid} "):
+                        self._write(f"+ {sid} {marker}\n")
+            self._write(line)
+
+    def _write(self, line: str) -> None:
+        assert self._proc is not None and self._proc.stdin is not None
+        try:
+            self._proc.stdin.write(line.encode())
+            self._proc.stdin.flush()
+        except (BrokenPipeError, ValueError):
+            self._proc = None  # it died; the next report starts a new one
+
+    def close(self) -> None:
+        """Tell the watchdog everything is stopped (exit without sweeping) and wait for it."""
+        with self._lock:
+            proc, self._proc = self._proc, None
+            if proc is None:
+                return
+            try:
+                assert proc.stdin is not None
+                proc.stdin.write(b"q\n")
+                proc.stdin.close()
+            except (BrokenPipeError, ValueError):
+                pass
+            try:
+                proc.wait(timeout=5)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait()
