@@ -210,12 +210,9 @@ class ShellReader:
         except BlockingIOError:
             return
         if data:
-            try:
-                os.write(stream.log_fd, data)
-            except OSError:  # a full disk must not stall the shell: keep draining, count what was lost
-                stream.lost += len(data)
-                return
-            stream.size += len(data)
+            written = _write_all(stream.log_fd, data)
+            stream.size += written  # cursors never pass what is really in the file
+            stream.lost += len(data) - written  # a full disk must not stall the shell: count, keep draining
             return
         self._selector.unregister(stream.pipe_fd)
         os.close(stream.pipe_fd)
@@ -275,3 +272,14 @@ class ShellReader:
                 self._selector.unregister(fd)
         with contextlib.suppress(OSError):
             os.close(fd)
+
+
+def _write_all(fd: int, data: bytes) -> int:
+    """Write ``data``, going on after a partial write; return how many bytes reached the file."""
+    done = 0
+    while done < len(data):
+        try:
+            done += os.write(fd, data[done:])
+        except OSError:
+            break
+    return done
