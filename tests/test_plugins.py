@@ -12,7 +12,6 @@ import sys
 
 import pytest
 
-from execmagic.engine import UsageProblem
 from execmagic.agents.plugins import (
     MAX_RESULT_LINE,
     ManifestError,
@@ -21,6 +20,7 @@ from execmagic.agents.plugins import (
     parse_manifest,
 )
 from execmagic.agents.tools import Toolbox
+from execmagic.engine import UsageProblem
 
 RESULT_OK = '{"success": true, "output": "ok", "error": null}'
 

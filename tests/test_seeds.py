@@ -6,6 +6,7 @@
 from __future__ import annotations
 
 import asyncio
+import errno
 import json
 import os
 import stat
@@ -14,9 +15,9 @@ import time
 
 import pytest
 
-from execmagic.engine import RunOptions
-from execmagic.agents.plugins import PluginManifest, PluginParameter, PluginTool, load_manifest
 from execmagic.agents.execute import SubprocessPrimitive, execute
+from execmagic.agents.plugins import PluginManifest, PluginParameter, PluginTool, load_manifest
+from execmagic.engine import RunOptions
 
 
 # -- seed 000: SubprocessPrimitive ---------------------------------------------------------------
@@ -93,6 +94,30 @@ def test_000_permission_denied(engine, tmp_path):
     script.chmod(0o600)
     result = execute({"command": str(script)}, {}, engine=engine)
     assert result.success is False and "Permission denied" in result.stderr
+
+
+def test_000_start_failure_reason_comes_from_the_error_code_field(engine, monkeypatch):
+    """The OS reason is looked up from ``Result.error_code``, never read back out of the error text."""
+    import dataclasses
+
+    real_run = engine.run
+
+    def run_with_other_code(*args, **kwargs):
+        return dataclasses.replace(real_run(*args, **kwargs), error_code="EACCES")
+
+    monkeypatch.setattr(engine, "run", run_with_other_code)
+    result = execute({"command": "nonexistent_command"}, {}, engine=engine)
+    assert result.stderr == "exec: nonexistent_command not found in PATH (ENOENT): Permission denied"
+    assert (result.success, result.return_code) == (False, -1)
+
+
+def test_000_start_failure_without_an_error_code_says_io_error(engine, monkeypatch):
+    import dataclasses
+
+    real_run = engine.run
+    monkeypatch.setattr(engine, "run", lambda *a, **k: dataclasses.replace(real_run(*a, **k), error_code=None))
+    result = execute({"command": "nonexistent_command"}, {}, engine=engine)
+    assert result.stderr.endswith(f": {os.strerror(errno.EIO)}")
 
 
 def test_000_never_raises_on_bad_config(engine):

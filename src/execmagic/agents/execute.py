@@ -17,9 +17,11 @@ import sys
 from collections.abc import Mapping
 from typing import Any
 
-from ..process.errors import ExecError
-from ..guard.policy import Guard
 from ..engine.engine import Engine
+from ..guard.policy import Guard
+from ..process.errors import ExecError
+
+__all__ = ["COMPLETE_ENV_SIZE", "DEFAULT_TIMEOUT", "SubprocessPrimitive", "SubprocessResult", "execute"]
 
 #: Default timeout, in seconds, as the seed documents.
 DEFAULT_TIMEOUT = 300
@@ -41,6 +43,15 @@ class SubprocessResult:
 
 def _failure(message: str, duration_ms: int = 0, return_code: int = -1) -> SubprocessResult:
     return SubprocessResult(False, "", message, return_code, duration_ms)
+
+
+def _os_reason(code: str | None) -> str:
+    """The OS's words for an errno name (``"ENOENT"`` → ``"No such file or directory"``); EIO's if unknown.
+
+    The seed ends a start failure with them: ``exec: ls not found in PATH (ENOENT): No such file or directory``.
+    """
+    number = getattr(errno, code, None) if code else None
+    return os.strerror(number if isinstance(number, int) else errno.EIO)
 
 
 def execute(config: Mapping[str, Any], params: Mapping[str, Any] | None = None, *,
@@ -73,12 +84,11 @@ def execute(config: Mapping[str, Any], params: Mapping[str, Any] | None = None, 
     except (ExecError, ValueError, TypeError) as exc:
         return _failure(f"exec: {exc}")
     if result.error:
-        code = result.error.rsplit("(", 1)[-1].rstrip(")")
-        reason = os.strerror(getattr(errno, code, errno.EIO))
-        return _failure(f"{result.error}: {reason}", result.duration_ms)
+        return _failure(f"{result.error}: {_os_reason(result.error_code)}", result.duration_ms)
     stdout, stderr = (result.stdout, result.stderr) if capture else ("", "")
     if result.timed_out:
-        stderr += ("\n" if stderr and not stderr.endswith("\n") else "") + f"exec: timed out after {timeout:g}s (TIMEOUT)"
+        separator = "\n" if stderr and not stderr.endswith("\n") else ""
+        stderr += f"{separator}exec: timed out after {timeout:g}s (TIMEOUT)"
     return SubprocessResult(result.success, stdout, stderr, result.exit_code, result.duration_ms)
 
 

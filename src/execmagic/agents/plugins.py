@@ -47,10 +47,15 @@ import sys
 from collections.abc import Mapping
 from typing import Any
 
+from ..engine.engine import Engine
 from ..process.errors import UsageProblem
 from ..process.results import Result
-from ..engine.engine import Engine
 from .tools import ToolSpec
+
+__all__ = [
+    "DEFAULT_PLUGIN_TIMEOUT", "MANIFEST_SCHEMA", "MAX_RESULT_LINE", "NAME_PATTERN", "PARAMETER_TYPES", "STDERR_EXCERPT",
+    "ManifestError", "PluginManifest", "PluginParameter", "PluginTool", "load_manifest", "parse_manifest",
+]
 
 #: Seconds a plugin call may take when its manifest names no timeout (the seed's 10 s).
 DEFAULT_PLUGIN_TIMEOUT = 10.0
@@ -65,7 +70,7 @@ NAME_PATTERN = r"[a-zA-Z0-9_-]{1,64}"
 if sys.version_info >= (3, 11):
     import tomllib
 else:  # pragma: no cover - exercised on Python 3.10 only
-    import tomli as tomllib
+    import tomli as tomllib  # type: ignore[import-not-found, unused-ignore]  # only where 3.11's tomllib is missing
 
 _ITEMS_SCHEMA: dict[str, Any] = {
     "type": "object", "required": ["type"], "additionalProperties": False,
@@ -218,7 +223,8 @@ def _items_problem(declared: Mapping[str, Any], field: str) -> tuple[str, str] |
         return None
     items = declared.get("items")
     if items is None:
-        return f"{field}.items", 'is missing: an array parameter says what its elements are, e.g. items = { type = "string" }'
+        return (f"{field}.items",
+                'is missing: an array parameter says what its elements are, e.g. items = { type = "string" }')
     return _first_problem(_ITEMS_SCHEMA, items, f"{field}.items") or _items_problem(items, f"{field}.items")
 
 

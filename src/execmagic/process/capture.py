@@ -22,11 +22,17 @@ memory are kept.
 from __future__ import annotations
 
 import codecs
+import contextlib
 import os
 from collections.abc import Callable
 from typing import BinaryIO
 
 from .results import StreamCapture, format_bytes
+
+__all__ = [
+    "BINARY_MIN_BYTES", "BINARY_SNIFF_BYTES", "BINARY_UNDECODABLE_SHARE", "LogDir", "StreamRecorder",
+    "collapse_carriage_returns", "count_undecodable", "os_error_reason",
+]
 
 #: How many leading bytes decide whether a stream is binary.
 BINARY_SNIFF_BYTES = 8192
@@ -175,10 +181,8 @@ class StreamRecorder:
         self.log_error = self.log_error or os_error_reason(exc)
         log, self._log = self._log, None
         if log is not None:
-            try:
+            with contextlib.suppress(OSError):
                 log.close()  # flushing may fail again; the file is closed all the same
-            except OSError:
-                pass
 
     def _close_log(self) -> None:
         if self._log is None:

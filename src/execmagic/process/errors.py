@@ -14,6 +14,10 @@ import typing
 if typing.TYPE_CHECKING:  # pragma: no cover
     from .results import Result
 
+__all__ = [
+    "CommandFailed", "ExecError", "PreExecError", "ShellLimitReached", "TemplateError", "UnknownShell", "UsageProblem",
+]
+
 
 class ExecError(Exception):
     """Base class of every error the engine raises on purpose."""
@@ -30,8 +34,9 @@ class TemplateError(UsageProblem):
 class PreExecError(ExecError):
     """A command could not be started; ``str()`` is the seed's ``exec: <issue> (<CODE>)`` line.
 
-    Raised inside the engine and turned into a failed ``Result`` (with ``error`` set)
-    by the run functions, so callers see a value, the same as any other failed run.
+    Raised inside the engine and turned into a failed ``Result`` (``error`` from
+    ``str()``, ``error_code`` from :attr:`code`) by the run functions, so callers see a
+    value, the same as any other failed run -- and read the fields, never the line.
     """
 
     def __init__(self, issue: str, code: str, exit_code: int = 127) -> None:
@@ -44,7 +49,7 @@ class PreExecError(ExecError):
 class CommandFailed(ExecError):
     """Raised by :meth:`Result.check` when a command did not succeed."""
 
-    def __init__(self, result: "Result") -> None:
+    def __init__(self, result: Result) -> None:
         self.result = result
         super().__init__(result.describe())
 

@@ -8,23 +8,26 @@ the command -- and an interrupt arrives exactly where it can be forwarded.
 
 from __future__ import annotations
 
-import datetime
+import contextlib
 import errno
 import os
 import selectors
 import signal
 import subprocess
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 
 import psutil
 
 from .capture import LogDir, StreamRecorder
+from .clock import now_iso
 from .errors import PreExecError
-from .results import TIMEOUT_EXIT_CODE, Result, StreamCapture
 from .launch import MARKER_VAR, launch
+from .results import TIMEOUT_EXIT_CODE, Result, StreamCapture, exit_code_of
 from .spec import Command, RunOptions
 from .stop import StopReport, remaining, stop_tree
+
+__all__ = ["CancelToken", "OutputCallback", "ProgressCallback", "failed_to_start", "run_command"]
 
 OutputCallback = Callable[[str, str], None]
 """``on_output(stream, text)`` with stream ``"stdout"`` or ``"stderr"``; called in the caller's thread."""
@@ -35,10 +38,6 @@ _READ_SIZE = 1 << 16
 _POLL_WITHOUT_PIDFD = 0.05
 
 
-def _now_iso() -> str:
-    return datetime.datetime.now(datetime.timezone.utc).astimezone().isoformat(timespec="milliseconds")
-
-
 def failed_to_start(command: Command, error: PreExecError, started_at: str | None = None) -> Result:
     """The result of a command that could not be started: a value, like any other failure."""
     return Result(
@@ -47,8 +46,9 @@ def failed_to_start(command: Command, error: PreExecError, started_at: str | Non
         cwd=command.cwd,
         exit_code=error.exit_code,
         duration_ms=0,
-        started_at=started_at or _now_iso(),
+        started_at=started_at or now_iso(),
         error=str(error),
+        error_code=error.code,
     )
 
 
@@ -107,17 +107,13 @@ class CancelToken:
     def cancel(self) -> None:
         if not self.cancelled:
             self.cancelled = True
-            try:
+            with contextlib.suppress(OSError):
                 os.write(self._write_fd, b"x")
-            except OSError:
-                pass
 
     def close(self) -> None:
         for fd in (self._read_fd, self._write_fd):
-            try:
+            with contextlib.suppress(OSError):
                 os.close(fd)
-            except OSError:
-                pass
 
 
 class _Cancelled(Exception):
@@ -194,14 +190,10 @@ class _Pump:
 
     def close_stdin(self) -> None:
         if self.proc.stdin is not None and not self.proc.stdin.closed:
-            try:
+            with contextlib.suppress(KeyError, ValueError):
                 self.selector.unregister(self.proc.stdin.fileno())
-            except (KeyError, ValueError):
-                pass
-            try:
+            with contextlib.suppress(OSError):
                 self.proc.stdin.close()
-            except OSError:
-                pass
 
     def _read(self, fd: int) -> None:
         name = self.open_streams[fd]
@@ -261,6 +253,141 @@ class _Pump:
         return sum(r.total for r in self.recorders.values())
 
 
+class _Run:
+    """One foreground run between its start and its :class:`Result` (invoke's runner shape).
+
+    :func:`run_command` is the order of the steps; each step is a method here:
+    :meth:`loop` serves the pipes until the command ends (or the deadline, an
+    interrupt, a cancel), :meth:`finish` stops what the command left behind and
+    reaps it, :meth:`close` releases everything whatever happened, and
+    :meth:`collate` turns what was seen into the result.  Every stop goes through
+    :meth:`stop`, the one call of :func:`~.stop.stop_tree` in this module.
+    """
+
+    def __init__(self, command: Command, options: RunOptions, proc: subprocess.Popen[bytes], *, marker: str,
+                 log_dir: LogDir, label: str, started_at: str, start: float, on_output: OutputCallback | None,
+                 on_progress: ProgressCallback | None, cancel: CancelToken | None) -> None:
+        self.command = command
+        self.options = options
+        self.proc = proc
+        self.sid = proc.pid  # the command leads its own session (launch starts one)
+        self.marker = marker
+        self.started_at = started_at
+        self.start = start
+        self.on_progress = on_progress
+        opener = log_dir.opener(label)
+        recorders = {name: StreamRecorder(name, opener, options.keep_bytes, defer_log=not options.keep_logs,
+                                          log_over=options.log_over)
+                     for name in ("stdout", "stderr")}
+        self.pump = _Pump(proc, recorders, command.input, on_output, cancel)
+        self.deadline = start + options.timeout if options.timeout is not None else None
+        self.timed_out = self.interrupted = False
+        self.notes: list[str] = []
+        self.last_flush = start  # a quick command's output then arrives as one piece per stream
+        self.next_progress = start + options.progress_interval
+
+    def stop(self, ladder: Sequence[int], why: str) -> None:
+        """Stop the command's tree with ``ladder`` (then SIGKILL), and say so in the notes if anything was running.
+
+        A second interrupt while waiting out the grace period skips the rest of the ladder.
+        """
+        try:
+            report = stop_tree(self.sid, leader=self.proc, marker=self.marker, ladder=ladder, grace=self.options.grace)
+        except KeyboardInterrupt:  # a second interrupt: no more patience
+            report = stop_tree(self.sid, leader=self.proc, marker=self.marker, ladder=(), grace=0)
+        if report.count:
+            self.notes.append(_describe_stop(report, why))
+
+    def loop(self) -> None:
+        """Serve the pipes until the command and its output end, the deadline passes, or an interrupt or cancel."""
+        pump = self.pump
+        try:
+            while pump.open_streams or pump.exited_at is None:
+                pump.handle(self._wait_for(time.monotonic()))
+                if self._after_events(time.monotonic()):
+                    break
+        except (KeyboardInterrupt, _Cancelled):
+            self.interrupted = True
+            self.stop((signal.SIGINT, signal.SIGTERM), "after the interrupt")
+
+    def _wait_for(self, now: float) -> float | None:
+        """How long the selector may sleep: until the next flush, progress call, deadline or drain end."""
+        pump, options = self.pump, self.options
+        wakes = [self.next_progress if self.on_progress else None, self.deadline]
+        if pump.pending:
+            wakes.append(self.last_flush + options.flush_interval)
+        if pump.exited_at is not None:
+            wakes.append(pump.exited_at + options.drain)
+        elif pump.pidfd is None:
+            wakes.append(now + _POLL_WITHOUT_PIDFD)
+        due = [w for w in wakes if w is not None]
+        return max(min(due) - now, 0) if due else None
+
+    def _after_events(self, now: float) -> bool:
+        """Flush live output and report progress when due; stop at the deadline or after the drain.
+
+        Returns whether the loop is over (the command was stopped).
+        """
+        pump, options = self.pump, self.options
+        if pump.pending and now - self.last_flush >= options.flush_interval:
+            pump.flush()
+            self.last_flush = now
+        if self.on_progress and now >= self.next_progress:
+            self.on_progress(now - self.start, pump.total_bytes)
+            self.next_progress = now + options.progress_interval
+        if self.deadline is not None and now >= self.deadline and (pump.open_streams or pump.exited_at is None):
+            self.timed_out = True
+            self.stop((signal.SIGTERM,), "at the timeout")
+            return True
+        if pump.exited_at is not None and pump.open_streams and now >= pump.exited_at + options.drain:
+            self.stop((signal.SIGTERM,), "that still held the output open after the command exited")
+            return True
+        return False
+
+    def finish(self, before: frozenset[int]) -> None:
+        """Read what is left, stop what the command left running (in its session or escaped from it), reap it."""
+        self.pump.drain_nonblocking()
+        if not (self.timed_out or self.interrupted) and remaining(self.sid):
+            self.stop((signal.SIGTERM,), "left running in the background by the command")
+        if _escaped(before, self.marker):
+            self.stop((signal.SIGTERM,), "that had left the command's session (setsid or a double fork)")
+        self.proc.wait()
+        self.pump.flush()
+
+    def close(self, unregister: Callable[[], None] | None) -> None:
+        """Release the run whatever happened; an error that escaped the loop still leaves nothing running."""
+        if self.proc.returncode is None:
+            self.stop((), "after an unexpected error")
+            self.proc.wait()
+        if unregister is not None:
+            unregister()
+        self.pump.close()
+
+    def collate(self) -> Result:
+        """The result: how it ended (in the shell's exit-code convention), both streams, and the notes."""
+        duration_ms = int((time.monotonic() - self.start) * 1000)
+        exit_code, sig = exit_code_of(self.proc.returncode)
+        if self.timed_out:
+            exit_code = TIMEOUT_EXIT_CODE
+        options, command = self.options, self.command
+        captures = {name: rec.finish(options.keep_logs) for name, rec in self.pump.recorders.items()}
+        return Result(
+            command=command.display,
+            argv=command.shown_argv or command.argv,
+            cwd=command.cwd,
+            exit_code=exit_code,
+            duration_ms=duration_ms,
+            started_at=self.started_at,
+            stdout_capture=captures["stdout"],
+            stderr_capture=captures["stderr"],
+            signal=sig,
+            timed_out=self.timed_out,
+            timeout=options.timeout,
+            interrupted=self.interrupted,
+            notes=tuple(self.notes + _capture_notes(captures)),
+        )
+
+
 def run_command(
     command: Command,
     options: RunOptions,
@@ -284,7 +411,7 @@ def run_command(
     disk) costs neither the run nor its result: the result keeps its head and tail
     and says ``log incomplete: <reason>`` in its notes.
     """
-    started_at = _now_iso()
+    started_at = now_iso()
     start = time.monotonic()
     before = frozenset(psutil.pids())  # what existed before: anything new that carries the marker is ours
     try:
@@ -292,89 +419,11 @@ def run_command(
     except PreExecError as exc:
         return failed_to_start(command, exc, started_at)
     unregister = register(proc.pid, marker) if register is not None else None
-    opener = log_dir.opener(label)
-    recorders = {name: StreamRecorder(name, opener, options.keep_bytes, defer_log=not options.keep_logs,
-                                   log_over=options.log_over)
-                 for name in ("stdout", "stderr")}
-    pump = _Pump(proc, recorders, command.input, on_output, cancel)
-    sid = proc.pid
-    deadline = start + options.timeout if options.timeout is not None else None
-    timed_out = interrupted = False
-    notes: list[str] = []
-    last_flush = start  # a quick command's output then arrives as one piece per stream
-    next_progress = start + options.progress_interval
-
-    def stop(ladder: tuple[int, ...], why: str) -> None:
-        try:
-            report = stop_tree(sid, leader=proc, marker=marker, ladder=ladder, grace=options.grace)
-        except KeyboardInterrupt:  # a second interrupt: no more patience
-            report = stop_tree(sid, leader=proc, marker=marker, ladder=(), grace=0)
-        if report.count:
-            notes.append(_describe_stop(report, why))
-
+    run = _Run(command, options, proc, marker=marker, log_dir=log_dir, label=label, started_at=started_at,
+               start=start, on_output=on_output, on_progress=on_progress, cancel=cancel)
     try:
-        try:
-            while pump.open_streams or pump.exited_at is None:
-                now = time.monotonic()
-                wakes = [next_progress if on_progress else None, deadline]
-                if pump.pending:
-                    wakes.append(last_flush + options.flush_interval)
-                if pump.exited_at is not None:
-                    wakes.append(pump.exited_at + options.drain)
-                elif pump.pidfd is None:
-                    wakes.append(now + _POLL_WITHOUT_PIDFD)
-                due = [w for w in wakes if w is not None]
-                pump.handle(max(min(due) - now, 0) if due else None)
-                now = time.monotonic()
-                if pump.pending and now - last_flush >= options.flush_interval:
-                    pump.flush()
-                    last_flush = now
-                if on_progress and now >= next_progress:
-                    on_progress(now - start, pump.total_bytes)
-                    next_progress = now + options.progress_interval
-                if deadline is not None and now >= deadline and (pump.open_streams or pump.exited_at is None):
-                    timed_out = True
-                    stop((signal.SIGTERM,), "at the timeout")
-                    break
-                if pump.exited_at is not None and pump.open_streams and now >= pump.exited_at + options.drain:
-                    stop((signal.SIGTERM,), "that still held the output open after the command exited")
-                    break
-        except (KeyboardInterrupt, _Cancelled):
-            interrupted = True
-            stop((signal.SIGINT, signal.SIGTERM), "after the interrupt")
-        pump.drain_nonblocking()
-        if not (timed_out or interrupted) and remaining(sid):
-            stop((signal.SIGTERM,), "left running in the background by the command")
-        if _escaped(before, marker):
-            stop((signal.SIGTERM,), "that had left the command's session (setsid or a double fork)")
-        proc.wait()
-        pump.flush()
+        run.loop()
+        run.finish(before)
     finally:
-        if proc.returncode is None:  # an unexpected error escaped the loop: still leave nothing behind
-            stop_tree(sid, leader=proc, marker=marker, ladder=(), grace=0)
-            proc.wait()
-        if unregister is not None:
-            unregister()
-        pump.close()
-    duration_ms = int((time.monotonic() - start) * 1000)
-    rc = proc.returncode
-    sig = -rc if rc < 0 else None
-    exit_code = 128 + sig if sig is not None else rc
-    if timed_out:
-        exit_code = TIMEOUT_EXIT_CODE
-    captures: dict[str, StreamCapture] = {name: rec.finish(options.keep_logs) for name, rec in recorders.items()}
-    return Result(
-        command=command.display,
-        argv=command.shown_argv or command.argv,
-        cwd=command.cwd,
-        exit_code=exit_code,
-        duration_ms=duration_ms,
-        started_at=started_at,
-        stdout_capture=captures["stdout"],
-        stderr_capture=captures["stderr"],
-        signal=sig,
-        timed_out=timed_out,
-        timeout=options.timeout,
-        interrupted=interrupted,
-        notes=tuple(notes + _capture_notes(captures)),
-    )
+        run.close(unregister)
+    return run.collate()

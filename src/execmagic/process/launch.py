@@ -18,10 +18,10 @@ from collections.abc import Mapping
 from .errors import PreExecError, UsageProblem
 from .spec import Command
 
+__all__ = ["MARKER_VAR", "check_cwd", "launch", "parse_env_entry", "resolve_executable"]
+
 #: Environment variable carried by every process the engine starts (value: the run's token).
 MARKER_VAR = "EXECMAGIC_RUN"
-
-_NAME_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_")
 
 
 def parse_env_entry(entry: str) -> tuple[str, str]:

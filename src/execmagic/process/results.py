@@ -8,8 +8,25 @@ from typing import Any
 
 from .errors import CommandFailed
 
+__all__ = [
+    "TIMEOUT_EXIT_CODE", "KillOutcome", "Result", "ShellInfo", "ShellOutput", "StreamCapture", "exit_code_of",
+    "format_bytes", "format_duration", "signal_name",
+]
+
 #: Exit code reported for a run stopped by its timeout (the ``timeout(1)`` convention).
 TIMEOUT_EXIT_CODE = 124
+
+
+def exit_code_of(returncode: int) -> tuple[int, int | None]:
+    """``Popen.returncode`` → ``(exit_code, signal)`` in the shell's convention, the one conversion.
+
+    ``Popen`` reports death by signal N as ``-N``; a shell, ``$?`` and every tool that
+    reads an exit status expect ``128 + N``.  ``signal`` is N (``None`` for a normal
+    exit), so a result can say "killed by SIGKILL" without decoding the number again.
+    """
+    if returncode < 0:
+        return 128 - returncode, -returncode
+    return returncode, None
 
 
 def signal_name(signum: int) -> str:
@@ -83,6 +100,9 @@ class Result:
     error: str | None = None
     new_cwd: str | None = None
     notes: tuple[str, ...] = ()
+    #: Why it could not start, as an errno name (``"ENOENT"``, ``"EACCES"``); set with ``error`` when
+    #: the reason is known, so callers map it (``os.strerror``) without reading ``error``'s text.
+    error_code: str | None = None
 
     # -- convenient views -------------------------------------------------
     @property

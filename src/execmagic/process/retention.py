@@ -17,6 +17,8 @@ import time
 
 import psutil
 
+from .clock import STAMP_FORMAT
+
 __all__ = ["DEFAULT_QUOTA", "DEFAULT_RETENTION_DAYS", "PruneReport", "prune_log_folders"]
 
 #: Days a gone owner's logs are kept: long enough to look back over a week of work.
@@ -41,7 +43,7 @@ def _owner_running(stamp: str, pid: int) -> bool:
     except (psutil.NoSuchProcess, psutil.AccessDenied, ValueError):
         return False
     try:
-        stamped = time.mktime(time.strptime(stamp, "%Y%m%d-%H%M%S"))
+        stamped = time.mktime(time.strptime(stamp, STAMP_FORMAT))
     except ValueError:
         return False
     return created <= stamped + 1

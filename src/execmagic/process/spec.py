@@ -5,6 +5,8 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Mapping
 
+__all__ = ["Command", "RunOptions"]
+
 
 @dataclasses.dataclass(frozen=True)
 class Command:

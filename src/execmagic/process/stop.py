@@ -10,6 +10,7 @@ error, so the routine is idempotent.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import os
 import signal
@@ -20,6 +21,8 @@ from collections.abc import Iterable, Sequence
 import psutil
 
 from .launch import MARKER_VAR
+
+__all__ = ["StopReport", "marked_processes", "remaining", "session_members", "stop_tree"]
 
 #: Rounds of "sweep, signal" after the SIGKILL, for processes forked while we were stopping.
 _SWEEP_ROUNDS = 3
@@ -98,15 +101,11 @@ def remaining(sid: int, marker: str | None = None) -> list[psutil.Process]:
 
 
 def _signal_all(sid: int, procs: Iterable[psutil.Process], sig: int) -> None:
-    try:
+    with contextlib.suppress(ProcessLookupError, PermissionError):
         os.killpg(sid, sig)
-    except (ProcessLookupError, PermissionError):
-        pass
     for proc in procs:
-        try:
+        with contextlib.suppress(psutil.NoSuchProcess, psutil.AccessDenied):
             proc.send_signal(sig)
-        except (psutil.NoSuchProcess, psutil.AccessDenied):
-            pass
 
 
 def _wait_gone(
@@ -166,10 +165,8 @@ def stop_tree(
         _signal_all(sid, alive, signal.SIGKILL)
         alive = _wait_gone(leader, alive, 1.0)
     if leader is not None:
-        try:
+        with contextlib.suppress(subprocess.TimeoutExpired):
             leader.wait(timeout=1.0)
-        except subprocess.TimeoutExpired:
-            pass
     return StopReport(
         signalled=tuple(sorted(signalled)),
         killed=tuple(sorted(killed)),

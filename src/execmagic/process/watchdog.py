@@ -15,7 +15,9 @@ import os
 import signal
 import subprocess
 import sys
+from collections.abc import Iterable
 
+__all__ = ["WATCHDOG_VAR", "main", "start_watchdog", "watch"]
 
 #: Set in the watchdog's own environment, so that it can be told apart from the shells it guards.
 WATCHDOG_VAR = "EXECMAGIC_WATCHDOG"
@@ -34,7 +36,7 @@ def start_watchdog(grace: float) -> subprocess.Popen[bytes]:
     )
 
 
-def watch(lines, grace: float) -> dict[int, str]:
+def watch(lines: Iterable[bytes], grace: float) -> dict[int, str]:
     """Follow the owner's reports until EOF; return what is still registered (``{}`` after ``q``)."""
     registered: dict[int, str] = {}
     for raw in lines:
