@@ -9,11 +9,11 @@ code and from what we did to the shell, nothing else.
 from __future__ import annotations
 
 import dataclasses
-import datetime
 import os
 import time
 
-from ..process.results import ShellInfo, signal_name
+from ..process.clock import now_iso
+from ..process.results import exit_code_of, ShellInfo, signal_name
 from . import cursors
 from .backends.base import STREAMS, Handle
 
@@ -53,7 +53,7 @@ class Shell:
         self.marker = marker
         self.streams = streams
         self.timeout = timeout
-        self.started_at = datetime.datetime.now(datetime.timezone.utc).astimezone().isoformat(timespec="seconds")
+        self.started_at = now_iso("seconds")
         self.start = time.monotonic()
         self.deadline = self.start + timeout if timeout else None
         self.ended: float | None = None
@@ -103,7 +103,7 @@ class Shell:
         rc = self.handle.returncode
         if rc is None:
             return None
-        return 128 - rc if rc < 0 else rc
+        return exit_code_of(rc)[0]
 
     def info(self) -> ShellInfo:
         end = self.ended if self.ended is not None else time.monotonic()

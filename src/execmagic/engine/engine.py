@@ -13,12 +13,12 @@ import os
 import re
 import tempfile
 import threading
-import time
 import uuid
 from collections.abc import Callable, Sequence
 from typing import Any
 
 from ..process.capture import LogDir
+from ..process.clock import now_stamp
 from ..process.errors import PreExecError
 from .contexts import SHELL_LANGUAGES
 from ..process.results import KillOutcome, Result, ShellInfo
@@ -41,7 +41,7 @@ _SHELL_START_FAILURES = {
 
 def default_log_dir() -> str:
     """A fresh directory per engine under the system temp dir (kept after exit: logs are the record)."""
-    stamp = time.strftime("%Y%m%d-%H%M%S")
+    stamp = now_stamp()
     return os.path.join(tempfile.gettempdir(), f"execmagic-{os.getuid()}", f"{stamp}-{os.getpid()}")
 
 
@@ -54,7 +54,7 @@ def _name_shell_start_failure(result: Result) -> Result:
     match = pattern.search(result.stderr)
     if match is None:
         return result
-    return dataclasses.replace(result, error=f"exec: {issue.format(match.group(1))} ({code})")
+    return dataclasses.replace(result, error=f"exec: {issue.format(match.group(1))} ({code})", error_code=code)
 
 
 class Engine(Planner):

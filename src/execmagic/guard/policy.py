@@ -7,13 +7,13 @@ The command check lives in :mod:`.check` (its rules in :mod:`.rules`) and the se
 from __future__ import annotations
 
 import dataclasses
-import datetime
 import json
 import os
 import threading
 from typing import Any
 
 from ..process.errors import ExecError
+from ..process.clock import now_iso
 from .check import GUARDS, CommandRefused, Guard, Refusal, check, find_danger
 from .secrets import DEFAULT_ENV_ALLOW, SECRET_NAME, SECRET_VALUE, looks_secret, redact, sanitize_env
 
@@ -55,7 +55,7 @@ class Policy:
         """
         if not self.audit_log:
             return
-        record = {"time": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="milliseconds"), **record}
+        record = {"time": now_iso(utc=True), **record}
         line = json.dumps(record, ensure_ascii=False) + "\n"
         try:
             with self._lock, open(self.audit_log, "a", encoding="utf-8") as fh:

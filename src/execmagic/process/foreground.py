@@ -418,9 +418,14 @@ def run_command(
         proc = launch(command, marker)
     except PreExecError as exc:
         return failed_to_start(command, exc, started_at)
-    unregister = register(proc.pid, marker) if register is not None else None
-    run = _Run(command, options, proc, marker=marker, log_dir=log_dir, label=label, started_at=started_at,
-               start=start, on_output=on_output, on_progress=on_progress, cancel=cancel)
+    try:
+        unregister = register(proc.pid, marker) if register is not None else None
+        run = _Run(command, options, proc, marker=marker, log_dir=log_dir, label=label, started_at=started_at,
+                   start=start, on_output=on_output, on_progress=on_progress, cancel=cancel)
+    except BaseException:  # the process exists and nothing else knows it: never leave it running
+        stop_tree(proc.pid, leader=proc, marker=marker, ladder=(), grace=0)
+        proc.wait()
+        raise
     try:
         run.loop()
         run.finish(before)

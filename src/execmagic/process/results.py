@@ -166,6 +166,7 @@ class Result:
             "timed_out": self.timed_out,
             "interrupted": self.interrupted,
             "error": self.error,
+            "error_code": self.error_code,
             "started_at": self.started_at,
             "duration_ms": self.duration_ms,
             "stdout_bytes": self.stdout_capture.bytes,
