@@ -148,7 +148,7 @@ def test_a_value_cannot_end_a_heredoc_early(template):
 def test_arithmetic_takes_only_integers():
     assert expand_params("echo $(( {n} + 1 ))", {"n": 41}) == "echo $(( 41 + 1 ))"
     with pytest.raises(TemplateError, match="arithmetic"):
-        expand_params("echo $(( {n} + 1 ))", {"n": "a[$(touch x)]"})
+        expand_params("echo $(( {n} + 1 ))", {"n": "1 + x"})
 
 
 def test_single_quotes_inside_a_quoted_parameter_expansion_are_refused():
@@ -272,3 +272,79 @@ def test_the_table_is_as_wide_as_promised():
     values = hostile_values("/x")
     assert len(values) >= 30
     assert len(SHELL_CONTEXTS) >= 7 and len(PYTHON_CONTEXTS) >= 2 and len(JS_CONTEXTS) >= 2
+
+
+# -- places a first tester found values escaping from (each ran its payload once) -------------
+ESCAPES = [
+    ("bash", 'X=; printf "%s\\036" "${X:-\'{v}\'}"', "'{p}'"),
+    ("sh", 'X=; printf "%s\\036" "${X:-\'{v}\'}"', "'{p}'"),
+    ("bash", "X=\ncat <<EOF\n${X:-'{v}'}\nEOF\nprintf '\\036'", "'{p}'\n"),
+    ("bash", 'X=; printf "%s\\036" "${X:-$\'{v}\'}"', "{p}"),  # extquote: $'…' is read there
+    ("bash", "printf '%s\\036' ${X:- #{v}}", "#{p}"),
+    ("dash", "printf '%s\\036' ${X:- #{v}}", "#{p}"),
+    ("bash", 'printf "%s\\036" "$(case a in a) printf %s "{v}";; esac)"', "{p}"),
+    ("dash", 'printf "%s\\036" "$(case a in a) printf %s "{v}";; esac)"', "{p}"),
+    ("bash", 'printf "%s\\036" "$(echo case) {v}"', "case {p}"),
+    ("bash", "cat <<$'EOF'\nx\nEOF\nprintf '%s\\036' {v}", "x\n{p}"),
+    ("bash", "x=$(cat <<'EOF'\nhi\nEOF\n)\nprintf '%s\\036' {v}", "{p}"),
+    ("bash", "printf '%s\\036' `echo a # x`\nprintf '%s\\036' \"{v}\"", "a\x1e{p}"),
+    ("python", "import sys\n# {v}\nsys.stdout.write('ok\\036')", "ok"),
+    ("node", "process.stdout.write(`{v}{w}` + '\\036')", "{p}$"),
+    ("node", "process.stdout.write(/{v}/.source.length + '\\036')", None),
+    ("node", "process.stdout.write('a'.replace(/'/g, '') + `{v}` + '\\036')", "a{p}"),
+]
+
+
+@pytest.mark.parametrize("language, script, expected", ESCAPES)
+def test_values_that_once_escaped_stay_values(engine, tmp_path, language, script, expected):
+    if shutil.which({"python": "true", "node": "node"}.get(language, language)) is None:
+        pytest.skip(f"{language} is not installed")
+    marker = tmp_path / "pwned"
+    payload = {"python": f"\r__import__('os').system('touch {marker}')",
+               "node": f"${{require('child_process').execSync('touch {marker}')}}"}.get(
+        language, f"$(touch {marker})")
+    params = {"v": payload, "w": "$"}
+    result = engine.run_script(script, language, params=params, cwd=str(tmp_path), isolated=True)
+    assert not marker.exists(), (script, result.stdout)
+    if expected is not None:
+        assert result.stdout.split("\x1e")[:-1] == expected.format(p=payload).split("\x1e"), result.stderr
+
+
+@pytest.mark.parametrize("script", ["[[ {v} -eq 1 ]]", "let x={v}", "declare -i n; n={v}", "echo $[ {v} ]",
+                                    "a=(1); echo ${{a[{v}]}}", "x=abc; echo ${{x:{v}}}", "x='{v}'; echo $((x))"])
+def test_array_subscripts_with_substitutions_are_refused_in_shell_code(engine, tmp_path, script):
+    marker = tmp_path / "pwned"
+    with pytest.raises(TemplateError, match=r"array subscript with a substitution"):
+        engine.run_script(script.replace("{{", "{").replace("}}", "}") if "{{a" in script or "{{x" in script
+                          else script, params={"v": f"a[$(touch {marker})]"}, cwd=str(tmp_path), isolated=True)
+    assert not marker.exists()
+
+
+class Sneaky(int):
+    def __repr__(self):
+        return "__import__('os').system('touch pwned')"
+
+    __str__ = __repr__
+
+
+class SneakyText(str):
+    def __repr__(self):
+        return "__import__('os').system('touch pwned')"
+
+
+@pytest.mark.parametrize("value, python, node", [
+    (Sneaky(7), "x = 7", "x = 7"),
+    ({Sneaky(1): [Sneaky(2)]}, "x = {1: [2]}", None),
+    (SneakyText("hi"), "x = 'hi'", 'x = "hi"'),
+])
+def test_a_subclass_never_writes_its_own_literal(value, python, node):
+    assert expand_params("x = {v}", {"v": value}, language="python") == python
+    if node is not None:
+        assert expand_params("x = {v}", {"v": value}, language="node") == node
+
+
+def test_python_source_after_a_keyword_and_lone_surrogates():
+    assert expand_params("def f(): return'{v}'", {"v": "it's"}, language="python") == "def f(): return'it\\'s'"
+    with pytest.raises(TemplateError, match="lone surrogate"):
+        expand_params("echo {v}", {"v": "\ud800"})
+    assert expand_params("x = {v}", {"v": "\ud800"}, language="python") == "x = '\\ud800'"

@@ -65,11 +65,14 @@ class PythonScanner(Scanner):
         while j > 0 and i - j < 2 and self.text[j - 1] in "rRbBuUfF":
             j -= 1
         match = _PY_STRING_START.match(self.text, j) or _PY_STRING_START.match(self.text, i)
-        assert match is not None
-        prefix, quote = match.group(1).lower(), match.group(2)
+        if match is not None:
+            prefix, quote, end = match.group(1).lower(), match.group(2), match.end()
+        else:  # right after a keyword (return'…', else'…'): a string with no prefix
+            quote = self.text[i:i + 3] if self.text.startswith(self.text[i] * 3, i) else self.text[i]
+            prefix, end = "", i + len(quote)
         specials = "\\\\" + re.escape(quote[0]) + ("{}" if "f" in prefix else "") + ("" if len(quote) == 3 else "\\n")
         self.stack.append(_PyFrame("string", quote=quote, prefix=prefix, stops=re.compile(f"[{specials}]")))
-        return match.end()
+        return end
 
     def _in_string(self, top: _PyFrame, i: int, ch: str) -> int:
         text = self.text
@@ -90,13 +93,17 @@ class PythonScanner(Scanner):
 
 # -- JavaScript --------------------------------------------------------------------------------
 _JS_STOPS = {
-    "code": re.compile(r"['\"`{}]|//|/\*"),
+    "code": re.compile(r"['\"`{}/]"),
     "string'": re.compile(r"[\\'\n]"),
     'string"': re.compile(r'[\\"\n]'),
     "template": re.compile(r"[\\`]|\$\{"),
     "comment": re.compile(r"\n"),
     "block-comment": re.compile(r"\*/"),
+    "regex": re.compile(r"[\\/\[\]\n]"),
 }
+# after these (or at the start) a "/" begins a regex literal, not a division
+_REGEX_BEFORE = re.compile(r"(?:^|[(,=:\[!&|?{};+\-*%<>~^]|\b(?:return|typeof|case|do|else|in|of|new|delete|void|"
+                           r"throw|yield|await))\s*$")
 
 
 @dataclasses.dataclass
@@ -122,6 +129,8 @@ class NodeScanner(Scanner):
     def _step(self, i: int) -> int:
         top, text = self.stack[-1], self.text
         ch = text[i]
+        if top.kind == "regex":
+            return self._in_regex(top, i, ch)
         if top.kind in ("comment", "block-comment", "string"):
             if ch == "\\":
                 return i + 2
@@ -137,6 +146,18 @@ class NodeScanner(Scanner):
             return i + 2
         return self._code(top, i, ch)
 
+    def _in_regex(self, top: _JsFrame, i: int, ch: str) -> int:
+        """A regex literal ends at an unescaped ``/`` outside a ``[…]`` class (or, malformed, at the line)."""
+        if ch == "\\":
+            return i + 2
+        if ch == "[":
+            top.depth = 1
+        elif ch == "]":
+            top.depth = 0
+        elif ch == "\n" or (ch == "/" and not top.depth):
+            self.stack.pop()
+        return i + 1
+
     def _code(self, top: _JsFrame, i: int, ch: str) -> int:
         text = self.text
         if text.startswith("//", i):
@@ -144,6 +165,9 @@ class NodeScanner(Scanner):
         elif text.startswith("/*", i):
             self.stack.append(_JsFrame("block-comment"))
             return i + 2
+        elif ch == "/":
+            if _REGEX_BEFORE.search(text, max(0, i - 20), i):
+                self.stack.append(_JsFrame("regex"))
         elif ch == "{":
             top.depth += 1
         elif ch == "}":

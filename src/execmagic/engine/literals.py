@@ -23,6 +23,8 @@ from ..process.errors import TemplateError
 __all__ = ["render", "text_of"]
 
 _INTEGER = re.compile(r"[+-]?[0-9]+")
+# name[ … $( / ` / ${ / $[ … ]: bash expands a subscript when it evaluates a value as a number
+_SUBSCRIPT_CODE = re.compile(r"\[[^\]]*(?:\$\(|`|\$\{|\$\[)")
 
 
 def text_of(value: Any, ref: str, *, escaped: bool = False) -> str:
@@ -38,14 +40,23 @@ def text_of(value: Any, ref: str, *, escaped: bool = False) -> str:
         value = os.fspath(value)
     if isinstance(value, (bytes, bytearray, memoryview)):
         value = bytes(value).decode("utf-8", "surrogateescape")
-    if not isinstance(value, str):
+    if isinstance(value, str):
+        value = str.__str__(value)  # a str subclass's own __str__/__repr__ never speaks for it
+    else:
         try:
             value = str(value)
         except Exception as exc:  # noqa: BLE001 -- any failure of a user's __str__ is one line
             raise TemplateError(f"{{{ref}}}: str() of its {type(value).__name__} value failed: "
                                 f"{type(exc).__name__}: {exc}") from None
-    if "\0" in value and not escaped:
+    if escaped:  # written as an escaped literal: NULs and lone surrogates are escapes there
+        return value
+    if "\0" in value:
         raise TemplateError(f"{{{ref}}} holds a NUL byte, which no command line, file name or variable can carry")
+    try:
+        value.encode("utf-8", "surrogateescape")
+    except UnicodeEncodeError as exc:
+        raise TemplateError(f"{{{ref}}} holds a lone surrogate ({value[exc.start]!r}) that is not text and no"
+                            " program can receive; pass bytes instead") from None
     return value
 
 
@@ -71,9 +82,14 @@ def render(value: Any, context: Context, ref: str) -> str:
 # -- shells ------------------------------------------------------------------------------------
 def _shell(value: Any, context: Context, ref: str) -> str:
     kind = context.kind
+    items = [text_of(item, ref) for item in _items(value)]
+    if kind not in ("comment", "heredoc", "heredoc-quoted") and any(_SUBSCRIPT_CODE.search(t) for t in items):
+        raise TemplateError(f"{{{ref}}} holds an array subscript with a substitution (like a[$(…)]), which bash"
+                            " runs wherever it reads the value as a number ([[ -eq ]], let, declare -i, $(( )));"
+                            " refused in shell code")
     if kind == "code":
-        return " ".join(shlex.quote(text_of(item, ref)) for item in _items(value))
-    text = " ".join(text_of(item, ref) for item in _items(value))
+        return " ".join(shlex.quote(t) for t in items)
+    text = " ".join(items)
     if context.in_param and "'" in text:
         raise TemplateError(f"{{{ref}}} holds a single quote and stands inside \"${{…}}\", where bash pairs"
                             " single quotes; put it in a variable first")
@@ -92,7 +108,7 @@ def _shell(value: Any, context: Context, ref: str) -> str:
     if kind == "arith":
         if not _INTEGER.fullmatch(text):
             raise TemplateError(f"{{{ref}}} stands in an arithmetic expression, where only an integer is safe;"
-                                f" got {text[:40]!r}")
+                                f" its value is not one")
         return text
     if kind == "comment":
         return text.replace("\n", "\n# ")
@@ -115,7 +131,7 @@ def _comment_text(value: Any, ref: str) -> str:
 # -- Python ------------------------------------------------------------------------------------
 def _python(value: Any, context: Context, ref: str) -> str:
     if context.kind == "py-comment":
-        return _comment_text(value, ref).replace("\n", "\n# ")
+        return re.sub(r"\r\n|\r|\n", "\n# ", _comment_text(value, ref))  # Python ends lines at each of them
     if context.kind == "py-code":
         return _py_literal(value, ref, 0)
     prefix, quote = context.prefix, context.quote
@@ -140,10 +156,14 @@ def _py_string_body(value: Any, ref: str, as_bytes: bool, quote: str) -> str:
 def _py_literal(value: Any, ref: str, depth: int) -> str:
     if depth > 50:
         raise TemplateError(f"{{{ref}}} is nested too deeply to write as a Python literal")
-    if value is None or isinstance(value, (bool, int)):
+    # a subclass's own __repr__ never speaks for a value: plain int/float/bytes are written instead
+    if value is None or isinstance(value, bool):
         return repr(value)
+    if isinstance(value, int):
+        return repr(int.__int__(value))
     if isinstance(value, float):
-        return repr(value) if math.isfinite(value) else f"float({str(value)!r})"
+        number = float.__float__(value)
+        return repr(number) if math.isfinite(number) else f"float({str(number)!r})"
     if isinstance(value, (bytes, bytearray)):
         return repr(bytes(value))
     if isinstance(value, (list, tuple)):
@@ -165,9 +185,12 @@ def _javascript(value: Any, context: Context, ref: str) -> str:
         return text.replace("\n", "\n// ").replace("\r", " ").replace("\u2028", " ").replace("\u2029", " ")
     if kind == "js-block-comment":
         return text.replace("*/", "* /")
+    if kind == "js-regex":  # every character matched as itself; "/" and line ends cannot end the literal
+        escaped = re.sub(r"([\\^$.|?*+()\[\]{}/-])", r"\\\1", text)
+        return json.dumps(escaped)[1:-1].replace('\\"', '"').replace("\\\\", "\\")
     body = json.dumps(text)[1:-1]  # escapes \ " and control characters, lone surrogates as \uXXXX
-    if kind == "js-template":
-        return body.replace("`", "\\`").replace("${", "\\${")
+    if kind == "js-template":  # every "$": a value ending in "$" next to one starting with "{" is no ${…}
+        return body.replace("`", "\\`").replace("$", "\\$")
     return body.replace("'", "\\'")
 
 
@@ -186,10 +209,11 @@ def _js_literal(value: Any, ref: str, depth: int) -> str:
     if value is None or isinstance(value, bool):
         return json.dumps(value)
     if isinstance(value, int):
-        return str(value)
+        return repr(int.__int__(value))
     if isinstance(value, float):
-        return repr(value) if math.isfinite(value) else ("NaN" if math.isnan(value) else
-                                                         ("Infinity" if value > 0 else "-Infinity"))
+        number = float.__float__(value)
+        return repr(number) if math.isfinite(number) else ("NaN" if math.isnan(number) else
+                                                           ("Infinity" if number > 0 else "-Infinity"))
     if isinstance(value, (list, tuple)):
         return "[" + ", ".join(_js_literal(item, ref, depth + 1) for item in value) + "]"
     if isinstance(value, Mapping):

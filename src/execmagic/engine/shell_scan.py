@@ -37,6 +37,7 @@ class _Frame:
     kind: str            # code, dquote, squote, ansi, heredoc, heredoc-quoted, arith, param, comment, backtick
     closer: str = ""     # what ends a code frame: "" (top), ")" for $( … ), "`", "}" for ${ … }
     depth: int = 0       # open parentheses inside a code/arith frame
+    cases: int = 0       # open "case … esac" inside a $( … ) frame
     delimiter: str = ""
     strip_tabs: bool = False
     in_dquote: bool = False
@@ -52,7 +53,9 @@ _SHELL_STOPS = {
     "heredoc-quoted": re.compile(r"\n"),
     "arith": re.compile(r"[\\'\"`$()]"),
     "comment": re.compile(r"\n"),
+    "comment-in-backtick": re.compile(r"[\n`]"),  # bash finds the closing backtick before it reads comments
 }
+_CODE_WORDS = re.compile(r"[\\'\"`$#()<}\n{]|\b(?:case|esac)\b")
 _HEREDOC_OP = re.compile(r"<<(-?)[ \t]*((?:[^\s;&|<>()'\"\\]|'[^']*'|\"(?:[^\"\\]|\\.)*\"|\\.)+)")
 _WORD_START_BEFORE = frozenset(" \t\n;&|()<>")
 
@@ -65,8 +68,12 @@ class ShellScanner(Scanner):
         self.pending: list[_Frame] = []  # heredocs whose bodies start at the next newline
 
     def _stops(self) -> re.Pattern[str]:
-        kind = self.stack[-1].kind
-        return _SHELL_STOPS["code" if kind in ("param", "backtick") else kind]
+        frame = self.stack[-1]
+        if frame.kind == "comment" and frame.closer == "`":
+            return _SHELL_STOPS["comment-in-backtick"]
+        if frame.kind == "code" and frame.closer == ")":
+            return _CODE_WORDS  # inside $( … ) a case pattern's ")" must not end it
+        return _SHELL_STOPS["code" if frame.kind in ("param", "backtick") else frame.kind]
 
     def _context(self) -> Context:
         frames = self.stack
@@ -97,7 +104,7 @@ class ShellScanner(Scanner):
             return i + 1
         if kind == "comment":
             self.stack.pop()
-            return i  # the newline is code's business (it may start heredoc bodies)
+            return i  # the newline (or closing backtick) is the enclosing frame's business
         if kind == "heredoc-quoted" or (kind == "heredoc" and ch == "\n"):
             return self._heredoc_line(frame, i + 1)
         if ch == "$":
@@ -123,12 +130,14 @@ class ShellScanner(Scanner):
         text = self.text
         nxt = text[i + 1:i + 3]
         top = self.stack[-1].kind
-        if nxt.startswith("'") and top not in ("dquote", "heredoc"):
+        if nxt.startswith("'") and (top in ("dquote", "heredoc") or self._quoted_param(self.stack[-1])):
+            return i + 1  # "$" then a plain "'" (bash reads no $'…' there)
+        if nxt.startswith("'"):
             if self.ansi_c is False:
                 return i + 1  # dash: "$" then an ordinary '…'
             self.stack.append(_Frame("ansi"))
             return i + 2
-        if nxt.startswith('"') and top not in ("dquote", "heredoc"):
+        if nxt.startswith('"') and top not in ("dquote", "heredoc") and not self._quoted_param(self.stack[-1]):
             self.stack.append(_Frame("dquote"))
             return i + 2
         if nxt == "((":
@@ -155,15 +164,36 @@ class ShellScanner(Scanner):
             self.stack.append(_Frame("dquote"))
         return i + 1
 
+    def _command_position(self, i: int) -> bool:
+        """Whether a word at ``i`` stands where a command (so a keyword) can: after ``;``, ``&``,
+        ``|``, ``(``, a newline, or at the start of a ``$( … )``."""
+        j = i
+        while j > 0 and self.text[j - 1] in " \t":
+            j -= 1
+        return j == 0 or self.text[j - 1] in ";&|(\n" or self.text.startswith("$(", j - 2)
+
+    def _quoted_param(self, frame: _Frame) -> bool:
+        """A ``${…}`` inside ``"…"`` or a heredoc: bash reads a ``'`` there as a plain character."""
+        if frame.kind != "param":
+            return False
+        outer = next(f for f in reversed(self.stack) if f.kind != "param")
+        return outer.kind in ("dquote", "heredoc")
+
     def _code(self, frame: _Frame, i: int, ch: str) -> int:
         text = self.text
         at_word_start = i == 0 or text[i - 1] in _WORD_START_BEFORE
+        if ch in "ce":  # the words case / esac (only $( … ) frames stop at them)
+            if self._command_position(i):
+                frame.cases += 1 if ch == "c" else -1 if frame.cases else 0
+            return i + 4
         if ch == "'":
-            self.stack.append(_Frame("squote"))
+            if not self._quoted_param(frame):
+                self.stack.append(_Frame("squote"))
         elif ch == '"':
             self.stack.append(_Frame("dquote"))
-        elif ch == "#" and at_word_start:
-            self.stack.append(_Frame("comment"))
+        elif ch == "#" and at_word_start and frame.kind != "param":
+            in_tick = any(f.kind == "backtick" for f in self.stack)
+            self.stack.append(_Frame("comment", closer="`" if in_tick else ""))
         elif ch == "(":
             if text.startswith("((", i) and at_word_start:
                 self.stack.append(_Frame("arith"))
@@ -172,7 +202,7 @@ class ShellScanner(Scanner):
         elif ch == ")":
             if frame.depth:
                 frame.depth -= 1
-            elif frame.closer == ")":
+            elif frame.closer == ")" and not frame.cases:  # a case pattern's ")" is not the end
                 self.stack.pop()
         elif ch == "}":
             if frame.kind == "param" and frame.depth == 0:
@@ -193,7 +223,7 @@ class ShellScanner(Scanner):
         match = _HEREDOC_OP.match(text, i)
         if match is None:
             return i + 1
-        word = match.group(2)
+        word = re.sub(r"\$(?=['\"])", "", match.group(2))  # $'EOF' ends at EOF, as bash reads it
         quoted = any(c in word for c in "'\"\\")
         delimiter = re.sub(r"\\(.)", r"\1", re.sub(r"'([^']*)'|\"((?:[^\"\\]|\\.)*)\"",
                                                    lambda m: m.group(1) or m.group(2) or "", word))
@@ -207,7 +237,12 @@ class ShellScanner(Scanner):
         if current is not None:
             line_end = text.find("\n", start)
             line = text[start:len(text) if line_end < 0 else line_end]
-            if (line.lstrip("\t") if current.strip_tabs else line) != current.delimiter:
+            line = line.lstrip("\t") if current.strip_tabs else line
+            in_substitution = any(f.closer == ")" for f in self.stack[:-1])
+            if in_substitution and line.startswith(current.delimiter + ")"):
+                self.stack.pop()  # bash also ends the body at "EOF)" inside $( … ); the ")" is code
+                return start + (len(text[start:]) - len(text[start:].lstrip("\t"))) + len(current.delimiter)
+            if line != current.delimiter:
                 return start
             self.stack.pop()
             start = len(text) if line_end < 0 else line_end + 1
