@@ -109,3 +109,36 @@ def test_secrets_are_redacted_in_what_is_shown_and_recorded(audited, tmp_path):
     assert "[REDACTED:db_password]" in result.command
     text = (tmp_path / "audit.jsonl").read_text()
     assert TOKEN not in text and "hunter2!" not in text
+
+
+def test_secrets_stay_hidden_in_errors_cwd_dry_runs_and_typed_assignments(audited, tmp_path):
+    pw = "hunter2hunter2"
+    missing = audited.run_script("{db_password} --version", params={"db_password": pw})
+    assert missing.error and pw not in missing.error and "[REDACTED:db_password]" in missing.error
+    argv = audited.run_argv(["{db_password}"], params={"db_password": pw})
+    assert pw not in (argv.error or "") and pw not in str(argv.to_json())
+    (tmp_path / pw).mkdir()
+    in_dir = audited.run_script("pwd", cwd=str(tmp_path / "{db_password}"), params={"db_password": pw})
+    assert in_dir.stdout.strip() == str(tmp_path / pw)  # ran there
+    assert pw not in in_dir.cwd and pw not in str(in_dir.to_json())
+    gone = audited.run_script("true", cwd=str(tmp_path / "x{db_password}"), params={"db_password": pw})
+    assert gone.error and pw not in gone.error
+    plan = audited.plan_script("echo hi", env={"FOO": TOKEN}, cwd=str(tmp_path / "{db_password}"),
+                               params={"db_password": pw})
+    assert TOKEN not in plan.describe() and pw not in plan.describe()
+    typed = audited.run_script(f"DB_PASSWORD={pw}; echo ok")
+    assert typed.stdout == "ok\n" and pw not in typed.command
+    assert pw not in (tmp_path / "audit.jsonl").read_text() and TOKEN not in (tmp_path / "audit.jsonl").read_text()
+
+
+def test_an_audit_log_that_is_a_named_pipe_is_refused_without_hanging(tmp_path):
+    fifo = tmp_path / "audit.fifo"
+    os.mkfifo(fifo)
+    marker = tmp_path / "ran"
+    engine = Engine(log_dir=str(tmp_path / "logs"), policy=Policy(audit_log=str(fifo)))
+    try:
+        with pytest.raises(AuditUnavailable):
+            engine.run_script(f"touch {marker}")
+        assert not marker.exists()
+    finally:
+        engine.close(0.3)

@@ -10,7 +10,6 @@ import contextlib
 import dataclasses
 import itertools
 import os
-import re
 import tempfile
 import threading
 import uuid
@@ -34,8 +33,8 @@ __all__ = ["Engine", "Plan", "default_log_dir"]
 
 # What bash/sh print last when the script's final command could not be started, by exit code.
 _SHELL_START_FAILURES = {
-    127: (re.compile(r"(?:^|\n)[^\n]*?([^\s:]+): (?:command )?not found\n?$"), "{} not found in PATH", "ENOENT"),
-    126: (re.compile(r"(?:^|\n)[^\n]*?([^\s:]+): Permission denied\n?$"), "permission denied '{}'", "EACCES"),
+    127: (("command not found", "not found"), "{} not found in PATH", "ENOENT"),
+    126: (("Permission denied",), "permission denied '{}'", "EACCES"),
 }
 
 
@@ -46,15 +45,27 @@ def default_log_dir() -> str:
 
 
 def _name_shell_start_failure(result: Result) -> Result:
-    """Give a shell's "command not found" / "Permission denied" ending the seed's one-line error form."""
+    """Give a shell's "command not found" / "Permission denied" ending the seed's one-line error form.
+
+    Only the last line is read, by splitting, never by a regex over all of stderr: a command may
+    print megabytes without a newline before it exits 127.
+    """
     known = _SHELL_START_FAILURES.get(result.exit_code)
     if known is None or result.error:
         return result
-    pattern, issue, code = known
-    match = pattern.search(result.stderr)
-    if match is None:
+    endings, issue, code = known
+    last = result.stderr[-4096:].rstrip("\n").rpartition("\n")[2]
+    parts = last.split(": ")  # "bash: line 1: NAME: command not found", "sh: 1: NAME: not found"
+    if len(parts) < 3 or parts[-1] not in endings or not parts[-2] or any(c.isspace() for c in parts[-2]):
         return result
-    return dataclasses.replace(result, error=f"exec: {issue.format(match.group(1))} ({code})", error_code=code)
+    return dataclasses.replace(result, error=f"exec: {issue.format(parts[-2])} ({code})", error_code=code)
+
+
+def _shown(plan: Plan, result: Result) -> Result:
+    """The result as it may be shown and saved: the plan's secrets hidden in its error and cwd too."""
+    if plan.secrets is None:
+        return result
+    return dataclasses.replace(result, cwd=plan.hide(result.cwd), error=plan.hide(result.error or "") or None)
 
 
 class Engine(Planner):
@@ -101,9 +112,9 @@ class Engine(Planner):
         self.check_guard(plan, guard)
         error = plan.error or self._outside_roots(plan)
         if error is not None:
-            result = failed_to_start(plan.command, error)
-            note = self.policy.audit_outcome(decision="failed", command=plan.command.display, cwd=plan.command.cwd,
-                                             error=str(error))
+            result = _shown(plan, failed_to_start(plan.command, error))
+            note = self.policy.audit_outcome(decision="failed", command=plan.command.display, cwd=plan.shown_cwd,
+                                             error=result.error)
             return dataclasses.replace(result, notes=result.notes + (note,)) if note else result
         run_id = self._audit_intent(plan, "run")
         self.start_pruning()
@@ -125,8 +136,9 @@ class Engine(Planner):
             result = _name_shell_start_failure(result)
         if plan.state_path is not None:
             result = self._update_session(plan, result)
+        result = _shown(plan, result)
         note = self.policy.audit_outcome(decision="run", run=run_id, command=plan.command.display,
-                                         cwd=plan.command.cwd, exit_code=result.exit_code,
+                                         cwd=plan.shown_cwd, exit_code=result.exit_code,
                                          duration_ms=result.duration_ms, outcome=result.outcome())
         notes = plan.notes + result.notes + ((note,) if note else ())
         return dataclasses.replace(result, notes=notes) if notes != result.notes else result
@@ -135,7 +147,7 @@ class Engine(Planner):
         """Record what is about to start, before it starts; :class:`AuditUnavailable` stops it."""
         run_id = f"{self.token}-{plan.label}"
         self.policy.audit(phase="intent", decision=decision, run=run_id, command=plan.command.display,
-                          cwd=plan.command.cwd)
+                          cwd=plan.shown_cwd)
         return run_id
 
     def check_guard(self, plan: Plan, guard: Guard) -> None:
@@ -146,7 +158,8 @@ class Engine(Planner):
             refusal = check(guard, argv=plan.command.argv)
         if refusal is not None:
             # recorded if it can be; refused either way
-            self.policy.audit_outcome(decision="refused", command=plan.command.display, cwd=plan.command.cwd,
+            refusal = dataclasses.replace(refusal, command=plan.hide(refusal.command))
+            self.policy.audit_outcome(decision="refused", command=plan.command.display, cwd=plan.shown_cwd,
                                       rule=refusal.rule, reason=refusal.reason)
             raise CommandRefused(refusal, hint="run it with guard='none' if you really mean it")
 
@@ -193,11 +206,11 @@ class Engine(Planner):
         self.check_guard(plan, guard)
         error = plan.error or self._outside_roots(plan)
         if error is not None:
-            raise error
+            raise PreExecError(plan.hide(error.issue), error.code, error.exit_code) from None
         run_id = self._audit_intent(plan, "background")
         info = self.shells.start(plan.command, marker_prefix=self.token, name=name, timeout=timeout)
         self.policy.audit_outcome(decision="background", run=run_id, command=plan.command.display,
-                                  cwd=plan.command.cwd, shell_id=info.id, pid=info.pid)
+                                  cwd=plan.shown_cwd, shell_id=info.id, pid=info.pid)
         return info
 
     def _record_kill(self, shell_id: str, sig: int | str) -> Callable[[KillOutcome], None]:

@@ -27,7 +27,7 @@ from .contexts import SHELL_LANGUAGES
 from .interpreter import kernel_bin_first, kernel_tool_notes
 from .languages import script_argv
 from .session import STATE_VAR, ShellSession, session_env, write_prelude
-from .template import expand_argv, expand_params, expand_value, references
+from .template import expand_argv, expand_params, expand_value, references, resolve
 
 __all__ = ["Plan", "Planner"]
 
@@ -50,19 +50,29 @@ class Plan:
     notes: tuple[str, ...] = ()
     #: A file the script was written to (an interpreter that takes a file, a big cell); removed after a run.
     script_file: str | None = None
+    #: Secret values (name -> value) to hide wherever the run is shown or recorded; ``None``: show all.
+    secrets: Mapping[str, str] | None = dataclasses.field(default=None, repr=False)
+
+    def hide(self, text: str) -> str:
+        """``text`` as it may be shown or recorded: the plan's secrets and credential shapes redacted."""
+        return text if self.secrets is None or not text else redact(text, self.secrets)
+
+    @property
+    def shown_cwd(self) -> str:
+        return self.hide(self.command.cwd)
 
     def describe(self) -> str:
         """What ``--dry-run`` shows: the command, and where and with what it would run."""
         lines = [self.command.display]
         if self.script:
             lines.append(f"# run by: {shlex.join(self.command.argv[:-1])} SCRIPT")
-        lines.append(f"# cwd: {self.command.cwd}")
+        lines.append(f"# cwd: {self.shown_cwd}")
         for name, value in self.env_changes.items():
-            lines.append(f"# env: {name}={'[REDACTED]' if secret_env({name: value}) else value}")
+            lines.append(f"# env: {name}={'[REDACTED]' if secret_env({name: value}) else self.hide(value)}")
         if self.command.input is not None:
             lines.append(f"# stdin: {len(self.command.input)} bytes")
         if self.error is not None:
-            lines.append(f"# would fail: {self.error}")
+            lines.append(f"# would fail: {self.hide(str(self.error))}")
         return "\n".join(lines)
 
 
@@ -160,7 +170,8 @@ class Planner:
         p = self._prepare(cwd=cwd, env=env, clear_env=clear_env, params=params, isolated=isolated, input=input,
                           env_filter=env_filter)
         text = expand_params(script, p.params, language=language)
-        (shown,) = self._shown([text], [script], p, lambda params: [expand_params(script, params, language=language)])
+        (shown,), secrets = self._shown([text], [script, cwd or "", *(env or {}).values()], p,
+                                        lambda params: [expand_params(script, params, language=language)])
         state_path = None
         run_env = p.env
         notes: tuple[str, ...] = ()
@@ -184,7 +195,7 @@ class Planner:
                           shown_argv=shown_argv)
         if language in SHELL_LANGUAGES:
             notes += kernel_tool_notes(text, p.env.get("PATH", ""), p.moved_path)
-        return Plan(command, p.label, state_path=state_path, script=True, error=error, env_changes=p.changes,
+        return Plan(command, p.label, state_path=state_path, script=True, secrets=secrets, error=error, env_changes=p.changes,
                     shell_text=text if language in SHELL_LANGUAGES else None, session_env=p.env, notes=notes,
                     script_file=script_path if script_path in argv or argv[-1].endswith(shlex.quote(script_path))
                     else None)
@@ -209,22 +220,37 @@ class Planner:
         if not words:
             error = error or PreExecError("empty command", "EINVAL", exit_code=127)
             words = ("",)
-        shown = self._shown(list(words), argv, p, lambda params: expand_argv(argv, p.env, params))
+        shown, secrets = self._shown(list(words), [*map(str, argv), cwd or "", *(env or {}).values()], p,
+                                     lambda params: expand_argv(argv, p.env, params))
         command = Command(argv=words, cwd=p.cwd, env=p.env, display=shlex.join(shown), input=p.input,
                           shown_argv=tuple(shown))
-        return Plan(command, p.label, error=error, env_changes=p.changes,
+        return Plan(command, p.label, error=error, env_changes=p.changes, secrets=secrets,
                     notes=kernel_tool_notes(words[0], p.env.get("PATH", ""), p.moved_path))
 
     def _shown(self, words: list[str], sources: Sequence[str], p: _Prepared,
-               expand: Callable[[Mapping[str, Any]], list[str]]) -> list[str]:
-        """The command as shown and recorded (summary, provenance, audit log): values of secret-named
-        templates masked, values of secret-named variables and credential-shaped text redacted.
-        What runs is ``words``, untouched."""
+               expand: Callable[[Mapping[str, Any]], list[str]]) -> tuple[list[str], dict[str, str] | None]:
+        """The command as shown and recorded (summary, provenance, audit log), and the secrets to hide
+        wherever else the run shows (its cwd, its errors): values of secret-named templates and
+        variables, and credential-shaped text.  What runs is ``words``, untouched."""
         if not self.redact_display:
-            return words
-        secret = {name for source in sources for name, ref in references(source)
-                  if SECRET_NAME.search(ref) and name in p.params}
-        if secret:
-            words = expand(ChainMap({name: Masked(name) for name in secret}, p.params))  # type: ignore[arg-type]
-        held = secret_env(p.env)
-        return [redact(word, held) for word in words]
+            return words, None
+        refs = {(name, ref) for source in sources for name, ref in references(source)
+                if SECRET_NAME.search(ref) and name in p.params}
+        secrets = secret_env(p.env)
+        for name, ref in sorted(refs):
+            for i, item in enumerate(_texts(resolve(ref, p.params))):
+                secrets[f"{ref}#{i}" if i else ref] = item
+        if refs:
+            words = expand(ChainMap({name: Masked(name) for name, _ in refs}, p.params))  # type: ignore[arg-type]
+        return [redact(word, secrets) for word in words], secrets
+
+
+def _texts(value: Any) -> list[str]:
+    """The texts a secret value can show as (each item of a list, each value of a mapping)."""
+    if isinstance(value, (list, tuple)):
+        return [t for item in value for t in _texts(item)]
+    if isinstance(value, Mapping):
+        return [t for item in value.values() for t in _texts(item)]
+    if isinstance(value, (bytes, bytearray)):
+        return [bytes(value).decode("utf-8", "surrogateescape")]
+    return [value] if isinstance(value, str) else [str(value)] if isinstance(value, (int, float)) else []

@@ -27,7 +27,7 @@ from .contexts import contexts_at
 from ..process.errors import TemplateError
 from .literals import render, text_of
 
-__all__ = ["expand_argv", "expand_env", "expand_params", "expand_value", "references"]
+__all__ = ["expand_argv", "expand_env", "expand_params", "expand_value", "references", "resolve"]
 
 _ENV_REF = re.compile(r"\$\{(?P<body>[^}]*)\}|\$\{(?P<open>[^}]*)$")
 _ENV_BODY = re.compile(r"(?P<name>[A-Za-z_][A-Za-z0-9_]*)(?::-(?P<default>.*))?", re.DOTALL)
@@ -157,3 +157,10 @@ def expand_value(text: str, env: Mapping[str, str], params: Mapping[str, Any]) -
 def references(text: str) -> list[tuple[str, str]]:
     """``(name, reference)`` of every ``{name…}`` in ``text`` (``{{…}}`` escapes excluded)."""
     return [(m.group("name"), m.group("ref")) for m in _PARAM_REF.finditer(text) if m.group("ref")]
+
+
+def resolve(ref: str, params: Mapping[str, Any]) -> Any:
+    """The value ``{ref}`` stands for (``None`` when its name is not a param)."""
+    match = _PARAM_REF.fullmatch("{" + ref + "}")
+    value = _lookup(match, params) if match is not None and match.group("ref") else _MISSING
+    return None if value is _MISSING else value

@@ -44,9 +44,9 @@ class CommandRefused(ExecError):
 #: Every rule needs one of these words (or a device path, or a function definition) in the text,
 #: so text without any -- a long heredoc of data, most scripts -- is passed without parsing it.
 _TRIGGERS = re.compile(
-    r"\b(rm|mkfs\S*|mke2fs|mkswap|mkdosfs|mkntfs|dd|chmod|chown|chgrp|shred|wipefs|blkdiscard|fdisk|sfdisk|parted"
-    r"|sgdisk|gdisk|cfdisk|find|kill|shutdown|reboot|halt|poweroff|init|systemctl|mv|crontab|curl|wget|fetch|tee|cp"
-    r"|function|fork)\b"
+    r"\b(rm\w*|remove_\w+|mkfs\S*|mke2fs|mkswap|mkdosfs|mkntfs|dd|chmod|chown|chgrp|shred|wipefs|blkdiscard|truncate"
+    r"|fdisk|sfdisk|parted|sgdisk|gdisk|cfdisk|find|kill|pkill|killall5?|shutdown|reboot|halt|poweroff|init|telinit"
+    r"|systemctl|mv|rsync|crontab|curl|wget|fetch|tee|cp|function|fork)\b"
     r"|/dev/|\(\)\s*\{"
 )
 

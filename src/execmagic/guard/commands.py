@@ -3,7 +3,8 @@
 A rule is about one program and its arguments (``rm -rf /``), so the tokens are grouped into
 simple commands with their redirections, reserved words (``if``, ``{``) dropped, and wrappers
 that run the real command (``sudo``, ``env``, ``timeout``, ``xargs``, ``busybox``) taken off --
-``sudo -u root FOO=1 timeout 5 rm -rf /`` is judged as ``rm -rf /``.
+``sudo -u root FOO=1 timeout 5 rm -rf /`` is judged as ``rm -rf /``, ``env -S 'rm -rf /'`` and
+``parallel rm -rf ::: /`` too.
 """
 
 from __future__ import annotations
@@ -12,12 +13,12 @@ import dataclasses
 import functools
 import os
 import re
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 
 from .paths import Path
-from .words import REDIRECTS, STDIN_REDIRECTS, Op, Word, unescape
+from .words import REDIRECTS, STDIN_REDIRECTS, Op, Word, tokenize, unescape
 
-__all__ = ["Command", "Simple", "command_name", "emitted", "parse", "unwrap"]
+__all__ = ["Command", "Simple", "assigned", "command_name", "emitted", "parse", "unwrap", "with_names"]
 
 
 def _shown(words: Sequence[str], redirects: Sequence[tuple[str, Word]]) -> str:
@@ -99,15 +100,83 @@ def parse(tokens: list[Word | Op]) -> list[Command | str]:
 _WRAPPERS: dict[str, set[str]] = {  # wrapper → its options that take a value
     "sudo": {"-u", "-g", "-h", "-p", "-C", "-D", "-r", "-t", "-U"},
     "doas": {"-u", "-C"},
-    "env": {"-u", "-C", "-S", "--unset", "--chdir"},
+    "env": {"-u", "-C", "-S", "--unset", "--chdir", "--split-string"},
     "nohup": set(), "time": set(), "command": set(), "exec": {"-a"}, "builtin": set(),
     "setsid": set(), "stdbuf": {"-i", "-o", "-e"}, "unbuffer": set(), "pkexec": {"--user"},
     "nice": {"-n", "--adjustment"}, "ionice": {"-c", "-n", "-p", "-t"},
     "timeout": {"-s", "-k", "--signal", "--kill-after"},
     "xargs": {"-n", "-I", "-d", "-P", "-L", "-s", "-E", "-a"},
     "strace": {"-o", "-e", "-p"}, "chronic": set(), "busybox": set(), "toybox": set(),
+    "chroot": {"--userspec", "--groups"}, "flock": {"-w", "--wait", "--timeout", "-E", "--conflict-exit-code"},
+    "taskset": set(), "chrt": {"-T", "-P", "-D", "--sched-runtime", "--sched-period", "--sched-deadline"},
+    "unshare": {"-S", "-G", "-R", "-w", "--setuid", "--setgid", "--root", "--wd", "--propagation", "--setgroups"},
+    "runuser": {"-u", "-g", "-G", "-w", "-s", "--user", "--group", "--supp-group", "--whitelist-environment",
+                "--shell"},
+    "systemd-run": {"-u", "-p", "-E", "-M", "-H", "--unit", "--property", "--description", "--slice", "--setenv",
+                    "--machine", "--host", "--uid", "--gid", "--nice", "--working-directory", "--service-type",
+                    "--on-active", "--on-boot", "--on-calendar", "--on-startup", "--on-unit-active"},
+    "parallel": {"-j", "-S", "-a", "-d", "-I", "-N", "-n", "-L", "-C", "--jobs", "--sshlogin", "--arg-file",
+                 "--delimiter", "--colsep", "--tmpdir", "--joblog", "--results", "--timeout", "--env", "--workdir"},
+    "fakeroot": set(), "nsenter": {"-t", "-S", "-G", "--target", "--setuid", "--setgid"},
+    "cgexec": {"-g"}, "numactl": {"-C", "-N", "-m", "-p", "-i"}, "setpriv": set(), "prlimit": {"-p", "--pid"},
 }
+#: Wrappers with operands before the command: ``timeout 5 CMD``, ``chroot DIR CMD``, ``taskset MASK CMD``, …
+_OPERANDS = {"timeout": 1, "chroot": 1, "flock": 1, "taskset": 1, "chrt": 1}
 _ASSIGNMENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*=")
+_PARALLEL_ARGS = (":::", "::::", ":::+", "::::+")
+
+
+def _wraps(name: str, words: Sequence[Word]) -> bool:
+    """Whether ``name`` runs the rest as a command: ``runuser`` only with ``-u``; ``flock`` not with ``-c`` (code)."""
+    if name == "runuser":
+        return any(w in ("-u", "--user") or w.startswith("--user=") for w in words[1:])
+    if name == "flock":
+        return not any(w in ("-c", "--command") or w.startswith("--command=") for w in words[1:])
+    return name in _WRAPPERS
+
+
+def _split(text: str) -> list[Word]:
+    """The words of ``text`` (``env -S 'rm -rf /'``, ``parallel 'rm -rf {}'``), as a shell splits them."""
+    return [token for token in tokenize(text)[0] if isinstance(token, Word)]
+
+
+def _split_string(word: str, following: Sequence[Word]) -> list[Word] | None:
+    """``env -S STR`` / ``-SSTR`` / ``--split-string=STR``: STR split into words, then ``following`` (minus its value)."""
+    if word in ("-S", "--split-string"):
+        return [*_split(following[0]), *following[1:]] if following else []
+    if word.startswith("--split-string="):
+        return [*_split(word.split("=", 1)[1]), *following]
+    if word.startswith("-S"):
+        return [*_split(word[2:]), *following]
+    return None
+
+
+def _parallel(words: list[Word]) -> list[Word]:
+    """``parallel rm -rf ::: / ~`` → ``rm -rf / ~`` (the arguments replace ``{}``, else are appended)."""
+    cut = next((i for i, w in enumerate(words) if w in _PARALLEL_ARGS), len(words))
+    command, args = words[:cut], [w for w in words[cut + 1:] if w not in _PARALLEL_ARGS]
+    if len(command) == 1 and " " in command[0]:  # parallel 'rm -rf {}' ::: /
+        command = _split(command[0])
+    if "{}" not in command:
+        return command + args
+    return [a for w in command for a in (args if w == "{}" else [w])]
+
+
+def _unwrapped(name: str, words: list[Word]) -> list[Word]:
+    """The command wrapper ``name`` (``words[0]``) runs: its options and operands taken off."""
+    takes_value, i = _WRAPPERS[name], 1
+    while i < len(words) and (words[i].startswith("-") or _ASSIGNMENT.match(words[i])):
+        split = _split_string(words[i], words[i + 1:]) if name == "env" else None
+        if split is not None:  # env -S 'rm -rf /': the string's words are env's arguments now
+            words = [*words[:i], *split]
+            continue
+        i += 2 if words[i] in takes_value else 1
+        if words[i - 1] == "--":
+            break
+    i += _OPERANDS.get(name, 0)  # the duration, the new root, the lock file, the CPU mask, the priority
+    if name == "nice" and i < len(words) and words[i].lstrip("-").isdigit():
+        i += 1
+    return _parallel(words[i:]) if name == "parallel" else words[i:]
 
 
 def unwrap(words: Sequence[Word]) -> tuple[list[Word], list[str]]:
@@ -116,18 +185,11 @@ def unwrap(words: Sequence[Word]) -> tuple[list[Word], list[str]]:
     while words:
         while words and _ASSIGNMENT.match(words[0]):
             words = words[1:]
-        if not words or os.path.basename(words[0]) not in _WRAPPERS:
+        name = os.path.basename(words[0]) if words else ""
+        if not _wraps(name, words):
             break
-        name = os.path.basename(words[0])
-        takes_value, i = _WRAPPERS[name], 1
-        while i < len(words) and (words[i].startswith("-") or _ASSIGNMENT.match(words[i])):
-            i += 2 if words[i] in takes_value else 1
-        if name == "timeout" and i < len(words):
-            i += 1  # the duration
-        if name == "nice" and i < len(words) and words[i].lstrip("-").isdigit():
-            i += 1
+        words = _unwrapped(name, words)
         wrappers.append(name)
-        words = words[i:]
     return words, wrappers
 
 
@@ -170,3 +232,30 @@ def command_name(command: Command) -> str:
     """The program a command runs, wrappers taken off: ``sudo curl …`` → ``curl``."""
     words, _ = unwrap(command.words)
     return os.path.basename(words[0]) if words else ""
+
+
+_DECLARES = {"export", "readonly", "local", "declare", "typeset"}
+_LITERAL = re.compile(r"(?:\$HOME\b|\$\{HOME\}|[^$`])*")  # no expansion but $HOME's
+_REFERENCE = re.compile(r"\$(?:\{([A-Za-z_]\w*)(?::?[-?=][^}]*)?\}|([A-Za-z_]\w*))")
+
+
+def assigned(command: Command) -> dict[str, str | None]:
+    """What a command that only assigns (``X=/``, ``export X=~``) sets: each name's value, ``None`` if not literal."""
+    words = command.words
+    if words and words[0] in _DECLARES:
+        words = [w for w in words[1:] if not w.startswith("-")]
+    elif not all(_ASSIGNMENT.match(w) for w in words):
+        return {}
+    pairs = [w.split("=", 1) for w in words if _ASSIGNMENT.match(w)]
+    return {name: value if _LITERAL.fullmatch(value) else None for name, value in pairs}
+
+
+def with_names(command: Command, names: Mapping[str, str]) -> Command:
+    """``command`` with ``$X``/``${X}``/``${X:?}`` replaced by the values ``names`` gives (heredoc bodies left)."""
+
+    def expand(word: Word) -> Word:
+        text = _REFERENCE.sub(lambda m: names.get(m.group(1) or m.group(2), m.group()), word)
+        return word if text == word else Word(text, word.code, word.feed, word.quoted)
+
+    redirects = [(op, target if op in ("<<", "<<-") else expand(target)) for op, target in command.redirects]
+    return Command([expand(w) for w in command.words], redirects)

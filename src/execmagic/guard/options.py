@@ -14,7 +14,7 @@ from collections.abc import Iterable, Iterator, Sequence
 from .words import Word
 
 __all__ = ["DOWNLOADERS", "INTERPRETER", "SHELLS", "SOURCES", "after_options", "find_exec", "flags_of",
-           "interpreter_args", "operands_of", "su_command"]
+           "interpreter_args", "operands_of", "ran_file", "saved_files", "su_command"]
 
 SHELLS = {"sh", "bash", "zsh", "dash", "ksh", "ash", "mksh", "yash", "posh", "fish", "csh", "tcsh"}
 INTERPRETER = re.compile(r"(python[0-9.]*|pypy[0-9.]*|perl|ruby|node|nodejs|php|lua)")
@@ -106,3 +106,38 @@ def flags_of(words: Iterable[str]) -> set[str]:
             flags.update("-" + c for c in word[1:])
     return flags
 
+
+
+def _url_name(words: Sequence[str]) -> list[str]:
+    """The file a download of the URLs in ``words`` is saved as by default: the last part of the URL's path."""
+    urls = [w for w in words if "://" in w]
+    return [os.path.basename(url.split("?")[0].split("#")[0].rstrip("/")) or "index.html" for url in urls[:1]]
+
+
+def saved_files(words: Sequence[str]) -> list[str]:
+    """The files ``curl -o F``/``-O``, ``wget [-O F]`` or ``fetch -o F`` saves (``-`` is stdout, not a file)."""
+    name, out = os.path.basename(words[0]), []
+    output, remote = ("O", None) if name == "wget" else ("o", "O")
+    for i, word in enumerate(words[1:], 1):
+        value = words[i + 1] if i + 1 < len(words) else ""
+        if word in ("--output", "--output-document"):
+            out.append(value)
+        elif word.startswith(("--output=", "--output-document=")):
+            out.append(word.split("=", 1)[1])
+        elif word in ("--remote-name", "--remote-name-all") or (
+                remote and re.fullmatch(rf"-[a-zA-Z]*{remote}[a-zA-Z]*", word) and output not in word):
+            out += _url_name(words)
+        elif (cluster := re.fullmatch(rf"-[a-zA-Z]*?{output}(.*)", word)) and not word.startswith("--"):
+            out.append(cluster.group(1) or value)  # -o F, -oF, -fsSLo F
+    if name == "wget" and not out:
+        out = _url_name(words)
+    return [os.path.normpath(f) for f in out if f and f != "-"]
+
+
+def ran_file(words: Sequence[Word]) -> str | None:
+    """The file a command runs as a program or script: ``./f``, ``sh f``, ``python3 f``, ``. f`` (normalised)."""
+    name = os.path.basename(words[0]) if words else ""
+    if name in SHELLS or name in SOURCES or INTERPRETER.fullmatch(name):
+        code, operands, _ = interpreter_args(words)
+        return os.path.normpath(operands[0]) if code is None and operands and operands[0] else None
+    return os.path.normpath(words[0]) if words and "/" in words[0] else None

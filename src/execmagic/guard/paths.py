@@ -4,25 +4,32 @@
 apart and put together again (``..``, ``.``, ``//``, ``~``, ``$HOME``) relative to the directory a
 ``cd`` moved to.  Nothing is resolved on this machine: the command may run elsewhere later, and
 a symlink proves nothing about intent.  A path that depends on what is unknown (a variable, an
-unknown directory) is ``None`` -- not judged, rather than guessed.
+unknown directory) is ``None`` -- not judged, rather than guessed.  What the shell makes of a word
+before it is a path is followed as far as it can only mean one thing: ``${HOME:?}`` is ``$HOME``,
+``/{etc,usr}`` is ``/etc`` and ``/usr``, and a glob at the top level (``/[e]tc``, ``/?``) counts
+for every system directory it could match.
 """
 
 from __future__ import annotations
 
+import fnmatch
 import os
 import re
 from collections.abc import Sequence
 
-__all__ = ["HOME", "Path", "after_cd", "critical_place", "device_path", "resolve"]
+__all__ = ["HOME", "Path", "after_cd", "braces", "critical_place", "critical_target", "device_path", "resolve"]
 
 Path = tuple[str, ...]
 """An absolute path as its parts; ``("home", "~")`` stands for the home directory."""
 
 HOME: Path = ("home", "~")
-_HOME_PREFIX = re.compile(r"(~[\w.-]*|\$HOME|\$\{HOME\})(?=/|$)")
+_HOME_PREFIX = re.compile(r"(~[\w.-]*|\$HOME|\$\{HOME(?::?[-?=][^}]*)?\})(?=/|$)")  # ${HOME:?}, ${HOME:-x}
 _GLOBS = frozenset({"*", ".*", "{*,.*}", "{.*,*}"})
 _SYSTEM_DIRS = {"bin", "boot", "dev", "etc", "home", "lib", "lib32", "lib64", "opt", "proc", "root", "sbin",
                 "srv", "sys", "usr", "var", "snap", "Users", "System", "Library", "Applications"}
+_GLOB = re.compile(r"[*?\[]")
+_ONLY_WILDCARDS = re.compile(r"(?:\*|\?|\[[^\]]*\])+")  # /?, /*?, /[a-z]*: any top-level entry
+_BRACE = re.compile(r"(?<!\$)\{([^{}]*,[^{}]*)\}")  # {a,b}, not ${a}; the innermost first
 _DEVICE = re.compile(r"^/dev/(sd|hd|vd|xvd|nvme|mmcblk|disk|rdisk|dm-|md|mapper/|loop|mem$|kmem$|port$|sg)")
 
 
@@ -63,6 +70,36 @@ def critical_place(path: Path | None) -> str | None:
         return "a home directory"
     if len(path) == 1 and path[0] in _SYSTEM_DIRS:
         return f"the system directory /{path[0]}"
+    if len(path) == 1 and _GLOB.search(path[0]):  # a glob at the top level: what could it match?
+        if _ONLY_WILDCARDS.fullmatch(path[0]):
+            return "the root directory"
+        matched = sorted(d for d in _SYSTEM_DIRS if fnmatch.fnmatchcase(d, path[0]))
+        return f"the system directory /{matched[0]}" if matched else None
+    return None
+
+
+def braces(word: str, limit: int = 64) -> list[str]:
+    """The words brace expansion makes of ``word``: ``/{etc,usr}`` → ``/etc``, ``/usr``; ``{/,}`` → ``/``.
+
+    Sequences (``{1..3}``) are left as written; past ``limit`` words the rest stays unexpanded.
+    """
+    done, todo = [], [word]
+    while todo and len(done) + len(todo) < limit:
+        one = todo.pop(0)
+        found = _BRACE.search(one)
+        if found is None:
+            done.append(one)
+        else:
+            todo.extend(one[:found.start()] + alt + one[found.end():] for alt in found.group(1).split(","))
+    return [w for w in done + todo if w]
+
+
+def critical_target(word: str, cwd: Path | None, *, globs: bool = True) -> str | None:
+    """What :func:`critical_place` says of the first of ``word``'s brace expansions that names one."""
+    for one in braces(word) if "{" in word else [word]:
+        where = critical_place(resolve(one, cwd, globs=globs))
+        if where:
+            return where
     return None
 
 

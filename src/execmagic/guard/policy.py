@@ -9,6 +9,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import os
+import stat
 import threading
 from typing import Any
 
@@ -19,7 +20,7 @@ from .secrets import DEFAULT_ENV_ALLOW, SECRET_NAME, SECRET_VALUE, looks_secret,
 
 __all__ = [
     "DEFAULT_ENV_ALLOW", "GUARDS", "SECRET_NAME", "SECRET_VALUE", "AuditUnavailable", "CommandRefused", "Guard",
-    "Policy", "Refusal", "check", "find_danger", "looks_secret", "redact", "sanitize_env",
+    "Policy", "Refusal", "check", "find_danger", "looks_secret", "open_audit_log", "redact", "sanitize_env",
 ]
 
 
@@ -56,14 +57,17 @@ class Policy:
         if not self.audit_log:
             return
         record = {"time": now_iso(utc=True), **record}
-        line = json.dumps(record, ensure_ascii=False) + "\n"
-        try:
-            with self._lock, open(self.audit_log, "a", encoding="utf-8") as fh:
-                fh.write(line)
-                fh.flush()
-                os.fsync(fh.fileno())
-        except OSError as exc:
-            raise AuditUnavailable(self.audit_log, exc.strerror or str(exc)) from None
+        # bytes that are not UTF-8 (surrogate escapes) are written as \udcXX escapes, never refused
+        line = (json.dumps(record, ensure_ascii=False) + "\n").encode("utf-8", "backslashreplace")
+        with self._lock:
+            fd = open_audit_log(self.audit_log)
+            try:
+                os.write(fd, line)
+                os.fsync(fd)
+            except OSError as exc:
+                raise AuditUnavailable(self.audit_log, exc.strerror or str(exc)) from None
+            finally:
+                os.close(fd)
 
     def audit_outcome(self, phase_of: str = "outcome", **record: Any) -> str | None:
         """Record how something ended (or, ``phase_of="intent"``, what starts that may not be refused);
@@ -73,6 +77,19 @@ class Policy:
         except AuditUnavailable as exc:
             return f"audit log: this outcome was not recorded ({exc.reason})"
         return None
+
+
+def open_audit_log(path: str) -> int:
+    """Open ``path`` to append, as a descriptor; :class:`AuditUnavailable` if it is not a regular file
+    or cannot be opened.  Non-blocking, so a named pipe nobody reads is refused instead of hanging."""
+    try:
+        fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NONBLOCK, 0o644)
+    except OSError as exc:
+        raise AuditUnavailable(path, exc.strerror or str(exc)) from None
+    if not stat.S_ISREG(os.fstat(fd).st_mode):
+        os.close(fd)
+        raise AuditUnavailable(path, "not a regular file")
+    return fd
 
 
 class AuditUnavailable(ExecError):

@@ -16,7 +16,7 @@ from collections.abc import Callable
 
 from .commands import Simple
 from .options import find_exec, flags_of, operands_of
-from .paths import critical_place, device_path, resolve
+from .paths import critical_target, device_path
 from .words import WRITES
 
 __all__ = ["FORK_CALLS", "MATCHERS", "RULES", "RULES_BY_ID", "Hit", "Refusal", "Rule", "fork_bomb", "match", "refuse"]
@@ -40,13 +40,16 @@ RULES: tuple[Rule, ...] = (
     Rule("rm-no-preserve-root", True, "deletes everything under / (--no-preserve-root)",
          "rm with --no-preserve-root"),
     Rule("rm-recursive-root", True, "recursively deletes {where}",
-         "rm -r of /, ~, $HOME or a top-level system directory (/usr/.. is /; a trailing * or .* counts); "
-         "rm -rf * or . after a cd to one of them"),
+         "rm -r of /, ~, $HOME or a top-level system directory (/usr/.. is /; a trailing * or .* counts; "
+         "/{etc,usr} and /[e]tc too); rm -rf * or . after a cd to one of them; in python/perl/node/ruby "
+         "-c/-e code, shutil.rmtree('/') and the like, or a shell command run by os.system, system, execSync, `…`"),
+    Rule("rsync-delete-root", True, "deletes whatever in {where} is not in the source (rsync --delete)",
+         "rsync --delete (--del, --delete-after, …) onto /, ~ or a top-level system directory"),
     Rule("mkfs-device", True, "formats a disk device, erasing it", "mkfs*, mke2fs, mkswap, mkdosfs, mkntfs of /dev/…"),
     Rule("dd-device", True, "writes raw data onto the disk device {device}", "dd of=/dev/sda"),
     Rule("redirect-device", True, "overwrites the disk device {device}", "> /dev/sda, cat x >> /dev/nvme0n1"),
     Rule("write-device", True, "{name} writes onto a disk device", "tee /dev/sda, cp disk.img /dev/sda"),
-    Rule("wipe-device", True, "{name} erases a disk device", "shred, wipefs, blkdiscard of a disk device"),
+    Rule("wipe-device", True, "{name} erases a disk device", "shred, wipefs, blkdiscard, truncate of a disk device"),
     Rule("partition-device", True, "rewrites a disk's partition table",
          "fdisk, sfdisk, parted, sgdisk, gdisk, cfdisk of a disk device, unless only listing"),
     Rule("chmod-recursive-root", True, "recursively changes permissions or owners of {where}", "chmod -R 777 /"),
@@ -57,12 +60,15 @@ RULES: tuple[Rule, ...] = (
     Rule("fork-bomb", True, "a fork bomb: it multiplies processes until the machine stalls",
          ":(){ :|:& };:, f(){ f & f; }; f, function f { f|f& }; f, perl -e 'fork while fork'"),
     Rule("kill-all", False, "signals every process you may signal (pid -1)", "kill -9 -1, kill -- -1, kill -1"),
+    Rule("kill-user", False, "{name} signals every process {whose}",
+         "pkill -u root or killall -u me with no name, pkill . (a pattern matching every name), killall5"),
     Rule("power", False, "{name} stops the machine",
-         "shutdown, reboot, halt, poweroff, init 0/6, systemctl reboot/poweroff/halt/kexec"),
+         "shutdown, reboot, halt, poweroff, init/telinit 0/6, systemctl reboot/poweroff/halt/kexec"),
     Rule("crontab-remove", False, "removes every scheduled job of the user", "crontab -r"),
     Rule("pipe-to-shell", False, "runs code downloaded from the network without looking at it",
          "curl/wget piped into a shell or interpreter, or substituted into one: curl … | sh, "
-         "sh -c \"$(curl …)\", bash <(curl …), eval \"$(wget -O- …)\", bash <<< \"$(curl …)\""),
+         "sh -c \"$(curl …)\", bash <(curl …), eval \"$(wget -O- …)\", bash <<< \"$(curl …)\"; "
+         "a file downloaded earlier in the same text run: curl -o f URL && sh f"),
 )
 RULES_BY_ID: dict[str, Rule] = {rule.id: rule for rule in RULES}
 
@@ -124,10 +130,25 @@ def _rm(s: Simple) -> Hit | None:
     if not flags & {"-r", "-R", "--recursive"}:
         return None
     for target in operands_of(s.words[1:]):
-        where = critical_place(resolve(target, s.cwd))
+        where = critical_target(target, s.cwd)
         if where:
             return "rm-recursive-root", {"where": where}
     return None
+
+
+_RSYNC_VALUES = {"-e", "--rsh", "-f", "--filter", "--exclude", "--include", "--exclude-from", "--include-from", "-T",
+                 "--temp-dir", "--files-from", "--log-file", "--password-file", "-B", "--block-size", "--chmod",
+                 "--chown", "--backup-dir", "--suffix", "--timeout", "--bwlimit", "--max-size", "--min-size", "--port",
+                 "-M", "--remote-option", "--compare-dest", "--copy-dest", "--link-dest", "--partial-dir"}
+
+
+def _rsync_delete(s: Simple) -> Hit | None:
+    """``rsync -a --delete empty/ /``: the destination loses whatever the source lacks."""
+    if s.name != "rsync" or not any(w == "--del" or w.startswith("--delete") for w in s.words[1:]):
+        return None
+    operands = operands_of(s.words[1:], _RSYNC_VALUES)
+    where = critical_target(operands[-1], s.cwd) if len(operands) >= 2 else None
+    return ("rsync-delete-root", {"where": where}) if where else None
 
 
 def _mkfs(s: Simple) -> Hit | None:
@@ -155,7 +176,9 @@ def _device_write(s: Simple) -> Hit | None:
     if (s.name == "tee" and any(device_path(w, s.cwd) for w in targets)) or (
             s.name == "cp" and targets and device_path(targets[-1], s.cwd)):
         return "write-device", {"name": s.name}
-    if s.name in ("shred", "wipefs", "blkdiscard") and any(device_path(w, s.cwd) for w in targets):
+    if s.name == "truncate":  # truncate -r /dev/sda f only reads the device's size
+        targets = operands_of(s.words[1:], {"-s", "--size", "-r", "--reference"})
+    if s.name in ("shred", "wipefs", "blkdiscard", "truncate") and any(device_path(w, s.cwd) for w in targets):
         return "wipe-device", {"name": s.name}
     listing = flags_of(s.words[1:]) & {"-l", "--list", "-p", "--print"} or "print" in s.words
     if s.name in ("fdisk", "sfdisk", "parted", "sgdisk", "gdisk", "cfdisk") and not listing and any(
@@ -170,7 +193,7 @@ def _chmod_root(s: Simple) -> Hit | None:
     targets = operands_of(s.words[1:])
     reference = any(w.startswith("--reference") for w in s.words)
     for target in targets if reference else targets[1:]:  # the first operand is the mode or the owner
-        where = critical_place(resolve(target, s.cwd))
+        where = critical_target(target, s.cwd)
         if where:
             return f"{s.name}-recursive-root", {"where": where}
     return None
@@ -187,7 +210,7 @@ def _find_delete(s: Simple) -> Hit | None:
             break
         starts.append(word)
     for start in starts if deletes else ():
-        where = critical_place(resolve(start, s.cwd))
+        where = critical_target(start, s.cwd)
         if where:
             return "find-delete-root", {"where": where}
     return None
@@ -210,11 +233,34 @@ def _kill_all(s: Simple) -> Hit | None:
     return ("kill-all", {}) if "-1" in pids else None
 
 
+_PKILL_VALUES = {"-u", "-U", "--euid", "--uid", "--user", "-g", "-G", "--pgroup", "--group", "-P", "--parent", "-s",
+                 "--session", "-t", "--terminal", "-F", "--pidfile", "--signal", "--ns", "--nslist"}
+_KILLALL_VALUES = {"-u", "--user", "-s", "--signal", "-o", "--older-than", "-y", "--younger-than", "-n", "--ns"}
+_MATCH_ALL = {"", ".", ".*", "^", "$", "^.*", ".*$", "^.*$"}
+
+
+def _kill_user(s: Simple) -> Hit | None:
+    """``pkill -9 -u root`` (no name: every process of root), ``pkill .``, ``killall5``; ``pkill -f myserver`` is fine."""
+    if s.name == "killall5":
+        return "kill-user", {"name": s.name, "whose": "outside its session"}
+    if s.name not in ("pkill", "killall"):
+        return None
+    args = s.words[1:]
+    users = [args[i + 1] for i, w in enumerate(args[:-1]) if w in ("-u", "-U", "--euid", "--uid", "--user")]
+    users += [w.split("=", 1)[1] for w in args if w.startswith(("--euid=", "--uid=", "--user="))]
+    names = operands_of(args, _PKILL_VALUES if s.name == "pkill" else _KILLALL_VALUES)
+    if users and not names:
+        return "kill-user", {"name": s.name, "whose": f"of user {users[0]}"}
+    if s.name == "pkill" and names and all(n in _MATCH_ALL for n in names):
+        return "kill-user", {"name": s.name, "whose": "(its pattern matches every name)"}
+    return None
+
+
 def _power(s: Simple) -> Hit | None:
     if s.name in ("shutdown", "reboot", "halt", "poweroff") and "--help" not in s.words:
         return "power", {"name": s.name}
-    if s.name == "init" and s.words[1:2] in (("0",), ("6",)):
-        return "power", {"name": "init 0/6"}
+    if s.name in ("init", "telinit") and s.words[1:2] in (("0",), ("6",)):
+        return "power", {"name": f"{s.name} {s.words[1]}"}
     if s.name == "systemctl" and any(w in ("poweroff", "reboot", "halt", "kexec") for w in s.words[1:]):
         return "power", {"name": "systemctl"}
     return None
@@ -226,7 +272,7 @@ def _move_home(s: Simple) -> Hit | None:
     operands = operands_of(s.words[1:], {"-t", "--target-directory", "-S", "--suffix"})
     targeted = any(w == "-t" or w.startswith("--target-directory") for w in s.words)
     for source in operands if targeted else operands[:-1]:  # mv ~/* ~/old/ tidies up; mv ~ /x does not
-        where = critical_place(resolve(source, s.cwd, globs=False))
+        where = critical_target(source, s.cwd, globs=False)
         if where:
             return "mv-root", {"where": where}
     return None
@@ -239,7 +285,8 @@ def _crontab(s: Simple) -> Hit | None:
 
 
 MATCHERS: tuple[Callable[[Simple], Hit | None], ...] = (
-    _rm, _mkfs, _dd, _device_write, _chmod_root, _find_delete, _kill_all, _power, _move_home, _crontab)
+    _rm, _rsync_delete, _mkfs, _dd, _device_write, _chmod_root, _find_delete, _kill_all, _kill_user, _power, _move_home,
+    _crontab)
 
 
 def match(simple: Simple) -> Refusal | None:

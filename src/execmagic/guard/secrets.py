@@ -23,6 +23,12 @@ SECRET_VALUE = re.compile(
     r"|eyJ[A-Za-z0-9_-]{10,}\.eyJ[A-Za-z0-9_-]{10,}\.[A-Za-z0-9_-]{10,}"
     r"|(?<![A-Za-z0-9+.-])[A-Za-z][A-Za-z0-9+.-]{0,31}://[^/\s:@]{1,256}:[^/\s@]{1,256}@"
 )
+# NAME=value where NAME says it is a credential (DB_PASSWORD=…, GITHUB_TOKEN="…"); the name is bounded
+# (at most 40 characters each side of the keyword), so a long word costs O(1) per position
+_SECRET_ASSIGNMENT = re.compile(
+    r"(?<![A-Za-z0-9_])([A-Za-z0-9_]{0,40}?(?i:TOKEN|SECRET|PASSWORD|PASSWD|PASSPHRASE|API_?KEY|ACCESS_?KEY"
+    r"|PRIVATE_?KEY)[A-Za-z0-9_]{0,40})=(?!\[REDACTED)('[^'\n]*'|\"[^\"\n]*\"|[^\s;&|'\"]+)"
+)
 _GENERIC_TOKEN = re.compile(r"[A-Za-z0-9_+/=-]{32,}")
 #: Names passed on whatever their name or value looks like.
 DEFAULT_ENV_ALLOW = frozenset({
@@ -62,6 +68,7 @@ def redact(text: str, secrets: Mapping[str, str]) -> str:
     for name, value in sorted(secrets.items(), key=lambda kv: -len(kv[1])):
         if len(value) >= 6:
             text = text.replace(value, f"[REDACTED:{name}]")
+    text = _SECRET_ASSIGNMENT.sub(r"\1=[REDACTED]", text)
     return SECRET_VALUE.sub("[REDACTED]", text)
 
 

@@ -4,7 +4,8 @@ Quoted text is data until it reaches a shell.  The walk follows it there: the ar
 ``sh -c``/``su -c``/``eval``/``watch``, text piped into ``| sh`` (from ``echo``, ``printf`` or
 ``cat <<EOF``), a here-string or heredoc fed to a shell, the commands ``find -exec`` and
 ``xargs`` run, and the bodies of ``$(…)``, backticks and ``<(…)``.  Such text is walked as code,
-in the directory a ``cd`` moved to.  Two rules are about this structure rather than one command
+in the directory a ``cd`` moved to, with the plain values assigned earlier in the same text
+(``X=/; rm -rf $X``), and so are the commands python/perl/node/ruby code runs (:mod:`.scripts`).  Two rules are about this structure rather than one command
 -- downloaded code run unseen, and fork bombs -- so the walk yields their refusals itself; every
 other rule is applied to the simple commands it yields (:func:`.rules.match`).
 """
@@ -13,10 +14,14 @@ from __future__ import annotations
 
 from collections.abc import Generator, Iterable, Iterator, Sequence
 
-from .commands import Command, Simple, command_name, emitted, parse, unwrap
-from .options import DOWNLOADERS, INTERPRETER, SHELLS, SOURCES, after_options, find_exec, interpreter_args, su_command
+import os
+
+from .commands import Command, Simple, assigned, command_name, emitted, parse, unwrap, with_names
+from .options import (DOWNLOADERS, INTERPRETER, SHELLS, SOURCES, after_options, find_exec, interpreter_args, ran_file,
+                      saved_files, su_command)
 from .paths import Path, after_cd
 from .rules import FORK_CALLS, Refusal, fork_bomb, refuse
+from .scripts import shell_calls, tree_deleted
 from .words import Word, tokenize
 
 __all__ = ["Walk", "argv_commands", "simple_commands", "walk", "walk_argv"]
@@ -40,6 +45,8 @@ def walk(text: str, cwd: Path | None, depth: int) -> Walk:
         yield refuse("fork-bomb", bomb)
     scopes: list[Path | None] = []
     pipeline: list[Command] = []
+    names: dict[str, str] = {}  # X=/ earlier in the text: $X is / from then on
+    downloads: set[str] = set()  # curl -o f URL earlier in the text: sh f runs what was downloaded
     for item in [*parse(tokens), ";"]:
         if isinstance(item, Command):
             pipeline.append(item)
@@ -47,13 +54,36 @@ def walk(text: str, cwd: Path | None, depth: int) -> Walk:
         if item in ("|", "|&"):
             continue
         if pipeline:
+            pipeline = [with_names(c, names) for c in pipeline] if names else pipeline
+            yield from _runs_download(pipeline, downloads)
             cwd = yield from _walk_pipeline(pipeline, cwd, depth)
+            _remember(pipeline, names)
         pipeline = []
         if item == "(":
             scopes.append(cwd)
         elif item == ")" and scopes:
             cwd = scopes.pop()
     return cwd
+
+
+def _remember(pipeline: list[Command], names: dict[str, str]) -> None:
+    """Note the plain values a command that only assigns (``X=/``, ``export X=~``) gives names; forget the others."""
+    if len(pipeline) == 1:
+        for name, value in assigned(pipeline[0]).items():
+            if value is None:
+                names.pop(name, None)
+            else:
+                names[name] = value
+
+
+def _runs_download(pipeline: list[Command], downloads: set[str]) -> Iterator[Refusal]:
+    """Note the files curl/wget save; refuse running one (``sh f``, ``./f``) later in the same text."""
+    for command in pipeline:
+        words, _ = unwrap(command.words)
+        if words and os.path.basename(words[0]) in DOWNLOADERS:
+            downloads.update(saved_files(words))
+        elif downloads and ran_file(words) in downloads:
+            yield refuse("pipe-to-shell", command.shown())
 
 
 def _walk_pipeline(commands: list[Command], cwd: Path | None, depth: int) -> Walk:
@@ -64,8 +94,8 @@ def _walk_pipeline(commands: list[Command], cwd: Path | None, depth: int) -> Wal
             yield from walk(body, cwd, depth + 1)
         before = commands[:index]
         words, wrappers = unwrap(command.words)
-        if "xargs" in wrappers and before:  # echo / | xargs rm -rf: the items become arguments
-            items = emitted(before[-1])
+        if {"xargs", "parallel"} & set(wrappers):  # echo / | xargs rm -rf: the items become arguments
+            items = emitted(before[-1]) if before else command.stdin()  # or xargs rm -rf <<< /
             words += [Word(item) for item in (items or "").split()]
         simple = Simple(tuple(words), tuple(command.redirects), cwd)
         yield simple
@@ -83,7 +113,7 @@ def _handed_on(simple: Simple, command: Command, before: list[Command], depth: i
     elif name in ("eval", "watch"):  # both run their arguments, joined, as shell code
         args = list(words[1:]) if name == "eval" else after_options(words[1:], {"-n", "--interval"})
         yield from _as_code(simple, Word(" ".join(args), [c for w in args for c in w.code]), simple.cwd, depth)
-    elif name in ("su", "runuser"):
+    elif name in ("su", "runuser", "sg", "script", "flock"):  # su -c CMD, script -c CMD, flock F -c CMD
         code = su_command(words)
         if code is not None:
             login = any(w in ("-", "-l", "--login") for w in words)
@@ -109,24 +139,39 @@ def _interpreted(simple: Simple, command: Command, before: list[Command], depth:
     if code is not None:
         if shell:
             yield from _as_code(simple, code, simple.cwd, depth)
-        elif _downloads(code.code, depth):
-            yield refuse("pipe-to-shell", simple.display)
-        elif FORK_CALLS.search(code):
-            yield refuse("fork-bomb", simple.display)
+        else:
+            yield from _scripted(simple, code, depth)
     elif operands and operands[0].feed is not None:  # bash <(curl …)
         if _downloads([operands[0].feed], depth):
             yield refuse("pipe-to-shell", simple.display)
     elif reads_stdin and (stdin := command.stdin()) is not None:  # bash <<< '…', bash <<EOF
         if shell:
             yield from _as_code(simple, stdin, simple.cwd, depth)
-        elif _downloads(stdin.code, depth):
-            yield refuse("pipe-to-shell", simple.display)
+        else:
+            yield from _scripted(simple, stdin, depth)
     elif reads_stdin and before:  # … | sh
         fetched = next((i for i, c in enumerate(before) if command_name(c) in DOWNLOADERS), None)
         if fetched is not None:
             yield refuse("pipe-to-shell", " | ".join(c.shown() for c in [*before[fetched:], command]))
         elif shell and (text := emitted(before[-1])) is not None:
             yield from walk(text, simple.cwd, depth + 1)
+    return simple.cwd
+
+
+def _scripted(simple: Simple, code: Word, depth: int) -> Walk:
+    """Python/perl/node/ruby ``code``: a download run, a fork bomb, a tree deleted, commands it runs (:mod:`.scripts`)."""
+    if _downloads(code.code, depth):
+        yield refuse("pipe-to-shell", simple.display)
+    elif FORK_CALLS.search(code):
+        yield refuse("fork-bomb", simple.display)
+    where = tree_deleted(code, simple.cwd)
+    if where:
+        yield refuse("rm-recursive-root", simple.display, where=where)
+    for call in shell_calls(code, simple.name):
+        if isinstance(call, str):
+            yield from walk(call, simple.cwd, depth + 1)
+        elif call and depth < _MAX_DEPTH:
+            yield from _walk_pipeline([Command([Word(w) for w in call])], simple.cwd, depth + 1)
     return simple.cwd
 
 

@@ -20,7 +20,7 @@ from traitlets import Bool, Enum, Float, Int, List, TraitError, Unicode, observe
 from ..process import checks
 from ..process.capture import LogDir
 from ..process.errors import UsageProblem
-from ..guard.policy import GUARDS
+from ..guard.policy import GUARDS, AuditUnavailable, open_audit_log
 from ..engine.engine import Engine
 from ..process.spec import RunOptions
 
@@ -156,10 +156,11 @@ class ExecSettings(Magics):
         value = proposal["value"]
         if value:
             try:
-                with open(value, "a", encoding="utf-8"):
-                    pass
-            except (OSError, ValueError) as exc:
-                raise _refuse(proposal, f"it cannot be written ({getattr(exc, 'strerror', None) or exc})") from None
+                os.close(open_audit_log(value))
+            except AuditUnavailable as exc:
+                raise _refuse(proposal, f"it cannot be written ({exc.reason})") from None
+            except ValueError as exc:  # a NUL in the path
+                raise _refuse(proposal, str(exc)) from None
         return value
 
     @staticmethod
