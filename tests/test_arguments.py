@@ -367,3 +367,39 @@ def test_every_setting_is_checked_on_its_own(ip, magics, tmp_path):
         before["log_dir"] = str(tmp_path / "logs")
         for name, value in before.items():
             ip.run_line_magic("config", f"ExecMagics.{name} = {value!r}")
+
+
+def test_settings_refuse_bools_huge_values_and_unknown_languages(ip, magics):
+    before = (magics.timeout, magics.display_budget, magics.drain_time, magics.default_language)
+    for line in ("timeout = True", "display_budget = 10**30", "drain_time = 1e12",
+                 "default_language = 'no-such-interpreter'"):
+        with capture_output() as cap:
+            ip.run_line_magic("config", f"ExecMagics.{line}")
+        assert "refused" in cap.stderr and cap.stderr.count("\n") == 1, cap.stderr
+    assert (magics.timeout, magics.display_budget, magics.drain_time, magics.default_language) == before
+    for name in ("__builtins__", "if", "class"):
+        with pytest.raises(UsageError, match="--out needs a variable name") as info:
+            ip.run_line_magic("exec", f"--out {name} true")
+        assert type(info.value) is UsageError
+
+
+def test_api_and_tools_refuse_empty_commands_and_unknown_shells_in_their_own_words(engine):
+    from execmagic.agents.tools import Toolbox
+
+    one_line_problem(lambda: execmagic.spawn([], engine=engine), r"^argv is empty")
+    one_line_problem(lambda: execmagic.spawn("", engine=engine), r"^argv is empty")
+    one_line_problem(lambda: execmagic.read("nope", engine=engine), r"^no background shell 'nope' \(known: none yet\)$")
+    box = Toolbox(engine)
+    for command in ("", "   \n"):
+        answer = box.dispatch("Bash", {"command": command})
+        assert answer["success"] is False and answer["error"].startswith("command is empty")
+    answer = box.dispatch("BashOutput", {"bash_id": "nope"})
+    assert answer["error"] == "no background shell 'nope' (known: none yet); start one with Bash and run_in_background"
+    for text in ('{"command": "true", "timeout": ' + "9" * 5000 + "}", "[" * 100_000):
+        answer = box.dispatch("Bash", text)
+        assert answer["success"] is False and answer["error"].startswith("arguments are not valid JSON")
+
+
+def test_magics_word_an_unknown_shell_for_a_notebook(ip, magics):
+    with pytest.raises(UsageError, match=r"^no background shell 'nope' \(known: none yet\); start one with %bg$"):
+        ip.run_line_magic("bgout", "nope")

@@ -31,7 +31,7 @@ def fresh(ip, tmp_path):
     magics.engine.shells.kill_all()
     magics.engine.shells.cleanup()
     magics.engine.shells._counter = 0  # ids start at bg1 in every test
-    magics.max_background_shells = 32
+    ip.run_line_magic("config", "ExecMagics.max_background_shells = 32")  # %config: a later load reads it too
 
 
 def magic(ip, name, line):

@@ -74,10 +74,14 @@ def _argv(argv: Sequence[str] | str) -> list[str]:
     """A string split as a shell would (an unclosed quote is a usage problem), or each item checked."""
     if isinstance(argv, str):
         try:
-            return shlex.split(checks.text(argv, "argv"))
+            words = shlex.split(checks.text(argv, "argv"))
         except ValueError as exc:
             raise UsageProblem(f"cannot split argv {argv!r}: {exc}") from None
-    return checks.argv(argv)
+    else:
+        words = checks.argv(argv)
+    if not words:
+        raise UsageProblem("argv is empty: name the program to run")
+    return words
 
 
 def start(command: str, *, language: str = "bash", name: str | None = None, timeout: float | None = None,

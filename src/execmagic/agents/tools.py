@@ -20,7 +20,7 @@ from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 from ..process import checks
-from ..process.errors import ExecError
+from ..process.errors import ExecError, ShellLimitReached, UnknownShell, UsageProblem
 from ..guard.policy import CommandRefused, Guard, redact, sanitize_env
 from ..engine.engine import Engine
 
@@ -190,8 +190,8 @@ class Toolbox:
             if isinstance(arguments, str):
                 try:
                     arguments = json.loads(arguments) if arguments.strip() else {}
-                except json.JSONDecodeError as exc:
-                    return _error(f"arguments are not valid JSON: {exc}")
+                except (ValueError, RecursionError) as exc:  # JSONDecodeError, a 5,000-digit number, deep nesting
+                    return _error(f"arguments are not valid JSON: {type(exc).__name__}: {str(exc)[:200]}")
             arguments = {} if arguments is None else arguments
             if not isinstance(arguments, Mapping):
                 return _error(f"arguments must be a JSON object, not {type(arguments).__name__}")
@@ -201,6 +201,10 @@ class Toolbox:
             answer = spec.handler(dict(arguments))
         except CommandRefused as exc:  # worded for a model: it cannot override the guard, the user can
             answer = _error(f"{exc.refusal.describe()}; this tool does not run it; ask the user to run it themselves")
+        except UnknownShell as exc:  # worded for a model: how to start one with these tools
+            answer = _error(f"{exc}{'' if exc.known else '; start one with Bash and run_in_background'}")
+        except ShellLimitReached as exc:
+            answer = _error(f"{exc} (KillShell one)")
         except ExecError as exc:
             answer = _error(str(exc))
         except Exception as exc:  # noqa: BLE001 -- a tool answer, never a crash of the agent loop
@@ -223,6 +227,8 @@ class Toolbox:
 
     def _bash(self, args: dict[str, Any]) -> dict[str, Any]:
         command = checks.text(args["command"], "command")
+        if not command.strip():
+            raise UsageProblem("command is empty: give the shell command to run")
         notes: list[str] = []
         timeout_ms = args.get("timeout", DEFAULT_TIMEOUT_MS)
         clamped = min(max(timeout_ms, MIN_TIMEOUT_MS), MAX_TIMEOUT_MS)

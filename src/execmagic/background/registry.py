@@ -106,11 +106,10 @@ class ShellRegistry:
                                    " starting with a letter")
             if name in self._shells and self._shells[name].running:
                 raise UsageProblem(f"a background shell named {name!r} is already running;"
-                                   f" pick another name or stop it first (%kill {name})")
+                                   " pick another name or stop it first")
         running = sum(1 for s in self._shells.values() if s.running)
         if running >= self.max_shells:
-            raise ShellLimitReached(f"{running} background shells are running, the limit is {self.max_shells};"
-                                    " stop some with %kill / KillShell, or raise the limit")
+            raise ShellLimitReached(running, self.max_shells)
 
     def start(self, command: Command, *, marker_prefix: str, name: str | None = None,
               timeout: float | None = None) -> ShellInfo:

@@ -10,7 +10,7 @@ from collections.abc import Mapping
 
 from ..process.errors import UsageProblem
 
-__all__ = ["INLINE_LIMIT", "script_argv"]
+__all__ = ["INLINE_LIMIT", "known_language", "script_argv"]
 
 #: Languages with a known way to pass the script as an argument.  Python is the
 #: kernel's own interpreter, so a notebook's virtualenv is the one that runs.
@@ -28,6 +28,15 @@ _INLINE: dict[str, tuple[str, ...]] = {
 #: so a bigger cell (a heredoc of data) goes through a file: a shell sources it (``$0``, ``$@``
 #: and the session's EXIT trap stay as they are), other interpreters run it.
 INLINE_LIMIT = 100_000
+
+
+def known_language(language: str, path: str | None = None) -> bool:
+    """Whether ``language`` can run a script: a known one, an executable path, or a name on PATH."""
+    if language in _INLINE:
+        return True
+    if "/" in language:
+        return os.access(language, os.X_OK)
+    return shutil.which(language, path=path if path is not None else os.environ.get("PATH", os.defpath)) is not None
 
 
 def _write(path: str, script: str) -> None:

@@ -6,15 +6,17 @@ code belongs in an OS sandbox (a container, a VM, a separate user).
 
 How a command is judged: its shell text is split into words as a shell splits it
 (:mod:`.words`), into simple commands through ``;``, ``&&``, ``||``, ``|``, ``&``, newlines,
-subshells and wrappers such as ``sudo``, ``env``, ``nohup``, ``timeout``, ``xargs``, ``busybox``
-(:mod:`.commands`, :mod:`.options`), and the rule table (:mod:`.rules`) is applied to each one.
+subshells and wrappers such as ``sudo``, ``env`` (``-S`` too), ``nohup``, ``timeout``, ``chroot``, ``flock``,
+``xargs``, ``parallel``, ``busybox`` (:mod:`.commands`, :mod:`.options`), and the rule table (:mod:`.rules`) is
+applied to each one.
 Text in quotes is data -- ``echo 'rm -rf /'``, ``git commit -m '… `rm -rf /` …'`` and
 ``grep "curl .* | sh"`` are fine -- until it reaches a shell (:mod:`.walk`): then it is walked
 as code, in the directory a ``cd`` moved to (:mod:`.paths`), so that ``cd / && rm -rf *`` is
-judged as ``rm -rf /*``.  ``ssh host 'cmd'`` runs elsewhere and is not looked into.
+judged as ``rm -rf /*``.  Python/perl/node/ruby ``-c``/``-e`` code is searched for the commands it
+runs and the trees it deletes (:mod:`.scripts`).  ``ssh host 'cmd'`` runs elsewhere and is not looked into.
 
 The modules, lowest first: ``words`` → ``paths`` → ``commands`` → ``options`` → ``rules`` →
-``walk`` → ``check``; ``secrets`` and ``policy`` (allowed directories, the audit log) stand apart.
+``scripts`` → ``walk`` → ``check``; ``secrets`` and ``policy`` (allowed directories, the audit log) stand apart.
 """
 
 from __future__ import annotations

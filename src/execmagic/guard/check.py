@@ -46,7 +46,7 @@ class CommandRefused(ExecError):
 _TRIGGERS = re.compile(
     r"\b(rm\w*|remove_\w+|mkfs\S*|mke2fs|mkswap|mkdosfs|mkntfs|dd|chmod|chown|chgrp|shred|wipefs|blkdiscard|truncate"
     r"|fdisk|sfdisk|parted|sgdisk|gdisk|cfdisk|find|kill|pkill|killall5?|shutdown|reboot|halt|poweroff|init|telinit"
-    r"|systemctl|mv|rsync|crontab|curl|wget|fetch|tee|cp|function|fork)\b"
+    r"|systemctl|mv|rsync|crontab|curl|wget|fetch|tee|cp|function|fork|env)\b"  # env: env -S'rm …' glues rm on
     r"|/dev/|\(\)\s*\{"
 )
 

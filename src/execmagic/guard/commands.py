@@ -141,14 +141,13 @@ def _split(text: str) -> list[Word]:
 
 
 def _split_string(word: str, following: Sequence[Word]) -> list[Word] | None:
-    """``env -S STR`` / ``-SSTR`` / ``--split-string=STR``: STR split into words, then ``following`` (minus its value)."""
-    if word in ("-S", "--split-string"):
-        return [*_split(following[0]), *following[1:]] if following else []
+    """``env -S STR``, ``-iSSTR``, ``--split-string=STR``: STR's words, then ``following`` (less the value)."""
     if word.startswith("--split-string="):
         return [*_split(word.split("=", 1)[1]), *following]
-    if word.startswith("-S"):
-        return [*_split(word[2:]), *following]
-    return None
+    short = re.fullmatch(r"-[iv0]*S(.*)", word, re.DOTALL)  # -i, -v, -0 take no value
+    if word == "--split-string" or (short and not short.group(1)):
+        return [*_split(following[0]), *following[1:]] if following else []
+    return [*_split(short.group(1)), *following] if short else None
 
 
 def _parallel(words: list[Word]) -> list[Word]:

@@ -83,7 +83,8 @@ def braces(word: str, limit: int = 64) -> list[str]:
 
     Sequences (``{1..3}``) are left as written; past ``limit`` words the rest stays unexpanded.
     """
-    done, todo = [], [word]
+    done: list[str] = []
+    todo = [word]
     while todo and len(done) + len(todo) < limit:
         one = todo.pop(0)
         found = _BRACE.search(one)

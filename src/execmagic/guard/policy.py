@@ -13,8 +13,8 @@ import stat
 import threading
 from typing import Any
 
-from ..process.errors import ExecError
 from ..process.clock import now_iso
+from ..process.errors import ExecError
 from .check import GUARDS, CommandRefused, Guard, Refusal, check, find_danger
 from .secrets import DEFAULT_ENV_ALLOW, SECRET_NAME, SECRET_VALUE, looks_secret, redact, sanitize_env
 

@@ -240,13 +240,13 @@ _MATCH_ALL = {"", ".", ".*", "^", "$", "^.*", ".*$", "^.*$"}
 
 
 def _kill_user(s: Simple) -> Hit | None:
-    """``pkill -9 -u root`` (no name: every process of root), ``pkill .``, ``killall5``; ``pkill -f myserver`` is fine."""
+    """``pkill -9 -u root`` (no name: all of root's processes), ``pkill .``, ``killall5``; not ``pkill -f myserver``."""
     if s.name == "killall5":
         return "kill-user", {"name": s.name, "whose": "outside its session"}
     if s.name not in ("pkill", "killall"):
         return None
     args = s.words[1:]
-    users = [args[i + 1] for i, w in enumerate(args[:-1]) if w in ("-u", "-U", "--euid", "--uid", "--user")]
+    users: list[str] = [args[i + 1] for i, w in enumerate(args[:-1]) if w in ("-u", "-U", "--euid", "--uid", "--user")]
     users += [w.split("=", 1)[1] for w in args if w.startswith(("--euid=", "--uid=", "--user="))]
     names = operands_of(args, _PKILL_VALUES if s.name == "pkill" else _KILLALL_VALUES)
     if users and not names:

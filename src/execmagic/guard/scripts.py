@@ -22,7 +22,10 @@ from collections.abc import Iterator
 from .paths import Path, critical_target
 from .words import unescape
 
-__all__ = ["shell_calls", "tree_deleted"]
+__all__ = ["MAX_CALLS", "shell_calls", "tree_deleted"]
+
+#: How many distinct commands in one piece of interpreter code are judged; later ones are not looked at.
+MAX_CALLS = 200
 
 _STRING = r"""'(?:[^'\\\n]|\\.)*'|"(?:[^"\\\n]|\\.)*"|`(?:[^`\\]|\\.)*`"""
 _ARGS = rf"(?:{_STRING})(?:\s*,\s*(?:{_STRING}))*"
@@ -30,7 +33,7 @@ _RUNS = re.compile(
     r"\b(?:system|popen[23]?|spawn|exec|execSync|getoutput|getstatusoutput|check_output|check_call|call|run|Popen"
     r"|capture2e?|capture3|popen3|shell_exec|passthru)\s*(?:\(\s*|\s+)"
     rf"(?P<args>{_ARGS}|\[\s*{_ARGS}\s*,?\s*\])")
-_BACKTICKS = re.compile(r"`(?P<a>[^`]*)`|\b(?:qx|%x)\s*(?:\((?P<b>[^)]*)\)|\{(?P<c>[^}]*)\}|/(?P<d>[^/]*)/)")
+_BACKTICKS = re.compile(r"`(?P<a>[^`]*)`|(?:\bqx|%x)\s*(?:\((?P<b>[^)]*)\)|\{(?P<c>[^}]*)\}|/(?P<d>[^/]*)/)")
 _HOME_CODE = (r"os\.path\.expanduser\(\s*['\"]~/?['\"]\s*\)|(?:pathlib\.)?Path\.home\(\)|Path\(\s*['\"]~['\"]\s*\)"
               r"\.expanduser\(\)|os\.environ\[\s*['\"]HOME['\"]\s*\]|os\.(?:environ\.get|getenv)\(\s*['\"]HOME['\"]\s*\)"
               r"|Dir\.home|ENV\[\s*['\"]HOME['\"]\s*\]|\$ENV\{\s*['\"]?HOME['\"]?\s*\}|(?:os\.)?homedir\(\)"
@@ -48,15 +51,28 @@ def _text(literal: str) -> str:
     return unescape(literal[1:-1])
 
 
-def shell_calls(code: str, language: str) -> Iterator[str | list[str]]:
-    """The commands ``code`` runs: shell text (one string) or an argv (several, or a list)."""
+def _calls(code: str, language: str) -> Iterator[str | tuple[str, ...]]:
     for found in _RUNS.finditer(code):
-        strings = [_text(s.group()) for s in re.finditer(_STRING, found.group("args"))]
+        strings = tuple(_text(s.group()) for s in re.finditer(_STRING, found.group("args")))
         bracketed = found.group("args").startswith("[")
         yield strings if bracketed or len(strings) > 1 else strings[0]
     if language.startswith(("perl", "ruby")):  # in python there are none, in node they are template strings
         for found in _BACKTICKS.finditer(code):
             yield unescape(next(g for g in found.groups() if g is not None))
+
+
+def shell_calls(code: str, language: str) -> Iterator[str | list[str]]:
+    """The commands ``code`` runs: shell text (one string) or an argv (several, or a list).
+
+    Each distinct one once, and at most :data:`MAX_CALLS` of them, so that a long script stays quick to judge.
+    """
+    seen: set[str | tuple[str, ...]] = set()
+    for call in _calls(code, language):
+        if call not in seen:
+            seen.add(call)
+            yield call if isinstance(call, str) else list(call)
+        if len(seen) >= MAX_CALLS:
+            return
 
 
 def tree_deleted(code: str, cwd: Path | None) -> str | None:

@@ -5,20 +5,31 @@ Quoted text is data until it reaches a shell.  The walk follows it there: the ar
 ``cat <<EOF``), a here-string or heredoc fed to a shell, the commands ``find -exec`` and
 ``xargs`` run, and the bodies of ``$(…)``, backticks and ``<(…)``.  Such text is walked as code,
 in the directory a ``cd`` moved to, with the plain values assigned earlier in the same text
-(``X=/; rm -rf $X``), and so are the commands python/perl/node/ruby code runs (:mod:`.scripts`).  Two rules are about this structure rather than one command
--- downloaded code run unseen, and fork bombs -- so the walk yields their refusals itself; every
-other rule is applied to the simple commands it yields (:func:`.rules.match`).
+(``X=/; rm -rf $X``), and so are the commands python/perl/node/ruby code runs (:mod:`.scripts`).
+Two rules are about this structure rather than one command -- downloaded code run unseen (piped,
+substituted, or saved and then run: ``curl -o f URL && sh f``), and fork bombs -- so the walk
+yields their refusals itself; every other rule is applied to the simple commands it yields
+(:func:`.rules.match`).
 """
 
 from __future__ import annotations
 
+import os
 from collections.abc import Generator, Iterable, Iterator, Sequence
 
-import os
-
 from .commands import Command, Simple, assigned, command_name, emitted, parse, unwrap, with_names
-from .options import (DOWNLOADERS, INTERPRETER, SHELLS, SOURCES, after_options, find_exec, interpreter_args, ran_file,
-                      saved_files, su_command)
+from .options import (
+    DOWNLOADERS,
+    INTERPRETER,
+    SHELLS,
+    SOURCES,
+    after_options,
+    find_exec,
+    interpreter_args,
+    ran_file,
+    saved_files,
+    su_command,
+)
 from .paths import Path, after_cd
 from .rules import FORK_CALLS, Refusal, fork_bomb, refuse
 from .scripts import shell_calls, tree_deleted
@@ -159,7 +170,7 @@ def _interpreted(simple: Simple, command: Command, before: list[Command], depth:
 
 
 def _scripted(simple: Simple, code: Word, depth: int) -> Walk:
-    """Python/perl/node/ruby ``code``: a download run, a fork bomb, a tree deleted, commands it runs (:mod:`.scripts`)."""
+    """Python/perl/node/ruby ``code``: a download run, a fork bomb, a tree deleted, the commands it runs."""
     if _downloads(code.code, depth):
         yield refuse("pipe-to-shell", simple.display)
     elif FORK_CALLS.search(code):

@@ -9,6 +9,7 @@ error that stops "Run all" when a command failed).
 from __future__ import annotations
 
 import contextlib
+import keyword
 import json
 from collections.abc import Callable, Iterator
 from typing import Any
@@ -77,7 +78,11 @@ def engine_errors() -> Iterator[None]:
         yield
     except CommandRefused as exc:  # worded for a notebook user: the magic's own override
         raise UsageError(f"{exc.refusal.describe()}; pass --allow-dangerous to run it anyway") from None
-    except (UsageProblem, UnknownShell, ShellLimitReached, AuditUnavailable) as exc:
+    except UnknownShell as exc:  # worded for a notebook user: how to start one here
+        raise UsageError(f"{exc}{'' if exc.known else '; start one with %bg'}") from None
+    except ShellLimitReached as exc:
+        raise UsageError(f"{exc} (%kill one, or raise ExecMagics.max_background_shells)") from None
+    except (UsageProblem, AuditUnavailable) as exc:
         raise UsageError(str(exc)) from None
     except PreExecError as exc:
         raise StartFailed(str(exc)) from None
@@ -259,7 +264,7 @@ class ExecMagics(ExecSettings):
 
     def _plan(self, args: Any, make_plan: Callable[..., Plan]) -> Plan:
         out = getattr(args, "out", None)
-        if out is not None and not out.isidentifier():
+        if out is not None and (not out.isidentifier() or keyword.iskeyword(out) or out.startswith("__")):
             raise UsageError(f"--out needs a variable name, not {out!r}")
         with engine_errors():
             self._check_values(args)

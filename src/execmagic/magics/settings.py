@@ -15,8 +15,10 @@ from typing import Any
 
 from IPython.core.error import UsageError
 from IPython.core.magic import Magics
+from traitlets.config import Config
 from traitlets import Bool, Enum, Float, Int, List, TraitError, Unicode, observe, validate
 
+from ..engine.languages import known_language
 from ..process import checks
 from ..process.capture import LogDir
 from ..process.errors import UsageProblem
@@ -25,6 +27,9 @@ from ..engine.engine import Engine
 from ..process.spec import RunOptions
 
 __all__ = ["ExecSettings"]
+
+#: The largest count a setting takes (bytes, characters, shells): past it is a typo, not a wish.
+_MAX_COUNT = 10**12
 
 
 def _refuse(proposal: Any, why: str) -> TraitError:
@@ -99,13 +104,39 @@ class ExecSettings(Magics):
         2 * 1024**3, help="Bytes all log folders may take; past it the oldest gone kernels' folders are removed.",
     ).tag(config=True)
 
-    def update_config(self, config: Any) -> None:
-        """Apply ``%config``; a refused value is said in the cell as one line (``%config`` only logs it)."""
+    def _load_config(self, cfg: Any, section_names: Any = None, traits: Any = None) -> None:
+        """Load config (a file's, or what ``%config`` kept): a refused value is said once and skipped, so
+        one bad line never stops the extension from loading -- each setting applies on its own."""
         try:
+            super()._load_config(cfg, section_names, traits)
+            return
+        except TraitError:
+            if getattr(self, "_applying_config", False):
+                raise  # %config: the caller says it and keeps the previous value
+        name = type(self).__name__
+        for key, value in dict(cfg.get(name, {})).items():
+            try:
+                super()._load_config(Config({name: {key: value}}), section_names, traits)
+            except TraitError as exc:
+                print(f"{' '.join(str(exc).split())}; the default stays", file=sys.stderr)
+
+    def update_config(self, config: Any) -> None:
+        """Apply ``%config``; a refused value is said in the cell as one line (``%config`` only logs it)
+        and the previous value stays.  (IPython keeps the line in the shell's config all the same: a
+        later load of the extension says so again, keeps the default, and loads.)"""
+        name = type(self).__name__
+        self._applying_config = True
+        try:
+            for key, value in config.get(name, {}).items():
+                trait = self.traits().get(key)
+                if isinstance(value, bool) and isinstance(trait, (Int, Float)):  # True seconds is a mistake
+                    raise TraitError(f"ExecMagics.{key} = {value!r} refused: it must be a number, not a bool")
             super().update_config(config)
         except TraitError as exc:
             print(f"{' '.join(str(exc).split())}; the previous value stays", file=sys.stderr)
             raise
+        finally:
+            self._applying_config = False
 
     # -- each value checked on its own -------------------------------------------------------
     @validate("timeout")
@@ -115,20 +146,20 @@ class ExecSettings(Magics):
     @validate("kill_grace", "drain_time", "status_delay", "log_retention_days")
     def _check_seconds(self, proposal: Any) -> Any:
         value = proposal["value"]
-        if not math.isfinite(value) or value < 0:
-            raise _refuse(proposal, "it must be a finite number, 0 or more")
+        if not math.isfinite(value) or not 0 <= value <= checks.MAX_SECONDS:
+            raise _refuse(proposal, f"it must be a number of seconds from 0 to {checks.MAX_SECONDS:.0f} (a year)")
         return value
 
     @validate("display_budget", "keep_bytes", "max_background_shells", "log_quota")
     def _check_count(self, proposal: Any) -> Any:
-        if proposal["value"] < 1:
-            raise _refuse(proposal, "it must be 1 or more")
+        if not 1 <= proposal["value"] <= _MAX_COUNT:
+            raise _refuse(proposal, f"it must be from 1 to {_MAX_COUNT:,}")
         return proposal["value"]
 
     @validate("default_language")
     def _check_language(self, proposal: Any) -> Any:
         value = proposal["value"]
-        if not value.strip() or "\0" in value:
+        if not value.strip() or "\0" in value or not known_language(value):
             raise _refuse(proposal, "name a language (bash, sh, python, node, or an interpreter on PATH)")
         return value
 

@@ -54,15 +54,20 @@ class CommandFailed(ExecError):
         super().__init__(result.describe())
 
 
-class UnknownShell(ExecError):
-    """No background shell has the given id; the message lists the ids that exist."""
+class UnknownShell(UsageProblem):
+    """No background shell has the given id; the message lists the ids that exist (each caller adds
+    how to start one in its own words: ``%bg``, ``run_in_background``)."""
 
     def __init__(self, shell_id: str, known: list[str]) -> None:
         self.shell_id = shell_id
         self.known = known
-        listing = ", ".join(known) if known else "none yet; start one with %bg or run_in_background"
-        super().__init__(f"no background shell {shell_id!r} (known: {listing})")
+        super().__init__(f"no background shell {shell_id!r} (known: {', '.join(known) if known else 'none yet'})")
 
 
 class ShellLimitReached(ExecError):
-    """Starting one more background shell would pass the configured limit."""
+    """Starting one more background shell would pass the configured limit (``running``, ``limit``)."""
+
+    def __init__(self, running: int, limit: int) -> None:
+        self.running = running
+        self.limit = limit
+        super().__init__(f"{running} background shells are running, the limit is {limit}; stop some first")

@@ -1,0 +1,84 @@
+"""The architecture holds: each folder is one layer and imports point only downward.
+
+    process  <-  guard, background  <-  engine  <-  agents, api  <-  display  <-  magics
+
+Below the magics and display nothing imports IPython, traitlets or ipykernel, so plain Python,
+asyncio orchestrators and agents can use the engine.  ``execmagic/__init__.py`` wires the layers
+together and is exempt.
+"""
+
+from __future__ import annotations
+
+import ast
+import os
+import subprocess
+import sys
+
+import pytest
+
+SRC = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "src", "execmagic")
+RANK = {"process": 0, "guard": 1, "background": 1, "engine": 2, "agents": 3, "api": 3, "display": 4, "magics": 5}
+FRONTEND = ("IPython", "traitlets", "ipykernel")
+
+
+def modules():
+    for root, _, files in os.walk(SRC):
+        for name in files:
+            if name.endswith(".py"):
+                path = os.path.join(root, name)
+                parts = os.path.relpath(path, SRC)[:-3].split(os.sep)
+                yield path, parts
+
+
+def imports(path, parts):
+    """(layer of each execmagic module imported, or the top-level name of a third-party one)."""
+    package = parts[:-1] if parts[-1] != "__init__" else parts[:-1]
+    tree = ast.parse(open(path, encoding="utf-8").read())
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = package[: len(package) - (node.level - 1)]
+                target = base + (node.module.split(".") if node.module else [])
+                if not target:  # "from .. import X" at the top: X names the layer
+                    target = [node.names[0].name]
+                yield node.lineno, "execmagic", target[0]
+            else:
+                top, _, rest = (node.module or "").partition(".")
+                yield node.lineno, top, rest.split(".")[0] if top == "execmagic" else top
+        elif isinstance(node, ast.Import):
+            for alias in node.names:
+                top, _, rest = alias.name.partition(".")
+                yield node.lineno, top, rest.split(".")[0] if top == "execmagic" else top
+
+
+def test_every_module_sits_in_a_known_layer():
+    for _path, parts in modules():
+        if parts != ["__init__"]:
+            assert parts[0] in RANK, f"{'/'.join(parts)}.py is in no layer; add it to RANK and the README diagram"
+
+
+def test_imports_point_only_downward():
+    wrong = []
+    for path, parts in modules():
+        if parts == ["__init__"]:
+            continue
+        layer = parts[0]
+        for lineno, top, target in imports(path, parts):
+            if top == "execmagic" and target in RANK and target != layer and RANK[target] >= RANK[layer]:
+                wrong.append(f"{os.path.relpath(path, SRC)}:{lineno} ({layer}) imports {target}")
+            if top in FRONTEND and RANK[layer] < RANK["display"]:
+                wrong.append(f"{os.path.relpath(path, SRC)}:{lineno} ({layer}) imports {top}")
+    assert not wrong, "imports that point up or sideways:\n" + "\n".join(wrong)
+
+
+def test_the_engine_runs_without_ipython_loaded():
+    code = ("import sys, execmagic.api, execmagic.agents.tools, execmagic.agents.plugins;"
+            "assert not {'IPython', 'traitlets', 'ipykernel'} & set(sys.modules), sorted(sys.modules)")
+    subprocess.run([sys.executable, "-c", code], check=True)
+
+
+@pytest.mark.parametrize("layer", sorted(RANK))
+def test_every_module_declares_its_public_names(layer):
+    missing = [os.path.relpath(path, SRC) for path, parts in modules()
+               if parts[0] == layer and "__all__" not in open(path, encoding="utf-8").read()]
+    assert not missing, f"modules without __all__: {missing}"
