@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import time
 
@@ -45,10 +46,8 @@ def assert_none_left(var: str, value: str, exclude: tuple[int, ...] = (), wait: 
     if left:
         described = [f"{p.pid} {' '.join(p.cmdline())}" for p in left if p.is_running()]
         for proc in left:
-            try:
+            with contextlib.suppress(psutil.NoSuchProcess):
                 proc.kill()
-            except psutil.NoSuchProcess:
-                pass
         pytest.fail(f"processes left behind: {described}")
 
 

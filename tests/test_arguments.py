@@ -14,8 +14,8 @@ from IPython.core.error import UsageError
 from IPython.utils.capture import capture_output
 
 import execmagic
-from execmagic.engine import UsageProblem
 from execmagic.agents.tools import Toolbox
+from execmagic.engine import UsageProblem
 
 # foreground runs are guarded by the magics' watchdog too; notebook_shell's teardown proves it ends
 pytestmark = pytest.mark.watchdog_outlives_test

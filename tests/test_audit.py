@@ -11,9 +11,9 @@ import textwrap
 
 import pytest
 
+from execmagic.agents.tools import Toolbox
 from execmagic.engine import Engine, RunOptions
 from execmagic.guard.policy import AuditUnavailable, Policy
-from execmagic.agents.tools import Toolbox
 from processes import TOKEN_VAR, assert_none_left, pid_alive
 
 TOKEN = "ghp_" + "Ab3" * 12

@@ -13,7 +13,6 @@ from IPython.utils.capture import capture_output
 from execmagic.display import PROVENANCE_MIME as PROVENANCE
 from processes import TOKEN_VAR, pid_alive, processes_with
 
-
 pytestmark = pytest.mark.watchdog_outlives_test
 
 
@@ -191,7 +190,7 @@ def test_bg_timeout_nan_is_refused_and_other_shells_keep_streaming(ip):
     magic(ip, "bg", "--name ticker for i in $(seq 1 400); do echo tick $i; sleep 0.02; done")
     assert "tick" in magic(ip, "bgout", "ticker --wait 5").stdout
     for bad in ("nan", "inf", "1e12", "-1"):
-        with pytest.raises(UsageError, match="^--timeout must be a positive number of seconds") as info:
+        with pytest.raises(UsageError, match=r"^--timeout must be a positive number of seconds") as info:
             ip.run_line_magic("bg", f"--timeout {bad} sleep 1")
         assert type(info.value) is UsageError and "\n" not in str(info.value)
     assert [i.id for i in ip.magics_manager.registry["ExecMagics"].engine.shells.list()] == ["ticker"]

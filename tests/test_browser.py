@@ -74,7 +74,8 @@ def lab(tmp_path):
          f"--IdentityProvider.token={token}", f"--ServerApp.root_dir={root}", "--ServerApp.port_retries=0",
          "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate", "--LabApp.news_url=None",
          "--LabApp.extension_manager=readonly", *(["--allow-root"] if os.geteuid() == 0 else [])],
-        env=env, stdout=subprocess.DEVNULL, stderr=open(tmp_path / "lab.log", "wb"), start_new_session=True,
+        env=env, stdout=subprocess.DEVNULL, stderr=open(tmp_path / "lab.log", "wb"),  # noqa: SIM115 -- Lab's lifetime
+        start_new_session=True,
     )
     url = f"http://127.0.0.1:{port}"
     try:
@@ -110,7 +111,7 @@ def _answer_kernel_dialog(page) -> None:
     """JupyterLab sometimes asks which kernel to start (more than one kernelspec is installed): the tour's own."""
     try:
         page.wait_for_selector(".jp-Dialog select", timeout=5_000)
-    except Exception:  # noqa: BLE001 -- no dialog: the notebook's kernel started by itself
+    except Exception:
         return
     page.select_option(".jp-Dialog select", label="Python 3 (ipykernel)")
     page.click(".jp-Dialog button:has-text('Select')")

@@ -11,8 +11,8 @@ import psutil
 import pytest
 
 from execmagic.display import PROVENANCE_MIME as PROVENANCE
-from processes import assert_none_left, processes_with
 from kernel_client import KERNEL_TOKEN_VAR, Kernel
+from processes import assert_none_left, processes_with
 
 pytestmark = pytest.mark.kernel
 
@@ -49,7 +49,7 @@ def test_two_megabytes_of_lines_arrive_in_few_messages(kernel):
     streams = ex.of_type("stream")
     assert len(streams) <= 50, len(streams)
     text = ex.stream_text()
-    assert text.rstrip().endswith("%0103d" % 20000)
+    assert text.rstrip().endswith(f"{20000:0103d}")
     assert "live output paused" in text
     (summary,) = [m for m in ex.of_type("display_data") if PROVENANCE in m["content"]["data"]]
     assert summary["content"]["data"][PROVENANCE]["stdout_bytes"] == 20000 * 104

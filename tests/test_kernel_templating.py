@@ -49,7 +49,7 @@ def test_hostile_values_stay_values_in_every_quoting(kernel, tmp_path):
     assert ex.status == "ok", ex.reply
     expected = "".join(f"<{v}><{v}><{v}>\n" for v in values)
     assert ex.stream_text() == expected
-    ex = kernel.execute(f"%%exec python\nfor v in {{values}}:\n    print(repr(v), repr('{{values[0]}}'))")
+    ex = kernel.execute("%%exec python\nfor v in {values}:\n    print(repr(v), repr('{values[0]}'))")
     assert ex.stream_text() == "".join(f"{v!r} {values[0]!r}\n" for v in values)
     assert not marker.exists()
 

@@ -32,8 +32,9 @@ def modules():
 
 def imports(path, parts):
     """(layer of each execmagic module imported, or the top-level name of a third-party one)."""
-    package = parts[:-1] if parts[-1] != "__init__" else parts[:-1]
-    tree = ast.parse(open(path, encoding="utf-8").read())
+    package = parts[:-1]
+    with open(path, encoding="utf-8") as fh:
+        tree = ast.parse(fh.read())
     for node in ast.walk(tree):
         if isinstance(node, ast.ImportFrom):
             if node.level:
@@ -79,6 +80,9 @@ def test_the_engine_runs_without_ipython_loaded():
 
 @pytest.mark.parametrize("layer", sorted(RANK))
 def test_every_module_declares_its_public_names(layer):
-    missing = [os.path.relpath(path, SRC) for path, parts in modules()
-               if parts[0] == layer and "__all__" not in open(path, encoding="utf-8").read()]
+    missing = []
+    for path, parts in modules():
+        with open(path, encoding="utf-8") as fh:
+            if parts[0] == layer and "__all__" not in fh.read():
+                missing.append(os.path.relpath(path, SRC))
     assert not missing, f"modules without __all__: {missing}"

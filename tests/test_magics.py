@@ -104,7 +104,7 @@ def test_quiet_shows_result_with_output_at_the_end(ip):
 
 
 def test_timeout_option_and_trait(ip):
-    with pytest.raises(CellCommandFailed, match="timed out after 0.3 s"):
+    with pytest.raises(CellCommandFailed, match=r"timed out after 0\.3 s"):
         run(ip, "--timeout 0.3 sleep 30")
     ip.run_line_magic("config", "ExecMagics.timeout = 0.3")
     cap = run(ip, "--no-raise sleep 30")
@@ -177,9 +177,8 @@ def test_spawn_no_shell(ip):
 
 
 def test_spawn_not_found_is_a_short_failure(ip):
-    with pytest.raises(CellCommandFailed, match=r"exec: nosuch-cmd not found in PATH \(ENOENT\)"):
-        with capture_output():
-            ip.run_line_magic("spawn", "nosuch-cmd arg")
+    with pytest.raises(CellCommandFailed, match=r"exec: nosuch-cmd not found in PATH \(ENOENT\)"), capture_output():
+        ip.run_line_magic("spawn", "nosuch-cmd arg")
 
 
 @pytest.mark.parametrize(

@@ -35,7 +35,7 @@ def test_runbook_stops_at_the_first_failed_step(tmp_path):
     last = executed[-1]
     assert "sed -i" in last.source  # the failing step is the last one that ran
     assert nb.cells[-1].get("execution_count") is None  # the cleanup never ran
-    assert [o for o in last.outputs if o.output_type == "error"][0].traceback == [
+    assert next(o for o in last.outputs if o.output_type == "error").traceback == [
         "\x1b[31mcommand failed: exit 1 · sed -i 's/a + b/a + b + 1/' calc/__init__.py … (+2 lines)\x1b[0m"]
 
 
@@ -62,7 +62,8 @@ def test_nbval_comparison_is_live(tmp_path):
         pytest.fail("the tour no longer prints 'hello from bash'")
     path = tmp_path / "tour_changed.ipynb"
     nbformat.write(changed, str(path))
-    (tmp_path / "conftest.py").write_text(open(os.path.join(NOTEBOOKS, "conftest.py")).read())
+    with open(os.path.join(NOTEBOOKS, "conftest.py")) as fh:
+        (tmp_path / "conftest.py").write_text(fh.read())
     result = _run_nbval(path)
     assert result.returncode == 1, result.stdout[-2000:]
     assert "Cell outputs differ" in result.stdout and "hello from zsh" in result.stdout

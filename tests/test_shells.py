@@ -256,7 +256,7 @@ def test_start_refuses_timeouts_that_would_break_the_reader(engine):
     import math
 
     for bad in (math.nan, math.inf, 1e12, -1, 0, "5"):
-        with pytest.raises(UsageProblem, match="^timeout must be"):
+        with pytest.raises(UsageProblem, match=r"^timeout must be"):
             start(engine, "sleep 30", timeout=bad)
     assert engine.shells.list() == []  # refused before anything started
 

@@ -12,8 +12,8 @@ import shutil
 import pytest
 
 from execmagic.engine.contexts import ansi_c_quoting
-from execmagic.process.errors import TemplateError
 from execmagic.engine.template import expand_argv, expand_env, expand_params, expand_value
+from execmagic.process.errors import TemplateError
 
 ENV = {"HOME": "/home/u", "EMPTY": "", "PY": "/usr/bin/python3"}
 
@@ -197,10 +197,11 @@ def test_hostile_values_in_shell_contexts(engine, tmp_path, language, context):
               if not (context.endswith("heredoc") and "EOF" in str(v).split("\n"))]
     if expect is None:
         dollar = b"$" if ansi_c_quoting(language) is False else b""
-        expect = (lambda b: dollar + b)
+        def expect(b):
+            return (dollar + b)
     got = run_table(engine, tmp_path, language, template, values)
     assert len(got) == len(values)
-    for value, out in zip(values, got):
+    for value, out in zip(values, got, strict=False):
         assert out == expect(as_bytes(value)), (language, context, value)
     assert not marker.exists()
 

@@ -9,9 +9,9 @@ import time
 
 import pytest
 
+from execmagic.agents.tools import MAX_OUTPUT_CHARS, Toolbox
 from execmagic.engine import Engine, RunOptions
 from execmagic.guard.policy import Policy, looks_secret, redact, sanitize_env
-from execmagic.agents.tools import MAX_OUTPUT_CHARS, Toolbox
 
 
 @pytest.fixture

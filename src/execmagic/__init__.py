@@ -12,13 +12,31 @@ from .agents.execute import SubprocessPrimitive, SubprocessResult, execute
 from .agents.plugins import ManifestError, PluginManifest, PluginTool, load_manifest
 from .agents.tools import Toolbox
 from .api import (
-    akill, aread, arun, ashells, aspawn, astart, close_default_engine, default_engine, kill, read, run, shells,
-    spawn, start,
+    akill,
+    aread,
+    arun,
+    ashells,
+    aspawn,
+    astart,
+    close_default_engine,
+    default_engine,
+    kill,
+    read,
+    run,
+    shells,
+    spawn,
+    start,
 )
 from .engine.engine import Engine, Plan
 from .guard.policy import AuditUnavailable, CommandRefused, Policy, Refusal
 from .process.errors import (
-    CommandFailed, ExecError, PreExecError, ShellLimitReached, TemplateError, UnknownShell, UsageProblem,
+    CommandFailed,
+    ExecError,
+    PreExecError,
+    ShellLimitReached,
+    TemplateError,
+    UnknownShell,
+    UsageProblem,
 )
 from .process.foreground import CancelToken
 from .process.results import KillOutcome, Result, ShellInfo, ShellOutput, StreamCapture
@@ -31,8 +49,8 @@ __all__ = [
     "ManifestError", "Plan", "PluginManifest", "PluginTool", "Policy", "PreExecError", "Refusal", "Result",
     "RunOptions", "ShellInfo", "ShellLimitReached", "ShellOutput", "StreamCapture", "SubprocessPrimitive",
     "SubprocessResult", "TemplateError", "Toolbox", "UnknownShell", "UsageProblem", "akill", "aread", "arun",
-    "ashells", "aspawn", "astart", "close_default_engine", "default_engine", "execute", "kill", "load_ipython_extension",
-    "load_manifest", "read", "run", "shells", "spawn", "start", "unload_ipython_extension",
+    "ashells", "aspawn", "astart", "close_default_engine", "default_engine", "execute", "kill",
+    "load_ipython_extension", "load_manifest", "read", "run", "shells", "spawn", "start", "unload_ipython_extension",
 ]
 
 

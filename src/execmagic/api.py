@@ -14,14 +14,14 @@ import shlex
 from collections.abc import Sequence
 from typing import Any
 
-from .process import checks
-from .process.errors import UsageProblem
-from .guard.policy import Guard
-from .process.results import KillOutcome, Result, ShellInfo, ShellOutput
-from .process.foreground import CancelToken, OutputCallback
 from .engine.aio import in_thread
 from .engine.default import close_default_engine, default_engine
 from .engine.engine import Engine
+from .guard.policy import Guard
+from .process import checks
+from .process.errors import UsageProblem
+from .process.foreground import CancelToken, OutputCallback
+from .process.results import KillOutcome, Result, ShellInfo, ShellOutput
 from .process.spec import RunOptions
 
 __all__ = [
@@ -32,9 +32,13 @@ __all__ = [
 
 def _options(timeout: float | None, grace: float | None, engine: Engine) -> RunOptions:
     """The engine's options, with this call's timeout and grace where given (checked: no ``nan``/``inf``)."""
-    changes = {k: v for k, v in (("timeout", checks.timeout(timeout)), ("grace", checks.grace(grace)))
-               if v is not None}
-    return dataclasses.replace(engine.options, **changes)
+    options = engine.options
+    checked_timeout, checked_grace = checks.timeout(timeout), checks.grace(grace)
+    if checked_timeout is not None:
+        options = dataclasses.replace(options, timeout=checked_timeout)
+    if checked_grace is not None:
+        options = dataclasses.replace(options, grace=checked_grace)
+    return options
 
 
 def run(command: str, *, language: str = "bash", timeout: float | None = None, grace: float | None = None,

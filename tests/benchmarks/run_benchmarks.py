@@ -23,7 +23,7 @@ import time
 import psutil
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-from kernel_client import Kernel  # noqa: E402
+from kernel_client import Kernel
 
 TWO_MB = "for i in $(seq 20000); do printf '%0103d\\n' $i; done"
 

@@ -19,10 +19,10 @@ import math
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
+from ..engine.engine import Engine
+from ..guard.policy import CommandRefused, Guard, redact, sanitize_env
 from ..process import checks
 from ..process.errors import ExecError, ShellLimitReached, UnknownShell, UsageProblem
-from ..guard.policy import CommandRefused, Guard, redact, sanitize_env
-from ..engine.engine import Engine
 
 __all__ = [
     "AGENT_READER", "DEFAULT_TIMEOUT_MS", "MAX_OUTPUT_CHARS", "MAX_TIMEOUT_MS", "MIN_TIMEOUT_MS", "ToolSpec",
@@ -121,7 +121,8 @@ class Toolbox:
         from ..engine.default import default_engine
 
         self.engine = engine or default_engine()
-        self.grace = checks.grace(grace, "grace")
+        checked = checks.grace(grace, "grace")
+        self.grace: float = 2.0 if checked is None else checked
         self.guard = guard
         self.env_allow = frozenset(env_allow)
         self.redact_secrets = redact_secrets
@@ -155,7 +156,8 @@ class Toolbox:
                 "last check, stdout and stderr, with the shell's status (running, exited N, killed, timed out) "
                 "and exit code. An optional regex filter keeps matching lines (the others are skipped, not lost)."),
                 object_schema({
-                    "bash_id": {"type": "string", "description": "The ID of the background shell to retrieve output from"},
+                    "bash_id": {"type": "string",
+                                "description": "The ID of the background shell to retrieve output from"},
                     "filter": {"type": "string", "description": "Optional regex to filter output lines"},
                 }, required=["bash_id"]), self._bash_output),
             ToolSpec("KillShell", (
@@ -207,7 +209,7 @@ class Toolbox:
             answer = _error(f"{exc} (KillShell one)")
         except ExecError as exc:
             answer = _error(str(exc))
-        except Exception as exc:  # noqa: BLE001 -- a tool answer, never a crash of the agent loop
+        except Exception as exc:
             answer = _error(f"internal error: {type(exc).__name__}: {exc}")
         return json.loads(json.dumps(answer, default=str))
 

@@ -13,7 +13,7 @@ import os
 import time
 
 from ..process.clock import now_iso
-from ..process.results import exit_code_of, ShellInfo, signal_name
+from ..process.results import ShellInfo, exit_code_of, signal_name
 from . import cursors
 from .backends.base import STREAMS, Handle
 

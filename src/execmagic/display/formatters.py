@@ -10,6 +10,7 @@ to the HTML.
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Callable
 from typing import Any
 
@@ -67,8 +68,6 @@ def unregister(shell: Any) -> None:
     formatters = shell.display_formatter.formatters
     for mime in ("text/plain", "text/html"):
         for cls in _RENDERERS:
-            try:
+            with contextlib.suppress(KeyError):
                 formatters[mime].pop(cls)
-            except KeyError:
-                pass
     formatters.pop(PROVENANCE_MIME, None)

@@ -5,15 +5,14 @@ asyncio orchestrators and agents can use it as well as notebooks.  The names
 below are re-exported for code written before the modules moved into layers.
 """
 
-from . import _moved
-
 from ..process.errors import CommandFailed, ExecError, PreExecError, TemplateError, UsageProblem
-from ..process.results import Result, StreamCapture
-from .engine import Engine, Plan
-from .session import ShellSession
 from ..process.launch import parse_env_entry
+from ..process.results import Result, StreamCapture
 from ..process.spec import Command, RunOptions
 from ..process.stop import StopReport, stop_tree
+from . import _moved
+from .engine import Engine, Plan
+from .session import ShellSession
 
 __all__ = [
     "Command", "CommandFailed", "Engine", "ExecError", "Plan", "PreExecError", "Result", "RunOptions",

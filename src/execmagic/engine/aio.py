@@ -25,7 +25,7 @@ async def in_thread(call: Callable[[CancelToken | None], T], cancellable: bool) 
     def work() -> None:
         try:
             value = call(token)
-        except BaseException as exc:  # noqa: BLE001 -- handed to the awaiting task as it is
+        except BaseException as exc:
             loop.call_soon_threadsafe(_settle, future, None, exc)
         else:
             loop.call_soon_threadsafe(_settle, future, value, None)

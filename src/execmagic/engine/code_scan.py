@@ -20,7 +20,8 @@ _PY_STRING_START = re.compile(r"(?<![A-Za-z0-9_])([rRbBuUfF]{0,2})('\'\'|\"\"\"|
 
 @dataclasses.dataclass
 class _PyFrame:
-    kind: str              # code (depth counts brackets: a code frame inside an f-string ends at its "}"), string, comment
+    # code (depth counts brackets: a code frame inside an f-string ends at its "}"), string, comment
+    kind: str
     quote: str = ""
     prefix: str = ""
     depth: int = 0

@@ -16,18 +16,18 @@ import uuid
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from ..background.registry import ShellRegistry
+from ..guard.policy import CommandRefused, Guard, Policy, check
 from ..process.capture import LogDir
 from ..process.clock import now_stamp
 from ..process.errors import PreExecError
-from .contexts import SHELL_LANGUAGES
-from ..process.results import KillOutcome, Result, ShellInfo
-from ..guard.policy import CommandRefused, Guard, Policy, check
 from ..process.foreground import CancelToken, OutputCallback, ProgressCallback, failed_to_start, run_command
-from .session import ShellSession, why_no_state
-from ..background.registry import ShellRegistry
-from ..process.spec import RunOptions
+from ..process.results import KillOutcome, Result, ShellInfo
 from ..process.retention import DEFAULT_QUOTA, DEFAULT_RETENTION_DAYS, prune_log_folders
+from ..process.spec import RunOptions
+from .contexts import SHELL_LANGUAGES
 from .plans import Plan, Planner
+from .session import ShellSession, why_no_state
 
 __all__ = ["Engine", "Plan", "default_log_dir"]
 

@@ -17,8 +17,8 @@ import shlex
 from collections.abc import Mapping
 from typing import Any
 
-from .contexts import Context
 from ..process.errors import TemplateError
+from .contexts import Context
 
 __all__ = ["render", "text_of"]
 
@@ -45,7 +45,7 @@ def text_of(value: Any, ref: str, *, escaped: bool = False) -> str:
     else:
         try:
             value = str(value)
-        except Exception as exc:  # noqa: BLE001 -- any failure of a user's __str__ is one line
+        except Exception as exc:
             raise TemplateError(f"{{{ref}}}: str() of its {type(value).__name__} value failed: "
                                 f"{type(exc).__name__}: {exc}") from None
     if escaped:  # written as an escaped literal: NULs and lone surrogates are escapes there
@@ -199,7 +199,8 @@ def _js_text(value: Any, ref: str) -> str:
         try:
             return bytes(value).decode("utf-8")
         except UnicodeDecodeError:
-            raise TemplateError(f"{{{ref}}} is bytes that are not UTF-8 text; JavaScript strings cannot hold them")
+            raise TemplateError(f"{{{ref}}} is bytes that are not UTF-8 text; JavaScript strings cannot hold them"
+                                ) from None
     return text_of(value, ref, escaped=True)
 
 

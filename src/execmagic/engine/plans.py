@@ -10,9 +10,9 @@ from __future__ import annotations
 
 import dataclasses
 import errno
+import itertools
 import os
 import shlex
-import itertools
 from collections import ChainMap
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, NamedTuple
@@ -108,7 +108,7 @@ class Planner:
         isolated: bool,
         input: str | bytes | None,
         env_filter: Callable[[dict[str, str]], dict[str, str]] | None = None,
-    ) -> "_Prepared":
+    ) -> _Prepared:
         """What every plan needs: a label, the merged env, the run's cwd (checked), params and input.
 
         Values are checked before and after their ``${VAR}``/``{name}`` expansion (a NUL byte, a bad
@@ -195,7 +195,8 @@ class Planner:
                           shown_argv=shown_argv)
         if language in SHELL_LANGUAGES:
             notes += kernel_tool_notes(text, p.env.get("PATH", ""), p.moved_path)
-        return Plan(command, p.label, state_path=state_path, script=True, secrets=secrets, error=error, env_changes=p.changes,
+        return Plan(command, p.label, state_path=state_path, script=True, secrets=secrets, error=error,
+                    env_changes=p.changes,
                     shell_text=text if language in SHELL_LANGUAGES else None, session_env=p.env, notes=notes,
                     script_file=script_path if script_path in argv or argv[-1].endswith(shlex.quote(script_path))
                     else None)
@@ -237,7 +238,7 @@ class Planner:
         refs = {(name, ref) for source in sources for name, ref in references(source)
                 if SECRET_NAME.search(ref) and name in p.params}
         secrets = secret_env(p.env)
-        for name, ref in sorted(refs):
+        for _name, ref in sorted(refs):
             for i, item in enumerate(_texts(resolve(ref, p.params))):
                 secrets[f"{ref}#{i}" if i else ref] = item
         if refs:

@@ -23,8 +23,14 @@ from collections.abc import Mapping
 from ..process.launch import MARKER_VAR
 
 __all__ = [
-    "Delta", "STATE_VAR", "ShellSession", "USER_BASH_ENV_VAR", "parse_export_listing", "session_env",
-    "why_no_state", "write_prelude",
+    "STATE_VAR",
+    "USER_BASH_ENV_VAR",
+    "Delta",
+    "ShellSession",
+    "parse_export_listing",
+    "session_env",
+    "why_no_state",
+    "write_prelude",
 ]
 
 #: Variables bash maintains itself; they are not part of what a user exported.

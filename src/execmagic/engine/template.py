@@ -23,8 +23,8 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from .contexts import contexts_at
 from ..process.errors import TemplateError
+from .contexts import contexts_at
 from .literals import render, text_of
 
 __all__ = ["expand_argv", "expand_env", "expand_params", "expand_value", "references", "resolve"]
@@ -89,7 +89,7 @@ def _lookup(match: re.Match[str], params: Mapping[str, Any]) -> Any:
                 elif key.lstrip("-").isdigit():
                     key = int(key)
                 value = value[key]
-        except Exception as exc:  # noqa: BLE001 -- a failed lookup in the user's value is one line
+        except Exception as exc:
             raise TemplateError(f"{{{match.group('ref')}}}: {type(exc).__name__}: {exc}") from None
     return value
 

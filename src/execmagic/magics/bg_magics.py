@@ -16,10 +16,10 @@ from IPython.core.magic import Magics, line_magic, magics_class, no_var_expand
 from IPython.core.magic_arguments import argument, kwds, magic_arguments
 from IPython.display import display
 
+from ..background.registry import ShellRegistry, kill_many
 from ..display.shells import ShellTable
 from ..process import checks
 from ..process.results import ShellOutput
-from ..background.registry import ShellRegistry, kill_many
 from .exec_magics import ExecMagics, engine_errors
 from .helpfmt import FixedWidthHelp
 from .live import LiveOutput
@@ -64,7 +64,7 @@ class BackgroundMagics(Magics):
     @argument("--dry-run", action="store_true", help="show the fully expanded command; start nothing")
     @argument("--allow-dangerous", action="store_true", help="start even what a guardrail refuses")
     @argument("--cleanup", action="store_true", help="forget the shells that ended and delete their logs")
-    @line_magic("bg")
+    @line_magic("bg")  # type: ignore[arg-type]  # IPython types its decorators for Magics only
     def bg(self, line: str) -> None:
         """Start a shell command in the background and return at once; ``%bg`` alone lists the shells.
 
@@ -108,8 +108,9 @@ class BackgroundMagics(Magics):
               help="wait up to S seconds for new output or the end (inf: until the shell ends)")
     @argument("--tail", type=int, metavar="N", help="the last N lines of the whole log instead of what is new")
     @argument("--all", action="store_true", help="the whole log instead of what is new")
-    @argument("--follow", action="store_true", help="keep showing new output until the shell ends (interrupt stops following, not the shell)")
-    @line_magic("bgout")
+    @argument("--follow", action="store_true",
+              help="keep showing new output until the shell ends (interrupt stops following, not the shell)")
+    @line_magic("bgout")  # type: ignore[arg-type]  # IPython types its decorators for Magics only
     def bgout(self, line: str) -> None:
         """Show what a background shell printed since the last look, and its status.
 
@@ -168,7 +169,7 @@ class BackgroundMagics(Magics):
     @argument("--all", action="store_true", help="stop every running background shell")
     @argument("--signal", default="TERM", metavar="NAME", help="first signal to send (TERM, INT, HUP, KILL, …)")
     @argument("--grace", type=float, metavar="S", help="seconds before SIGKILL (default: ExecMagics.kill_grace)")
-    @line_magic("kill")
+    @line_magic("kill")  # type: ignore[arg-type]  # IPython types its decorators for Magics only
     def kill(self, line: str) -> None:
         """Stop background shells and everything they started (TERM, grace, KILL).
 

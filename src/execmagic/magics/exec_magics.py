@@ -9,10 +9,10 @@ error that stops "Run all" when a command failed).
 from __future__ import annotations
 
 import contextlib
-import keyword
 import json
+import keyword
 from collections.abc import Callable, Iterator
-from typing import Any
+from typing import Any, cast
 
 from IPython.core.error import UsageError
 from IPython.core.magic import (
@@ -25,8 +25,10 @@ from IPython.core.magic_arguments import argument, kwds, magic_arguments
 from IPython.display import display
 
 from ..display.render import Summary, short_command
-from ..process import checks
 from ..engine.default import default_engine
+from ..engine.engine import Plan
+from ..guard.policy import AuditUnavailable, CommandRefused, Guard
+from ..process import checks
 from ..process.errors import (
     CommandFailed,
     PreExecError,
@@ -34,13 +36,11 @@ from ..process.errors import (
     UnknownShell,
     UsageProblem,
 )
-from ..guard.policy import AuditUnavailable, CommandRefused
 from ..process.results import Result
-from ..engine.engine import Plan
 from .helpfmt import FixedWidthHelp
 from .live import LiveOutput, StatusLine
-from .settings import ExecSettings
 from .options import NamespaceParams, parse_line, parse_pairs, split_words
+from .settings import ExecSettings
 
 __all__ = ["CellCommandFailed", "CommandInterrupted", "ExecMagics", "StartFailed", "engine_errors"]
 
@@ -97,7 +97,8 @@ def _common(func: Callable[..., Any]) -> Callable[..., Any]:
         argument("--env", action="append", metavar="K=V", help="set an environment variable for this run (repeatable)"),
         argument("--clear-env", action="store_true", help="start from an empty environment (only --env values)"),
         argument("--param", action="append", metavar="K=V", help="value for {K} templates (before the namespace)"),
-        argument("--input", metavar="TEXT", help="text for the command's stdin ({var} templates work); stdin is closed otherwise"),
+        argument("--input", metavar="TEXT",
+                 help="text for the command's stdin ({var} templates work); stdin is closed otherwise"),
         argument("--out", metavar="NAME", help="store the Result in the variable NAME"),
         argument("--no-raise", action="store_true", help="do not raise when the command fails"),
         argument("--quiet", action="store_true", help="no live output; show the result with its output at the end"),
@@ -133,7 +134,7 @@ class ExecMagics(ExecSettings):
     @argument("--name", metavar="ID", help="with --bg: the shell's id instead of bg1, bg2, …")
     @argument("language", nargs="?", help="bash (default), sh, python, node/javascript, or any interpreter on PATH")
     @_common
-    @cell_magic("exec")
+    @cell_magic("exec")  # type: ignore[arg-type]  # IPython types its decorators for Magics only
     def exec_cell(self, line: str, cell: str) -> None:
         """Run the cell as a script; bash by default, in the persistent session.
 
@@ -171,7 +172,7 @@ class ExecMagics(ExecSettings):
     @kwds(formatter_class=FixedWidthHelp)
     @argument("cmdline", nargs="*", metavar="CMDLINE", help="the shell command line, as typed")
     @_common
-    @line_magic("exec")
+    @line_magic("exec")  # type: ignore[arg-type]  # IPython types its decorators for Magics only
     def exec_line(self, line: str) -> None:
         """Run one shell line in the persistent session (``cd``/``export`` carry over).
 
@@ -195,11 +196,12 @@ class ExecMagics(ExecSettings):
     @magic_arguments(name="spawn")
     @kwds(formatter_class=FixedWidthHelp)
     @argument("command", nargs="*", metavar="ARG", help="the program, then its arguments (one word, one argument)")
-    @argument("--argv", action="store_true", help="the rest of the line is a JSON array: the whole argv, one string per argument")
+    @argument("--argv", action="store_true",
+              help="the rest of the line is a JSON array: the whole argv, one string per argument")
     @argument("--json-args", metavar="JSON",
               help="send this JSON object as one line on stdin, then close it (the JSON-line plugin protocol)")
     @_common
-    @line_magic("spawn")
+    @line_magic("spawn")  # type: ignore[arg-type]  # IPython types its decorators for Magics only
     def spawn(self, line: str) -> None:
         """Run one program with an argument vector: no shell in between.
 
@@ -247,11 +249,11 @@ class ExecMagics(ExecSettings):
 
     # -- shared machinery -------------------------------------------------------
     def _params(self, args: Any) -> NamespaceParams:
-        shell = self.shell
+        shell = self.ipython
         return NamespaceParams(parse_pairs(args.param, "param"), shell.user_ns, shell.user_ns_hidden)
 
-    def _guard(self, args: Any) -> str:
-        return "none" if getattr(args, "allow_dangerous", False) else self.guard
+    def _guard(self, args: Any) -> Guard:
+        return "none" if getattr(args, "allow_dangerous", False) else cast(Guard, self.guard)
 
     @staticmethod
     def _check_values(args: Any) -> None:
@@ -304,7 +306,7 @@ class ExecMagics(ExecSettings):
         if live is not None:
             live.finish(result)
         if args.out:
-            self.shell.user_ns[args.out] = result
+            self.ipython.user_ns[args.out] = result
         display(result if args.quiet else Summary(result))
         self._raise_if_failed(result, args)
 

@@ -6,7 +6,7 @@ from typing import Any
 
 from IPython.core.magic_arguments import MagicHelpFormatter
 
-__all__ = ["FixedWidthHelp", "HELP_WIDTH"]
+__all__ = ["HELP_WIDTH", "FixedWidthHelp"]
 
 #: Help text width: fixed, so the reference reads the same whatever terminal built it.
 HELP_WIDTH = 100

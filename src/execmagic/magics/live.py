@@ -77,7 +77,8 @@ class LiveOutput:
             out = self._stream(stream)
             where = (f"full log: {capture.log_path}" if capture.log_error is None
                      else f"log incomplete: {capture.log_error}")
-            out.write(f"\n… [{format_bytes(capture.bytes)} on {stream}; last {len(tail)} characters below; {where}] …\n")
+            shown = f"{format_bytes(capture.bytes)} on {stream}; last {len(tail)} characters below; {where}"
+            out.write(f"\n… [{shown}] …\n")
             out.write(tail)
             if not tail.endswith("\n"):
                 out.write("\n")

@@ -15,15 +15,15 @@ from typing import Any
 
 from IPython.core.error import UsageError
 from IPython.core.magic import Magics
-from traitlets.config import Config
 from traitlets import Bool, Enum, Float, Int, List, TraitError, Unicode, observe, validate
+from traitlets.config import Config
 
+from ..engine.engine import Engine
 from ..engine.languages import known_language
+from ..guard.policy import GUARDS, AuditUnavailable, open_audit_log
 from ..process import checks
 from ..process.capture import LogDir
 from ..process.errors import UsageProblem
-from ..guard.policy import GUARDS, AuditUnavailable, open_audit_log
-from ..engine.engine import Engine
 from ..process.spec import RunOptions
 
 __all__ = ["ExecSettings"]
@@ -40,6 +40,12 @@ class ExecSettings(Magics):
     """The traits of :class:`~execmagic.magics.exec_magics.ExecMagics` and how they reach the engine."""
 
     engine: Engine
+
+    @property
+    def ipython(self) -> Any:
+        """The shell these magics belong to (always set once they are registered)."""
+        assert self.shell is not None
+        return self.shell
 
     timeout = Float(
         None, allow_none=True,
