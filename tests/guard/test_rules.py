@@ -353,7 +353,7 @@ def test_each_layer_words_a_refusal_from_its_fields(engine, dry_box):
                                "this tool does not run it; ask the user to run it themselves")
 
 
-GUARD_SRC = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "src", "execmagic", "guard")
+GUARD_SRC = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))), "src", "execmagic", "guard")
 
 
 def test_the_guard_package_exports_its_public_names():
