@@ -93,7 +93,7 @@ def test_an_unexpected_error_in_the_loop_stops_the_tree_through_the_one_stop_pat
         raise RuntimeError("selector broke")
 
     monkeypatch.setattr(foreground, "stop_tree", recording_stop_tree)
-    monkeypatch.setattr(foreground._Pump, "handle", broken_handle)
+    monkeypatch.setattr(foreground.Pump, "handle", broken_handle)
     with pytest.raises(RuntimeError, match="selector broke"):
         engine.run_argv(["sh", "-c", "sleep 30 & sleep 30"])
     assert [c["ladder"] for c in calls] == [()]  # straight to SIGKILL; the autouse fixture proves nothing is left

@@ -8,10 +8,6 @@ the command -- and an interrupt arrives exactly where it can be forwarded.
 
 from __future__ import annotations
 
-import contextlib
-import errno
-import os
-import selectors
 import signal
 import subprocess
 import time
@@ -23,18 +19,13 @@ from .capture import LogDir, StreamRecorder
 from .clock import now_iso
 from .errors import PreExecError
 from .launch import MARKER_VAR, launch
+from .pump import Cancelled, CancelToken, OutputCallback, ProgressCallback, Pump
 from .results import TIMEOUT_EXIT_CODE, Result, StreamCapture, exit_code_of
 from .spec import Command, RunOptions
 from .stop import StopReport, remaining, stop_tree
 
 __all__ = ["CancelToken", "OutputCallback", "ProgressCallback", "failed_to_start", "run_command"]
 
-OutputCallback = Callable[[str, str], None]
-"""``on_output(stream, text)`` with stream ``"stdout"`` or ``"stderr"``; called in the caller's thread."""
-ProgressCallback = Callable[[float, int], None]
-"""``on_progress(elapsed_seconds, bytes_so_far)``; called in the caller's thread."""
-
-_READ_SIZE = 1 << 16
 _POLL_WITHOUT_PIDFD = 0.05
 
 
@@ -91,168 +82,6 @@ def _escaped(before: frozenset[int], marker: str) -> bool:
     return False
 
 
-class CancelToken:
-    """Stops a run from another thread (an asyncio task being cancelled, an agent's deadline).
-
-    A pipe, so the run's selector wakes the moment it is cancelled; close it after the run.
-    """
-
-    def __init__(self) -> None:
-        self._read_fd, self._write_fd = os.pipe()
-        self.cancelled = False
-
-    def fileno(self) -> int:
-        return self._read_fd
-
-    def cancel(self) -> None:
-        if not self.cancelled:
-            self.cancelled = True
-            with contextlib.suppress(OSError):
-                os.write(self._write_fd, b"x")
-
-    def close(self) -> None:
-        for fd in (self._read_fd, self._write_fd):
-            with contextlib.suppress(OSError):
-                os.close(fd)
-
-
-class _Cancelled(Exception):
-    """Raised inside the run loop when its :class:`CancelToken` fires."""
-
-
-class _Pump:
-    """The state of one run's loop: pipes, recorders, pending live output."""
-
-    def __init__(self, proc: subprocess.Popen[bytes], recorders: dict[str, StreamRecorder],
-                 stdin_data: bytes | None, on_output: OutputCallback | None, cancel: CancelToken | None) -> None:
-        self.proc = proc
-        self.recorders = recorders
-        self.on_output = on_output
-        self.pending: list[tuple[str, str]] = []
-        self.selector = selectors.DefaultSelector()
-        self.open_streams: dict[int, str] = {}
-        assert proc.stdout is not None and proc.stderr is not None
-        for name, pipe in (("stdout", proc.stdout), ("stderr", proc.stderr)):
-            fd = pipe.fileno()
-            os.set_blocking(fd, False)
-            self.selector.register(fd, selectors.EVENT_READ, name)
-            self.open_streams[fd] = name
-        self.stdin_data = memoryview(stdin_data) if stdin_data is not None else None
-        if self.stdin_data is not None and proc.stdin is not None:
-            fd = proc.stdin.fileno()
-            os.set_blocking(fd, False)
-            self.selector.register(fd, selectors.EVENT_WRITE, "stdin")
-        self.pidfd: int | None = None
-        try:
-            self.pidfd = os.pidfd_open(proc.pid)
-            self.selector.register(self.pidfd, selectors.EVENT_READ, "exit")
-        except (AttributeError, OSError):
-            self.pidfd = None
-        self.exited_at: float | None = None
-        if cancel is not None:
-            self.selector.register(cancel.fileno(), selectors.EVENT_READ, "cancel")
-
-    # -- events ----------------------------------------------------------------
-    def handle(self, timeout: float | None) -> None:
-        for key, _mask in self.selector.select(timeout):
-            if key.data == "cancel":
-                raise _Cancelled
-            if key.data == "exit":
-                self._note_exit()
-            elif key.data == "stdin":
-                self._write_stdin(key.fd)
-            else:
-                self._read(key.fd)
-        if self.pidfd is None and self.exited_at is None and self.proc.poll() is not None:
-            self.exited_at = time.monotonic()
-
-    def _note_exit(self) -> None:
-        assert self.pidfd is not None
-        self.selector.unregister(self.pidfd)
-        os.close(self.pidfd)
-        self.pidfd = None
-        self.proc.poll()
-        self.exited_at = time.monotonic()
-
-    def _write_stdin(self, fd: int) -> None:
-        assert self.stdin_data is not None
-        try:
-            written = os.write(fd, self.stdin_data[:_READ_SIZE])
-            self.stdin_data = self.stdin_data[written:]
-        except BlockingIOError:
-            return
-        except OSError as exc:  # the command closed its stdin: what it did not read is not ours to force
-            if exc.errno != errno.EPIPE:
-                raise
-            self.stdin_data = self.stdin_data[:0]
-        if not len(self.stdin_data):
-            self.close_stdin()
-
-    def close_stdin(self) -> None:
-        if self.proc.stdin is not None and not self.proc.stdin.closed:
-            with contextlib.suppress(KeyError, ValueError):
-                self.selector.unregister(self.proc.stdin.fileno())
-            with contextlib.suppress(OSError):
-                self.proc.stdin.close()
-
-    def _read(self, fd: int) -> None:
-        name = self.open_streams[fd]
-        try:
-            data = os.read(fd, _READ_SIZE)
-        except BlockingIOError:
-            return
-        if data:
-            self._queue(name, self.recorders[name].feed(data))
-        else:
-            self._close_stream(fd)
-
-    def _close_stream(self, fd: int) -> None:
-        name = self.open_streams.pop(fd)
-        self.selector.unregister(fd)
-        self._queue(name, self.recorders[name].live_remainder())
-
-    def drain_nonblocking(self) -> None:
-        """Read what is left in the pipes without waiting (after the writers were stopped)."""
-        for fd in list(self.open_streams):
-            while True:
-                try:
-                    data = os.read(fd, _READ_SIZE)
-                except BlockingIOError:
-                    break
-                if not data:
-                    self._close_stream(fd)
-                    break
-                self._queue(self.open_streams[fd], self.recorders[self.open_streams[fd]].feed(data))
-
-    def _queue(self, name: str, text: str) -> None:
-        if not text:
-            return
-        if self.pending and self.pending[-1][0] == name:
-            self.pending[-1] = (name, self.pending[-1][1] + text)
-        else:
-            self.pending.append((name, text))
-
-    def flush(self) -> None:
-        pending, self.pending = self.pending, []
-        if self.on_output is not None:
-            for name, text in pending:
-                self.on_output(name, text)
-
-    def close(self) -> None:
-        self.close_stdin()
-        if self.pidfd is not None:
-            os.close(self.pidfd)
-            self.pidfd = None
-        self.selector.close()
-        for pipe in (self.proc.stdout, self.proc.stderr):
-            if pipe is not None:
-                pipe.close()
-
-    @property
-    def total_bytes(self) -> int:
-        return sum(r.total for r in self.recorders.values())
-
-
 class _Run:
     """One foreground run between its start and its :class:`Result` (invoke's runner shape).
 
@@ -279,7 +108,7 @@ class _Run:
         recorders = {name: StreamRecorder(name, opener, options.keep_bytes, defer_log=not options.keep_logs,
                                           log_over=options.log_over)
                      for name in ("stdout", "stderr")}
-        self.pump = _Pump(proc, recorders, command.input, on_output, cancel)
+        self.pump = Pump(proc, recorders, command.input, on_output, cancel)
         self.deadline = start + options.timeout if options.timeout is not None else None
         self.timed_out = self.interrupted = False
         self.notes: list[str] = []
@@ -306,7 +135,7 @@ class _Run:
                 pump.handle(self._wait_for(time.monotonic()))
                 if self._after_events(time.monotonic()):
                     break
-        except (KeyboardInterrupt, _Cancelled):
+        except (KeyboardInterrupt, Cancelled):
             self.interrupted = True
             self.stop((signal.SIGINT, signal.SIGTERM), "after the interrupt")
 
