@@ -106,9 +106,9 @@ def parse_pairs(entries: list[str] | None, what: str) -> dict[str, str]:
     pairs: dict[str, str] = {}
     for entry in entries or []:
         try:
-            name, value = parse_env_entry(entry)
+            name, value = parse_env_entry(entry, what)
         except UsageProblem as exc:
-            raise UsageError(str(exc).replace("env entry", f"{what} entry")) from None
+            raise UsageError(str(exc)) from None
         pairs[name] = value
     return pairs
 

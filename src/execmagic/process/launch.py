@@ -15,6 +15,7 @@ import shutil
 import subprocess
 from collections.abc import Mapping
 
+from .checks import ENV_NAME  # the one definition of a variable name
 from .errors import PreExecError, UsageProblem
 from .spec import Command
 
@@ -24,15 +25,14 @@ __all__ = ["MARKER_VAR", "check_cwd", "launch", "parse_env_entry", "resolve_exec
 MARKER_VAR = "EXECMAGIC_RUN"
 
 
-def parse_env_entry(entry: str) -> tuple[str, str]:
-    """``"K=V"`` → ``("K", "V")``; a malformed entry is a usage problem with a one-line reason."""
-    from .checks import ENV_NAME  # the one definition of a variable name
-
+def parse_env_entry(entry: str, what: str = "env") -> tuple[str, str]:
+    """``"K=V"`` → ``("K", "V")``; a malformed entry is a usage problem with a one-line reason
+    (``what`` names the option it came from: ``env``, ``param``)."""
     name, sep, value = entry.partition("=")
     if not sep:
-        raise UsageProblem(f"exec: malformed env entry {entry!r}: expected NAME=VALUE (EINVAL)")
+        raise UsageProblem(f"exec: malformed {what} entry {entry!r}: expected NAME=VALUE (EINVAL)")
     if not ENV_NAME.fullmatch(name):
-        raise UsageProblem(f"exec: malformed env entry {entry!r}: {name!r} is not a variable name (EINVAL)")
+        raise UsageProblem(f"exec: malformed {what} entry {entry!r}: {name!r} is not a variable name (EINVAL)")
     return name, value
 
 
