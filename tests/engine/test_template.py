@@ -349,3 +349,46 @@ def test_python_source_after_a_keyword_and_lone_surrogates():
     with pytest.raises(TemplateError, match="lone surrogate"):
         expand_params("echo {v}", {"v": "\ud800"})
     assert expand_params("x = {v}", {"v": "\ud800"}, language="python") == "x = '\\ud800'"
+
+
+# -- places a second tester found (each ran its payload once) -------------------------------------
+JS_PAYLOAD = "'+require('child_process').execSync('touch {m}')+'"
+SECOND_ROUND = [
+    ("bash", "echo $(echo a)#{v}", ";touch {m}", "a#;touch {m}"),
+    ("dash", "echo $(echo a)#{v}", ";touch {m}", "a#;touch {m}"),
+    ("bash", "echo $((1))#{v}", ";touch {m}", "1#;touch {m}"),
+    ("bash", 'echo "$(if true; then case a in a) echo {v};; esac; fi)"', "x; touch {m}", "x; touch {m}"),
+    ("dash", 'echo "$(if true; then case a in a) echo {v};; esac; fi)"', "x; touch {m}", "x; touch {m}"),
+    ("bash", 'echo "$({ case a in a) echo {v};; esac; })"', "x; touch {m}", "x; touch {m}"),
+    ("bash", 'echo "$(true;case=1) {v}"', "$(touch {m})", " $(touch {m})"),
+    ("bash", 'echo "$(case a in esac) {v}"', "$(touch {m})", " $(touch {m})"),
+    ("bash", 'echo "${X:-<<EOF}"\necho {v}', "x; touch {m}", "<<EOF\nx; touch {m}"),
+    ("bash", "echo $[1<<2]\necho {v}", "x; touch {m}", "4\nx; touch {m}"),
+    ("bash", "for((i=0;i<1<<1;i++)); do :; done\necho {v}", "x; touch {m}", "x; touch {m}"),
+    ("bash", "echo `echo \\`echo {v}\\``", "`;touch {m};`", "`;touch {m};`"),
+    ("bash", 'echo `echo \\`echo "{v}"\\``', "$(touch {m})", "$(touch {m})"),
+    ("node", "let i=1; let b = i++ / 2 + ' / '; console.log('{v}')", JS_PAYLOAD, JS_PAYLOAD),
+    ("node", "let x = 1 <!-- /*\nconsole.log('{v}')\n// */", JS_PAYLOAD, JS_PAYLOAD),
+]
+
+
+@pytest.mark.parametrize("language, script, value, expected", SECOND_ROUND)
+def test_values_a_second_tester_found_stay_values(engine, tmp_path, language, script, value, expected):
+    if shutil.which(language) is None:
+        pytest.skip(f"{language} is not installed")
+    marker = tmp_path / "pwned"
+    value, expected = value.format(m=marker), expected.format(m=marker)
+    result = engine.run_script(script, language, params={"v": value}, cwd=str(tmp_path), isolated=True)
+    assert not marker.exists(), script
+    assert result.stdout.rstrip("\n").endswith(expected), (result.stdout, result.stderr)
+
+
+@pytest.mark.parametrize("language, script, value, message", [
+    ("python", 'x = "s"\nprint(f"{x:{v}}")', "{__import__('os')}", "format spec"),
+    ("bash", "[[ {v} -eq 0 ]]", "a[b[0]+$(touch x)]", "array subscript"),
+    ("bash", "declare -i n; n={v}", "a[b[0]`touch x`]", "array subscript"),
+    ("bash", "echo \"${X:-'}' {v}}\"", "'", "single quote"),
+])
+def test_places_no_literal_can_hold_a_value_are_refused(language, script, value, message):
+    with pytest.raises(TemplateError, match=message):
+        expand_params(script, {"v": value}, language=language)

@@ -15,6 +15,9 @@ _PY_STOPS = {
     "code": re.compile(r"[#'\"()\[\]{}]"),
     "comment": re.compile(r"\n"),
 }
+# in a replacement field a ":" at the top level starts the format spec (where "{" starts code again)
+_FIELD_STOPS = re.compile(r"[#'\"()\[\]{}:]")
+_SPEC_STOPS = re.compile(r"[{}]")
 _PY_STRING_START = re.compile(r"(?<![A-Za-z0-9_])([rRbBuUfF]{0,2})('\'\'|\"\"\"|'|\")")
 
 
@@ -48,6 +51,16 @@ class PythonScanner(Scanner):
             return i + 1
         if top.kind == "string":
             return self._in_string(top, i, ch)
+        if top.kind == "fspec":
+            if ch == "{":
+                self.stack.append(_PyFrame("code", stops=_FIELD_STOPS))
+            else:
+                self.stack.pop()  # the "}" that ends the field
+            return i + 1
+        if ch == ":":
+            if top.depth == 0 and top.stops is _FIELD_STOPS and not self.text.startswith(":=", i):
+                top.kind, top.stops = "fspec", _SPEC_STOPS
+            return i + 1
         if ch == "#":
             self.stack.append(_PyFrame("comment"))
         elif ch in "([{":
@@ -82,7 +95,7 @@ class PythonScanner(Scanner):
         if ch == "{":
             if text.startswith("{{", i):
                 return i + 2
-            self.stack.append(_PyFrame("code"))  # an f-string's replacement field is code
+            self.stack.append(_PyFrame("code", stops=_FIELD_STOPS))  # an f-string's replacement field is code
             return i + 1
         if ch == "}":
             return i + 2 if text.startswith("}}", i) else i + 1
@@ -94,7 +107,7 @@ class PythonScanner(Scanner):
 
 # -- JavaScript --------------------------------------------------------------------------------
 _JS_STOPS = {
-    "code": re.compile(r"['\"`{}/]"),
+    "code": re.compile(r"['\"`{}/]|<!--|^[ \t]*-->", re.MULTILINE),  # node scripts take HTML-like comments
     "string'": re.compile(r"[\\'\n]"),
     'string"': re.compile(r'[\\"\n]'),
     "template": re.compile(r"[\\`]|\$\{"),
@@ -102,9 +115,10 @@ _JS_STOPS = {
     "block-comment": re.compile(r"\*/"),
     "regex": re.compile(r"[\\/\[\]\n]"),
 }
+_HTML_CLOSE = re.compile(r"[ \t]*-->")
 # after these (or at the start) a "/" begins a regex literal, not a division
-_REGEX_BEFORE = re.compile(r"(?:^|[(,=:\[!&|?{};+\-*%<>~^]|\b(?:return|typeof|case|do|else|in|of|new|delete|void|"
-                           r"throw|yield|await))\s*$")
+_REGEX_BEFORE = re.compile(r"(?:^|(?<![+\-])[(,=:\[!&|?{};+\-*%<>~^]|(?<![\w$.])(?:return|typeof|case|do|else|in|of"
+                           r"|new|delete|void|throw|yield|await))\s*$")  # not after i++ / x-- (a division)
 
 
 @dataclasses.dataclass
@@ -161,7 +175,7 @@ class NodeScanner(Scanner):
 
     def _code(self, top: _JsFrame, i: int, ch: str) -> int:
         text = self.text
-        if text.startswith("//", i):
+        if text.startswith(("//", "<!--"), i) or _HTML_CLOSE.match(text, i):
             self.stack.append(_JsFrame("comment"))
         elif text.startswith("/*", i):
             self.stack.append(_JsFrame("block-comment"))

@@ -24,7 +24,7 @@ __all__ = ["render", "text_of"]
 
 _INTEGER = re.compile(r"[+-]?[0-9]+")
 # name[ … $( / ` / ${ / $[ … ]: bash expands a subscript when it evaluates a value as a number
-_SUBSCRIPT_CODE = re.compile(r"\[[^\]]*(?:\$\(|`|\$\{|\$\[)")
+_SUBSCRIPT_CODE = re.compile(r"\[.*?(?:\$\(|`|\$\{|\$\[)", re.DOTALL)  # any "[" before: a[b[0]+$(…)]
 
 
 def text_of(value: Any, ref: str, *, escaped: bool = False) -> str:
@@ -130,6 +130,9 @@ def _comment_text(value: Any, ref: str) -> str:
 
 # -- Python ------------------------------------------------------------------------------------
 def _python(value: Any, context: Context, ref: str) -> str:
+    if context.kind == "py-fspec":
+        raise TemplateError(f"{{{ref}}} stands in an f-string's format spec, where braces start code;"
+                            " put it in a variable and write {{x:{{spec}}}} yourself")
     if context.kind == "py-comment":
         return re.sub(r"\r\n|\r|\n", "\n# ", _comment_text(value, ref))  # Python ends lines at each of them
     if context.kind == "py-code":

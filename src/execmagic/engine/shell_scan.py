@@ -51,13 +51,16 @@ _SHELL_STOPS = {
     "ansi": re.compile(r"[\\']"),
     "heredoc": re.compile(r"[\\`$\n]"),
     "heredoc-quoted": re.compile(r"\n"),
-    "arith": re.compile(r"[\\'\"`$()]"),
+    "arith": re.compile(r"[\\'\"`$()\]]"),
     "comment": re.compile(r"\n"),
-    "comment-in-backtick": re.compile(r"[\n`]"),  # bash finds the closing backtick before it reads comments
+    "comment-in-backtick": re.compile(r"[\n`]"),
+    "psquote": re.compile(r"[\\'\"`$]"),
 }
-_CODE_WORDS = re.compile(r"[\\'\"`$#()<}\n{]|\b(?:case|esac)\b")
+_CODE_WORDS = re.compile(r"[\\'\"`$#()<}\n{]|\bcase(?=[ \t])|\besac(?=[\s;)&|]|$)")
 _HEREDOC_OP = re.compile(r"<<(-?)[ \t]*((?:[^\s;&|<>()'\"\\]|'[^']*'|\"(?:[^\"\\]|\\.)*\"|\\.)+)")
-_WORD_START_BEFORE = frozenset(" \t\n;&|()<>")
+# a keyword after which a command (so "case") can stand
+_KEYWORD_BEFORE = re.compile(r"(?<![\w$])(?:then|do|else|elif|if|while|until|time)$")
+_WORD_START_BEFORE = frozenset(" \t\n;&|(<>")  # not ")": $(…)#x is one word
 
 
 class ShellScanner(Scanner):
@@ -84,8 +87,8 @@ class ShellScanner(Scanner):
             kind = "code"
         elif kind == "ansi" and self.ansi_c is None:
             kind = "ansi-unknown"
-        elif kind == "param":  # ${…} is read like the quoting around it
-            outer = next(f for f in reversed(frames) if f.kind != "param")
+        elif kind in ("param", "psquote"):  # ${…} is read like the quoting around it
+            outer = next(f for f in reversed(frames) if f.kind not in ("param", "psquote"))
             kind = "code" if outer.kind == "backtick" else outer.kind
             top = outer
             return Context(kind, delimiter=top.delimiter, strip_tabs=top.strip_tabs, backticks=ticks,
@@ -98,7 +101,12 @@ class ShellScanner(Scanner):
         ch = text[i]
         kind = frame.kind
         if ch == "\\":
+            if text.startswith("`", i + 1) and any(f.kind == "backtick" for f in self.stack):
+                return self._escaped_backtick(i)
             return i + 2
+        if kind == "psquote" and ch == "'":
+            self.stack.pop()
+            return i + 1
         if kind in ("squote", "ansi"):
             self.stack.pop()
             return i + 1
@@ -110,18 +118,29 @@ class ShellScanner(Scanner):
         if ch == "$":
             return self._dollar(i)
         if ch == "`":
-            if kind == "backtick":
+            if kind == "backtick" and frame.closer == "`":
                 self.stack.pop()
+            elif kind == "backtick":
+                self.stack.append(_Frame("backtick", closer="`", in_dquote=self._in_dquote()))
             else:
                 self.stack.append(_Frame("backtick", closer="`", in_dquote=self._in_dquote()))
             return i + 1
-        if kind == "dquote":
-            if ch == '"':
+        if kind in ("dquote", "psquote"):
+            if ch == '"' and kind == "dquote":
                 self.stack.pop()
             return i + 1
         if kind == "arith":
             return self._arith(frame, i, ch)
         return self._code(frame, i, ch)
+
+    def _escaped_backtick(self, i: int) -> int:
+        """Inside `…`, a \\` opens (or closes) a nested command substitution: one more layer."""
+        top = self.stack[-1]
+        if top.kind == "backtick" and top.closer == "\\`":
+            self.stack.pop()
+        elif top.kind in ("code", "backtick", "dquote", "param"):
+            self.stack.append(_Frame("backtick", closer="\\`", in_dquote=self._in_dquote()))
+        return i + 2
 
     def _in_dquote(self) -> bool:
         return any(f.kind == "dquote" for f in self.stack)
@@ -130,15 +149,19 @@ class ShellScanner(Scanner):
         text = self.text
         nxt = text[i + 1:i + 3]
         top = self.stack[-1].kind
-        if nxt.startswith("'") and (top in ("dquote", "heredoc") or self._quoted_param(self.stack[-1])):
+        if nxt.startswith("'") and (top in ("dquote", "heredoc", "psquote") or self._quoted_param(self.stack[-1])):
             return i + 1  # "$" then a plain "'" (bash reads no $'…' there)
         if nxt.startswith("'"):
             if self.ansi_c is False:
                 return i + 1  # dash: "$" then an ordinary '…'
             self.stack.append(_Frame("ansi"))
             return i + 2
-        if nxt.startswith('"') and top not in ("dquote", "heredoc") and not self._quoted_param(self.stack[-1]):
+        quoted = top in ("dquote", "heredoc", "psquote") or self._quoted_param(self.stack[-1])
+        if nxt.startswith('"') and not quoted:
             self.stack.append(_Frame("dquote"))
+            return i + 2
+        if nxt.startswith("["):  # $[ … ], bash's old arithmetic
+            self.stack.append(_Frame("arith", closer="]"))
             return i + 2
         if nxt == "((":
             self.stack.append(_Frame("arith"))
@@ -160,6 +183,8 @@ class ShellScanner(Scanner):
             elif self.text.startswith("))", i):
                 self.stack.pop()
                 return i + 2
+        elif ch == "]" and frame.closer == "]" and not frame.depth:
+            self.stack.pop()
         elif ch == '"':
             self.stack.append(_Frame("dquote"))
         return i + 1
@@ -170,7 +195,9 @@ class ShellScanner(Scanner):
         j = i
         while j > 0 and self.text[j - 1] in " \t":
             j -= 1
-        return j == 0 or self.text[j - 1] in ";&|(\n" or self.text.startswith("$(", j - 2)
+        if j == 0 or self.text[j - 1] in ";&|(\n{!" or self.text.startswith("$(", j - 2):
+            return True
+        return _KEYWORD_BEFORE.search(self.text, max(0, j - 6), j) is not None
 
     def _quoted_param(self, frame: _Frame) -> bool:
         """A ``${…}`` inside ``"…"`` or a heredoc: bash reads a ``'`` there as a plain character."""
@@ -183,19 +210,23 @@ class ShellScanner(Scanner):
         text = self.text
         at_word_start = i == 0 or text[i - 1] in _WORD_START_BEFORE
         if ch in "ce":  # the words case / esac (only $( … ) frames stop at them)
-            if self._command_position(i):
-                frame.cases += 1 if ch == "c" else -1 if frame.cases else 0
+            if ch == "c" and self._command_position(i):
+                frame.cases += 1
+            elif ch == "e" and frame.cases and (i == 0 or text[i - 1] in " \t\n;"):
+                frame.cases -= 1  # an empty "case x in esac" too
             return i + 4
         if ch == "'":
-            if not self._quoted_param(frame):
-                self.stack.append(_Frame("squote"))
+            # inside "${…}" bash pairs single quotes (a "}" between them does not close it) but
+            # reads them as plain characters: the text between is as live as the "…" around it
+            self.stack.append(_Frame("psquote" if self._quoted_param(frame) else "squote"))
         elif ch == '"':
             self.stack.append(_Frame("dquote"))
         elif ch == "#" and at_word_start and frame.kind != "param":
             in_tick = any(f.kind == "backtick" for f in self.stack)
             self.stack.append(_Frame("comment", closer="`" if in_tick else ""))
         elif ch == "(":
-            if text.startswith("((", i) and at_word_start:
+            if text.startswith("((", i) and (at_word_start or _KEYWORD_BEFORE.search(text, max(0, i - 6), i)
+                                             or text.endswith("for", max(0, i - 3), i)):
                 self.stack.append(_Frame("arith"))
                 return i + 2
             frame.depth += 1
@@ -211,7 +242,7 @@ class ShellScanner(Scanner):
             if frame.kind == "param":
                 frame.depth += 1
         elif ch == "<":
-            return self._heredoc_operator(i)
+            return i + 2 if frame.kind == "param" and text.startswith("<<", i) else self._heredoc_operator(i)
         elif ch == "\n" and self.pending:
             return self._heredoc_line(None, i + 1)
         return i + 1
