@@ -153,10 +153,17 @@ def test_kill_twice_and_kill_finished_are_calm(engine):
 
 
 def test_kill_with_chosen_signal_and_kill_all(engine):
-    info = start(engine, "trap 'echo got INT; exit 0' INT; while true; do sleep 0.05; done")
-    time.sleep(0.3)
+    info = start(engine, "trap 'echo got INT; exit 0' INT; echo ready; while true; do sleep 0.05; done")
+    seen = ""
+    while "ready" not in seen:  # the trap is set once it says so (a fixed sleep raced on a busy machine)
+        seen += engine.shells.read(info.id, wait=5).stdout
     assert engine.shells.kill(info.id, sig="INT").message.startswith("bg1 stopped with SIGINT")
-    assert "got INT" in engine.shells.read(info.id).stdout
+    out = engine.shells.read(info.id, wait=5)
+    seen += out.stdout
+    while not out.at_end:  # the reader drains what the shell printed as it went
+        out = engine.shells.read(info.id, wait=5)
+        seen += out.stdout
+    assert "got INT" in seen
     for _ in range(3):
         start(engine, "sleep 30")
     outcomes = engine.shells.kill_all()

@@ -367,6 +367,10 @@ SECOND_ROUND = [
     ("bash", "for((i=0;i<1<<1;i++)); do :; done\necho {v}", "x; touch {m}", "x; touch {m}"),
     ("bash", "echo `echo \\`echo {v}\\``", "`;touch {m};`", "`;touch {m};`"),
     ("bash", 'echo `echo \\`echo "{v}"\\``', "$(touch {m})", "$(touch {m})"),
+    ("bash", 'echo "$( (case a in a) echo;; esac) ; echo {v} )"', "$(touch {m})", "$(touch {m})"),
+    ("bash", "echo $((echo a); echo ')) {v}')", "$(touch {m})", "a )) $(touch {m})"),
+    ("bash", "for ((i=0; i<1; i++)); do echo {v}; done", "$(touch {m})", "$(touch {m})"),
+    ("bash", 'echo "$(case a in (a) echo x;; esac) {v}"', "$(touch {m})", "x $(touch {m})"),
     ("node", "let i=1; let b = i++ / 2 + ' / '; console.log('{v}')", JS_PAYLOAD, JS_PAYLOAD),
     ("node", "let x = 1 <!-- /*\nconsole.log('{v}')\n// */", JS_PAYLOAD, JS_PAYLOAD),
 ]

@@ -38,6 +38,7 @@ class _Frame:
     closer: str = ""     # what ends a code frame: "" (top), ")" for $( … ), "`", "}" for ${ … }
     depth: int = 0       # open parentheses inside a code/arith frame
     cases: int = 0       # open "case … esac" inside a $( … ) frame
+    loop: bool = False   # an arithmetic "for (( …; …; … ))", whose ";" are its own
     delimiter: str = ""
     strip_tabs: bool = False
     in_dquote: bool = False
@@ -51,7 +52,7 @@ _SHELL_STOPS = {
     "ansi": re.compile(r"[\\']"),
     "heredoc": re.compile(r"[\\`$\n]"),
     "heredoc-quoted": re.compile(r"\n"),
-    "arith": re.compile(r"[\\'\"`$()\]]"),
+    "arith": re.compile(r"[\\'\"`$()\];]"),
     "comment": re.compile(r"\n"),
     "comment-in-backtick": re.compile(r"[\n`]"),
     "psquote": re.compile(r"[\\'\"`$]"),
@@ -185,6 +186,9 @@ class ShellScanner(Scanner):
                 return i + 2
         elif ch == "]" and frame.closer == "]" and not frame.depth:
             self.stack.pop()
+        elif ch == ";" and not frame.loop and frame.closer != "]":
+            # no arithmetic holds a ";": bash read "$((" / "((" as two subshells, "( (…); …)"
+            frame.kind, frame.closer, frame.depth = "code", ")", 0
         elif ch == '"':
             self.stack.append(_Frame("dquote"))
         return i + 1
@@ -225,11 +229,15 @@ class ShellScanner(Scanner):
             in_tick = any(f.kind == "backtick" for f in self.stack)
             self.stack.append(_Frame("comment", closer="`" if in_tick else ""))
         elif ch == "(":
-            if text.startswith("((", i) and (at_word_start or _KEYWORD_BEFORE.search(text, max(0, i - 6), i)
-                                             or text.endswith("for", max(0, i - 3), i)):
-                self.stack.append(_Frame("arith"))
+            after_for = bool(re.search(r"(?<![\w$])for[ \t]*$", text[max(0, i - 8):i]))
+            if text.startswith("((", i) and (at_word_start or after_for or _KEYWORD_BEFORE.search(
+                    text, max(0, i - 6), i)):
+                self.stack.append(_Frame("arith", loop=after_for))
                 return i + 2
-            frame.depth += 1
+            if frame.kind == "param":
+                frame.depth += 1
+            else:  # a subshell, a group, a function's () or a case's (pattern): its own frame
+                self.stack.append(_Frame("code", closer=")"))
         elif ch == ")":
             if frame.depth:
                 frame.depth -= 1
