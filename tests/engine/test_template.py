@@ -373,6 +373,8 @@ SECOND_ROUND = [
     ("bash", 'echo "$(case a in (a) echo x;; esac) {v}"', "$(touch {m})", "x $(touch {m})"),
     ("node", "let i=1; let b = i++ / 2 + ' / '; console.log('{v}')", JS_PAYLOAD, JS_PAYLOAD),
     ("node", "let x = 1 <!-- /*\nconsole.log('{v}')\n// */", JS_PAYLOAD, JS_PAYLOAD),
+    ("node", "if (1) /'/.test('a'); console.log('{v}')", JS_PAYLOAD, JS_PAYLOAD),
+    ("node", "let a = (4) / 2; console.log('{v}' + a)", JS_PAYLOAD, JS_PAYLOAD + "2"),
 ]
 
 

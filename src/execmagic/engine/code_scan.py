@@ -107,7 +107,7 @@ class PythonScanner(Scanner):
 
 # -- JavaScript --------------------------------------------------------------------------------
 _JS_STOPS = {
-    "code": re.compile(r"['\"`{}/]|<!--|^[ \t]*-->", re.MULTILINE),  # node scripts take HTML-like comments
+    "code": re.compile(r"['\"`{}/()]|<!--|^[ \t]*-->", re.MULTILINE),  # node scripts take HTML-like comments
     "string'": re.compile(r"[\\'\n]"),
     'string"': re.compile(r'[\\"\n]'),
     "template": re.compile(r"[\\`]|\$\{"),
@@ -115,6 +115,7 @@ _JS_STOPS = {
     "block-comment": re.compile(r"\*/"),
     "regex": re.compile(r"[\\/\[\]\n]"),
 }
+_CONDITION_BEFORE = re.compile(r"(?<![\w$.])(?:if|while|for|with)\s*$")
 _HTML_CLOSE = re.compile(r"[ \t]*-->")
 # after these (or at the start) a "/" begins a regex literal, not a division
 _REGEX_BEFORE = re.compile(r"(?:^|(?<![+\-])[(,=:\[!&|?{};+\-*%<>~^]|(?<![\w$.])(?:return|typeof|case|do|else|in|of"
@@ -126,6 +127,9 @@ class _JsFrame:
     kind: str   # code (depth counts braces: a code frame inside a template literal ends at its "}"), string, …
     quote: str = ""
     depth: int = 0
+    # for each open "(": whether it follows if/while/for/with (then a "/" after its ")" starts a regex)
+    parens: list[bool] = dataclasses.field(default_factory=list)
+    regex_after: int = -1  # the position just after such a ")"
 
 
 class NodeScanner(Scanner):
@@ -181,8 +185,14 @@ class NodeScanner(Scanner):
             self.stack.append(_JsFrame("block-comment"))
             return i + 2
         elif ch == "/":
-            if _REGEX_BEFORE.search(text, max(0, i - 20), i):
+            after_condition = top.regex_after >= 0 and not text[top.regex_after:i].strip()
+            if after_condition or _REGEX_BEFORE.search(text, max(0, i - 20), i):
                 self.stack.append(_JsFrame("regex"))
+        elif ch == "(":
+            top.parens.append(bool(_CONDITION_BEFORE.search(text, max(0, i - 10), i)))
+        elif ch == ")":
+            if top.parens and top.parens.pop():
+                top.regex_after = i + 1
         elif ch == "{":
             top.depth += 1
         elif ch == "}":
