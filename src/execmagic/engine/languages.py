@@ -63,11 +63,8 @@ def script_argv(language: str, script: str, env: Mapping[str, str], script_path:
         if inline[0] in ("bash", "sh", "dash"):
             return (*inline, ". " + shlex.quote(script_path))
         return (inline[0], script_path)
-    if not language or ("/" in language and not os.access(language, os.X_OK)):
-        raise UsageProblem(f"exec: unknown language '{language}' (EINVAL)")
-    if "/" not in language and shutil.which(language, path=env.get("PATH", os.defpath)) is None:
-        raise UsageProblem(
-            f"exec: unknown language '{language}': no interpreter of that name on PATH (EINVAL)"
-        )
+    if not language or not known_language(language, env.get("PATH", os.defpath)):
+        why = "" if not language or "/" in language else ": no interpreter of that name on PATH"
+        raise UsageProblem(f"exec: unknown language '{language}'{why} (EINVAL)")
     _write(script_path, script)
     return (language, script_path)
