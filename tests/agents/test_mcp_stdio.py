@@ -241,3 +241,15 @@ def test_python_dash_m_is_the_same_command():
     done = subprocess.run([sys.executable, "-m", "execmagic.mcp", "--help"], capture_output=True, text=True,
                           timeout=60)
     assert done.returncode == 0 and "usage: execmagic-mcp" in done.stdout and "--allow-dir" in done.stdout
+
+
+def test_a_killed_server_leaves_its_shells_to_the_watchdog():
+    async def body(session):
+        answer(await session.call_tool("Bash", {"command": "sleep 68", "run_in_background": True}))
+        server = int(answer(await session.call_tool("Bash", {"command": "echo $PPID"}))["output"])
+        os.kill(server, signal.SIGKILL)  # no cleanup at all: the watchdog sees its lifeline end
+        with anyio.fail_after(15):
+            while psutil.pid_exists(server) and psutil.Process(server).status() != psutil.STATUS_ZOMBIE:
+                await anyio.sleep(0.02)
+
+    run(body)
