@@ -62,3 +62,39 @@ def test_stop_closes_the_port(engine):
     assert not srv.running
     with socket.socket() as s:
         assert s.connect_ex(("127.0.0.1", srv.port)) != 0
+
+
+def test_a_long_call_does_not_hold_up_the_others(server, tmp_path):
+    """The agent's parallel calls (and a second client) are served while a foreground Bash call runs."""
+    import anyio
+    from mcp import ClientSession
+    from mcp.client.streamable_http import streamable_http_client
+    from mcp.shared._httpx_utils import create_mcp_http_client
+
+    gate, started = tmp_path / "gate", tmp_path / "started"
+    order = []
+
+    async def main():
+        async with create_mcp_http_client(headers={"Authorization": f"Bearer {server.token}"}) as http, \
+                streamable_http_client(server.url, http_client=http) as (read, write), \
+                ClientSession(read, write) as session:
+            await session.initialize()
+
+            async def long_call():
+                # waits until the quick call has been answered (the test's gate), at most 30 s
+                result = await session.call_tool("Bash", {"command": f"touch {started}; for i in $(seq 300); do [ -e {gate} ] && break; "
+                                                                     "sleep 0.1; done; echo long done"})
+                order.append(json.loads(result.content[0].text)["output"])
+
+            async with anyio.create_task_group() as group:
+                group.start_soon(long_call)
+                while not started.exists():  # the long call is running
+                    await anyio.sleep(0.02)
+                listed = await session.call_tool("ListShells", {})
+                order.append("quick answered")
+                assert listed.is_error is False
+                gate.touch()
+
+    anyio.run(main)
+    assert order == ["quick answered", "long done\n"]
+    assert [c.tool for c in server.log.latest()] == ["ListShells", "Bash"]

@@ -46,14 +46,16 @@ from .answers import answer_text
 from .tools import Toolbox
 
 __all__ = [
-    "INSTALL_HINT", "MAX_CALLS_KEPT", "SERVER_NAME", "CallLog", "CallRecord", "HttpServer", "McpStatus",
-    "McpUnavailable", "build_server", "client_config", "serve_stdio",
+    "INSTALL_HINT", "MAX_CALLS_KEPT", "MAX_CONCURRENT_CALLS", "SERVER_NAME", "CallLog", "CallRecord", "HttpServer",
+    "McpStatus", "McpUnavailable", "build_server", "client_config", "serve_stdio",
 ]
 
 SERVER_NAME = "execmagic"
 INSTALL_HINT = "pip install 'execmagic[mcp]'"
 #: Calls remembered for ``%mcp`` (the latest ones; the count goes on).
 MAX_CALLS_KEPT = 50
+#: Tool calls running at once per server; more wait their turn (each may hold a process for minutes).
+MAX_CONCURRENT_CALLS = 16
 #: Seconds a stopping HTTP server waits for open requests (an agent's event stream stays open for ever).
 SHUTDOWN_GRACE = 1
 #: Seconds ``HttpServer.start`` waits for the server to listen before it gives up.
@@ -155,6 +157,7 @@ class _Calls:
     def __init__(self, toolbox: Toolbox, log: CallLog) -> None:
         self.toolbox = toolbox
         self.log = log
+        self._slots: asyncio.Semaphore | None = None  # made in the server's own loop, at its first call
 
     def _secrets(self) -> dict[str, str]:
         return sanitize_env(self.toolbox.engine.session.environment(), self.toolbox.env_allow)[1]
@@ -172,6 +175,12 @@ class _Calls:
         return answer
 
     async def __call__(self, name: str, arguments: dict[str, Any]) -> dict[str, Any]:
+        if self._slots is None:
+            self._slots = asyncio.Semaphore(MAX_CONCURRENT_CALLS)
+        async with self._slots:
+            return await self._in_thread(name, arguments)
+
+    async def _in_thread(self, name: str, arguments: dict[str, Any]) -> dict[str, Any]:
         loop = asyncio.get_running_loop()
         done: asyncio.Future[dict[str, Any]] = loop.create_future()
 
@@ -191,14 +200,14 @@ class _Calls:
             with contextlib.suppress(RuntimeError):  # the loop closed: the server stopped meanwhile
                 loop.call_soon_threadsafe(settle, answer, error)
 
-        threading.Thread(target=work, name=f"execmagic-mcp-{name}", daemon=True).start()
+        threading.Thread(target=work, name=f"execmagic-mcp-{name[:40]}", daemon=True).start()
         return await done
 
 
 def build_server(toolbox: Toolbox, log: CallLog | None = None) -> Any:
     """An :class:`mcp.server.lowlevel.Server` offering ``toolbox``'s tools (built-in and plugins)."""
     _import_sdk()
-    import mcp_types as types
+    from mcp import types
     from mcp.server.lowlevel import Server
 
     calls = _Calls(toolbox, log if log is not None else CallLog())
