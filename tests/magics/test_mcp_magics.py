@@ -60,3 +60,14 @@ def test_renderers_escape_what_an_agent_sent():
     assert text.splitlines()[0] == ("MCP server: running at http://127.0.0.1:1/mcp since 2026-01-01T09:00:00+00:00"
                                     " · guard all · 1 call · %mcp stop ends it")
     assert "10:00:00  Bash  <script>alert(1)</script>  ✘   exit 1   12" in text
+
+
+def test_without_the_sdk_serve_says_how_to_install_it(ip, monkeypatch):
+    import sys
+
+    monkeypatch.setitem(sys.modules, "mcp", None)  # as if the extra were not installed
+    with pytest.raises(UsageError) as caught:
+        magic(ip, "serve")
+    assert str(caught.value) == ("the MCP server needs the 'mcp' package (mcp is missing): "
+                                 "pip install 'execmagic[mcp]'")
+    assert magic(ip, "stop").stdout == "no MCP server is running\n"
