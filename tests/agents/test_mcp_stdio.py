@@ -162,11 +162,12 @@ def test_nothing_is_left_when_the_client_is_killed(tmp_path):
     assert_none_left(TOKEN_VAR, os.environ[TOKEN_VAR], wait=15)  # background, foreground, watchdog, server
 
 
-def test_sigterm_stops_the_server_and_its_shells():
+@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT, signal.SIGHUP])
+def test_a_signal_stops_the_server_and_its_shells(sig):
     async def body(session):
         answer(await session.call_tool("Bash", {"command": "sleep 63", "run_in_background": True}))
         server = int(answer(await session.call_tool("Bash", {"command": "echo $PPID"}))["output"])
-        os.kill(server, signal.SIGTERM)
+        os.kill(server, sig)  # while the server waits for the client's next message
         with anyio.fail_after(15):
             while psutil.pid_exists(server) and psutil.Process(server).status() != psutil.STATUS_ZOMBIE:
                 await anyio.sleep(0.02)

@@ -233,7 +233,7 @@ def build_server(toolbox: Toolbox, log: CallLog | None = None) -> Any:
 def serve_stdio(toolbox: Toolbox, log: CallLog | None = None, *, exit_grace: float = 1.0) -> None:
     """Serve over this process's stdin/stdout until stdin ends (the client exited or was killed).
 
-    The caller stops the engine afterwards (``toolbox.engine.close()``).  SIGTERM and SIGHUP stop
+    The caller stops the engine afterwards (``toolbox.engine.close()``).  SIGTERM, SIGHUP and SIGINT stop
     the engine's shells (``exit_grace`` before SIGKILL) and end the process at once with status
     128 + the signal: the SDK reads stdin in a worker thread that no cancellation can interrupt,
     so waiting for a clean unwind would wait for the client's next message.  The SDK moves fd 0
@@ -248,7 +248,7 @@ def serve_stdio(toolbox: Toolbox, log: CallLog | None = None, *, exit_grace: flo
     server = build_server(toolbox, log)
 
     async def stop_on_signal() -> None:
-        with anyio.open_signal_receiver(signal.SIGTERM, signal.SIGHUP) as received:
+        with anyio.open_signal_receiver(signal.SIGTERM, signal.SIGHUP, signal.SIGINT) as received:
             async for signum in received:
                 await anyio.to_thread.run_sync(toolbox.engine.close, exit_grace)
                 with contextlib.suppress(Exception):

@@ -6,7 +6,7 @@
 An MCP client starts it as a subprocess and speaks JSON-RPC over its stdin/stdout.  It serves
 Bash, BashOutput, KillShell, ListShells and one tool per plugin manifest in ``--plugins DIR``,
 with the same guardrails as :class:`~execmagic.agents.tools.Toolbox`.  Whatever ends it (stdin
-closed because the client exited or was killed, SIGTERM, SIGHUP, Ctrl-C), every shell it started
+closed because the client exited or was killed, SIGTERM, SIGHUP, SIGINT), every shell it started
 is stopped before it exits; if it is killed outright, the engine's watchdog stops them.
 
 Every mistake at start (a bad manifest, a missing directory, the SDK not installed) is one line
