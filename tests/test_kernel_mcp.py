@@ -4,6 +4,7 @@ works in the notebook's own session while the notebook watches, and nothing else
 from __future__ import annotations
 
 import json
+import os
 import socket
 import urllib.error
 import urllib.request
@@ -39,12 +40,17 @@ def nothing_left_by_the_kernel(kernel):
 
 
 def serve(kernel, line="%mcp serve"):
-    """Start the server in the kernel; (url, token) read from the client configuration it printed."""
+    """Start the server in the kernel; (url, token) read from the client configuration file it named.
+    The token itself never appears in the cell's output (a saved notebook travels)."""
     ex = kernel.execute(line)
     assert ex.status == "ok", ex.reply
     text = ex.stream_text()
-    (config_line,) = [ln for ln in text.splitlines() if ln.startswith("client config: ")]
-    (server,) = json.loads(config_line.removeprefix("client config: "))["mcpServers"].values()
+    (config_line,) = [ln for ln in text.splitlines() if ln.startswith("client config, token included")]
+    path = config_line.rsplit(": ", 1)[1]
+    assert os.stat(path).st_mode & 0o777 == 0o600
+    with open(path) as fh:
+        (server,) = json.load(fh)["mcpServers"].values()
+    assert server["headers"]["Authorization"].removeprefix("Bearer ") not in text
     assert server["type"] == "http" and server["url"].startswith("http://127.0.0.1:")
     return server["url"], server["headers"]["Authorization"].removeprefix("Bearer ")
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+
 import pytest
 from IPython.core.error import UsageError
 from IPython.utils.capture import capture_output
@@ -42,12 +44,16 @@ def test_mistakes_are_one_line(ip, line, message):
 
 def test_serve_then_stop_in_this_shell(ip):
     served = magic(ip, "serve")
-    assert "client config: " in served.stdout and "Bearer " in served.stdout
+    path = served.stdout.split("kept out of this notebook): ", 1)[1].split("\n", 1)[0]
+    with open(path) as fh:
+        token = fh.read().split("Bearer ", 1)[1].split('"', 1)[0]
+    assert len(token) >= 40 and token not in served.stdout and "Bearer" not in served.stdout
     with pytest.raises(UsageError, match="running already"):
         magic(ip, "serve")
     status = magic(ip, "")
     assert "no calls yet" in status.outputs[0].data["text/plain"]
     assert "stopped after 0 calls; the port is closed" in magic(ip, "stop").stdout
+    assert not os.path.exists(path)  # the token's file goes with the server
 
 
 def test_renderers_escape_what_an_agent_sent():

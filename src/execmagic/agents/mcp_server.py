@@ -367,6 +367,8 @@ class HttpServer:
         self._socket: socket.socket | None = None
         self._failure: BaseException | None = None
         self.port: int | None = None
+        #: Where :meth:`write_client_config` put the configuration (removed by :meth:`stop`).
+        self.config_path: str | None = None
 
     @property
     def url(self) -> str:
@@ -378,6 +380,24 @@ class HttpServer:
 
     def client_config(self) -> dict[str, Any]:
         return client_config(self.url, self.token)
+
+    def write_client_config(self, folder: str) -> str:
+        """Write :meth:`client_config` (it holds the token) to a file only its owner can read; its path.
+
+        The token stays out of what a notebook shows and saves (a saved notebook travels: a
+        colleague on the same machine could reach 127.0.0.1 with it while the kernel runs); the file
+        is made with mode 0600 in a folder of mode 0700, as Jupyter keeps a kernel's connection file.
+        """
+        os.makedirs(folder, mode=0o700, exist_ok=True)
+        path = os.path.join(folder, f"execmagic-mcp-{os.getpid()}-{self.port}.json")
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(path)  # one left by an earlier server of a kernel that had this pid
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        with os.fdopen(fd, "w") as fh:
+            json.dump(self.client_config(), fh)
+            fh.write("\n")
+        self.config_path = path
+        return path
 
     def status(self) -> McpStatus:
         return McpStatus(self.running, self.url if self.port else None, self.started_at, str(self.toolbox.guard),
@@ -444,5 +464,9 @@ class HttpServer:
         if self._socket is not None:
             with contextlib.suppress(OSError):
                 self._socket.close()
+        if self.config_path is not None:
+            with contextlib.suppress(OSError):
+                os.unlink(self.config_path)  # the token is worthless now; its file goes too
+            self.config_path = None
         self._restore_loggers()
 

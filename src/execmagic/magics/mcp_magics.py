@@ -9,13 +9,13 @@ alone.  It stops with ``%mcp stop``, ``%unload_ext execmagic`` and the kernel.
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 from IPython.core.error import UsageError
 from IPython.core.magic import Magics, line_magic, magics_class, no_var_expand
 from IPython.core.magic_arguments import argument, kwds, magic_arguments
 from IPython.display import display
+from jupyter_core.paths import jupyter_runtime_dir
 
 from ..agents.mcp_server import HttpServer, McpStatus, McpUnavailable
 from ..agents.tools import Toolbox
@@ -48,9 +48,10 @@ class McpMagics(Magics):
         ``%mcp serve`` starts a Model Context Protocol server in this kernel (streamable HTTP)
         offering Bash, BashOutput, KillShell and ListShells over the notebook's own session: the
         agent's cd and export are the notebook's, and its background shells are listed by %bg,
-        read with %bgout and stopped with %kill. It prints the URL and one line of client
-        configuration. The server listens on 127.0.0.1 only, and every request needs the bearer
-        token printed with it (new for each server); without it the answer is 401. Dangerous
+        read with %bgout and stopped with %kill. It prints the URL and the path of a file holding
+        the client configuration with the bearer token (mode 0600: the token stays out of the
+        notebook, which may be shared). The server listens on 127.0.0.1 only, and every request
+        needs that token (new for each server); without it the answer is 401. Dangerous
         commands are refused (guard "all"), secrets held back and redacted, as for Toolbox.
         Guardrails, not a sandbox: the agent runs as you.
 
@@ -89,9 +90,15 @@ class McpMagics(Magics):
             raise UsageError(str(exc)) from None
         except OSError as exc:
             raise UsageError(f"cannot listen on 127.0.0.1:{port}: {exc.strerror or exc}") from None
+        try:
+            path = server.write_client_config(jupyter_runtime_dir())
+        except OSError as exc:
+            server.stop()
+            raise UsageError(f"cannot write the client configuration: {exc.strerror or exc}"
+                             f" ({getattr(exc, 'filename', None) or jupyter_runtime_dir()})") from None
         self.server = server
-        print(f"MCP server listening at {server.url} (127.0.0.1 only; every request needs the token below)\n"
-              f"client config: {json.dumps(server.client_config())}\n"
+        print(f"MCP server listening at {server.url} (127.0.0.1 only; every request needs its bearer token)\n"
+              f"client config, token included (readable by you only, kept out of this notebook): {path}\n"
               "The agent works in this notebook's session: %bg lists its shells, %mcp its calls; "
               "%mcp stop ends the server.")
 
