@@ -60,7 +60,7 @@ def load_ext_rows(kernels: int) -> list[tuple[str, str, str]]:
             empties.append(statistics.median(empty))
         finally:
             kernel.shutdown()
-    net = statistics.median(load - empty for load, empty in zip(loads, empties))
+    net = statistics.median(load - empty for load, empty in zip(loads, empties, strict=True))
     return [("`%load_ext execmagic` in a fresh kernel, over an empty cell",
              f"{net:.1f} ms (median of {kernels} kernels)",
              f"{statistics.median(loads):.1f} ms against {statistics.median(empties):.1f} ms")]

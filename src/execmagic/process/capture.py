@@ -27,12 +27,6 @@ import os
 from collections.abc import Callable
 from typing import BinaryIO
 
-try:  # vectored writes (POSIX); elsewhere the pieces are joined first
-    from os import writev as _writev
-except ImportError:  # pragma: no cover
-    def _writev(fd: int, pieces: list[bytes]) -> int:
-        return os.write(fd, b"".join(pieces))
-
 from .results import StreamCapture, format_bytes
 
 __all__ = [
@@ -203,7 +197,7 @@ class StreamRecorder:
         try:
             fd = self._log.fileno()
             while pieces:
-                written = _writev(fd, pieces)
+                written = os.writev(fd, pieces)
                 while pieces and written >= len(pieces[0]):  # a short write (rare on a file): go on after it
                     written -= len(pieces.pop(0))
                 if written:
