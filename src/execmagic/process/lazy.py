@@ -9,6 +9,8 @@ each name lives and gets a module ``__getattr__`` that imports it on first use.
 from __future__ import annotations
 
 import importlib
+import sys
+import types
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -31,4 +33,25 @@ def lazy_exports(package: str, where: Mapping[str, str],
     def __dir__() -> list[str]:
         return sorted(set(namespace) | set(where))
 
+    _keep_names_over_submodules(package, {name for name, module in where.items() if module == name})
     return __getattr__, __dir__
+
+
+def _keep_names_over_submodules(package: str, names: set[str]) -> None:
+    """A name exported from the submodule of the same name (``guard.check`` the function, from
+    ``guard/check.py``) stays the exported object when that submodule is imported.
+
+    Importing ``package.name`` sets the attribute ``name`` of the package to the submodule; an
+    eager ``from .name import name`` in ``__init__`` used to bind it back to the function.  A
+    lazy package does it as the import system sets it.
+    """
+    if not names:
+        return
+
+    def __setattr__(self: types.ModuleType, name: str, value: Any) -> None:
+        if name in names and isinstance(value, types.ModuleType) and value.__name__ == f"{package}.{name}":
+            value = getattr(value, name)
+        types.ModuleType.__setattr__(self, name, value)
+
+    module = sys.modules[package]
+    module.__class__ = type("LazyPackage", (types.ModuleType,), {"__setattr__": __setattr__})
