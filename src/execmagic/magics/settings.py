@@ -119,8 +119,7 @@ class ExecSettings(Magics):
         False, help="Keep a log file of every command; by default only when the result cannot hold the output.",
     ).tag(config=True)
     log_retention_days = Float(
-        7.0, help="Days the log folders of kernels that are gone are kept (removed when a kernel runs its first"
-                  " command).",
+        7.0, help="Days the log folders of kernels that are gone are kept (removed when a kernel starts).",
     ).tag(config=True)
     log_quota = Int(
         2 * 1024**3, help="Bytes all log folders may take; past it the oldest gone kernels' folders are removed.",
