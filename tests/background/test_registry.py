@@ -249,6 +249,35 @@ def test_watchdog_stops_shells_when_the_owner_is_killed(tmp_path):
     assert not processes_with(TOKEN_VAR, os.environ[TOKEN_VAR])
 
 
+def test_watchdog_reads_its_record_after_the_owner_is_killed(tmp_path):
+    """Reports go to an in-memory record (no wake per report), compacted as it grows: whatever was
+    registered when the owner died -- shells started before and after compactions -- is swept."""
+    owner = textwrap.dedent(f"""
+        import os, signal, time
+        import execmagic.background.watchdog_link as link
+        from execmagic.engine import Engine, RunOptions
+        link._RECORD_COMPACT = 200  # compact every few reports
+        engine = Engine(log_dir={str(tmp_path)!r}, options=RunOptions(grace=0.3))
+        engine.start_background(engine.plan_script("sleep 300", save_session=False))
+        for _ in range(10):
+            engine.run_script("true")
+        engine.start_background(engine.plan_script("setsid sleep 301 & sleep 302", save_session=False))
+        for _ in range(10):
+            engine.run_script("true")
+        watchdog = engine.shells.watchdog_pid
+        with open(f"/proc/{{watchdog}}/cmdline", "rb") as fh:
+            print(len(fh.read().split(b"\\0")[:-1]), flush=True)  # python -m module grace record
+        time.sleep(0.3)
+        os.kill(os.getpid(), signal.SIGKILL)
+    """)
+    proc = subprocess.run([sys.executable, "-c", owner], capture_output=True, text=True, timeout=30)
+    assert proc.returncode == -signal.SIGKILL and proc.stdout == "5\n", proc.stderr
+    deadline = time.monotonic() + 3
+    while processes_with(TOKEN_VAR, os.environ[TOKEN_VAR]) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not processes_with(TOKEN_VAR, os.environ[TOKEN_VAR])
+
+
 # -- the reader outlives one shell's trouble (issue 8) -------------------------------------------
 TICKER = "for i in $(seq 1 400); do echo tick $i; sleep 0.02; done"
 

@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import atexit
+import sys
 from typing import Any
 
 from ..display import formatters
-from ..engine.default import close_default_engine
 from .bg_magics import BackgroundMagics
 from .exec_magics import CellCommandFailed, CommandInterrupted, ExecMagics, StartFailed
 from .mcp_magics import McpMagics
@@ -37,9 +37,17 @@ def load(shell: Any) -> None:
 EXIT_GRACE = 1.0
 
 
+def _close_engine(grace: float | None = None) -> None:
+    """Close the process-wide engine if a command ever made one (else there is nothing to stop,
+    and nothing worth importing while the interpreter exits)."""
+    default = sys.modules.get("execmagic.engine.default")
+    if default is not None:
+        default.close_default_engine(grace)
+
+
 def _close_at_exit(exec_magics: ExecMagics, mcp_magics: McpMagics) -> None:
     mcp_magics.stop()  # no new calls from outside once the shells are being stopped
-    close_default_engine(grace=min(exec_magics.kill_grace, EXIT_GRACE))
+    _close_engine(grace=min(exec_magics.kill_grace, EXIT_GRACE))
 
 
 def unload(shell: Any) -> None:
@@ -48,7 +56,7 @@ def unload(shell: Any) -> None:
     if loaded is None:
         return
     loaded[2].stop()
-    close_default_engine()
+    _close_engine()
     atexit.unregister(_close_at_exit)
     registry = shell.magics_manager.magics
     for magics in loaded:

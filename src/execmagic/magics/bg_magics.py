@@ -9,21 +9,22 @@ looking, never the shell.
 from __future__ import annotations
 
 import sys
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from IPython.core.error import UsageError
 from IPython.core.magic import Magics, line_magic, magics_class, no_var_expand
 from IPython.core.magic_arguments import argument, kwds, magic_arguments
 from IPython.display import display
 
-from ..background.registry import ShellRegistry, kill_many
-from ..display.shells import ShellTable
 from ..process import checks
-from ..process.results import ShellOutput
 from .exec_magics import ExecMagics, engine_errors
 from .helpfmt import FixedWidthHelp
-from .live import LiveOutput
 from .options import parse_line
+
+if TYPE_CHECKING:  # imported by the first command that needs them, not at %load_ext
+    from ..background.registry import ShellRegistry
+    from ..process.results import ShellOutput
+    from .live import LiveOutput
 
 __all__ = ["BackgroundMagics"]
 
@@ -90,6 +91,8 @@ class BackgroundMagics(Magics):
         if not command:
             if line.strip():
                 raise UsageError("%bg needs a command line after its options, e.g. %bg --name job make all")
+            from ..display.shells import ShellTable
+
             display(ShellTable(tuple(self.shells.list())))
             return
         with engine_errors():
@@ -122,6 +125,8 @@ class BackgroundMagics(Magics):
             %bgout bg1 --tail 20
             %bgout bg1 --wait inf      # until the shell ends
         """
+        from .live import LiveOutput
+
         args, _ = parse_line(line, self.bgout.parser)
         with engine_errors():
             wait = checks.wait(args.wait, "--wait")
@@ -194,6 +199,8 @@ class BackgroundMagics(Magics):
                 if not outcomes:
                     print("no background shell is running")
             else:
+                from ..background.registry import kill_many
+
                 outcomes = kill_many(shells, args.ids, sig=args.signal, grace=args.grace)
         for outcome in outcomes:
             display(outcome)

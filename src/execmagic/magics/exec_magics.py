@@ -12,7 +12,7 @@ import contextlib
 import json
 import keyword
 from collections.abc import Callable, Iterator
-from typing import Any, cast
+from typing import TYPE_CHECKING, Any, cast
 
 from IPython.core.error import UsageError
 from IPython.core.magic import (
@@ -24,10 +24,7 @@ from IPython.core.magic import (
 from IPython.core.magic_arguments import argument, kwds, magic_arguments
 from IPython.display import display
 
-from ..display.render import Summary, short_command
-from ..engine.default import default_engine
-from ..engine.engine import Plan
-from ..guard.policy import AuditUnavailable, CommandRefused, Guard
+from ..guard.levels import Guard
 from ..process import checks
 from ..process.errors import (
     CommandFailed,
@@ -36,11 +33,13 @@ from ..process.errors import (
     UnknownShell,
     UsageProblem,
 )
-from ..process.results import Result
 from .helpfmt import FixedWidthHelp
-from .live import LiveOutput, StatusLine
 from .options import NamespaceParams, parse_line, parse_pairs, split_words
 from .settings import ExecSettings
+
+if TYPE_CHECKING:  # the engine and the renderers are imported by the first command, not at %load_ext
+    from ..engine.engine import Plan
+    from ..process.results import Result
 
 __all__ = ["CellCommandFailed", "CommandInterrupted", "ExecMagics", "StartFailed", "engine_errors"]
 
@@ -56,6 +55,8 @@ class CellCommandFailed(_OneRedLine, CommandFailed):
     """A failed command in a cell: shown as one red line (no Python traceback); stops "Run all"."""
 
     def __init__(self, result: Result) -> None:
+        from ..display.render import short_command
+
         super().__init__(result)
         self.args = (f"command failed: {result.outcome()} · {short_command(result.command)}",)
 
@@ -74,6 +75,8 @@ class StartFailed(_OneRedLine, Exception):
 @contextlib.contextmanager
 def engine_errors() -> Iterator[None]:
     """Turn the engine's deliberate errors into what a notebook user should see: one line, no traceback."""
+    from ..guard.policy import AuditUnavailable, CommandRefused
+
     try:
         yield
     except CommandRefused as exc:  # worded for a notebook user: the magic's own override
@@ -119,12 +122,6 @@ class ExecMagics(ExecSettings):
     Every default below is a trait: ``%config ExecMagics.timeout = 300`` or
     ``c.ExecMagics.timeout = 300`` in ``ipython_config.py``.
     """
-
-    def __init__(self, shell: Any = None, **kwargs: Any) -> None:
-        super().__init__(shell=shell, **kwargs)
-        # the process-wide engine: execmagic.run() in a cell shares this session and these shells
-        self.engine = default_engine()
-        self.apply_engine_settings()
 
     # -- the magics ---------------------------------------------------------------
     @no_var_expand
@@ -289,6 +286,9 @@ class ExecMagics(ExecSettings):
         display(info)
 
     def _run(self, args: Any, make_plan: Callable[..., Plan]) -> None:
+        from ..display.render import Summary, short_command
+        from .live import LiveOutput, StatusLine
+
         options = self.run_options(args.timeout)
         plan = self._plan(args, make_plan)
         if args.dry_run:
@@ -312,6 +312,8 @@ class ExecMagics(ExecSettings):
 
     def _raise_if_failed(self, result: Result, args: Any) -> None:
         if result.interrupted:
+            from ..display.render import short_command
+
             raise CommandInterrupted(f"interrupted: {short_command(result.command)} (its processes were stopped)")
         if result.success or args.no_raise or not self.raise_on_error:
             return

@@ -9,7 +9,7 @@ alone.  It stops with ``%mcp stop``, ``%unload_ext execmagic`` and the kernel.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from IPython.core.error import UsageError
 from IPython.core.magic import Magics, line_magic, magics_class, no_var_expand
@@ -17,11 +17,12 @@ from IPython.core.magic_arguments import argument, kwds, magic_arguments
 from IPython.display import display
 from jupyter_core.paths import jupyter_runtime_dir
 
-from ..agents.mcp_server import HttpServer, McpStatus, McpUnavailable
-from ..agents.tools import Toolbox
 from .exec_magics import ExecMagics
 from .helpfmt import FixedWidthHelp
 from .options import parse_line
+
+if TYPE_CHECKING:  # the server and the tools are imported when a server is asked for, not at %load_ext
+    from ..agents.mcp_server import HttpServer
 
 __all__ = ["McpMagics"]
 
@@ -73,6 +74,8 @@ class McpMagics(Magics):
         elif args.action == "stop":
             print(self.stop() or "no MCP server is running")
         else:
+            from ..agents.mcp_server import McpStatus
+
             display(self.server.status() if self.server is not None else McpStatus(running=False))
 
     def _serve(self, port: int | None) -> None:
@@ -80,6 +83,9 @@ class McpMagics(Magics):
             raise UsageError(f"an MCP server is running already at {self.server.url}; %mcp stop ends it")
         if port is not None and not 0 <= port <= 65535:
             raise UsageError(f"--port must be between 1 and 65535 (or 0: a free one), not {port}")
+        from ..agents.mcp_server import HttpServer, McpUnavailable
+        from ..agents.tools import Toolbox
+
         engine = self.exec_magics.engine
         self.exec_magics.sync_background_settings()
         try:
