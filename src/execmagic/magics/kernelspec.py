@@ -26,7 +26,9 @@ import sys
 import tempfile
 from typing import Any
 
-__all__ = ["DEFAULT_NAME", "InstalledKernel", "install_kernel", "kernel_dict", "main"]
+from .helpfmt import HELP_WIDTH
+
+__all__ = ["DEFAULT_NAME", "InstalledKernel", "install_kernel", "kernel_dict", "main", "parser"]
 
 #: The shipped kernelspec's name too: installing with ``--user`` shadows the wheel's copy on purpose
 #: (the user folder comes first on Jupyter's search path).
@@ -82,9 +84,11 @@ def install_kernel(*, name: str = DEFAULT_NAME, display_name: str | None = None,
     return InstalledKernel(name=name, path=path, python=spec["argv"][0], display_name=shown)
 
 
-def _parser() -> argparse.ArgumentParser:
+def parser() -> argparse.ArgumentParser:
+    """The command's parser (its help is in the generated reference: fixed width, no paths of this machine)."""
     parser = argparse.ArgumentParser(
         prog="python -m execmagic install-kernel",
+        formatter_class=lambda prog: argparse.HelpFormatter(prog, width=HELP_WIDTH),
         description="Register a Jupyter kernel that runs this Python with execmagic loaded. "
                     "Run it with the Python of the environment execmagic is installed in; the Jupyter "
                     "that starts the kernel may live anywhere.")
@@ -92,7 +96,8 @@ def _parser() -> argparse.ArgumentParser:
     where.add_argument("--user", action="store_true",
                        help="for your user only (the default: needs no administrator rights)")
     where.add_argument("--sys-prefix", action="store_true",
-                       help=f"into this environment's Jupyter data ({sys.prefix}), for a Jupyter installed here")
+                       help="into this environment's Jupyter data (sys.prefix/share/jupyter), for a Jupyter installed "
+                            "here")
     where.add_argument("--prefix", metavar="P",
                        help="into P/share/jupyter/kernels: P is the environment (sys.prefix) of the Jupyter "
                             "that should see the kernel")
@@ -104,14 +109,14 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = _parser()
-    args = parser.parse_args(argv)
+    cli = parser()
+    args = cli.parse_args(argv)
     if not _NAME.fullmatch(args.name):
-        parser.error(f"--name {args.name!r}: a kernel name is letters, digits, '.', '_' and '-'")
+        cli.error(f"--name {args.name!r}: a kernel name is letters, digits, '.', '_' and '-'")
     prefix = sys.prefix if args.sys_prefix else args.prefix
     user = not (args.sys_prefix or args.prefix or args.system)
     if prefix is not None and not os.path.isdir(prefix):
-        parser.error(f"--prefix {prefix!r} is not a directory")
+        cli.error(f"--prefix {prefix!r} is not a directory")
     try:
         done = install_kernel(name=args.name, display_name=args.display_name, user=user, prefix=prefix)
     except OSError as exc:
