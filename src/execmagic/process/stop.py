@@ -21,6 +21,7 @@ from collections.abc import Iterable, Sequence
 import psutil
 
 from .launch import MARKER_VAR
+from .system import ENVIRON_OF_OTHERS
 
 __all__ = ["StopReport", "marked_processes", "remaining", "session_members", "stop_tree"]
 
@@ -76,9 +77,32 @@ def marked_processes(marker: str) -> list[psutil.Process]:
     return found
 
 
+def _carries(proc: psutil.Process, marker: str) -> bool:
+    try:
+        return proc.environ().get(MARKER_VAR) == marker
+    except (psutil.NoSuchProcess, psutil.AccessDenied, psutil.ZombieProcess, OSError):
+        return False
+
+
+def _ours(leader_alive: bool, members: list[psutil.Process], marker: str | None) -> bool:
+    """Whether session ``sid`` is still the one we started, so signalling it by number is safe.
+
+    A session id is its leader's pid.  Once the leader is reaped that number can be given to a new
+    process (pids wrap around: at 32768 on many systems, minutes on a busy machine), which may lead
+    a session of its own -- someone else's.  So while our leader lives (not reaped: its pid cannot be
+    reused) the session is ours; after that, only if one of its members carries our marker.  Where
+    other processes' environments cannot be read (macOS) there is no such proof: trust the number.
+    """
+    if leader_alive or marker is None or not ENVIRON_OF_OTHERS:
+        return True
+    return any(_carries(proc, marker) for proc in members)
+
+
 def _snapshot(leader: subprocess.Popen[bytes] | None, sid: int, marker: str | None) -> dict[int, psutil.Process]:
     procs: dict[int, psutil.Process] = {}
-    if leader is not None and leader.poll() is None:
+    leader_alive = leader is not None and leader.poll() is None
+    if leader_alive:
+        assert leader is not None
         try:
             root = psutil.Process(leader.pid)
             procs[root.pid] = root
@@ -86,8 +110,10 @@ def _snapshot(leader: subprocess.Popen[bytes] | None, sid: int, marker: str | No
                 procs[child.pid] = child
         except psutil.NoSuchProcess:
             pass
-    for proc in session_members(sid):
-        procs.setdefault(proc.pid, proc)
+    members = session_members(sid)
+    if _ours(leader_alive, members, marker):
+        for proc in members:
+            procs.setdefault(proc.pid, proc)
     if marker:
         for proc in marked_processes(marker):
             procs.setdefault(proc.pid, proc)
@@ -100,9 +126,11 @@ def remaining(sid: int, marker: str | None = None) -> list[psutil.Process]:
     return list(_snapshot(None, sid, marker).values())
 
 
-def _signal_all(sid: int, procs: Iterable[psutil.Process], sig: int) -> None:
-    with contextlib.suppress(ProcessLookupError, PermissionError):
-        os.killpg(sid, sig)
+def _signal_all(sid: int | None, procs: Iterable[psutil.Process], sig: int) -> None:
+    """``sig`` to the process group ``sid`` (``None``: not provably ours any more) and to each of ``procs``."""
+    if sid is not None:
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(sid, sig)
     for proc in procs:
         with contextlib.suppress(psutil.NoSuchProcess, psutil.AccessDenied):
             proc.send_signal(sig)
@@ -147,8 +175,10 @@ def stop_tree(
         return StopReport()
     signalled = set(snapshot)
     alive = list(snapshot.values())
+    # the group by number only while it is provably ours (see _ours); else each process we found
+    group = sid if sid in snapshot else None
     for sig in ladder:
-        _signal_all(sid, alive, sig)
+        _signal_all(group, alive, sig)
         alive = _wait_gone(leader, alive, grace)
         if not alive:
             break
@@ -162,7 +192,7 @@ def stop_tree(
         if not alive:
             break
         killed.update(p.pid for p in alive)
-        _signal_all(sid, alive, signal.SIGKILL)
+        _signal_all(group, alive, signal.SIGKILL)
         alive = _wait_gone(leader, alive, 1.0)
     if leader is not None:
         with contextlib.suppress(subprocess.TimeoutExpired):
