@@ -30,7 +30,7 @@ def test_jupyter_execute_stops_at_the_failing_step_before_the_cleanup(tmp_path):
                             capture_output=True, text=True, timeout=300, cwd=str(tmp_path),
                             env={**os.environ, "TMPDIR": str(tmp_path)})  # its project dir lands in tmp_path
     assert result.returncode != 0, result.stderr[-2000:]
-    assert "command failed: exit 1 · python3 -m unittest discover" in result.stderr
+    assert "command failed (exit 1): the run stops here" in result.stderr
     assert "AssertionError: 6 != 5" in result.stderr
     assert len(_project_dirs(tmp_path)) == 1  # the cleanup never ran
 
@@ -61,7 +61,7 @@ def test_papermill_parameters_reach_the_steps(tmp_path):
 def test_papermill_stops_at_the_failing_step_before_the_cleanup(tmp_path):
     result, nb = _papermill(tmp_path)
     assert result.returncode != 0
-    assert "command failed: exit 1 · python3 -m unittest discover" in result.stderr
+    assert "command failed (exit 1): the run stops here" in result.stderr
     (failed,) = [c for c in nb.cells if any(o.output_type == "error" for o in c.get("outputs", []))]
     assert failed.source.startswith("%%exec --errexit\npython3 -m unittest")
     assert "FAILED (failures=1)" in "".join(o.get("text", "") for o in failed.outputs)

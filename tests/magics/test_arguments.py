@@ -242,7 +242,7 @@ def usage_error(ip, name, line, match, cell=None):
         ("bgout", "job --wait -1", r"^--wait must be 0 or more"),
         ("bgout", "job --filter 'unclosed", "cannot split the line: no closing quotation"),
         ("bgout", "job --tail x", "invalid int value"),
-        ("kill", "", r"^%kill needs a shell id \(bg1\) or --all$"),
+        ("kill", "", r"^%kill needs the id of the shell to stop \((running: job|none is running now; %bg lists them all)\), or --all$"),
         ("kill", "job --all", "not both"),
         ("kill", "job --grace nan", r"^--grace must be a number of seconds from 0"),
         ("kill", "job --grace inf", r"^--grace"),

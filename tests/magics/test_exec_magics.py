@@ -71,8 +71,18 @@ def test_failed_command_raises_short_error(ip):
     with capture_output() as cap, pytest.raises(CellCommandFailed) as info:
         ip.run_line_magic("exec", "exit 3")
     assert info.value._render_traceback_() == [f"\x1b[31m{info.value}\x1b[0m"]
-    assert str(info.value) == "command failed: exit 3 · exit 3"
+    assert str(info.value) == "command failed (exit 3): the run stops here; --no-raise carries on"
     assert summaries(cap)[0]["text/plain"].startswith("✘ exit 3")
+
+
+def test_a_failure_is_said_once_in_the_cell(ip):
+    """The command's own stderr, the ✘ summary with the command, and a last line that does not repeat it."""
+    with capture_output() as cap, pytest.raises(CellCommandFailed) as info:
+        ip.run_line_magic("exec", "ls /no/such/place/xyz")
+    (summary,) = summaries(cap)
+    assert cap.stderr.count("/no/such/place/xyz") == 1  # ls said it; nothing of ours repeats it on stderr
+    assert summary["text/plain"].startswith("✘ exit 2 · ") and summary["text/plain"].endswith("ls /no/such/place/xyz")
+    assert str(info.value) == "command failed (exit 2): the run stops here; --no-raise carries on"
 
 
 def test_failed_command_in_run_cell_stops_with_one_line(ip):
@@ -366,3 +376,11 @@ def test_errexit_in_a_big_cell_that_goes_through_a_file(ip):
     big = "# padding\n" * 12_000 + "echo a\nfalse\necho b\n"
     cap = run(ip, "--errexit --no-raise", big)
     assert cap.stdout == "a\n"
+
+
+def test_a_mistyped_language_gets_a_suggestion(ip):
+    with pytest.raises(UsageError, match=r"^exec: unknown language 'pyhton': no interpreter of that name on PATH "
+                                         r"\(EINVAL\); did you mean 'python'\?$"):
+        run(ip, "pyhton", "print(1)")
+    with pytest.raises(UsageError, match=r"unknown language 'qwzx'[^;]*$"):  # nothing close: no guess
+        run(ip, "qwzx", "print(1)")

@@ -8,7 +8,7 @@ import shutil
 import sys
 from collections.abc import Mapping
 
-from ..process.errors import UsageProblem
+from ..process.errors import UnknownLanguage, did_you_mean
 
 __all__ = ["ERREXIT_FLAGS", "INLINE_LIMIT", "known_language", "script_argv"]
 
@@ -43,6 +43,18 @@ def known_language(language: str, path: str | None = None) -> bool:
     return shutil.which(language, path=path if path is not None else os.environ.get("PATH", os.defpath)) is not None
 
 
+#: Interpreters people name in a cell besides the known ones; offered for a typo when on PATH.
+_OTHER_INTERPRETERS = ("ruby", "perl", "Rscript", "zsh", "ksh", "fish", "lua", "php", "julia", "deno", "bun", "tclsh")
+
+
+def _closest(language: str, path: str) -> str | None:
+    """A language that would run, close to a mistyped one (``pyhton`` → ``python``)."""
+    if not language or "/" in language:
+        return None
+    candidates = [*_INLINE, *(name for name in _OTHER_INTERPRETERS if shutil.which(name, path=path))]
+    return did_you_mean(language, candidates)
+
+
 def _write(path: str, script: str) -> None:
     os.makedirs(os.path.dirname(path), exist_ok=True)
     # surrogate escapes (from bytes values that are not UTF-8) go back out as the original bytes
@@ -73,8 +85,8 @@ def script_argv(language: str, script: str, env: Mapping[str, str], script_path:
         if inline[0] in ("bash", "sh", "dash"):
             return (*inline, ". " + shlex.quote(script_path))
         return (inline[0], script_path)
-    if not language or not known_language(language, env.get("PATH", os.defpath)):
-        why = "" if not language or "/" in language else ": no interpreter of that name on PATH"
-        raise UsageProblem(f"exec: unknown language '{language}'{why} (EINVAL)")
+    path = env.get("PATH", os.defpath)
+    if not language or not known_language(language, path):
+        raise UnknownLanguage(language, _closest(language, path))
     _write(script_path, script)
     return (language, script_path)

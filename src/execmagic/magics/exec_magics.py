@@ -54,11 +54,16 @@ class _OneRedLine:
 
 
 class CellCommandFailed(_OneRedLine, CommandFailed):
-    """A failed command in a cell: shown as one red line (no Python traceback); stops "Run all"."""
+    """A failed command in a cell: shown as one red line (no Python traceback); stops "Run all".
+
+    The ✘ summary just above it already says what ran, how long and where, so this line does not
+    repeat the command: it says how it ended (which is all ``jupyter execute`` and papermill print,
+    after the cell's source) and what is new -- the run stops here, and how not to.
+    """
 
     def __init__(self, result: Result) -> None:
         super().__init__(result)
-        self.args = (f"command failed: {result.outcome()} · {short_command(result.command)}",)
+        self.args = (f"command failed ({result.outcome()}): the run stops here; --no-raise carries on",)
 
     def __str__(self) -> str:
         return self.args[0]
