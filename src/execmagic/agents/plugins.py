@@ -50,7 +50,8 @@ from typing import Any
 from ..engine.engine import Engine
 from ..process.errors import UsageProblem
 from ..process.results import Result
-from .tools import ToolSpec
+from .schemas import NAME_PATTERN
+from .tools import ToolSpec, object_schema
 
 __all__ = [
     "DEFAULT_PLUGIN_TIMEOUT", "MANIFEST_SCHEMA", "MAX_RESULT_LINE", "NAME_PATTERN", "PARAMETER_TYPES", "STDERR_EXCERPT",
@@ -65,7 +66,6 @@ STDERR_EXCERPT = 512
 #: on what one call holds in memory.
 MAX_RESULT_LINE = 16 * 1024 * 1024
 PARAMETER_TYPES = ("string", "integer", "number", "boolean", "object", "array")
-NAME_PATTERN = r"[a-zA-Z0-9_-]{1,64}"
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -360,8 +360,7 @@ class PluginTool:
             if p.default is not None:
                 prop["default"] = p.default
             properties[p.name] = prop
-        return {"type": "object", "properties": properties,
-                "required": [p.name for p in self.manifest.parameters if p.required]}
+        return object_schema(properties, [p.name for p in self.manifest.parameters if p.required])
 
     def spec(self) -> ToolSpec:
         return ToolSpec(self.manifest.name, self.manifest.description, self.schema(), self.call)

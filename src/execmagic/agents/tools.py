@@ -23,10 +23,12 @@ from ..engine.engine import Engine
 from ..guard.policy import CommandRefused, Guard, redact, sanitize_env
 from ..process import checks
 from ..process.errors import ExecError, ShellLimitReached, UnknownShell, UsageProblem
+from .answers import answer_text, calls_in, read_call
+from .schemas import FORMATS, tool_definition
 
 __all__ = [
     "AGENT_READER", "DEFAULT_TIMEOUT_MS", "MAX_OUTPUT_CHARS", "MAX_TIMEOUT_MS", "MIN_TIMEOUT_MS", "ToolSpec",
-    "Toolbox", "cut_middle", "object_schema", "validate",
+    "Toolbox", "cut_middle", "merge_streams", "normalise", "object_schema", "validate",
 ]
 
 #: Characters of output a tool answer carries at most (seed 004); the middle is cut.
@@ -49,12 +51,9 @@ class ToolSpec:
     parameters: dict[str, Any]
     handler: Handler
 
-    def openai_schema(self) -> dict[str, Any]:
-        return {"type": "function",
-                "function": {"name": self.name, "description": self.description, "parameters": self.parameters}}
-
-    def anthropic_schema(self) -> dict[str, Any]:
-        return {"name": self.name, "description": self.description, "input_schema": self.parameters}
+    def definition(self, style: str, strict: bool = False) -> dict[str, Any]:
+        """This tool in one client's format (see :mod:`execmagic.agents.schemas`)."""
+        return tool_definition(self.name, self.description, self.parameters, style, strict)
 
 
 def object_schema(properties: dict[str, dict[str, Any]], required: Iterable[str] = ()) -> dict[str, Any]:
@@ -65,6 +64,34 @@ _JSON_TYPES: dict[str, tuple[type, ...]] = {
     "string": (str,), "integer": (int,), "number": (int, float), "boolean": (bool,),
     "object": (dict,), "array": (list,), "null": (type(None),),
 }
+
+
+def _json_kind(value: Any) -> str:
+    """A Python value named as JSON names it (``null``, ``number``…), for messages a model reads."""
+    for kind, types in (("null", (type(None),)), ("boolean", (bool,)), ("integer", (int,)), ("number", (float,)),
+                        ("string", (str,)), ("array", (list, tuple)), ("object", (Mapping,))):
+        if isinstance(value, types):
+            return kind
+    return type(value).__name__
+
+
+def normalise(schema: Mapping[str, Any], arguments: Mapping[str, Any]) -> dict[str, Any]:
+    """What a model sent, read as the schema means it: ``null`` for an optional argument is "not given"
+    (OpenAI's strict mode sends it for every unused one) and an integral float is an integer
+    (``5000.0`` is a JSON Schema integer).  Nothing else changes; no default is filled in."""
+    properties = schema.get("properties", {})
+    required = set(schema.get("required", []))
+    out: dict[str, Any] = {}
+    for name, value in arguments.items():
+        if value is None and name not in required:
+            continue
+        declared = properties.get(name, {}).get("type") if isinstance(properties.get(name), Mapping) else None
+        kinds = declared if isinstance(declared, list) else [declared]
+        if ("integer" in kinds and isinstance(value, float) and math.isfinite(value) and value.is_integer()
+                and "number" not in kinds):
+            value = int(value)
+        out[name] = value
+    return out
 
 
 def validate(schema: Mapping[str, Any], arguments: Mapping[str, Any]) -> str | None:
@@ -85,7 +112,8 @@ def validate(schema: Mapping[str, Any], arguments: Mapping[str, Any]) -> str | N
         ok = any(isinstance(value, _JSON_TYPES.get(k, object)) and not (
             k in ("integer", "number") and isinstance(value, bool)) for k in kinds)
         if not ok:
-            return f"argument {name!r} must be {' or '.join(kinds)}, not {type(value).__name__} {value!r}"[:300]
+            shown = json.dumps(value, default=repr)[:200]
+            return f"argument {name!r} must be {' or '.join(kinds)}, not {_json_kind(value)} {shown}"
         if isinstance(value, float) and not math.isfinite(value):  # json.loads reads NaN and 1e999
             return f"argument {name!r} must be a finite number, not {value!r}"
         if "enum" in properties[name] and value not in properties[name]["enum"]:
@@ -94,13 +122,31 @@ def validate(schema: Mapping[str, Any], arguments: Mapping[str, Any]) -> str | N
 
 
 def cut_middle(text: str, limit: int = MAX_OUTPUT_CHARS, log_hint: str = "") -> str:
-    """Keep the start and the end of ``text``; say how much of the middle was left out and where it is."""
+    """Keep the start and the end of ``text``; say exactly how much of the middle was left out and where it is.
+
+    The note takes room of its own, so the count it states depends on its own length: it is
+    settled by trying the count until it stops changing (two rounds at most; a count only grows a
+    digit or a comma at a time).
+    """
     if len(text) <= limit:
         return text
-    note = f"\n… [{len(text) - limit:,} characters omitted from the middle{log_hint}] …\n"
-    keep = max(limit - len(note), 0)
+    omitted = len(text) - limit
+    for _ in range(4):
+        note = f"\n… [{omitted:,} characters omitted from the middle{log_hint}] …\n"
+        keep = max(limit - len(note), 0)
+        if len(text) - keep == omitted:
+            break
+        omitted = len(text) - keep
     head = keep // 2
     return text[:head] + note + text[len(text) - (keep - head):]
+
+
+def merge_streams(stdout: str, stderr: str, header: str = "") -> str:
+    """stdout then stderr, the second always starting on a line of its own (after ``header``, if any)."""
+    if not stderr:
+        return stdout
+    gap = "\n" if stdout and not stdout.endswith("\n") else ""
+    return stdout + gap + header + stderr
 
 
 def _log_hint(paths: Mapping[str, str]) -> str:
@@ -176,11 +222,41 @@ class Toolbox:
             raise ValueError(f"a tool named {spec.name!r} exists already")
         self.tools[spec.name] = spec
 
-    def schemas(self, style: str = "openai") -> list[dict[str, Any]]:
-        """Every tool's schema: ``"openai"`` (``{"type": "function", …}``) or ``"anthropic"`` (``input_schema``)."""
-        if style not in ("openai", "anthropic"):
-            raise ValueError("style must be 'openai' or 'anthropic'")
-        return [spec.openai_schema() if style == "openai" else spec.anthropic_schema() for spec in self.tools.values()]
+    def schemas(self, style: str = "openai", *, strict: bool = False) -> list[dict[str, Any]]:
+        """Every tool's definition for one client, all from the same source.
+
+        ``"anthropic"`` (``input_schema``), ``"openai"`` (``{"type": "function", …}``; with
+        ``strict=True``, strict mode's form: every property required, optional ones nullable,
+        ``additionalProperties: false``, no keyword it refuses) or ``"mcp"`` (``inputSchema``).
+        """
+        if style not in FORMATS:
+            raise ValueError(f"schema style must be one of {', '.join(map(repr, FORMATS))}, not {style!r}")
+        if strict and style != "openai":
+            raise ValueError(f"strict=True is OpenAI's strict mode; {style!r} has no such mode")
+        return [spec.definition(style, strict) for spec in self.tools.values()]
+
+    # -- answers in the client's shape --------------------------------------------------------
+    def answer(self, call: Any) -> dict[str, Any]:
+        """Do one tool call of any client and return the answer in that client's shape.
+
+        ``call`` is an Anthropic ``tool_use`` block, an OpenAI chat tool call or a Responses
+        ``function_call`` item -- an SDK object or a plain dict.  The answer is the matching
+        ``tool_result`` block (``is_error`` set when ``success`` is false), ``role: tool``
+        message or ``function_call_output`` item, with the answer as JSON text.
+        """
+        found = read_call(call)
+        answer = self.dispatch(found.name, found.arguments)
+        return found.answer(answer_text(answer), not answer.get("success", False))
+
+    def answer_all(self, message: Any) -> list[dict[str, Any]]:
+        """Do every tool call of one assistant turn, in order; their answers, in the client's shape.
+
+        Anthropic: ``messages.append({"role": "user", "content": box.answer_all(reply)})``.
+        OpenAI chat: ``messages.extend(box.answer_all(reply))`` (a ``ChatCompletion`` or its message).
+        OpenAI Responses: ``input += box.answer_all(response)``.
+        """
+        return [call.answer(answer_text(reply), not reply.get("success", False))
+                for call in calls_in(message) for reply in (self.dispatch(call.name, call.arguments),)]
 
     # -- dispatch -------------------------------------------------------------------------
     def dispatch(self, name: str, arguments: Mapping[str, Any] | str | None = None) -> dict[str, Any]:
@@ -197,6 +273,7 @@ class Toolbox:
             arguments = {} if arguments is None else arguments
             if not isinstance(arguments, Mapping):
                 return _error(f"arguments must be a JSON object, not {type(arguments).__name__}")
+            arguments = normalise(spec.parameters, arguments)
             problem = validate(spec.parameters, arguments)
             if problem:
                 return _error(f"{name}: {problem}")
@@ -251,8 +328,7 @@ class Toolbox:
         options = dataclasses.replace(self.engine.options, timeout=checks.timeout(clamped / 1000), grace=self.grace,
                                       log_over=self.max_output)
         result = self.engine.run(plan, options=options, guard=self.guard)
-        output = result.stdout + (("" if not result.stdout or result.stdout.endswith("\n") else "\n")
-                                  + result.stderr if result.stderr else "")
+        output = merge_streams(result.stdout, result.stderr)
         if result.error:
             output = (output + "\n" if output else "") + result.error
         answer = {
@@ -268,7 +344,7 @@ class Toolbox:
     def _bash_output(self, args: dict[str, Any]) -> dict[str, Any]:
         out = self.engine.shells.read(args["bash_id"], reader=AGENT_READER, pattern=args.get("filter"),
                                       max_bytes=self.max_output * 4)
-        text = out.stdout + (("[stderr]\n" + out.stderr) if out.stderr else "")
+        text = merge_streams(out.stdout, out.stderr, header="[stderr]\n")
         info = out.shell
         answer = {
             "success": True, "bash_id": info.id, "status": info.status, "running": info.running,

@@ -216,7 +216,7 @@ class StreamRecorder:
             text = f"[binary output: {format_bytes(self.total)}; {self._log_hint()}]"
             return StreamCapture(text=text, bytes=self.total, truncated=True, binary=True, log_path=self.log_path,
                                  log_error=self.log_error)
-        if len(self._head) + len(self._tail) == self.total:
+        if self.total <= 2 * self._half:  # all of it is held (the tail is trimmed only past twice its size)
             text = (bytes(self._head) + bytes(self._tail)).decode("utf-8", "replace")
             truncated = False
         else:
