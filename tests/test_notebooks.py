@@ -129,6 +129,9 @@ def test_nbconvert_html_shows_rendered_summaries(tmp_path):
     assert page.count('class="execmagic-result"') >= 15
     assert "✔ exit 0" in page and "✘ exit 2" in page and '<table class="execmagic-shells"' in page
     assert "IOPub data rate exceeded" not in page
+    # stderr is told apart from stdout: its own output type, on a red background
+    assert page.count('data-mime-type="application/vnd.jupyter.stderr"') >= 3
+    assert ".jp-RenderedText[data-mime-type='application/vnd.jupyter.stderr']" in page
 
 
 def test_terminal_ipython_shows_text_only(tmp_path):
