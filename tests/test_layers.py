@@ -1,6 +1,8 @@
 """The architecture holds: each folder is one layer and imports point only downward.
 
-    process  <-  guard, background  <-  engine  <-  agents, api  <-  display  <-  magics
+    process  <-  guard, background  <-  engine  <-  agents, api  <-  display, mcp  <-  magics
+
+``mcp`` is the thin entry of the ``execmagic-mcp`` command (its server lives in ``agents``).
 
 Below the magics and display nothing imports IPython, traitlets or ipykernel, so plain Python,
 asyncio orchestrators and agents can use the engine.  ``execmagic/__init__.py`` wires the layers
@@ -17,7 +19,8 @@ import sys
 import pytest
 
 SRC = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "src", "execmagic")
-RANK = {"process": 0, "guard": 1, "background": 1, "engine": 2, "agents": 3, "api": 3, "display": 4, "magics": 5}
+RANK = {"process": 0, "guard": 1, "background": 1, "engine": 2, "agents": 3, "api": 3, "display": 4, "mcp": 4,
+        "magics": 5}
 FRONTEND = ("IPython", "traitlets", "ipykernel")
 
 

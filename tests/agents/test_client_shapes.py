@@ -213,7 +213,8 @@ def test_something_that_is_no_tool_call_is_one_clear_error(box):
 
 def test_stderr_header_is_on_its_own_line(box):
     started = box.dispatch("Bash", {"command": "printf x; echo e >&2", "run_in_background": True})
-    box.engine.shells.read(started["shell_id"], wait=5, reader="test-wait")
+    while not box.engine.shells.read(started["shell_id"], wait=5, reader="test-wait").at_end:
+        pass  # until the shell has ended and both streams are in
     answer = box.dispatch("BashOutput", {"bash_id": started["shell_id"]})
     assert answer["output"] == "x\n[stderr]\ne\n"
     assert merge_streams("a\n", "b") == "a\nb" and merge_streams("", "b", "[stderr]\n") == "[stderr]\nb"

@@ -325,3 +325,23 @@ def test_kill_after_an_exit_the_reader_missed_says_exited_not_killed(engine, mon
     outcome = registry.kill(info.id)
     assert outcome.message == f"{info.id} already exited with 3; nothing to stop"
     assert outcome.shell.status == "exited 3" and outcome.signalled == 0
+
+
+def test_close_stops_a_foreground_run_another_thread_still_waits_on(engine, tmp_path):
+    """An owner closing (an MCP server stopping, a kernel ending) while a foreground run is in progress
+    in another thread: the watchdog, given EOF instead of 'q', stops that run too."""
+    import threading
+
+    started = tmp_path / "started"
+    results = []
+    runner = threading.Thread(target=lambda: results.append(
+        engine.run_script(f"touch {started}; exec sleep 66")), daemon=True)
+    start(engine, "exec sleep 67")  # the watchdog runs from here on
+    runner.start()
+    deadline = time.monotonic() + 20
+    while not started.exists():
+        assert time.monotonic() < deadline
+        time.sleep(0.02)
+    engine.close(0.3)
+    runner.join(20)
+    assert results and results[0].signal is not None  # it was stopped, not left to run its 66 s

@@ -147,8 +147,8 @@ def test_text_input_with_escaped_surrogates_becomes_the_bytes_they_stand_for(eng
     "name, arguments, match",
     [
         ("Bash", {"command": "echo a\0b"}, "command contains a NUL byte"),
-        ("Bash", '{"command": "true", "timeout": NaN}', "argument 'timeout' must be integer, not float nan"),
-        ("Bash", '{"command": "true", "timeout": 1e999}', "must be integer, not float inf"),
+        ("Bash", '{"command": "true", "timeout": NaN}', "argument 'timeout' must be integer, not number NaN"),
+        ("Bash", '{"command": "true", "timeout": 1e999}', "must be integer, not number Infinity"),
         ("Bash", '{"command": "true", "run_in_background": true, "timeout": -Infinity}', "must be integer"),
         ("Bash", {"command": 5}, "argument 'command' must be string"),
         ("BashOutput", {"bash_id": "nope", "filter": "("}, "invalid filter regex '('"),

@@ -23,12 +23,13 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import re
 from collections.abc import Callable, Mapping
 from typing import Any
 
 from ..process.errors import UsageProblem
 
-__all__ = ["ToolCall", "UnknownCallShape", "answer_text", "as_plain", "calls_in", "read_call"]
+__all__ = ["CallWithoutId", "ToolCall", "UnknownCallShape", "answer_text", "as_plain", "calls_in", "read_call"]
 
 
 class UnknownCallShape(UsageProblem):
@@ -47,7 +48,8 @@ class ToolCall:
     """One call read from any client: who asked (``call_id``), for what, and how to word the answer."""
 
     call_id: str
-    name: str
+    #: As sent: normally a tool's name, but a model's mistake is answered, not raised.
+    name: Any
     #: A mapping (Anthropic's ``input``) or the JSON text OpenAI sends; dispatch reads both.
     arguments: Any
     shape: Callable[[str, str, bool], dict[str, Any]]
@@ -79,34 +81,50 @@ def _responses_result(call_id: str, text: str, is_error: bool) -> dict[str, Any]
     return {"type": "function_call_output", "call_id": call_id, "output": text}
 
 
-def _text_field(data: Mapping[str, Any], key: str) -> str:
+class CallWithoutId(UsageProblem):
+    """A tool call with no id to answer to: the API would refuse the answer, so it is not guessed."""
+
+    def __init__(self, key: str, value: Any) -> None:
+        self.key = key
+        self.value = value
+        super().__init__(f"tool call has no usable {key!r} (got {value!r}): its answer could not be matched to it")
+
+
+def _call_id(data: Mapping[str, Any], key: str) -> str:
     value = data.get(key)
-    return value if isinstance(value, str) else ""
+    if not isinstance(value, str) or not value:
+        raise CallWithoutId(key, value)
+    return value
 
 
 def read_call(call: Any) -> ToolCall:
-    """Read one tool call of any known client; anything else is :class:`UnknownCallShape`."""
+    """Read one tool call of any known client; anything else is :class:`UnknownCallShape`.
+
+    The name is passed on as sent (a name that is no tool, or no string, is answered as an error);
+    the id must be there, since an answer the API cannot match is refused with the whole request.
+    """
     data = as_plain(call)
     if not isinstance(data, Mapping):
         raise UnknownCallShape(type(call).__name__, ())
     kind = data.get("type")
     if kind == "tool_use":
-        return ToolCall(_text_field(data, "id"), _text_field(data, "name"), data.get("input"), _anthropic_result)
+        return ToolCall(_call_id(data, "id"), data.get("name"), data.get("input"), _anthropic_result)
     if kind == "function_call":
-        return ToolCall(_text_field(data, "call_id"), _text_field(data, "name"), data.get("arguments"),
-                        _responses_result)
-    function = data.get("function")
+        return ToolCall(_call_id(data, "call_id"), data.get("name"), data.get("arguments"), _responses_result)
+    function = as_plain(data.get("function"))
     if isinstance(function, Mapping) and kind in ("function", None):
-        return ToolCall(_text_field(data, "id"), _text_field(function, "name"), function.get("arguments"),
-                        _chat_result)
+        return ToolCall(_call_id(data, "id"), function.get("name"), function.get("arguments"), _chat_result)
     raise UnknownCallShape("mapping" if isinstance(call, Mapping) else type(call).__name__,
                            tuple(str(k) for k in data))
 
 
-def _kind(block: Any) -> Any:
-    """A content block's ``type`` (``None`` for anything that is not a block)."""
+def _is_call(block: Any) -> bool:
+    """Whether a block of a turn is a tool call (text, thinking and reasoning blocks are not)."""
     data = as_plain(block)
-    return data.get("type") if isinstance(data, Mapping) else None
+    if not isinstance(data, Mapping):
+        return False
+    return data.get("type") in ("tool_use", "function_call") or (
+        data.get("type") in ("function", None) and isinstance(as_plain(data.get("function")), Mapping))
 
 
 def calls_in(message: Any) -> list[ToolCall]:
@@ -119,27 +137,29 @@ def calls_in(message: Any) -> list[ToolCall]:
     """
     data = as_plain(message)
     if isinstance(data, list):
-        items: list[Any] = data
-    elif isinstance(data, Mapping):
-        if isinstance(data.get("choices"), list) and data["choices"]:
-            choice = as_plain(data["choices"][0])
-            data = as_plain(choice.get("message")) if isinstance(choice, Mapping) else None
-            data = data if isinstance(data, Mapping) else {}
-        if "tool_calls" in data:
-            items = list(data.get("tool_calls") or [])
-        elif isinstance(data.get("content"), list):
-            items = [b for b in data["content"] if _kind(b) == "tool_use"]
-        elif isinstance(data.get("output"), list):
-            items = [b for b in data["output"] if _kind(b) == "function_call"]
-        elif data.get("type") in ("tool_use", "function_call") or "function" in data:
-            items = [data]
-        else:
-            items = []
-    else:
+        return [read_call(item) for item in data if _is_call(item)]
+    if not isinstance(data, Mapping):
         raise UnknownCallShape(type(message).__name__, ())
+    if isinstance(data.get("choices"), list) and data["choices"]:
+        choice = as_plain(data["choices"][0])
+        data = as_plain(choice.get("message")) if isinstance(choice, Mapping) else None
+        data = data if isinstance(data, Mapping) else {}
+    if data.get("type") in ("tool_use", "function_call") or "function" in data:
+        return [read_call(data)]
+    items: list[Any] = []
+    for key in ("tool_calls", "content", "output"):  # chat, Anthropic, Responses: whichever holds calls
+        found = data.get(key)
+        if isinstance(found, (list, tuple)):
+            items.extend(item for item in found if _is_call(item))
     return [read_call(item) for item in items]
 
 
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
 def answer_text(answer: Mapping[str, Any]) -> str:
-    """A tool's answer as the text a model reads: compact JSON, non-ASCII kept as it is."""
-    return json.dumps(answer, ensure_ascii=False, separators=(", ", ": "))
+    """A tool's answer as the text a model reads: JSON, non-ASCII kept as it is -- except lone
+    surrogates, which no client can encode to send back: they stay as ``\\udXXX`` escapes (in JSON
+    text they can only stand inside strings, where the escape means the same)."""
+    text = json.dumps(answer, ensure_ascii=False, allow_nan=False)
+    return _SURROGATE.sub(lambda m: f"\\u{ord(m.group()):04x}", text)

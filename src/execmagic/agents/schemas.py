@@ -21,12 +21,16 @@ one free-form plugin never breaks the request for the others.
 from __future__ import annotations
 
 import copy
+import json
 from collections.abc import Mapping
 from typing import Any
 
-__all__ = ["FORMATS", "NAME_PATTERN", "STRICT_DROPPED", "strict_schema", "tool_definition"]
+__all__ = ["FORMATS", "MAX_STRICT_DEPTH", "NAME_PATTERN", "STRICT_DROPPED", "STRICT_KEPT", "strict_schema",
+           "tool_definition"]
 
 FORMATS = ("anthropic", "openai", "mcp")
+#: How deep a strict schema may nest (OpenAI documents five levels of objects).
+MAX_STRICT_DEPTH = 10
 #: What both function-calling APIs accept as a tool's name.
 NAME_PATTERN = r"[a-zA-Z0-9_-]{1,64}"
 #: Keywords OpenAI's strict mode refuses (or ignores), each with how its meaning is said in words.
@@ -39,32 +43,49 @@ STRICT_DROPPED: dict[str, str] = {
 }
 
 
+#: Keywords a strict schema keeps as they are (``properties``, ``required``, ``additionalProperties``
+#: and ``items`` are rebuilt); any other keyword makes a property one strict mode cannot express.
+STRICT_KEPT = frozenset({"type", "description", "enum", "const", "title"})
+
+
 def _said(value: Any) -> str:
-    """A keyword's value as the description states it (JSON spelling: ``false``, not ``False``)."""
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    return str(value)
+    """A keyword's value as the description states it: a string as it is, anything else in JSON spelling."""
+    if isinstance(value, str):
+        return value
+    try:
+        return json.dumps(value, ensure_ascii=False)
+    except (TypeError, ValueError):
+        return str(value)
 
 
-def _strict_property(schema: Mapping[str, Any], optional: bool) -> dict[str, Any] | None:
-    """One property in strict form, or ``None`` when strict mode cannot express it."""
+def _strict_property(schema: Any, optional: bool, depth: int = 0) -> dict[str, Any] | None:
+    """One property in strict form, or ``None`` when strict mode cannot express it: no ``type``,
+    a keyword it does not know (``anyOf``, ``patternProperties``…), an array without ``items``,
+    an object with free-form keys, nesting past :data:`MAX_STRICT_DEPTH`."""
+    if not isinstance(schema, Mapping) or "type" not in schema or depth > MAX_STRICT_DEPTH:
+        return None
     out: dict[str, Any] = {}
     words: list[str] = []
     for key, value in schema.items():
         if key in STRICT_DROPPED:
             words.append(STRICT_DROPPED[key].format(_said(value)))
-        elif key == "properties" or key == "required" or key == "additionalProperties":
+        elif key in ("properties", "required", "additionalProperties"):
             continue  # rebuilt below for objects
         elif key == "items":
-            items = _strict_property(value, optional=False)
+            items = _strict_property(value, optional=False, depth=depth + 1)
             if items is None:
                 return None
             out["items"] = items
-        else:
+        elif key in STRICT_KEPT:
             out[key] = copy.deepcopy(value)
+        else:
+            return None
     kinds = out.get("type")
-    if kinds == "object" or (isinstance(kinds, list) and "object" in kinds):
-        inner = strict_schema(schema)
+    kinds = kinds if isinstance(kinds, list) else [kinds]
+    if "array" in kinds and "items" not in out:
+        return None
+    if "object" in kinds:
+        inner = strict_schema(schema, depth + 1)
         if inner is None:
             return None
         out.update({k: inner[k] for k in ("properties", "required", "additionalProperties")})
@@ -88,19 +109,21 @@ def _nullable(schema: dict[str, Any]) -> dict[str, Any]:
     return schema
 
 
-def strict_schema(schema: Mapping[str, Any]) -> dict[str, Any] | None:
+def strict_schema(schema: Mapping[str, Any], depth: int = 0) -> dict[str, Any] | None:
     """An object schema in the form OpenAI's strict mode accepts; ``None`` if it has free-form keys.
 
     An object with no ``properties`` (any keys at all) cannot be strict: strict mode needs every
     key named.  The tool's own object with no arguments is fine (``properties: {}``).
     """
     properties = schema.get("properties")
-    if not isinstance(properties, Mapping) or (not properties and schema.get("additionalProperties") is not False):
+    if not isinstance(properties, Mapping) or depth > MAX_STRICT_DEPTH:
         return None
+    if schema.get("additionalProperties", True) is not False and (not properties or "additionalProperties" in schema):
+        return None  # free-form keys (no properties, or extra keys of a schema): strict mode cannot say that
     required = set(schema.get("required", []))
     out_properties: dict[str, Any] = {}
     for name, prop in properties.items():
-        strict = _strict_property(prop, optional=name not in required)
+        strict = _strict_property(prop, optional=name not in required, depth=depth + 1)
         if strict is None:
             return None
         out_properties[name] = strict

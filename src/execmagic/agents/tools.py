@@ -16,6 +16,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import math
+import re
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
@@ -24,15 +25,19 @@ from ..guard.policy import CommandRefused, Guard, redact, sanitize_env
 from ..process import checks
 from ..process.errors import ExecError, ShellLimitReached, UnknownShell, UsageProblem
 from .answers import answer_text, calls_in, read_call
-from .schemas import FORMATS, tool_definition
+from .arguments import normalise, object_schema, validate
+from .schemas import FORMATS, NAME_PATTERN, tool_definition
+from .shaping import Part, cut_middle, merge_streams, shape
 
 __all__ = [
-    "AGENT_READER", "DEFAULT_TIMEOUT_MS", "MAX_OUTPUT_CHARS", "MAX_TIMEOUT_MS", "MIN_TIMEOUT_MS", "ToolSpec",
-    "Toolbox", "cut_middle", "merge_streams", "normalise", "object_schema", "validate",
+    "AGENT_READER", "DEFAULT_TIMEOUT_MS", "MAX_OUTPUT_CHARS", "MAX_TIMEOUT_MS", "MIN_OUTPUT_CHARS", "MIN_TIMEOUT_MS",
+    "ToolSpec", "Toolbox", "cut_middle", "merge_streams", "normalise", "object_schema", "validate",
 ]
 
 #: Characters of output a tool answer carries at most (seed 004); the middle is cut.
 MAX_OUTPUT_CHARS = 30_000
+#: The smallest output budget an operator may set: a head, a tail and the note that names the log.
+MIN_OUTPUT_CHARS = 1_000
 DEFAULT_TIMEOUT_MS = 120_000
 MIN_TIMEOUT_MS = 1_000
 MAX_TIMEOUT_MS = 600_000
@@ -56,103 +61,6 @@ class ToolSpec:
         return tool_definition(self.name, self.description, self.parameters, style, strict)
 
 
-def object_schema(properties: dict[str, dict[str, Any]], required: Iterable[str] = ()) -> dict[str, Any]:
-    return {"type": "object", "properties": properties, "required": list(required), "additionalProperties": False}
-
-
-_JSON_TYPES: dict[str, tuple[type, ...]] = {
-    "string": (str,), "integer": (int,), "number": (int, float), "boolean": (bool,),
-    "object": (dict,), "array": (list,), "null": (type(None),),
-}
-
-
-def _json_kind(value: Any) -> str:
-    """A Python value named as JSON names it (``null``, ``number``…), for messages a model reads."""
-    for kind, types in (("null", (type(None),)), ("boolean", (bool,)), ("integer", (int,)), ("number", (float,)),
-                        ("string", (str,)), ("array", (list, tuple)), ("object", (Mapping,))):
-        if isinstance(value, types):
-            return kind
-    return type(value).__name__
-
-
-def normalise(schema: Mapping[str, Any], arguments: Mapping[str, Any]) -> dict[str, Any]:
-    """What a model sent, read as the schema means it: ``null`` for an optional argument is "not given"
-    (OpenAI's strict mode sends it for every unused one) and an integral float is an integer
-    (``5000.0`` is a JSON Schema integer).  Nothing else changes; no default is filled in."""
-    properties = schema.get("properties", {})
-    required = set(schema.get("required", []))
-    out: dict[str, Any] = {}
-    for name, value in arguments.items():
-        if value is None and name not in required:
-            continue
-        declared = properties.get(name, {}).get("type") if isinstance(properties.get(name), Mapping) else None
-        kinds = declared if isinstance(declared, list) else [declared]
-        if ("integer" in kinds and isinstance(value, float) and math.isfinite(value) and value.is_integer()
-                and "number" not in kinds):
-            value = int(value)
-        out[name] = value
-    return out
-
-
-def validate(schema: Mapping[str, Any], arguments: Mapping[str, Any]) -> str | None:
-    """The first problem with ``arguments`` against a flat object schema, as one sentence; ``None`` if fine."""
-    properties = schema.get("properties", {})
-    for name in schema.get("required", []):
-        if name not in arguments:
-            return f"missing required argument {name!r}"
-    for name, value in arguments.items():
-        if name not in properties:
-            if schema.get("additionalProperties", True) is False:
-                return f"unknown argument {name!r} (expected: {', '.join(properties) or 'none'})"
-            continue
-        expected = properties[name].get("type")
-        if expected is None:
-            continue
-        kinds = expected if isinstance(expected, list) else [expected]
-        ok = any(isinstance(value, _JSON_TYPES.get(k, object)) and not (
-            k in ("integer", "number") and isinstance(value, bool)) for k in kinds)
-        if not ok:
-            shown = json.dumps(value, default=repr)[:200]
-            return f"argument {name!r} must be {' or '.join(kinds)}, not {_json_kind(value)} {shown}"
-        if isinstance(value, float) and not math.isfinite(value):  # json.loads reads NaN and 1e999
-            return f"argument {name!r} must be a finite number, not {value!r}"
-        if "enum" in properties[name] and value not in properties[name]["enum"]:
-            return f"argument {name!r} must be one of {properties[name]['enum']}"
-    return None
-
-
-def cut_middle(text: str, limit: int = MAX_OUTPUT_CHARS, log_hint: str = "") -> str:
-    """Keep the start and the end of ``text``; say exactly how much of the middle was left out and where it is.
-
-    The note takes room of its own, so the count it states depends on its own length: it is
-    settled by trying the count until it stops changing (two rounds at most; a count only grows a
-    digit or a comma at a time).
-    """
-    if len(text) <= limit:
-        return text
-    omitted = len(text) - limit
-    for _ in range(4):
-        note = f"\n… [{omitted:,} characters omitted from the middle{log_hint}] …\n"
-        keep = max(limit - len(note), 0)
-        if len(text) - keep == omitted:
-            break
-        omitted = len(text) - keep
-    head = keep // 2
-    return text[:head] + note + text[len(text) - (keep - head):]
-
-
-def merge_streams(stdout: str, stderr: str, header: str = "") -> str:
-    """stdout then stderr, the second always starting on a line of its own (after ``header``, if any)."""
-    if not stderr:
-        return stdout
-    gap = "\n" if stdout and not stdout.endswith("\n") else ""
-    return stdout + gap + header + stderr
-
-
-def _log_hint(paths: Mapping[str, str]) -> str:
-    return ("; full output in " + ", ".join(paths.values())) if paths else ""
-
-
 class Toolbox:
     """The agent tools over one engine (by default the process-wide one, shared with the magics).
 
@@ -173,6 +81,9 @@ class Toolbox:
         self.env_allow = frozenset(env_allow)
         self.redact_secrets = redact_secrets
         self.dry_run = dry_run
+        if isinstance(max_output, bool) or not isinstance(max_output, int) or max_output < MIN_OUTPUT_CHARS:
+            raise ValueError(f"max_output must be an integer of at least {MIN_OUTPUT_CHARS:,} characters (room for"
+                             f" a head, a tail and the note between them), not {max_output!r}")
         self.max_output = max_output
         self.tools: dict[str, ToolSpec] = {}
         for spec in self._builtin_specs():
@@ -217,7 +128,10 @@ class Toolbox:
         ]
 
     def add(self, spec: ToolSpec) -> None:
-        """Offer one more tool (a plugin); a name that is taken is refused."""
+        """Offer one more tool (a plugin); a name the APIs refuse, or one that is taken, is refused."""
+        if not isinstance(spec.name, str) or not re.fullmatch(NAME_PATTERN, spec.name):
+            raise ValueError(f"tool name {spec.name!r} must match ^{NAME_PATTERN}$ (what both function-calling"
+                             " APIs accept)")
         if spec.name in self.tools:
             raise ValueError(f"a tool named {spec.name!r} exists already")
         self.tools[spec.name] = spec
@@ -288,7 +202,19 @@ class Toolbox:
             answer = _error(str(exc))
         except Exception as exc:
             answer = _error(f"internal error: {type(exc).__name__}: {exc}")
-        return json.loads(json.dumps(answer, default=str))
+        return self._finish(answer)
+
+    def _finish(self, answer: Mapping[str, Any]) -> dict[str, Any]:
+        """Every answer, whichever tool gave it (plugins too), as a model may read it: plain JSON (no
+        NaN, no objects), its ``output`` and ``error`` redacted and within :attr:`max_output`."""
+        plain = _json_safe(answer)
+        if not isinstance(plain, dict):
+            return _error(f"internal error: the tool answered with {type(answer).__name__}, not an object")
+        secrets = self._secrets()
+        for key in ("output", "error"):
+            if isinstance(plain.get(key), str):
+                plain[key] = shape([Part(plain[key])], self.max_output, lambda text: self._clean(text, secrets))
+        return plain
 
     # -- the tools --------------------------------------------------------------------------
     def _env_filter(self, held: dict[str, str]) -> Callable[[dict[str, str]], dict[str, str]]:
@@ -328,12 +254,14 @@ class Toolbox:
         options = dataclasses.replace(self.engine.options, timeout=checks.timeout(clamped / 1000), grace=self.grace,
                                       log_over=self.max_output)
         result = self.engine.run(plan, options=options, guard=self.guard)
-        output = merge_streams(result.stdout, result.stderr)
+        parts = [Part(capture.text, log_path=capture.log_path,
+                      whole_bytes=capture.bytes if capture.truncated and not capture.binary else None)
+                 for capture in (result.stdout_capture, result.stderr_capture)]
         if result.error:
-            output = (output + "\n" if output else "") + result.error
+            parts.append(Part(result.error))
         answer = {
             "success": result.success, "exit_code": result.exit_code, "status": result.outcome(),
-            "output": self._clean(cut_middle(output, self.max_output, _log_hint(result.log_paths)), held),
+            "output": shape(parts, self.max_output, lambda text: self._clean(text, held)),
             "duration_ms": result.duration_ms, "timed_out": result.timed_out, "cwd": self.engine.session.current_cwd(),
             "notes": notes + list(result.notes),
         }
@@ -344,16 +272,21 @@ class Toolbox:
     def _bash_output(self, args: dict[str, Any]) -> dict[str, Any]:
         out = self.engine.shells.read(args["bash_id"], reader=AGENT_READER, pattern=args.get("filter"),
                                       max_bytes=self.max_output * 4)
-        text = merge_streams(out.stdout, out.stderr, header="[stderr]\n")
         info = out.shell
+        secrets = self._secrets()
+        parts = [Part(text, header=header, log_path=info.log_paths.get(name), skipped=out.skipped.get(name, 0))
+                 for name, text, header in (("stdout", out.stdout, ""), ("stderr", out.stderr, "[stderr]\n"))]
         answer = {
             "success": True, "bash_id": info.id, "status": info.status, "running": info.running,
             "exit_code": info.exit_code, "runtime_s": info.runtime_s,
-            "output": self._clean(cut_middle(text, self.max_output, _log_hint(info.log_paths)), self._secrets()),
+            "output": shape(parts, self.max_output, lambda text: self._clean(text, secrets)),
             "finished_and_read": out.at_end,
         }
         if args.get("filter") is not None:
             answer["lines_not_matching"] = sum(out.filtered_out.values())
+        if out.filter_gave_up:
+            answer["notes"] = [f"the filter took over a second on {', '.join(out.filter_gave_up)} and was given up"
+                               " there: the lines after that point are returned unfiltered"]
         return answer
 
     def _secrets(self) -> dict[str, str]:
@@ -369,6 +302,21 @@ class Toolbox:
         return {"success": True, "shells": [
             {"id": i.id, "status": i.status, "runtime_s": i.runtime_s, "exit_code": i.exit_code,
              "command": i.command} for i in self.engine.shells.list()]}
+
+
+def _json_safe(value: Any, depth: int = 0) -> Any:
+    """``value`` as plain JSON data: non-finite numbers and other objects become their text."""
+    if depth > 64:
+        return str(value)[:1000]
+    if value is None or isinstance(value, (bool, int, str)):
+        return value
+    if isinstance(value, float):
+        return value if math.isfinite(value) else json.dumps(value)  # NaN, Infinity: as JSON would have said
+    if isinstance(value, Mapping):
+        return {str(k): _json_safe(v, depth + 1) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_json_safe(v, depth + 1) for v in value]
+    return str(value)
 
 
 def _error(message: str) -> dict[str, Any]:

@@ -203,7 +203,8 @@ class ShellRegistry:
         return ShellOutput(shell=info, stdout=texts["stdout"], stderr=texts["stderr"],
                            skipped={n: c.skipped for n, c in cuts.items() if c.skipped},
                            filtered_out={n: c.filtered_out for n, c in cuts.items() if c.filtered_out is not None},
-                           filter=pattern, at_end=at_end)
+                           filter=pattern, at_end=at_end,
+                           filter_gave_up=tuple(n for n, c in cuts.items() if c.filter_gave_up))
 
     def _wait_for_news(self, shell: Shell, cursor: dict[str, int], names: tuple[str, ...], whole_lines: bool,
                        wait: float) -> None:

@@ -3,7 +3,9 @@
 A kernel killed with SIGKILL (or by the OOM killer) runs no cleanup, so a small watchdog process
 holds a pipe from us and, on EOF, stops every session it was told about.  This module is our end
 of that pipe: ``+ SID MARKER`` when a background shell or a foreground run starts, ``- SID`` when
-it ends, ``q`` when we closed everything ourselves.  The watchdog starts with the first session
+it ends, ``q`` when we closed everything ourselves -- or, when a session we reported is still
+running at close (a foreground run in another thread: an agent's call when its server stops),
+plain EOF, so that the watchdog stops it as if we had died.  The watchdog starts with the first session
 and is started again (told every live session) if it ever died.
 """
 
@@ -32,6 +34,7 @@ class WatchdogLink:
         self._closed = closed
         self._proc: subprocess.Popen[bytes] | None = None
         self._lock = threading.Lock()  # the reader thread and callers both report
+        self._registered: set[int] = set()  # sids reported started and not ended
 
     @property
     def pid(self) -> int | None:
@@ -42,11 +45,15 @@ class WatchdogLink:
     def started(self, guard: tuple[int, str] | None) -> None:
         """Report a started session; ``None`` (a job meant to outlive us) is not reported."""
         if guard is not None:
+            with self._lock:
+                self._registered.add(guard[0])
             self._tell(f"+ {guard[0]} {guard[1]}\n")
 
     def ended(self, guard: tuple[int, str] | None) -> None:
         """Report that a session ended, so a later death of ours does not sweep a reused sid."""
         if guard is not None:
+            with self._lock:
+                self._registered.discard(guard[0])
             self._tell(f"- {guard[0]}\n")
 
     def guard(self, sid: int, marker: str) -> Callable[[], None]:
@@ -79,19 +86,26 @@ class WatchdogLink:
             self._proc = None  # it died; the next report starts a new one
 
     def close(self) -> None:
-        """Tell the watchdog everything is stopped (exit without sweeping) and wait for it."""
+        """Tell the watchdog everything is stopped (exit without sweeping) and wait for it.
+
+        If a reported session is still running -- a foreground run that another thread is still
+        waiting on -- the watchdog is not told ``q`` but given EOF: it stops that session (TERM,
+        grace, KILL) before exiting, since nobody else will once we are gone.
+        """
         with self._lock:
             proc, self._proc = self._proc, None
             if proc is None:
                 return
+            sweep = bool(self._registered)
             try:
                 assert proc.stdin is not None
-                proc.stdin.write(b"q\n")
+                if not sweep:
+                    proc.stdin.write(b"q\n")
                 proc.stdin.close()
             except (BrokenPipeError, ValueError):
                 pass
             try:
-                proc.wait(timeout=5)
+                proc.wait(timeout=5 + (self._grace() if sweep else 0))
             except subprocess.TimeoutExpired:
                 proc.kill()
                 proc.wait()

@@ -17,8 +17,9 @@ from typing import Any
 from IPython.core.formatters import BaseFormatter
 from traitlets import ObjectName, Unicode
 
+from ..agents.mcp_server import McpStatus
 from ..process.results import KillOutcome, Result, ShellInfo, ShellOutput
-from . import shells
+from . import mcp, shells
 from .render import PROVENANCE_MIME, Summary, render_html, render_json, render_text
 
 __all__ = ["ProvenanceFormatter", "register", "unregister"]
@@ -32,6 +33,7 @@ _RENDERERS: dict[type, tuple[Callable[[Any], str], Callable[[Any], str], Callabl
     shells.ShellTable: (shells.table_text, shells.table_html, lambda t: t.to_json()),
     ShellOutput: (shells.output_status_text, shells.output_status_html, shells.output_status_json),
     KillOutcome: (shells.kill_text, shells.kill_html, lambda k: k.to_json()),
+    McpStatus: (mcp.status_text, mcp.status_html, lambda s: s.to_json()),
 }
 
 

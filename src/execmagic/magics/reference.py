@@ -26,7 +26,8 @@ END = "<!-- end of magics-reference -->"
 #: Where the generated reference lives: inside the package, so it ships with it and stays next to its source.
 REFERENCE_FILE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "reference.md")
 #: The magics the reference covers, in the order a newcomer meets them: (kind, name).
-MAGICS = (("cell", "exec"), ("line", "exec"), ("line", "spawn"), ("line", "bg"), ("line", "bgout"), ("line", "kill"))
+MAGICS = (("cell", "exec"), ("line", "exec"), ("line", "spawn"), ("line", "bg"), ("line", "bgout"), ("line", "kill"),
+          ("line", "mcp"))
 
 _HEADER = """\
 # execmagic reference
@@ -39,7 +40,7 @@ introduction.
 
 - [Magics](#magics): {magics}
 - [Settings](#settings): the traits of `ExecMagics`
-- [Command line](#command-line): `python -m execmagic install-kernel`
+- [Command line](#command-line): `python -m execmagic install-kernel`, `execmagic-mcp`
 """
 
 
@@ -74,9 +75,17 @@ def settings_table(shell: Any) -> str:
 
 
 def _command_line_help() -> str:
-    from .kernelspec import parser
+    """Each command's ``--help``, at the magics' fixed width (argparse would follow the terminal)."""
+    from ..mcp import parser as mcp_parser
+    from .helpfmt import HELP_WIDTH
+    from .kernelspec import parser as install_parser
 
-    return parser().format_help().rstrip()
+    helps = []
+    for make in (install_parser, mcp_parser):
+        cli = make()
+        cli.formatter_class = lambda prog: argparse.HelpFormatter(prog, width=HELP_WIDTH)
+        helps.append(cli.format_help().rstrip())
+    return "\n\n".join(helps)
 
 
 def render_file(shell: Any) -> str:
