@@ -86,3 +86,38 @@ def test_the_watchdog_hears_of_a_shell_before_it_hears_of_its_end(tmp_path):
         else:
             assert sid in seen, f"'- {sid}' before '+ {sid}': {told}"
     assert len(seen) == 30 and sum(line.startswith("-") for line in told) == 30
+
+
+def test_a_process_that_ignores_the_signal_gets_the_next_one_without_waiting_the_grace():
+    """``cmd &`` in a shell without job control ignores SIGINT: the stop button's SIGINT cannot reach it,
+    so it gets SIGTERM at once instead of after a grace period (here a minute; the stop takes far less).
+    Before SIGKILL the grace is always waited (tests/process/test_foreground.py: a TERM-ignoring child)."""
+    from execmagic.process.stop import ignores
+
+    deaf = subprocess.Popen([sys.executable, "-c", "import signal, time; signal.signal(signal.SIGINT, signal.SIG_IGN); "
+                             "print('ready', flush=True); time.sleep(60)"],
+                            stdout=subprocess.PIPE, start_new_session=True)
+    try:
+        assert deaf.stdout is not None and deaf.stdout.readline() == b"ready\n"
+        assert ignores(deaf.pid, signal.SIGINT) and not ignores(deaf.pid, signal.SIGTERM)
+        began = time.monotonic()
+        report = stop_tree(deaf.pid, leader=deaf, ladder=(signal.SIGINT, signal.SIGTERM), grace=60)
+        assert time.monotonic() - began < 30  # half the grace: SIGTERM came without waiting for it
+        assert deaf.returncode == -signal.SIGTERM and report.killed == ()
+    finally:
+        if deaf.poll() is None:
+            deaf.kill()
+            deaf.wait()
+
+
+def test_the_stop_button_reaches_a_background_child_of_the_command_at_once(engine):
+    from execmagic.engine import RunOptions
+    from execmagic.process.pump import CancelToken
+
+    cancel = CancelToken()
+    plan = engine.plan_script("sleep 30 & echo started; sleep 31")
+    began = time.monotonic()
+    result = engine.run(plan, options=RunOptions(grace=60), cancel=cancel,
+                        on_output=lambda stream, text: cancel.cancel())  # the stop button, once it runs
+    assert result.interrupted and result.stdout == "started\n"
+    assert time.monotonic() - began < 30  # the ignored SIGINT did not cost the minute of grace

@@ -23,7 +23,7 @@ import psutil
 from .launch import MARKER_VAR
 from .system import ENVIRON_OF_OTHERS
 
-__all__ = ["StopReport", "marked_processes", "remaining", "session_members", "stop_tree"]
+__all__ = ["StopReport", "ignores", "marked_processes", "remaining", "session_members", "stop_tree"]
 
 #: Rounds of "sweep, signal" after the SIGKILL, for processes forked while we were stopping.
 _SWEEP_ROUNDS = 3
@@ -136,11 +136,29 @@ def _signal_all(sid: int | None, procs: Iterable[psutil.Process], sig: int) -> N
             proc.send_signal(sig)
 
 
+def ignores(pid: int, sig: int) -> bool:
+    """Whether process ``pid`` ignores ``sig`` (Linux: its ``SigIgn`` mask; elsewhere: assume not).
+
+    A shell without job control starts ``cmd &`` with SIGINT and SIGQUIT ignored, so the stop
+    button's SIGINT cannot reach such a child: waiting a grace period for it is waiting for nothing.
+    """
+    try:
+        with open(f"/proc/{pid}/status", encoding="ascii", errors="replace") as fh:
+            for line in fh:
+                if line.startswith("SigIgn:"):
+                    return bool(int(line.split()[1], 16) >> (sig - 1) & 1)
+    except (OSError, ValueError, IndexError):
+        pass
+    return False
+
+
 def _wait_gone(
-    leader: subprocess.Popen[bytes] | None, procs: Sequence[psutil.Process], timeout: float
+    leader: subprocess.Popen[bytes] | None, procs: Sequence[psutil.Process], timeout: float, sent: int | None = None
 ) -> list[psutil.Process]:
     """Wait until every process is gone or ``timeout`` passes; return the ones still alive.
 
+    ``sent``: the signal just sent.  Once every process left ignores it, the wait is over: the grace
+    is for processes that may still act on the signal, not for those that cannot hear it.
     The leader is our child: it is reaped through ``Popen`` (psutil must not reap it,
     or ``Popen`` would lose its exit status).
     """
@@ -152,6 +170,8 @@ def _wait_gone(
         alive = [p for p in procs if not (leader is not None and p.pid == leader.pid and leader.returncode is not None)]
         alive = [p for p in alive if _alive(p)]
         if not alive or time.monotonic() >= deadline:
+            return alive
+        if sent is not None and all(ignores(p.pid, sent) for p in alive):
             return alive
         time.sleep(min(delay, max(deadline - time.monotonic(), 0)))
         delay = min(delay * 2, 0.05)
@@ -177,9 +197,11 @@ def stop_tree(
     alive = list(snapshot.values())
     # the group by number only while it is provably ours (see _ours); else each process we found
     group = sid if sid in snapshot else None
-    for sig in ladder:
+    for step, sig in enumerate(ladder):
         _signal_all(group, alive, sig)
-        alive = _wait_gone(leader, alive, grace)
+        # before the ladder's next signal, processes deaf to this one (SIGINT to `cmd &`) are not waited
+        # for; before SIGKILL every process gets the whole grace (ignoring TERM may mean "let me finish")
+        alive = _wait_gone(leader, alive, grace, sent=sig if step < len(ladder) - 1 else None)
         if not alive:
             break
     killed: set[int] = set()
