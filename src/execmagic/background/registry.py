@@ -137,8 +137,11 @@ class ShellRegistry:
             streams = {n: Stream(n, handle.streams[n], path, fd) for n, (path, fd) in logs.items()}
             shell = Shell(shell_id, handle, command.display, command.cwd, marker, streams, timeout)
             self._shells[shell_id] = shell
+            # told while holding the condition, which the reader needs to notice an exit: so "+ SID" always
+            # reaches the watchdog before "- SID" (told the other way round, the watchdog would keep a stale
+            # SID and, if we died, stop whatever process had reused that number by then)
+            self._watchdog.started(handle.guard)
             self._reader.watch(shell)
-        self._watchdog.started(handle.guard)
         return shell.info()
 
     # -- looking --------------------------------------------------------------------

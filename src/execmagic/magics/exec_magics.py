@@ -52,13 +52,17 @@ class _OneRedLine:
 
 
 class CellCommandFailed(_OneRedLine, CommandFailed):
-    """A failed command in a cell: shown as one red line (no Python traceback); stops "Run all"."""
+    """A failed command in a cell: shown as one red line (no Python traceback); stops "Run all".
+
+    The ✘ summary just above it already says what ran, how long and where, so this line does not
+    repeat the command: it says how it ended (which is all ``jupyter execute`` and papermill print,
+    after the cell's source) and what is new -- the run stops here, and how not to.
+    """
 
     def __init__(self, result: Result) -> None:
-        from ..display.render import short_command
 
         super().__init__(result)
-        self.args = (f"command failed: {result.outcome()} · {short_command(result.command)}",)
+        self.args = (f"command failed ({result.outcome()}): the run stops here; --no-raise carries on",)
 
     def __str__(self) -> str:
         return self.args[0]
@@ -115,6 +119,14 @@ def _common(func: Callable[..., Any]) -> Callable[..., Any]:
     return func
 
 
+def _errexit(func: Callable[..., Any]) -> Callable[..., Any]:
+    """``--errexit`` / ``--no-errexit``: one destination, ``None`` when neither is given (the trait decides)."""
+    func = argument("--no-errexit", dest="errexit", action="store_const", const=False,
+                    help="the status is the last command's, as in bash (the default; see ExecMagics.errexit)")(func)
+    return argument("--errexit", dest="errexit", action="store_const", const=True,
+                    help="stop at the first failed command: set -e, and -o pipefail in bash")(func)
+
+
 @magics_class
 class ExecMagics(ExecSettings):
     """Run commands from cells: never hangs on stdin, never floods the notebook, leaves nothing running.
@@ -129,6 +141,7 @@ class ExecMagics(ExecSettings):
     @kwds(formatter_class=FixedWidthHelp)
     @argument("--bg", action="store_true", help="start the cell as a background shell (see %%bgout, %%kill)")
     @argument("--name", metavar="ID", help="with --bg: the shell's id instead of bg1, bg2, …")
+    @_errexit
     @argument("language", nargs="?", help="bash (default), sh, python, node/javascript, or any interpreter on PATH")
     @_common
     @cell_magic("exec")  # type: ignore[arg-type]  # IPython types its decorators for Magics only
@@ -152,22 +165,25 @@ class ExecMagics(ExecSettings):
         """
         args, _ = parse_line(line, self.exec_cell.parser)
         language = args.language or self.default_language
+        errexit = self._errexit(args, language)
         with engine_errors():
             checks.text(cell, "the cell")
         if args.bg:
             for option in ("input", "out", "quiet"):
                 if getattr(args, option):
                     raise UsageError(f"--{option} does not apply to --bg (read a background shell with %%bgout)")
-            self.start_background(args, lambda **kw: self.engine.plan_script(cell, language, save_session=False, **kw))
+            self.start_background(args, lambda **kw: self.engine.plan_script(cell, language, save_session=False,
+                                                                              errexit=errexit, **kw))
             return
         if args.name is not None:
             raise UsageError("--name goes with --bg")
-        self._run(args, lambda **kw: self.engine.plan_script(cell, language, **kw))
+        self._run(args, lambda **kw: self.engine.plan_script(cell, language, errexit=errexit, **kw))
 
     @no_var_expand
     @magic_arguments(name="exec")
     @kwds(formatter_class=FixedWidthHelp)
     @argument("cmdline", nargs="*", metavar="CMDLINE", help="the shell command line, as typed")
+    @_errexit
     @_common
     @line_magic("exec")  # type: ignore[arg-type]  # IPython types its decorators for Magics only
     def exec_line(self, line: str) -> None:
@@ -187,7 +203,8 @@ class ExecMagics(ExecSettings):
             raise UsageError("%exec needs a command line, e.g. %exec ls -la")
         with engine_errors():
             checks.text(command, "the command line")
-        self._run(args, lambda **kw: self.engine.plan_script(command, "bash", **kw))
+        errexit = self._errexit(args, "bash")
+        self._run(args, lambda **kw: self.engine.plan_script(command, "bash", errexit=errexit, **kw))
 
     @no_var_expand
     @magic_arguments(name="spawn")
@@ -245,6 +262,14 @@ class ExecMagics(ExecSettings):
             return checks.argv(argv, "--argv" if args.argv else "argv")
 
     # -- shared machinery -------------------------------------------------------
+    def _errexit(self, args: Any, language: str) -> bool:
+        """``--errexit``/``--no-errexit`` or the trait; asked for by name in a language without it, an error."""
+        from ..engine.languages import ERREXIT_FLAGS
+
+        if args.errexit and language not in ERREXIT_FLAGS:
+            raise UsageError(f"--errexit applies to bash and sh cells; a {language} cell stops at an uncaught error")
+        return self.errexit if args.errexit is None else args.errexit
+
     def _params(self, args: Any) -> NamespaceParams:
         shell = self.ipython
         return NamespaceParams(parse_pairs(args.param, "param"), shell.user_ns, shell.user_ns_hidden)

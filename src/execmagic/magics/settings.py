@@ -83,6 +83,10 @@ class ExecSettings(Magics):
         "", help="Directory for output logs. Empty: a fresh directory per kernel under the system temp dir.",
     ).tag(config=True)
     default_language = Unicode("bash", help="Language of a %%exec cell that names none.").tag(config=True)
+    errexit = Bool(
+        False, help="Stop a bash/sh cell at its first failed command (set -e, and -o pipefail in bash)."
+                    " Off, as in bash: a cell's status is its last command's. --errexit/--no-errexit per cell.",
+    ).tag(config=True)
     raise_on_error = Bool(
         True, help="Raise (stopping 'Run all') when a command fails; --no-raise turns it off per run.",
     ).tag(config=True)

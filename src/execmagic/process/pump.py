@@ -16,6 +16,7 @@ import time
 from collections.abc import Callable
 
 from .capture import StreamRecorder
+from .system import pidfd_open
 
 __all__ = ["CancelToken", "Cancelled", "OutputCallback", "ProgressCallback", "Pump"]
 
@@ -97,12 +98,9 @@ class Pump:
             fd = proc.stdin.fileno()
             os.set_blocking(fd, False)
             self.selector.register(fd, selectors.EVENT_WRITE, "stdin")
-        self.pidfd: int | None = None
-        try:
-            self.pidfd = os.pidfd_open(proc.pid)
+        self.pidfd = pidfd_open(proc.pid)  # None: the exit is polled for (see .system)
+        if self.pidfd is not None:
             self.selector.register(self.pidfd, selectors.EVENT_READ, "exit")
-        except (AttributeError, OSError):
-            self.pidfd = None
         self.exited_at: float | None = None
         if cancel is not None:
             self.selector.register(cancel.fileno(), selectors.EVENT_READ, "cancel")
