@@ -116,7 +116,8 @@ def test_cell_exec_bg(ip):
 
 def test_kill_answers(ip):
     magic(ip, "bg", "--name a sleep 30")
-    magic(ip, "bg", "--name b trap '' TERM; sleep 30")
+    magic(ip, "bg", "--name b trap '' TERM; echo trapped; sleep 30")
+    assert magic(ip, "bgout", "b --wait 10").stdout == "trapped\n"  # the trap is set before the kill
     cap = magic(ip, "kill", "a b")
     texts = data(cap)
     assert texts[0] == "■ a stopped with SIGTERM"
