@@ -45,17 +45,19 @@ class Shell:
     """One background shell; every field is guarded by the registry's condition."""
 
     def __init__(self, shell_id: str, handle: Handle, command: str, cwd: str, marker: str,
-                 streams: dict[str, Stream], timeout: float | None) -> None:
+                 streams: dict[str, Stream], timeout: float | None, backend: str = "local",
+                 started_at: str | None = None) -> None:
         self.id = shell_id
+        self.backend = backend
         self.handle = handle
         self.command = command
         self.cwd = cwd
         self.marker = marker
         self.streams = streams
         self.timeout = timeout
-        self.started_at = now_iso("seconds")
+        self.started_at = started_at or now_iso("seconds")
         self.start = time.monotonic()
-        self.deadline = self.start + timeout if timeout else None
+        self.deadline = self.start + timeout if timeout and not handle.enforces_timeout else None
         self.ended: float | None = None
         self.stopped_as: str | None = None  # "killed" or "timed out" when we stopped it
         self.cursors: dict[str, dict[str, int]] = {}
@@ -88,12 +90,15 @@ class Shell:
 
     def status(self) -> str:
         rc = self.handle.returncode
+        words = self.handle.describe()
         if rc is None:
-            return "running"
+            return words or "running"
         if self.failure:
             return f"failed: {self.failure}"
         if self.stopped_as:
             return self.stopped_as
+        if words:
+            return words
         if rc < 0:
             return f"killed by {signal_name(-rc)}"
         return f"exited {rc}"
@@ -114,4 +119,5 @@ class Shell:
             stderr_bytes=self.streams["stderr"].size,
             log_paths={name: s.log_path for name, s in self.streams.items()}, timeout=self.timeout,
             lost_bytes=sum(s.lost for s in self.streams.values()),
+            backend=self.backend, job_id=None if self.backend == "local" else self.handle.job_id,
         )

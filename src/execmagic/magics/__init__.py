@@ -24,6 +24,7 @@ def load(shell: Any) -> None:
     bg_magics = BackgroundMagics(shell, exec_magics)
     shell.register_magics(exec_magics)
     shell.register_magics(bg_magics)
+    shell.configurables.append(exec_magics.slurm)  # so %config SlurmBackend.partition = "gpu" finds it
     formatters.register(shell)
     atexit.register(_close_at_exit, exec_magics)
     _LOADED[id(shell)] = (exec_magics, bg_magics)
@@ -46,6 +47,8 @@ def unload(shell: Any) -> None:
     close_default_engine()
     atexit.unregister(_close_at_exit)
     registry = shell.magics_manager.magics
+    if loaded[0].slurm in getattr(shell, "configurables", []):
+        shell.configurables.remove(loaded[0].slurm)
     for magics in loaded:
         for kind, names in magics.magics.items():
             for name in names:

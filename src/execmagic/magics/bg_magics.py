@@ -20,6 +20,7 @@ from ..background.registry import ShellRegistry, kill_many
 from ..display.shells import ShellTable
 from ..process import checks
 from ..process.results import ShellOutput
+from .cluster import cluster_options
 from .exec_magics import ExecMagics, engine_errors
 from .helpfmt import FixedWidthHelp
 from .live import LiveOutput
@@ -64,6 +65,7 @@ class BackgroundMagics(Magics):
     @argument("--dry-run", action="store_true", help="show the fully expanded command; start nothing")
     @argument("--allow-dangerous", action="store_true", help="start even what a guardrail refuses")
     @argument("--cleanup", action="store_true", help="forget the shells that ended and delete their logs")
+    @cluster_options
     @line_magic("bg")  # type: ignore[arg-type]  # IPython types its decorators for Magics only
     def bg(self, line: str) -> None:
         """Start a shell command in the background and return at once; ``%bg`` alone lists the shells.
@@ -78,6 +80,8 @@ class BackgroundMagics(Magics):
             %bg --name server --timeout 3600 python -m http.server 8000
             %bg
             %bg --cleanup
+            %bg --on slurm --partition gpu --gpus 1 --time 4:00:00 python train.py
+            %bg --on slurm      # the SLURM jobs, also those an earlier kernel started
         """
         args, command = parse_line(line, self.bg.parser, command_follows=True)
         if args.cleanup:
@@ -88,6 +92,9 @@ class BackgroundMagics(Magics):
                   else "no ended shell to remove")
             return
         if not command:
+            if args.on == "slurm" and line.split() == ["--on", "slurm"]:
+                self._reattach_slurm(args)
+                return
             if line.strip():
                 raise UsageError("%bg needs a command line after its options, e.g. %bg --name job make all")
             display(ShellTable(tuple(self.shells.list())))
@@ -96,6 +103,19 @@ class BackgroundMagics(Magics):
             checks.text(command, "the command line")
         self.exec_magics.start_background(
             args, lambda **kw: self.exec_magics.engine.plan_script(command, "bash", save_session=False, **kw))
+
+    def _reattach_slurm(self, args: Any) -> None:
+        """List the SLURM jobs, taking over those this kernel does not know yet (an earlier kernel's)."""
+        backend = self.exec_magics.slurm.backend(args, self.exec_magics.kill_grace)
+        assert backend is not None
+        shells = self.shells
+        with engine_errors():
+            for job in backend.find_jobs():
+                handle = backend.reattach(job.job_id)
+                meta = handle.meta
+                shells.adopt(handle, backend=backend.name, shell_id=meta.shell_id, command=meta.command, cwd=meta.cwd,
+                             marker=meta.marker, timeout=meta.timeout, started_at=meta.started_at)
+        display(ShellTable(tuple(info for info in shells.list() if info.backend == backend.name)))
 
     @no_var_expand
     @magic_arguments(name="bgout")

@@ -37,6 +37,7 @@ from ..process.errors import (
     UsageProblem,
 )
 from ..process.results import Result
+from .cluster import SlurmBackend, cluster_options
 from .helpfmt import FixedWidthHelp
 from .live import LiveOutput, StatusLine
 from .options import NamespaceParams, parse_line, parse_pairs, split_words
@@ -125,6 +126,8 @@ class ExecMagics(ExecSettings):
         # the process-wide engine: execmagic.run() in a cell shares this session and these shells
         self.engine = default_engine()
         self.apply_engine_settings()
+        #: The defaults of ``--on slurm`` (``c.SlurmBackend.*``); registered with the shell by ``load``.
+        self.slurm = SlurmBackend(parent=shell) if shell is not None else SlurmBackend()
 
     # -- the magics ---------------------------------------------------------------
     @no_var_expand
@@ -134,6 +137,7 @@ class ExecMagics(ExecSettings):
     @argument("--name", metavar="ID", help="with --bg: the shell's id instead of bg1, bg2, …")
     @argument("language", nargs="?", help="bash (default), sh, python, node/javascript, or any interpreter on PATH")
     @_common
+    @cluster_options
     @cell_magic("exec")  # type: ignore[arg-type]  # IPython types its decorators for Magics only
     def exec_cell(self, line: str, cell: str) -> None:
         """Run the cell as a script; bash by default, in the persistent session.
@@ -152,6 +156,9 @@ class ExecMagics(ExecSettings):
 
             %%exec --bg --name train
             python train.py --epochs 10
+
+            %%exec --bg --on slurm --cpus 8 --mem 32G --time 2:00:00
+            python train.py --epochs 100     # a SLURM batch job; %bgout/%kill as for any shell
         """
         args, _ = parse_line(line, self.exec_cell.parser)
         language = args.language or self.default_language
@@ -165,6 +172,7 @@ class ExecMagics(ExecSettings):
             return
         if args.name is not None:
             raise UsageError("--name goes with --bg")
+        self._refuse_cluster(args)
         self._run(args, lambda **kw: self.engine.plan_script(cell, language, **kw))
 
     @no_var_expand
@@ -279,14 +287,21 @@ class ExecMagics(ExecSettings):
         """Start a planned command as a background shell and show its handle (``%bg``, ``%%exec --bg``)."""
         with engine_errors():
             timeout = checks.timeout(args.timeout, "--timeout")  # before the shell joins the reader
+        backend = self.slurm.backend(args, self.kill_grace)
         plan = self._plan(args, make_plan)
         if args.dry_run:
             print(plan.describe())
             return
         self.sync_background_settings()
         with engine_errors():
-            info = self.engine.start_background(plan, name=args.name, timeout=timeout, guard=self._guard(args))
+            info = self.engine.start_background(plan, name=args.name, timeout=timeout, guard=self._guard(args),
+                                                backend=backend)
         display(info)
+
+    def _refuse_cluster(self, args: Any) -> None:
+        """Foreground runs are local for now: ``--on slurm`` goes with ``--bg`` (``%bg --on slurm``)."""
+        if self.slurm.backend(args, self.kill_grace) is not None:
+            raise UsageError("--on slurm runs in the background: use %%exec --bg --on slurm or %bg --on slurm")
 
     def _run(self, args: Any, make_plan: Callable[..., Plan]) -> None:
         options = self.run_options(args.timeout)
