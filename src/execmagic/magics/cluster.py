@@ -38,7 +38,7 @@ def cluster_options(func: Callable[..., Any]) -> Callable[..., Any]:
         argument("--time", metavar="LIMIT", help="with --on slurm: SLURM's time limit (30, 2:00:00, 1-0)"),
         argument("--account", metavar="NAME", help="with --on slurm: the account the job is charged to"),
         argument("--sbatch-args", metavar="ARGS",
-                 help='with --on slurm: more sbatch options, quoted as one: --sbatch-args "--qos=debug"'),
+                 help='with --on slurm: more sbatch options, quoted as one: --sbatch-args="--qos=debug --exclusive"'),
     ]
     for decorate in reversed(decorators):
         func = decorate(func)

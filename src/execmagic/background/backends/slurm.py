@@ -218,15 +218,16 @@ class SlurmHandle:
         signalled = (self.pid,)
         with contextlib.suppress(OSError), open(os.path.join(self.backend.logs_dir, f"{self.job_id}.grace"), "w") as fh:
             fh.write(f"{grace:g}\n")
-        name = signal_module.Signals(sig).name.removeprefix("SIG")
-        try:
-            slurm_cli.cancel(self.job_id, signal=name, timeout=timeout)
-        except SlurmError:  # not started ("can not be altered now"): SLURM cancels it, there is no tree yet
-            slurm_cli.cancel(self.job_id, signal=None, timeout=timeout)
-            self.backend.monitor.wake()
-            self.ended.wait(_QUEUE_EVERY * 3 + 1)
+        if (self._words or "").startswith("queued"):
+            # not started, as far as we know: SLURM's own cancel (``scancel --signal`` would retry for
+            # a pending job until it runs); had it just started, SLURM's TERM reaches the wrapper,
+            # which stops the tree as for any signal
+            if not self._cancel(None):
+                return StopReport()
+            self.ended.wait(grace + _QUEUE_EVERY * 3)
             return StopReport(signalled=signalled)
-        self.backend.monitor.wake()
+        if not self._cancel(signal_module.Signals(sig).name.removeprefix("SIG")):
+            return StopReport()
         if self.ended.wait(grace + 2.0):
             return StopReport(signalled=signalled, killed=signalled if self._escalated else ())
         with contextlib.suppress(SlurmError):
@@ -237,6 +238,19 @@ class SlurmHandle:
         survivors = () if self.ended.wait(_EXIT_FILE_WAIT + _QUEUE_EVERY * 2) else signalled
         return StopReport(signalled=signalled, killed=signalled, survivors=survivors)
 
+    def _cancel(self, signal: str | None) -> bool:
+        """``scancel``; False when SLURM refused because the job had ended meanwhile (the monitor
+        then learns how); an unreachable controller is an error the user must see."""
+        try:
+            slurm_cli.cancel(self.job_id, signal=signal, timeout=self.backend.command_timeout)
+        except SlurmError as exc:
+            self.backend.monitor.wake()
+            if exc.code != "ETIMEDOUT" and self.ended.wait(_EXIT_FILE_WAIT + _QUEUE_EVERY * 2):
+                return False
+            raise
+        self.backend.monitor.wake()
+        return True
+
     # -- what the monitor does ------------------------------------------------------
     _escalated = False
     _detached = False
@@ -246,9 +260,8 @@ class SlurmHandle:
         True when this handle needs nothing more from the monitor."""
         if self._returncode is None:
             self._read_exit_file()
-        if self._words == "queued" or (self._words or "").startswith("queued ("):
-            if any(os.path.exists(stream.path) for stream in self._files.values()):
-                self._words = "running"  # its files exist: it started (squeue will name the node)
+        if (self._words or "").startswith("queued") and any(os.path.exists(f.path) for f in self._files.values()):
+            self._words = "running"  # its files exist: it started (squeue will name the node)
         done = all([stream.copy() for stream in self._files.values()])
         if self._returncode is not None and done:
             for stream in self._files.values():
