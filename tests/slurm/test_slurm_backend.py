@@ -156,7 +156,8 @@ def test_no_sbatch_on_path_is_one_line(registry, slurm_logs, tmp_path, monkeypat
 
 def test_an_unreachable_controller_is_a_bounded_one_line_error(registry, slurm, slurm_logs, tmp_path, monkeypatch):
     conf = tmp_path / "dead.conf"
-    text = open(slurm.conf).read()
+    with open(slurm.conf) as fh:
+        text = fh.read()
     port = next(line.split("=")[1] for line in text.splitlines() if line.startswith("SlurmctldPort="))
     conf.write_text(text.replace(f"SlurmctldPort={port}", "SlurmctldPort=9"))
     monkeypatch.setenv("SLURM_CONF", str(conf))

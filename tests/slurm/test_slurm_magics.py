@@ -101,14 +101,14 @@ def test_traits_give_the_defaults_and_options_win(ip, slurm):
     ip.run_line_magic("config", "SlurmBackend.cpus = 64")
     magic(ip, "bg", "--on slurm --name t1 sleep 300")
     magic(ip, "bg", "--on slurm --cpus 1 --name t2 echo ok")
-    texts, _, info = bgout_until_end(ip, "t2")
+    texts, _, _ = bgout_until_end(ip, "t2")
     assert "".join(texts) == "ok\n"
     assert ip.magics_manager.registry["ExecMagics"].engine.shells.info("t1").status.startswith(("queued", "running"))
     magic(ip, "kill", "t1")
 
 
 def test_user_mistakes_are_one_line(ip, slurm):
-    with pytest.raises(UsageError, match="^--partition goes with --on slurm$"):
+    with pytest.raises(UsageError, match=r"^--partition goes with --on slurm$"):
         ip.run_line_magic("bg", "--partition gpu true")
     with pytest.raises(UsageError, match="--on slurm runs in the background"):
         ip.run_cell_magic("exec", "--on slurm", "true")

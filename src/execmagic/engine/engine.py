@@ -17,6 +17,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from ..background.backends.base import Backend
+from ..background.backends.slurm import SlurmBackend
 from ..background.registry import ShellRegistry
 from ..guard.policy import CommandRefused, Guard, Policy, check
 from ..process.capture import LogDir
@@ -215,6 +216,16 @@ class Engine(Planner):
         self.policy.audit_outcome(decision="background", run=run_id, command=plan.command.display,
                                   cwd=plan.shown_cwd, shell_id=info.id, pid=info.pid)
         return info
+
+    def reattach(self, backend: SlurmBackend) -> list[ShellInfo]:
+        """Take over the cluster jobs ``backend`` finds (an earlier kernel's too: they outlive it) and
+        return every shell on that backend; their output is read again from the start."""
+        for job in backend.find_jobs():
+            handle = backend.reattach(job.job_id)
+            meta = handle.meta
+            self.shells.adopt(handle, backend=backend.name, shell_id=meta.shell_id, command=meta.command,
+                              cwd=meta.cwd, marker=meta.marker, timeout=meta.timeout, started_at=meta.started_at)
+        return [info for info in self.shells.list() if info.backend == backend.name]
 
     def _record_kill(self, shell_id: str, sig: int | str) -> Callable[[KillOutcome], None]:
         """Audit a kill, before and after.  Never refused: stopping something is always allowed."""

@@ -108,14 +108,10 @@ class BackgroundMagics(Magics):
         """List the SLURM jobs, taking over those this kernel does not know yet (an earlier kernel's)."""
         backend = self.exec_magics.slurm.backend(args, self.exec_magics.kill_grace)
         assert backend is not None
-        shells = self.shells
+        self.exec_magics.sync_background_settings()
         with engine_errors():
-            for job in backend.find_jobs():
-                handle = backend.reattach(job.job_id)
-                meta = handle.meta
-                shells.adopt(handle, backend=backend.name, shell_id=meta.shell_id, command=meta.command, cwd=meta.cwd,
-                             marker=meta.marker, timeout=meta.timeout, started_at=meta.started_at)
-        display(ShellTable(tuple(info for info in shells.list() if info.backend == backend.name)))
+            infos = self.exec_magics.engine.reattach(backend)
+        display(ShellTable(tuple(infos)))
 
     @no_var_expand
     @magic_arguments(name="bgout")
