@@ -96,6 +96,19 @@ def test_kill_leaves_no_sleep_of_a_setsid_tree(registry, backend, tmp_path, no_l
     assert registry.kill(info.id).message == f"{info.id} already killed; nothing to stop"  # idempotent
 
 
+def test_a_sigkilled_wrapper_still_leaves_nothing(registry, backend, tmp_path, no_leftover_processes):
+    """``%kill --signal KILL``: SLURM kills the job's group at once, the wrapper cannot react; its
+    reaper (a session of its own) sees the wrapper gone and stops what escaped the group."""
+    info = registry.start(bash("setsid sleep 301 & echo started; sleep 302", str(tmp_path)), marker_prefix="t",
+                          backend=backend)
+    assert registry.read(info.id, wait=30).stdout == "started\n"
+    registry.kill(info.id, sig="KILL")
+    deadline = time.monotonic() + 5
+    while processes_with(TOKEN_VAR, no_leftover_processes):
+        assert time.monotonic() < deadline, "a process survived the SIGKILL of its job"
+        time.sleep(0.05)
+
+
 def test_a_term_ignoring_job_dies_after_the_grace(registry, backend, tmp_path, no_leftover_processes):
     info = registry.start(bash("trap '' TERM; echo started; sleep 300", str(tmp_path)), marker_prefix="t",
                           backend=backend)

@@ -9,6 +9,8 @@ error that stops "Run all" when a command failed).
 from __future__ import annotations
 
 import contextlib
+import dataclasses
+import itertools
 import json
 import keyword
 from collections.abc import Callable, Iterator
@@ -44,6 +46,10 @@ from .options import NamespaceParams, parse_line, parse_pairs, split_words
 from .settings import ExecSettings
 
 __all__ = ["CellCommandFailed", "CommandInterrupted", "ExecMagics", "StartFailed", "engine_errors"]
+
+
+#: Numbers the foreground cluster runs of this kernel (their job names).
+_FOREGROUND = itertools.count(1)
 
 
 class _OneRedLine:
@@ -172,7 +178,6 @@ class ExecMagics(ExecSettings):
             return
         if args.name is not None:
             raise UsageError("--name goes with --bg")
-        self._refuse_cluster(args)
         self._run(args, lambda **kw: self.engine.plan_script(cell, language, **kw))
 
     @no_var_expand
@@ -180,6 +185,7 @@ class ExecMagics(ExecSettings):
     @kwds(formatter_class=FixedWidthHelp)
     @argument("cmdline", nargs="*", metavar="CMDLINE", help="the shell command line, as typed")
     @_common
+    @cluster_options
     @line_magic("exec")  # type: ignore[arg-type]  # IPython types its decorators for Magics only
     def exec_line(self, line: str) -> None:
         """Run one shell line in the persistent session (``cd``/``export`` carry over).
@@ -192,6 +198,7 @@ class ExecMagics(ExecSettings):
             %exec ls -la
             %exec --timeout 5 make test
             %exec --cwd data wc -l {filename}
+            %exec --on slurm --cpus 4 python prepare.py    # through srun, streamed live
         """
         args, command = parse_line(line, self.exec_line.parser, command_follows=True)
         if not command:
@@ -298,26 +305,31 @@ class ExecMagics(ExecSettings):
                                                 backend=backend)
         display(info)
 
-    def _refuse_cluster(self, args: Any) -> None:
-        """Foreground runs are local for now: ``--on slurm`` goes with ``--bg`` (``%bg --on slurm``)."""
-        if self.slurm.backend(args, self.kill_grace) is not None:
-            raise UsageError("--on slurm runs in the background: use %%exec --bg --on slurm or %bg --on slurm")
-
     def _run(self, args: Any, make_plan: Callable[..., Plan]) -> None:
         options = self.run_options(args.timeout)
-        plan = self._plan(args, make_plan)
+        cluster = self.slurm.backend(args, self.kill_grace) if hasattr(args, "on") else None
+        plan = self._plan(args, make_plan if cluster is None else
+                          lambda **kw: make_plan(save_session=False, **kw))  # a cluster run never writes it back
+        name = f"{self.engine.token}-{next(_FOREGROUND)}"
+        if cluster is not None:
+            with engine_errors():
+                plan = dataclasses.replace(plan, command=cluster.srun_command(plan.command, name=name))
         if args.dry_run:
             print(plan.describe())
             return
         in_kernel = hasattr(self.shell, "kernel")
         live = None if args.quiet else LiveOutput(self.display_budget)
         status = StatusLine(short_command(plan.command.display), self.status_delay, enabled=in_kernel)
+        result: Result | None = None
         try:
             with engine_errors():
                 result = self.engine.run(plan, options=options, on_output=live, on_progress=status,
                                          guard=self._guard(args))
         finally:
             status.clear()
+            if cluster is not None and (result is None or result.interrupted or result.timed_out):
+                with contextlib.suppress(UsageProblem, PreExecError):
+                    cluster.cancel_by_name(name)  # srun may have been stopped before it ended the job
         if live is not None:
             live.finish(result)
         if args.out:

@@ -457,6 +457,32 @@ class SlurmBackend:
         self.monitor.add(handle)
         return handle
 
+    def srun_command(self, command: Command, *, name: str) -> Command:
+        """``command`` as a foreground run on the cluster: ``srun`` streams the job's stdout and
+        stderr apart and ends with its exit code, so the local foreground loop shows it live.
+
+        The wrapper (its text, so no shared path is needed) runs the command in a session of its own
+        and stops its tree on the interrupt ``srun --quit-on-interrupt`` forwards.  ``name`` ends
+        up in the job name, so a run that had to be stopped can be cancelled by name
+        (:meth:`cancel_by_name`).  The job's environment is the command's (``--export=ALL``).
+        """
+        os.makedirs(self.logs_dir, exist_ok=True)
+        env = dict(command.env)
+        if "SLURM_CONF" in os.environ:
+            env.setdefault("SLURM_CONF", os.environ["SLURM_CONF"])
+        with open(wrapper_path()) as fh:
+            wrapper = fh.read()
+        argv = (slurm_cli.find_program("srun"), "--quit-on-interrupt", "--export=ALL", f"--job-name={JOB_PREFIX}{name}",
+                f"--chdir={command.cwd}", *self.options.sbatch_args(),
+                "bash", "-c", wrapper, "slurm_job.sh", self.logs_dir, "0", f"{self.grace:g}", f"{JOB_PREFIX}{name}",
+                "--", *command.argv)
+        return dataclasses.replace(command, argv=argv, env=env)
+
+    def cancel_by_name(self, name: str) -> None:
+        """Cancel this user's job named by :meth:`srun_command` (after an interrupted or timed-out
+        run: ``srun`` may have been stopped before it could end the job)."""
+        slurm_cli.run_slurm(["scancel", "--me", f"--name={JOB_PREFIX}{name}"], timeout=self.command_timeout)
+
     def find_jobs(self) -> list[JobState]:
         """This user's jobs that SLURM still lists and execmagic started (by their name prefix)."""
         jobs = slurm_cli.queue(timeout=self.command_timeout)

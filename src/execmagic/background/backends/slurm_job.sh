@@ -20,6 +20,8 @@ shift 5  # DIR TIMEOUT GRACE MARKER --
 job=${SLURM_JOB_ID:?slurm_job.sh runs as a SLURM batch job}
 # The marker comes as an argument, not in our environment: only the command's processes may carry it,
 # or the sweep would find this script's own subshells (a fork shares its parent's /proc/PID/environ).
+# (Under srun the job inherits the marker of the local srun process: our helpers must not carry it.)
+unset EXECMAGIC_RUN
 
 stop_with=""   # the signal that asked us to stop
 how="exit"
@@ -60,6 +62,21 @@ stop_tree() {
   done
 }
 
+# The reaper: a process in a session of its own that holds a pipe from this script and stops the
+# command's tree when it reads EOF without a "done" line -- when this script was killed (SIGKILL from
+# "scancel --signal=KILL", from srun's forced termination, or proctrack killing the job's group).
+# A cgroup takes the reaper along with everything else; proctrack/pgid does not, so it does its job.
+reap() {
+  read -r _ && exit 0
+  stop_tree TERM
+}
+
+start_reaper() {
+  local code
+  code="$(declare -p sid marker grace dir job); $(declare -f members signal_all stop_tree reap); reap"
+  exec {reaper}> >(exec setsid bash -c "$code" >/dev/null 2>&1)
+}
+
 on_signal() {  # remember why we stop; the main loop does the stopping (traps interrupt `wait`)
   [ -z "$stop_with" ] && stop_with=$1
 }
@@ -72,10 +89,12 @@ trap 'on_signal TERM; how=timeout' ALRM
 EXECMAGIC_RUN=$marker setsid "$@" </dev/null &
 pid=$!
 sid=$pid  # a background child of a non-interactive shell is no group leader: setsid made it its own session
+reaper=""
+start_reaper  # after the command, which must not hold the reaper's pipe open
 
 timer=""
 if [ "$timeout" != "0" ]; then
-  (trap - ALRM TERM; sleep "$timeout" && kill -ALRM $$) &
+  (trap - ALRM TERM; exec {reaper}>&-; sleep "$timeout" && kill -ALRM $$) &
   timer=$!
 fi
 
@@ -103,4 +122,5 @@ case $how in
   *) line="$code exit" ;;
 esac
 printf '%s\n' "$line" > "$dir/$job.exit.tmp" && mv -f "$dir/$job.exit.tmp" "$dir/$job.exit"
+echo done >&"$reaper"
 exit "$code"
