@@ -82,6 +82,7 @@ def write_config(folder: str, cpus: int = 2) -> str:
         "SelectType=select/cons_tres",
         "SelectTypeParameters=CR_CPU",
         "SchedulerType=sched/backfill",
+        "SchedulerParameters=batch_sched_delay=0,sched_min_interval=0",
         "MpiDefault=none",
         "ReturnToService=2",
         "MinJobAge=300",
