@@ -56,3 +56,14 @@ def test_every_listed_option_and_trait_exists(shell, readme):
     assert configurable == set(traits), f"traits missing from the README: {configurable - set(traits)}"
     for magic in set(re.findall(r"(?<![%\w])%%?([a-z_]+)\b", readme)) - {"config", "load_ext", "unload_ext", "s"}:
         assert magic in shell.magics_manager.magics["line"] or magic in shell.magics_manager.magics["cell"], magic
+
+
+def test_every_slurm_trait_is_in_the_cluster_section(readme):
+    from execmagic.magics.cluster import SlurmBackend
+
+    section = readme[readme.index("## On a SLURM cluster"):]
+    section = section[:section.index("\n## ", 1)]
+    for name in SlurmBackend.class_traits(config=True):
+        assert f"`SlurmBackend.{name}`" in section or f"`.{name}`" in section, f"README lacks SlurmBackend.{name}"
+    for option in ("--on", "--partition", "--cpus", "--mem", "--gpus", "--time", "--account", "--sbatch-args"):
+        assert option in section
