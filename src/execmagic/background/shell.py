@@ -9,6 +9,7 @@ code and from what we did to the shell, nothing else.
 from __future__ import annotations
 
 import dataclasses
+import datetime
 import os
 import time
 
@@ -41,6 +42,19 @@ def open_logs(log_dir: str, label: str) -> dict[str, tuple[str, int]]:
             for name, path in paths.items()}
 
 
+def _age(started_at: str | None) -> float:
+    """Seconds since ``started_at`` (ISO 8601 with an offset); 0 when unknown or in the future."""
+    if not started_at:
+        return 0.0
+    try:
+        then = datetime.datetime.fromisoformat(started_at)
+    except ValueError:
+        return 0.0
+    if then.tzinfo is None:
+        return 0.0
+    return max((datetime.datetime.now(datetime.timezone.utc) - then).total_seconds(), 0.0)
+
+
 class Shell:
     """One background shell; every field is guarded by the registry's condition."""
 
@@ -56,7 +70,7 @@ class Shell:
         self.streams = streams
         self.timeout = timeout
         self.started_at = started_at or now_iso("seconds")
-        self.start = time.monotonic()
+        self.start = time.monotonic() - _age(started_at)  # a job taken over ran before we knew it
         self.deadline = self.start + timeout if timeout and not handle.enforces_timeout else None
         self.ended: float | None = None
         self.stopped_as: str | None = None  # "killed" or "timed out" when we stopped it

@@ -126,6 +126,8 @@ class _Stream:
             while True:
                 if not self.pending:
                     try:
+                        if os.stat(self.path).st_size <= self.offset:  # nothing new: no need to open it
+                            return True
                         with open(self.path, "rb") as fh:
                             fh.seek(self.offset)
                             self.pending = fh.read(_READ_SIZE)
