@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import time
+
 import pytest
 
 import execmagic
@@ -22,3 +24,19 @@ def test_start_on_a_slurm_backend_then_read_and_reattach(engine, slurm_logs):
 def test_an_unknown_backend_name_is_a_usage_problem(engine):
     with pytest.raises(execmagic.UsageProblem, match="unknown backend 'ray'"):
         execmagic.start("true", on="ray", engine=engine)
+
+
+def test_the_operator_sends_the_agents_background_commands_to_slurm(engine, slurm_logs):
+    from execmagic import Toolbox
+
+    box = Toolbox(engine, background_on=SlurmBackend(logs_dir=slurm_logs, grace=0.5), grace=0.5)
+    assert "background_on" not in str(box.tools["Bash"].parameters)  # not something the model can choose
+    started = box.dispatch("Bash", {"command": "echo from the cluster; sleep 300", "run_in_background": True})
+    assert started["success"] and started["backend"] == "slurm" and started["job_id"]
+    out = box.dispatch("BashOutput", {"bash_id": started["shell_id"]})
+    deadline = time.monotonic() + 30
+    while "from the cluster" not in out["output"]:
+        assert time.monotonic() < deadline
+        time.sleep(0.1)
+        out = box.dispatch("BashOutput", {"bash_id": started["shell_id"]})
+    assert box.dispatch("KillShell", {"shell_id": started["shell_id"]})["status"] == "killed"
