@@ -144,11 +144,15 @@ class ShellRegistry:
         found again): its output is read again from the start into new logs.  A job already here is
         not taken twice; a busy ``shell_id`` gets the job id appended."""
         with self._cond:
-            for shell in self._shells.values():
-                if shell.backend == backend and shell.handle.job_id == handle.job_id:
-                    handle.detach()
-                    return shell.info()
-            if self._closed:
+            known = next((s for s in self._shells.values()
+                          if s.backend == backend and s.handle.job_id == handle.job_id), None)
+            if known is not None or self._closed:
+                handle.detach()
+                for fd in handle.streams.values():  # ours since we were handed the handle
+                    with contextlib.suppress(OSError):
+                        os.close(fd)
+                if known is not None:
+                    return known.info()
                 raise UsageProblem("the background shell registry is closed")
             if not _NAME.fullmatch(shell_id):
                 shell_id = f"{backend}{handle.job_id}"

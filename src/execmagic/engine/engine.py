@@ -220,7 +220,10 @@ class Engine(Planner):
     def reattach(self, backend: SlurmBackend) -> list[ShellInfo]:
         """Take over the cluster jobs ``backend`` finds (an earlier kernel's too: they outlive it) and
         return every shell on that backend; their output is read again from the start."""
+        known = {info.job_id for info in self.shells.list() if info.backend == backend.name}
         for job in backend.find_jobs():
+            if job.job_id in known:
+                continue
             handle = backend.reattach(job.job_id)
             meta = handle.meta
             self.shells.adopt(handle, backend=backend.name, shell_id=meta.shell_id, command=meta.command,
