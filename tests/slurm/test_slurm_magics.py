@@ -74,9 +74,9 @@ def test_bg_on_slurm_reads_in_pieces_and_ends_with_the_exit_code(ip, slurm):
 def test_exec_bg_cell_on_slurm_with_the_sessions_cwd_and_env(ip, slurm, tmp_path):
     (tmp_path / "work").mkdir()
     magic(ip, "exec", f"cd {tmp_path / 'work'} && export STAGE=train")
-    magic(ip, "exec", "--bg --on slurm --name cell", cell='pwd\necho "stage=$STAGE"\n')
-    texts, _, info = bgout_until_end(ip, "cell")
-    assert "".join(texts) == f"{tmp_path / 'work'}\nstage=train\n"
+    magic(ip, "exec", "bash --bg --on slurm --name cell", cell='pwd\necho "stage=$STAGE"\n')
+    texts, errs, info = bgout_until_end(ip, "cell")
+    assert "".join(texts) == f"{tmp_path / 'work'}\nstage=train\n", (info, errs)
     assert info["shell"]["status"] == "exited 0"
     magic(ip, "exec", "cd - > /dev/null")
 
