@@ -13,6 +13,11 @@ import pytest
 
 from execmagic.display import PROVENANCE_MIME
 
+# The runbook stops at a failing step on purpose (so "jupyter execute" and papermill stop too): its
+# cell is not tagged raises-exception.  tests/test_notebooks.py checks it with nbval through a copy
+# that expects that failure.
+collect_ignore = ["runbook.ipynb"]
+
 # The kernels nbval starts inherit this PATH: with the interpreter's bin folder first (as an
 # activated virtualenv has it), the saved outputs do not depend on how pytest was started
 # (a "python3 is the kernel's own (/path)" note would otherwise appear when it was not).

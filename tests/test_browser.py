@@ -100,10 +100,15 @@ def lab(tmp_path):
             server.wait()
 
 
-_ALL_RUN = """() => {
+_PROGRESS = """() => {
     const prompts = [...document.querySelectorAll('.jp-Notebook .jp-CodeCell .jp-InputPrompt')];
-    const last = prompts[prompts.length - 1];
-    return prompts.length > 0 && prompts.every(p => !p.textContent.includes('*')) && /\\d/.test(last.textContent);
+    const indicator = document.querySelector('.jp-Notebook-ExecutionIndicator');
+    return {
+        cells: prompts.length,
+        ran: prompts.filter(p => /\\d/.test(p.textContent) && !p.textContent.includes('*')).length,
+        queued: prompts.filter(p => p.textContent.includes('*')).length,
+        kernel: indicator ? indicator.dataset.status : null,
+    };
 }"""
 
 
@@ -117,14 +122,29 @@ def _answer_kernel_dialog(page) -> None:
     page.click(".jp-Dialog button:has-text('Select')")
 
 
-def _wait_all_run(page, tmp_path, timeout: float = 300) -> None:
-    """Wait until every code cell has run; on a time-out, leave a screenshot and the prompts behind."""
-    deadline = time.monotonic() + timeout
-    while not page.evaluate(_ALL_RUN):
-        if time.monotonic() > deadline:
+def _wait_all_run(page, tmp_path, *, stall: float = 120, idle_stall: float = 30) -> None:
+    """Wait until every code cell has run, for as long as the kernel makes progress.
+
+    No budget in wall time alone (a loaded machine runs the tour slower, not wrongly): it is stuck when
+    no cell has finished for ``stall`` seconds, or the kernel has been idle for ``idle_stall`` seconds
+    while cells are still waiting to run.  Then leave a screenshot and the prompts behind.
+    """
+    last_ran, progress_at, idle_since = -1, time.monotonic(), None
+    while True:
+        state = page.evaluate(_PROGRESS)
+        now = time.monotonic()
+        if state["cells"] and state["ran"] == state["cells"] and not state["queued"]:
+            return
+        if state["ran"] != last_ran:
+            last_ran, progress_at = state["ran"], now
+        idle_since = (idle_since or now) if state["kernel"] == "idle" else None
+        why = (f"no cell finished for {now - progress_at:.0f} s" if now - progress_at > stall else
+               "the kernel is idle with cells left to run" if idle_since and now - idle_since > idle_stall else None)
+        if why:
             page.screenshot(path=str(tmp_path / "stuck.png"))
             prompts = page.evaluate("() => [...document.querySelectorAll('.jp-InputPrompt')].map(p => p.textContent)")
-            raise AssertionError(f"not every cell ran; prompts: {prompts}; screenshot: {tmp_path / 'stuck.png'}")
+            raise AssertionError(f"not every cell ran: {why} ({state}); prompts: {prompts}; "
+                                 f"screenshot: {tmp_path / 'stuck.png'}")
         time.sleep(0.5)
 
 

@@ -1,10 +1,12 @@
 """The architecture holds: each folder is one layer and imports point only downward.
 
-    process  <-  guard, background  <-  engine  <-  agents, api  <-  display  <-  magics
+    process  <-  guard, background  <-  engine  <-  agents, api  <-  display, mcp  <-  magics
+
+``mcp`` is the thin entry of the ``execmagic-mcp`` command (its server lives in ``agents``).
 
 Below the magics and display nothing imports IPython, traitlets or ipykernel, so plain Python,
 asyncio orchestrators and agents can use the engine.  ``execmagic/__init__.py`` wires the layers
-together and is exempt.
+together and is exempt, and so is ``__main__.py`` (the command line).
 """
 
 from __future__ import annotations
@@ -17,7 +19,8 @@ import sys
 import pytest
 
 SRC = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "src", "execmagic")
-RANK = {"process": 0, "guard": 1, "background": 1, "engine": 2, "agents": 3, "api": 3, "display": 4, "magics": 5}
+RANK = {"process": 0, "guard": 1, "background": 1, "engine": 2, "agents": 3, "api": 3, "display": 4, "mcp": 4,
+        "magics": 5}
 FRONTEND = ("IPython", "traitlets", "ipykernel")
 
 
@@ -54,14 +57,14 @@ def imports(path, parts):
 
 def test_every_module_sits_in_a_known_layer():
     for _path, parts in modules():
-        if parts != ["__init__"]:
+        if parts not in (["__init__"], ["__main__"]):
             assert parts[0] in RANK, f"{'/'.join(parts)}.py is in no layer; add it to RANK and the README diagram"
 
 
 def test_imports_point_only_downward():
     wrong = []
     for path, parts in modules():
-        if parts == ["__init__"]:
+        if parts in (["__init__"], ["__main__"]):
             continue
         layer = parts[0]
         for lineno, top, target in imports(path, parts):

@@ -11,7 +11,6 @@ import sys
 import nbformat
 import pytest
 from nbclient import NotebookClient
-from nbclient.exceptions import CellExecutionError
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 NOTEBOOKS = os.path.join(ROOT, "notebooks")
@@ -22,21 +21,71 @@ def load(name: str) -> nbformat.NotebookNode:
     return nbformat.read(os.path.join(NOTEBOOKS, name), as_version=4)
 
 
-def test_runbook_stops_at_the_first_failed_step(tmp_path):
+def _project_dirs(tmp_path):
+    return sorted(p.name for p in tmp_path.glob("runbook-*"))
+
+
+def test_jupyter_execute_stops_at_the_failing_step_before_the_cleanup(tmp_path):
+    result = subprocess.run([sys.executable, "-m", "jupyter", "execute", os.path.join(NOTEBOOKS, "runbook.ipynb")],
+                            capture_output=True, text=True, timeout=300, cwd=str(tmp_path),
+                            env={**os.environ, "TMPDIR": str(tmp_path)})  # its project dir lands in tmp_path
+    assert result.returncode != 0, result.stderr[-2000:]
+    assert "command failed (exit 1): the run stops here" in result.stderr
+    assert "AssertionError: 6 != 5" in result.stderr
+    assert len(_project_dirs(tmp_path)) == 1  # the cleanup never ran
+
+
+def _papermill(tmp_path, *parameters: str) -> tuple[subprocess.CompletedProcess[str], nbformat.NotebookNode]:
+    out = tmp_path / "out.ipynb"
+    result = subprocess.run(
+        [sys.executable, "-m", "papermill", "--no-progress-bar", os.path.join(NOTEBOOKS, "runbook.ipynb"), str(out),
+         *parameters], capture_output=True, text=True, timeout=300, cwd=str(tmp_path),
+        env={**os.environ, "TMPDIR": str(tmp_path)})
+    return result, nbformat.read(str(out), as_version=4)
+
+
+def _stdout_of(nb: nbformat.NotebookNode, start: str) -> str:
+    (cell,) = [c for c in nb.cells if c.cell_type == "code" and c.source.startswith(start)]
+    return "".join(o.get("text", "") for o in cell.outputs if o.output_type == "stream")
+
+
+def test_papermill_parameters_reach_the_steps(tmp_path):
+    result, nb = _papermill(tmp_path, "-p", "package", "mathlib", "-p", "break_on_purpose", "False")
+    assert result.returncode == 0, result.stderr[-2000:]
+    assert "Passed unknown parameter" not in result.stderr
+    assert "./mathlib/__init__.py" in _stdout_of(nb, "%%exec --errexit\ncd {project}")
+    assert _stdout_of(nb, "%exec --isolated rm -rf") == "removed\n"  # ran to the end
+    assert _project_dirs(tmp_path) == []
+
+
+def test_papermill_stops_at_the_failing_step_before_the_cleanup(tmp_path):
+    result, nb = _papermill(tmp_path)
+    assert result.returncode != 0
+    assert "command failed (exit 1): the run stops here" in result.stderr
+    (failed,) = [c for c in nb.cells if any(o.output_type == "error" for o in c.get("outputs", []))]
+    assert failed.source.startswith("%%exec --errexit\npython3 -m unittest")
+    assert "FAILED (failures=1)" in "".join(o.get("text", "") for o in failed.outputs)
+    assert nb.cells[-1].source.startswith("%exec --isolated rm -rf") and not nb.cells[-1].outputs
+    assert len(_project_dirs(tmp_path)) == 1
+
+
+def test_the_saved_runbook_passes_nbval_expecting_its_failure(tmp_path):
+    """nbval checks the saved outputs; its copy tags the failing step raises-exception (the runbook
+    itself must not: that tag would let jupyter execute and papermill run on), and runs the cleanup
+    without comparing it (the saved run stopped before it)."""
     nb = load("runbook.ipynb")
-    for cell in nb.cells:  # as a user's "Run all" would: fresh, and no cell expected to fail
-        cell.metadata.pop("tags", None)
-        if cell.cell_type == "code":
-            cell.execution_count, cell.outputs = None, []
-    client = NotebookClient(nb, timeout=120, kernel_name="python3", resources={"metadata": {"path": str(tmp_path)}})
-    with pytest.raises(CellExecutionError, match="command failed: exit 1"):
-        client.execute(env={**os.environ, "TMPDIR": str(tmp_path)})  # its project dir stays in tmp_path
-    executed = [c for c in nb.cells if c.cell_type == "code" and c.get("execution_count")]
-    last = executed[-1]
-    assert "sed -i" in last.source  # the failing step is the last one that ran
-    assert nb.cells[-1].get("execution_count") is None  # the cleanup never ran
-    assert next(o for o in last.outputs if o.output_type == "error").traceback == [
-        "\x1b[31mcommand failed: exit 1 · sed -i 's/a + b/a + b + 1/' calc/__init__.py … (+2 lines)\x1b[0m"]
+    code = [c for c in nb.cells if c.cell_type == "code"]
+    failing, cleanup = code[-2], code[-1]
+    assert any(o.output_type == "error" for o in failing.outputs) and not cleanup.outputs
+    failing.metadata["tags"] = ["raises-exception"]
+    cleanup.metadata["tags"] = ["nbval-ignore-output"]
+    path = tmp_path / "runbook_expecting_failure.ipynb"
+    nbformat.write(nb, str(path))
+    with open(os.path.join(NOTEBOOKS, "conftest.py")) as fh:
+        (tmp_path / "conftest.py").write_text(fh.read().replace('collect_ignore = ["runbook.ipynb"]', ""))
+    result = _run_nbval(path)
+    assert result.returncode == 0, result.stdout[-3000:]
+    assert " passed" in result.stdout
 
 
 def _run_nbval(path) -> subprocess.CompletedProcess[str]:
@@ -80,6 +129,9 @@ def test_nbconvert_html_shows_rendered_summaries(tmp_path):
     assert page.count('class="execmagic-result"') >= 15
     assert "✔ exit 0" in page and "✘ exit 2" in page and '<table class="execmagic-shells"' in page
     assert "IOPub data rate exceeded" not in page
+    # stderr is told apart from stdout: its own output type, on a red background
+    assert page.count('data-mime-type="application/vnd.jupyter.stderr"') >= 3
+    assert ".jp-RenderedText[data-mime-type='application/vnd.jupyter.stderr']" in page
 
 
 def test_terminal_ipython_shows_text_only(tmp_path):

@@ -1,5 +1,6 @@
-"""The README is true to the code: its magics reference is the magics' own help, and every option
-and trait it lists exists."""
+"""The README is true to the code and short enough to finish: its two commands are the ones CI runs,
+its links lead somewhere, every option and setting it names exists, and the full reference it
+links to is generated from the magics' own help and is current."""
 
 from __future__ import annotations
 
@@ -10,9 +11,15 @@ import pytest
 from IPython.core.interactiveshell import InteractiveShell
 from IPython.testing.globalipapp import start_ipython
 
-from execmagic.magics.reference import MAGICS, current_section, help_text, render
+from execmagic.magics.reference import MAGICS, REFERENCE_FILE, help_text, render_file
 
-README = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "README.md")
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+README = os.path.join(ROOT, "README.md")
+#: The README's two commands, word for word: a newcomer pastes them into a fresh clone.
+TOUR_COMMAND = ("python3 -m venv .venv && .venv/bin/pip install -q '.[tour]' && .venv/bin/jupyter nbconvert "
+                "--to markdown --execute --stdout --NbConvertBase.display_data_priority=text/plain "
+                "notebooks/tour.ipynb")
+TEST_COMMAND = "python3 -m venv .venv && .venv/bin/pip install -q -e '.[test]' && .venv/bin/python -m pytest"
 
 
 @pytest.fixture(scope="module")
@@ -29,9 +36,10 @@ def readme():
         return fh.read()
 
 
-def test_magics_reference_is_current(shell, readme):
-    assert current_section(readme) == render(shell), (
-        "README's magics reference is stale: python -m execmagic.magics.reference --write README.md")
+def test_reference_file_is_current(shell):
+    with open(REFERENCE_FILE, encoding="utf-8") as fh:
+        assert fh.read() == render_file(shell), (
+            "the reference is stale: .venv/bin/python -m execmagic.magics.reference --write")
 
 
 def test_reference_is_what_the_question_mark_shows(shell):
@@ -41,7 +49,38 @@ def test_reference_is_what_the_question_mark_shows(shell):
         assert info["found"] and help_text(shell, kind, name) in info["docstring"]
 
 
-def test_every_listed_option_and_trait_exists(shell, readme):
+def test_readme_is_short_enough_to_finish(readme):
+    assert len(readme.splitlines()) < 300
+
+
+def test_the_two_commands_are_there_word_for_word_and_ci_runs_the_second(readme):
+    blocks = re.findall(r"```bash\n(.*?)```", readme, re.S)
+    assert blocks[:2] == [TOUR_COMMAND + "\n", TEST_COMMAND + "\n"]
+    with open(os.path.join(ROOT, ".ci", "run"), encoding="utf-8") as fh:
+        assert TEST_COMMAND in fh.read()
+    with open(os.path.join(ROOT, "pyproject.toml"), encoding="utf-8") as fh:
+        assert re.search(r"^tour = \[", fh.read(), re.M), "the tour command installs the 'tour' extra"
+
+
+def test_links_lead_somewhere(readme):
+    anchors = {re.sub(r"[^\w\- ]", "", title).strip().lower().replace(" ", "-")
+               for title in re.findall(r"^#+ (.+)$", readme, re.M)}
+    for target in re.findall(r"\]\(([^)]+)\)", readme):
+        if target.startswith("#"):
+            assert target[1:] in anchors, target
+        elif "://" not in target:
+            assert os.path.exists(os.path.join(ROOT, target)), target
+
+
+def test_no_paths_of_a_machine_and_no_insider_words(readme):
+    with open(REFERENCE_FILE, encoding="utf-8") as fh:
+        reference = fh.read()
+    for text in (readme, reference):
+        assert "/work/" not in text and "/home/you" not in text
+        assert not re.search(r"\bseeds?\b|SubprocessPrimitive", text, re.I)
+
+
+def test_every_listed_option_and_setting_exists(shell, readme):
     every_help = "\n".join(help_text(shell, kind, name) for kind, name in MAGICS)
     options = re.findall(r"^\| `(--[a-z-]+)", readme, re.M)
     assert len(options) >= 12
@@ -49,11 +88,14 @@ def test_every_listed_option_and_trait_exists(shell, readme):
         assert option in every_help, f"README lists {option}, which no magic has"
     magics = shell.magics_manager.registry["ExecMagics"]
     traits = re.findall(r"^\| `([a-z_]+)` \| `", readme, re.M)
-    assert len(traits) >= 12
-    for trait in traits:
-        assert magics.has_trait(trait), f"README lists the trait {trait}, which ExecMagics lacks"
-    configurable = {name for name, t in magics.traits(config=True).items()}
-    assert configurable == set(traits), f"traits missing from the README: {configurable - set(traits)}"
+    assert len(traits) >= 5
+    configurable = set(magics.traits(config=True))
+    assert set(traits) <= configurable, f"README lists settings ExecMagics lacks: {set(traits) - configurable}"
+    for name in traits:  # the README's default is the real one
+        row = re.search(rf"^\| `{name}` \| `([^`]*)`", readme, re.M)
+        assert row and row.group(1) == repr(magics.trait_defaults(name)), name
+    with open(REFERENCE_FILE, encoding="utf-8") as fh:
+        assert configurable == set(re.findall(r"^\| `([a-z_]+)` \| `", fh.read(), re.M))
     for magic in set(re.findall(r"(?<![%\w])%%?([a-z_]+)\b", readme)) - {"config", "load_ext", "unload_ext", "s"}:
         assert magic in shell.magics_manager.magics["line"] or magic in shell.magics_manager.magics["cell"], magic
 

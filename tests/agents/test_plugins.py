@@ -152,7 +152,7 @@ def test_a_valid_toml_manifest_with_every_field(folder):
     assert m.binary == str((folder / "tool.sh").resolve())
     assert PluginTool(m).schema() == {"type": "object", "required": ["tags"], "properties": {
         "tags": {"type": "array", "description": "", "items": {"type": "string"}},
-        "limit": {"type": "integer", "description": "at most", "default": 10}}}
+        "limit": {"type": "integer", "description": "at most", "default": 10}}, "additionalProperties": False}
 
 
 def test_parse_manifest_names_a_stand_in_when_there_is_no_file(folder):

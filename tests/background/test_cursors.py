@@ -35,8 +35,17 @@ def test_compile_filter_malformed_is_one_usage_line():
 
 
 def test_filter_lines_counts_what_it_dropped():
-    assert cursors.filter_lines("a1\nb\na2\nc", re.compile("a")) == ("a1\na2\n", 2)
-    assert cursors.filter_lines("", re.compile("a")) == ("", 0)
+    assert cursors.filter_lines("a1\nb\na2\nc", cursors.compile_filter("a")) == ("a1\na2\n", 2, False)
+    assert cursors.filter_lines("", cursors.compile_filter("a")) == ("", 0, False)
+
+
+@pytest.mark.timeout(30)
+def test_a_catastrophic_filter_gives_up_and_loses_nothing():
+    """``(a|aa)+$`` backtracks for ages on sixty a's; the filter stops at its budget, says so, and
+    returns the lines it had not judged yet, unfiltered."""
+    lines = "match 1\nno\n" + "a" * 60 + "!\nmatch 2\nno\n"
+    text, dropped, gave_up = cursors.filter_lines(lines, cursors.compile_filter(r"match|(a|aa)+$"), budget=0.2)
+    assert gave_up and dropped == 1 and text == "match 1\n" + "a" * 60 + "!\nmatch 2\nno\n"
 
 
 # -- the tail ------------------------------------------------------------------------
@@ -124,7 +133,7 @@ def test_read_cut_over_max_bytes_keeps_the_latest_whole_lines(log):
 
 def test_read_cut_tail_then_filter(log):
     path = log(b"a 1\nb 2\na 3\nb 4\na 5\n")
-    cut = cursors.read_cut(path, 0, 20, max_bytes=1000, tail=3, regex=re.compile("^a"))
+    cut = cursors.read_cut(path, 0, 20, max_bytes=1000, tail=3, regex=cursors.compile_filter("^a"))
     assert cut == Cut("a 3\na 5\n", 0, 1)
 
 

@@ -249,6 +249,35 @@ def test_watchdog_stops_shells_when_the_owner_is_killed(tmp_path):
     assert not processes_with(TOKEN_VAR, os.environ[TOKEN_VAR])
 
 
+def test_watchdog_reads_its_record_after_the_owner_is_killed(tmp_path):
+    """Reports go to an in-memory record (no wake per report), compacted as it grows: whatever was
+    registered when the owner died -- shells started before and after compactions -- is swept."""
+    owner = textwrap.dedent(f"""
+        import os, signal, time
+        import execmagic.background.watchdog_link as link
+        from execmagic.engine import Engine, RunOptions
+        link._RECORD_COMPACT = 200  # compact every few reports
+        engine = Engine(log_dir={str(tmp_path)!r}, options=RunOptions(grace=0.3))
+        engine.start_background(engine.plan_script("sleep 300", save_session=False))
+        for _ in range(10):
+            engine.run_script("true")
+        engine.start_background(engine.plan_script("setsid sleep 301 & sleep 302", save_session=False))
+        for _ in range(10):
+            engine.run_script("true")
+        watchdog = engine.shells.watchdog_pid
+        with open(f"/proc/{{watchdog}}/cmdline", "rb") as fh:
+            print(len(fh.read().split(b"\\0")[:-1]), flush=True)  # python -m module grace record
+        time.sleep(0.3)
+        os.kill(os.getpid(), signal.SIGKILL)
+    """)
+    proc = subprocess.run([sys.executable, "-c", owner], capture_output=True, text=True, timeout=30)
+    assert proc.returncode == -signal.SIGKILL and proc.stdout == "5\n", proc.stderr
+    deadline = time.monotonic() + 3
+    while processes_with(TOKEN_VAR, os.environ[TOKEN_VAR]) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not processes_with(TOKEN_VAR, os.environ[TOKEN_VAR])
+
+
 # -- the reader outlives one shell's trouble (issue 8) -------------------------------------------
 TICKER = "for i in $(seq 1 400); do echo tick $i; sleep 0.02; done"
 
@@ -325,3 +354,23 @@ def test_kill_after_an_exit_the_reader_missed_says_exited_not_killed(engine, mon
     outcome = registry.kill(info.id)
     assert outcome.message == f"{info.id} already exited with 3; nothing to stop"
     assert outcome.shell.status == "exited 3" and outcome.signalled == 0
+
+
+def test_close_stops_a_foreground_run_another_thread_still_waits_on(engine, tmp_path):
+    """An owner closing (an MCP server stopping, a kernel ending) while a foreground run is in progress
+    in another thread: the watchdog, given EOF instead of 'q', stops that run too."""
+    import threading
+
+    started = tmp_path / "started"
+    results = []
+    runner = threading.Thread(target=lambda: results.append(
+        engine.run_script(f"touch {started}; exec sleep 66")), daemon=True)
+    start(engine, "exec sleep 67")  # the watchdog runs from here on
+    runner.start()
+    deadline = time.monotonic() + 20
+    while not started.exists():
+        assert time.monotonic() < deadline
+        time.sleep(0.02)
+    engine.close(0.3)
+    runner.join(20)
+    assert results and results[0].signal is not None  # it was stopped, not left to run its 66 s

@@ -147,8 +147,8 @@ def test_text_input_with_escaped_surrogates_becomes_the_bytes_they_stand_for(eng
     "name, arguments, match",
     [
         ("Bash", {"command": "echo a\0b"}, "command contains a NUL byte"),
-        ("Bash", '{"command": "true", "timeout": NaN}', "argument 'timeout' must be integer, not float nan"),
-        ("Bash", '{"command": "true", "timeout": 1e999}', "must be integer, not float inf"),
+        ("Bash", '{"command": "true", "timeout": NaN}', "argument 'timeout' must be integer, not number NaN"),
+        ("Bash", '{"command": "true", "timeout": 1e999}', "must be integer, not number Infinity"),
         ("Bash", '{"command": "true", "run_in_background": true, "timeout": -Infinity}', "must be integer"),
         ("Bash", {"command": 5}, "argument 'command' must be string"),
         ("BashOutput", {"bash_id": "nope", "filter": "("}, "invalid filter regex '('"),
@@ -242,7 +242,7 @@ def usage_error(ip, name, line, match, cell=None):
         ("bgout", "job --wait -1", r"^--wait must be 0 or more"),
         ("bgout", "job --filter 'unclosed", "cannot split the line: no closing quotation"),
         ("bgout", "job --tail x", "invalid int value"),
-        ("kill", "", r"^%kill needs a shell id \(bg1\) or --all$"),
+        ("kill", "", r"^%kill needs the id of the shell to stop \((running: job|none is running now; %bg lists them all)\), or --all$"),
         ("kill", "job --all", "not both"),
         ("kill", "job --grace nan", r"^--grace must be a number of seconds from 0"),
         ("kill", "job --grace inf", r"^--grace"),
@@ -335,6 +335,7 @@ def test_every_setting_is_checked_on_its_own(ip, magics, tmp_path):
         "max_background_shells": 3, "guard": "all", "allowed_dirs": [str(tmp_path / "ok")],
         "audit_log": str(tmp_path / "audit.jsonl"), "status_delay": 1.0, "prefer_kernel_env": False,
         "redact_provenance": False, "keep_logs": True, "log_retention_days": 3.0, "log_quota": 10_000,
+        "errexit": True,
     }
     bad = {
         "timeout": "float('nan')", "kill_grace": "-1.0", "drain_time": "float('inf')", "display_budget": "0",
@@ -342,6 +343,7 @@ def test_every_setting_is_checked_on_its_own(ip, magics, tmp_path):
         "max_background_shells": "0", "guard": "'some'", "allowed_dirs": "['/no/such/dir']",
         "audit_log": "'/proc/x/audit.jsonl'", "status_delay": "float('nan')", "prefer_kernel_env": "'no'",
         "redact_provenance": "2", "keep_logs": "'x'", "log_retention_days": "-1.0", "log_quota": "0",
+        "errexit": "'on'",
     }
     configurable = set(magics.traits(config=True))
     assert set(good) == configurable == set(bad), configurable ^ set(good)

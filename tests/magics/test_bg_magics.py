@@ -137,7 +137,8 @@ def test_kill_answers(ip):
         ("bgout", "job --follow --all", "does not combine"),
         ("bg", "--name job sleep 1", "named 'job' is already running"),
         ("kill", "job --signal SIGFOO", "unknown signal 'SIGFOO'"),
-        ("kill", "", "%kill needs a shell id"),
+        ("kill", "", r"^%kill needs the id of the shell to stop \(running: job\), or --all$"),
+        ("bgout", "jbo", r"^no background shell 'jbo' \(known: job\); did you mean 'job'\?$"),
         ("kill", "job --all", "not both"),
         ("bg", "--timeout 0 sleep 1", "positive"),
         ("bg", "--name x", "needs a command line"),
@@ -213,3 +214,27 @@ def test_cleanup_forgets_ended_shells_and_deletes_their_logs(ip):
     assert [i.id for i in ip.magics_manager.registry["ExecMagics"].engine.shells.list()] == ["live"]
     with pytest.raises(UsageError, match="--cleanup goes alone"):
         ip.run_line_magic("bg", "--cleanup sleep 1")
+
+
+def test_follow_gathers_lines_into_a_few_blocks_in_order(ip):
+    """One message per line would make a saved notebook (and its markdown export) one block per line."""
+    import contextlib
+    import io
+
+    class CountingWrites(io.StringIO):
+        def __init__(self):
+            super().__init__()
+            self.pieces = []
+
+        def write(self, text):
+            self.pieces.append(text)
+            return super().write(text)
+
+    magic(ip, "bg", "--name lines for i in $(seq 20); do echo line $i; [ $i = 10 ] && echo half >&2; sleep 0.05; done")
+    out, err = CountingWrites(), CountingWrites()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        ip.run_line_magic("bgout", "lines --follow")
+    shown = [piece for piece in out.pieces if "line " in piece]
+    assert "".join(shown) == "".join(f"line {i}\n" for i in range(1, 21))  # all of it, in order
+    assert len(shown) <= 10, shown  # gathered: fewer writes than half the lines
+    assert err.getvalue() == "half\n"

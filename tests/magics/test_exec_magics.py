@@ -33,7 +33,7 @@ def fresh_session(ip, tmp_path):
     magics.engine.session.reset()
     yield
     for name, default in (("timeout", None), ("raise_on_error", True), ("display_budget", 100_000),
-                          ("default_language", "bash")):
+                          ("default_language", "bash"), ("errexit", False)):
         setattr(magics, name, default)
 
 
@@ -71,8 +71,18 @@ def test_failed_command_raises_short_error(ip):
     with capture_output() as cap, pytest.raises(CellCommandFailed) as info:
         ip.run_line_magic("exec", "exit 3")
     assert info.value._render_traceback_() == [f"\x1b[31m{info.value}\x1b[0m"]
-    assert str(info.value) == "command failed: exit 3 · exit 3"
+    assert str(info.value) == "command failed (exit 3): the run stops here; --no-raise carries on"
     assert summaries(cap)[0]["text/plain"].startswith("✘ exit 3")
+
+
+def test_a_failure_is_said_once_in_the_cell(ip):
+    """The command's own stderr, the ✘ summary with the command, and a last line that does not repeat it."""
+    with capture_output() as cap, pytest.raises(CellCommandFailed) as info:
+        ip.run_line_magic("exec", "ls /no/such/place/xyz")
+    (summary,) = summaries(cap)
+    assert cap.stderr.count("/no/such/place/xyz") == 1  # ls said it; nothing of ours repeats it on stderr
+    assert summary["text/plain"].startswith("✘ exit 2 · ") and summary["text/plain"].endswith("ls /no/such/place/xyz")
+    assert str(info.value) == "command failed (exit 2): the run stops here; --no-raise carries on"
 
 
 def test_failed_command_in_run_cell_stops_with_one_line(ip):
@@ -332,3 +342,45 @@ def test_a_thousand_small_exec_runs_leave_no_foreground_logs(ip):
             ip.run_line_magic("exec", f"echo {i}")
         assert cap.stdout == f"{i}\n"
     assert sorted(os.listdir(magics.engine.logs.path)) == ["session-prelude.bash"]
+
+
+def test_a_cells_status_is_its_last_commands_unless_errexit(ip, tmp_path):
+    # as in bash: without set -e a failure in the middle is forgotten
+    cap = run(ip, "", "echo a; false; echo b")
+    assert cap.stdout == "a\nb\n" and summaries(cap)[0]["text/plain"].startswith("✔ exit 0")
+    # --errexit stops at the failed command, and the cell fails with its status
+    with pytest.raises(CellCommandFailed) as failed:
+        run(ip, "--errexit", f"cd {tmp_path}\necho a\nfalse\necho b")
+    assert failed.value.result.exit_code == 1 and failed.value.result.stdout == "a\n"
+    assert run(ip, "pwd").stdout == f"{tmp_path}\n"  # the session state was still saved on the way out
+    # pipefail: a failure inside a pipeline fails it
+    with pytest.raises(CellCommandFailed):
+        run(ip, "--errexit", "false | cat\necho not-reached")
+    # the trait turns it on for every cell; --no-errexit turns it off for one
+    ip.run_line_magic("config", "ExecMagics.errexit = True")
+    with pytest.raises(CellCommandFailed):
+        run(ip, "false; echo not-reached")
+    assert run(ip, "--no-errexit false; echo reached").stdout == "reached\n"
+    cap = run(ip, "sh --errexit --no-raise", "false\necho not-reached")  # sh: set -e (dash has no pipefail)
+    assert cap.stdout == ""
+    assert run(ip, "python", "print('python ignores the trait')").stdout == "python ignores the trait\n"
+
+
+def test_errexit_shows_in_dry_run_and_is_refused_where_it_means_nothing(ip):
+    assert "# run by: bash -e -o pipefail -c SCRIPT" in run(ip, "--errexit --dry-run", "echo a").stdout
+    with pytest.raises(UsageError, match="--errexit applies to bash and sh cells"):
+        run(ip, "python --errexit", "print(1)")
+
+
+def test_errexit_in_a_big_cell_that_goes_through_a_file(ip):
+    big = "# padding\n" * 12_000 + "echo a\nfalse\necho b\n"
+    cap = run(ip, "--errexit --no-raise", big)
+    assert cap.stdout == "a\n"
+
+
+def test_a_mistyped_language_gets_a_suggestion(ip):
+    with pytest.raises(UsageError, match=r"^exec: unknown language 'pyhton': no interpreter of that name on PATH "
+                                         r"\(EINVAL\); did you mean 'python'\?$"):
+        run(ip, "pyhton", "print(1)")
+    with pytest.raises(UsageError, match=r"unknown language 'qwzx'[^;]*$"):  # nothing close: no guess
+        run(ip, "qwzx", "print(1)")

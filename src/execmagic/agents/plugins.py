@@ -50,22 +50,30 @@ from typing import Any
 from ..engine.engine import Engine
 from ..process.errors import UsageProblem
 from ..process.results import Result
+from .arguments import object_schema
+from .schemas import NAME_PATTERN
 from .tools import ToolSpec
 
 __all__ = [
-    "DEFAULT_PLUGIN_TIMEOUT", "MANIFEST_SCHEMA", "MAX_RESULT_LINE", "NAME_PATTERN", "PARAMETER_TYPES", "STDERR_EXCERPT",
-    "ManifestError", "PluginManifest", "PluginParameter", "PluginTool", "load_manifest", "parse_manifest",
+    "DEFAULT_PLUGIN_TIMEOUT", "MANIFEST_SCHEMA", "MAX_ITEMS_DEPTH", "MAX_PLUGIN_TIMEOUT", "MAX_RESULT_LINE",
+    "NAME_PATTERN", "PARAMETER_TYPES", "STDERR_EXCERPT", "ManifestError", "PluginManifest", "PluginParameter",
+    "PluginTool", "load_manifest", "parse_manifest",
 ]
 
 #: Seconds a plugin call may take when its manifest names no timeout (the seed's 10 s).
 DEFAULT_PLUGIN_TIMEOUT = 10.0
+#: Seconds a manifest may give a call at most: an hour is longer than any tool call a model waits for,
+#: and a bound keeps absurd values (``1e10``) from reaching the clock as errors at call time.
+MAX_PLUGIN_TIMEOUT = 3600.0
+#: How deep ``items`` may nest (an array of arrays of …): function-calling APIs limit nesting, and a
+#: manifest nested hundreds deep would break every tool's catalogue, not only its own.
+MAX_ITEMS_DEPTH = 5
 #: Characters of stderr quoted in an error (the seed quotes up to 512 bytes).
 STDERR_EXCERPT = 512
 #: Bytes a result line may have: room for a large answer (a file's contents, a table), and a bound
 #: on what one call holds in memory.
 MAX_RESULT_LINE = 16 * 1024 * 1024
 PARAMETER_TYPES = ("string", "integer", "number", "boolean", "object", "array")
-NAME_PATTERN = r"[a-zA-Z0-9_-]{1,64}"
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -89,7 +97,7 @@ MANIFEST_SCHEMA: dict[str, Any] = {
         }},
         "exec": {"type": "object", "required": ["binary"], "additionalProperties": False, "properties": {
             "binary": {"type": "string", "minLength": 1},
-            "timeout": {"type": "number", "exclusiveMinimum": 0},
+            "timeout": {"type": "number", "exclusiveMinimum": 0, "maximum": MAX_PLUGIN_TIMEOUT},
         }},
         "parameters": {"type": "array", "items": {
             "type": "object", "required": ["name", "type"], "additionalProperties": False, "properties": {
@@ -190,6 +198,8 @@ def _value_problem(schema: Mapping[str, Any], value: Any) -> str | None:
         return "must not be empty"
     if "exclusiveMinimum" in schema and not value > schema["exclusiveMinimum"]:
         return f"must be more than {schema['exclusiveMinimum']}, not {_shown(value)}"
+    if "maximum" in schema and not value <= schema["maximum"]:
+        return f"must be at most {schema['maximum']:g}, not {_shown(value)}"
     return None
 
 
@@ -217,26 +227,49 @@ def _first_problem(schema: Mapping[str, Any], value: Any, field: str) -> tuple[s
     return None
 
 
-def _items_problem(declared: Mapping[str, Any], field: str) -> tuple[str, str] | None:
-    """An array needs ``items`` (strict function-calling schemas refuse an array without them)."""
-    if declared.get("type") != "array":
-        return None
+def _items_problem(declared: Mapping[str, Any], field: str, depth: int = 0) -> tuple[str, str] | None:
+    """An array needs ``items`` (strict function-calling schemas refuse an array without them), and
+    only an array may have them; nesting stops at :data:`MAX_ITEMS_DEPTH`."""
     items = declared.get("items")
+    if declared.get("type") != "array":
+        if items is not None:
+            return f"{field}.items", f"is only for an array, and this is a {declared.get('type')}"
+        return None
     if items is None:
         return (f"{field}.items",
                 'is missing: an array parameter says what its elements are, e.g. items = { type = "string" }')
-    return _first_problem(_ITEMS_SCHEMA, items, f"{field}.items") or _items_problem(items, f"{field}.items")
+    if depth >= MAX_ITEMS_DEPTH:
+        return f"{field}.items", f"nests arrays more than {MAX_ITEMS_DEPTH} deep"
+    return _first_problem(_ITEMS_SCHEMA, items, f"{field}.items") or _items_problem(items, f"{field}.items",
+                                                                                     depth + 1)
 
 
 def _parameter_problem(raw: Mapping[str, Any], field: str, seen: dict[str, str]) -> tuple[str, str] | None:
     """What the schema cannot say about one parameter: items, its default's type, a repeated name."""
     if found := _items_problem(raw, field):
         return found
-    if "default" in raw and (problem := _type_problem(raw["default"], raw["type"])):
-        return f"{field}.default", f"{problem} (the parameter's type is {raw['type']})"
+    if "default" in raw and (problem := _default_problem(raw, raw["default"])):
+        return f"{field}.default", problem
     if raw["name"] in seen:
         return f"{field}.name", f"{raw['name']!r} is already the name of {seen[raw['name']]}"
     seen[raw["name"]] = field
+    return None
+
+
+def _default_problem(declared: Mapping[str, Any], value: Any) -> str | None:
+    """A default is shown to the model in the schema: it must be JSON (no dates, no NaN) of the
+    parameter's type, its elements of the items' type."""
+    if problem := _type_problem(value, declared["type"]):
+        return f"{problem} (the parameter's type is {declared['type']})"
+    if isinstance(value, (list, Mapping)):
+        try:
+            json.dumps(value, allow_nan=False)
+        except (TypeError, ValueError):
+            return "must hold only JSON values (strings, finite numbers, booleans, lists, tables; no dates)"
+    if isinstance(value, list) and isinstance(declared.get("items"), Mapping):
+        for i, item in enumerate(value):
+            if problem := _default_problem(declared["items"], item):
+                return f"[{i}] {problem}"
     return None
 
 
@@ -340,6 +373,18 @@ class _FirstLine:
         return "".join(self.parts).strip()
 
 
+def _as_text(value: Any) -> str:
+    """A result field as text: a string as it is, anything else as JSON (never a Python repr)."""
+    if value is None:
+        return ""
+    if isinstance(value, str):
+        return value
+    try:
+        return json.dumps(value, ensure_ascii=False)  # NaN stays "NaN": this is text now, not JSON data
+    except (TypeError, ValueError, RecursionError):
+        return str(value)
+
+
 class PluginTool:
     """A manifest made callable: its JSON Schema, and :meth:`call` speaking the one-line protocol."""
 
@@ -360,8 +405,7 @@ class PluginTool:
             if p.default is not None:
                 prop["default"] = p.default
             properties[p.name] = prop
-        return {"type": "object", "properties": properties,
-                "required": [p.name for p in self.manifest.parameters if p.required]}
+        return object_schema(properties, [p.name for p in self.manifest.parameters if p.required])
 
     def spec(self) -> ToolSpec:
         return ToolSpec(self.manifest.name, self.manifest.description, self.schema(), self.call)
@@ -374,7 +418,8 @@ class PluginTool:
     def call(self, arguments: Mapping[str, Any]) -> dict[str, Any]:
         """Send ``arguments`` as one JSON line, as given; return the plugin's ``{success, output, error}`` answer."""
         first = _FirstLine()
-        plan = self.engine.plan_argv([self.manifest.binary], input=json.dumps(dict(arguments)) + "\n", isolated=True)
+        line = json.dumps(dict(arguments), allow_nan=False) + "\n"  # validated: no NaN can be here
+        plan = self.engine.plan_argv([self.manifest.binary], input=line, isolated=True)
         options = dataclasses.replace(self.engine.options, timeout=self.manifest.timeout, grace=self.grace)
         result = self.engine.run(plan, options=options, on_output=first, guard="none")
         return self._answer(result, first)
@@ -400,7 +445,11 @@ class PluginTool:
             return self._fail(f"output is not a result line: {exc} (got: {shown!r})", result.stderr)
         if not isinstance(answer, Mapping) or not isinstance(answer.get("success"), bool):
             return self._fail(f"output has no boolean 'success' (got: {line[:200]!r})", result.stderr)
-        if not result.timed_out and result.exit_code != 0:
+        if result.timed_out:  # a success line followed by a hang is not a success
+            return self._fail(f"timed out after {self.manifest.timeout:g}s (after writing its result line)",
+                              result.stderr)
+        if result.exit_code != 0:
             return self._fail(f"exited with {result.outcome()}", result.stderr)  # non-zero exit wins
-        return {"success": answer["success"], "output": str(answer.get("output") or ""),
-                "error": answer.get("error")}
+        error = answer.get("error")
+        return {"success": answer["success"], "output": _as_text(answer.get("output")),
+                "error": None if error is None else _as_text(error)}

@@ -16,6 +16,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import math
+import re
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
@@ -24,14 +25,20 @@ from ..engine.engine import Engine
 from ..guard.policy import CommandRefused, Guard, redact, sanitize_env
 from ..process import checks
 from ..process.errors import ExecError, ShellLimitReached, UnknownShell, UsageProblem
+from .answers import answer_text, calls_in, read_call
+from .arguments import normalise, object_schema, validate
+from .schemas import FORMATS, NAME_PATTERN, tool_definition
+from .shaping import Part, cut_middle, merge_streams, shape
 
 __all__ = [
-    "AGENT_READER", "DEFAULT_TIMEOUT_MS", "MAX_OUTPUT_CHARS", "MAX_TIMEOUT_MS", "MIN_TIMEOUT_MS", "ToolSpec",
-    "Toolbox", "cut_middle", "object_schema", "validate",
+    "AGENT_READER", "DEFAULT_TIMEOUT_MS", "MAX_OUTPUT_CHARS", "MAX_TIMEOUT_MS", "MIN_OUTPUT_CHARS", "MIN_TIMEOUT_MS",
+    "ToolSpec", "Toolbox", "cut_middle", "merge_streams", "normalise", "object_schema", "validate",
 ]
 
 #: Characters of output a tool answer carries at most (seed 004); the middle is cut.
 MAX_OUTPUT_CHARS = 30_000
+#: The smallest output budget an operator may set: a head, a tail and the note that names the log.
+MIN_OUTPUT_CHARS = 1_000
 DEFAULT_TIMEOUT_MS = 120_000
 MIN_TIMEOUT_MS = 1_000
 MAX_TIMEOUT_MS = 600_000
@@ -50,62 +57,9 @@ class ToolSpec:
     parameters: dict[str, Any]
     handler: Handler
 
-    def openai_schema(self) -> dict[str, Any]:
-        return {"type": "function",
-                "function": {"name": self.name, "description": self.description, "parameters": self.parameters}}
-
-    def anthropic_schema(self) -> dict[str, Any]:
-        return {"name": self.name, "description": self.description, "input_schema": self.parameters}
-
-
-def object_schema(properties: dict[str, dict[str, Any]], required: Iterable[str] = ()) -> dict[str, Any]:
-    return {"type": "object", "properties": properties, "required": list(required), "additionalProperties": False}
-
-
-_JSON_TYPES: dict[str, tuple[type, ...]] = {
-    "string": (str,), "integer": (int,), "number": (int, float), "boolean": (bool,),
-    "object": (dict,), "array": (list,), "null": (type(None),),
-}
-
-
-def validate(schema: Mapping[str, Any], arguments: Mapping[str, Any]) -> str | None:
-    """The first problem with ``arguments`` against a flat object schema, as one sentence; ``None`` if fine."""
-    properties = schema.get("properties", {})
-    for name in schema.get("required", []):
-        if name not in arguments:
-            return f"missing required argument {name!r}"
-    for name, value in arguments.items():
-        if name not in properties:
-            if schema.get("additionalProperties", True) is False:
-                return f"unknown argument {name!r} (expected: {', '.join(properties) or 'none'})"
-            continue
-        expected = properties[name].get("type")
-        if expected is None:
-            continue
-        kinds = expected if isinstance(expected, list) else [expected]
-        ok = any(isinstance(value, _JSON_TYPES.get(k, object)) and not (
-            k in ("integer", "number") and isinstance(value, bool)) for k in kinds)
-        if not ok:
-            return f"argument {name!r} must be {' or '.join(kinds)}, not {type(value).__name__} {value!r}"[:300]
-        if isinstance(value, float) and not math.isfinite(value):  # json.loads reads NaN and 1e999
-            return f"argument {name!r} must be a finite number, not {value!r}"
-        if "enum" in properties[name] and value not in properties[name]["enum"]:
-            return f"argument {name!r} must be one of {properties[name]['enum']}"
-    return None
-
-
-def cut_middle(text: str, limit: int = MAX_OUTPUT_CHARS, log_hint: str = "") -> str:
-    """Keep the start and the end of ``text``; say how much of the middle was left out and where it is."""
-    if len(text) <= limit:
-        return text
-    note = f"\n… [{len(text) - limit:,} characters omitted from the middle{log_hint}] …\n"
-    keep = max(limit - len(note), 0)
-    head = keep // 2
-    return text[:head] + note + text[len(text) - (keep - head):]
-
-
-def _log_hint(paths: Mapping[str, str]) -> str:
-    return ("; full output in " + ", ".join(paths.values())) if paths else ""
+    def definition(self, style: str, strict: bool = False) -> dict[str, Any]:
+        """This tool in one client's format (see :mod:`execmagic.agents.schemas`)."""
+        return tool_definition(self.name, self.description, self.parameters, style, strict)
 
 
 class Toolbox:
@@ -131,6 +85,9 @@ class Toolbox:
         self.env_allow = frozenset(env_allow)
         self.redact_secrets = redact_secrets
         self.dry_run = dry_run
+        if isinstance(max_output, bool) or not isinstance(max_output, int) or max_output < MIN_OUTPUT_CHARS:
+            raise ValueError(f"max_output must be an integer of at least {MIN_OUTPUT_CHARS:,} characters (room for"
+                             f" a head, a tail and the note between them), not {max_output!r}")
         self.max_output = max_output
         self.background_on = background_on
         self.tools: dict[str, ToolSpec] = {}
@@ -176,16 +133,49 @@ class Toolbox:
         ]
 
     def add(self, spec: ToolSpec) -> None:
-        """Offer one more tool (a plugin); a name that is taken is refused."""
+        """Offer one more tool (a plugin); a name the APIs refuse, or one that is taken, is refused."""
+        if not isinstance(spec.name, str) or not re.fullmatch(NAME_PATTERN, spec.name):
+            raise ValueError(f"tool name {spec.name!r} must match ^{NAME_PATTERN}$ (what both function-calling"
+                             " APIs accept)")
         if spec.name in self.tools:
             raise ValueError(f"a tool named {spec.name!r} exists already")
         self.tools[spec.name] = spec
 
-    def schemas(self, style: str = "openai") -> list[dict[str, Any]]:
-        """Every tool's schema: ``"openai"`` (``{"type": "function", …}``) or ``"anthropic"`` (``input_schema``)."""
-        if style not in ("openai", "anthropic"):
-            raise ValueError("style must be 'openai' or 'anthropic'")
-        return [spec.openai_schema() if style == "openai" else spec.anthropic_schema() for spec in self.tools.values()]
+    def schemas(self, style: str = "openai", *, strict: bool = False) -> list[dict[str, Any]]:
+        """Every tool's definition for one client, all from the same source.
+
+        ``"anthropic"`` (``input_schema``), ``"openai"`` (``{"type": "function", …}``; with
+        ``strict=True``, strict mode's form: every property required, optional ones nullable,
+        ``additionalProperties: false``, no keyword it refuses) or ``"mcp"`` (``inputSchema``).
+        """
+        if style not in FORMATS:
+            raise ValueError(f"schema style must be one of {', '.join(map(repr, FORMATS))}, not {style!r}")
+        if strict and style != "openai":
+            raise ValueError(f"strict=True is OpenAI's strict mode; {style!r} has no such mode")
+        return [spec.definition(style, strict) for spec in self.tools.values()]
+
+    # -- answers in the client's shape --------------------------------------------------------
+    def answer(self, call: Any) -> dict[str, Any]:
+        """Do one tool call of any client and return the answer in that client's shape.
+
+        ``call`` is an Anthropic ``tool_use`` block, an OpenAI chat tool call or a Responses
+        ``function_call`` item -- an SDK object or a plain dict.  The answer is the matching
+        ``tool_result`` block (``is_error`` set when ``success`` is false), ``role: tool``
+        message or ``function_call_output`` item, with the answer as JSON text.
+        """
+        found = read_call(call)
+        answer = self.dispatch(found.name, found.arguments)
+        return found.answer(answer_text(answer), not answer.get("success", False))
+
+    def answer_all(self, message: Any) -> list[dict[str, Any]]:
+        """Do every tool call of one assistant turn, in order; their answers, in the client's shape.
+
+        Anthropic: ``messages.append({"role": "user", "content": box.answer_all(reply)})``.
+        OpenAI chat: ``messages.extend(box.answer_all(reply))`` (a ``ChatCompletion`` or its message).
+        OpenAI Responses: ``input += box.answer_all(response)``.
+        """
+        return [call.answer(answer_text(reply), not reply.get("success", False))
+                for call in calls_in(message) for reply in (self.dispatch(call.name, call.arguments),)]
 
     # -- dispatch -------------------------------------------------------------------------
     def dispatch(self, name: str, arguments: Mapping[str, Any] | str | None = None) -> dict[str, Any]:
@@ -202,6 +192,7 @@ class Toolbox:
             arguments = {} if arguments is None else arguments
             if not isinstance(arguments, Mapping):
                 return _error(f"arguments must be a JSON object, not {type(arguments).__name__}")
+            arguments = normalise(spec.parameters, arguments)
             problem = validate(spec.parameters, arguments)
             if problem:
                 return _error(f"{name}: {problem}")
@@ -216,7 +207,19 @@ class Toolbox:
             answer = _error(str(exc))
         except Exception as exc:
             answer = _error(f"internal error: {type(exc).__name__}: {exc}")
-        return json.loads(json.dumps(answer, default=str))
+        return self._finish(answer)
+
+    def _finish(self, answer: Mapping[str, Any]) -> dict[str, Any]:
+        """Every answer, whichever tool gave it (plugins too), as a model may read it: plain JSON (no
+        NaN, no objects), its ``output`` and ``error`` redacted and within :attr:`max_output`."""
+        plain = _json_safe(answer)
+        if not isinstance(plain, dict):
+            return _error(f"internal error: the tool answered with {type(answer).__name__}, not an object")
+        secrets = self._secrets()
+        for key in ("output", "error"):
+            if isinstance(plain.get(key), str):
+                plain[key] = shape([Part(plain[key])], self.max_output, lambda text: self._clean(text, secrets))
+        return plain
 
     # -- the tools --------------------------------------------------------------------------
     def _env_filter(self, held: dict[str, str]) -> Callable[[dict[str, str]], dict[str, str]]:
@@ -259,13 +262,14 @@ class Toolbox:
         options = dataclasses.replace(self.engine.options, timeout=checks.timeout(clamped / 1000), grace=self.grace,
                                       log_over=self.max_output)
         result = self.engine.run(plan, options=options, guard=self.guard)
-        output = result.stdout + (("" if not result.stdout or result.stdout.endswith("\n") else "\n")
-                                  + result.stderr if result.stderr else "")
+        parts = [Part(capture.text, log_path=capture.log_path,
+                      whole_bytes=capture.bytes if capture.truncated and not capture.binary else None)
+                 for capture in (result.stdout_capture, result.stderr_capture)]
         if result.error:
-            output = (output + "\n" if output else "") + result.error
+            parts.append(Part(result.error))
         answer = {
             "success": result.success, "exit_code": result.exit_code, "status": result.outcome(),
-            "output": self._clean(cut_middle(output, self.max_output, _log_hint(result.log_paths)), held),
+            "output": shape(parts, self.max_output, lambda text: self._clean(text, held)),
             "duration_ms": result.duration_ms, "timed_out": result.timed_out, "cwd": self.engine.session.current_cwd(),
             "notes": notes + list(result.notes),
         }
@@ -276,16 +280,21 @@ class Toolbox:
     def _bash_output(self, args: dict[str, Any]) -> dict[str, Any]:
         out = self.engine.shells.read(args["bash_id"], reader=AGENT_READER, pattern=args.get("filter"),
                                       max_bytes=self.max_output * 4)
-        text = out.stdout + (("[stderr]\n" + out.stderr) if out.stderr else "")
         info = out.shell
+        secrets = self._secrets()
+        parts = [Part(text, header=header, log_path=info.log_paths.get(name), skipped=out.skipped.get(name, 0))
+                 for name, text, header in (("stdout", out.stdout, ""), ("stderr", out.stderr, "[stderr]\n"))]
         answer = {
             "success": True, "bash_id": info.id, "status": info.status, "running": info.running,
             "exit_code": info.exit_code, "runtime_s": info.runtime_s,
-            "output": self._clean(cut_middle(text, self.max_output, _log_hint(info.log_paths)), self._secrets()),
+            "output": shape(parts, self.max_output, lambda text: self._clean(text, secrets)),
             "finished_and_read": out.at_end,
         }
         if args.get("filter") is not None:
             answer["lines_not_matching"] = sum(out.filtered_out.values())
+        if out.filter_gave_up:
+            answer["notes"] = [f"the filter took over a second on {', '.join(out.filter_gave_up)} and was given up"
+                               " there: the lines after that point are returned unfiltered"]
         return answer
 
     def _secrets(self) -> dict[str, str]:
@@ -301,6 +310,21 @@ class Toolbox:
         return {"success": True, "shells": [
             {"id": i.id, "status": i.status, "runtime_s": i.runtime_s, "exit_code": i.exit_code,
              "command": i.command} for i in self.engine.shells.list()]}
+
+
+def _json_safe(value: Any, depth: int = 0) -> Any:
+    """``value`` as plain JSON data: non-finite numbers and other objects become their text."""
+    if depth > 64:
+        return str(value)[:1000]
+    if value is None or isinstance(value, (bool, int, str)):
+        return value
+    if isinstance(value, float):
+        return value if math.isfinite(value) else json.dumps(value)  # NaN, Infinity: as JSON would have said
+    if isinstance(value, Mapping):
+        return {str(k): _json_safe(v, depth + 1) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_json_safe(v, depth + 1) for v in value]
+    return str(value)
 
 
 def _error(message: str) -> dict[str, Any]:

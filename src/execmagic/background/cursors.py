@@ -11,12 +11,13 @@ from __future__ import annotations
 
 import codecs
 import dataclasses
-import re
-from typing import BinaryIO
+import time
+from typing import Any, BinaryIO
 
 from ..process.errors import UsageProblem
 
 __all__ = [
+    "FILTER_BUDGET",
     "Cut",
     "compile_filter",
     "cursor_for",
@@ -27,6 +28,13 @@ __all__ = [
     "tail_lines",
     "utf8_hold_back",
 ]
+
+#: Seconds one read's filter may spend matching.  A filter is a regex someone typed -- or a model
+#: sent -- and some regexes backtrack for longer than the universe lasts (``(a|aa)+$`` on a line of
+#: sixty ``a``).  Past the budget the filter gives up and the rest of the lines are returned
+#: unfiltered, said so: nothing is lost and nothing freezes.  Python's ``re`` cannot be stopped
+#: mid-match (it holds the GIL); the ``regex`` engine takes a timeout, which is why it is used here.
+FILTER_BUDGET = 1.0
 
 #: Block size when looking backwards for the last newline (one read covers most lines).
 _BLOCK = 1 << 16
@@ -41,15 +49,19 @@ class Cut:
     skipped: int = 0
     #: Lines the filter dropped (``None``: no filter was given).
     filtered_out: int | None = None
+    #: The filter ran out of :data:`FILTER_BUDGET`; the lines after that point are returned unfiltered.
+    filter_gave_up: bool = False
 
 
-def compile_filter(pattern: str | None) -> re.Pattern[str] | None:
-    """The ``--filter`` regex, or a one-line usage problem (not a traceback) when it is malformed."""
+def compile_filter(pattern: str | None) -> Any:
+    """The ``--filter`` regex (Python's syntax), or a one-line usage problem (not a traceback) when it is malformed."""
     if pattern is None:
         return None
+    import regex as regex_engine  # only where a filter is asked for: it is not needed to start
+
     try:
-        return re.compile(pattern)
-    except re.error as exc:
+        return regex_engine.compile(pattern)
+    except (regex_engine.error, OverflowError, RecursionError) as exc:
         raise UsageProblem(f"invalid filter regex {pattern!r}: {exc}") from None
 
 
@@ -113,15 +125,27 @@ def tail_lines(text: str, count: int) -> str:
     return "".join(lines[-count:]) if count else ""
 
 
-def filter_lines(text: str, regex: re.Pattern[str]) -> tuple[str, int]:
-    """The lines of ``text`` that ``regex`` finds something in, and how many lines it dropped."""
+def filter_lines(text: str, regex: Any, budget: float = FILTER_BUDGET) -> tuple[str, int, bool]:
+    """The lines of ``text`` that ``regex`` finds something in, how many lines it dropped, and whether
+    it gave up: past ``budget`` seconds the remaining lines are kept unfiltered."""
     lines = text.splitlines(keepends=True)
-    kept = [line for line in lines if regex.search(line)]
-    return "".join(kept), len(lines) - len(kept)
+    kept: list[str] = []
+    deadline = time.monotonic() + budget
+    for i, line in enumerate(lines):
+        try:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                raise TimeoutError
+            if regex.search(line, timeout=left):
+                kept.append(line)
+        except TimeoutError:
+            dropped = i - len(kept)
+            return "".join(kept + lines[i:]), dropped, True
+    return "".join(kept), len(lines) - len(kept), False
 
 
 def read_cut(path: str, start: int, end: int, *, max_bytes: int, tail: int | None = None,
-             regex: re.Pattern[str] | None = None) -> Cut:
+             regex: Any = None, budget: float = FILTER_BUDGET) -> Cut:
     """Bytes ``[start, end)`` of the log at ``path`` as text: at most the last ``max_bytes`` of them
     (then starting on a whole line), then the last ``tail`` lines, then only lines ``regex`` matches.
 
@@ -139,7 +163,7 @@ def read_cut(path: str, start: int, end: int, *, max_bytes: int, tail: int | Non
         text = text[text.index("\n") + 1:]  # start on a whole line
     if tail is not None:
         text = tail_lines(text, tail)
-    filtered = None
+    filtered, gave_up = None, False
     if regex is not None:
-        text, filtered = filter_lines(text, regex)
-    return Cut(text, skipped, filtered)
+        text, filtered, gave_up = filter_lines(text, regex, budget)
+    return Cut(text, skipped, filtered, gave_up)

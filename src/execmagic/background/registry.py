@@ -135,7 +135,6 @@ class ShellRegistry:
                 raise
             shell = self._add(Shell(shell_id, handle, command.display, command.cwd, marker,
                                     self._streams(handle, logs), timeout, backend=runs_on.name))
-        self._watchdog.started(handle.guard)
         return shell.info()
 
     def adopt(self, handle: Handle, *, backend: str, shell_id: str, command: str, cwd: str, marker: str,
@@ -161,7 +160,6 @@ class ShellRegistry:
             _, logs = self._open_logs(shell_id)
             shell = self._add(Shell(shell_id, handle, command, cwd, marker, self._streams(handle, logs), timeout,
                                     backend=backend, started_at=started_at))
-        self._watchdog.started(handle.guard)
         return shell.info()
 
     def _open_logs(self, shell_id: str) -> tuple[str, dict[str, tuple[str, int]]]:
@@ -174,7 +172,11 @@ class ShellRegistry:
         return {n: Stream(n, handle.streams[n], path, fd) for n, (path, fd) in logs.items()}
 
     def _add(self, shell: Shell) -> Shell:
+        """Register ``shell`` (holding the condition): the watchdog is told before the reader can notice
+        an exit, so "+ SID" always reaches it before "- SID" (the other way round, it would keep a stale
+        SID and, if we died, stop whatever process had reused that number by then)."""
         self._shells[shell.id] = shell
+        self._watchdog.started(shell.handle.guard)
         self._reader.watch(shell)
         return shell
 
@@ -237,7 +239,8 @@ class ShellRegistry:
         return ShellOutput(shell=info, stdout=texts["stdout"], stderr=texts["stderr"],
                            skipped={n: c.skipped for n, c in cuts.items() if c.skipped},
                            filtered_out={n: c.filtered_out for n, c in cuts.items() if c.filtered_out is not None},
-                           filter=pattern, at_end=at_end)
+                           filter=pattern, at_end=at_end,
+                           filter_gave_up=tuple(n for n, c in cuts.items() if c.filter_gave_up))
 
     def _wait_for_news(self, shell: Shell, cursor: dict[str, int], names: tuple[str, ...], whole_lines: bool,
                        wait: float) -> None:

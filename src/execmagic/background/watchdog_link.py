@@ -3,17 +3,44 @@
 A kernel killed with SIGKILL (or by the OOM killer) runs no cleanup, so a small watchdog process
 holds a pipe from us and, on EOF, stops every session it was told about.  This module is our end
 of that pipe: ``+ SID MARKER`` when a background shell or a foreground run starts, ``- SID`` when
-it ends, ``q`` when we closed everything ourselves.  The watchdog starts with the first session
+it ends, ``q`` when we closed everything ourselves -- or, when a session we reported is still
+running at close (a foreground run in another thread: an agent's call when its server stops),
+plain EOF, so that the watchdog stops it as if we had died.  The watchdog starts with the first session
 and is started again (told every live session) if it ever died.
+
+The ``+``/``-`` reports are appended to a *record* (an in-memory file, Linux ``memfd``, handed to
+the watchdog as an open descriptor) that the watchdog reads only once the pipe reached EOF: a
+report then costs one ``write`` that wakes nobody, where a line in the pipe woke the watchdog
+twice per foreground run.  Where no record can be made, the reports go through the pipe.
 """
 
 from __future__ import annotations
 
+import contextlib
+import os
 import subprocess
+import tempfile
 import threading
 from collections.abc import Callable, Iterable
 
 __all__ = ["WatchdogLink"]
+
+#: Bytes of record past which it is rewritten with only the sessions still registered.
+_RECORD_COMPACT = 1 << 18
+
+
+def _new_record() -> int | None:
+    """An anonymous file for the reports (``memfd`` where there is one), or ``None``."""
+    try:
+        return os.memfd_create("execmagic-watchdog")
+    except (AttributeError, OSError):
+        pass
+    try:
+        fd, path = tempfile.mkstemp(prefix="execmagic-watchdog-")
+        os.unlink(path)
+        return fd
+    except OSError:
+        return None
 
 
 class WatchdogLink:
@@ -32,6 +59,9 @@ class WatchdogLink:
         self._closed = closed
         self._proc: subprocess.Popen[bytes] | None = None
         self._lock = threading.Lock()  # the reader thread and callers both report
+        self._record: int | None = None  # the current watchdog's record (None: reports go through the pipe)
+        self._record_size = 0
+        self._registered: dict[int, str] = {}  # every session reported and not ended
 
     @property
     def pid(self) -> int | None:
@@ -59,16 +89,53 @@ class WatchdogLink:
         if not self._enabled or self._closed():
             return
         with self._lock:
+            parts = line.split()
+            if parts[0] == "+":
+                self._registered[int(parts[1])] = parts[2]
+            else:
+                self._registered.pop(int(parts[1]), None)
             if self._proc is None or self._proc.poll() is not None:
                 if line.startswith("-"):
                     return  # nothing to tell a watchdog that is not there
                 from ..process.watchdog import start_watchdog  # the first session pays for the import
 
-                self._proc = start_watchdog(self._grace())
-                for sid, marker in self._live():
+                known = {**self._registered, **dict(self._live())}  # a restarted watchdog is told it all
+                self._close_record()
+                self._registered = known
+                self._record = _new_record()
+                self._proc = start_watchdog(self._grace(), self._record)
+                for sid, marker in known.items():
                     if not line.startswith(f"+ {sid} "):
-                        self._write(f"+ {sid} {marker}\n")
+                        self._report(f"+ {sid} {marker}\n")
+            self._report(line)
+
+    def _report(self, line: str) -> None:
+        """A ``+``/``-`` report: into the record, or through the pipe when there is none."""
+        if self._record is None:
             self._write(line)
+            return
+        try:
+            if self._record_size > _RECORD_COMPACT:  # keep it small: only what is still registered
+                os.ftruncate(self._record, 0)
+                os.lseek(self._record, 0, os.SEEK_SET)
+                self._record_size = 0
+                line = "".join(f"+ {sid} {marker}\n" for sid, marker in self._registered.items())
+            data = line.encode()
+            while data:
+                written = os.write(self._record, data)
+                data = data[written:]
+                self._record_size += written
+        except OSError:  # cannot happen to a memfd short of memory; the pipe still works
+            self._close_record()
+            for sid, marker in self._registered.items():
+                self._write(f"+ {sid} {marker}\n")
+
+    def _close_record(self) -> None:
+        if self._record is not None:
+            with contextlib.suppress(OSError):
+                os.close(self._record)
+        self._record = None
+        self._record_size = 0
 
     def _write(self, line: str) -> None:
         assert self._proc is not None and self._proc.stdin is not None
@@ -79,19 +146,28 @@ class WatchdogLink:
             self._proc = None  # it died; the next report starts a new one
 
     def close(self) -> None:
-        """Tell the watchdog everything is stopped (exit without sweeping) and wait for it."""
+        """Tell the watchdog everything is stopped (exit without sweeping) and wait for it.
+
+        If a reported session is still running -- a foreground run that another thread is still
+        waiting on -- the watchdog is not told ``q`` but given EOF: it stops that session (TERM,
+        grace, KILL) before exiting, since nobody else will once we are gone.
+        """
         with self._lock:
             proc, self._proc = self._proc, None
             if proc is None:
+                self._close_record()
                 return
+            sweep = bool(self._registered)
             try:
                 assert proc.stdin is not None
-                proc.stdin.write(b"q\n")
+                if not sweep:
+                    proc.stdin.write(b"q\n")
                 proc.stdin.close()
             except (BrokenPipeError, ValueError):
                 pass
             try:
-                proc.wait(timeout=5)
+                proc.wait(timeout=5 + (self._grace() if sweep else 0))
             except subprocess.TimeoutExpired:
                 proc.kill()
                 proc.wait()
+            self._close_record()

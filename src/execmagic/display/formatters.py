@@ -17,21 +17,46 @@ from typing import Any
 from IPython.core.formatters import BaseFormatter
 from traitlets import ObjectName, Unicode
 
-from ..process.results import KillOutcome, Result, ShellInfo, ShellOutput
-from . import shells
-from .render import PROVENANCE_MIME, Summary, render_html, render_json, render_text
+from .mime import PROVENANCE_MIME
 
 __all__ = ["ProvenanceFormatter", "register", "unregister"]
 
-# class → (text/plain, text/html, provenance JSON)
-_RENDERERS: dict[type, tuple[Callable[[Any], str], Callable[[Any], str], Callable[[Any], Any]]] = {
-    Result: (render_text, render_html, render_json),
-    Summary: (lambda s: render_text(s.result, panes=False), lambda s: render_html(s.result, panes=False),
-              lambda s: render_json(s.result)),
-    ShellInfo: (shells.started_text, shells.started_html, lambda i: i.to_json()),
-    shells.ShellTable: (shells.table_text, shells.table_html, lambda t: t.to_json()),
-    ShellOutput: (shells.output_status_text, shells.output_status_html, shells.output_status_json),
-    KillOutcome: (shells.kill_text, shells.kill_html, lambda k: k.to_json()),
+
+
+def _render(module: str, name: str, *attrs: str, **kwargs: Any) -> Callable[[Any], Any]:
+    """A renderer imported when the first value is shown (``%load_ext`` imports none of them)."""
+
+    def render(obj: Any) -> Any:
+        from importlib import import_module
+
+        for attr in attrs:  # Summary renders its result
+            obj = getattr(obj, attr)
+        return getattr(import_module(module, __package__), name)(obj, **kwargs)
+
+    return render
+
+
+def _method(name: str) -> Callable[[Any], Any]:
+    return lambda obj: getattr(obj, name)()
+
+
+_RESULTS, _RENDER, _SHELLS = "execmagic.process.results", ".render", ".shells"
+# (module, class) → (text/plain, text/html, provenance JSON); registered by name: IPython looks the
+# class up when the first value of it is shown, so registering imports none of these modules
+_RENDERERS: dict[tuple[str, str], tuple[Callable[[Any], str], Callable[[Any], str], Callable[[Any], Any]]] = {
+    (_RESULTS, "Result"): (_render(_RENDER, "render_text"), _render(_RENDER, "render_html"),
+                           _render(_RENDER, "render_json")),
+    ("execmagic.display.render", "Summary"): (
+        _render(_RENDER, "render_text", "result", panes=False), _render(_RENDER, "render_html", "result", panes=False),
+        _render(_RENDER, "render_json", "result")),
+    (_RESULTS, "ShellInfo"): (_render(_SHELLS, "started_text"), _render(_SHELLS, "started_html"), _method("to_json")),
+    ("execmagic.display.shells", "ShellTable"): (_render(_SHELLS, "table_text"), _render(_SHELLS, "table_html"),
+                                                 _method("to_json")),
+    (_RESULTS, "ShellOutput"): (_render(_SHELLS, "output_status_text"), _render(_SHELLS, "output_status_html"),
+                                _render(_SHELLS, "output_status_json")),
+    (_RESULTS, "KillOutcome"): (_render(_SHELLS, "kill_text"), _render(_SHELLS, "kill_html"), _method("to_json")),
+    ("execmagic.agents.mcp_server", "McpStatus"): (_render(".mcp", "status_text"), _render(".mcp", "status_html"),
+                                                   _method("to_json")),
 }
 
 
@@ -58,16 +83,16 @@ def register(shell: Any) -> None:
         provenance.enabled = "text/html" in display.active_types
         display.formatters[PROVENANCE_MIME] = provenance
     formatters = display.formatters
-    for cls, (plain, html, json) in _RENDERERS.items():
-        formatters["text/plain"].for_type(cls, _plain(plain))
-        formatters["text/html"].for_type(cls, html)
-        formatters[PROVENANCE_MIME].for_type(cls, json)
+    for (module, name), (plain, html, json) in _RENDERERS.items():
+        formatters["text/plain"].for_type_by_name(module, name, _plain(plain))
+        formatters["text/html"].for_type_by_name(module, name, html)
+        formatters[PROVENANCE_MIME].for_type_by_name(module, name, json)
 
 
 def unregister(shell: Any) -> None:
     formatters = shell.display_formatter.formatters
     for mime in ("text/plain", "text/html"):
-        for cls in _RENDERERS:
+        for module, name in _RENDERERS:
             with contextlib.suppress(KeyError):
-                formatters[mime].pop(cls)
+                formatters[mime].pop(f"{module}.{name}")
     formatters.pop(PROVENANCE_MIME, None)

@@ -10,6 +10,7 @@ import html
 from typing import Any
 
 from ..process.results import Result, format_bytes, format_duration
+from .mime import PROVENANCE_MIME
 
 __all__ = [
     "PROVENANCE_MIME", "Summary", "render_html", "render_json", "render_text", "short_command", "status_line",
@@ -17,9 +18,6 @@ __all__ = [
 ]
 
 _COMMAND_WIDTH = 100
-#: The MIME type of the JSON provenance record (see :mod:`execmagic.display.formatters` for why not
-#: plain ``application/json``).
-PROVENANCE_MIME = "application/vnd.execmagic+json"
 _OK, _FAIL = "✔", "✘"
 
 

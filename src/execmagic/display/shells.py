@@ -106,6 +106,9 @@ def output_notes(out: ShellOutput) -> list[str]:
         if count:
             notes.append(f"{count} {stream} line{'s' if count != 1 else ''} did not match {out.filter!r}"
                          " (still in the log: --all or --tail N shows them)")
+    for stream in out.filter_gave_up:
+        notes.append(f"the filter {out.filter!r} took over a second on {stream} and was given up there: the"
+                     " lines after that point are shown unfiltered")
     for stream, count in out.skipped.items():
         notes.append(f"{format_bytes(count)} of {stream} not shown (only the latest part); full log: "
                      f"{out.shell.log_paths[stream]}")

@@ -2,22 +2,40 @@
 
 It never imports IPython, traitlets or the display layer, so plain Python,
 asyncio orchestrators and agents can use it as well as notebooks.  The names
-below are re-exported for code written before the modules moved into layers.
+below are re-exported for code written before the modules moved into layers;
+each is imported on first use (importing one engine module should not import them all).
 """
 
-from ..process.errors import CommandFailed, ExecError, PreExecError, TemplateError, UsageProblem
-from ..process.launch import parse_env_entry
-from ..process.results import Result, StreamCapture
-from ..process.spec import Command, RunOptions
-from ..process.stop import StopReport, stop_tree
+from typing import TYPE_CHECKING
+
+from ..process.lazy import lazy_exports
 from . import _moved
-from .engine import Engine, Plan
-from .session import ShellSession
 
 __all__ = [
     "Command", "CommandFailed", "Engine", "ExecError", "Plan", "PreExecError", "Result", "RunOptions",
     "ShellSession", "StopReport", "StreamCapture", "TemplateError", "UsageProblem", "parse_env_entry",
     "stop_tree",
 ]
+
+_WHERE = {
+    **dict.fromkeys(("CommandFailed", "ExecError", "PreExecError", "TemplateError", "UsageProblem"),
+                    "..process.errors"),
+    "parse_env_entry": "..process.launch",
+    **dict.fromkeys(("Result", "StreamCapture"), "..process.results"),
+    **dict.fromkeys(("Command", "RunOptions"), "..process.spec"),
+    **dict.fromkeys(("StopReport", "stop_tree"), "..process.stop"),
+    **dict.fromkeys(("Engine", "Plan"), "engine"),
+    "ShellSession": "session",
+}
+__getattr__, __dir__ = lazy_exports(__name__, _WHERE, globals())
+
+if TYPE_CHECKING:
+    from ..process.errors import CommandFailed, ExecError, PreExecError, TemplateError, UsageProblem
+    from ..process.launch import parse_env_entry
+    from ..process.results import Result, StreamCapture
+    from ..process.spec import Command, RunOptions
+    from ..process.stop import StopReport, stop_tree
+    from .engine import Engine, Plan
+    from .session import ShellSession
 
 _moved.install()

@@ -8,9 +8,9 @@ import shutil
 import sys
 from collections.abc import Mapping
 
-from ..process.errors import UsageProblem
+from ..process.errors import UnknownLanguage, did_you_mean
 
-__all__ = ["INLINE_LIMIT", "known_language", "script_argv"]
+__all__ = ["ERREXIT_FLAGS", "INLINE_LIMIT", "known_language", "script_argv"]
 
 #: Languages with a known way to pass the script as an argument.  Python is the
 #: kernel's own interpreter, so a notebook's virtualenv is the one that runs.
@@ -24,6 +24,10 @@ _INLINE: dict[str, tuple[str, ...]] = {
     "javascript": ("node", "-e"),
     "js": ("node", "-e"),
 }
+#: What "stop at the first failed command" is in each shell that has it: ``set -e``, and in bash also
+#: ``pipefail`` (a failure anywhere in a pipeline fails it; dash has no pipefail).  As flags on the
+#: interpreter's command line rather than a first line of the script, so the user's line numbers stay.
+ERREXIT_FLAGS: dict[str, tuple[str, ...]] = {"bash": ("-e", "-o", "pipefail"), "sh": ("-e",), "dash": ("-e",)}
 #: Bytes of script passed inline at most.  Linux refuses one argument over 128 KiB (E2BIG),
 #: so a bigger cell (a heredoc of data) goes through a file: a shell sources it (``$0``, ``$@``
 #: and the session's EXIT trap stay as they are), other interpreters run it.
@@ -39,6 +43,18 @@ def known_language(language: str, path: str | None = None) -> bool:
     return shutil.which(language, path=path if path is not None else os.environ.get("PATH", os.defpath)) is not None
 
 
+#: Interpreters people name in a cell besides the known ones; offered for a typo when on PATH.
+_OTHER_INTERPRETERS = ("ruby", "perl", "Rscript", "zsh", "ksh", "fish", "lua", "php", "julia", "deno", "bun", "tclsh")
+
+
+def _closest(language: str, path: str) -> str | None:
+    """A language that would run, close to a mistyped one (``pyhton`` → ``python``)."""
+    if not language or "/" in language:
+        return None
+    candidates = [*_INLINE, *(name for name in _OTHER_INTERPRETERS if shutil.which(name, path=path))]
+    return did_you_mean(language, candidates)
+
+
 def _write(path: str, script: str) -> None:
     os.makedirs(os.path.dirname(path), exist_ok=True)
     # surrogate escapes (from bytes values that are not UTF-8) go back out as the original bytes
@@ -46,8 +62,12 @@ def _write(path: str, script: str) -> None:
         fh.write(script)
 
 
-def script_argv(language: str, script: str, env: Mapping[str, str], script_path: str) -> tuple[str, ...]:
+def script_argv(language: str, script: str, env: Mapping[str, str], script_path: str, *,
+                errexit: bool = False) -> tuple[str, ...]:
     """The argv that runs ``script`` in ``language``.
+
+    ``errexit``: a shell stops at the first failed command (:data:`ERREXIT_FLAGS`); other
+    languages stop at an uncaught error anyway and ignore it.
 
     Known languages take the script inline (a big one through ``script_path``); any
     other name is looked up on PATH and given the script as a file, which is how
@@ -55,6 +75,8 @@ def script_argv(language: str, script: str, env: Mapping[str, str], script_path:
     A name that is neither is a usage problem (no process is started).
     """
     inline = _INLINE.get(language)
+    if inline is not None and errexit and language in ERREXIT_FLAGS:
+        inline = (inline[0], *ERREXIT_FLAGS[language], *inline[1:])
     if inline is not None:
         # The interpreter being missing is a run failure (exit 127), reported when it is launched.
         if len(script) * 4 <= INLINE_LIMIT or len(script.encode("utf-8", "surrogateescape")) <= INLINE_LIMIT:
@@ -63,8 +85,8 @@ def script_argv(language: str, script: str, env: Mapping[str, str], script_path:
         if inline[0] in ("bash", "sh", "dash"):
             return (*inline, ". " + shlex.quote(script_path))
         return (inline[0], script_path)
-    if not language or not known_language(language, env.get("PATH", os.defpath)):
-        why = "" if not language or "/" in language else ": no interpreter of that name on PATH"
-        raise UsageProblem(f"exec: unknown language '{language}'{why} (EINVAL)")
+    path = env.get("PATH", os.defpath)
+    if not language or not known_language(language, path):
+        raise UnknownLanguage(language, _closest(language, path))
     _write(script_path, script)
     return (language, script_path)

@@ -161,8 +161,12 @@ class Planner:
         isolated: bool = False,
         save_session: bool = True,
         env_filter: Callable[[dict[str, str]], dict[str, str]] | None = None,
+        errexit: bool = False,
     ) -> Plan:
         """Plan a script run.  ``{name}`` values are shell-quoted in bash/sh scripts (``{name!raw}`` opts out).
+
+        ``errexit``: a bash/sh script stops at its first failed command (``set -e``, and ``pipefail`` in
+        bash); without it a script's status is its last command's, as in bash.
 
         ``save_session=False`` reads the session but never writes it back (background shells);
         ``env_filter`` trims the inherited environment (agent tools hold back secrets with it).
@@ -185,7 +189,7 @@ class Planner:
                 notes = (f"session state not saved: the log folder cannot be written ({os_error_reason(exc)})",)
         script_path = os.path.join(self.logs.path, f"{p.label}.script")
         try:
-            argv = script_argv(language, text, p.env, script_path)
+            argv = script_argv(language, text, p.env, script_path, errexit=errexit)
         except OSError as exc:
             error = error or PreExecError(f"cannot write the script to '{script_path}': {os_error_reason(exc)}",
                                           errno.errorcode.get(exc.errno or 0, "EIO"), exit_code=126)

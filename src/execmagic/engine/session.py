@@ -40,8 +40,9 @@ STATE_VAR = "EXECMAGIC_STATE"
 USER_BASH_ENV_VAR = "EXECMAGIC_BASH_ENV"
 _PRELUDE = f"""\
 # execmagic: save this shell's cwd and exports for the next run when it exits
+# (without the run's own marker, so that a run that exported nothing leaves the same listing as the last)
 printf -v __execmagic_q %q "${STATE_VAR}"
-trap "{{ printf '%s\\0' \\"\\$PWD\\"; export -p; }} > $__execmagic_q" EXIT
+trap "{{ printf '%s\\0' \\"\\$PWD\\"; unset {MARKER_VAR}; export -p; }} > $__execmagic_q" EXIT
 unset __execmagic_q {STATE_VAR} BASH_ENV
 if [ -n "${{{USER_BASH_ENV_VAR}+set}}" ]; then
   export BASH_ENV="${USER_BASH_ENV_VAR}"; unset {USER_BASH_ENV_VAR}; . "$BASH_ENV"

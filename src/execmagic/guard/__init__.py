@@ -21,20 +21,34 @@ The modules, lowest first: ``words`` → ``paths`` → ``commands`` → ``option
 
 from __future__ import annotations
 
-from .check import GUARDS, CommandRefused, Guard, Refusal, check, find_danger
-from .policy import AuditUnavailable, Policy
-from .secrets import (
-    DEFAULT_ENV_ALLOW,
-    SECRET_NAME,
-    SECRET_VALUE,
-    Masked,
-    looks_secret,
-    redact,
-    sanitize_env,
-    secret_env,
-)
+from typing import TYPE_CHECKING
+
+from ..process.lazy import lazy_exports
 
 __all__ = [
     "DEFAULT_ENV_ALLOW", "GUARDS", "SECRET_NAME", "SECRET_VALUE", "AuditUnavailable", "CommandRefused", "Guard",
     "Masked", "Policy", "Refusal", "check", "find_danger", "looks_secret", "redact", "sanitize_env", "secret_env",
 ]
+
+# imported on first use: the lexers and the rule table are not needed to read the audit settings
+_WHERE = {
+    **dict.fromkeys(("GUARDS", "CommandRefused", "Guard", "Refusal", "check", "find_danger"), "check"),
+    **dict.fromkeys(("AuditUnavailable", "Policy"), "policy"),
+    **dict.fromkeys(("DEFAULT_ENV_ALLOW", "SECRET_NAME", "SECRET_VALUE", "Masked", "looks_secret", "redact",
+                     "sanitize_env", "secret_env"), "secrets"),
+}
+__getattr__, __dir__ = lazy_exports(__name__, _WHERE, globals())
+
+if TYPE_CHECKING:
+    from .check import GUARDS, CommandRefused, Guard, Refusal, check, find_danger
+    from .policy import AuditUnavailable, Policy
+    from .secrets import (
+        DEFAULT_ENV_ALLOW,
+        SECRET_NAME,
+        SECRET_VALUE,
+        Masked,
+        looks_secret,
+        redact,
+        sanitize_env,
+        secret_env,
+    )

@@ -9,18 +9,15 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Iterator, Sequence
-from typing import Literal
 
 from ..process.errors import ExecError
 from .commands import Simple
+from .levels import GUARDS, Guard
 from .rules import Refusal, match
 from .walk import walk, walk_argv
 
 __all__ = ["GUARDS", "CommandRefused", "Guard", "Refusal", "check", "find_danger"]
 
-Guard = Literal["none", "catastrophic", "all"]
-"""How much to refuse: nothing, only what destroys a system or data, or also risky commands."""
-GUARDS: tuple[str, ...] = ("none", "catastrophic", "all")
 
 
 class CommandRefused(ExecError):

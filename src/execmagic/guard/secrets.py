@@ -13,14 +13,18 @@ SECRET_NAME = re.compile(
     r"(?i)(TOKEN|SECRET|PASSWORD|PASSWD|PASSPHRASE|API_?KEY|ACCESS_?KEY|PRIVATE_?KEY|SIGNING_?KEY|CREDENTIAL"
     r"|AUTH|COOKIE|_DSN$|^DSN$|_PAT$)"
 )
-#: Credential-shaped text.  Every branch starts at a fixed prefix or has bounded repetition before
+#: Credential-shaped text.  A private key is its header, the base64 lines (and ``Proc-Type:``-style
+#: headers) that follow it and its end line -- not whatever text comes after a lone header.
+#: Every branch starts at a fixed prefix or has bounded repetition before
 #: its anchor, so a match attempt costs O(1) at most positions and redaction stays linear in the
 #: text's length (a 30,000-character line redacts in a few milliseconds; see the benchmarks).
 SECRET_VALUE = re.compile(
     r"gh[pousr]_[A-Za-z0-9]{30,}|github_pat_[A-Za-z0-9_]{22,}|sk-[A-Za-z0-9_-]{20,}|xox[abposr]-[A-Za-z0-9-]{10,}"
     r"|A[KS]IA[0-9A-Z]{16}|AIza[0-9A-Za-z_-]{35}|glpat-[A-Za-z0-9_-]{20,}|hf_[A-Za-z0-9]{30,}|npm_[A-Za-z0-9]{36}"
-    r"|-----BEGIN [A-Z ]{0,40}PRIVATE KEY-----(?:(?!-----END)[\s\S]){0,20000}(?:-----END [A-Z ]{0,40}PRIVATE KEY-----)?"
-    r"|eyJ[A-Za-z0-9_-]{10,}\.eyJ[A-Za-z0-9_-]{10,}\.[A-Za-z0-9_-]{10,}"
+    r"|-----BEGIN [A-Z ]{0,40}PRIVATE KEY-----(?:\r?\n(?:(?:Proc-Type|DEK-Info|Comment):[^\n]{0,200}"
+    r"|[ \t]{0,8}[A-Za-z0-9+/=]{1,200}[ \t]{0,8}(?=\r?\n|$)|[ \t]{0,8}(?=\r?\n))){0,400}"
+    r"(?:\r?\n-----END [A-Z ]{0,40}PRIVATE KEY-----)?"
+    r"|(?<![A-Za-z0-9_-])eyJ[A-Za-z0-9_-]{10,}\.eyJ[A-Za-z0-9_-]{10,}\.[A-Za-z0-9_-]{10,}"
     r"|(?<![A-Za-z0-9+.-])[A-Za-z][A-Za-z0-9+.-]{0,31}://[^/\s:@]{1,256}:[^/\s@]{1,256}@"
 )
 # NAME=value where NAME says it is a credential (DB_PASSWORD=…, GITHUB_TOKEN="…"); the name is bounded

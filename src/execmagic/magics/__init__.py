@@ -3,17 +3,18 @@
 from __future__ import annotations
 
 import atexit
+import sys
 from typing import Any
 
 from ..display import formatters
-from ..engine.default import close_default_engine
 from .bg_magics import BackgroundMagics
 from .exec_magics import CellCommandFailed, CommandInterrupted, ExecMagics, StartFailed
+from .mcp_magics import McpMagics
 
-__all__ = ["BackgroundMagics", "CellCommandFailed", "CommandInterrupted", "ExecMagics", "StartFailed", "load",
-           "unload"]
+__all__ = ["BackgroundMagics", "CellCommandFailed", "CommandInterrupted", "ExecMagics", "McpMagics", "StartFailed",
+           "load", "unload"]
 
-_LOADED: dict[int, tuple[ExecMagics, BackgroundMagics]] = {}
+_LOADED: dict[int, tuple[ExecMagics, BackgroundMagics, McpMagics]] = {}
 
 
 def load(shell: Any) -> None:
@@ -22,12 +23,14 @@ def load(shell: Any) -> None:
         return
     exec_magics = ExecMagics(shell=shell)
     bg_magics = BackgroundMagics(shell, exec_magics)
+    mcp_magics = McpMagics(shell, exec_magics)
     shell.register_magics(exec_magics)
     shell.register_magics(bg_magics)
+    shell.register_magics(mcp_magics)
     shell.configurables.append(exec_magics.slurm)  # so %config SlurmBackend.partition = "gpu" finds it
     formatters.register(shell)
-    atexit.register(_close_at_exit, exec_magics)
-    _LOADED[id(shell)] = (exec_magics, bg_magics)
+    atexit.register(_close_at_exit, exec_magics, mcp_magics)
+    _LOADED[id(shell)] = (exec_magics, bg_magics, mcp_magics)
 
 
 #: Longest grace for background shells when the interpreter exits: a kernel being shut down
@@ -35,16 +38,26 @@ def load(shell: Any) -> None:
 EXIT_GRACE = 1.0
 
 
-def _close_at_exit(exec_magics: ExecMagics) -> None:
-    close_default_engine(grace=min(exec_magics.kill_grace, EXIT_GRACE))
+def _close_engine(grace: float | None = None) -> None:
+    """Close the process-wide engine if a command ever made one (else there is nothing to stop,
+    and nothing worth importing while the interpreter exits)."""
+    default = sys.modules.get("execmagic.engine.default")
+    if default is not None:
+        default.close_default_engine(grace)
+
+
+def _close_at_exit(exec_magics: ExecMagics, mcp_magics: McpMagics) -> None:
+    mcp_magics.stop()  # no new calls from outside once the shells are being stopped
+    _close_engine(grace=min(exec_magics.kill_grace, EXIT_GRACE))
 
 
 def unload(shell: Any) -> None:
-    """Stop every background shell, then remove the magics, renderers and exit hook."""
+    """Stop the MCP server and every background shell, then remove the magics, renderers and exit hook."""
     loaded = _LOADED.pop(id(shell), None)
     if loaded is None:
         return
-    close_default_engine()
+    loaded[2].stop()
+    _close_engine()
     atexit.unregister(_close_at_exit)
     registry = shell.magics_manager.magics
     if loaded[0].slurm in getattr(shell, "configurables", []):

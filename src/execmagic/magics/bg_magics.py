@@ -9,27 +9,32 @@ looking, never the shell.
 from __future__ import annotations
 
 import sys
-from typing import Any
+import time
+from typing import TYPE_CHECKING, Any
 
 from IPython.core.error import UsageError
 from IPython.core.magic import Magics, line_magic, magics_class, no_var_expand
 from IPython.core.magic_arguments import argument, kwds, magic_arguments
 from IPython.display import display
 
-from ..background.registry import ShellRegistry, kill_many
-from ..display.shells import ShellTable
 from ..process import checks
-from ..process.results import ShellOutput
 from .cluster import cluster_options
 from .exec_magics import ExecMagics, engine_errors
 from .helpfmt import FixedWidthHelp
-from .live import LiveOutput
 from .options import parse_line
+
+if TYPE_CHECKING:  # imported by the first command that needs them, not at %load_ext
+    from ..background.registry import ShellRegistry
+    from ..process.results import ShellOutput
+    from .live import LiveOutput
 
 __all__ = ["BackgroundMagics"]
 
 #: Seconds each ``--follow`` read waits for news before asking again.
 _FOLLOW_POLL = 1.0
+#: Seconds ``--follow`` gathers new output before showing it: a line-by-line job then fills a few blocks
+#: (a saved notebook or its markdown export shows one per message, not one per line), still live enough.
+_FOLLOW_GATHER = 0.5
 
 
 @magics_class
@@ -97,6 +102,8 @@ class BackgroundMagics(Magics):
                 return
             if line.strip():
                 raise UsageError("%bg needs a command line after its options, e.g. %bg --name job make all")
+            from ..display.shells import ShellTable
+
             display(ShellTable(tuple(self.shells.list())))
             return
         with engine_errors():
@@ -111,6 +118,8 @@ class BackgroundMagics(Magics):
         self.exec_magics.sync_background_settings()
         with engine_errors():
             infos = self.exec_magics.engine.reattach(backend)
+        from ..display.shells import ShellTable
+
         display(ShellTable(tuple(infos)))
 
     @no_var_expand
@@ -138,6 +147,8 @@ class BackgroundMagics(Magics):
             %bgout bg1 --tail 20
             %bgout bg1 --wait inf      # until the shell ends
         """
+        from .live import LiveOutput
+
         args, _ = parse_line(line, self.bgout.parser)
         with engine_errors():
             wait = checks.wait(args.wait, "--wait")
@@ -161,15 +172,39 @@ class BackgroundMagics(Magics):
         display(out)
 
     def _follow(self, shell_id: str, live: LiveOutput, read: dict[str, Any]) -> ShellOutput:
-        while True:
-            out = self.shells.read(shell_id, wait=_FOLLOW_POLL, **read)
-            self._write(live, out)
-            if out.at_end:
-                return out
-            if live.over:
-                print(f"(stopped following {shell_id} at the display budget; it is still running:"
-                      f" %bgout {shell_id} --tail N shows the latest lines)", file=sys.stderr)
-                return out
+        gathered: list[tuple[str, str]] = []
+        since = 0.0  # when the first piece of what is gathered arrived
+        try:
+            while True:
+                wait = _FOLLOW_POLL if not gathered else max(since + _FOLLOW_GATHER - time.monotonic(), 0.0)
+                out = self.shells.read(shell_id, wait=wait, **read)
+                if not gathered:
+                    since = time.monotonic()
+                gathered += [(name, text) for name, text in (("stdout", out.stdout), ("stderr", out.stderr)) if text]
+                if gathered and (out.at_end or time.monotonic() >= since + _FOLLOW_GATHER):
+                    self._show(live, gathered)
+                    gathered = []
+                if out.at_end:
+                    return out
+                if live.over:
+                    print(f"(stopped following {shell_id} at the display budget; it is still running:"
+                          f" %bgout {shell_id} --tail N shows the latest lines)", file=sys.stderr)
+                    return out
+        except KeyboardInterrupt:
+            self._show(live, gathered)  # read already: the cursor is past it, so show it now or never
+            raise
+
+    @staticmethod
+    def _show(live: LiveOutput, pieces: list[tuple[str, str]]) -> None:
+        """Write gathered output in arrival order, each run of one stream as one write."""
+        merged: list[tuple[str, str]] = []
+        for name, text in pieces:
+            if merged and merged[-1][0] == name:
+                merged[-1] = (name, merged[-1][1] + text)
+            else:
+                merged.append((name, text))
+        for name, text in merged:
+            live(name, text)
 
     @staticmethod
     def _write(live: LiveOutput, out: ShellOutput) -> None:
@@ -199,7 +234,9 @@ class BackgroundMagics(Magics):
         """
         args, _ = parse_line(line, self.kill.parser)
         if not args.ids and not args.all:
-            raise UsageError("%kill needs a shell id (bg1) or --all")
+            running = [info.id for info in self.shells.list() if info.running]
+            which = f"running: {', '.join(running)}" if running else "none is running now; %bg lists them all"
+            raise UsageError(f"%kill needs the id of the shell to stop ({which}), or --all")
         if args.ids and args.all:
             raise UsageError("name the shells to stop (%kill bg1 bg2) or use --all, not both")
         with engine_errors():
@@ -210,6 +247,8 @@ class BackgroundMagics(Magics):
                 if not outcomes:
                     print("no background shell is running")
             else:
+                from ..background.registry import kill_many
+
                 outcomes = kill_many(shells, args.ids, sig=args.signal, grace=args.grace)
         for outcome in outcomes:
             display(outcome)

@@ -9,15 +9,15 @@ wins over its trait.  Turned into a plain backend at call time, as every setting
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from IPython.core.error import UsageError
 from IPython.core.magic_arguments import argument
 from traitlets import Float, Int, Unicode
 from traitlets.config import Configurable
 
-from ..background.backends import slurm
-from ..process.errors import UsageProblem
+if TYPE_CHECKING:  # the backend is imported by the first --on slurm, not at %load_ext
+    from ..background.backends import slurm
 
 __all__ = ["CLUSTER_OPTIONS", "SlurmBackend", "cluster_options"]
 
@@ -74,6 +74,9 @@ class SlurmBackend(Configurable):
             if given:
                 raise UsageError(f"{given[0]} goes with --on slurm")
             return None
+        from ..background.backends import slurm
+        from ..process.errors import UsageProblem
+
         cpus = args.cpus if args.cpus is not None else (self.cpus or None)
         if cpus is not None and cpus < 1:
             raise UsageError(f"--cpus needs a whole number of CPUs, at least 1, not {cpus}")

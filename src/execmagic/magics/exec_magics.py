@@ -14,7 +14,7 @@ import itertools
 import json
 import keyword
 from collections.abc import Callable, Iterator
-from typing import Any, cast
+from typing import TYPE_CHECKING, Any, cast
 
 from IPython.core.error import UsageError
 from IPython.core.magic import (
@@ -26,10 +26,7 @@ from IPython.core.magic import (
 from IPython.core.magic_arguments import argument, kwds, magic_arguments
 from IPython.display import display
 
-from ..display.render import Summary, short_command
-from ..engine.default import default_engine
-from ..engine.engine import Plan
-from ..guard.policy import AuditUnavailable, CommandRefused, Guard
+from ..guard.levels import Guard
 from ..process import checks
 from ..process.errors import (
     CommandFailed,
@@ -38,12 +35,14 @@ from ..process.errors import (
     UnknownShell,
     UsageProblem,
 )
-from ..process.results import Result
 from .cluster import SlurmBackend, cluster_options
 from .helpfmt import FixedWidthHelp
-from .live import LiveOutput, StatusLine
 from .options import NamespaceParams, parse_line, parse_pairs, split_words
 from .settings import ExecSettings
+
+if TYPE_CHECKING:  # the engine and the renderers are imported by the first command, not at %load_ext
+    from ..engine.engine import Plan
+    from ..process.results import Result
 
 __all__ = ["CellCommandFailed", "CommandInterrupted", "ExecMagics", "StartFailed", "engine_errors"]
 
@@ -60,11 +59,17 @@ class _OneRedLine:
 
 
 class CellCommandFailed(_OneRedLine, CommandFailed):
-    """A failed command in a cell: shown as one red line (no Python traceback); stops "Run all"."""
+    """A failed command in a cell: shown as one red line (no Python traceback); stops "Run all".
+
+    The ✘ summary just above it already says what ran, how long and where, so this line does not
+    repeat the command: it says how it ended (which is all ``jupyter execute`` and papermill print,
+    after the cell's source) and what is new -- the run stops here, and how not to.
+    """
 
     def __init__(self, result: Result) -> None:
+
         super().__init__(result)
-        self.args = (f"command failed: {result.outcome()} · {short_command(result.command)}",)
+        self.args = (f"command failed ({result.outcome()}): the run stops here; --no-raise carries on",)
 
     def __str__(self) -> str:
         return self.args[0]
@@ -81,6 +86,8 @@ class StartFailed(_OneRedLine, Exception):
 @contextlib.contextmanager
 def engine_errors() -> Iterator[None]:
     """Turn the engine's deliberate errors into what a notebook user should see: one line, no traceback."""
+    from ..guard.policy import AuditUnavailable, CommandRefused
+
     try:
         yield
     except CommandRefused as exc:  # worded for a notebook user: the magic's own override
@@ -119,6 +126,14 @@ def _common(func: Callable[..., Any]) -> Callable[..., Any]:
     return func
 
 
+def _errexit(func: Callable[..., Any]) -> Callable[..., Any]:
+    """``--errexit`` / ``--no-errexit``: one destination, ``None`` when neither is given (the trait decides)."""
+    func = argument("--no-errexit", dest="errexit", action="store_const", const=False,
+                    help="the status is the last command's, as in bash (the default; see ExecMagics.errexit)")(func)
+    return argument("--errexit", dest="errexit", action="store_const", const=True,
+                    help="stop at the first failed command: set -e, and -o pipefail in bash")(func)
+
+
 @magics_class
 class ExecMagics(ExecSettings):
     """Run commands from cells: never hangs on stdin, never floods the notebook, leaves nothing running.
@@ -129,9 +144,6 @@ class ExecMagics(ExecSettings):
 
     def __init__(self, shell: Any = None, **kwargs: Any) -> None:
         super().__init__(shell=shell, **kwargs)
-        # the process-wide engine: execmagic.run() in a cell shares this session and these shells
-        self.engine = default_engine()
-        self.apply_engine_settings()
         #: The defaults of ``--on slurm`` (``c.SlurmBackend.*``); registered with the shell by ``load``.
         self.slurm = SlurmBackend(parent=shell) if shell is not None else SlurmBackend()
 
@@ -141,6 +153,7 @@ class ExecMagics(ExecSettings):
     @kwds(formatter_class=FixedWidthHelp)
     @argument("--bg", action="store_true", help="start the cell as a background shell (see %%bgout, %%kill)")
     @argument("--name", metavar="ID", help="with --bg: the shell's id instead of bg1, bg2, …")
+    @_errexit
     @argument("language", nargs="?", help="bash (default), sh, python, node/javascript, or any interpreter on PATH")
     @_common
     @cluster_options
@@ -168,22 +181,25 @@ class ExecMagics(ExecSettings):
         """
         args, _ = parse_line(line, self.exec_cell.parser)
         language = args.language or self.default_language
+        errexit = self._errexit(args, language)
         with engine_errors():
             checks.text(cell, "the cell")
         if args.bg:
             for option in ("input", "out", "quiet"):
                 if getattr(args, option):
                     raise UsageError(f"--{option} does not apply to --bg (read a background shell with %%bgout)")
-            self.start_background(args, lambda **kw: self.engine.plan_script(cell, language, save_session=False, **kw))
+            self.start_background(args, lambda **kw: self.engine.plan_script(cell, language, save_session=False,
+                                                                              errexit=errexit, **kw))
             return
         if args.name is not None:
             raise UsageError("--name goes with --bg")
-        self._run(args, lambda **kw: self.engine.plan_script(cell, language, **kw))
+        self._run(args, lambda **kw: self.engine.plan_script(cell, language, errexit=errexit, **kw))
 
     @no_var_expand
     @magic_arguments(name="exec")
     @kwds(formatter_class=FixedWidthHelp)
     @argument("cmdline", nargs="*", metavar="CMDLINE", help="the shell command line, as typed")
+    @_errexit
     @_common
     @cluster_options
     @line_magic("exec")  # type: ignore[arg-type]  # IPython types its decorators for Magics only
@@ -205,7 +221,8 @@ class ExecMagics(ExecSettings):
             raise UsageError("%exec needs a command line, e.g. %exec ls -la")
         with engine_errors():
             checks.text(command, "the command line")
-        self._run(args, lambda **kw: self.engine.plan_script(command, "bash", **kw))
+        errexit = self._errexit(args, "bash")
+        self._run(args, lambda **kw: self.engine.plan_script(command, "bash", errexit=errexit, **kw))
 
     @no_var_expand
     @magic_arguments(name="spawn")
@@ -263,6 +280,14 @@ class ExecMagics(ExecSettings):
             return checks.argv(argv, "--argv" if args.argv else "argv")
 
     # -- shared machinery -------------------------------------------------------
+    def _errexit(self, args: Any, language: str) -> bool:
+        """``--errexit``/``--no-errexit`` or the trait; asked for by name in a language without it, an error."""
+        from ..engine.languages import ERREXIT_FLAGS
+
+        if args.errexit and language not in ERREXIT_FLAGS:
+            raise UsageError(f"--errexit applies to bash and sh cells; a {language} cell stops at an uncaught error")
+        return self.errexit if args.errexit is None else args.errexit
+
     def _params(self, args: Any) -> NamespaceParams:
         shell = self.ipython
         return NamespaceParams(parse_pairs(args.param, "param"), shell.user_ns, shell.user_ns_hidden)
@@ -306,6 +331,9 @@ class ExecMagics(ExecSettings):
         display(info)
 
     def _run(self, args: Any, make_plan: Callable[..., Plan]) -> None:
+        from ..display.render import Summary, short_command
+        from .live import LiveOutput, StatusLine
+
         options = self.run_options(args.timeout)
         cluster = self.slurm.backend(args, self.kill_grace) if hasattr(args, "on") else None
         plan = self._plan(args, make_plan if cluster is None else
@@ -339,6 +367,8 @@ class ExecMagics(ExecSettings):
 
     def _raise_if_failed(self, result: Result, args: Any) -> None:
         if result.interrupted:
+            from ..display.render import short_command
+
             raise CommandInterrupted(f"interrupted: {short_command(result.command)} (its processes were stopped)")
         if result.success or args.no_raise or not self.raise_on_error:
             return

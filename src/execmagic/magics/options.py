@@ -21,7 +21,6 @@ from typing import Any
 from IPython.core.error import UsageError
 
 from ..process.errors import UsageProblem
-from ..process.launch import parse_env_entry
 
 __all__ = ["NamespaceParams", "parse_line", "parse_pairs", "shell_words", "split_leading_options", "split_words"]
 
@@ -106,6 +105,8 @@ def parse_pairs(entries: list[str] | None, what: str) -> dict[str, str]:
     pairs: dict[str, str] = {}
     for entry in entries or []:
         try:
+            from ..process.launch import parse_env_entry  # at the first K=V, not at %load_ext
+
             name, value = parse_env_entry(entry, what)
         except UsageProblem as exc:
             raise UsageError(str(exc)) from None

@@ -11,20 +11,20 @@ from __future__ import annotations
 import math
 import os
 import sys
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from IPython.core.error import UsageError
 from IPython.core.magic import Magics
 from traitlets import Bool, Enum, Float, Int, List, TraitError, Unicode, observe, validate
 from traitlets.config import Config
 
-from ..engine.engine import Engine
-from ..engine.languages import known_language
-from ..guard.policy import GUARDS, AuditUnavailable, open_audit_log
+from ..guard.levels import GUARDS
 from ..process import checks
-from ..process.capture import LogDir
 from ..process.errors import UsageProblem
-from ..process.spec import RunOptions
+
+if TYPE_CHECKING:
+    from ..engine.engine import Engine
+    from ..process.spec import RunOptions
 
 __all__ = ["ExecSettings"]
 
@@ -39,7 +39,22 @@ def _refuse(proposal: Any, why: str) -> TraitError:
 class ExecSettings(Magics):
     """The traits of :class:`~execmagic.magics.exec_magics.ExecMagics` and how they reach the engine."""
 
-    engine: Engine
+    #: The process-wide engine once a command needed it (see :attr:`engine`).
+    _engine: Engine | None = None
+
+    @property
+    def engine(self) -> Engine:
+        """The process-wide engine, made at the first command that needs it, with these settings.
+
+        Not at ``%load_ext``: a kernel started with the extension loaded should not pay for the
+        engine's modules (nor start its log pruning) before a cell runs a command.
+        """
+        if self._engine is None:
+            from ..engine.default import default_engine
+
+            self._engine = default_engine()
+            self.apply_engine_settings()
+        return self._engine
 
     @property
     def ipython(self) -> Any:
@@ -68,6 +83,10 @@ class ExecSettings(Magics):
         "", help="Directory for output logs. Empty: a fresh directory per kernel under the system temp dir.",
     ).tag(config=True)
     default_language = Unicode("bash", help="Language of a %%exec cell that names none.").tag(config=True)
+    errexit = Bool(
+        False, help="Stop a bash/sh cell at its first failed command (set -e, and -o pipefail in bash)."
+                    " Off, as in bash: a cell's status is its last command's. --errexit/--no-errexit per cell.",
+    ).tag(config=True)
     raise_on_error = Bool(
         True, help="Raise (stopping 'Run all') when a command fails; --no-raise turns it off per run.",
     ).tag(config=True)
@@ -164,6 +183,8 @@ class ExecSettings(Magics):
 
     @validate("default_language")
     def _check_language(self, proposal: Any) -> Any:
+        from ..engine.languages import known_language
+
         value = proposal["value"]
         if not value.strip() or "\0" in value or not known_language(value):
             raise _refuse(proposal, "name a language (bash, sh, python, node, or an interpreter on PATH)")
@@ -190,6 +211,8 @@ class ExecSettings(Magics):
 
     @validate("audit_log")
     def _check_audit_log(self, proposal: Any) -> Any:
+        from ..guard.policy import AuditUnavailable, open_audit_log
+
         value = proposal["value"]
         if value:
             try:
@@ -211,11 +234,13 @@ class ExecSettings(Magics):
     @observe("log_dir", "allowed_dirs", "audit_log", "prefer_kernel_env", "redact_provenance", "log_retention_days",
              "log_quota")
     def _engine_setting_changed(self, change: dict[str, Any]) -> None:
-        if getattr(self, "engine", None) is not None:
+        if self._engine is not None:
             self.apply_engine_settings()
 
     def apply_engine_settings(self) -> None:
         """Hand the engine-wide settings over (each value was checked when it was set)."""
+        from ..process.capture import LogDir
+
         engine = self.engine
         if self.log_dir and engine.logs.path != self.log_dir:
             engine.logs = LogDir(self.log_dir)
@@ -234,6 +259,8 @@ class ExecSettings(Magics):
 
     def run_options(self, timeout: float | None) -> RunOptions:
         """One run's limits: ``--timeout`` (checked here) or the trait, and the other traits."""
+        from ..process.spec import RunOptions
+
         if timeout is not None:
             try:
                 timeout = checks.timeout(timeout, "--timeout")

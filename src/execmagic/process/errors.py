@@ -9,13 +9,16 @@ line a person can act on.
 
 from __future__ import annotations
 
+import difflib
 import typing
+from collections.abc import Iterable
 
 if typing.TYPE_CHECKING:  # pragma: no cover
     from .results import Result
 
 __all__ = [
-    "CommandFailed", "ExecError", "PreExecError", "ShellLimitReached", "TemplateError", "UnknownShell", "UsageProblem",
+    "CommandFailed", "ExecError", "PreExecError", "ShellLimitReached", "TemplateError", "UnknownLanguage",
+    "UnknownShell", "UsageProblem", "did_you_mean",
 ]
 
 
@@ -54,14 +57,34 @@ class CommandFailed(ExecError):
         super().__init__(result.describe())
 
 
+def did_you_mean(word: str, candidates: Iterable[str]) -> str | None:
+    """The candidate closest to a mistyped ``word`` (``pyhton`` → ``python``), or ``None``."""
+    close = difflib.get_close_matches(word, list(candidates), n=1, cutoff=0.6)
+    return close[0] if close else None
+
+
 class UnknownShell(UsageProblem):
     """No background shell has the given id; the message lists the ids that exist (each caller adds
-    how to start one in its own words: ``%bg``, ``run_in_background``)."""
+    how to start one in its own words: ``%bg``, ``run_in_background``) and the closest one."""
 
     def __init__(self, shell_id: str, known: list[str]) -> None:
         self.shell_id = shell_id
         self.known = known
-        super().__init__(f"no background shell {shell_id!r} (known: {', '.join(known) if known else 'none yet'})")
+        self.suggestion = did_you_mean(shell_id, known)
+        hint = f"; did you mean {self.suggestion!r}?" if self.suggestion else ""
+        super().__init__(f"no background shell {shell_id!r} (known: {', '.join(known) if known else 'none yet'}){hint}")
+
+
+class UnknownLanguage(UsageProblem):
+    """A ``%%exec`` language that is neither known nor an interpreter on PATH (``suggestion``: the
+    closest name that would work)."""
+
+    def __init__(self, language: str, suggestion: str | None) -> None:
+        self.language = language
+        self.suggestion = suggestion
+        why = "" if not language or "/" in language else ": no interpreter of that name on PATH"
+        hint = f"; did you mean {suggestion!r}?" if suggestion else ""
+        super().__init__(f"exec: unknown language '{language}'{why} (EINVAL){hint}")
 
 
 class ShellLimitReached(ExecError):

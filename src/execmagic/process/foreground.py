@@ -13,16 +13,15 @@ import subprocess
 import time
 from collections.abc import Callable, Sequence
 
-import psutil
-
 from .capture import LogDir, StreamRecorder
 from .clock import now_iso
 from .errors import PreExecError
-from .launch import MARKER_VAR, launch
+from .launch import launch
+from .leftovers import left_behind, pids
 from .pump import Cancelled, CancelToken, OutputCallback, ProgressCallback, Pump
 from .results import TIMEOUT_EXIT_CODE, Result, StreamCapture, exit_code_of
 from .spec import Command, RunOptions
-from .stop import StopReport, remaining, stop_tree
+from .stop import StopReport, stop_tree
 
 __all__ = ["CancelToken", "OutputCallback", "ProgressCallback", "failed_to_start", "run_command"]
 
@@ -65,21 +64,6 @@ def _capture_notes(captures: dict[str, StreamCapture]) -> list[str]:
             where = f"{name} log {capture.log_path}" if capture.log_path else f"{name} was not logged"
             notes.append(f"log incomplete: {capture.log_error} ({where})")
     return notes
-
-
-def _escaped(before: frozenset[int], marker: str) -> bool:
-    """Whether a process started during the run still carries its marker outside its session.
-
-    Only processes that did not exist before the run are read (a handful, not the whole
-    process table), so the check costs well under a millisecond after every run.
-    """
-    for pid in frozenset(psutil.pids()) - before:
-        try:
-            if psutil.Process(pid).environ().get(MARKER_VAR) == marker:
-                return True
-        except (psutil.NoSuchProcess, psutil.AccessDenied, psutil.ZombieProcess, OSError):
-            continue
-    return False
 
 
 class _Run:
@@ -176,9 +160,11 @@ class _Run:
     def finish(self, before: frozenset[int]) -> None:
         """Read what is left, stop what the command left running (in its session or escaped from it), reap it."""
         self.pump.drain_nonblocking()
-        if not (self.timed_out or self.interrupted) and remaining(self.sid):
+        in_session, escaped = left_behind(self.sid, self.proc.pid, before, self.marker)
+        if in_session and not (self.timed_out or self.interrupted):
             self.stop((signal.SIGTERM,), "left running in the background by the command")
-        if _escaped(before, self.marker):
+            escaped = left_behind(self.sid, self.proc.pid, before, self.marker)[1]  # what left it meanwhile
+        if escaped:
             self.stop((signal.SIGTERM,), "that had left the command's session (setsid or a double fork)")
         self.proc.wait()
         self.pump.flush()
@@ -242,7 +228,7 @@ def run_command(
     """
     started_at = now_iso()
     start = time.monotonic()
-    before = frozenset(psutil.pids())  # what existed before: anything new that carries the marker is ours
+    before = pids()  # what existed before: anything new that carries the marker is ours
     try:
         proc = launch(command, marker)
     except PreExecError as exc:

@@ -219,6 +219,8 @@ class ShellOutput:
     filter: str | None = None
     #: The shell has ended and this reader has seen all of its output.
     at_end: bool = False
+    #: Streams whose filter ran out of time; their lines from that point on are returned unfiltered.
+    filter_gave_up: tuple[str, ...] = ()
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -229,6 +231,7 @@ class ShellOutput:
             "skipped": self.skipped,
             "filtered_out": self.filtered_out,
             "filter": self.filter,
+            "filter_gave_up": list(self.filter_gave_up),
         }
 
 

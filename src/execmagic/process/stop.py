@@ -21,8 +21,9 @@ from collections.abc import Iterable, Sequence
 import psutil
 
 from .launch import MARKER_VAR
+from .system import ENVIRON_OF_OTHERS
 
-__all__ = ["StopReport", "marked_processes", "remaining", "session_members", "stop_tree"]
+__all__ = ["StopReport", "ignores", "marked_processes", "remaining", "session_members", "stop_tree"]
 
 #: Rounds of "sweep, signal" after the SIGKILL, for processes forked while we were stopping.
 _SWEEP_ROUNDS = 3
@@ -76,9 +77,32 @@ def marked_processes(marker: str) -> list[psutil.Process]:
     return found
 
 
+def _carries(proc: psutil.Process, marker: str) -> bool:
+    try:
+        return proc.environ().get(MARKER_VAR) == marker
+    except (psutil.NoSuchProcess, psutil.AccessDenied, psutil.ZombieProcess, OSError):
+        return False
+
+
+def _ours(leader_alive: bool, members: list[psutil.Process], marker: str | None) -> bool:
+    """Whether session ``sid`` is still the one we started, so signalling it by number is safe.
+
+    A session id is its leader's pid.  Once the leader is reaped that number can be given to a new
+    process (pids wrap around: at 32768 on many systems, minutes on a busy machine), which may lead
+    a session of its own -- someone else's.  So while our leader lives (not reaped: its pid cannot be
+    reused) the session is ours; after that, only if one of its members carries our marker.  Where
+    other processes' environments cannot be read (macOS) there is no such proof: trust the number.
+    """
+    if leader_alive or marker is None or not ENVIRON_OF_OTHERS:
+        return True
+    return any(_carries(proc, marker) for proc in members)
+
+
 def _snapshot(leader: subprocess.Popen[bytes] | None, sid: int, marker: str | None) -> dict[int, psutil.Process]:
     procs: dict[int, psutil.Process] = {}
-    if leader is not None and leader.poll() is None:
+    leader_alive = leader is not None and leader.poll() is None
+    if leader_alive:
+        assert leader is not None
         try:
             root = psutil.Process(leader.pid)
             procs[root.pid] = root
@@ -86,8 +110,10 @@ def _snapshot(leader: subprocess.Popen[bytes] | None, sid: int, marker: str | No
                 procs[child.pid] = child
         except psutil.NoSuchProcess:
             pass
-    for proc in session_members(sid):
-        procs.setdefault(proc.pid, proc)
+    members = session_members(sid)
+    if _ours(leader_alive, members, marker):
+        for proc in members:
+            procs.setdefault(proc.pid, proc)
     if marker:
         for proc in marked_processes(marker):
             procs.setdefault(proc.pid, proc)
@@ -100,19 +126,39 @@ def remaining(sid: int, marker: str | None = None) -> list[psutil.Process]:
     return list(_snapshot(None, sid, marker).values())
 
 
-def _signal_all(sid: int, procs: Iterable[psutil.Process], sig: int) -> None:
-    with contextlib.suppress(ProcessLookupError, PermissionError):
-        os.killpg(sid, sig)
+def _signal_all(sid: int | None, procs: Iterable[psutil.Process], sig: int) -> None:
+    """``sig`` to the process group ``sid`` (``None``: not provably ours any more) and to each of ``procs``."""
+    if sid is not None:
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(sid, sig)
     for proc in procs:
         with contextlib.suppress(psutil.NoSuchProcess, psutil.AccessDenied):
             proc.send_signal(sig)
 
 
+def ignores(pid: int, sig: int) -> bool:
+    """Whether process ``pid`` ignores ``sig`` (Linux: its ``SigIgn`` mask; elsewhere: assume not).
+
+    A shell without job control starts ``cmd &`` with SIGINT and SIGQUIT ignored, so the stop
+    button's SIGINT cannot reach such a child: waiting a grace period for it is waiting for nothing.
+    """
+    try:
+        with open(f"/proc/{pid}/status", encoding="ascii", errors="replace") as fh:
+            for line in fh:
+                if line.startswith("SigIgn:"):
+                    return bool(int(line.split()[1], 16) >> (sig - 1) & 1)
+    except (OSError, ValueError, IndexError):
+        pass
+    return False
+
+
 def _wait_gone(
-    leader: subprocess.Popen[bytes] | None, procs: Sequence[psutil.Process], timeout: float
+    leader: subprocess.Popen[bytes] | None, procs: Sequence[psutil.Process], timeout: float, sent: int | None = None
 ) -> list[psutil.Process]:
     """Wait until every process is gone or ``timeout`` passes; return the ones still alive.
 
+    ``sent``: the signal just sent.  Once every process left ignores it, the wait is over: the grace
+    is for processes that may still act on the signal, not for those that cannot hear it.
     The leader is our child: it is reaped through ``Popen`` (psutil must not reap it,
     or ``Popen`` would lose its exit status).
     """
@@ -124,6 +170,8 @@ def _wait_gone(
         alive = [p for p in procs if not (leader is not None and p.pid == leader.pid and leader.returncode is not None)]
         alive = [p for p in alive if _alive(p)]
         if not alive or time.monotonic() >= deadline:
+            return alive
+        if sent is not None and all(ignores(p.pid, sent) for p in alive):
             return alive
         time.sleep(min(delay, max(deadline - time.monotonic(), 0)))
         delay = min(delay * 2, 0.05)
@@ -147,9 +195,13 @@ def stop_tree(
         return StopReport()
     signalled = set(snapshot)
     alive = list(snapshot.values())
-    for sig in ladder:
-        _signal_all(sid, alive, sig)
-        alive = _wait_gone(leader, alive, grace)
+    # the group by number only while it is provably ours (see _ours); else each process we found
+    group = sid if sid in snapshot else None
+    for step, sig in enumerate(ladder):
+        _signal_all(group, alive, sig)
+        # before the ladder's next signal, processes deaf to this one (SIGINT to `cmd &`) are not waited
+        # for; before SIGKILL every process gets the whole grace (ignoring TERM may mean "let me finish")
+        alive = _wait_gone(leader, alive, grace, sent=sig if step < len(ladder) - 1 else None)
         if not alive:
             break
     killed: set[int] = set()
@@ -162,7 +214,7 @@ def stop_tree(
         if not alive:
             break
         killed.update(p.pid for p in alive)
-        _signal_all(sid, alive, signal.SIGKILL)
+        _signal_all(group, alive, signal.SIGKILL)
         alive = _wait_gone(leader, alive, 1.0)
     if leader is not None:
         with contextlib.suppress(subprocess.TimeoutExpired):

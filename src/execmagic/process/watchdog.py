@@ -7,6 +7,11 @@ session with a pipe on its stdin and reports each shell it starts
 the owner is gone, however it died -- the watchdog stops every shell still
 registered (group, session and environment marker; TERM, grace, KILL) and exits.
 ``q`` means the owner already stopped everything: exit without sweeping.
+
+The reports may instead go to a *record*: a file the owner appends to and hands over as an
+open descriptor (``RECORD_FD``), read only after EOF on the pipe.  Every foreground run is
+reported twice; a line in a pipe wakes this process each time (a quarter of a millisecond
+per report on a busy machine), a line appended to a file wakes nobody.
 """
 
 from __future__ import annotations
@@ -23,10 +28,16 @@ __all__ = ["WATCHDOG_VAR", "main", "start_watchdog", "watch"]
 WATCHDOG_VAR = "EXECMAGIC_WATCHDOG"
 
 
-def start_watchdog(grace: float) -> subprocess.Popen[bytes]:
-    """Start the watchdog for the current process; the returned ``Popen``'s stdin is the lifeline."""
+def start_watchdog(grace: float, record: int | None = None) -> subprocess.Popen[bytes]:
+    """Start the watchdog for the current process; the returned ``Popen``'s stdin is the lifeline.
+
+    ``record``: an open descriptor of the file the reports are appended to (read after EOF);
+    ``None``: the reports come through the lifeline.
+    """
+    extra = [str(record)] if record is not None else []
     return subprocess.Popen(
-        [sys.executable, "-m", "execmagic.process.watchdog", str(grace)],
+        [sys.executable, "-m", "execmagic.process.watchdog", str(grace), *extra],
+        pass_fds=(record,) if record is not None else (),
         env={**os.environ, WATCHDOG_VAR: str(os.getpid())},
         stdin=subprocess.PIPE,
         stdout=subprocess.DEVNULL,
@@ -52,11 +63,35 @@ def watch(lines: Iterable[bytes], grace: float) -> dict[int, str]:
     return registered
 
 
+def _read_record(fd: int) -> list[bytes]:
+    """The lines of the record file, from its start (the owner appended them; it is gone now)."""
+    chunks = []
+    offset = 0
+    while True:
+        chunk = os.pread(fd, 1 << 16, offset)
+        if not chunk:
+            break
+        chunks.append(chunk)
+        offset += len(chunk)
+    return b"".join(chunks).splitlines()
+
+
 def main(argv: list[str]) -> int:
     grace = float(argv[1]) if len(argv) > 1 else 2.0
+    record = int(argv[2]) if len(argv) > 2 else None
     for sig in (signal.SIGINT, signal.SIGHUP):
         signal.signal(sig, signal.SIG_IGN)  # a terminal's signals are not for us; EOF on the lifeline is
-    left = watch(sys.stdin.buffer, grace)
+    told_to_quit = False
+
+    def lifeline() -> Iterable[bytes]:
+        nonlocal told_to_quit
+        for raw in sys.stdin.buffer:
+            told_to_quit = told_to_quit or raw.strip() == b"q"
+            yield raw
+
+    left = watch(lifeline(), grace)
+    if record is not None and not told_to_quit:
+        left.update(watch(_read_record(record), grace))
     if left:
         import threading
 

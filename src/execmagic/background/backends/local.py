@@ -18,6 +18,7 @@ from ...process.errors import UsageProblem
 from ...process.launch import launch
 from ...process.spec import Command
 from ...process.stop import StopReport, remaining, stop_tree
+from ...process.system import pidfd_open
 
 __all__ = ["LocalBackend", "LocalHandle"]
 
@@ -47,10 +48,7 @@ class LocalHandle:
         return self.proc.poll()
 
     def exit_fd(self) -> int | None:
-        try:
-            return os.pidfd_open(self.pid)
-        except (AttributeError, OSError):  # no pidfd on this system, or the pid is already reaped
-            return None
+        return pidfd_open(self.pid)  # None: no pidfd here (see process.system), or the pid is already reaped
 
     def stop(self, sig: int, grace: float) -> StopReport:
         ladder = (sig,) if sig != signal.SIGKILL else ()

@@ -1,0 +1,110 @@
+"""Output a model reads: redacted first, then cut to a budget, every stream keeping its place.
+
+The order matters.  Redaction runs on the whole text before anything is cut, so a secret that
+would straddle the cut is still recognised whole, and the cut runs last, so what redaction wrote
+can never push an answer past its limit.  When stdout and stderr are both long, each keeps a fair
+share of the budget (a short one keeps all of itself), so the ``[stderr]`` header and the end of
+each stream are always there.  Every note says exactly what was left out and where the whole of
+it is.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable, Sequence
+
+from ..process.results import format_bytes
+
+__all__ = ["Part", "cut_middle", "merge_streams", "shape"]
+
+
+@dataclasses.dataclass(frozen=True)
+class Part:
+    """One stream's text as it goes into an answer."""
+
+    text: str
+    #: Written on a line of its own before the text (``"[stderr]\n"``).
+    header: str = ""
+    log_path: str | None = None
+    #: The stream's real size when ``text`` is already a head-and-tail of it (the run kept only so
+    #: much in memory): then a count of characters left out here would understate it.
+    whole_bytes: int | None = None
+    #: Bytes before ``text`` that this read does not return (they are in the log).
+    skipped: int = 0
+
+
+def _note(omitted: int, whole_bytes: int | None, hint: str) -> str:
+    if whole_bytes is not None:
+        return f"\n… [the middle left out: {format_bytes(whole_bytes)} in all{hint}] …\n"
+    return f"\n… [{omitted:,} characters omitted from the middle{hint}] …\n"
+
+
+def cut_middle(text: str, limit: int, log_hint: str = "", whole_bytes: int | None = None) -> str:
+    """Keep the start and the end of ``text`` within ``limit`` characters; say exactly what was left out.
+
+    The note takes room of its own, so the count it states depends on its own length: it is settled
+    by trying the count until it stops changing (a count only grows a digit or a comma at a time).
+    A limit too small for the note drops the hint, then the note: the limit always holds.
+    """
+    if len(text) <= limit:
+        return text
+    for hint in (log_hint, ""):
+        omitted = max(len(text) - limit, 1)
+        for _ in range(4):
+            note = _note(omitted, whole_bytes, hint)
+            keep = limit - len(note)
+            if keep < 0 or len(text) - keep == omitted:
+                break
+            omitted = len(text) - keep
+        if keep >= 0:
+            head = keep // 2
+            return text[:head] + note + text[len(text) - (keep - head):]
+    return text[:limit]
+
+
+def merge_streams(stdout: str, stderr: str, header: str = "") -> str:
+    """stdout then stderr, the second always starting on a line of its own (after ``header``, if any)."""
+    if not stderr:
+        return stdout
+    gap = "\n" if stdout and not stdout.endswith("\n") else ""
+    return stdout + gap + header + stderr
+
+
+def _hint(path: str | None) -> str:
+    return f"; full output in {path}" if path else ""
+
+
+def _shares(sizes: Sequence[int], budget: int) -> list[int]:
+    """Split ``budget`` over texts of ``sizes``: the short ones keep all of themselves, the rest share."""
+    shares = [0] * len(sizes)
+    left, waiting = budget, sorted(range(len(sizes)), key=lambda i: sizes[i])
+    while waiting:
+        i = waiting.pop(0)
+        shares[i] = min(sizes[i], left // (len(waiting) + 1))
+        left -= shares[i]
+    return shares
+
+
+def shape(parts: Sequence[Part], limit: int, clean: Callable[[str], str] = str) -> str:
+    """The parts as one text of at most ``limit`` characters: ``clean`` (redaction) on each whole
+    text first, then each cut in its middle to its share, then joined with headers on lines of their own."""
+    texts: list[str] = []
+    kept: list[Part] = []
+    for part in parts:
+        text = clean(part.text)
+        if part.skipped:
+            text = (f"[… {format_bytes(part.skipped)} of earlier output not returned here"
+                    f"{_hint(part.log_path)}]\n") + text
+        if text:
+            texts.append(text)
+            kept.append(part)
+    headers = [part.header for part in kept]
+    overhead = sum(len(h) + 1 for h in headers)  # a header and, at worst, the newline before it
+    if sum(map(len, texts)) + overhead > limit:
+        shares = _shares([len(t) for t in texts], max(limit - overhead, 0))
+        texts = [cut_middle(t, share, _hint(p.log_path), p.whole_bytes)
+                 for t, share, p in zip(texts, shares, kept, strict=True)]
+    out = ""
+    for header, text in zip(headers, texts, strict=True):
+        out = merge_streams(out, text, header)
+    return out

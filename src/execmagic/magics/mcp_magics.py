@@ -1,0 +1,118 @@
+"""``%mcp``: an MCP server inside the running kernel, so an outside agent works in this notebook's session.
+
+The server (:class:`~execmagic.agents.mcp_server.HttpServer`) runs in a thread of the kernel with
+its own event loop, over the kernel's own engine: the agent's ``cd`` and ``export`` are the
+notebook's, and its background shells are the ones ``%bg`` lists, ``%bgout`` reads and ``%kill``
+stops.  It listens on 127.0.0.1 only and every request needs a bearer token made for this server
+alone.  It stops with ``%mcp stop``, ``%unload_ext execmagic`` and the kernel.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from IPython.core.error import UsageError
+from IPython.core.magic import Magics, line_magic, magics_class, no_var_expand
+from IPython.core.magic_arguments import argument, kwds, magic_arguments
+from IPython.display import display
+from jupyter_core.paths import jupyter_runtime_dir
+
+from .exec_magics import ExecMagics
+from .helpfmt import FixedWidthHelp
+from .options import parse_line
+
+if TYPE_CHECKING:  # the server and the tools are imported when a server is asked for, not at %load_ext
+    from ..agents.mcp_server import HttpServer
+
+__all__ = ["McpMagics"]
+
+
+@magics_class
+class McpMagics(Magics):
+    """Serve the agent tools over MCP from this kernel; show and stop that server."""
+
+    def __init__(self, shell: Any, exec_magics: ExecMagics) -> None:
+        super().__init__(shell=shell)
+        self.exec_magics = exec_magics
+        self.server: HttpServer | None = None
+
+    @no_var_expand
+    @magic_arguments(name="mcp")
+    @kwds(formatter_class=FixedWidthHelp)
+    @argument("action", nargs="?", choices=("serve", "stop", "status"), default="status",
+              help="serve: start the server; stop: end it; status (the default): where it listens, its latest calls")
+    @argument("--port", type=int, metavar="N", help="with serve: listen on port N (default: a free port)")
+    @line_magic("mcp")  # type: ignore[arg-type]  # IPython types its decorators for Magics only
+    def mcp(self, line: str) -> None:
+        """Let an outside agent (any MCP client) work in this notebook's session, while you watch.
+
+        ``%mcp serve`` starts a Model Context Protocol server in this kernel (streamable HTTP)
+        offering Bash, BashOutput, KillShell and ListShells over the notebook's own session: the
+        agent's cd and export are the notebook's, and its background shells are listed by %bg,
+        read with %bgout and stopped with %kill. It prints the URL and the path of a file holding
+        the client configuration with the bearer token (mode 0600: the token stays out of the
+        notebook, which may be shared). The server listens on 127.0.0.1 only, and every request
+        needs that token (new for each server); without it the answer is 401. Dangerous
+        commands are refused (guard "all"), secrets held back and redacted, as for Toolbox.
+        Guardrails, not a sandbox: the agent runs as you.
+
+        ``%mcp`` shows the server's state and its latest calls; ``%mcp stop`` ends it (so do
+        %unload_ext and the kernel's end). Needs the optional extra: pip install 'execmagic[mcp]'.
+
+        Examples::
+
+            %mcp serve
+            %mcp serve --port 8765
+            %mcp
+            %mcp stop
+        """
+        args, _ = parse_line(line, self.mcp.parser)
+        if args.port is not None and args.action != "serve":
+            raise UsageError(f"--port goes with serve: %mcp serve --port {args.port}")
+        if args.action == "serve":
+            self._serve(args.port)
+        elif args.action == "stop":
+            print(self.stop() or "no MCP server is running")
+        else:
+            from ..agents.mcp_server import McpStatus
+
+            display(self.server.status() if self.server is not None else McpStatus(running=False))
+
+    def _serve(self, port: int | None) -> None:
+        if self.server is not None and self.server.running:
+            raise UsageError(f"an MCP server is running already at {self.server.url}; %mcp stop ends it")
+        if port is not None and not 0 <= port <= 65535:
+            raise UsageError(f"--port must be between 1 and 65535 (or 0: a free one), not {port}")
+        from ..agents.mcp_server import HttpServer, McpUnavailable
+        from ..agents.tools import Toolbox
+
+        engine = self.exec_magics.engine
+        self.exec_magics.sync_background_settings()
+        try:
+            toolbox = Toolbox(engine, guard="all", grace=self.exec_magics.kill_grace)
+            server = HttpServer(toolbox, port=port or 0)
+            server.start()
+        except McpUnavailable as exc:
+            raise UsageError(str(exc)) from None
+        except OSError as exc:
+            raise UsageError(f"cannot listen on 127.0.0.1:{port}: {exc.strerror or exc}") from None
+        try:
+            path = server.write_client_config(jupyter_runtime_dir())
+        except OSError as exc:
+            server.stop()
+            raise UsageError(f"cannot write the client configuration: {exc.strerror or exc}"
+                             f" ({getattr(exc, 'filename', None) or jupyter_runtime_dir()})") from None
+        self.server = server
+        print(f"MCP server listening at {server.url} (127.0.0.1 only; every request needs its bearer token)\n"
+              f"client config, token included (readable by you only, kept out of this notebook): {path}\n"
+              "The agent works in this notebook's session: %bg lists its shells, %mcp its calls; "
+              "%mcp stop ends the server.")
+
+    def stop(self) -> str | None:
+        """Stop the server if one runs; what happened, in one line (``None``: there was none)."""
+        server, self.server = self.server, None
+        if server is None:
+            return None
+        server.stop()
+        calls = server.log.total
+        return f"MCP server at {server.url} stopped after {calls} call{'s' if calls != 1 else ''}; the port is closed"

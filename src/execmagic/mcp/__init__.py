@@ -1,0 +1,109 @@
+"""``execmagic-mcp`` / ``python -m execmagic.mcp``: the agent tools as an MCP server over stdio.
+
+    execmagic-mcp [--plugins DIR] [--guard all|catastrophic|none] [--allow-dir DIR]...
+                  [--audit-log PATH] [--env-allow NAME]... [--no-redact]
+
+An MCP client starts it as a subprocess and speaks JSON-RPC over its stdin/stdout.  It serves
+Bash, BashOutput, KillShell, ListShells and one tool per plugin manifest in ``--plugins DIR``,
+with the same guardrails as :class:`~execmagic.agents.tools.Toolbox`.  Whatever ends it (stdin
+closed because the client exited or was killed, SIGTERM, SIGHUP, SIGINT), every shell it started
+is stopped before it exits; if it is killed outright, the engine's watchdog stops them.
+
+Every mistake at start (a bad manifest, a missing directory, the SDK not installed) is one line
+on stderr and exit status 2: an MCP client shows that line in its server log.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from collections.abc import Sequence
+
+from ..agents.mcp_server import INSTALL_HINT, McpUnavailable, serve_stdio
+from ..agents.plugins import PluginTool, load_manifest
+from ..agents.tools import Toolbox
+from ..engine.engine import Engine
+from ..guard.policy import GUARDS, Policy
+from ..process.errors import ExecError
+
+__all__ = ["PROG", "StartProblem", "build_toolbox", "main", "manifests_in", "parser"]
+
+PROG = "execmagic-mcp"
+#: Seconds each shell gets between SIGTERM and SIGKILL when the server exits.
+EXIT_GRACE = 1.0
+
+
+class StartProblem(Exception):
+    """Something the operator must fix before the server can start; its text is the one line shown."""
+
+
+def parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog=PROG, description="Serve execmagic's agent tools (Bash, BashOutput, "
+                                "KillShell, ListShells and plugins) to an MCP client over stdio.")
+    p.add_argument("--plugins", metavar="DIR",
+                   help="serve one tool per plugin manifest (*.toml, *.json) in DIR")
+    p.add_argument("--guard", choices=GUARDS, default="all",
+                   help="which dangerous commands are refused (default: all; 'none' checks nothing)")
+    p.add_argument("--allow-dir", action="append", default=[], metavar="DIR",
+                   help="commands may only run (and cd) in DIR and below (repeatable; default: anywhere)")
+    p.add_argument("--audit-log", metavar="PATH", help="append one JSON line per decision to PATH")
+    p.add_argument("--env-allow", action="append", default=[], metavar="NAME",
+                   help="pass this variable on even though it looks secret (repeatable)")
+    p.add_argument("--no-redact", action="store_true", help="do not redact secret values from output")
+    return p
+
+
+def manifests_in(directory: str) -> list[str]:
+    """The manifest files of a plugin folder, in name order (not its subfolders)."""
+    if not os.path.isdir(directory):
+        raise StartProblem(f"--plugins {directory}: not a directory")
+    return sorted(os.path.join(directory, n) for n in os.listdir(directory)
+                  if n.endswith((".toml", ".json")) and os.path.isfile(os.path.join(directory, n)))
+
+
+def build_toolbox(args: argparse.Namespace) -> Toolbox:
+    """The engine and toolbox the options describe; :class:`StartProblem` for anything wrong."""
+    for root in args.allow_dir:
+        if not os.path.isdir(os.path.expanduser(root)):
+            raise StartProblem(f"--allow-dir {root}: not a directory")
+    roots = tuple(os.path.realpath(os.path.expanduser(r)) for r in args.allow_dir)
+    engine = Engine(policy=Policy(allowed_roots=roots, audit_log=args.audit_log))
+    if roots and engine.policy.outside_roots(engine.session.current_cwd()):
+        engine.session.cwd = roots[0]  # start inside the allowed directories, not where the client happened to be
+    toolbox = Toolbox(engine, guard=args.guard, env_allow=args.env_allow, redact_secrets=not args.no_redact)
+    try:
+        for path in manifests_in(args.plugins) if args.plugins else []:
+            toolbox.add(PluginTool(load_manifest(path), engine).spec())
+    except ExecError as exc:
+        engine.close()
+        raise StartProblem(str(exc)) from None
+    except ValueError as exc:  # a plugin named like a built-in tool, or like another plugin
+        engine.close()
+        raise StartProblem(f"--plugins {args.plugins}: {exc}") from None
+    return toolbox
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = parser().parse_args(argv)
+    try:
+        import mcp  # noqa: F401  # the SDK is the optional extra: say how to get it, in one line
+    except ImportError:
+        print(f"{PROG}: the MCP SDK is not installed: {INSTALL_HINT}", file=sys.stderr)
+        return 2
+    try:
+        toolbox = build_toolbox(args)
+    except StartProblem as exc:
+        print(f"{PROG}: {exc}", file=sys.stderr)
+        return 2
+    print(f"{PROG}: serving {', '.join(toolbox.tools)} over stdio (guard {args.guard})", file=sys.stderr)
+    try:
+        serve_stdio(toolbox)
+    except McpUnavailable as exc:
+        print(f"{PROG}: {exc}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        return 130
+    finally:
+        toolbox.engine.close(EXIT_GRACE)
+    return 0

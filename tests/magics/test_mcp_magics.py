@@ -1,0 +1,79 @@
+"""%mcp in a real InteractiveShell, and its pure renderers (the end-to-end run is in test_kernel_mcp.py)."""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+from IPython.core.error import UsageError
+from IPython.utils.capture import capture_output
+
+from execmagic.agents.mcp_server import CallRecord, McpStatus
+from execmagic.display.mcp import status_html, status_text
+
+pytestmark = pytest.mark.watchdog_outlives_test
+
+
+@pytest.fixture(scope="module")
+def ip(notebook_shell):
+    return notebook_shell
+
+
+def magic(ip, line):
+    with capture_output() as cap:
+        ip.run_line_magic("mcp", line)
+    return cap
+
+
+def test_status_when_nothing_runs_and_calm_stop(ip):
+    shown = magic(ip, "")
+    (data,) = [o.data for o in shown.outputs]
+    assert data["text/plain"] == "MCP server: not running (start one with %mcp serve)"
+    assert magic(ip, "stop").stdout == "no MCP server is running\n"
+
+
+@pytest.mark.parametrize(("line", "message"), [
+    ("status --port 8", "--port goes with serve: %mcp serve --port 8"),
+    ("serve --port -1", "--port must be between 1 and 65535 (or 0: a free one), not -1"),
+    ("start", "argument action: invalid choice: 'start'"),
+])
+def test_mistakes_are_one_line(ip, line, message):
+    with pytest.raises(UsageError, match="^" + message.replace("(", r"\(").replace(")", r"\)")):
+        magic(ip, line)
+
+
+def test_serve_then_stop_in_this_shell(ip):
+    served = magic(ip, "serve")
+    path = served.stdout.split("kept out of this notebook): ", 1)[1].split("\n", 1)[0]
+    with open(path) as fh:
+        token = fh.read().split("Bearer ", 1)[1].split('"', 1)[0]
+    assert len(token) >= 40 and token not in served.stdout and "Bearer" not in served.stdout
+    with pytest.raises(UsageError, match="running already"):
+        magic(ip, "serve")
+    status = magic(ip, "")
+    assert "no calls yet" in status.outputs[0].data["text/plain"]
+    assert "stopped after 0 calls; the port is closed" in magic(ip, "stop").stdout
+    assert not os.path.exists(path)  # the token's file goes with the server
+
+
+def test_renderers_escape_what_an_agent_sent():
+    call = CallRecord("2026-01-01T10:00:00+00:00", "Bash", "<script>alert(1)</script>", False, "exit 1", 12)
+    status = McpStatus(True, "http://127.0.0.1:1/mcp", "2026-01-01T09:00:00+00:00", "all", 1, (call,),
+                       ("a <problem>",))
+    html = status_html(status)
+    assert "<script>" not in html and "&lt;script&gt;" in html and "&lt;problem&gt;" in html
+    text = status_text(status)
+    assert text.splitlines()[0] == ("MCP server: running at http://127.0.0.1:1/mcp since 2026-01-01T09:00:00+00:00"
+                                    " · guard all · 1 call · %mcp stop ends it")
+    assert "10:00:00  Bash  <script>alert(1)</script>  ✘   exit 1   12" in text
+
+
+def test_without_the_sdk_serve_says_how_to_install_it(ip, monkeypatch):
+    import sys
+
+    monkeypatch.setitem(sys.modules, "mcp", None)  # as if the extra were not installed
+    with pytest.raises(UsageError) as caught:
+        magic(ip, "serve")
+    assert str(caught.value) == ("the MCP server needs the 'mcp' package (mcp is missing): "
+                                 "pip install 'execmagic[mcp]'")
+    assert magic(ip, "stop").stdout == "no MCP server is running\n"
