@@ -63,15 +63,16 @@ def render(shell: Any) -> str:
 
 
 def settings_table(shell: Any, configurable: Any = None) -> str:
-    """Every configurable trait of ``ExecMagics`` (or of ``configurable``): name, default, help (one
-    table row each)."""
+    """Every configurable trait of ``ExecMagics`` (or of ``configurable``, named with its class:
+    ``SlurmBackend.partition``): name, default, help (one table row each)."""
     magics = configurable if configurable is not None else shell.magics_manager.registry["ExecMagics"]
     rows = ["| setting | default | what it does |", "|---|---|---|"]
     for name, trait in sorted(magics.traits(config=True).items()):
         default = magics.trait_defaults(name)
         shown = repr(list(default) if isinstance(default, (list, tuple)) else default)
         text = " ".join((trait.help or "").split()).replace("|", "\\|")
-        rows.append(f"| `{name}` | `{shown}` | {text} |")
+        label = name if configurable is None else f"{type(configurable).__name__}.{name}"
+        rows.append(f"| `{label}` | `{shown}` | {text} |")
     return "\n".join(rows)
 
 
