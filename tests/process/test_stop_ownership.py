@@ -60,13 +60,13 @@ def test_the_watchdog_hears_of_a_shell_before_it_hears_of_its_end(tmp_path):
     registry = ShellRegistry(log_dir=lambda: str(tmp_path / "logs"), grace=0.3)
     told: list[str] = []
     link = registry._watchdog
-    real_write = link._write
+    real_report = link._report  # every + and - report passes here, into the record or the pipe
 
     def record(line: str) -> None:
         told.append(line)
-        real_write(line)
+        real_report(line)
 
-    link._write = record  # type: ignore[method-assign]
+    link._report = record  # type: ignore[method-assign]
     try:
         env = dict(os.environ)
         for _ in range(30):  # shells that end at once: their end races their start
