@@ -60,6 +60,9 @@ class PolledHandle:
     def describe(self):
         return None
 
+    def remove_files(self):
+        pass
+
     def detach(self):
         pass
 

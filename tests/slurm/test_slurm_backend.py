@@ -67,6 +67,17 @@ def test_three_reads_are_disjoint_and_in_order_and_the_exit_code_comes_back(regi
     assert registry.read(info.id, whole_log=True).stdout == stdout
 
 
+def test_cleanup_removes_the_jobs_files_too(registry, backend, tmp_path, slurm_logs):
+    info = registry.start(bash("echo done", str(tmp_path)), marker_prefix="t", backend=backend)
+    out = registry.read(info.id, wait=30)
+    while not out.at_end:
+        out = registry.read(info.id, wait=10)
+    assert sorted(os.listdir(slurm_logs)) == sorted(f"{info.job_id}.{s}" for s in ("stdout", "stderr", "exit", "json"))
+    assert registry.cleanup(remove_logs=True) == [info.id]
+    assert os.listdir(slurm_logs) == []
+    assert not os.path.exists(info.log_paths["stdout"])
+
+
 def test_wait_returns_soon_after_a_line(registry, backend, tmp_path):
     info = registry.start(bash("echo ready; sleep 2; date +%s.%N; sleep 30", str(tmp_path)), marker_prefix="t",
                           backend=backend)

@@ -325,18 +325,22 @@ class ShellRegistry:
         return [outcomes[i] for i in ids if i in outcomes]
 
     def cleanup(self, remove_logs: bool = False) -> builtins.list[str]:
-        """Forget finished shells (``remove_logs``: and delete their log files); return their ids.
+        """Forget finished shells (``remove_logs``: and delete their log files, and a cluster job's own
+        files); return their ids.
 
         A name can be reused once its shell has finished, without cleaning up first.
         """
         with self._cond:
             done = [i for i, s in self._shells.items() if not s.running]
             paths = [s.log_path for i in done for s in self._shells[i].streams.values()]
+            handles = [self._shells[i].handle for i in done]
             for shell_id in done:
                 del self._shells[shell_id]
         for path in paths if remove_logs else ():
             with contextlib.suppress(FileNotFoundError):
                 os.unlink(path)
+        for handle in handles if remove_logs else ():
+            handle.remove_files()
         return done
 
     def close(self, grace: float | None = None) -> None:

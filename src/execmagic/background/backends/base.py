@@ -80,6 +80,11 @@ class Handle(Protocol):
         (``queued (Resources)``, ``running on node7``, ``failed: NODE_FAIL``); ``None`` otherwise."""
         ...
 
+    def remove_files(self) -> None:
+        """Delete the files the backend keeps for a finished job (a cluster job's output, exit code
+        and record on the shared folder), when the owner deletes the shell's logs; nothing for others."""
+        ...
+
     def detach(self) -> None:
         """The owner is closing and the job outlives it (``guard`` is ``None``): stop feeding the
         streams (end them), leave the job running.  Nothing to do for jobs that end with their owner."""

@@ -60,6 +60,9 @@ class LocalHandle:
     def describe(self) -> str | None:
         return None  # "running", "exited N", "killed by SIGSEGV" say it all
 
+    def remove_files(self) -> None:
+        """Nothing: a local shell has no files but the registry's logs."""
+
     def detach(self) -> None:
         """Nothing: a local shell ends with its owner (the registry stops it, or the watchdog)."""
 

@@ -201,6 +201,15 @@ class SlurmHandle:
         """The wrapper stops what the command left running before the job ends (as a cgroup would)."""
         return False
 
+    def remove_files(self) -> None:
+        """Delete this job's files in the logs folder (output, exit code, record, grace) once it ended:
+        they are the cluster's copy, the registry's logs are the kernel's."""
+        if self._returncode is None:
+            return
+        for suffix in (*STREAMS, "exit", "json", "grace"):
+            with contextlib.suppress(OSError):
+                os.unlink(os.path.join(self.backend.logs_dir, f"{self.job_id}.{suffix}"))
+
     def detach(self) -> None:
         """Stop copying the job's files (its owner is closing); the job itself runs on."""
         for stream in self._files.values():
