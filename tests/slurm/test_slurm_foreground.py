@@ -76,3 +76,37 @@ def test_a_run_streams_before_it_ends_and_an_interrupt_cancels_the_job(slurm, sl
             time.sleep(0.2)
     finally:
         k.shutdown()
+
+
+@pytest.mark.kernel
+def test_a_queued_run_says_so_in_its_status_line_and_an_interrupt_cancels_it(slurm, slurm_logs):
+    k = Kernel()
+    try:
+        assert k.execute(f"%load_ext execmagic\n%config SlurmBackend.logs_dir = {slurm_logs!r}\n"
+                         "%config ExecMagics.status_delay = 0").status == "ok"
+        queued = threading.Event()
+        lines: list[str] = []
+
+        def watch(msg):
+            if msg["msg_type"] in ("display_data", "update_display_data"):
+                text = msg["content"]["data"].get("text/plain", "")
+                lines.append(text)
+                if text.startswith("⏳ queued ("):
+                    queued.set()
+
+        def interrupt_when_queued():
+            if queued.wait(30):
+                k.manager.interrupt_kernel()
+
+        helper = threading.Thread(target=interrupt_when_queued)
+        helper.start()
+        ex = k.execute("%exec --on slurm --cpus 64 echo never", timeout=60, on_message=watch)
+        helper.join()
+        assert queued.is_set(), lines
+        assert ex.status == "error" and ex.of_type("error")[0]["content"]["ename"] == "CommandInterrupted"
+        deadline = time.monotonic() + 15
+        while slurm.run("squeue", "--noheader").stdout.strip():
+            assert time.monotonic() < deadline, "the queued job was not cancelled"
+            time.sleep(0.2)
+    finally:
+        k.shutdown()

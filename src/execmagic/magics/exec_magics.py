@@ -347,7 +347,8 @@ class ExecMagics(ExecSettings):
             return
         in_kernel = hasattr(self.shell, "kernel")
         live = None if args.quiet else LiveOutput(self.display_budget)
-        status = StatusLine(short_command(plan.command.display), self.status_delay, enabled=in_kernel)
+        watch = cluster.watch_job(name) if cluster is not None and in_kernel else None
+        status = StatusLine(short_command(plan.command.display), self.status_delay, enabled=in_kernel, state=watch)
         result: Result | None = None
         try:
             with engine_errors():
@@ -355,6 +356,8 @@ class ExecMagics(ExecSettings):
                                          guard=self._guard(args))
         finally:
             status.clear()
+            if watch is not None:
+                watch.stop()
             if cluster is not None and (result is None or result.interrupted or result.timed_out):
                 with contextlib.suppress(UsageProblem, PreExecError):
                     cluster.cancel_by_name(name)  # srun may have been stopped before it ended the job

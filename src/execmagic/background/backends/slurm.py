@@ -43,8 +43,8 @@ from . import slurm_cli
 from .base import STREAMS
 from .slurm_cli import JobState, SlurmError
 
-__all__ = ["JOB_PREFIX", "JobMeta", "SlurmBackend", "SlurmHandle", "SlurmOptions", "default_logs_dir", "sbatch_words",
-           "wrapper_path"]
+__all__ = ["JOB_PREFIX", "JobMeta", "NamedJobWatch", "SlurmBackend", "SlurmHandle", "SlurmOptions",
+           "default_logs_dir", "sbatch_words", "wrapper_path"]
 
 #: Every job's name starts with this, so a new kernel can find the jobs execmagic started.
 JOB_PREFIX = "execmagic-"
@@ -489,6 +489,10 @@ class SlurmBackend:
                 "--", *command.argv)
         return dataclasses.replace(command, argv=argv, env=env)
 
+    def watch_job(self, name: str) -> NamedJobWatch:
+        """Follow the state of the job :meth:`srun_command` named ``name`` (for a status line)."""
+        return NamedJobWatch(self, name)
+
     def cancel_by_name(self, name: str) -> None:
         """Cancel this user's job named by :meth:`srun_command` (after an interrupted or timed-out
         run: ``srun`` may have been stopped before it could end the job)."""
@@ -499,6 +503,38 @@ class SlurmBackend:
         jobs = slurm_cli.queue(timeout=self.command_timeout)
         return [job for job in jobs.values() if job.name.startswith(JOB_PREFIX)
                 and os.path.exists(os.path.join(self.logs_dir, f"{job.job_id}.json"))]
+
+
+class NamedJobWatch:
+    """What SLURM says of the foreground job named by :meth:`SlurmBackend.srun_command`, for a
+    status line (``queued (Resources)``, ``running on node7``): one ``squeue`` a second, on a
+    thread of its own, so a slow controller never holds up the output of the run."""
+
+    def __init__(self, backend: SlurmBackend, name: str, interval: float = _QUEUE_EVERY) -> None:
+        self._argv = ["squeue", "--me", "--noheader", f"--name={JOB_PREFIX}{name}", "--format=%T|%r|%N"]
+        self._timeout = min(backend.command_timeout, 5.0)
+        self._interval = interval
+        self._stopped = threading.Event()
+        #: The latest state in words; ``None`` until SLURM has listed the job.
+        self.words: str | None = None
+        self._thread = threading.Thread(target=self._run, name="execmagic-srun-state", daemon=True)
+        self._thread.start()
+
+    def _run(self) -> None:
+        while not self._stopped.wait(self._interval):
+            try:
+                lines = slurm_cli.run_slurm(self._argv, timeout=self._timeout).splitlines()
+            except SlurmError:
+                continue
+            if lines and len(fields := lines[0].split("|")) == 3:
+                state, reason, nodes = fields
+                if state in slurm_cli.PENDING_STATES:
+                    self.words = f"queued ({reason})" if reason and reason != "None" else "queued"
+                else:
+                    self.words = f"running on {nodes}" if nodes else "running"
+
+    def stop(self) -> None:
+        self._stopped.set()
 
 
 def sbatch_words(text: str) -> tuple[str, ...]:
