@@ -18,7 +18,7 @@ README = os.path.join(ROOT, "README.md")
 #: The README's two commands, word for word: a newcomer pastes them into a fresh clone.
 TOUR_COMMAND = ("python3 -m venv .venv && .venv/bin/pip install -q '.[tour]' && .venv/bin/jupyter nbconvert "
                 "--to markdown --execute --stdout --NbConvertBase.display_data_priority=text/plain "
-                "notebooks/tour.ipynb")
+                "--template-file jupyter-config/nbconvert/tour.md.j2 notebooks/tour.ipynb")
 TEST_COMMAND = "python3 -m venv .venv && .venv/bin/pip install -q -e '.[test]' && .venv/bin/python -m pytest"
 
 
@@ -110,3 +110,17 @@ def test_every_slurm_trait_is_in_the_cluster_page(readme):
         assert f"`SlurmBackend.{name}`" in page or f"`.{name}`" in page, f"docs/cluster.md lacks SlurmBackend.{name}"
     for option in ("--on", "--partition", "--cpus", "--mem", "--gpus", "--time", "--account", "--sbatch-args"):
         assert option in page
+
+
+def test_the_tour_as_markdown_tells_stderr_apart():
+    """Markdown has no colour: the README's tour command marks every stderr line, and only those."""
+    import nbformat
+    from nbconvert import MarkdownExporter
+
+    cell = nbformat.v4.new_code_cell("%exec ls /nope; echo fine", outputs=[
+        nbformat.v4.new_output("stream", name="stdout", text="fine\n"),
+        nbformat.v4.new_output("stream", name="stderr", text="ls: /nope: No such file\nsecond line\n")])
+    exporter = MarkdownExporter(template_file=os.path.join(ROOT, "jupyter-config", "nbconvert", "tour.md.j2"))
+    body, _ = exporter.from_notebook_node(nbformat.v4.new_notebook(cells=[cell]))
+    assert "    fine\n" in body and "stderr│ fine" not in body
+    assert "    stderr│ ls: /nope: No such file\n    stderr│ second line\n" in body

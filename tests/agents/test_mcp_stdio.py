@@ -235,7 +235,7 @@ def test_a_bad_manifest_is_one_line_at_start(tmp_path, plugins):
 def test_without_the_sdk_it_says_how_to_install_it():
     err = start_problem(code="import sys; sys.modules['mcp'] = None\n"
                              "from execmagic.mcp import main; sys.exit(main([]))")
-    assert err == "execmagic-mcp: the MCP SDK is not installed: pip install 'execmagic[mcp]'\n"
+    assert err == "execmagic-mcp: the MCP SDK is not installed: pip install 'mcp>=2.3' (what the optional extra execmagic[mcp] adds)\n"
 
 
 def test_python_dash_m_is_the_same_command():

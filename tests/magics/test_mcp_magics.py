@@ -75,5 +75,5 @@ def test_without_the_sdk_serve_says_how_to_install_it(ip, monkeypatch):
     with pytest.raises(UsageError) as caught:
         magic(ip, "serve")
     assert str(caught.value) == ("the MCP server needs the 'mcp' package (mcp is missing): "
-                                 "pip install 'execmagic[mcp]'")
+                                 "pip install 'mcp>=2.3' (what the optional extra execmagic[mcp] adds)")
     assert magic(ip, "stop").stdout == "no MCP server is running\n"

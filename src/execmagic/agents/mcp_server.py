@@ -18,7 +18,7 @@ Two ways to serve:
   request needing a random bearer token; ``%mcp serve`` runs it in the kernel, over the kernel's
   own engine, so an outside agent works in the notebook's session.
 
-The SDK is an optional extra (``pip install 'execmagic[mcp]'``); this module imports it only when
+The SDK is an optional extra (``execmagic[mcp]``, i.e. ``pip install 'mcp>=2.3'``); this module imports it only when
 a server is built, and says how to install it when it is missing (:class:`McpUnavailable`).
 """
 
@@ -51,7 +51,7 @@ __all__ = [
 ]
 
 SERVER_NAME = "execmagic"
-INSTALL_HINT = "pip install 'execmagic[mcp]'"
+INSTALL_HINT = "pip install 'mcp>=2.3' (what the optional extra execmagic[mcp] adds)"
 #: Calls remembered for ``%mcp`` (the latest ones; the count goes on).
 MAX_CALLS_KEPT = 50
 #: Tool calls running at once per server; more wait their turn (each may hold a process for minutes).

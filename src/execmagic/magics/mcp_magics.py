@@ -57,7 +57,7 @@ class McpMagics(Magics):
         Guardrails, not a sandbox: the agent runs as you.
 
         ``%mcp`` shows the server's state and its latest calls; ``%mcp stop`` ends it (so do
-        %unload_ext and the kernel's end). Needs the optional extra: pip install 'execmagic[mcp]'.
+        %unload_ext and the kernel's end). Needs the MCP SDK: pip install 'mcp>=2.3' (the extra execmagic[mcp]).
 
         Examples::
 

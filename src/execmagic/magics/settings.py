@@ -158,7 +158,7 @@ class ExecSettings(Magics):
                     raise TraitError(f"ExecMagics.{key} = {value!r} refused: it must be a number, not a bool")
             super().update_config(config)
         except TraitError as exc:
-            print(f"{' '.join(str(exc).split())}; the previous value stays", file=sys.stderr)
+            print(f"{' '.join(str(exc).split()).rstrip('.')}; the previous value stays", file=sys.stderr)
             raise
         finally:
             self._applying_config = False

@@ -46,7 +46,8 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--guard", choices=GUARDS, default="all",
                    help="which dangerous commands are refused (default: all; 'none' checks nothing)")
     p.add_argument("--allow-dir", action="append", default=[], metavar="DIR",
-                   help="commands may only run (and cd) in DIR and below (repeatable; default: anywhere)")
+                   help="commands start only in DIR or below, and a cd outside is undone after the command"
+                        " (repeatable; default: anywhere; a guardrail, not a sandbox)")
     p.add_argument("--audit-log", metavar="PATH", help="append one JSON line per decision to PATH")
     p.add_argument("--env-allow", action="append", default=[], metavar="NAME",
                    help="pass this variable on even though it looks secret (repeatable)")
