@@ -17,7 +17,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 PUBLIC = [
     "AuditUnavailable", "CancelToken", "CommandFailed", "CommandRefused", "Engine", "ExecError", "KillOutcome",
     "ManifestError", "Plan", "PluginManifest", "PluginTool", "Policy", "PreExecError", "Refusal", "Result",
-    "RunOptions", "ShellInfo", "ShellLimitReached", "ShellOutput", "StreamCapture", "SubprocessPrimitive",
+    "RunOptions", "ShellInfo", "ShellLimitReached", "ShellOutput", "SlurmBackend", "SlurmOptions", "StreamCapture", "SubprocessPrimitive",
     "SubprocessResult", "TemplateError", "Toolbox", "UnknownShell", "UsageProblem", "akill", "aread", "arun",
     "ashells", "aspawn", "astart", "close_default_engine", "default_engine", "execute", "kill", "load_ipython_extension",
     "load_manifest", "read", "run", "shells", "spawn", "start", "unload_ipython_extension",

@@ -100,6 +100,18 @@ def test_every_listed_option_and_setting_exists(shell, readme):
         assert magic in shell.magics_manager.magics["line"] or magic in shell.magics_manager.magics["cell"], magic
 
 
+def test_every_slurm_trait_is_in_the_cluster_page(readme):
+    from execmagic.magics.cluster import SlurmBackend
+
+    assert "(docs/cluster.md)" in readme
+    with open(os.path.join(ROOT, "docs", "cluster.md"), encoding="utf-8") as fh:
+        page = fh.read()
+    for name in SlurmBackend.class_traits(config=True):
+        assert f"`SlurmBackend.{name}`" in page or f"`.{name}`" in page, f"docs/cluster.md lacks SlurmBackend.{name}"
+    for option in ("--on", "--partition", "--cpus", "--mem", "--gpus", "--time", "--account", "--sbatch-args"):
+        assert option in page
+
+
 def test_the_tour_as_markdown_tells_stderr_apart():
     """Markdown has no colour: the README's tour command marks every stderr line, and only those."""
     import nbformat

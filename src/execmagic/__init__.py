@@ -25,6 +25,7 @@ _LAZY = {
     "CancelToken": "process.foreground",
     **dict.fromkeys(("KillOutcome", "Result", "ShellInfo", "ShellOutput", "StreamCapture"), "process.results"),
     "RunOptions": "process.spec",
+    **dict.fromkeys(("SlurmBackend", "SlurmOptions"), "background.backends.slurm"),
 }
 
 __version__ = "0.1.0"
@@ -32,9 +33,9 @@ __version__ = "0.1.0"
 __all__ = [
     "AuditUnavailable", "CancelToken", "CommandFailed", "CommandRefused", "Engine", "ExecError", "KillOutcome",
     "ManifestError", "Plan", "PluginManifest", "PluginTool", "Policy", "PreExecError", "Refusal", "Result",
-    "RunOptions", "ShellInfo", "ShellLimitReached", "ShellOutput", "StreamCapture", "SubprocessPrimitive",
-    "SubprocessResult", "TemplateError", "Toolbox", "UnknownShell", "UsageProblem", "akill", "aread", "arun",
-    "ashells", "aspawn", "astart", "close_default_engine", "default_engine", "execute", "kill",
+    "RunOptions", "ShellInfo", "ShellLimitReached", "ShellOutput", "SlurmBackend", "SlurmOptions", "StreamCapture",
+    "SubprocessPrimitive", "SubprocessResult", "TemplateError", "Toolbox", "UnknownShell", "UsageProblem", "akill",
+    "aread", "arun", "ashells", "aspawn", "astart", "close_default_engine", "default_engine", "execute", "kill",
     "load_ipython_extension", "load_manifest", "read", "run", "shells", "spawn", "start", "unload_ipython_extension",
 ]
 
@@ -62,6 +63,7 @@ if TYPE_CHECKING:  # what type checkers and editors see: the names, as if import
         spawn,
         start,
     )
+    from .background.backends.slurm import SlurmBackend, SlurmOptions
     from .engine.engine import Engine, Plan
     from .guard.policy import AuditUnavailable, CommandRefused, Policy, Refusal
     from .process.errors import (

@@ -14,6 +14,8 @@ import shlex
 from collections.abc import Sequence
 from typing import Any
 
+from .background.backends.base import Backend
+from .background.backends.slurm import SlurmBackend
 from .engine.aio import in_thread
 from .engine.default import close_default_engine, default_engine
 from .engine.engine import Engine
@@ -91,14 +93,30 @@ def _argv(argv: Sequence[str] | str) -> list[str]:
 def start(command: str, *, language: str = "bash", name: str | None = None, timeout: float | None = None,
           cwd: str | None = None, env: dict[str, str] | None = None, clear_env: bool = False,
           params: dict[str, Any] | None = None, isolated: bool = False, guard: Guard = "catastrophic",
-          engine: Engine | None = None) -> ShellInfo:
-    """Start a background shell (``timeout``: its maximum lifetime); returns its :class:`ShellInfo`."""
+          on: str | Backend = "local", engine: Engine | None = None) -> ShellInfo:
+    """Start a background shell (``timeout``: its maximum lifetime); returns its :class:`ShellInfo`.
+
+    ``on="slurm"`` submits it as a SLURM batch job with the cluster's defaults and its logs under
+    ``~/.execmagic/slurm``; pass ``on=SlurmBackend(SlurmOptions(partition="gpu", cpus=8), logs_dir=…)``
+    to ask for more.  :func:`read` and :func:`kill` work the same on both.
+    """
     engine = engine or default_engine()
+    backend = _backend(on, engine)
     timeout = checks.timeout(timeout)
     name = checks.optional_text(name, "name")
     plan = engine.plan_script(checks.text(command, "command"), checks.text(language, "language"), cwd=cwd,
                               env=env, clear_env=clear_env, params=params, isolated=isolated, save_session=False)
-    return engine.start_background(plan, name=name, timeout=timeout, guard=guard)
+    return engine.start_background(plan, name=name, timeout=timeout, guard=guard, backend=backend)
+
+
+def _backend(on: str | Backend, engine: Engine) -> Backend | None:
+    if not isinstance(on, str):
+        return on
+    if on == "local":
+        return None
+    if on == "slurm":
+        return SlurmBackend(grace=engine.options.grace)
+    raise UsageProblem(f"unknown backend {on!r}: use 'local' or 'slurm' (or a backend object)")
 
 
 def read(shell_id: str, *, reader: str = "api", filter: str | None = None, stream: str = "both",

@@ -22,6 +22,7 @@ from execmagic.process.stop import StopReport
 class PolledHandle:
     poll_interval = 0.02
     guard = None
+    enforces_timeout = False
 
     def __init__(self, proc: subprocess.Popen[bytes]) -> None:
         self.proc = proc
@@ -56,6 +57,15 @@ class PolledHandle:
     def leftovers(self):
         return False
 
+    def describe(self):
+        return None
+
+    def remove_files(self):
+        pass
+
+    def detach(self):
+        pass
+
 
 class PolledBackend:
     name = "polled"
@@ -63,7 +73,7 @@ class PolledBackend:
     def __init__(self) -> None:
         self.handles: list[PolledHandle] = []
 
-    def start(self, command, *, marker, log_paths):
+    def start(self, command, *, marker, log_paths, timeout=None, shell_id="job"):
         assert set(log_paths) == {"stdout", "stderr"} and all(os.path.exists(p) for p in log_paths.values())
         proc = subprocess.Popen(list(command.argv), cwd=command.cwd, env=dict(command.env),
                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE, stdin=subprocess.DEVNULL)

@@ -20,6 +20,7 @@ import re
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
+from ..background.backends.base import Backend
 from ..engine.engine import Engine
 from ..guard.policy import CommandRefused, Guard, redact, sanitize_env
 from ..process import checks
@@ -67,11 +68,14 @@ class Toolbox:
     ``guard`` chooses which dangerous commands are refused (``"all"`` by default; the
     operator -- not the model -- can relax it).  ``env_allow`` names variables to pass on
     even though they look secret.  ``dry_run`` answers what would run, running nothing.
+    ``background_on`` is where ``run_in_background`` commands run (local processes by default;
+    a :class:`~execmagic.background.backends.slurm.SlurmBackend` makes them SLURM jobs) -- the
+    operator's choice, not a tool argument the model could set.
     """
 
     def __init__(self, engine: Engine | None = None, *, guard: Guard = "all", env_allow: Iterable[str] = (),
                  redact_secrets: bool = True, dry_run: bool = False, grace: float = 2.0,
-                 max_output: int = MAX_OUTPUT_CHARS) -> None:
+                 max_output: int = MAX_OUTPUT_CHARS, background_on: Backend | None = None) -> None:
         from ..engine.default import default_engine
 
         self.engine = engine or default_engine()
@@ -85,6 +89,7 @@ class Toolbox:
             raise ValueError(f"max_output must be an integer of at least {MIN_OUTPUT_CHARS:,} characters (room for"
                              f" a head, a tail and the note between them), not {max_output!r}")
         self.max_output = max_output
+        self.background_on = background_on
         self.tools: dict[str, ToolSpec] = {}
         for spec in self._builtin_specs():
             self.tools[spec.name] = spec
@@ -247,10 +252,13 @@ class Toolbox:
             return {"success": True, "dry_run": True, "output": f"[Dry Run] Would execute: {plan.command.display}",
                     "cwd": plan.command.cwd, "notes": notes}
         if background:
-            info = self.engine.start_background(plan, guard=self.guard)
-            return {"success": True, "shell_id": info.id, "pid": info.pid, "status": info.status,
-                    "output": f"started in the background as {info.id}; read it with BashOutput",
-                    "log_paths": info.log_paths, "notes": notes}
+            info = self.engine.start_background(plan, guard=self.guard, backend=self.background_on)
+            answer = {"success": True, "shell_id": info.id, "pid": info.pid, "status": info.status,
+                      "output": f"started in the background as {info.id}; read it with BashOutput",
+                      "log_paths": info.log_paths, "notes": notes}
+            if info.job_id is not None:
+                answer.update(backend=info.backend, job_id=info.job_id)
+            return answer
         options = dataclasses.replace(self.engine.options, timeout=checks.timeout(clamped / 1000), grace=self.grace,
                                       log_over=self.max_output)
         result = self.engine.run(plan, options=options, guard=self.guard)

@@ -29,7 +29,7 @@ from ..process.results import KillOutcome, ShellInfo, ShellOutput, signal_name
 from ..process.spec import Command
 from ..process.stop import StopReport
 from . import cursors
-from .backends.base import STREAMS, Backend
+from .backends.base import STREAMS, Backend, Handle
 from .backends.local import LocalBackend
 from .cursors import compile_filter
 from .reader import ShellReader
@@ -112,37 +112,73 @@ class ShellRegistry:
             raise ShellLimitReached(running, self.max_shells)
 
     def start(self, command: Command, *, marker_prefix: str, name: str | None = None,
-              timeout: float | None = None) -> ShellInfo:
-        """Start ``command`` (an engine :class:`~execmagic.engine.spec.Command`) in the background.
+              timeout: float | None = None, backend: Backend | None = None) -> ShellInfo:
+        """Start ``command`` (an engine :class:`~execmagic.engine.spec.Command`) in the background,
+        on ``backend`` (default: :attr:`backend`, local processes).
 
         Raises :class:`UsageProblem` for a bad or duplicate name, :class:`ShellLimitReached`
         past ``max_shells``, and :class:`~execmagic.engine.errors.PreExecError` when it cannot start at all.
         """
         timeout = checks.timeout(timeout)  # before the shell joins the reader: nan/inf would break its waits
         name = checks.optional_text(name, "name")
+        runs_on = backend if backend is not None else self.backend
         with self._cond:
             self._check_can_start(name)
             shell_id = name or self._next_id()
-            self._launches += 1
-            label = f"{shell_id}-{self._launches}"  # unique even when a finished shell's name is reused
+            label, logs = self._open_logs(shell_id)
             marker = f"{marker_prefix}-{label}"
-            logs = open_logs(self._log_dir(), label)
             try:
-                handle = self.backend.start(command, marker=marker, log_paths={n: p for n, (p, _) in logs.items()})
+                handle = runs_on.start(command, marker=marker, log_paths={n: p for n, (p, _) in logs.items()},
+                                       timeout=timeout, shell_id=shell_id)
             except BaseException:
-                for _, fd in logs.values():
+                _close_logs(logs)
+                raise
+            shell = self._add(Shell(shell_id, handle, command.display, command.cwd, marker,
+                                    self._streams(handle, logs), timeout, backend=runs_on.name))
+        return shell.info()
+
+    def adopt(self, handle: Handle, *, backend: str, shell_id: str, command: str, cwd: str, marker: str,
+              timeout: float | None = None, started_at: str | None = None) -> ShellInfo:
+        """Take over a job started earlier, maybe by another owner (a cluster job a restarted kernel
+        found again): its output is read again from the start into new logs.  A job already here is
+        not taken twice; a busy ``shell_id`` gets the job id appended."""
+        with self._cond:
+            known = next((s for s in self._shells.values()
+                          if s.backend == backend and s.handle.job_id == handle.job_id), None)
+            if known is not None or self._closed:
+                handle.detach()
+                for fd in handle.streams.values():  # ours since we were handed the handle
                     with contextlib.suppress(OSError):
                         os.close(fd)
-                raise
-            streams = {n: Stream(n, handle.streams[n], path, fd) for n, (path, fd) in logs.items()}
-            shell = Shell(shell_id, handle, command.display, command.cwd, marker, streams, timeout)
-            self._shells[shell_id] = shell
-            # told while holding the condition, which the reader needs to notice an exit: so "+ SID" always
-            # reaches the watchdog before "- SID" (told the other way round, the watchdog would keep a stale
-            # SID and, if we died, stop whatever process had reused that number by then)
-            self._watchdog.started(handle.guard)
-            self._reader.watch(shell)
+                if known is not None:
+                    return known.info()
+                raise UsageProblem("the background shell registry is closed")
+            if not _NAME.fullmatch(shell_id):
+                shell_id = f"{backend}{handle.job_id}"
+            if shell_id in self._shells:
+                shell_id = f"{shell_id}-{handle.job_id}"
+            _, logs = self._open_logs(shell_id)
+            shell = self._add(Shell(shell_id, handle, command, cwd, marker, self._streams(handle, logs), timeout,
+                                    backend=backend, started_at=started_at))
         return shell.info()
+
+    def _open_logs(self, shell_id: str) -> tuple[str, dict[str, tuple[str, int]]]:
+        self._launches += 1
+        label = f"{shell_id}-{self._launches}"  # unique even when a finished shell's name is reused
+        return label, open_logs(self._log_dir(), label)
+
+    @staticmethod
+    def _streams(handle: Handle, logs: dict[str, tuple[str, int]]) -> dict[str, Stream]:
+        return {n: Stream(n, handle.streams[n], path, fd) for n, (path, fd) in logs.items()}
+
+    def _add(self, shell: Shell) -> Shell:
+        """Register ``shell`` (holding the condition): the watchdog is told before the reader can notice
+        an exit, so "+ SID" always reaches it before "- SID" (the other way round, it would keep a stale
+        SID and, if we died, stop whatever process had reused that number by then)."""
+        self._shells[shell.id] = shell
+        self._watchdog.started(shell.handle.guard)
+        self._reader.watch(shell)
+        return shell
 
     # -- looking --------------------------------------------------------------------
     def _get(self, shell_id: str) -> Shell:
@@ -268,12 +304,14 @@ class ShellRegistry:
         return KillOutcome(self.info(shell_id), message, signalled=report.count, killed=len(report.killed),
                            survivors=report.survivors)
 
-    def kill_all(self, *, sig: int | str = signal_module.SIGTERM,
-                 grace: float | None = None) -> builtins.list[KillOutcome]:
-        """Stop every shell that is running (in parallel, so N stubborn shells cost one grace period)."""
+    def kill_all(self, *, sig: int | str = signal_module.SIGTERM, grace: float | None = None,
+                 outliving: bool = True) -> builtins.list[KillOutcome]:
+        """Stop every shell that is running (in parallel, so N stubborn shells cost one grace period);
+        ``outliving=False`` leaves alone the jobs meant to outlive their owner (cluster jobs)."""
         parse_signal(sig)
         grace = checks.grace(grace)  # checked here: an error in the worker threads would be lost
-        ids = [info.id for info in self.list() if info.running]
+        with self._cond:
+            ids = [i for i, s in self._shells.items() if s.running and (outliving or s.handle.guard is not None)]
         outcomes: dict[str, KillOutcome] = {}
 
         def one(shell_id: str) -> None:
@@ -287,26 +325,34 @@ class ShellRegistry:
         return [outcomes[i] for i in ids if i in outcomes]
 
     def cleanup(self, remove_logs: bool = False) -> builtins.list[str]:
-        """Forget finished shells (``remove_logs``: and delete their log files); return their ids.
+        """Forget finished shells (``remove_logs``: and delete their log files, and a cluster job's own
+        files); return their ids.
 
         A name can be reused once its shell has finished, without cleaning up first.
         """
         with self._cond:
             done = [i for i, s in self._shells.items() if not s.running]
             paths = [s.log_path for i in done for s in self._shells[i].streams.values()]
+            handles = [self._shells[i].handle for i in done]
             for shell_id in done:
                 del self._shells[shell_id]
         for path in paths if remove_logs else ():
             with contextlib.suppress(FileNotFoundError):
                 os.unlink(path)
+        for handle in handles if remove_logs else ():
+            handle.remove_files()
         return done
 
     def close(self, grace: float | None = None) -> None:
-        """Stop every shell, the reader thread and the watchdog.  Safe to call more than once."""
+        """Stop every shell (except the jobs that outlive their owner by design, which are only
+        let go), the reader thread and the watchdog.  Safe to call more than once."""
         if self._closed:
             return
-        self.kill_all(grace=self.grace if grace is None else grace)
+        self.kill_all(grace=self.grace if grace is None else grace, outliving=False)
         with self._cond:
+            for shell in self._shells.values():
+                if shell.running and shell.handle.guard is None:
+                    shell.handle.detach()  # a cluster job runs on; a new owner can reattach to it
             self._closed = True
             self._shells = {i: s for i, s in self._shells.items() if not s.drained}
         self._reader.finish(timeout=2)
@@ -327,6 +373,12 @@ class ShellRegistry:
         """What a restarted watchdog must be told: the sessions of every running shell."""
         return [s.handle.guard for s in builtins.list(self._shells.values())
                 if s.running and s.handle.guard is not None]
+
+
+def _close_logs(logs: dict[str, tuple[str, int]]) -> None:
+    for _, fd in logs.values():
+        with contextlib.suppress(OSError):
+            os.close(fd)
 
 
 def _ended_phrase(status: str) -> str:

@@ -9,6 +9,7 @@ code and from what we did to the shell, nothing else.
 from __future__ import annotations
 
 import dataclasses
+import datetime
 import os
 import time
 
@@ -41,21 +42,36 @@ def open_logs(log_dir: str, label: str) -> dict[str, tuple[str, int]]:
             for name, path in paths.items()}
 
 
+def _age(started_at: str | None) -> float:
+    """Seconds since ``started_at`` (ISO 8601 with an offset); 0 when unknown or in the future."""
+    if not started_at:
+        return 0.0
+    try:
+        then = datetime.datetime.fromisoformat(started_at)
+    except ValueError:
+        return 0.0
+    if then.tzinfo is None:
+        return 0.0
+    return max((datetime.datetime.now(datetime.timezone.utc) - then).total_seconds(), 0.0)
+
+
 class Shell:
     """One background shell; every field is guarded by the registry's condition."""
 
     def __init__(self, shell_id: str, handle: Handle, command: str, cwd: str, marker: str,
-                 streams: dict[str, Stream], timeout: float | None) -> None:
+                 streams: dict[str, Stream], timeout: float | None, backend: str = "local",
+                 started_at: str | None = None) -> None:
         self.id = shell_id
+        self.backend = backend
         self.handle = handle
         self.command = command
         self.cwd = cwd
         self.marker = marker
         self.streams = streams
         self.timeout = timeout
-        self.started_at = now_iso("seconds")
-        self.start = time.monotonic()
-        self.deadline = self.start + timeout if timeout else None
+        self.started_at = started_at or now_iso("seconds")
+        self.start = time.monotonic() - _age(started_at)  # a job taken over ran before we knew it
+        self.deadline = self.start + timeout if timeout and not handle.enforces_timeout else None
         self.ended: float | None = None
         self.stopped_as: str | None = None  # "killed" or "timed out" when we stopped it
         self.cursors: dict[str, dict[str, int]] = {}
@@ -88,12 +104,15 @@ class Shell:
 
     def status(self) -> str:
         rc = self.handle.returncode
+        words = self.handle.describe()
         if rc is None:
-            return "running"
+            return words or "running"
         if self.failure:
             return f"failed: {self.failure}"
         if self.stopped_as:
             return self.stopped_as
+        if words:
+            return words
         if rc < 0:
             return f"killed by {signal_name(-rc)}"
         return f"exited {rc}"
@@ -114,4 +133,5 @@ class Shell:
             stderr_bytes=self.streams["stderr"].size,
             log_paths={name: s.log_path for name, s in self.streams.items()}, timeout=self.timeout,
             lost_bytes=sum(s.lost for s in self.streams.values()),
+            backend=self.backend, job_id=None if self.backend == "local" else self.handle.job_id,
         )

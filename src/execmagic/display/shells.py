@@ -41,9 +41,14 @@ def _mono(body: str) -> str:
     return f'<div style="font-family:var(--jp-code-font-family,monospace);font-size:12px">{body}</div>'
 
 
+def _where(info: ShellInfo) -> str:
+    """``pid 4242`` for a local shell, ``slurm job 17`` for a cluster job."""
+    return f"pid {info.pid}" if info.job_id is None else f"{info.backend} job {info.job_id}"
+
+
 # -- started handle ---------------------------------------------------------------------
 def started_text(info: ShellInfo) -> str:
-    return (f"▶ {info.id} · pid {info.pid} · {info.status} · {short_command(info.command)}\n"
+    return (f"▶ {info.id} · {_where(info)} · {info.status} · {short_command(info.command)}\n"
             f"  logs: {info.log_paths['stdout']} {info.log_paths['stderr']}\n"
             f"  read it with %bgout {info.id}, stop it with %kill {info.id}")
 
@@ -51,7 +56,8 @@ def started_text(info: ShellInfo) -> str:
 def started_html(info: ShellInfo) -> str:
     logs = " ".join(f"<code>{html.escape(p)}</code>" for p in info.log_paths.values())
     return _mono(
-        f'<b style="color:{_colour(info)}">▶ {html.escape(info.id)}</b> · pid {info.pid} · {html.escape(info.status)}'
+        f'<b style="color:{_colour(info)}">▶ {html.escape(info.id)}</b> · {html.escape(_where(info))}'
+        f' · {html.escape(info.status)}'
         f' · <code>{html.escape(short_command(info.command))}</code>'
         f'<div style="color:{_GREY}">logs: {logs} · <code>%bgout {html.escape(info.id)}</code>'
         f' · <code>%kill {html.escape(info.id)}</code></div>'
@@ -63,7 +69,8 @@ _COLUMNS = ("id", "pid", "status", "started", "runtime", "exit", "stdout", "stde
 
 
 def _row(info: ShellInfo) -> tuple[str, ...]:
-    return (info.id, str(info.pid), info.status, info.started_at[11:19], _runtime(info),
+    where = str(info.pid) if info.job_id is None else f"{info.backend} {info.job_id}"
+    return (info.id, where, info.status, info.started_at[11:19], _runtime(info),
             "" if info.exit_code is None else str(info.exit_code), format_bytes(info.stdout_bytes),
             format_bytes(info.stderr_bytes), short_command(info.command, 60))
 

@@ -16,6 +16,8 @@ import uuid
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from ..background.backends.base import Backend
+from ..background.backends.slurm import SlurmBackend
 from ..background.registry import ShellRegistry
 from ..guard.policy import CommandRefused, Guard, Policy, check
 from ..process.capture import LogDir
@@ -196,8 +198,10 @@ class Engine(Planner):
         return result
 
     def start_background(self, plan: Plan, *, name: str | None = None, timeout: float | None = None,
-                         guard: Guard = "catastrophic") -> ShellInfo:
-        """Start a plan as a background shell (see :class:`~execmagic.engine.shells.ShellRegistry`).
+                         guard: Guard = "catastrophic", backend: Backend | None = None) -> ShellInfo:
+        """Start a plan as a background shell (see :class:`~execmagic.engine.shells.ShellRegistry`),
+        on ``backend`` (default: local processes; a :class:`~execmagic.background.backends.slurm.SlurmBackend`
+        submits it to SLURM).
 
         Plan it with ``save_session=False``: a background shell starts from the session and
         never writes it back.  A plan that cannot start raises its :class:`PreExecError`;
@@ -208,10 +212,23 @@ class Engine(Planner):
         if error is not None:
             raise PreExecError(plan.hide(error.issue), error.code, error.exit_code) from None
         run_id = self._audit_intent(plan, "background")
-        info = self.shells.start(plan.command, marker_prefix=self.token, name=name, timeout=timeout)
+        info = self.shells.start(plan.command, marker_prefix=self.token, name=name, timeout=timeout, backend=backend)
         self.policy.audit_outcome(decision="background", run=run_id, command=plan.command.display,
                                   cwd=plan.shown_cwd, shell_id=info.id, pid=info.pid)
         return info
+
+    def reattach(self, backend: SlurmBackend) -> list[ShellInfo]:
+        """Take over the cluster jobs ``backend`` finds (an earlier kernel's too: they outlive it) and
+        return every shell on that backend; their output is read again from the start."""
+        known = {info.job_id for info in self.shells.list() if info.backend == backend.name}
+        for job in backend.find_jobs():
+            if job.job_id in known:
+                continue
+            handle = backend.reattach(job.job_id)
+            meta = handle.meta
+            self.shells.adopt(handle, backend=backend.name, shell_id=meta.shell_id, command=meta.command,
+                              cwd=meta.cwd, marker=meta.marker, timeout=meta.timeout, started_at=meta.started_at)
+        return [info for info in self.shells.list() if info.backend == backend.name]
 
     def _record_kill(self, shell_id: str, sig: int | str) -> Callable[[KillOutcome], None]:
         """Audit a kill, before and after.  Never refused: stopping something is always allowed."""

@@ -27,6 +27,7 @@ def load(shell: Any) -> None:
     shell.register_magics(exec_magics)
     shell.register_magics(bg_magics)
     shell.register_magics(mcp_magics)
+    shell.configurables.append(exec_magics.slurm)  # so %config SlurmBackend.partition = "gpu" finds it
     formatters.register(shell)
     atexit.register(_close_at_exit, exec_magics, mcp_magics)
     _LOADED[id(shell)] = (exec_magics, bg_magics, mcp_magics)
@@ -59,6 +60,8 @@ def unload(shell: Any) -> None:
     _close_engine()
     atexit.unregister(_close_at_exit)
     registry = shell.magics_manager.magics
+    if loaded[0].slurm in getattr(shell, "configurables", []):
+        shell.configurables.remove(loaded[0].slurm)
     for magics in loaded:
         for kind, names in magics.magics.items():
             for name in names:

@@ -18,6 +18,7 @@ from IPython.core.magic_arguments import argument, kwds, magic_arguments
 from IPython.display import display
 
 from ..process import checks
+from .cluster import cluster_options
 from .exec_magics import ExecMagics, engine_errors
 from .helpfmt import FixedWidthHelp
 from .options import parse_line
@@ -69,6 +70,7 @@ class BackgroundMagics(Magics):
     @argument("--dry-run", action="store_true", help="show the fully expanded command; start nothing")
     @argument("--allow-dangerous", action="store_true", help="start even what a guardrail refuses")
     @argument("--cleanup", action="store_true", help="forget the shells that ended and delete their logs")
+    @cluster_options
     @line_magic("bg")  # type: ignore[arg-type]  # IPython types its decorators for Magics only
     def bg(self, line: str) -> None:
         """Start a shell command in the background and return at once; ``%bg`` alone lists the shells.
@@ -83,6 +85,8 @@ class BackgroundMagics(Magics):
             %bg --name server --timeout 3600 python -m http.server 8000
             %bg
             %bg --cleanup
+            %bg --on slurm --partition gpu --gpus 1 --time 4:00:00 python train.py
+            %bg --on slurm      # the SLURM jobs, also those an earlier kernel started
         """
         args, command = parse_line(line, self.bg.parser, command_follows=True)
         if args.cleanup:
@@ -93,6 +97,9 @@ class BackgroundMagics(Magics):
                   else "no ended shell to remove")
             return
         if not command:
+            if args.on == "slurm" and line.split() == ["--on", "slurm"]:
+                self._reattach_slurm(args)
+                return
             if line.strip():
                 raise UsageError("%bg needs a command line after its options, e.g. %bg --name job make all")
             from ..display.shells import ShellTable
@@ -103,6 +110,17 @@ class BackgroundMagics(Magics):
             checks.text(command, "the command line")
         self.exec_magics.start_background(
             args, lambda **kw: self.exec_magics.engine.plan_script(command, "bash", save_session=False, **kw))
+
+    def _reattach_slurm(self, args: Any) -> None:
+        """List the SLURM jobs, taking over those this kernel does not know yet (an earlier kernel's)."""
+        backend = self.exec_magics.slurm.backend(args, self.exec_magics.kill_grace)
+        assert backend is not None
+        self.exec_magics.sync_background_settings()
+        with engine_errors():
+            infos = self.exec_magics.engine.reattach(backend)
+        from ..display.shells import ShellTable
+
+        display(ShellTable(tuple(infos)))
 
     @no_var_expand
     @magic_arguments(name="bgout")

@@ -9,6 +9,8 @@ error that stops "Run all" when a command failed).
 from __future__ import annotations
 
 import contextlib
+import dataclasses
+import itertools
 import json
 import keyword
 from collections.abc import Callable, Iterator
@@ -33,6 +35,7 @@ from ..process.errors import (
     UnknownShell,
     UsageProblem,
 )
+from .cluster import SlurmBackend, cluster_options
 from .helpfmt import FixedWidthHelp
 from .options import NamespaceParams, parse_line, parse_pairs, split_words
 from .settings import ExecSettings
@@ -42,6 +45,10 @@ if TYPE_CHECKING:  # the engine and the renderers are imported by the first comm
     from ..process.results import Result
 
 __all__ = ["CellCommandFailed", "CommandInterrupted", "ExecMagics", "StartFailed", "engine_errors"]
+
+
+#: Numbers the foreground cluster runs of this kernel (their job names).
+_FOREGROUND = itertools.count(1)
 
 
 class _OneRedLine:
@@ -135,6 +142,11 @@ class ExecMagics(ExecSettings):
     ``c.ExecMagics.timeout = 300`` in ``ipython_config.py``.
     """
 
+    def __init__(self, shell: Any = None, **kwargs: Any) -> None:
+        super().__init__(shell=shell, **kwargs)
+        #: The defaults of ``--on slurm`` (``c.SlurmBackend.*``); registered with the shell by ``load``.
+        self.slurm = SlurmBackend(parent=shell) if shell is not None else SlurmBackend()
+
     # -- the magics ---------------------------------------------------------------
     @no_var_expand
     @magic_arguments(name="%exec")
@@ -144,6 +156,7 @@ class ExecMagics(ExecSettings):
     @_errexit
     @argument("language", nargs="?", help="bash (default), sh, python, node/javascript, or any interpreter on PATH")
     @_common
+    @cluster_options
     @cell_magic("exec")  # type: ignore[arg-type]  # IPython types its decorators for Magics only
     def exec_cell(self, line: str, cell: str) -> None:
         """Run the cell as a script; bash by default, in the persistent session.
@@ -162,6 +175,9 @@ class ExecMagics(ExecSettings):
 
             %%exec --bg --name train
             python train.py --epochs 10
+
+            %%exec --bg --on slurm --cpus 8 --mem 32G --time 2:00:00
+            python train.py --epochs 100     # a SLURM batch job; %bgout/%kill as for any shell
         """
         args, _ = parse_line(line, self.exec_cell.parser)
         language = args.language or self.default_language
@@ -185,6 +201,7 @@ class ExecMagics(ExecSettings):
     @argument("cmdline", nargs="*", metavar="CMDLINE", help="the shell command line, as typed")
     @_errexit
     @_common
+    @cluster_options
     @line_magic("exec")  # type: ignore[arg-type]  # IPython types its decorators for Magics only
     def exec_line(self, line: str) -> None:
         """Run one shell line in the persistent session (``cd``/``export`` carry over).
@@ -197,6 +214,7 @@ class ExecMagics(ExecSettings):
             %exec ls -la
             %exec --timeout 5 make test
             %exec --cwd data wc -l {filename}
+            %exec --on slurm --cpus 4 python prepare.py    # through srun, streamed live
         """
         args, command = parse_line(line, self.exec_line.parser, command_follows=True)
         if not command:
@@ -301,13 +319,15 @@ class ExecMagics(ExecSettings):
         """Start a planned command as a background shell and show its handle (``%bg``, ``%%exec --bg``)."""
         with engine_errors():
             timeout = checks.timeout(args.timeout, "--timeout")  # before the shell joins the reader
+        backend = self.slurm.backend(args, self.kill_grace)
         plan = self._plan(args, make_plan)
         if args.dry_run:
             print(plan.describe())
             return
         self.sync_background_settings()
         with engine_errors():
-            info = self.engine.start_background(plan, name=args.name, timeout=timeout, guard=self._guard(args))
+            info = self.engine.start_background(plan, name=args.name, timeout=timeout, guard=self._guard(args),
+                                                backend=backend)
         display(info)
 
     def _run(self, args: Any, make_plan: Callable[..., Plan]) -> None:
@@ -315,19 +335,32 @@ class ExecMagics(ExecSettings):
         from .live import LiveOutput, StatusLine
 
         options = self.run_options(args.timeout)
-        plan = self._plan(args, make_plan)
+        cluster = self.slurm.backend(args, self.kill_grace) if hasattr(args, "on") else None
+        plan = self._plan(args, make_plan if cluster is None else
+                          lambda **kw: make_plan(save_session=False, **kw))  # a cluster run never writes it back
+        name = f"{self.engine.token}-{next(_FOREGROUND)}"
+        if cluster is not None:
+            with engine_errors():
+                plan = dataclasses.replace(plan, command=cluster.srun_command(plan.command, name=name))
         if args.dry_run:
             print(plan.describe())
             return
         in_kernel = hasattr(self.shell, "kernel")
         live = None if args.quiet else LiveOutput(self.display_budget)
-        status = StatusLine(short_command(plan.command.display), self.status_delay, enabled=in_kernel)
+        watch = cluster.watch_job(name) if cluster is not None and in_kernel else None
+        status = StatusLine(short_command(plan.command.display), self.status_delay, enabled=in_kernel, state=watch)
+        result: Result | None = None
         try:
             with engine_errors():
                 result = self.engine.run(plan, options=options, on_output=live, on_progress=status,
                                          guard=self._guard(args))
         finally:
             status.clear()
+            if watch is not None:
+                watch.stop()
+            if cluster is not None and (result is None or result.interrupted or result.timed_out):
+                with contextlib.suppress(UsageProblem, PreExecError):
+                    cluster.cancel_by_name(name)  # srun may have been stopped before it ended the job
         if live is not None:
             live.finish(result)
         if args.out:

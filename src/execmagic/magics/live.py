@@ -88,14 +88,18 @@ class LiveOutput:
 class StatusLine:
     """A one-line "running" display, shown after ``delay`` seconds and updated in place (kernels only)."""
 
-    def __init__(self, command: str, delay: float, enabled: bool) -> None:
+    def __init__(self, command: str, delay: float, enabled: bool, state: Any = None) -> None:
         self.command = command
         self.delay = delay
         self.enabled = enabled
         self.handle: Any = None
+        #: Where the run is, when something other than "running" can be said (an object with a
+        #: ``words`` attribute: a cluster job's ``queued (Resources)``, ``running on node7``).
+        self.state = state
 
     def _bundle(self, elapsed: float, nbytes: int) -> dict[str, str]:
-        text = f"⏳ running {elapsed:.0f} s · {format_bytes(nbytes)} output · {self.command}"
+        words = (self.state.words if self.state is not None else None) or "running"
+        text = f"⏳ {words} {elapsed:.0f} s · {format_bytes(nbytes)} output · {self.command}"
         return {"text/plain": text}
 
     def __call__(self, elapsed: float, nbytes: int) -> None:

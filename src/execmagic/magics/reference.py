@@ -62,15 +62,17 @@ def render(shell: Any) -> str:
     return "\n".join([START, "", *_magic_sections(shell), END])
 
 
-def settings_table(shell: Any) -> str:
-    """Every configurable trait of ``ExecMagics``: name, default, help (one table row each)."""
-    magics = shell.magics_manager.registry["ExecMagics"]
+def settings_table(shell: Any, configurable: Any = None) -> str:
+    """Every configurable trait of ``ExecMagics`` (or of ``configurable``, named with its class:
+    ``SlurmBackend.partition``): name, default, help (one table row each)."""
+    magics = configurable if configurable is not None else shell.magics_manager.registry["ExecMagics"]
     rows = ["| setting | default | what it does |", "|---|---|---|"]
     for name, trait in sorted(magics.traits(config=True).items()):
         default = magics.trait_defaults(name)
         shown = repr(list(default) if isinstance(default, (list, tuple)) else default)
         text = " ".join((trait.help or "").split()).replace("|", "\\|")
-        rows.append(f"| `{name}` | `{shown}` | {text} |")
+        label = name if configurable is None else f"{type(configurable).__name__}.{name}"
+        rows.append(f"| `{label}` | `{shown}` | {text} |")
     return "\n".join(rows)
 
 
@@ -100,6 +102,9 @@ def render_file(shell: Any) -> str:
         "`c.ExecMagics.timeout = 300` in `ipython_config.py`. A refused value is one line, and the previous",
         "value stays.", "",
         settings_table(shell), "",
+        "The defaults of `--on slurm` are traits of `SlurmBackend`: `%config SlurmBackend.partition = \"gpu\"`,",
+        "or `c.SlurmBackend.partition = \"gpu\"`; an option on the magic's line wins.", "",
+        settings_table(shell, shell.magics_manager.registry["ExecMagics"].slurm), "",
         "## Command line", "",
         "```text", _command_line_help(), "```", "",
     ])

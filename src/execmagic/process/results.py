@@ -197,6 +197,9 @@ class ShellInfo:
     timeout: float | None = None
     #: Bytes drained from the shell but not written to its log (the disk refused them).
     lost_bytes: int = 0
+    #: Where it runs: ``"local"`` or a cluster (``"slurm"``), and the cluster's job id there.
+    backend: str = "local"
+    job_id: str | None = None
 
     def to_json(self) -> dict[str, Any]:
         return dataclasses.asdict(self)

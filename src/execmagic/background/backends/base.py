@@ -47,6 +47,9 @@ class Handle(Protocol):
     #: Seconds between status polls when :meth:`exit_fd` gives nothing (so a remote backend is
     #: not asked many times a second).
     poll_interval: float
+    #: The backend applies the shell's timeout itself (a cluster job's wrapper, which also holds
+    #: when the owner is gone); otherwise the reader stops the shell at its deadline.
+    enforces_timeout: bool
 
     @property
     def returncode(self) -> int | None:
@@ -72,6 +75,21 @@ class Handle(Protocol):
         """Whether anything of the job still runs (a finished leader may leave a daemon behind)."""
         ...
 
+    def describe(self) -> str | None:
+        """The backend's own word for the job's state when the return code cannot say it
+        (``queued (Resources)``, ``running on node7``, ``failed: NODE_FAIL``); ``None`` otherwise."""
+        ...
+
+    def remove_files(self) -> None:
+        """Delete the files the backend keeps for a finished job (a cluster job's output, exit code
+        and record on the shared folder), when the owner deletes the shell's logs; nothing for others."""
+        ...
+
+    def detach(self) -> None:
+        """The owner is closing and the job outlives it (``guard`` is ``None``): stop feeding the
+        streams (end them), leave the job running.  Nothing to do for jobs that end with their owner."""
+        ...
+
 
 class Backend(Protocol):
     """Where background shells run."""
@@ -79,10 +97,13 @@ class Backend(Protocol):
     #: A short name for messages and ``--on`` (``"local"``, ``"slurm"``).
     name: str
 
-    def start(self, command: Command, *, marker: str, log_paths: Mapping[str, str]) -> Handle:
+    def start(self, command: Command, *, marker: str, log_paths: Mapping[str, str], timeout: float | None = None,
+              shell_id: str = "job") -> Handle:
         """Start ``command`` carrying ``marker``.  ``log_paths`` are the (already created) log files
         the reader writes; a backend whose jobs write elsewhere first may use them to place its own
-        files next to them.  Raises :class:`~execmagic.process.errors.PreExecError` when it cannot start."""
+        files next to them.  ``timeout`` is for a handle that :attr:`~Handle.enforces_timeout`;
+        ``shell_id`` names the job where the backend shows names (a SLURM job name).
+        Raises :class:`~execmagic.process.errors.PreExecError` when it cannot start."""
         ...
 
     def reattach(self, job_id: str, *, marker: str) -> Handle:

@@ -30,6 +30,7 @@ class LocalHandle:
     """A started local process: its ``Popen``, the marker its tree carries and its pipes."""
 
     poll_interval = _POLL_INTERVAL
+    enforces_timeout = False  # the reader stops a local shell at its deadline
 
     def __init__(self, proc: subprocess.Popen[bytes], marker: str) -> None:
         self.proc = proc
@@ -56,6 +57,15 @@ class LocalHandle:
     def leftovers(self) -> bool:
         return bool(remaining(self.pid, self.marker))
 
+    def describe(self) -> str | None:
+        return None  # "running", "exited N", "killed by SIGSEGV" say it all
+
+    def remove_files(self) -> None:
+        """Nothing: a local shell has no files but the registry's logs."""
+
+    def detach(self) -> None:
+        """Nothing: a local shell ends with its owner (the registry stops it, or the watchdog)."""
+
 
 def _take_pipe(pipe: IO[bytes] | None) -> int:
     """A non-blocking descriptor of ``pipe`` for the reader's selector; the file object is closed so
@@ -72,8 +82,10 @@ class LocalBackend:
 
     name = "local"
 
-    def start(self, command: Command, *, marker: str, log_paths: Mapping[str, str]) -> LocalHandle:
-        """Launch ``command``; ``log_paths`` are not needed, the reader mirrors the pipes into them."""
+    def start(self, command: Command, *, marker: str, log_paths: Mapping[str, str], timeout: float | None = None,
+              shell_id: str = "job") -> LocalHandle:
+        """Launch ``command``; ``log_paths`` are not needed (the reader mirrors the pipes into them),
+        nor is ``timeout`` (the reader applies it) or ``shell_id``."""
         return LocalHandle(launch(command, marker), marker)
 
     def reattach(self, job_id: str, *, marker: str) -> LocalHandle:

@@ -1,0 +1,219 @@
+"""The SLURM backend on a real single-node cluster, through the registry (no IPython).
+
+Every job gets the test's token in its environment (sbatch exports the submitter's), so the
+autouse leak check proves that nothing of a job survives its test.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+
+import pytest
+
+from execmagic.background.backends.slurm import SlurmBackend, SlurmOptions
+from execmagic.background.backends.slurm_cli import SlurmError
+from execmagic.background.registry import ShellRegistry
+from execmagic.process.errors import UsageProblem
+from execmagic.process.spec import Command
+from processes import TOKEN_VAR, processes_with
+
+pytestmark = pytest.mark.timeout(90)
+
+
+@pytest.fixture
+def registry(slurm, tmp_path):
+    reg = ShellRegistry(log_dir=lambda: str(tmp_path / "kernel-logs"), grace=1.0, watchdog=False)
+    yield reg
+    reg.kill_all(grace=0.5)
+    reg.close()
+
+
+@pytest.fixture
+def backend(slurm_logs):
+    return SlurmBackend(logs_dir=slurm_logs, grace=1.0, command_timeout=20)
+
+
+def bash(code: str, cwd: str, **env: str) -> Command:
+    return Command(argv=("bash", "-c", code), cwd=cwd, env={**os.environ, **env}, display=code)
+
+
+def wait_status(registry, shell_id, predicate, timeout=20.0):
+    deadline = time.monotonic() + timeout
+    while True:
+        info = registry.info(shell_id)
+        if predicate(info.status) or time.monotonic() > deadline:
+            return info
+        time.sleep(0.1)
+
+
+def test_three_reads_are_disjoint_and_in_order_and_the_exit_code_comes_back(registry, backend, tmp_path):
+    code = "for i in 1 2 3 4 5 6; do echo out$i; echo err$i >&2; sleep 0.4; done; exit 7"
+    info = registry.start(bash(code, str(tmp_path)), marker_prefix="t", backend=backend)
+    assert info.backend == "slurm" and info.job_id and info.status.startswith(("queued", "running"))
+    pieces = []
+    while True:
+        out = registry.read(info.id, wait=3)
+        pieces.append((out.stdout, out.stderr))
+        if out.at_end:
+            break
+    stdout = "".join(p[0] for p in pieces)
+    stderr = "".join(p[1] for p in pieces)
+    assert stdout == "".join(f"out{i}\n" for i in range(1, 7))
+    assert stderr == "".join(f"err{i}\n" for i in range(1, 7))
+    assert sum(1 for p in pieces if p[0] or p[1]) >= 3  # several reads, each only what was new
+    assert out.shell.status == "exited 7" and out.shell.exit_code == 7 and not out.shell.running
+    assert registry.read(info.id).stdout == ""  # nothing twice
+    assert registry.read(info.id, whole_log=True).stdout == stdout
+
+
+def test_cleanup_removes_the_jobs_files_too(registry, backend, tmp_path, slurm_logs):
+    info = registry.start(bash("echo done", str(tmp_path)), marker_prefix="t", backend=backend)
+    out = registry.read(info.id, wait=30)
+    while not out.at_end:
+        out = registry.read(info.id, wait=10)
+    assert sorted(os.listdir(slurm_logs)) == sorted(f"{info.job_id}.{s}" for s in ("stdout", "stderr", "exit", "json"))
+    assert registry.cleanup(remove_logs=True) == [info.id]
+    assert os.listdir(slurm_logs) == []
+    assert not os.path.exists(info.log_paths["stdout"])
+
+
+def test_wait_returns_soon_after_a_line(registry, backend, tmp_path):
+    info = registry.start(bash("echo ready; sleep 2; date +%s.%N; sleep 30", str(tmp_path)), marker_prefix="t",
+                          backend=backend)
+    assert registry.read(info.id, wait=30).stdout == "ready\n"
+    out = registry.read(info.id, wait=10)
+    arrived = time.time()
+    written = float(out.stdout)
+    assert arrived - written < 1.5, arrived - written
+    assert out.shell.status.startswith("running on ")
+    assert registry.kill(info.id).shell.status == "killed"
+
+
+def test_kill_leaves_no_sleep_of_a_setsid_tree(registry, backend, tmp_path, no_leftover_processes):
+    code = "(sleep 300 &); setsid sleep 301 & echo started; sleep 302"
+    info = registry.start(bash(code, str(tmp_path)), marker_prefix="t", backend=backend)
+    assert registry.read(info.id, wait=30).stdout == "started\n"
+    deadline = time.monotonic() + 5
+    while len([p for p in processes_with(TOKEN_VAR, no_leftover_processes) if p.name() == "sleep"]) < 3:
+        assert time.monotonic() < deadline, "the three sleeps never started"
+        time.sleep(0.05)
+    began = time.monotonic()
+    outcome = registry.kill(info.id)
+    assert outcome.shell.status == "killed" and outcome.message.startswith(f"{info.id} stopped with SIGTERM")
+    while [p for p in processes_with(TOKEN_VAR, no_leftover_processes) if p.name() == "sleep"]:
+        assert time.monotonic() - began < 5, "a sleep survived the kill"
+        time.sleep(0.05)
+    assert registry.kill(info.id).message == f"{info.id} already killed; nothing to stop"  # idempotent
+
+
+def test_a_sigkilled_wrapper_still_leaves_nothing(registry, backend, tmp_path, no_leftover_processes):
+    """``%kill --signal KILL``: SLURM kills the job's group at once, the wrapper cannot react; its
+    reaper (a session of its own) sees the wrapper gone and stops what escaped the group."""
+    info = registry.start(bash("setsid sleep 301 & echo started; sleep 302", str(tmp_path)), marker_prefix="t",
+                          backend=backend)
+    assert registry.read(info.id, wait=30).stdout == "started\n"
+    registry.kill(info.id, sig="KILL")
+    deadline = time.monotonic() + 5
+    while processes_with(TOKEN_VAR, no_leftover_processes):
+        assert time.monotonic() < deadline, "a process survived the SIGKILL of its job"
+        time.sleep(0.05)
+
+
+def test_a_term_ignoring_job_dies_after_the_grace(registry, backend, tmp_path, no_leftover_processes):
+    info = registry.start(bash("trap '' TERM; echo started; sleep 300", str(tmp_path)), marker_prefix="t",
+                          backend=backend)
+    assert registry.read(info.id, wait=30).stdout == "started\n"
+    began = time.monotonic()
+    outcome = registry.kill(info.id, grace=0.5)
+    took = time.monotonic() - began
+    assert outcome.killed == 1 and "then SIGKILL after 0.5 s" in outcome.message
+    assert 0.5 <= took < 5
+    assert not processes_with(TOKEN_VAR, no_leftover_processes)
+
+
+def test_a_job_asking_for_too_many_cpus_is_queued_with_slurms_reason_and_can_be_killed(registry, slurm_logs, tmp_path):
+    backend = SlurmBackend(SlurmOptions(cpus=64), logs_dir=slurm_logs, grace=1.0)
+    info = registry.start(bash("echo never", str(tmp_path)), marker_prefix="t", backend=backend)
+    info = wait_status(registry, info.id, lambda s: s.startswith("queued ("))
+    assert info.status.startswith("queued (") and info.status.endswith(")") and info.running
+    outcome = registry.kill(info.id)
+    assert outcome.shell.status == "killed" and not outcome.shell.running
+    assert registry.read(info.id, wait=5).at_end
+
+
+def test_the_timeout_is_applied_by_the_job_itself(registry, backend, tmp_path):
+    info = registry.start(bash("echo go; sleep 60", str(tmp_path)), marker_prefix="t", backend=backend, timeout=1.0)
+    out = registry.read(info.id, wait=30)
+    while not out.at_end:
+        out = registry.read(info.id, wait=10)
+    assert out.shell.status == "timed out" and out.shell.exit_code == 124
+
+
+def test_cwd_and_env_come_from_the_command(registry, backend, tmp_path):
+    (tmp_path / "here").mkdir()
+    info = registry.start(bash('pwd; echo "$GREETING"', str(tmp_path / "here"), GREETING="hi there"),
+                          marker_prefix="t", backend=backend)
+    out = registry.read(info.id, wait=30)
+    while not out.at_end:
+        out = registry.read(info.id, wait=10)
+    assert registry.read(info.id, whole_log=True).stdout == f"{tmp_path / 'here'}\nhi there\n"
+
+
+def test_sbatch_refusals_are_one_line_with_slurms_message(registry, slurm_logs, tmp_path):
+    backend = SlurmBackend(SlurmOptions(partition="nope"), logs_dir=slurm_logs)
+    with pytest.raises(SlurmError) as caught:
+        registry.start(bash("true", str(tmp_path)), marker_prefix="t", backend=backend)
+    assert "invalid partition specified: nope" in str(caught.value) and "\n" not in str(caught.value)
+    backend = SlurmBackend(SlurmOptions(extra=("--bogus",)), logs_dir=slurm_logs)
+    with pytest.raises(SlurmError, match="unrecognized option '--bogus'"):
+        registry.start(bash("true", str(tmp_path)), marker_prefix="t", backend=backend)
+    assert registry.list() == []  # nothing half-started
+
+
+def test_no_sbatch_on_path_is_one_line(registry, slurm_logs, tmp_path, monkeypatch):
+    monkeypatch.setenv("PATH", str(tmp_path))
+    with pytest.raises(SlurmError) as caught:
+        registry.start(bash("true", str(tmp_path)), marker_prefix="t", backend=SlurmBackend(logs_dir=slurm_logs))
+    assert str(caught.value) == "exec: sbatch not found in PATH: SLURM's client commands are not installed here (ENOENT)"
+
+
+def test_an_unreachable_controller_is_a_bounded_one_line_error(registry, slurm, slurm_logs, tmp_path, monkeypatch):
+    conf = tmp_path / "dead.conf"
+    with open(slurm.conf) as fh:
+        text = fh.read()
+    port = next(line.split("=")[1] for line in text.splitlines() if line.startswith("SlurmctldPort="))
+    conf.write_text(text.replace(f"SlurmctldPort={port}", "SlurmctldPort=9"))
+    monkeypatch.setenv("SLURM_CONF", str(conf))
+    began = time.monotonic()
+    with pytest.raises(SlurmError) as caught:
+        registry.start(bash("true", str(tmp_path)), marker_prefix="t",
+                       backend=SlurmBackend(logs_dir=slurm_logs, command_timeout=3))
+    assert time.monotonic() - began < 6
+    assert "\n" not in str(caught.value) and caught.value.code in ("ETIMEDOUT", "EINVAL")
+
+
+def test_a_new_owner_reattaches_reads_everything_and_kills(registry, backend, tmp_path, slurm_logs):
+    info = registry.start(bash("echo one; sleep 1; echo two; sleep 300", str(tmp_path)), marker_prefix="t",
+                          backend=backend)
+    assert registry.read(info.id, wait=30).stdout == "one\n"
+    registry.close()  # the owner goes away: the job runs on
+    assert processes_with(TOKEN_VAR, os.environ[TOKEN_VAR])
+    later = ShellRegistry(log_dir=lambda: str(tmp_path / "new-kernel-logs"), grace=1.0, watchdog=False)
+    try:
+        fresh = SlurmBackend(logs_dir=slurm_logs, grace=1.0)
+        jobs = fresh.find_jobs()
+        assert [j.job_id for j in jobs] == [info.job_id]
+        handle = fresh.reattach(info.job_id)
+        adopted = later.adopt(handle, backend="slurm", shell_id=handle.meta.shell_id, command=handle.meta.command,
+                              cwd=handle.meta.cwd, marker=handle.meta.marker)
+        assert adopted.id == info.id and adopted.job_id == info.job_id and adopted.running
+        text = ""
+        while "two" not in text:
+            text += later.read(adopted.id, wait=10).stdout
+        assert text == "one\ntwo\n"
+        assert later.kill(adopted.id).shell.status == "killed"
+    finally:
+        later.close()
+    with pytest.raises(UsageProblem):
+        fresh.reattach("999999")
