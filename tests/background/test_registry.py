@@ -120,11 +120,20 @@ def test_twenty_idle_shells_cost_almost_no_cpu(engine):
     assert used < 0.02 * 5, f"{used:.3f} s of CPU in 5 s"
 
 
+def _cmdline(proc):
+    """A process's command line, or ``None`` when it ended between the listing and the look (the
+    ``( … &)`` subshell exits at once)."""
+    try:
+        return proc.cmdline()
+    except psutil.NoSuchProcess:
+        return None
+
+
 def test_kill_reaches_double_forked_and_setsid_children(engine):
     info = start(engine, "bash -c '(sleep 300 &); setsid sleep 301 & sleep 302'")
     deadline = time.monotonic() + 5
     while time.monotonic() < deadline:
-        names = {" ".join(p.cmdline()) for p in shell_processes(engine)}
+        names = {" ".join(cmdline) for p in shell_processes(engine) if (cmdline := _cmdline(p)) is not None}
         if {"sleep 300", "sleep 301", "sleep 302"} <= names:
             break
         time.sleep(0.02)

@@ -122,6 +122,8 @@ class ShellRegistry:
         timeout = checks.timeout(timeout)  # before the shell joins the reader: nan/inf would break its waits
         name = checks.optional_text(name, "name")
         runs_on = backend if backend is not None else self.backend
+        if isinstance(runs_on, LocalBackend):  # guarded from its first instant (a cluster job outlives us)
+            self._watchdog.ensure_started()
         with self._cond:
             self._check_can_start(name)
             shell_id = name or self._next_id()
@@ -363,6 +365,10 @@ class ShellRegistry:
     def watchdog_pid(self) -> int | None:
         """The pid of the helper that stops our shells if this process dies (None until the first shell)."""
         return self._watchdog.pid
+
+    def ensure_watchdog(self) -> None:
+        """Start the watchdog now if it is not running: before a launch, not after it."""
+        self._watchdog.ensure_started()
 
     def guard_foreground(self, sid: int, marker: str) -> Callable[[], None]:
         """Have the watchdog stop a foreground run's session if this process dies mid-run (an

@@ -97,17 +97,30 @@ class WatchdogLink:
             if self._proc is None or self._proc.poll() is not None:
                 if line.startswith("-"):
                     return  # nothing to tell a watchdog that is not there
-                from ..process.watchdog import start_watchdog  # the first session pays for the import
-
-                known = {**self._registered, **dict(self._live())}  # a restarted watchdog is told it all
-                self._close_record()
-                self._registered = known
-                self._record = _new_record()
-                self._proc = start_watchdog(self._grace(), self._record)
-                for sid, marker in known.items():
-                    if not line.startswith(f"+ {sid} "):
-                        self._report(f"+ {sid} {marker}\n")
+                self._start_locked(skip=int(parts[1]))
             self._report(line)
+
+    def ensure_started(self) -> None:
+        """Have a watchdog running *before* a process is launched: started only at the report, it
+        would leave a window (its own start-up) in which the owner's death stops nothing."""
+        if not self._enabled or self._closed():
+            return
+        with self._lock:
+            if self._proc is None or self._proc.poll() is not None:
+                self._start_locked()
+
+    def _start_locked(self, skip: int | None = None) -> None:
+        """Start a watchdog and tell it every session still registered (all but ``skip``, about to be)."""
+        from ..process.watchdog import start_watchdog  # the first session pays for the import
+
+        known = {**self._registered, **dict(self._live())}  # a restarted watchdog is told it all
+        self._close_record()
+        self._registered = known
+        self._record = _new_record()
+        self._proc = start_watchdog(self._grace(), self._record)
+        for sid, marker in known.items():
+            if sid != skip:
+                self._report(f"+ {sid} {marker}\n")
 
     def _report(self, line: str) -> None:
         """A ``+``/``-`` report: into the record, or through the pipe when there is none."""

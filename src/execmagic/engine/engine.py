@@ -120,6 +120,7 @@ class Engine(Planner):
             return dataclasses.replace(result, notes=result.notes + (note,)) if note else result
         run_id = self._audit_intent(plan, "run")
         self.start_pruning()
+        self.shells.ensure_watchdog()  # a kernel killed during the run's first milliseconds stops it too
         result = run_command(
             plan.command,
             options or self.options,
