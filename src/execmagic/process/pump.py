@@ -18,7 +18,7 @@ from collections.abc import Callable
 from .capture import StreamRecorder
 from .system import pidfd_open
 
-__all__ = ["CancelToken", "Cancelled", "OutputCallback", "ProgressCallback", "Pump"]
+__all__ = ["CancelToken", "Cancelled", "OutputCallback", "ProgressCallback", "Pump", "grow_pipe"]
 
 #: Bytes asked for per read, and the pipe size asked for (Linux, ``F_SETPIPE_SZ``; 1 MiB is what an
 #: unprivileged process may set by default): a fast writer then fills a megabyte between two wakes
@@ -60,7 +60,7 @@ class CancelToken:
                 os.close(fd)
 
 
-def _grow_pipe(fd: int) -> None:
+def grow_pipe(fd: int) -> None:
     """Ask for a bigger pipe buffer where the OS allows it (a smaller one only costs speed)."""
     setsize = getattr(fcntl, "F_SETPIPE_SZ", None)
     if setsize is not None:
@@ -90,7 +90,7 @@ class Pump:
         for name, pipe in (("stdout", proc.stdout), ("stderr", proc.stderr)):
             fd = pipe.fileno()
             os.set_blocking(fd, False)
-            _grow_pipe(fd)
+            grow_pipe(fd)
             self.selector.register(fd, selectors.EVENT_READ, name)
             self.open_streams[fd] = name
         self.stdin_data = memoryview(stdin_data) if stdin_data is not None else None

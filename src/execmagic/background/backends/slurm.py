@@ -37,14 +37,27 @@ from importlib import resources
 
 from ...process.clock import now_iso
 from ...process.errors import UsageProblem
+from ...process.pump import grow_pipe
 from ...process.spec import Command
 from ...process.stop import StopReport
 from . import slurm_cli
 from .base import STREAMS
 from .slurm_cli import JobState, SlurmError
 
-__all__ = ["JOB_PREFIX", "JobMeta", "NamedJobWatch", "SlurmBackend", "SlurmHandle", "SlurmOptions",
-           "default_logs_dir", "sbatch_words", "wrapper_path"]
+__all__ = [
+    "JOB_PREFIX",
+    "OWNED_SBATCH_OPTIONS",
+    "JobMeta",
+    "NamedJobWatch",
+    "SlurmBackend",
+    "SlurmHandle",
+    "SlurmOptions",
+    "check_extra",
+    "checked_logs_dir",
+    "default_logs_dir",
+    "sbatch_words",
+    "wrapper_path",
+]
 
 #: Every job's name starts with this, so a new kernel can find the jobs execmagic started.
 JOB_PREFIX = "execmagic-"
@@ -62,6 +75,15 @@ def default_logs_dir() -> str:
     """``~/.execmagic/slurm``: under the home folder, which clusters share between login and compute
     nodes (the kernel's temp folder is local to its machine, where a job's node cannot write)."""
     return os.path.join(os.path.expanduser("~"), ".execmagic", "slurm")
+
+
+def checked_logs_dir(path: str) -> str:
+    """The logs folder as SLURM must be given it: ``~`` expanded and absolute (SLURM reads a relative
+    path against the job's ``--chdir``, not the kernel's folder), with no ``%`` (SLURM expands it)."""
+    absolute = os.path.abspath(os.path.expanduser(path))
+    if "%" in absolute:
+        raise UsageProblem(f"the SLURM logs folder may not contain '%' (SLURM expands it in file names): {absolute}")
+    return absolute
 
 
 def wrapper_path() -> str:
@@ -88,6 +110,7 @@ class SlurmOptions:
                             ("--gpus", self.gpus), ("--time", self.time), ("--account", self.account)):
             if value is not None and value != "":
                 args.append(f"{flag}={value}")
+        check_extra(self.extra)
         return [*args, *self.extra]
 
 
@@ -109,6 +132,7 @@ class _Stream:
     def __init__(self, path: str) -> None:
         self.path = path
         self.read_fd, self.write_fd = os.pipe()
+        grow_pipe(self.write_fd)  # a megabyte a tick, not 64 KB: a chatty job's output keeps up
         os.set_blocking(self.read_fd, False)
         os.set_blocking(self.write_fd, False)
         self.offset = 0
@@ -256,7 +280,7 @@ class SlurmHandle:
             slurm_cli.cancel(self.job_id, signal=signal, timeout=self.backend.command_timeout)
         except SlurmError as exc:
             self.backend.monitor.wake()
-            if exc.code != "ETIMEDOUT" and self.ended.wait(_EXIT_FILE_WAIT + _QUEUE_EVERY * 2):
+            if exc.code not in ("ETIMEDOUT", "ENOENT") and self.ended.wait(_EXIT_FILE_WAIT + _QUEUE_EVERY * 2):
                 return False
             raise
         self.backend.monitor.wake()
@@ -312,12 +336,13 @@ class SlurmHandle:
                 words = fh.read().split()
         except FileNotFoundError:
             return
-        if not words or not words[0].isdigit():
-            return
+        if not words or not words[0].isdigit() or len(words[0]) > 3:
+            return  # not what the wrapper writes (an exit status is 0-255): the queue decides instead
         code, how = int(words[0]), words[1] if len(words) > 1 else "exit"
         if how == "killed":
             self._escalated = "KILL" in words[3:]
-            number = signal_module.Signals["SIG" + words[2]].value if len(words) > 2 else signal_module.SIGTERM
+            named = getattr(signal_module, "SIG" + words[2], None) if len(words) > 2 else signal_module.SIGTERM
+            number = named.value if isinstance(named, signal_module.Signals) else signal_module.SIGTERM
             self._end(-number, "killed")
         elif how == "timeout":
             self._end(124, "timed out")
@@ -425,7 +450,7 @@ class SlurmBackend:
     def __init__(self, options: SlurmOptions | None = None, *, logs_dir: str | None = None, grace: float = 2.0,
                  command_timeout: float = 30.0) -> None:
         self.options = options or SlurmOptions()
-        self.logs_dir = logs_dir or default_logs_dir()
+        self.logs_dir = checked_logs_dir(logs_dir or default_logs_dir())
         self.grace = grace
         #: Seconds any one SLURM command may take (an unreachable controller is retried by SLURM).
         self.command_timeout = command_timeout
@@ -435,7 +460,10 @@ class SlurmBackend:
               shell_id: str = "job") -> SlurmHandle:
         """Submit ``command`` with ``sbatch``; raises :class:`SlurmError` (a ``PreExecError``) with
         SLURM's own message when it refuses (no ``sbatch``, unreachable controller, bad option)."""
-        os.makedirs(self.logs_dir, exist_ok=True)
+        try:
+            os.makedirs(self.logs_dir, exist_ok=True)
+        except OSError as exc:
+            raise UsageProblem(f"cannot make the SLURM logs folder {self.logs_dir}: {exc.strerror or exc}") from None
         env = dict(command.env)
         if "SLURM_CONF" in os.environ:  # the job goes to the cluster this kernel knows, whatever its env says
             env.setdefault("SLURM_CONF", os.environ["SLURM_CONF"])
@@ -446,6 +474,8 @@ class SlurmBackend:
                 wrapper_path(), self.logs_dir, f"{timeout or 0:g}", f"{self.grace:g}", marker, "--", *command.argv]
         out = slurm_cli.run_slurm(argv, timeout=self.command_timeout, env=env, what="sbatch")
         job_id = out.strip().split(";")[0]
+        if not job_id.isdigit():
+            raise SlurmError(f"sbatch did not answer with a job id (it said {out.strip()[:200]!r})", "EPROTO")
         meta = JobMeta(shell_id=shell_id, command=command.display, cwd=command.cwd, marker=marker,
                        started_at=now_iso("seconds"), timeout=timeout)
         with contextlib.suppress(OSError), open(os.path.join(self.logs_dir, f"{job_id}.json"), "w") as fh:
@@ -477,7 +507,10 @@ class SlurmBackend:
         up in the job name, so a run that had to be stopped can be cancelled by name
         (:meth:`cancel_by_name`).  The job's environment is the command's (``--export=ALL``).
         """
-        os.makedirs(self.logs_dir, exist_ok=True)
+        try:
+            os.makedirs(self.logs_dir, exist_ok=True)
+        except OSError as exc:
+            raise UsageProblem(f"cannot make the SLURM logs folder {self.logs_dir}: {exc.strerror or exc}") from None
         env = dict(command.env)
         if "SLURM_CONF" in os.environ:
             env.setdefault("SLURM_CONF", os.environ["SLURM_CONF"])
@@ -537,11 +570,38 @@ class NamedJobWatch:
         self._stopped.set()
 
 
+#: sbatch options the backend sets itself (where the output goes, the job's name and folder, what it
+#: runs and how sbatch answers): given again in ``--sbatch-args`` they would silently take its
+#: output elsewhere, hide the job from a restarted kernel or make sbatch answer with something
+#: other than a job id.
+OWNED_SBATCH_OPTIONS = {
+    "-o": "--output", "--output": "--output", "-e": "--error", "--error": "--error", "-J": "--job-name",
+    "--job-name": "--job-name", "-D": "--chdir", "--chdir": "--chdir", "--parsable": "--parsable",
+    "--wrap": "--wrap", "-a": "--array", "--array": "--array", "--test-only": "--test-only", "-h": "--help",
+    "--help": "--help", "--usage": "--usage", "-V": "--version", "--version": "--version", "--export": "--export",
+    "--comment": "--comment", "-W": "--wait", "--wait": "--wait", "-i": "--input", "--input": "--input",
+}
+
+
 def sbatch_words(text: str) -> tuple[str, ...]:
-    """``--sbatch-args "--qos=debug --constraint='a100 80gb'"`` as words, split as a shell would."""
+    """``--sbatch-args "--qos=debug --constraint='a100 80gb'"`` as words, split as a shell would;
+    an option the backend sets itself is refused (see :data:`OWNED_SBATCH_OPTIONS`)."""
     try:
-        return tuple(shlex.split(text))
+        words = tuple(shlex.split(text))
     except ValueError as exc:
         raise UsageProblem(f"cannot split --sbatch-args {text!r}: {exc}") from None
+    check_extra(words)
+    return words
+
+
+def check_extra(words: tuple[str, ...]) -> None:
+    """Refuse extra sbatch words that would override what the backend sets (one line, naming it)."""
+    for word in words:
+        flag = word.split("=", 1)[0]
+        if not flag.startswith("--") and len(flag) > 2 and flag.startswith("-"):
+            flag = flag[:2]  # -ofile, -Jname: a short option with its value attached
+        if flag in OWNED_SBATCH_OPTIONS:
+            raise UsageProblem(f"--sbatch-args may not set {OWNED_SBATCH_OPTIONS[flag]}: execmagic sets it itself"
+                               " (the job's logs, name, folder and id depend on it)")
 
 
