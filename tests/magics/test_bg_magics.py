@@ -144,6 +144,8 @@ def test_kill_answers(ip):
         ("bg", "--timeout 0 sleep 1", "positive"),
         ("bg", "--name x", "needs a command line"),
         ("bg", "--bogus sleep 1", "unknown option"),
+        ("bgout", "x --folow", r"^unknown option '--folow'; did you mean --follow\? \(see %bgout\?\)$"),
+        ("kill", "--sgnal INT x", r"^unknown option '--sgnal'; did you mean --signal\? \(see %kill\?\)$"),
     ],
 )
 def test_one_line_errors(ip, name, line, message):

@@ -195,6 +195,7 @@ def test_spawn_not_found_is_a_short_failure(ip):
     "magic, line, message",
     [
         ("exec", "--bogus ls", "unknown option '--bogus'"),
+        ("exec", "--timout 5 ls", "unknown option '--timout'; did you mean --timeout?"),
         ("exec", "--timeout", "needs a value"),
         ("exec", "--timeout abc ls", "invalid float value"),
         ("exec", "", "needs a command line"),

@@ -22,7 +22,8 @@ from IPython.core.error import UsageError
 
 from ..process.errors import UsageProblem
 
-__all__ = ["NamespaceParams", "parse_line", "parse_pairs", "shell_words", "split_leading_options", "split_words"]
+__all__ = ["NamespaceParams", "parse_line", "parse_pairs", "shell_words", "split_leading_options", "split_words",
+           "unknown_option"]
 
 # One shell word: unquoted runs, '…', "…" (with escapes), or a backslash escape.
 _WORD = re.compile(r"""(?:[^\s'"\\]+|'[^']*'|"(?:[^"\\]|\\.)*"|\\.)+""", re.DOTALL)
@@ -40,7 +41,22 @@ def parse_line(line: str, parser: argparse.ArgumentParser, *,
         words, rest = split_leading_options(line, parser)
     else:
         words, rest = shell_words(line, "the line"), ""
+        _, unknown = parser.parse_known_args(words)
+        for word in unknown:
+            if word.startswith("-") and word != "-":
+                raise UsageError(unknown_option(word.split("=", 1)[0], parser, before_command=False))
     return parser.parse_args(words), rest
+
+
+def unknown_option(name: str, parser: argparse.ArgumentParser, before_command: bool = True) -> str:
+    """The one line for an option the magic does not have, with the nearest one it does have."""
+    import difflib
+
+    known = [o for o in parser._option_string_actions if o.startswith("--")]
+    close = difflib.get_close_matches(name, known, n=1, cutoff=0.7)
+    hint = f"; did you mean {close[0]}?" if close else ""
+    where = "options go before the command; " if before_command else ""
+    return f"unknown option {name!r}{hint} ({where}see %{parser.prog}?)"
 
 
 def shell_words(text: str, what: str = "the command line") -> list[str]:
@@ -78,7 +94,7 @@ def split_leading_options(line: str, parser: argparse.ArgumentParser) -> tuple[l
         name = word.split("=", 1)[0]
         action = parser._option_string_actions.get(name)
         if action is None:
-            raise UsageError(f"unknown option {name!r} (options go before the command; see %{parser.prog}?)")
+            raise UsageError(unknown_option(name, parser))
         words.append(_unquote(word))
         expecting_value = action.nargs != 0 and "=" not in word
         pos = match.end()
