@@ -162,6 +162,14 @@ def test_nothing_is_left_when_the_client_is_killed(tmp_path):
     assert_none_left(TOKEN_VAR, os.environ[TOKEN_VAR], wait=15)  # background, foreground, watchdog, server
 
 
+def running(pid):
+    """Alive and not a zombie; gone between two looks is gone (the server may exit at any moment)."""
+    try:
+        return psutil.Process(pid).status() != psutil.STATUS_ZOMBIE
+    except psutil.NoSuchProcess:
+        return False
+
+
 @pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT, signal.SIGHUP])
 def test_a_signal_stops_the_server_and_its_shells(sig):
     async def body(session):
@@ -169,7 +177,7 @@ def test_a_signal_stops_the_server_and_its_shells(sig):
         server = int(answer(await session.call_tool("Bash", {"command": "echo $PPID"}))["output"])
         os.kill(server, sig)  # while the server waits for the client's next message
         with anyio.fail_after(15):
-            while psutil.pid_exists(server) and psutil.Process(server).status() != psutil.STATUS_ZOMBIE:
+            while running(server):
                 await anyio.sleep(0.02)
 
     run(body)
@@ -250,7 +258,7 @@ def test_a_killed_server_leaves_its_shells_to_the_watchdog():
         server = int(answer(await session.call_tool("Bash", {"command": "echo $PPID"}))["output"])
         os.kill(server, signal.SIGKILL)  # no cleanup at all: the watchdog sees its lifeline end
         with anyio.fail_after(15):
-            while psutil.pid_exists(server) and psutil.Process(server).status() != psutil.STATUS_ZOMBIE:
+            while running(server):
                 await anyio.sleep(0.02)
 
     run(body)

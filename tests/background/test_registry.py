@@ -383,3 +383,30 @@ def test_close_stops_a_foreground_run_another_thread_still_waits_on(engine, tmp_
     engine.close(0.3)
     runner.join(20)
     assert results and results[0].signal is not None  # it was stopped, not left to run its 66 s
+
+
+def test_an_owner_killed_between_launch_and_report_still_has_the_run_swept(tmp_path):
+    """The marker is told before the launch: an owner killed after its command started but before it
+    reported the session (the window a busy machine widens) leaves nothing -- swept by marker."""
+    owner = textwrap.dedent(f"""
+        import os, signal
+        from execmagic.engine import Engine
+        from execmagic.process.launch import launch
+        from execmagic.process.spec import Command
+        engine = Engine(log_dir={str(tmp_path)!r})
+        marker = engine.token + "-unreported"
+        engine.shells.expect_foreground(marker)  # what Engine.run does before run_command launches
+        launch(Command(argv=("bash", "-c", "setsid sleep 303 & sleep 304"), cwd={str(tmp_path)!r},
+                       env=dict(os.environ), display="x"), marker)
+        while len([p for p in os.listdir("/proc") if p.isdigit()]) and not any(
+                b"sleep\\0" + b"303" in open(f"/proc/{{p}}/cmdline", "rb").read()
+                for p in os.listdir("/proc") if p.isdigit() and os.path.exists(f"/proc/{{p}}/cmdline")):
+            pass
+        os.kill(os.getpid(), signal.SIGKILL)  # no '+ SID' was ever reported
+    """)
+    proc = subprocess.run([sys.executable, "-c", owner], capture_output=True, text=True, timeout=30)
+    assert proc.returncode == -signal.SIGKILL, proc.stderr
+    deadline = time.monotonic() + 3
+    while processes_with(TOKEN_VAR, os.environ[TOKEN_VAR]) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not processes_with(TOKEN_VAR, os.environ[TOKEN_VAR])

@@ -122,21 +122,25 @@ class ShellRegistry:
         timeout = checks.timeout(timeout)  # before the shell joins the reader: nan/inf would break its waits
         name = checks.optional_text(name, "name")
         runs_on = backend if backend is not None else self.backend
-        if isinstance(runs_on, LocalBackend):  # guarded from its first instant (a cluster job outlives us)
-            self._watchdog.ensure_started()
         with self._cond:
             self._check_can_start(name)
             shell_id = name or self._next_id()
             label, logs = self._open_logs(shell_id)
             marker = f"{marker_prefix}-{label}"
+            # guarded from its first instant (a cluster job outlives us by design: not told)
+            expected = self._watchdog.expect(marker) if isinstance(runs_on, LocalBackend) else (lambda: None)
             try:
                 handle = runs_on.start(command, marker=marker, log_paths={n: p for n, (p, _) in logs.items()},
                                        timeout=timeout, shell_id=shell_id)
             except BaseException:
                 _close_logs(logs)
+                expected()
                 raise
-            shell = self._add(Shell(shell_id, handle, command.display, command.cwd, marker,
-                                    self._streams(handle, logs), timeout, backend=runs_on.name))
+            try:
+                shell = self._add(Shell(shell_id, handle, command.display, command.cwd, marker,
+                                        self._streams(handle, logs), timeout, backend=runs_on.name))
+            finally:
+                expected()  # a no-op once the shell was reported started
         return shell.info()
 
     def adopt(self, handle: Handle, *, backend: str, shell_id: str, command: str, cwd: str, marker: str,
@@ -366,9 +370,10 @@ class ShellRegistry:
         """The pid of the helper that stops our shells if this process dies (None until the first shell)."""
         return self._watchdog.pid
 
-    def ensure_watchdog(self) -> None:
-        """Start the watchdog now if it is not running: before a launch, not after it."""
-        self._watchdog.ensure_started()
+    def expect_foreground(self, marker: str) -> Callable[[], None]:
+        """Tell the watchdog of a foreground run's marker before it is launched (see
+        :meth:`WatchdogLink.expect`); call the result once the run is over."""
+        return self._watchdog.expect(marker)
 
     def guard_foreground(self, sid: int, marker: str) -> Callable[[], None]:
         """Have the watchdog stop a foreground run's session if this process dies mid-run (an

@@ -62,6 +62,7 @@ class WatchdogLink:
         self._record: int | None = None  # the current watchdog's record (None: reports go through the pipe)
         self._record_size = 0
         self._registered: dict[int, str] = {}  # every session reported and not ended
+        self._expected: set[str] = set()  # markers told before their launch, not yet reported started
 
     @property
     def pid(self) -> int | None:
@@ -92,6 +93,7 @@ class WatchdogLink:
             parts = line.split()
             if parts[0] == "+":
                 self._registered[int(parts[1])] = parts[2]
+                self._expected.discard(parts[2])  # the watchdog drops it too when it reads this line
             else:
                 self._registered.pop(int(parts[1]), None)
             if self._proc is None or self._proc.poll() is not None:
@@ -100,14 +102,26 @@ class WatchdogLink:
                 self._start_locked(skip=int(parts[1]))
             self._report(line)
 
-    def ensure_started(self) -> None:
-        """Have a watchdog running *before* a process is launched: started only at the report, it
-        would leave a window (its own start-up) in which the owner's death stops nothing."""
+    def expect(self, marker: str) -> Callable[[], None]:
+        """Tell the watchdog of a run's marker *before* it is launched, so that an owner killed
+        between the launch and the ``+`` report still has it swept (by marker); the returned call,
+        made once the launch is over, withdraws a marker that never got its ``+`` (it did not start)."""
         if not self._enabled or self._closed():
-            return
+            return lambda: None
         with self._lock:
             if self._proc is None or self._proc.poll() is not None:
                 self._start_locked()
+            self._expected.add(marker)
+            self._report(f"* {marker}\n")
+
+        def done() -> None:
+            with self._lock:
+                if marker in self._expected:
+                    self._expected.discard(marker)
+                    if self._proc is not None:
+                        self._report(f"~ {marker}\n")
+
+        return done
 
     def _start_locked(self, skip: int | None = None) -> None:
         """Start a watchdog and tell it every session still registered (all but ``skip``, about to be)."""
@@ -121,6 +135,8 @@ class WatchdogLink:
         for sid, marker in known.items():
             if sid != skip:
                 self._report(f"+ {sid} {marker}\n")
+        for marker in self._expected:
+            self._report(f"* {marker}\n")
 
     def _report(self, line: str) -> None:
         """A ``+``/``-`` report: into the record, or through the pipe when there is none."""
@@ -132,7 +148,7 @@ class WatchdogLink:
                 os.ftruncate(self._record, 0)
                 os.lseek(self._record, 0, os.SEEK_SET)
                 self._record_size = 0
-                line = "".join(f"+ {sid} {marker}\n" for sid, marker in self._registered.items())
+                line = self._everything()
             data = line.encode()
             while data:
                 written = os.write(self._record, data)
@@ -140,8 +156,12 @@ class WatchdogLink:
                 self._record_size += written
         except OSError:  # cannot happen to a memfd short of memory; the pipe still works
             self._close_record()
-            for sid, marker in self._registered.items():
-                self._write(f"+ {sid} {marker}\n")
+            self._write(self._everything())
+
+    def _everything(self) -> str:
+        """Every report still standing, as lines: what a compacted record or a new pipe must hold."""
+        return ("".join(f"+ {sid} {marker}\n" for sid, marker in self._registered.items())
+                + "".join(f"* {marker}\n" for marker in self._expected))
 
     def _close_record(self) -> None:
         if self._record is not None:

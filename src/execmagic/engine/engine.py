@@ -120,18 +120,22 @@ class Engine(Planner):
             return dataclasses.replace(result, notes=result.notes + (note,)) if note else result
         run_id = self._audit_intent(plan, "run")
         self.start_pruning()
-        self.shells.ensure_watchdog()  # a kernel killed during the run's first milliseconds stops it too
-        result = run_command(
-            plan.command,
-            options or self.options,
-            log_dir=self.logs,
-            label=plan.label,
-            marker=f"{self.token}-{plan.label}",
-            on_output=on_output,
-            on_progress=on_progress,
-            cancel=cancel,
-            register=self.shells.guard_foreground,
-        )
+        marker = f"{self.token}-{plan.label}"
+        expected = self.shells.expect_foreground(marker)  # guarded from its first instant, not from its report
+        try:
+            result = run_command(
+                plan.command,
+                options or self.options,
+                log_dir=self.logs,
+                label=plan.label,
+                marker=marker,
+                on_output=on_output,
+                on_progress=on_progress,
+                cancel=cancel,
+                register=self.shells.guard_foreground,
+            )
+        finally:
+            expected()
         if plan.script_file is not None:
             with contextlib.suppress(OSError):
                 os.unlink(plan.script_file)

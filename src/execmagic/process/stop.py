@@ -98,7 +98,8 @@ def _ours(leader_alive: bool, members: list[psutil.Process], marker: str | None)
     return any(_carries(proc, marker) for proc in members)
 
 
-def _snapshot(leader: subprocess.Popen[bytes] | None, sid: int, marker: str | None) -> dict[int, psutil.Process]:
+def _snapshot(leader: subprocess.Popen[bytes] | None, sid: int | None,
+              marker: str | None) -> dict[int, psutil.Process]:
     procs: dict[int, psutil.Process] = {}
     leader_alive = leader is not None and leader.poll() is None
     if leader_alive:
@@ -110,8 +111,8 @@ def _snapshot(leader: subprocess.Popen[bytes] | None, sid: int, marker: str | No
                 procs[child.pid] = child
         except psutil.NoSuchProcess:
             pass
-    members = session_members(sid)
-    if _ours(leader_alive, members, marker):
+    members = session_members(sid) if sid is not None else []
+    if sid is not None and _ours(leader_alive, members, marker):
         for proc in members:
             procs.setdefault(proc.pid, proc)
     if marker:
@@ -178,7 +179,7 @@ def _wait_gone(
 
 
 def stop_tree(
-    sid: int,
+    sid: int | None,
     *,
     leader: subprocess.Popen[bytes] | None = None,
     marker: str | None = None,
@@ -186,6 +187,8 @@ def stop_tree(
     grace: float = 2.0,
 ) -> StopReport:
     """Stop the session ``sid`` (and ``marker``-carrying processes): each signal of ``ladder``, then SIGKILL.
+
+    ``sid=None``: only the processes carrying ``marker`` (a run whose session was never reported).
 
     ``grace`` seconds are allowed after each signal of the ladder.  Returns a
     :class:`StopReport`; never raises for processes that are already gone.
@@ -196,7 +199,7 @@ def stop_tree(
     signalled = set(snapshot)
     alive = list(snapshot.values())
     # the group by number only while it is provably ours (see _ours); else each process we found
-    group = sid if sid in snapshot else None
+    group = sid if sid is not None and sid in snapshot else None
     for step, sig in enumerate(ladder):
         _signal_all(group, alive, sig)
         # before the ladder's next signal, processes deaf to this one (SIGINT to `cmd &`) are not waited

@@ -3,7 +3,9 @@
 A kernel killed with SIGKILL runs no ``atexit`` handler, so its background
 shells would run on for ever.  The owner starts this small process in its own
 session with a pipe on its stdin and reports each shell it starts
-(``+ SID MARKER``) and each that ends (``- SID``).  When the pipe reaches EOF --
+(``+ SID MARKER``) and each that ends (``- SID``).  A run's marker is told *before* it is
+launched (``* MARKER``; ``~ MARKER`` if it never started), so an owner killed between the launch
+and its ``+`` report still has that run swept, by marker.  When the pipe reaches EOF --
 the owner is gone, however it died -- the watchdog stops every shell still
 registered (group, session and environment marker; TERM, grace, KILL) and exits.
 ``q`` means the owner already stopped everything: exit without sweeping.
@@ -47,9 +49,10 @@ def start_watchdog(grace: float, record: int | None = None) -> subprocess.Popen[
     )
 
 
-def watch(lines: Iterable[bytes], grace: float) -> dict[int, str]:
-    """Follow the owner's reports until EOF; return what is still registered (``{}`` after ``q``)."""
-    registered: dict[int, str] = {}
+def watch(lines: Iterable[bytes], grace: float) -> dict[str, int | None]:
+    """Follow the owner's reports until EOF; what is still registered, marker → session id (``None``:
+    expected, never reported started); ``{}`` after ``q``."""
+    registered: dict[str, int | None] = {}
     for raw in lines:
         parts = raw.decode(errors="replace").split()
         if not parts:
@@ -57,9 +60,14 @@ def watch(lines: Iterable[bytes], grace: float) -> dict[int, str]:
         if parts[0] == "q":
             return {}
         if parts[0] == "+" and len(parts) == 3:
-            registered[int(parts[1])] = parts[2]
+            registered[parts[2]] = int(parts[1])
         elif parts[0] == "-" and len(parts) == 2:
-            registered.pop(int(parts[1]), None)
+            for marker in [m for m, sid in registered.items() if sid == int(parts[1])]:
+                del registered[marker]
+        elif parts[0] == "*" and len(parts) == 2:
+            registered.setdefault(parts[1], None)
+        elif parts[0] == "~" and len(parts) == 2 and registered.get(parts[1], 0) is None:
+            del registered[parts[1]]
     return registered
 
 
@@ -101,7 +109,7 @@ def main(argv: list[str]) -> int:
         workers = [
             threading.Thread(target=stop_tree, args=(sid,),
                              kwargs={"marker": marker, "ladder": (signal.SIGTERM,), "grace": min(grace, 1.0)})
-            for sid, marker in left.items()
+            for marker, sid in left.items()
         ]
         for worker in workers:
             worker.start()
