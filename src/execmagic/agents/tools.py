@@ -1,14 +1,16 @@
 """Agent tools: Bash, BashOutput, KillShell, ListShells (and plugin tools), in the shapes models know.
 
-:class:`Toolbox` gives their JSON Schemas in the two common function-calling
-formats and a :meth:`Toolbox.dispatch` that takes a tool name and arguments (a
-dict or a JSON string) and always answers with a JSON-able dict -- bad input is
-an answer with ``"success": false`` and an ``"error"``, never an exception, so
-a model can read it and try again.
+:class:`Toolbox` gives their definitions for every client from one source
+(:meth:`Toolbox.schemas`: Anthropic, OpenAI plain and strict, MCP), answers a
+client's tool calls in that client's own shape (:meth:`Toolbox.answer_all`), and
+underneath, :meth:`Toolbox.dispatch` takes a tool name and arguments (a dict or a
+JSON string) and always answers with a JSON-able dict -- bad input is an answer
+with ``"success": false`` and an ``"error"``, never an exception, so a model can
+read it and try again.
 
 Guardrails are on: every dangerous-command rule (``guard="all"``), secrets held
 back from the environment and redacted from output, output cut in the middle to
-30,000 characters (saying how much and where the full log is).
+30,000 characters (saying exactly how much and where the full log is).
 """
 
 from __future__ import annotations
