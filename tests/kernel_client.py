@@ -8,6 +8,7 @@ import queue
 import sys
 import time
 import uuid
+from collections.abc import Iterator
 from typing import Any
 
 from jupyter_client.manager import KernelManager
@@ -74,3 +75,20 @@ class Kernel:
     def shutdown(self, now: bool = False) -> None:
         self.client.stop_channels()
         self.manager.shutdown_kernel(now=now)
+
+
+#: What most kernel tests start with: the extension, and a short grace so stops are quick.
+LOAD = "%load_ext execmagic\n%config ExecMagics.kill_grace = 0.5"
+
+
+def loaded(kernel: Kernel, setup: str = LOAD) -> Iterator[Kernel]:
+    """A module fixture's body (``yield from loaded(Kernel())``): ``kernel`` with ``setup`` run, shut
+    down afterwards, and proven to leave no process behind (its watchdog included)."""
+    from processes import assert_none_left
+
+    try:
+        assert kernel.execute(setup).status == "ok"
+        yield kernel
+    finally:
+        kernel.shutdown()
+    assert_none_left(KERNEL_TOKEN_VAR, kernel.token, wait=3)

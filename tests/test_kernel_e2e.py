@@ -11,7 +11,7 @@ import psutil
 import pytest
 
 from execmagic.display import PROVENANCE_MIME as PROVENANCE
-from kernel_client import KERNEL_TOKEN_VAR, Kernel
+from kernel_client import KERNEL_TOKEN_VAR, Kernel, loaded
 from processes import assert_none_left, processes_with
 
 pytestmark = pytest.mark.kernel
@@ -19,13 +19,7 @@ pytestmark = pytest.mark.kernel
 
 @pytest.fixture(scope="module")
 def kernel():
-    k = Kernel()
-    try:
-        assert k.execute("%load_ext execmagic\n%config ExecMagics.kill_grace = 0.5").status == "ok"
-        yield k
-    finally:
-        k.shutdown()
-    assert_none_left(KERNEL_TOKEN_VAR, k.token, wait=3)  # the watchdog included
+    yield from loaded(Kernel())
 
 
 @pytest.fixture(autouse=True)

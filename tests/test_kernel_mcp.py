@@ -15,7 +15,7 @@ from mcp import ClientSession
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared._httpx_utils import create_mcp_http_client
 
-from kernel_client import KERNEL_TOKEN_VAR, Kernel
+from kernel_client import KERNEL_TOKEN_VAR, Kernel, loaded
 from processes import assert_none_left
 
 pytestmark = [pytest.mark.kernel, pytest.mark.timeout(120)]
@@ -23,13 +23,7 @@ pytestmark = [pytest.mark.kernel, pytest.mark.timeout(120)]
 
 @pytest.fixture(scope="module")
 def kernel():
-    k = Kernel()
-    try:
-        assert k.execute("%load_ext execmagic\n%config ExecMagics.kill_grace = 0.5").status == "ok"
-        yield k
-    finally:
-        k.shutdown()
-    assert_none_left(KERNEL_TOKEN_VAR, k.token, wait=3)
+    yield from loaded(Kernel())
 
 
 @pytest.fixture(autouse=True)

@@ -11,7 +11,7 @@ import sys
 
 import pytest
 
-from kernel_client import KERNEL_TOKEN_VAR, Kernel
+from kernel_client import KERNEL_TOKEN_VAR, Kernel, loaded
 from processes import assert_none_left
 
 pytestmark = pytest.mark.kernel
@@ -23,13 +23,7 @@ HOSTILE = ["$(touch {m})", "`touch {m}`", "'; touch {m}; '", '"; touch {m}; "', 
 def kernel():
     bare_path = os.pathsep.join(p for p in os.environ["PATH"].split(os.pathsep)
                                 if p != os.path.dirname(sys.executable))
-    k = Kernel(extra_env={"PATH": bare_path})
-    try:
-        assert k.execute("%load_ext execmagic").status == "ok"
-        yield k
-    finally:
-        k.shutdown()
-    assert_none_left(KERNEL_TOKEN_VAR, k.token, wait=3)
+    yield from loaded(Kernel(extra_env={"PATH": bare_path}), "%load_ext execmagic")
 
 
 @pytest.fixture(autouse=True)

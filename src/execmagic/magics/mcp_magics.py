@@ -15,7 +15,6 @@ from IPython.core.error import UsageError
 from IPython.core.magic import Magics, line_magic, magics_class, no_var_expand
 from IPython.core.magic_arguments import argument, kwds, magic_arguments
 from IPython.display import display
-from jupyter_core.paths import jupyter_runtime_dir
 
 from .exec_magics import ExecMagics
 from .helpfmt import FixedWidthHelp
@@ -83,6 +82,8 @@ class McpMagics(Magics):
             raise UsageError(f"an MCP server is running already at {self.server.url}; %mcp stop ends it")
         if port is not None and not 0 <= port <= 65535:
             raise UsageError(f"--port must be between 1 and 65535 (or 0: a free one), not {port}")
+        from jupyter_core.paths import jupyter_runtime_dir
+
         from ..agents.mcp_server import HttpServer, McpUnavailable
         from ..agents.tools import Toolbox
 
