@@ -48,9 +48,12 @@ def notebook_shell():
     shell.display_formatter.active_types = ["text/plain", "text/html", PROVENANCE_MIME]
     yield shell
     shell.display_formatter.active_types = terminal_types
-    watchdog = shell.magics_manager.registry["ExecMagics"].engine.shells.watchdog_pid
+    engine = shell.magics_manager.registry["ExecMagics"].engine
+    watchdog = engine.shells.watchdog_pid
+    standby = engine.warm.ready
     shell.run_line_magic("unload_ext", "execmagic")
     assert watchdog is None or not pid_alive(watchdog)
+    assert standby is None or not (pid_alive(standby.runner.pid) or pid_alive(standby.checker.pid))
 
 
 @pytest.fixture

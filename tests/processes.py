@@ -12,8 +12,38 @@ import pytest
 TOKEN_VAR = "EXECMAGIC_TEST_TOKEN"
 
 
+_STANDBY_BOOT = "IFS= read -r -N 2147483647 -u "
+
+
+def idle_standby(proc: psutil.Process, env: dict[str, str]) -> bool:
+    """Whether ``proc`` is an engine's standby shell that has run nothing yet: its runner still holding the
+    pipe its script comes through (a run closes it first thing), or its parse checker."""
+    if "-standby-" not in env.get("EXECMAGIC_RUN", ""):
+        return False
+    argv = proc.cmdline()
+    if argv == ["bash", "-n"]:
+        return True
+    if len(argv) != 3 or argv[:2] != ["bash", "-c"] or not argv[2].startswith(_STANDBY_BOOT):
+        return False
+    fd = argv[2][len(_STANDBY_BOOT):].partition(" ")[0]
+    return os.path.exists(f"/proc/{proc.pid}/fd/{fd}")
+
+
+def idle_standbys_of(pid: int) -> tuple[int, ...]:
+    """The pids of the idle standby shells (runner and checker) process ``pid`` started."""
+    found = []
+    for child in psutil.Process(pid).children():
+        try:
+            if idle_standby(child, child.environ()):
+                found.append(child.pid)
+        except (psutil.NoSuchProcess, psutil.AccessDenied, psutil.ZombieProcess, OSError):
+            continue
+    return tuple(found)
+
+
 def processes_with(var: str, value: str, exclude: tuple[int, ...] = (), watchdogs: bool = True) -> list[psutil.Process]:
-    """Live (non-zombie) processes whose environment has ``var=value`` (``watchdogs=False``: not the watchdogs)."""
+    """Live (non-zombie) processes whose environment has ``var=value`` (``watchdogs=False``: not the watchdogs,
+    nor the standby shells of a module-wide engine that have run nothing yet)."""
     found = []
     skip = {os.getpid(), *exclude}
     for proc in psutil.process_iter():
@@ -22,7 +52,7 @@ def processes_with(var: str, value: str, exclude: tuple[int, ...] = (), watchdog
         try:
             env = proc.environ()
             if env.get(var) == value and proc.status() != psutil.STATUS_ZOMBIE:
-                if not watchdogs and "EXECMAGIC_WATCHDOG" in env:
+                if not watchdogs and ("EXECMAGIC_WATCHDOG" in env or idle_standby(proc, env)):
                     continue
                 found.append(proc)
         except (psutil.NoSuchProcess, psutil.AccessDenied, psutil.ZombieProcess, OSError):
@@ -35,7 +65,8 @@ def assert_none_left(var: str, value: str, exclude: tuple[int, ...] = (), wait: 
     """Fail (after killing them) if processes marked ``var=value`` are still alive after ``wait`` seconds.
 
     ``watchdogs=False`` lets a watchdog live on: one that a module-wide engine started
-    outlives single tests by design, and its own tests prove it ends.
+    outlives single tests by design, and its own tests prove it ends.  So does such an
+    engine's standby shell while it waits for a script (it has run nothing of the test's).
     """
     deadline = time.monotonic() + wait
     while True:

@@ -12,7 +12,7 @@ import pytest
 
 from execmagic.display import PROVENANCE_MIME as PROVENANCE
 from kernel_client import KERNEL_TOKEN_VAR, Kernel, loaded
-from processes import assert_none_left, processes_with
+from processes import assert_none_left, idle_standbys_of, processes_with
 
 pytestmark = pytest.mark.kernel
 
@@ -151,9 +151,10 @@ def test_kernel_shutdown_and_restart_leave_no_shell(how):
             k.manager.restart_kernel(now=False)
             k.client.wait_for_ready(timeout=60)
             assert k.execute("%load_ext execmagic\n%exec echo back").stream_text() == "back\n"
-            # the new kernel's own watchdog (it guards foreground runs too) is the only one left
+            # the new kernel's own watchdog (it guards foreground runs too) and standby shell are all that is left
             new_watchdogs = tuple(p.pid for p in processes_with("EXECMAGIC_WATCHDOG", str(k.pid)))
-            assert_none_left(KERNEL_TOKEN_VAR, k.token, exclude=(k.pid, *new_watchdogs), wait=3)
+            assert_none_left(KERNEL_TOKEN_VAR, k.token, exclude=(k.pid, *new_watchdogs, *idle_standbys_of(k.pid)),
+                             wait=3)
         else:
             k.shutdown(now=(how == "shutdown-now"))
             assert not psutil.pid_exists(old_pid) or psutil.Process(old_pid).status() == psutil.STATUS_ZOMBIE
@@ -173,12 +174,13 @@ def test_asyncio_api_in_a_notebook_cell(kernel):
     assert ex.stream_text() == "['one\\n', 'two\\n']\n"
 
 
-def test_a_sigkilled_kernel_leaves_nothing_of_a_foreground_command():
+@pytest.mark.parametrize("start", ["cold", "standby"])
+def test_a_sigkilled_kernel_leaves_nothing_of_a_foreground_command(start):
     """The OOM killer takes the kernel mid-%exec: the watchdog stops the command, its setsid daemon
-    and its double-forked child within 3 s."""
+    and its double-forked child within 3 s -- run in a new bash or in the standby (and the next standby too)."""
     k = Kernel()
     try:
-        assert k.execute("%load_ext execmagic").status == "ok"
+        assert k.execute("%load_ext execmagic" + ("\n%exec true" if start == "standby" else "")).status == "ok"
         k.client.execute("%exec (setsid sleep 311 >/dev/null 2>&1 &); ( (sleep 312 &) & ); sleep 313")
         deadline = time.monotonic() + 20
         while len(processes_with(KERNEL_TOKEN_VAR, k.token)) < 5 and time.monotonic() < deadline:
@@ -187,6 +189,52 @@ def test_a_sigkilled_kernel_leaves_nothing_of_a_foreground_command():
         assert_none_left(KERNEL_TOKEN_VAR, k.token, wait=3)
     finally:
         k.shutdown(now=True)
+
+
+@pytest.mark.parametrize("end", ["sigkill", "shutdown"])
+def test_a_standby_never_outlives_its_kernel(end):
+    k = Kernel()
+    try:
+        assert k.execute("%load_ext execmagic\n%exec true").status == "ok"
+        deadline = time.monotonic() + 20
+        while len(standbys := idle_standbys_of(k.pid)) < 2:  # its runner and its parse checker
+            assert time.monotonic() < deadline, "no standby was started"
+            time.sleep(0.02)
+        if end == "sigkill":
+            os.kill(k.pid, signal.SIGKILL)
+        else:
+            k.shutdown()
+        assert_none_left(KERNEL_TOKEN_VAR, k.token, wait=3)
+        assert not any(psutil.pid_exists(pid) and psutil.Process(pid).status() != psutil.STATUS_ZOMBIE
+                       for pid in standbys)
+    finally:
+        k.shutdown(now=True)
+
+
+def test_a_standby_never_runs_with_stale_state(kernel, tmp_path):
+    (tmp_path / "sub").mkdir()
+    steps = [
+        (f"%exec cd {tmp_path} && export EXECMAGIC_T_A=one", ""),
+        ('%exec echo "$PWD $EXECMAGIC_T_A"', f"{tmp_path} one\n"),
+        ("%exec cd sub; unset EXECMAGIC_T_A", ""),
+        ('%exec echo "$PWD ${EXECMAGIC_T_A-unset}"', f"{tmp_path}/sub unset\n"),
+        ("import os; os.environ['EXECMAGIC_T_B'] = 'from python'", ""),
+        ('%exec echo "$EXECMAGIC_T_B"', "from python\n"),
+        ("%exec --env EXECMAGIC_T_B=option echo $EXECMAGIC_T_B", "option\n"),
+        ('%exec echo "$EXECMAGIC_T_B"', "from python\n"),
+        ("del os.environ['EXECMAGIC_T_B']", ""),
+        ('%exec echo "${EXECMAGIC_T_B-unset}"', "unset\n"),
+        ("%exec --cwd / pwd", "/\n"),
+        ("%exec pwd", f"{tmp_path}/sub\n"),
+    ]
+    start = kernel.execute("%exec pwd").stream_text().strip()
+    try:
+        for code, expected in steps:
+            ex = kernel.execute(code)
+            assert ex.status == "ok", (code, ex.reply)
+            assert ex.stream_text() == expected, code
+    finally:
+        kernel.execute(f"%exec cd {start}")  # the module's other tests run where they started
 
 
 def test_a_setsid_daemon_is_stopped_when_its_cell_ends(kernel):

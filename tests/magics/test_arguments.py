@@ -335,7 +335,7 @@ def test_every_setting_is_checked_on_its_own(ip, magics, tmp_path):
         "max_background_shells": 3, "guard": "all", "allowed_dirs": [str(tmp_path / "ok")],
         "audit_log": str(tmp_path / "audit.jsonl"), "status_delay": 1.0, "prefer_kernel_env": False,
         "redact_provenance": False, "keep_logs": True, "log_retention_days": 3.0, "log_quota": 10_000,
-        "errexit": True,
+        "errexit": True, "standby": False,
     }
     bad = {
         "timeout": "float('nan')", "kill_grace": "-1.0", "drain_time": "float('inf')", "display_budget": "0",
@@ -343,7 +343,7 @@ def test_every_setting_is_checked_on_its_own(ip, magics, tmp_path):
         "max_background_shells": "0", "guard": "'some'", "allowed_dirs": "['/no/such/dir']",
         "audit_log": "'/proc/x/audit.jsonl'", "status_delay": "float('nan')", "prefer_kernel_env": "'no'",
         "redact_provenance": "2", "keep_logs": "'x'", "log_retention_days": "-1.0", "log_quota": "0",
-        "errexit": "'on'",
+        "errexit": "'on'", "standby": "'sometimes'",
     }
     configurable = set(magics.traits(config=True))
     assert set(good) == configurable == set(bad), configurable ^ set(good)
@@ -362,6 +362,7 @@ def test_every_setting_is_checked_on_its_own(ip, magics, tmp_path):
         assert engine.logs.path == good["log_dir"] and engine.policy.allowed_roots == (str(tmp_path / "ok"),)
         assert engine.policy.audit_log == good["audit_log"] and engine.prefer_kernel_env is False
         assert engine.redact_display is False and (engine.log_retention_days, engine.log_quota) == (3.0, 10_000)
+        assert engine.standby is False and engine.warm.ready is None
         options = magics.run_options(None)
         assert (options.timeout, options.grace, options.drain, options.keep_bytes, options.keep_logs) == (
             30.0, 0.4, 0.1, 4000, True)

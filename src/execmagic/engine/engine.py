@@ -27,9 +27,11 @@ from ..process.foreground import CancelToken, OutputCallback, ProgressCallback, 
 from ..process.results import KillOutcome, Result, ShellInfo
 from ..process.retention import DEFAULT_QUOTA, DEFAULT_RETENTION_DAYS, prune_log_folders
 from ..process.spec import RunOptions
+from ..process.standby import Standby, StandbyGone, standby_default, start_standby
 from .contexts import SHELL_LANGUAGES
 from .plans import Plan, Planner
-from .session import ShellSession, why_no_state
+from .session import STATE_VAR, USER_BASH_ENV_VAR, ShellSession, why_no_state
+from .warm import WarmShell
 
 __all__ = ["Engine", "Plan", "default_log_dir"]
 
@@ -40,6 +42,8 @@ _SHELL_START_FAILURES = {
 }
 
 
+#: Variables a standby may differ in from the run that takes it: set per run (the state file's path).
+_PER_RUN = frozenset({STATE_VAR})
 def default_log_dir() -> str:
     """A fresh directory per engine under the system temp dir (kept after exit: logs are the record)."""
     stamp = now_stamp()
@@ -61,6 +65,12 @@ def _name_shell_start_failure(result: Result) -> Result:
     if len(parts) < 3 or parts[-1] not in endings or not parts[-2] or any(c.isspace() for c in parts[-2]):
         return result
     return dataclasses.replace(result, error=f"exec: {issue.format(parts[-2])} ({code})", error_code=code)
+
+
+def _standby_shaped(plan: Plan) -> bool:
+    """A plain ``bash -c SCRIPT`` session run: what a standby shell can run."""
+    argv = plan.command.argv
+    return plan.state_path is not None and plan.error is None and len(argv) == 3 and argv[:2] == ("bash", "-c")
 
 
 def _shown(plan: Plan, result: Result) -> Result:
@@ -93,6 +103,21 @@ class Engine(Planner):
         self._counter = itertools.count(1)
         self.shells = ShellRegistry(log_dir=lambda: self.logs.path, grace=self.options.grace)
         self.shells.on_kill = self._record_kill
+        self.warm = WarmShell(self._make_standby)
+        self._standby = standby_default()
+        self._standby_counter = itertools.count(1)
+
+    @property
+    def standby(self) -> bool:
+        """Keep the next bash started ahead (see :mod:`.warm`): a short command then skips bash's start-up.
+        Off discards the one waiting."""
+        return self._standby
+
+    @standby.setter
+    def standby(self, on: bool) -> None:
+        self._standby = bool(on)
+        if not on:
+            self.warm.drop()
 
     # -- running ------------------------------------------------------------------
     def run(
@@ -120,35 +145,74 @@ class Engine(Planner):
             return dataclasses.replace(result, notes=result.notes + (note,)) if note else result
         run_id = self._audit_intent(plan, "run")
         self.start_pruning()
-        marker = f"{self.token}-{plan.label}"
-        expected = self.shells.expect_foreground(marker)  # guarded from its first instant, not from its report
+        warm = self._standby_for(plan)
         try:
-            result = run_command(
-                plan.command,
-                options or self.options,
-                log_dir=self.logs,
-                label=plan.label,
-                marker=marker,
-                on_output=on_output,
-                on_progress=on_progress,
-                cancel=cancel,
-                register=self.shells.guard_foreground,
-            )
-        finally:
-            expected()
+            result = self._run_process(plan, options or self.options, warm, on_output=on_output,
+                                       on_progress=on_progress, cancel=cancel)
+        except StandbyGone:  # killed from outside between its check and its script: nothing of it ran
+            assert warm is not None
+            warm.discard()
+            warm = None
+            result = self._run_process(plan, options or self.options, None, on_output=on_output,
+                                       on_progress=on_progress, cancel=cancel)
         if plan.script_file is not None:
             with contextlib.suppress(OSError):
                 os.unlink(plan.script_file)
         if plan.script and plan.command.argv[0] in SHELL_LANGUAGES:
             result = _name_shell_start_failure(result)
         if plan.state_path is not None:
-            result = self._update_session(plan, result)
+            result = self._update_session(plan, result, warm.env[STATE_VAR] if warm is not None else plan.state_path)
+            if self.standby and _standby_shaped(plan) and not plan.env_changes:
+                self.warm.refill()  # for the next run, from the session as this run left it
         result = _shown(plan, result)
         note = self.policy.audit_outcome(decision="run", run=run_id, command=plan.command.display,
                                          cwd=plan.shown_cwd, exit_code=result.exit_code,
                                          duration_ms=result.duration_ms, outcome=result.outcome())
         notes = plan.notes + result.notes + ((note,) if note else ())
         return dataclasses.replace(result, notes=notes) if notes != result.notes else result
+
+    def _run_process(self, plan: Plan, options: RunOptions, warm: Standby | None, *,
+                     on_output: OutputCallback | None, on_progress: ProgressCallback | None,
+                     cancel: CancelToken | None) -> Result:
+        """Run the plan's command in ``warm`` (already registered with the watchdog) or a new process."""
+        marker = warm.marker if warm is not None else f"{self.token}-{plan.label}"
+        # a new process is guarded from its first instant, not from its report
+        expected = self.shells.expect_foreground(marker) if warm is None else (lambda: None)
+        try:
+            return run_command(plan.command, options, log_dir=self.logs, label=plan.label, marker=marker,
+                               on_output=on_output, on_progress=on_progress, cancel=cancel,
+                               register=self.shells.guard_foreground, standby=warm)
+        finally:
+            expected()
+
+    def _standby_for(self, plan: Plan) -> Standby | None:
+        """The standby shell, checked, when ``plan`` is a plain session run that fits it; else ``None``."""
+        if not self.standby or not _standby_shaped(plan) or USER_BASH_ENV_VAR in plan.command.env:
+            return None
+        warm = self.warm.take(plan.command, _PER_RUN)
+        if warm is None:
+            return None
+        try:
+            fine = warm.check(plan.command.argv[2].encode("utf-8", "surrogateescape"))
+        except BaseException:
+            warm.discard()
+            raise
+        if not fine:  # a syntax error reads as bash -c words it only from a cold start
+            warm.discard()
+            return None
+        return warm
+
+    def _make_standby(self) -> Standby | None:
+        """Start the bash the next plain session run would get (in the warm shell's worker thread)."""
+        try:
+            name = f"standby-{next(self._standby_counter):04d}"
+            cwd, env = self.plain_bash_setting(name)
+            if USER_BASH_ENV_VAR in env:
+                return None  # the user's BASH_ENV runs at start-up: it could only run ahead of time
+            return start_standby(cwd, env, f"{self.token}-{name}", expect=self.shells.expect_foreground,
+                                 register=self.shells.guard_foreground)
+        except (OSError, PreExecError):
+            return None
 
     def _audit_intent(self, plan: Plan, decision: str) -> str:
         """Record what is about to start, before it starts; :class:`AuditUnavailable` stops it."""
@@ -176,12 +240,12 @@ class Engine(Planner):
                                 "EPERM", exit_code=1)
         return None
 
-    def _update_session(self, plan: Plan, result: Result) -> Result:
-        assert plan.state_path is not None
+    def _update_session(self, plan: Plan, result: Result, state_path: str) -> Result:
+        """Apply what a session run changed, read from ``state_path`` (the plan's, or its standby's)."""
         try:
-            with open(plan.state_path, "rb") as fh:
+            with open(state_path, "rb") as fh:
                 state = fh.read()
-            os.unlink(plan.state_path)
+            os.unlink(state_path)
         except FileNotFoundError:
             state = None
         stopped = result.timed_out or result.interrupted or result.signal is not None
@@ -257,6 +321,7 @@ class Engine(Planner):
 
     def close(self, grace: float | None = None) -> None:
         """Stop every background shell and helper this engine started (``grace`` before SIGKILL)."""
+        self.warm.close()
         self.shells.close(grace)
 
     def run_script(self, script: str, language: str = "bash", *, options: RunOptions | None = None,

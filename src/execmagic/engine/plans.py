@@ -108,6 +108,7 @@ class Planner:
         isolated: bool,
         input: str | bytes | None,
         env_filter: Callable[[dict[str, str]], dict[str, str]] | None = None,
+        label: str | None = None,
     ) -> _Prepared:
         """What every plan needs: a label, the merged env, the run's cwd (checked), params and input.
 
@@ -146,7 +147,8 @@ class Planner:
             data = checks.encode_input(expand_value(input, merged, params))
         else:
             data = input  # bytes go to stdin unchanged: never templated, never shown as b'…'
-        return _Prepared(f"{next(self._counter):04d}", run_cwd, merged, params, data, error, changes, moved_path)
+        label = label if label is not None else f"{next(self._counter):04d}"
+        return _Prepared(label, run_cwd, merged, params, data, error, changes, moved_path)
 
     def plan_script(
         self,
@@ -204,6 +206,13 @@ class Planner:
                     shell_text=text if language in SHELL_LANGUAGES else None, session_env=p.env, notes=notes,
                     script_file=script_path if script_path in argv or argv[-1].endswith(shlex.quote(script_path))
                     else None)
+
+    def plain_bash_setting(self, name: str) -> tuple[str, dict[str, str]]:
+        """The cwd and environment a plain session bash run (no options) would get now, its state saved to
+        ``name.state`` in the log folder: what a standby shell is started with.  ``OSError``: no log folder."""
+        p = self._prepare(cwd=None, env=None, clear_env=False, params=None, isolated=False, input=None, label=name)
+        logs = self.logs.ensure()
+        return p.cwd, session_env(p.env, os.path.join(logs, f"{name}.state"), write_prelude(logs))
 
     def plan_argv(
         self,

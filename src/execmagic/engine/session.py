@@ -15,6 +15,7 @@ the state as it was.  Non-exported shell variables do not persist.
 from __future__ import annotations
 
 import dataclasses
+import hashlib
 import os
 import re
 import threading
@@ -46,8 +47,11 @@ trap "{{ printf '%s\\0' \\"\\$PWD\\"; unset {MARKER_VAR}; export -p; }} > $__exe
 unset __execmagic_q {STATE_VAR} BASH_ENV
 if [ -n "${{{USER_BASH_ENV_VAR}+set}}" ]; then
   export BASH_ENV="${USER_BASH_ENV_VAR}"; unset {USER_BASH_ENV_VAR}; . "$BASH_ENV"
+else
+  : "$BASH"  # $_ as bash -c starts with it (not this file's last word)
 fi
 """
+_PRELUDE_HASH = hashlib.sha256(_PRELUDE.encode()).hexdigest()[:8]
 # One entry of `export -p`: the name, then a "double-quoted" or $'ANSI-C' value, or nothing (exported, unset).
 _ENTRY = re.compile(
     rb"(?:declare -[A-Za-z-]+|export) ([A-Za-z_][A-Za-z0-9_]*)"
@@ -136,8 +140,9 @@ def why_no_state(script: str) -> str:
 
 
 def write_prelude(directory: str) -> str:
-    """Write the prelude file into ``directory`` (once; it never changes) and return its path."""
-    path = os.path.join(directory, "session-prelude.bash")
+    """Write the prelude file into ``directory`` (once; named by its content, so a folder kept from an older
+    version never serves an older prelude) and return its path."""
+    path = os.path.join(directory, f"session-prelude-{_PRELUDE_HASH}.bash")
     if not os.path.exists(path):
         partial = f"{path}.{os.getpid()}.{threading.get_ident()}.tmp"
         with open(partial, "w", encoding="utf-8") as fh:

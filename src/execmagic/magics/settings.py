@@ -115,6 +115,13 @@ class ExecSettings(Magics):
                    " command are the kernel's own (as %pip ensures). False: PATH exactly as inherited.",
     ).tag(config=True)
 
+    standby = Bool(
+        True, help="Start the next command's bash ahead of time (after each command, in the background), so a"
+                   " short command skips bash's start-up; one that does not fit it (a cd or export since, --env,"
+                   " --cwd, input) starts as usual. False: every command starts its own bash"
+                   " (EXECMAGIC_STANDBY=0 in the environment: False for every engine of the process).",
+    ).tag(config=True)
+
     redact_provenance = Bool(
         True, help="Show and save commands with secrets redacted (values of secret-named templates and variables,"
                    " token-shaped text); the command runs with the real values.",
@@ -232,7 +239,7 @@ class ExecSettings(Magics):
 
     # -- reaching the engine ------------------------------------------------------------------
     @observe("log_dir", "allowed_dirs", "audit_log", "prefer_kernel_env", "redact_provenance", "log_retention_days",
-             "log_quota")
+             "log_quota", "standby")
     def _engine_setting_changed(self, change: dict[str, Any]) -> None:
         if self._engine is not None:
             self.apply_engine_settings()
@@ -240,6 +247,7 @@ class ExecSettings(Magics):
     def apply_engine_settings(self) -> None:
         """Hand the engine-wide settings over (each value was checked when it was set)."""
         from ..process.capture import LogDir
+        from ..process.standby import standby_default
 
         engine = self.engine
         if self.log_dir and engine.logs.path != self.log_dir:
@@ -247,6 +255,7 @@ class ExecSettings(Magics):
         engine.policy.allowed_roots = tuple(self.allowed_dirs)
         engine.policy.audit_log = self.audit_log or None
         engine.prefer_kernel_env = self.prefer_kernel_env
+        engine.standby = self.standby and standby_default()
         engine.redact_display = self.redact_provenance
         engine.log_retention_days = self.log_retention_days
         engine.log_quota = self.log_quota

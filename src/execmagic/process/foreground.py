@@ -21,6 +21,7 @@ from .leftovers import left_behind, pids
 from .pump import Cancelled, CancelToken, OutputCallback, ProgressCallback, Pump
 from .results import TIMEOUT_EXIT_CODE, Result, StreamCapture, exit_code_of
 from .spec import Command, RunOptions
+from .standby import Standby
 from .stop import StopReport, stop_tree
 
 __all__ = ["CancelToken", "OutputCallback", "ProgressCallback", "failed_to_start", "run_command"]
@@ -214,12 +215,16 @@ def run_command(
     on_progress: ProgressCallback | None = None,
     cancel: CancelToken | None = None,
     register: Callable[[int, str], Callable[[], None]] | None = None,
+    standby: Standby | None = None,
 ) -> Result:
     """Run ``command`` to its end, the deadline, an interrupt or ``cancel``; always return a :class:`Result`.
 
     ``register(sid, marker)`` is told of the process session as soon as it exists and
     returns what to call once it is gone: the watchdog that stops it if this process
     dies (a kernel killed by the OOM killer runs no cleanup of its own).
+
+    ``standby`` (its :meth:`~.standby.Standby.check` passed) runs the command instead of a
+    launch, under its own marker; :class:`~.standby.StandbyGone` when it died meanwhile.
 
     Whatever happens -- including ``KeyboardInterrupt`` -- nothing the command
     started is left running when this returns.  A log that cannot be written (a full
@@ -229,12 +234,18 @@ def run_command(
     started_at = now_iso()
     start = time.monotonic()
     before = pids()  # what existed before: anything new that carries the marker is ours
+    if standby is not None:  # already started, registered and checked: it only needs its script
+        proc = standby.release(command.argv[2].encode("utf-8", "surrogateescape"))
+    else:
+        try:
+            proc = launch(command, marker)
+        except PreExecError as exc:
+            return failed_to_start(command, exc, started_at)
     try:
-        proc = launch(command, marker)
-    except PreExecError as exc:
-        return failed_to_start(command, exc, started_at)
-    try:
-        unregister = register(proc.pid, marker) if register is not None else None
+        if standby is not None:
+            unregister: Callable[[], None] | None = standby.registration()
+        else:
+            unregister = register(proc.pid, marker) if register is not None else None
         run = _Run(command, options, proc, marker=marker, log_dir=log_dir, label=label, started_at=started_at,
                    start=start, on_output=on_output, on_progress=on_progress, cancel=cancel)
     except BaseException:  # the process exists and nothing else knows it: never leave it running

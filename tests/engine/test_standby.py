@@ -1,0 +1,247 @@
+"""The standby shell: the next bash started ahead, used only when it fits, never with stale state,
+never outliving its owner, and indistinguishable from a cold ``bash -c`` in what a script sees."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+import threading
+import time
+
+import psutil
+import pytest
+
+from execmagic.engine import Engine, RunOptions
+from execmagic.engine.warm import MISSES_BEFORE_BACKOFF
+from execmagic.process.standby import SCRIPT_LIMIT, idle_pids
+from processes import pid_alive
+
+READY = 10.0  # seconds a standby may take to be started on a busy machine (an event is awaited, not slept)
+
+
+def ready(engine):
+    standby = engine.warm.wait_ready(READY)
+    assert standby is not None, "no standby was started"
+    return standby
+
+
+def warm_pid(engine, script="echo $$"):
+    """Run ``script`` (it prints its shell's pid) in the waiting standby; return (result, standby pid)."""
+    pid = ready(engine).runner.pid
+    return engine.run_script(script), pid
+
+
+@pytest.fixture
+def cold(tmp_path):
+    engine = Engine(log_dir=str(tmp_path / "cold-logs"), options=RunOptions(grace=0.3))
+    engine.standby = False
+    yield engine
+    engine.close()
+
+
+def test_a_run_after_the_first_takes_the_standby(engine):
+    engine.run_script("true")
+    r, pid = warm_pid(engine)
+    assert r.stdout == f"{pid}\n" and r.exit_code == 0
+    ready(engine)  # and the next one is started after it
+
+
+# What a script sees: the same in a standby as in a cold bash -c.
+SAME = {
+    "lineno": "echo $LINENO\necho $LINENO",
+    "args": 'echo "$0|$#|$*|$-"',
+    "last-arg": 'echo "[$_]"',
+    "execution-string": 'echo "[$BASH_EXECUTION_STRING]"',
+    "shlvl": "echo $SHLVL",
+    "options": "set -o | tr -s ' \\t' ' '; shopt | tr -s ' \\t' ' '",
+    "variables": "compgen -v | grep -v -e '^BASH_' -e '^_$' -e '^PPID$' -e '^SHLVL$' -e '^RANDOM$' -e '^SECONDS$' "
+                 "-e '^EPOCH' -e '^SRANDOM$' -e '^LINENO$' -e '^PIPESTATUS$' -e '^COLUMNS$' -e '^LINES$'",
+    "functions-and-traps": "declare -F; trap -p | sed 's/ > .*//'",
+    "stdin": "cat; echo rc=$?",
+    "exit": "echo before; exit 4; echo after",
+    "return": "return 3; echo still",
+    "not-found": "nosuchcommand_xyz; echo $?",
+    "syntax-first-line": "if then",
+    "syntax-later-line": "echo one\nif then\necho never",
+    "unterminated": 'echo "open',
+    "arith-error": "x=$(( 1 + )); echo after",
+    "extglob": "shopt -s extglob\ncase ab in @(ab|cd)) echo matched;; esac",
+    "errexit-inside": "set -e; false; echo never",
+    "heredoc": "cat <<EOF\nhello $((1+1))\nEOF",
+    "unicode": "echo 'héllo ✓'; printf '%s\\n' \"${#BASH_EXECUTION_STRING}\"",
+    "exports": "export -p | grep -c . >/dev/null; env | grep -c '^EXECMAGIC_RUN='",
+}
+
+
+@pytest.mark.parametrize("name", SAME)
+def test_a_script_sees_what_it_would_in_a_cold_bash(name, engine, cold):
+    script = SAME[name]
+    engine.run_script("true")
+    ready(engine)
+    warm, expected = engine.run_script(script), cold.run_script(script)
+    assert (warm.stdout, warm.stderr, warm.exit_code) == (expected.stdout, expected.stderr, expected.exit_code)
+    assert warm.notes == expected.notes
+
+
+def test_a_syntax_error_runs_cold_and_reads_as_bash_c_wrote_it(engine):
+    engine.run_script("true")
+    standby = ready(engine)
+    r = engine.run_script("echo one\nif then\necho never")
+    assert r.stdout == "one\n" and r.exit_code == 2
+    assert r.stderr.startswith("bash: -c: line 2: syntax error near unexpected token `then'")
+    assert "eval" not in r.stderr
+    assert not pid_alive(standby.runner.pid) and not pid_alive(standby.checker.pid)  # discarded, not leaked
+
+
+def test_a_script_over_the_limit_runs_cold(engine):
+    engine.run_script("true")
+    standby = ready(engine)
+    script = "# " + "x" * SCRIPT_LIMIT + "\necho $$"
+    r = engine.run_script(script)
+    assert r.exit_code == 0 and r.stdout != f"{standby.runner.pid}\n"
+
+
+# -- never stale --------------------------------------------------------------------------------
+def test_cd_and_export_reach_the_next_standby(engine, tmp_path):
+    engine.run_script(f"cd {tmp_path} && export EXECMAGIC_T_STEP=one")
+    r, pid = warm_pid(engine, 'echo "$$ $PWD $EXECMAGIC_T_STEP"')
+    assert r.stdout == f"{pid} {tmp_path} one\n"
+    engine.run_script("unset EXECMAGIC_T_STEP; cd /")
+    r, pid = warm_pid(engine, 'echo "$$ $PWD ${EXECMAGIC_T_STEP-unset}"')
+    assert r.stdout == f"{pid} / unset\n"
+
+
+def test_a_change_from_python_discards_the_standby(engine, monkeypatch, tmp_path):
+    engine.run_script("true")
+    standby = ready(engine)
+    monkeypatch.setenv("EXECMAGIC_T_LATE", "from python")
+    r = engine.run_script('echo "$$ $EXECMAGIC_T_LATE"')
+    assert r.stdout.split(" ", 1) == [r.stdout.split(" ")[0], "from python\n"]
+    assert r.stdout.split()[0] != str(standby.runner.pid)
+    assert not pid_alive(standby.runner.pid)
+    standby = ready(engine)  # a fresh one, with the new environment
+    monkeypatch.chdir(tmp_path)  # the session follows the kernel's cwd until a run changes it
+    r = engine.run_script("echo $$; pwd")
+    assert r.stdout.split("\n")[:2] != [str(standby.runner.pid), str(tmp_path)] and r.stdout.endswith(f"{tmp_path}\n")
+
+
+@pytest.mark.parametrize("options", [{"env": {"EXECMAGIC_T_ONE": "1"}}, {"cwd": "/"}, {"input": "in\n"},
+                                     {"isolated": True}, {"errexit": True}])
+def test_options_that_change_the_run_start_it_cold(engine, options):
+    engine.run_script("true")
+    standby = ready(engine)
+    r = engine.run_script("echo $$; cat", **options)
+    assert r.exit_code == 0 and r.stdout.split("\n")[0] != str(standby.runner.pid)
+
+
+def test_after_misses_in_a_row_standbys_are_started_only_now_and_then(engine):
+    engine.run_script("true")
+    for i in range(MISSES_BEFORE_BACKOFF):
+        ready(engine)
+        os.environ["EXECMAGIC_T_CHURN"] = str(i)  # every run sees a changed environment: a miss
+        engine.run_script("true")
+    del os.environ["EXECMAGIC_T_CHURN"]
+    assert engine.warm.wait_ready(0.5) is None
+    for _ in range(8):
+        engine.run_script("true")
+    ready(engine)  # one in a while is tried again: it fits now
+
+
+# -- stopping, killing, closing -----------------------------------------------------------------
+def test_timeout_and_cancel_in_a_standby_leave_nothing(engine):
+    engine.run_script("true")
+    ready(engine)
+    r = engine.run_script("sleep 30 & sleep 31", options=RunOptions(timeout=0.3, grace=0.2))
+    assert r.timed_out and r.exit_code == 124
+
+
+def test_a_standby_killed_from_outside_costs_nothing(engine):
+    engine.run_script("true")
+    standby = ready(engine)
+    os.kill(standby.runner.pid, signal.SIGKILL)
+    standby.runner.wait()
+    r = engine.run_script("echo fine")
+    assert r.stdout == "fine\n" and r.exit_code == 0
+    standby = ready(engine)
+    os.kill(standby.checker.pid, signal.SIGKILL)
+    standby.checker.wait()
+    assert engine.run_script("echo fine").stdout == "fine\n"
+
+
+def test_close_and_switching_off_discard_it(engine):
+    engine.run_script("true")
+    standby = ready(engine)
+    engine.standby = False
+    assert not pid_alive(standby.runner.pid) and not pid_alive(standby.checker.pid)
+    engine.run_script("true")
+    assert engine.warm.wait_ready(0.5) is None
+    engine.standby = True
+    engine.run_script("true")
+    standby = ready(engine)
+    engine.close()
+    assert not pid_alive(standby.runner.pid) and not pid_alive(standby.checker.pid)
+    assert idle_pids() == []
+
+
+def test_concurrent_runs_share_one_standby_and_each_get_their_own_output(engine):
+    engine.run_script("true")
+    ready(engine)
+    results = {}
+
+    def run(i):
+        results[i] = engine.run_script(f"echo {i}")
+
+    threads = [threading.Thread(target=run, args=(i,)) for i in range(8)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(60)
+    assert {i: r.stdout for i, r in results.items()} == {i: f"{i}\n" for i in range(8)}
+
+
+OWNER = textwrap.dedent("""
+    import sys, threading
+    from execmagic.engine import Engine
+    engine = Engine(log_dir=sys.argv[1])
+    engine.run_script("true")
+    standby = engine.warm.wait_ready(10)
+    if sys.argv[2] == "running":
+        threading.Thread(target=engine.run_script, args=("echo started; sleep 64",), daemon=True).start()
+    else:
+        print(standby.runner.pid, standby.checker.pid, flush=True)
+    sys.stdin.read()
+""")
+
+
+def argv(proc):
+    try:
+        return proc.cmdline()
+    except psutil.Error:  # gone, or a zombie between two looks
+        return []
+
+
+@pytest.mark.parametrize("state", ["idle", "running"])
+def test_a_standby_never_outlives_an_owner_killed_with_sigkill(state, tmp_path):
+    owner = subprocess.Popen([sys.executable, "-c", OWNER, str(tmp_path / "logs"), state],
+                             stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    try:
+        if state == "idle":
+            pids = [int(pid) for pid in owner.stdout.readline().split()]
+        else:  # the run in the standby, and its sleep
+            deadline = time.monotonic() + READY
+            while not (pids := [p.pid for p in psutil.Process(owner.pid).children(recursive=True)
+                                if argv(p)[:2] == ["sleep", "64"]]):
+                assert time.monotonic() < deadline, "the run never started"
+                time.sleep(0.02)
+            pids.append(psutil.Process(pids[0]).ppid())
+        assert pids and all(pid_alive(pid) for pid in pids)
+    finally:
+        owner.kill()
+        owner.wait()
+        owner.stdin.close()
+        owner.stdout.close()
+    psutil.wait_procs([psutil.Process(pid) for pid in pids if psutil.pid_exists(pid)], timeout=10)
+    assert not any(pid_alive(pid) for pid in pids)
