@@ -1,8 +1,9 @@
 """Keeping one standby shell ready for the next run (see :mod:`..process.standby`).
 
 After a session run ends, a worker thread starts the bash the next plain run would get (the
-session's cwd and environment, as they are once this run's changes are in), while the
-notebook shows the result and waits for the next cell.  A run takes it only if it fits
+session's cwd and environment, as they are once this run's changes are in), a moment
+later (:data:`REFILL_DELAY`), when the notebook has shown the result and waits for the
+next cell.  A run takes it only if it fits
 exactly -- the same cwd and environment, no options that change them, no input -- so a
 ``cd``/``export`` (or a change to ``os.environ`` from Python) is never run with stale
 state: the standby is discarded and the run starts cold.  After a few misses in a row
@@ -19,12 +20,16 @@ from collections.abc import Callable
 from ..process.spec import Command
 from ..process.standby import Standby
 
-__all__ = ["MISSES_BEFORE_BACKOFF", "RETRY_EVERY", "WarmShell"]
+__all__ = ["MISSES_BEFORE_BACKOFF", "REFILL_DELAY", "RETRY_EVERY", "WarmShell"]
 
 #: Misses in a row after which standbys are started only now and then.
 MISSES_BEFORE_BACKOFF = 3
 #: While backing off, one refill in this many is made (a notebook that stops missing gets its standby back).
 RETRY_EVERY = 8
+#: Seconds after a run before its successor's standby is started: the owner is then most likely idle
+#: (a kernel has sent its reply) -- started at once, it competes with the end of the cell for the CPU.
+#: A run that comes sooner starts cold and cancels it (the end of that run asks again).
+REFILL_DELAY = 0.01
 #: Seconds a run waits for a standby that is being started at that moment (less than a cold start would take).
 _WAIT_FOR_MAKING = 0.05
 #: Seconds :meth:`WarmShell.close` waits for a standby being started to be done.
@@ -63,8 +68,9 @@ class WarmShell:
         """The standby, if ``command`` fits it (``ignore``: variables set per run); one that does not fit is
         discarded (its state would be stale)."""
         with self._cond:
-            if self._making or self._wanted:
-                self._cond.wait_for(lambda: not (self._making or self._wanted) or self._closed, _WAIT_FOR_MAKING)
+            self._wanted = False  # one waiting for its delay is not started: this run ends by asking again
+            if self._making:
+                self._cond.wait_for(lambda: not self._making or self._closed, _WAIT_FOR_MAKING)
             standby, self._ready = self._ready, None
         if standby is None:
             return None
@@ -94,8 +100,12 @@ class WarmShell:
         while True:
             with self._cond:
                 self._cond.wait_for(lambda: self._wanted or self._closed)
+                # then the delay, unless a run takes the wish back meanwhile
+                self._cond.wait_for(lambda: not self._wanted or self._closed, REFILL_DELAY)
                 if self._closed:
                     return
+                if not self._wanted:
+                    continue
                 self._wanted, self._making = False, True
             standby = None
             try:
