@@ -73,6 +73,10 @@ SAME = {
     "heredoc": "cat <<EOF\nhello $((1+1))\nEOF",
     "unicode": "echo 'héllo ✓'; printf '%s\\n' \"${#BASH_EXECUTION_STRING}\"",
     "exports": "export -p | grep -c . >/dev/null; env | grep -c '^EXECMAGIC_RUN='",
+    # eval adds a level of indirection that xtrace shows ("++ echo" where bash -c shows "+ echo")
+    "xtrace": "set -x; f() { :; }; f",
+    "xtrace-long-option": "set -o xtrace\necho hi",
+    "xtrace-combined": "set -eux; echo hi",
 }
 
 
@@ -104,6 +108,15 @@ def test_a_script_over_the_limit_runs_cold(engine):
     assert r.exit_code == 0 and r.stdout != f"{standby.runner.pid}\n"
 
 
+def test_a_script_with_a_nul_byte_fails_as_it_does_cold(engine, cold):
+    engine.run_script("true")
+    ready(engine)
+    with pytest.raises(ValueError):
+        cold.run_script("echo a\0b")
+    with pytest.raises(ValueError):  # not run with the NUL dropped (bash's read drops it)
+        engine.run_script("echo a\0b")
+
+
 # -- never stale --------------------------------------------------------------------------------
 def test_cd_and_export_reach_the_next_standby(engine, tmp_path):
     engine.run_script(f"cd {tmp_path} && export EXECMAGIC_T_STEP=one")
@@ -126,6 +139,57 @@ def test_a_change_from_python_discards_the_standby(engine, monkeypatch, tmp_path
     monkeypatch.chdir(tmp_path)  # the session follows the kernel's cwd until a run changes it
     r = engine.run_script("echo $$; pwd")
     assert r.stdout.split("\n")[:2] != [str(standby.runner.pid), str(tmp_path)] and r.stdout.endswith(f"{tmp_path}\n")
+
+
+def test_a_cwd_removed_and_made_again_is_not_run_in_the_old_one(engine, tmp_path):
+    work = tmp_path / "work"
+    work.mkdir()
+    engine.run_script(f"cd {work}")
+    ready(engine)
+    work.rmdir()
+    work.mkdir()  # the same path, another directory: a cold bash starts in the new one
+    r = engine.run_script("touch made && echo made")
+    assert (r.stdout, r.stderr, r.exit_code) == ("made\n", "", 0)
+    assert (work / "made").exists()
+
+
+def test_a_umask_set_from_python_reaches_the_run(engine):
+    engine.run_script("true")
+    ready(engine)
+    old = os.umask(0o077)
+    try:
+        assert engine.run_script("umask").stdout == "0077\n"
+    finally:
+        os.umask(old)
+
+
+def test_a_resource_limit_set_from_python_reaches_the_run(engine):
+    import resource
+
+    engine.run_script("true")
+    ready(engine)
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    resource.setrlimit(resource.RLIMIT_NOFILE, (min(soft, 256) - 1, hard))
+    try:
+        assert engine.run_script("ulimit -n").stdout == f"{min(soft, 256) - 1}\n"
+    finally:
+        resource.setrlimit(resource.RLIMIT_NOFILE, (soft, hard))
+
+
+def test_a_run_from_a_thread_with_another_niceness_gets_that_niceness(engine):
+    engine.run_script("true")
+    ready(engine)
+    results = []
+
+    def nicer():  # niceness is per thread on Linux: this one only
+        os.nice(1)
+        results.append((engine.run_script("nice").stdout, os.getpriority(os.PRIO_PROCESS, 0)))
+
+    thread = threading.Thread(target=nicer)
+    thread.start()
+    thread.join(60)
+    (shown, mine), = results
+    assert shown == f"{mine}\n"
 
 
 @pytest.mark.parametrize("options", [{"env": {"EXECMAGIC_T_ONE": "1"}}, {"cwd": "/"}, {"input": "in\n"},
@@ -171,6 +235,71 @@ def test_a_standby_killed_from_outside_costs_nothing(engine):
     os.kill(standby.checker.pid, signal.SIGKILL)
     standby.checker.wait()
     assert engine.run_script("echo fine").stdout == "fine\n"
+
+
+def test_an_interrupt_as_the_run_starts_leaves_no_standby_behind(engine, monkeypatch):
+    import execmagic.process.foreground as foreground
+
+    engine.run_script("true")
+    standby = ready(engine)
+    real = foreground.pids
+
+    def interrupted():  # Ctrl-C lands while the run looks at what exists before it starts
+        monkeypatch.setattr(foreground, "pids", real)
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(foreground, "pids", interrupted)
+    with pytest.raises(KeyboardInterrupt):
+        engine.run_script("echo never")
+    assert not pid_alive(standby.runner.pid) and not pid_alive(standby.checker.pid)
+    assert idle_pids() == []
+
+
+def test_a_forked_child_holding_on_does_not_cost_the_parent_its_standby(engine):
+    """A child forked without exec (multiprocessing's fork start) inherits every descriptor: it must not keep
+    the standby's pipes open (the check would wait for an end of input that never comes)."""
+    engine.run_script("true")
+    standby = ready(engine)
+    hold_r, hold_w = os.pipe()
+    child = os.fork()
+    if child == 0:  # pragma: no cover (the child)
+        os.close(hold_w)
+        os.read(hold_r, 1)
+        os._exit(0)
+    os.close(hold_r)
+    try:
+        r = engine.run_script("echo $$")
+        assert r.stdout == f"{standby.runner.pid}\n"
+    finally:
+        os.close(hold_w)
+        os.waitpid(child, 0)
+
+
+def test_a_forked_child_using_the_engine_leaves_the_parents_standby_run_alone(engine, tmp_path):
+    """The child's copy of the standby is the parent's: the child neither kills it nor has a watchdog of its
+    own sweep it when the child exits."""
+    engine.run_script("true")
+    standby = ready(engine)
+    fifo = tmp_path / "go"
+    os.mkfifo(fifo)
+    results = []
+    parent_run = threading.Thread(target=lambda: results.append(engine.run_script(f"read line < {fifo}; echo $$")))
+    parent_run.start()
+    deadline = time.monotonic() + READY
+    while standby._script_fd is not None:  # handed its script: the run is under way
+        assert time.monotonic() < deadline
+        time.sleep(0.01)
+    child = os.fork()
+    if child == 0:  # pragma: no cover (the child)
+        code = 0 if engine.run_script("echo child").stdout == "child\n" else 1
+        os._exit(code)
+    _, status = os.waitpid(child, 0)
+    with open(fifo, "w") as fh:
+        fh.write("go\n")
+    parent_run.join(60)
+    assert os.waitstatus_to_exitcode(status) == 0
+    (r,) = results
+    assert (r.stdout, r.exit_code, r.signal) == (f"{standby.runner.pid}\n", 0, None)
 
 
 def test_close_and_switching_off_discard_it(engine):

@@ -145,8 +145,9 @@ class Engine(Planner):
             return dataclasses.replace(result, notes=result.notes + (note,)) if note else result
         run_id = self._audit_intent(plan, "run")
         self.start_pruning()
-        warm = self._standby_for(plan)
+        warm = None
         try:
+            warm = self._standby_for(plan)
             result = self._run_process(plan, options or self.options, warm, on_output=on_output,
                                        on_progress=on_progress, cancel=cancel)
         except StandbyGone:  # killed from outside between its check and its script: nothing of it ran
@@ -155,6 +156,10 @@ class Engine(Planner):
             warm = None
             result = self._run_process(plan, options or self.options, None, on_output=on_output,
                                        on_progress=on_progress, cancel=cancel)
+        except BaseException:  # an interrupt before the run had the standby in hand (or after): never leak it
+            if warm is not None:
+                warm.discard()
+            raise
         if plan.script_file is not None:
             with contextlib.suppress(OSError):
                 os.unlink(plan.script_file)

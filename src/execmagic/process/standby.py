@@ -22,18 +22,21 @@ from __future__ import annotations
 
 import contextlib
 import os
+import re
+import resource
 import select
 import signal
 import subprocess
 import threading
+import weakref
 from collections.abc import Callable, Mapping
 
 from .launch import MARKER_VAR, resolve_executable
 from .spec import Command
 from .system import pidfd_open
 
-__all__ = ["SCRIPT_LIMIT", "STANDBY_ENV_VAR", "Standby", "StandbyGone", "idle_pids", "standby_default",
-           "start_standby"]
+__all__ = ["SCRIPT_LIMIT", "STANDBY_ENV_VAR", "Standby", "StandbyGone", "idle_pids", "inherited",
+           "standby_default", "start_standby"]
 
 #: ``EXECMAGIC_STANDBY=0`` in the environment: engines of this process start with no standby shell.
 STANDBY_ENV_VAR = "EXECMAGIC_STANDBY"
@@ -44,11 +47,24 @@ SCRIPT_LIMIT = 2048
 #: Seconds the parse check may take before the standby is given up (it takes well under 1 ms).
 CHECK_TIMEOUT = 2.0
 
+#: A script that may turn on tracing (``set -x``, ``set -eux``, ``set -o xtrace``, ``SHELLOPTS``): ``eval`` is
+#: one level of indirection more than ``bash -c``, which xtrace shows (``++ cmd`` for ``+ cmd``).  Loose on
+#: purpose (``chmod +x`` matches too): a false match only costs a cold start.
+_MAY_TRACE = re.compile(r"[-+][A-Za-z]*x|xtrace|SHELLOPTS")
+#: Resource limits a child inherits (``resource.setrlimit`` from Python changes them for the next run).
+_RLIMITS = tuple(getattr(resource, name) for name in dir(resource) if name.startswith("RLIMIT_"))
+
 Register = Callable[[int, str], Callable[[], None]]
 Expect = Callable[[str], Callable[[], None]]
 
 _idle: dict[int, Standby] = {}  # runner pid -> standby, while it waits for a script
 _idle_lock = threading.Lock()
+# A child forked without exec (multiprocessing's fork start) inherits every descriptor.  Holding a standby's
+# script pipe or the checker's input open there, it would keep the runner or the checker from ever seeing the
+# end of its script.  So a fork waits while descriptors are made or handed over (under this lock), and the
+# child closes every one it inherited and treats those standbys as the parent's (see _after_fork_in_child).
+_fork_lock = threading.Lock()
+_every: weakref.WeakSet[Standby] = weakref.WeakSet()
 
 
 def standby_default() -> bool:
@@ -60,6 +76,25 @@ def idle_pids() -> list[int]:
     """The pids of every standby of this process still waiting for a script (runners and checkers)."""
     with _idle_lock:
         return [pid for standby in _idle.values() for pid in (standby.runner.pid, standby.checker.pid)]
+
+
+def inherited() -> tuple[object, ...]:
+    """What a process started now by the calling thread inherits besides its cwd and environment: the
+    umask, ignored and blocked signals, CPU affinity, niceness (per thread on Linux) and resource limits.
+    A standby started before Python changed one of them (``os.umask``, ``resource.setrlimit``) is stale."""
+    with open("/proc/thread-self/status", "rb") as fh:
+        status = tuple(line for line in fh.read().splitlines()
+                       if line.startswith((b"Umask:", b"SigBlk:", b"SigIgn:", b"Cpus_allowed:")))
+    return status, os.getpriority(os.PRIO_PROCESS, 0), tuple(resource.getrlimit(limit) for limit in _RLIMITS)
+
+
+def _same_directory(path: str, pid: int) -> bool:
+    """Whether ``path`` is still the directory process ``pid`` works in (not one removed and made again)."""
+    try:
+        mine, its = os.stat(path), os.stat(f"/proc/{pid}/cwd")
+    except OSError:
+        return False
+    return (mine.st_dev, mine.st_ino, mine.st_mode) == (its.st_dev, its.st_ino, its.st_mode)
 
 
 class StandbyGone(Exception):
@@ -84,32 +119,47 @@ class Standby:
 
     def __init__(self, *, cwd: str, env: Mapping[str, str], marker: str, runner: subprocess.Popen[bytes],
                  checker: subprocess.Popen[bytes], script_fd: int, unregister_runner: Callable[[], None],
-                 unregister_checker: Callable[[], None]) -> None:
+                 unregister_checker: Callable[[], None], attributes: tuple[object, ...]) -> None:
         self.cwd = cwd
         self.env = dict(env)
         self.marker = marker
         self.runner = runner
         self.checker = checker
+        self.inherited = attributes  # what :func:`inherited` said as it was started
         self._script_fd: int | None = script_fd
         self._unregister_runner: Callable[[], None] | None = unregister_runner
         self._unregister_checker: Callable[[], None] | None = unregister_checker
         self._checker_exit = pidfd_open(checker.pid)  # its exit wakes the check (no polling)
+        self._owner = os.getpid()
+        _every.add(self)
         with _idle_lock:
             _idle[runner.pid] = self
 
     def fits(self, command: Command, ignore: frozenset[str] = frozenset()) -> bool:
-        """Whether ``command`` is a plain ``bash -c SCRIPT`` that would run the same here: same cwd, same
-        environment (``ignore``: names the caller sets per run), no input, a script within the limit."""
+        """Whether ``command`` is a plain ``bash -c SCRIPT`` that would run the same here: same cwd (the same
+        directory, not one made again at its path), same environment (``ignore``: names the caller sets per
+        run), same inherited process attributes, no input, a script within the limit that does not trace
+        itself and has no NUL (``bash -c`` cannot be given one; the runner's ``read`` would drop it)."""
         argv = command.argv
         if len(argv) != 3 or argv[:2] != ("bash", "-c") or command.input is not None or command.cwd != self.cwd:
             return False
-        if len(argv[2]) > SCRIPT_LIMIT or len(argv[2].encode("utf-8", "surrogateescape")) > SCRIPT_LIMIT:
+        if self._owner != os.getpid():  # a forked child's copy: the processes are the parent's
+            return False
+        script = argv[2]
+        if len(script) > SCRIPT_LIMIT or "\0" in script or _MAY_TRACE.search(script):
+            return False
+        try:
+            if len(script.encode("utf-8", "surrogateescape")) > SCRIPT_LIMIT:
+                return False
+        except UnicodeEncodeError:  # a lone surrogate: let the cold start say what it says
             return False
         env, mine = command.env, self.env
-        if len(env) != len(mine):
+        if len(env) != len(mine) or "SHELLOPTS" in env:  # xtrace from the start would show the runner's own line
             return False
         missing = object()
-        return all(name in ignore or mine.get(name, missing) == value for name, value in env.items())
+        if not all(name in ignore or mine.get(name, missing) == value for name, value in env.items()):
+            return False
+        return inherited() == self.inherited and _same_directory(self.cwd, self.runner.pid)
 
     def check(self, script: bytes) -> bool:
         """Have ``bash -n`` parse ``script``: whether the runner may take it (and is still there).
@@ -118,7 +168,7 @@ class Standby:
         """
         checker = self.checker
         try:
-            with contextlib.suppress(BrokenPipeError):  # it died: its status says so
+            with _fork_lock, contextlib.suppress(BrokenPipeError):  # it died: its status says so
                 assert checker.stdin is not None
                 checker.stdin.write(script)
                 checker.stdin.close()
@@ -137,14 +187,15 @@ class Standby:
         """Hand the runner its script and the run: it is no longer idle (raises :class:`StandbyGone`)."""
         with _idle_lock:
             _idle.pop(self.runner.pid, None)
-        fd, self._script_fd = self._script_fd, None
-        assert fd is not None
-        try:
-            os.write(fd, script)  # within the limit: one write into an empty pipe, never blocks
-        except BrokenPipeError:
-            raise StandbyGone() from None
-        finally:
-            os.close(fd)
+        with _fork_lock:
+            fd, self._script_fd = self._script_fd, None
+            assert fd is not None
+            try:
+                os.write(fd, script)  # within the limit: one write into an empty pipe, never blocks
+            except BrokenPipeError:
+                raise StandbyGone() from None
+            finally:
+                os.close(fd)
         return self.runner
 
     def registration(self) -> Callable[[], None]:
@@ -156,20 +207,40 @@ class Standby:
         """Kill both processes with their sessions and reap them; the watchdog forgets them."""
         with _idle_lock:
             _idle.pop(self.runner.pid, None)
+        if self._owner != os.getpid():  # a forked child's copy (its descriptors are closed): not ours to kill,
+            for unregister in (self._unregister_runner, self._unregister_checker):  # but the child's watchdog
+                if unregister is not None:  # link must not tell a watchdog it starts to sweep them at its exit
+                    unregister()
+            self._unregister_runner = self._unregister_checker = None
+            return
         for proc in (self.runner, self.checker):
             if proc.returncode is None:
                 with contextlib.suppress(ProcessLookupError, PermissionError):
                     os.killpg(proc.pid, signal.SIGKILL)  # its own session: pgid == pid
                 proc.wait()
-        if self._script_fd is not None:
-            os.close(self._script_fd)
-            self._script_fd = None
+        with _fork_lock:
+            if self._script_fd is not None:
+                os.close(self._script_fd)
+                self._script_fd = None
         for stream in (self.runner.stdout, self.runner.stderr, self.checker.stdin):
             if stream is not None:
                 with contextlib.suppress(OSError):
                     stream.close()
         self._checker_done()
         self.registration()()
+
+    def _forget(self) -> None:
+        """In a forked child: close the descriptors inherited from the parent's standby (runs at the fork:
+        takes no lock; :meth:`discard` drops the registrations later)."""
+        for fd in (self._script_fd, self._checker_exit):
+            if fd is not None:
+                with contextlib.suppress(OSError):
+                    os.close(fd)
+        self._script_fd = self._checker_exit = None
+        for stream in (self.runner.stdout, self.runner.stderr, self.checker.stdin):
+            if stream is not None:
+                with contextlib.suppress(OSError):
+                    stream.close()
 
     def _checker_done(self) -> None:
         if self.checker.returncode is None:
@@ -196,6 +267,14 @@ def start_standby(cwd: str, env: Mapping[str, str], marker: str, *, expect: Expe
     check_marker = f"{marker}-check"
     check_env = {name: value for name, value in run_env.items() if name != "BASH_ENV"}
     check_env[MARKER_VAR] = check_marker
+    attributes = inherited()
+    with _fork_lock:  # no fork may inherit the pipes before the Standby holds them
+        return _start(cwd, env, marker, bash, run_env, check_env, check_marker, attributes, expect, register)
+
+
+def _start(cwd: str, env: Mapping[str, str], marker: str, bash: str, run_env: dict[str, str],
+           check_env: dict[str, str], check_marker: str, attributes: tuple[object, ...], expect: Expect,
+           register: Register) -> Standby:
     read_end, write_end = os.pipe()
     expected = expect(marker)
     runner = checker = None
@@ -226,4 +305,16 @@ def start_standby(cwd: str, env: Mapping[str, str], marker: str, *, expect: Expe
         os.close(read_end)
         expected()
     return Standby(cwd=cwd, env=env, marker=marker, runner=runner, checker=checker, script_fd=write_end,
-                   unregister_runner=unregister_runner, unregister_checker=unregister_checker)
+                   unregister_runner=unregister_runner, unregister_checker=unregister_checker, attributes=attributes)
+
+
+def _after_fork_in_child() -> None:
+    global _fork_lock, _idle_lock
+    _fork_lock, _idle_lock = threading.Lock(), threading.Lock()  # as the parent held them: locked
+    _idle.clear()
+    for standby in list(_every):
+        standby._forget()
+
+
+os.register_at_fork(before=lambda: _fork_lock.acquire(), after_in_parent=lambda: _fork_lock.release(),
+                    after_in_child=_after_fork_in_child)
