@@ -178,7 +178,7 @@ def test_asyncio_api_in_a_notebook_cell(kernel):
 def test_a_sigkilled_kernel_leaves_nothing_of_a_foreground_command(start):
     """The OOM killer takes the kernel mid-%exec: the watchdog stops the command, its setsid daemon
     and its double-forked child within 3 s -- run in a new bash or in the standby (and the next standby too)."""
-    k = Kernel()
+    k = Kernel(extra_env={"EXECMAGIC_STANDBY": "1"})
     try:
         assert k.execute("%load_ext execmagic" + ("\n%exec true" if start == "standby" else "")).status == "ok"
         k.client.execute("%exec (setsid sleep 311 >/dev/null 2>&1 &); ( (sleep 312 &) & ); sleep 313")
@@ -193,7 +193,7 @@ def test_a_sigkilled_kernel_leaves_nothing_of_a_foreground_command(start):
 
 @pytest.mark.parametrize("end", ["sigkill", "shutdown"])
 def test_a_standby_never_outlives_its_kernel(end):
-    k = Kernel()
+    k = Kernel(extra_env={"EXECMAGIC_STANDBY": "1"})
     try:
         assert k.execute("%load_ext execmagic\n%exec true").status == "ok"
         deadline = time.monotonic() + 20

@@ -35,6 +35,12 @@ def warm_pid(engine, script="echo $$"):
 
 
 @pytest.fixture
+def engine(engine):
+    engine.standby = True  # on here even where EXECMAGIC_STANDBY=0 switched the default off (CI's second run)
+    return engine
+
+
+@pytest.fixture
 def cold(tmp_path):
     engine = Engine(log_dir=str(tmp_path / "cold-logs"), options=RunOptions(grace=0.3))
     engine.standby = False
@@ -88,6 +94,14 @@ def test_a_script_sees_what_it_would_in_a_cold_bash(name, engine, cold):
     warm, expected = engine.run_script(script), cold.run_script(script)
     assert (warm.stdout, warm.stderr, warm.exit_code) == (expected.stdout, expected.stderr, expected.exit_code)
     assert warm.notes == expected.notes
+
+
+@pytest.mark.parametrize("script", ["tar -xf /dev/null 2>/dev/null; chmod +x /dev/null 2>/dev/null; echo $$",
+                                    "grep -x -e a /dev/null; echo $$", "echo --max-count; echo $$"])
+def test_words_like_x_flags_of_other_commands_still_run_in_the_standby(engine, script):
+    engine.run_script("true")
+    r, pid = warm_pid(engine, script)
+    assert r.stdout.endswith(f"{pid}\n")
 
 
 def test_a_syntax_error_runs_cold_and_reads_as_bash_c_wrote_it(engine):
@@ -337,6 +351,7 @@ OWNER = textwrap.dedent("""
     import sys, threading
     from execmagic.engine import Engine
     engine = Engine(log_dir=sys.argv[1])
+    engine.standby = True
     engine.run_script("true")
     standby = engine.warm.wait_ready(10)
     if sys.argv[2] == "running":

@@ -47,10 +47,11 @@ SCRIPT_LIMIT = 2048
 #: Seconds the parse check may take before the standby is given up (it takes well under 1 ms).
 CHECK_TIMEOUT = 2.0
 
-#: A script that may turn on tracing (``set -x``, ``set -eux``, ``set -o xtrace``, ``SHELLOPTS``): ``eval`` is
-#: one level of indirection more than ``bash -c``, which xtrace shows (``++ cmd`` for ``+ cmd``).  Loose on
-#: purpose (``chmod +x`` matches too): a false match only costs a cold start.
-_MAY_TRACE = re.compile(r"[-+][A-Za-z]*x|xtrace|SHELLOPTS")
+#: A script that may turn on tracing in its own shell (``set -x``, ``set -eux``, ``set -o xtrace``,
+#: ``shopt -o xtrace``, ``SHELLOPTS``): ``eval`` is one level of indirection more than ``bash -c``, which
+#: xtrace shows (``++ cmd`` for ``+ cmd``).  A false match (``set -- -x``) only costs a cold start; ``tar -xf``
+#: or ``chmod +x`` do not match.  Not caught: tracing turned on by a file the script sources, or by ``eval``.
+_MAY_TRACE = re.compile(r"\bset\b[^\n;&|]*[-+][A-Za-z]*x|xtrace|SHELLOPTS")
 #: Resource limits a child inherits (``resource.setrlimit`` from Python changes them for the next run).
 _RLIMITS = tuple(getattr(resource, name) for name in dir(resource) if name.startswith("RLIMIT_"))
 
