@@ -198,3 +198,27 @@ def test_fifty_threads_mixing_cd_and_export_all_stick(engine, tmp_path):
     finally:
         for i in range(0, 49, 2):
             os.environ.pop(f"T_GONE_{i}", None)
+
+
+@pytest.mark.parametrize("script", [
+    "trap 'echo D' DEBUG; cd /; export EXECMAGIC_T_TRAPPED=1",
+    "export BASH_XTRACEFD=1; set -x; cd /; export EXECMAGIC_T_TRAPPED=1",
+    "set -x; cd /; export EXECMAGIC_T_TRAPPED=1",
+    "printf() { echo hijacked; }; export() { :; }; unset() { :; }; cd /; builtin export EXECMAGIC_T_TRAPPED=1",
+])
+def test_the_scripts_traces_traps_and_functions_never_reach_the_state(engine, script):
+    r = engine.run_script(script)
+    assert r.exit_code == 0 and r.new_cwd == "/"
+    assert "export -p" not in r.stderr and "EXECMAGIC_RUN" not in r.stderr + r.stdout  # no trace of the machinery
+    assert engine.run_script('echo "$PWD $EXECMAGIC_T_TRAPPED"').stdout == "/ 1\n"
+    engine.run_script("unset EXECMAGIC_T_TRAPPED")
+
+
+def test_a_state_file_that_cannot_be_read_is_a_note_not_a_crash(engine):
+    """A script that finds the state file (its path is in ``trap -p``) and writes garbage there."""
+    find = """f=$(trap -p EXIT | sed -n "s/.*} > \\(.*\\)'.*/\\1/p"); """
+    for garbage in ("echo garbage", "printf '/\\0junk'"):
+        r = engine.run_script(find + f'trap "{garbage} > $f" EXIT; cd /')
+        assert r.exit_code == 0, r.stderr
+        assert any(note.startswith("session state unchanged: the shell's state could not be read") for note in r.notes)
+        assert engine.run_script("pwd").stdout == os.getcwd() + "\n"

@@ -259,7 +259,11 @@ class Engine(Planner):
         if stopped or not state:
             why = "the run was stopped" if stopped else why_no_state(plan.shell_text or "")
             return dataclasses.replace(result, notes=result.notes + (f"session state unchanged: {why}",))
-        delta = self.session.delta(state, plan.session_env or plan.command.env, plan.command.cwd)
+        try:
+            delta = self.session.delta(state, plan.session_env or plan.command.env, plan.command.cwd)
+        except ValueError:  # something of the script's own wrote into the state file as the shell ended
+            why = "the shell's state could not be read (something the script left running wrote into it)"
+            return dataclasses.replace(result, notes=result.notes + (f"session state unchanged: {why}",))
         note = None
         if delta.cwd is not None and self.policy.outside_roots(delta.cwd):
             note = f"cd to {delta.cwd} was undone: it is outside the allowed directories"

@@ -41,9 +41,11 @@ STATE_VAR = "EXECMAGIC_STATE"
 USER_BASH_ENV_VAR = "EXECMAGIC_BASH_ENV"
 _PRELUDE = f"""\
 # execmagic: save this shell's cwd and exports for the next run when it exits
-# (without the run's own marker, so that a run that exported nothing leaves the same listing as the last)
+# (without the run's own marker, so that a run that exported nothing leaves the same listing as the last;
+# the script's xtrace and DEBUG trap switched off first, silently: neither may write into the state file)
 printf -v __execmagic_q %q "${STATE_VAR}"
-trap "{{ printf '%s\\0' \\"\\$PWD\\"; unset {MARKER_VAR}; export -p; }} > $__execmagic_q" EXIT
+trap "{{ builtin set +x; builtin trap - DEBUG; }} >/dev/null 2>&1; \\
+{{ builtin printf '%s\\0' \\"\\$PWD\\"; builtin unset {MARKER_VAR}; builtin export -p; }} > $__execmagic_q" EXIT
 unset __execmagic_q {STATE_VAR} BASH_ENV
 if [ -n "${{{USER_BASH_ENV_VAR}+set}}" ]; then
   export BASH_ENV="${USER_BASH_ENV_VAR}"; unset {USER_BASH_ENV_VAR}; . "$BASH_ENV"
@@ -208,8 +210,11 @@ class ShellSession:
         return env
 
     def delta(self, state: bytes, env_passed: Mapping[str, str], cwd_before: str) -> Delta:
-        """What a run changed, from its state file's content and what it started from."""
+        """What a run changed, from its state file's content and what it started from (``ValueError``: the
+        content is not what the prelude writes)."""
         pwd, _, listing = state.partition(b"\0")
+        if not pwd.startswith(b"/"):
+            raise ValueError(f"no working directory in the state: {pwd[:40]!r}")
         new_cwd = pwd.decode("utf-8", "surrogateescape")
         seen = self._last_seen
         if seen is not None and seen[0] == listing and seen[1] == env_passed:
