@@ -27,6 +27,7 @@ import resource
 import select
 import signal
 import subprocess
+import sys
 import threading
 import weakref
 from collections.abc import Callable, Mapping
@@ -69,7 +70,10 @@ _every: weakref.WeakSet[Standby] = weakref.WeakSet()
 
 
 def standby_default() -> bool:
-    """Whether engines keep a standby shell unless told otherwise (``EXECMAGIC_STANDBY=0``: no)."""
+    """Whether engines keep a standby shell unless told otherwise (``EXECMAGIC_STANDBY=0``: no).  Linux only:
+    what a run inherits is compared through ``/proc/thread-self`` (elsewhere every command starts cold)."""
+    if not sys.platform.startswith("linux"):
+        return False
     return os.environ.get(STANDBY_ENV_VAR, "1").strip().lower() not in ("0", "off", "false", "no")
 
 
