@@ -16,6 +16,7 @@ import pytest
 
 from execmagic.engine import Engine, RunOptions
 from execmagic.engine.warm import MISSES_BEFORE_BACKOFF, RETRY_EVERY
+from execmagic.process.pump import CancelToken
 from execmagic.process.standby import SCRIPT_LIMIT, idle_pids
 from processes import pid_alive
 
@@ -146,13 +147,14 @@ def test_a_change_from_python_discards_the_standby(engine, monkeypatch, tmp_path
     standby = ready(engine)
     monkeypatch.setenv("EXECMAGIC_T_LATE", "from python")
     r = engine.run_script('echo "$$ $EXECMAGIC_T_LATE"')
-    assert r.stdout.split(" ", 1) == [r.stdout.split(" ")[0], "from python\n"]
-    assert r.stdout.split()[0] != str(standby.runner.pid)
+    pid, value = r.stdout.split(" ", 1)
+    assert value == "from python\n" and pid != str(standby.runner.pid)
     assert not pid_alive(standby.runner.pid)
     standby = ready(engine)  # a fresh one, with the new environment
     monkeypatch.chdir(tmp_path)  # the session follows the kernel's cwd until a run changes it
-    r = engine.run_script("echo $$; pwd")
-    assert r.stdout.split("\n")[:2] != [str(standby.runner.pid), str(tmp_path)] and r.stdout.endswith(f"{tmp_path}\n")
+    pid, cwd = engine.run_script("echo $$; pwd").stdout.splitlines()
+    assert cwd == str(tmp_path) and pid != str(standby.runner.pid)
+    assert not pid_alive(standby.runner.pid)
 
 
 def test_a_cwd_removed_and_made_again_is_not_run_in_the_old_one(engine, tmp_path):
@@ -231,11 +233,19 @@ def test_after_misses_in_a_row_standbys_are_started_only_now_and_then(engine):
 
 
 # -- stopping, killing, closing -----------------------------------------------------------------
-def test_timeout_and_cancel_in_a_standby_leave_nothing(engine):
+@pytest.mark.parametrize("how", ["timeout", "cancel"])
+def test_a_timeout_or_cancel_in_a_standby_leaves_nothing(engine, how):
+    """The run is stopped with what it started (the autouse fixture proves nothing is left)."""
     engine.run_script("true")
-    ready(engine)
-    r = engine.run_script("sleep 30 & sleep 31", options=RunOptions(timeout=0.3, grace=0.2))
-    assert r.timed_out and r.exit_code == 124
+    pid = ready(engine).runner.pid
+    cancel = CancelToken()
+    if how == "cancel":
+        threading.Timer(0.3, cancel.cancel).start()
+    options = RunOptions(timeout=0.3 if how == "timeout" else None, grace=0.2)
+    r = engine.run_script("echo $$; sleep 30 & sleep 31", options=options, cancel=cancel)
+    assert r.stdout == f"{pid}\n"
+    assert (r.timed_out, r.interrupted) == ((True, False) if how == "timeout" else (False, True))
+    assert not pid_alive(pid)
 
 
 def test_a_standby_killed_from_outside_costs_nothing(engine):

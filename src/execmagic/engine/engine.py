@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import functools
 import itertools
 import os
 import tempfile
@@ -145,17 +146,17 @@ class Engine(Planner):
             return dataclasses.replace(result, notes=result.notes + (note,)) if note else result
         run_id = self._audit_intent(plan, "run")
         self.start_pruning()
+        run = functools.partial(self._run_process, plan, options or self.options, on_output=on_output,
+                                on_progress=on_progress, cancel=cancel)
         warm = None
         try:
             warm = self._standby_for(plan)
-            result = self._run_process(plan, options or self.options, warm, on_output=on_output,
-                                       on_progress=on_progress, cancel=cancel)
+            result = run(warm)
         except StandbyGone:  # killed from outside between its check and its script: nothing of it ran
             assert warm is not None
             warm.discard()
             warm = None
-            result = self._run_process(plan, options or self.options, None, on_output=on_output,
-                                       on_progress=on_progress, cancel=cancel)
+            result = run(None)
         except BaseException:  # an interrupt before the run had the standby in hand (or after): never leak it
             if warm is not None:
                 warm.discard()

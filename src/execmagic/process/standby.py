@@ -102,6 +102,27 @@ def _same_directory(path: str, pid: int) -> bool:
     return (mine.st_dev, mine.st_ino, mine.st_mode) == (its.st_dev, its.st_ino, its.st_mode)
 
 
+def _kill(proc: subprocess.Popen[bytes]) -> None:
+    """SIGKILL ``proc`` with its process group (it leads its own session, so pgid == pid) and reap it.
+
+    Not :func:`~.stop.stop_tree`: a standby that never took a script started nothing of its own, so there
+    is no tree to sweep by marker; a run that took it is stopped by its run, like any other.
+    """
+    if proc.returncode is None:
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait()
+
+
+def _close_pipes(*procs: subprocess.Popen[bytes]) -> None:
+    """Close our ends of the pipes of ``procs`` (an end already closed is fine)."""
+    for proc in procs:
+        for stream in (proc.stdin, proc.stdout, proc.stderr):
+            if stream is not None:
+                with contextlib.suppress(OSError):
+                    stream.close()
+
+
 class StandbyGone(Exception):
     """The standby died before it could take its script (killed from outside): run the command cold."""
 
@@ -218,19 +239,13 @@ class Standby:
                     unregister()
             self._unregister_runner = self._unregister_checker = None
             return
-        for proc in (self.runner, self.checker):
-            if proc.returncode is None:
-                with contextlib.suppress(ProcessLookupError, PermissionError):
-                    os.killpg(proc.pid, signal.SIGKILL)  # its own session: pgid == pid
-                proc.wait()
+        _kill(self.runner)
+        _kill(self.checker)
         with _fork_lock:
             if self._script_fd is not None:
                 os.close(self._script_fd)
                 self._script_fd = None
-        for stream in (self.runner.stdout, self.runner.stderr, self.checker.stdin):
-            if stream is not None:
-                with contextlib.suppress(OSError):
-                    stream.close()
+        _close_pipes(self.runner, self.checker)
         self._checker_done()
         self.registration()()
 
@@ -242,10 +257,7 @@ class Standby:
                 with contextlib.suppress(OSError):
                     os.close(fd)
         self._script_fd = self._checker_exit = None
-        for stream in (self.runner.stdout, self.runner.stderr, self.checker.stdin):
-            if stream is not None:
-                with contextlib.suppress(OSError):
-                    stream.close()
+        _close_pipes(self.runner, self.checker)
 
     def _checker_done(self) -> None:
         if self.checker.returncode is None:
@@ -296,12 +308,8 @@ def _start(cwd: str, env: Mapping[str, str], marker: str, bash: str, run_env: di
     except BaseException:
         for proc, unregister in ((runner, unregister_runner), (checker, unregister_checker)):
             if proc is not None:
-                with contextlib.suppress(ProcessLookupError, PermissionError):
-                    os.killpg(proc.pid, signal.SIGKILL)
-                proc.wait()
-                for stream in (proc.stdin, proc.stdout, proc.stderr):
-                    if stream is not None:
-                        stream.close()
+                _kill(proc)
+                _close_pipes(proc)
             if unregister is not None:
                 unregister()
         os.close(write_end)
