@@ -16,6 +16,7 @@ from IPython.utils.capture import capture_output
 import execmagic
 from execmagic.agents.tools import Toolbox
 from execmagic.engine import UsageProblem
+from magic_calls import magic
 
 # foreground runs are guarded by the magics' watchdog too; notebook_shell's teardown proves it ends
 pytestmark = pytest.mark.watchdog_outlives_test
@@ -196,15 +197,6 @@ def job(ip, magics):
     """A running background shell named ``job`` for %bgout/%kill to refer to."""
     magic(ip, "bg", "--name job sleep 30")
     return "job"
-
-
-def magic(ip, name, line, cell=None):
-    with capture_output() as cap:
-        if cell is None:
-            ip.run_line_magic(name, line)
-        else:
-            ip.run_cell_magic(name, line, cell)
-    return cap
 
 
 def texts(cap):

@@ -11,6 +11,7 @@ from IPython.core.error import UsageError
 from IPython.utils.capture import capture_output
 
 from execmagic.display import PROVENANCE_MIME as PROVENANCE
+from magic_calls import magic
 from processes import TOKEN_VAR, pid_alive, processes_with
 
 pytestmark = pytest.mark.watchdog_outlives_test
@@ -31,12 +32,6 @@ def fresh(ip, tmp_path):
     magics.engine.shells.cleanup()
     magics.engine.shells._counter = 0  # ids start at bg1 in every test
     ip.run_line_magic("config", "ExecMagics.max_background_shells = 32")  # %config: a later load reads it too
-
-
-def magic(ip, name, line):
-    with capture_output() as cap:
-        ip.run_line_magic(name, line)
-    return cap
 
 
 def data(cap, mime="text/plain"):

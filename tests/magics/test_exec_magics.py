@@ -16,6 +16,7 @@ from IPython.utils.capture import capture_output
 from execmagic.display import PROVENANCE_MIME as PROVENANCE
 from execmagic.engine import Result
 from execmagic.magics import CellCommandFailed, CommandInterrupted
+from magic_calls import magic
 
 # foreground runs are guarded by the module's watchdog too; notebook_shell's teardown proves it ends
 pytestmark = pytest.mark.watchdog_outlives_test
@@ -38,12 +39,7 @@ def fresh_session(ip, tmp_path):
 
 
 def run(ip, line, cell=None):
-    with capture_output() as cap:
-        if cell is None:
-            ip.run_line_magic("exec", line)
-        else:
-            ip.run_cell_magic("exec", line, cell)
-    return cap
+    return magic(ip, "exec", line, cell)
 
 
 def summaries(cap):

@@ -6,10 +6,10 @@ import os
 
 import pytest
 from IPython.core.error import UsageError
-from IPython.utils.capture import capture_output
 
 from execmagic.agents.mcp_server import CallRecord, McpStatus
 from execmagic.display.mcp import status_html, status_text
+from magic_calls import magic as call
 
 pytestmark = pytest.mark.watchdog_outlives_test
 
@@ -20,9 +20,7 @@ def ip(notebook_shell):
 
 
 def magic(ip, line):
-    with capture_output() as cap:
-        ip.run_line_magic("mcp", line)
-    return cap
+    return call(ip, "mcp", line)
 
 
 def test_status_when_nothing_runs_and_calm_stop(ip):

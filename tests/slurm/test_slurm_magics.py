@@ -7,10 +7,10 @@ import time
 
 import pytest
 from IPython.core.error import UsageError
-from IPython.utils.capture import capture_output
 
 from execmagic.display import PROVENANCE_MIME as PROVENANCE
 from execmagic.magics import StartFailed
+from magic_calls import magic
 
 pytestmark = [pytest.mark.watchdog_outlives_test, pytest.mark.timeout(90)]
 
@@ -32,15 +32,6 @@ def fresh(ip, slurm_logs, tmp_path):
     magics.engine.shells._counter = 0
     ip.run_line_magic("config", "SlurmBackend.logs_dir = ''")
     ip.run_line_magic("config", "SlurmBackend.cpus = 0")
-
-
-def magic(ip, name, line, cell=None):
-    with capture_output() as cap:
-        if cell is None:
-            ip.run_line_magic(name, line)
-        else:
-            ip.run_cell_magic(name, line, cell)
-    return cap
 
 
 def data(cap, mime="text/plain"):
