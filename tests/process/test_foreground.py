@@ -215,6 +215,18 @@ def test_detached_leftover_is_stopped_too(engine):
     assert any("left running" in n for n in r.notes)
 
 
+@pytest.mark.parametrize("pidfd", [True, False])
+def test_a_leftover_that_dropped_the_marker_is_stopped_too(engine, pidfd, monkeypatch):
+    """The command has exited, its session is found by number; no member carries the marker (``env -u``,
+    or an environment unreadable for the instant of an exec) -- the unreaped leader is the proof that the
+    session is ours, so the leftover is stopped all the same (it was left running)."""
+    if not pidfd:
+        monkeypatch.setattr("execmagic.process.pump.pidfd_open", lambda pid: None)
+    r = engine.run_script("env -u EXECMAGIC_RUN sleep 30 >/dev/null 2>&1 & sleep 0.2")
+    assert r.exit_code == 0
+    assert any("left running" in n for n in r.notes), r.notes
+
+
 def test_term_ignoring_child_is_killed_after_grace(engine):
     start = time.monotonic()
     r = engine.run_script("trap '' TERM; echo ready; sleep 30", options=RunOptions(timeout=0.3, grace=0.3))

@@ -35,6 +35,16 @@ OutputCallback = Callable[[str, str], None]
 ProgressCallback = Callable[[float, int], None]
 """``on_progress(elapsed_seconds, bytes_so_far)``; called in the caller's thread."""
 
+def _has_exited(proc: subprocess.Popen[bytes]) -> bool:
+    """Whether ``proc`` exited, without reaping it (``WNOWAIT``; see :meth:`Pump._note_exit`)."""
+    if proc.returncode is not None:
+        return True
+    try:
+        return os.waitid(os.P_PID, proc.pid, os.WEXITED | os.WNOHANG | os.WNOWAIT) is not None
+    except (AttributeError, ChildProcessError):  # no waitid here, or reaped elsewhere: ask Popen
+        return proc.poll() is not None
+
+
 class CancelToken:
     """Stops a run from another thread (an asyncio task being cancelled, an agent's deadline).
 
@@ -116,15 +126,17 @@ class Pump:
                 self._write_stdin(key.fd)
             else:
                 self._read(key.fd)
-        if self.pidfd is None and self.exited_at is None and self.proc.poll() is not None:
+        if self.pidfd is None and self.exited_at is None and _has_exited(self.proc):
             self.exited_at = time.monotonic()
 
     def _note_exit(self) -> None:
+        """The command exited.  It is not reaped here: until the run reaps it, its pid -- the number of its
+        process session -- cannot be given to another process, so stopping what it left in that session
+        needs no other proof that the session is ours (see :func:`~.stop.stop_tree`)."""
         assert self.pidfd is not None
         self.selector.unregister(self.pidfd)
         os.close(self.pidfd)
         self.pidfd = None
-        self.proc.poll()
         self.exited_at = time.monotonic()
 
     def _write_stdin(self, fd: int) -> None:

@@ -84,26 +84,31 @@ def _carries(proc: psutil.Process, marker: str) -> bool:
         return False
 
 
-def _ours(leader_alive: bool, members: list[psutil.Process], marker: str | None) -> bool:
+def _ours(pinned: bool, members: list[psutil.Process], marker: str | None) -> bool:
     """Whether session ``sid`` is still the one we started, so signalling it by number is safe.
 
     A session id is its leader's pid.  Once the leader is reaped that number can be given to a new
     process (pids wrap around: at 32768 on many systems, minutes on a busy machine), which may lead
-    a session of its own -- someone else's.  So while our leader lives (not reaped: its pid cannot be
-    reused) the session is ours; after that, only if one of its members carries our marker.  Where
-    other processes' environments cannot be read (macOS) there is no such proof: trust the number.
+    a session of its own -- someone else's.  So while our leader is not reaped (``pinned``: running,
+    or exited and not yet waited for -- its pid cannot be reused) the session is ours; after that,
+    only if one of its members carries our marker (a member that dropped it, ``env -u``, or whose
+    environment is unreadable for the instant of an ``exec``, gives no proof).  Where other
+    processes' environments cannot be read (macOS) there is no such proof: trust the number.
     """
-    if leader_alive or marker is None or not ENVIRON_OF_OTHERS:
+    if pinned or marker is None or not ENVIRON_OF_OTHERS:
         return True
     return any(_carries(proc, marker) for proc in members)
+
+
+def _pinned(leader: subprocess.Popen[bytes] | None, sid: int | None) -> bool:
+    """Whether session ``sid`` is led by ``leader`` and it is not reaped yet, so the number is still ours."""
+    return leader is not None and leader.pid == sid and leader.returncode is None
 
 
 def _snapshot(leader: subprocess.Popen[bytes] | None, sid: int | None,
               marker: str | None) -> dict[int, psutil.Process]:
     procs: dict[int, psutil.Process] = {}
-    leader_alive = leader is not None and leader.poll() is None
-    if leader_alive:
-        assert leader is not None
+    if leader is not None and leader.returncode is None:  # not reaped: running, or its zombie keeps its pid
         try:
             root = psutil.Process(leader.pid)
             procs[root.pid] = root
@@ -112,7 +117,7 @@ def _snapshot(leader: subprocess.Popen[bytes] | None, sid: int | None,
         except psutil.NoSuchProcess:
             pass
     members = session_members(sid) if sid is not None else []
-    if sid is not None and _ours(leader_alive, members, marker):
+    if sid is not None and _ours(_pinned(leader, sid), members, marker):
         for proc in members:
             procs.setdefault(proc.pid, proc)
     if marker:
@@ -199,7 +204,7 @@ def stop_tree(
     signalled = set(snapshot)
     alive = list(snapshot.values())
     # the group by number only while it is provably ours (see _ours); else each process we found
-    group = sid if sid is not None and sid in snapshot else None
+    group = sid if sid is not None and (sid in snapshot or _pinned(leader, sid)) else None
     for step, sig in enumerate(ladder):
         _signal_all(group, alive, sig)
         # before the ladder's next signal, processes deaf to this one (SIGINT to `cmd &`) are not waited
