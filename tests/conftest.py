@@ -50,7 +50,7 @@ def notebook_shell():
     shell.display_formatter.active_types = terminal_types
     engine = shell.magics_manager.registry["ExecMagics"].engine
     watchdog = engine.shells.watchdog_pid
-    standby = engine.warm.ready
+    standby = engine.warm.wait_ready(10)  # one being started is waited for, so that it is known here
     shell.run_line_magic("unload_ext", "execmagic")
     assert watchdog is None or not pid_alive(watchdog)
     assert standby is None or not (pid_alive(standby.runner.pid) or pid_alive(standby.checker.pid))

@@ -151,6 +151,8 @@ def test_kernel_shutdown_and_restart_leave_no_shell(how):
             k.manager.restart_kernel(now=False)
             k.client.wait_for_ready(timeout=60)
             assert k.execute("%load_ext execmagic\n%exec echo back").stream_text() == "back\n"
+            # the standby started after that run (a moment later): waited for, so that it is known below
+            assert k.execute("import execmagic; execmagic.default_engine().warm.wait_ready(10)").status == "ok"
             # the new kernel's own watchdog (it guards foreground runs too) and standby shell are all that is left
             new_watchdogs = tuple(p.pid for p in processes_with("EXECMAGIC_WATCHDOG", str(k.pid)))
             assert_none_left(KERNEL_TOKEN_VAR, k.token, exclude=(k.pid, *new_watchdogs, *idle_standbys_of(k.pid)),

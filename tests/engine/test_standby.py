@@ -401,3 +401,13 @@ def test_a_standby_never_outlives_an_owner_killed_with_sigkill(state, tmp_path):
         owner.stdout.close()
     psutil.wait_procs([psutil.Process(pid) for pid in pids if psutil.pid_exists(pid)], timeout=10)
     assert not any(pid_alive(pid) for pid in pids)
+
+
+def test_switching_off_while_one_is_being_started_keeps_none(engine):
+    """A standby asked for just before the switch is turned off never becomes the waiting one."""
+    for _ in range(5):
+        engine.standby = True
+        engine.run_script("true")  # asks for a standby, started a moment later
+        engine.standby = False
+        assert engine.warm.wait_ready(READY) is None
+        assert idle_pids() == []

@@ -51,6 +51,7 @@ class WarmShell:
         self._worker: threading.Thread | None = None
         self._misses = 0
         self._skipped = 0
+        self._generation = 0  # a drop() makes what is being started at that moment unwanted
 
     @property
     def ready(self) -> Standby | None:
@@ -107,6 +108,7 @@ class WarmShell:
                 if not self._wanted:
                     continue
                 self._wanted, self._making = False, True
+                generation = self._generation
             standby = None
             try:
                 standby = self._make()
@@ -114,7 +116,8 @@ class WarmShell:
                 with self._cond:
                     self._making = False
                     # asked again meanwhile: the session may have changed since this one started
-                    keep = standby is not None and not self._closed and self._ready is None and not self._wanted
+                    keep = (standby is not None and not self._closed and self._ready is None and not self._wanted
+                            and self._generation == generation)
                     if keep:
                         self._ready = standby
                     self._cond.notify_all()
@@ -122,8 +125,10 @@ class WarmShell:
                 standby.discard()
 
     def drop(self) -> None:
-        """Discard the standby waiting, if any (the next refill starts another)."""
+        """Discard the standby waiting, if any, and the one being started (the next refill starts another)."""
         with self._cond:
+            self._generation += 1
+            self._wanted = False
             standby, self._ready = self._ready, None
         if standby is not None:
             standby.discard()
