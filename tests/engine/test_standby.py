@@ -84,6 +84,8 @@ SAME = {
     "xtrace": "set -x; f() { :; }; f",
     "xtrace-long-option": "set -o xtrace\necho hi",
     "xtrace-combined": "set -eux; echo hi",
+    "looks-like-options": "-la",  # bash -c takes it for options; eval would run a command
+    "plain": 'cd / && echo "$PWD" > /dev/null; ls -d / | cat; echo done # a comment',
 }
 
 
@@ -113,6 +115,17 @@ def test_a_syntax_error_runs_cold_and_reads_as_bash_c_wrote_it(engine):
     assert r.stderr.startswith("bash: -c: line 2: syntax error near unexpected token `then'")
     assert "eval" not in r.stderr
     assert not pid_alive(standby.runner.pid) and not pid_alive(standby.checker.pid)  # discarded, not leaked
+
+
+def test_a_plain_script_runs_without_asking_the_checker(engine):
+    """A script :mod:`~execmagic.process.plain_syntax` knows parses is not sent to ``bash -n``: here the checker
+    is stopped (asked, it would never answer and the run would start cold after the check's timeout)."""
+    engine.run_script("true")
+    standby = ready(engine)
+    os.kill(standby.checker.pid, signal.SIGSTOP)
+    r = engine.run_script("echo $$ && cd . ; true | cat")
+    assert r.stdout == f"{standby.runner.pid}\n" and r.exit_code == 0
+    assert not pid_alive(standby.checker.pid)  # and it was not left behind
 
 
 def test_a_script_over_the_limit_runs_cold(engine):
@@ -266,13 +279,13 @@ def test_an_interrupt_as_the_run_starts_leaves_no_standby_behind(engine, monkeyp
 
     engine.run_script("true")
     standby = ready(engine)
-    real = foreground.pids
+    real = foreground.Births.now
 
-    def interrupted():  # Ctrl-C lands while the run looks at what exists before it starts
-        monkeypatch.setattr(foreground, "pids", real)
+    def interrupted():  # Ctrl-C lands while the run notes what exists before it starts
+        monkeypatch.setattr(foreground.Births, "now", real)
         raise KeyboardInterrupt
 
-    monkeypatch.setattr(foreground, "pids", interrupted)
+    monkeypatch.setattr(foreground.Births, "now", interrupted)
     with pytest.raises(KeyboardInterrupt):
         engine.run_script("echo never")
     assert not pid_alive(standby.runner.pid) and not pid_alive(standby.checker.pid)

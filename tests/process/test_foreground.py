@@ -13,6 +13,7 @@ import psutil
 import pytest
 
 from execmagic.engine import RunOptions, UsageProblem
+from processes import pid_alive
 
 FAST = RunOptions(grace=0.3)
 
@@ -207,6 +208,25 @@ def test_grandchild_holding_pipes_does_not_hang(engine):
     assert r.stdout == "hi\n" and r.exit_code == 0
     assert elapsed < 0.8, elapsed
     assert any("held the output open" in n for n in r.notes)
+
+
+@pytest.mark.parametrize("look", ["pids handed out", "long run", "many pids"])
+def test_what_a_run_left_is_found_however_its_new_processes_are_told(engine, look, monkeypatch, tmp_path):
+    """A quick run's new processes are the pids handed out meanwhile; a long run, or one that saw many pids
+    handed out, lists /proc instead.  Each way, a leftover in the session and one that left it are stopped."""
+    from execmagic.process import leftovers
+
+    if look == "long run":
+        monkeypatch.setattr(leftovers, "QUICK", 0.0)
+    elif look == "many pids":
+        monkeypatch.setattr(leftovers, "RANGE_LIMIT", 0)
+    fifo = tmp_path / "left"
+    os.mkfifo(fifo)
+    r = engine.run_script(f"sleep 30 >/dev/null 2>&1 & echo $!; setsid sh -c 'echo out > {fifo}; exec sleep 31' "
+                          f">/dev/null 2>&1 < /dev/null & read left < {fifo}; echo $!")  # read: it has left
+    assert r.exit_code == 0
+    assert any("left running" in n for n in r.notes), r.notes
+    assert not any(pid_alive(int(pid)) for pid in r.stdout.split())
 
 
 def test_detached_leftover_is_stopped_too(engine):

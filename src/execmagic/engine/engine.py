@@ -199,7 +199,7 @@ class Engine(Planner):
         if warm is None:
             return None
         try:
-            fine = warm.check(plan.command.argv[2].encode("utf-8", "surrogateescape"))
+            fine = warm.check(plan.command.argv[2])
         except BaseException:
             warm.discard()
             raise

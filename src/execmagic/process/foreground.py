@@ -17,7 +17,7 @@ from .capture import LogDir, StreamRecorder
 from .clock import now_iso
 from .errors import PreExecError
 from .launch import launch
-from .leftovers import left_behind, pids
+from .leftovers import Births, left_behind
 from .pump import Cancelled, CancelToken, OutputCallback, ProgressCallback, Pump
 from .results import TIMEOUT_EXIT_CODE, Result, StreamCapture, exit_code_of
 from .spec import Command, RunOptions
@@ -158,13 +158,13 @@ class _Run:
             return True
         return False
 
-    def finish(self, before: frozenset[int]) -> None:
+    def finish(self, births: Births) -> None:
         """Read what is left, stop what the command left running (in its session or escaped from it), reap it."""
         self.pump.drain_nonblocking()
-        in_session, escaped = left_behind(self.sid, self.proc.pid, before, self.marker)
+        in_session, escaped = left_behind(self.sid, self.proc.pid, births, self.marker)
         if in_session and not (self.timed_out or self.interrupted):
             self.stop((signal.SIGTERM,), "left running in the background by the command")
-            escaped = left_behind(self.sid, self.proc.pid, before, self.marker)[1]  # what left it meanwhile
+            escaped = left_behind(self.sid, self.proc.pid, births, self.marker)[1]  # what left it meanwhile
         if escaped:
             self.stop((signal.SIGTERM,), "that had left the command's session (setsid or a double fork)")
         self.proc.wait()
@@ -233,7 +233,7 @@ def run_command(
     """
     started_at = now_iso()
     start = time.monotonic()
-    before = pids()  # what existed before: anything new that carries the marker is ours
+    births = Births.now()  # to tell what is new at the end: anything new that carries the marker is ours
     if standby is not None:  # already started, registered and checked: it only needs its script
         proc = standby.release(command.argv[2].encode("utf-8", "surrogateescape"))
     else:
@@ -254,7 +254,7 @@ def run_command(
         raise
     try:
         run.loop()
-        run.finish(before)
+        run.finish(births)
     finally:
         run.close(unregister)
     return run.collate()

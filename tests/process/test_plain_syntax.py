@@ -1,0 +1,56 @@
+"""The plain-syntax fast path: a yes is always one ``bash -n`` would give; common commands get a yes."""
+
+from __future__ import annotations
+
+import random
+import subprocess
+
+import pytest
+
+from execmagic.process.plain_syntax import surely_parses
+
+PLAIN = [
+    "true", "ls -la", "cd data && ls", 'echo "$HOME"', "export STAGE=train", "python train.py --epochs 10",
+    "wc -l *.csv > counts", "cat f | grep x | sort | uniq -c", "make 2>&1 | tee build.log", "sleep 1 &",
+    "# setup\nmkdir -p out/dir\ncd out  # go on\n", 'echo "a: ${USER}" >> log.txt', "A=1 B=2 env",
+    "[ -f x ] && echo yes || echo no", "echo héllo ✓", "echo 'it''s' \\; a#b", "", "\n\n",
+]
+
+# Each is either a syntax error or something only bash itself can judge: bash -n is asked.
+ASK = [
+    "if then", "echo $(date)", "for f in *; do echo $f; done", "ls a[0-9]*", "time ls", "echo {a,b}",
+    "a &&", "a |", "| a", "; a", "a ;;", "a |& b", 'echo "open', "echo 'open", "echo \\", "cat <<EOF\nx\nEOF",
+    "echo `date`", "f() { :; }", "x=(1 2)", "echo >", "echo 2> 2>&1", "a[1 + 2]=x", "! true", "echo $((1+1))",
+    "shopt -s expand_aliases; alias x=y", "echo a\rb", "done", "A=1 then",
+]
+
+
+@pytest.mark.parametrize("script", PLAIN)
+def test_common_plain_commands_need_no_bash(script):
+    assert surely_parses(script)
+    assert subprocess.run(["bash", "-n"], input=script.encode(), capture_output=True).returncode == 0
+
+
+@pytest.mark.parametrize("script", ASK)
+def test_what_it_does_not_know_goes_to_bash(script):
+    assert not surely_parses(script)
+
+
+ATOMS = ["ls", "-la", "x=1", "A+=2", "'q q'", '"d $HOME ${X}"', '"\\""', "\\;", "$1", "$?", "${#}", "$$", "$#a",
+         ";", "&&", "||", "|", "&", ">", ">>", "2>&1", "<", "&>", ">&", "<&", "&>>", "2>", "1>", "#c", "a#b",
+         " ", " ", "\t", "\n", "if", "then", "fi", "done", "in", "time", "!", "[[", "]]", "[", "]", "a[", "*", "~",
+         "=", "é", "'", '"', "$", "\\", "(", ")", "{", "}", "`", "<<", "99999999999999999999>", "alias", "${", "$(("]
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_a_yes_is_never_a_syntax_error(seed):
+    """Random scripts from the pieces that decide parsing: every one given a yes, ``bash -n`` accepts too."""
+    rng = random.Random(seed)
+    accepted = []
+    while len(accepted) < 300:
+        script = "".join(rng.choice(ATOMS) + rng.choice(["", " "]) for _ in range(rng.randint(1, 9)))
+        if surely_parses(script):
+            accepted.append(script)
+    refused = [s for s in accepted
+               if subprocess.run(["bash", "-n"], input=s.encode(), capture_output=True).returncode != 0]
+    assert refused == []
