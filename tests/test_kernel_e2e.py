@@ -59,6 +59,34 @@ def test_summary_is_display_data_with_three_mimetypes(kernel):
     assert data[PROVENANCE]["exit_code"] == 0
 
 
+def test_the_summary_is_what_display_would_send_and_comes_in_order(kernel):
+    """The summary is sent without waiting on the kernel's IO thread; it is still what ``display()`` of the
+    same result sends, and it arrives after what the cell printed before it and before what it prints after."""
+    ex = kernel.execute("import sys\nfrom execmagic.display.render import Summary\nprint('before')\n"
+                        "print('before on stderr', file=sys.stderr)\n"
+                        "%exec --out r echo hi\nprint('after')\ndisplay(Summary(r))")
+    assert ex.status == "ok"
+    shown = [m for _, m in ex.messages if m["msg_type"] in ("stream", "display_data")]
+    summary, again = (m for m in shown if m["msg_type"] == "display_data")
+    assert summary["content"] == again["content"]
+    at = shown.index(summary)
+    before = "".join(m["content"]["text"] for m in shown[:at])
+    assert "before\n" in before and "before on stderr\n" in before and "hi\n" in before
+    assert "after" not in before
+
+
+def test_a_hook_on_the_display_publisher_takes_the_summary(kernel):
+    """What an Output widget does: a hook registered on the publisher takes display messages instead of
+    IOPub.  The summary goes through the hooks as display() would."""
+    ex = kernel.execute("taken = []\nhook = lambda msg: taken.append(msg['content']['data']) or None\n"
+                        "get_ipython().display_pub.register_hook(hook)\n"
+                        "try:\n    get_ipython().run_line_magic('exec', 'echo hi')\n"
+                        "finally:\n    get_ipython().display_pub.unregister_hook(hook)\n"
+                        "print(len(taken), taken[0]['text/plain'][:8])")
+    assert ex.status == "ok" and not ex.of_type("display_data")
+    assert ex.stream_text().endswith("1 ✔ exit 0\n")
+
+
 def test_command_reading_stdin_does_not_hang(kernel):
     ex = kernel.execute('%exec read -r line; echo "rc=$?"', timeout=20)
     assert ex.status == "ok" and ex.stream_text() == "rc=1\n"
@@ -209,6 +237,37 @@ def test_a_standby_never_outlives_its_kernel(end):
         assert_none_left(KERNEL_TOKEN_VAR, k.token, wait=3)
         assert not any(psutil.pid_exists(pid) and psutil.Process(pid).status() != psutil.STATUS_ZOMBIE
                        for pid in standbys)
+    finally:
+        k.shutdown(now=True)
+
+
+def test_a_cells_run_takes_the_standby_with_sigint_as_a_cell_gives_it():
+    """A kernel ignores SIGINT between cells, when the standby is started, and a bash cannot undo an
+    ignored signal: the standby gets SIGINT back at its default first, as a run started in a cell has it.
+    So cell after cell runs in the standby, and Ctrl-C reaches a command there as it reaches a cold one."""
+    k = Kernel(extra_env={"EXECMAGIC_STANDBY": "1"})
+    try:
+        assert k.execute("%load_ext execmagic\nimport execmagic\n%exec true").status == "ok"
+        masks = []
+        for _ in range(3):
+            ex = k.execute("print(execmagic.default_engine().warm.wait_ready(10).runner.pid)")
+            pid = int(ex.stream_text())
+            ex = k.execute("%exec echo $$; grep SigIgn /proc/$$/status")
+            ran_in, mask = ex.stream_text().split("\n", 1)
+            assert int(ran_in) == pid  # the standby ran it
+            masks.append(mask)
+        cold = k.execute("%config ExecMagics.standby = False\n%exec grep SigIgn /proc/$$/status\n"
+                         "%config ExecMagics.standby = True").stream_text()
+        assert masks == [cold] * 3
+        started = threading.Event()
+        helper = threading.Thread(target=lambda: started.wait(20) and k.manager.interrupt_kernel())
+        helper.start()
+        k.execute("execmagic.default_engine().warm.wait_ready(10)")
+        ex = k.execute("%exec echo started; sleep 300", timeout=30,
+                       on_message=lambda msg: msg["msg_type"] == "stream" and started.set())
+        helper.join()
+        assert ex.of_type("error")[0]["content"]["ename"] == "CommandInterrupted"
+        assert not any("SIGKILL" in m["content"]["data"]["text/plain"] for m in ex.of_type("display_data"))
     finally:
         k.shutdown(now=True)
 

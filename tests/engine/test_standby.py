@@ -192,6 +192,28 @@ def test_a_umask_set_from_python_reaches_the_run(engine):
         os.umask(old)
 
 
+def test_sigint_ignored_when_the_standby_starts_is_not_ignored_in_the_run(engine, cold):
+    """A kernel ignores SIGINT between cells (the standby starts then) and handles it in a cell (runs start
+    then): the run in the standby has SIGINT as a cold run started with it handled; a run made while it is
+    ignored, as a cold one would ignore it, starts cold."""
+    script = "echo $$; grep SigIgn /proc/$$/status"
+    previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    try:
+        engine.run_script("true")
+        standby = ready(engine)
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+        r, expected = engine.run_script(script), cold.run_script(script)
+        assert r.stdout.split("\n")[0] == str(standby.runner.pid)
+        assert r.stdout.split("\n")[1] == expected.stdout.split("\n")[1]
+        standby = ready(engine)
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
+        r, expected = engine.run_script(script), cold.run_script(script)
+        assert r.stdout.split("\n")[0] != str(standby.runner.pid)
+        assert r.stdout.split("\n")[1] == expected.stdout.split("\n")[1]  # ignored, as started cold
+    finally:
+        signal.signal(signal.SIGINT, previous)
+
+
 def test_a_resource_limit_set_from_python_reaches_the_run(engine):
     import resource
 

@@ -382,3 +382,28 @@ def test_a_mistyped_language_gets_a_suggestion(ip):
         run(ip, "pyhton", "print(1)")
     with pytest.raises(UsageError, match=r"unknown language 'qwzx'[^;]*$"):  # nothing close: no guess
         run(ip, "qwzx", "print(1)")
+
+
+def test_a_printer_of_the_users_own_for_the_summary_is_used(ip):
+    """The summary's bundle is made by calling the renderers directly; a printer the user registered wins."""
+    from execmagic.display.render import Summary
+
+    plain = ip.display_formatter.formatters["text/plain"]
+    plain.for_type(Summary, lambda obj, p, cycle: p.text("my summary"))
+    try:
+        (bundle,) = summaries(run(ip, "true"))
+    finally:
+        plain.pop(Summary)
+    assert bundle["text/plain"] == "my summary" and 'class="execmagic-result"' in bundle["text/html"]
+    (bundle,) = summaries(run(ip, "true"))
+    assert bundle["text/plain"].startswith("✔ exit 0")  # the renderers' own again
+
+
+def test_a_formatter_switched_off_leaves_its_type_out_of_the_summary(ip):
+    html = ip.display_formatter.formatters["text/html"]
+    html.enabled = False
+    try:
+        (bundle,) = summaries(run(ip, "true"))
+    finally:
+        html.enabled = True
+    assert "text/html" not in bundle and bundle["text/plain"].startswith("✔ exit 0")

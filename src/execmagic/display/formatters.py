@@ -19,8 +19,7 @@ from traitlets import ObjectName, Unicode
 
 from .mime import PROVENANCE_MIME
 
-__all__ = ["ProvenanceFormatter", "register", "unregister"]
-
+__all__ = ["ProvenanceFormatter", "bundle_of", "register", "unregister"]
 
 
 def _render(module: str, name: str, *attrs: str, **kwargs: Any) -> Callable[[Any], Any]:
@@ -75,6 +74,11 @@ def _plain(render: Callable[[Any], str]) -> Callable[[Any, Any, bool], None]:
     return printer
 
 
+#: What :func:`register` gave each formatter, per class: (module, class) -> {mime type: (printer, renderer)}.
+_REGISTERED: dict[tuple[str, str], dict[str, tuple[Callable[..., Any], Callable[[Any], Any]]]] = {}
+_MIMES = ("text/plain", "text/html", PROVENANCE_MIME)
+
+
 def register(shell: Any) -> None:
     display = shell.display_formatter
     if PROVENANCE_MIME not in display.formatters:
@@ -83,10 +87,39 @@ def register(shell: Any) -> None:
         provenance.enabled = "text/html" in display.active_types
         display.formatters[PROVENANCE_MIME] = provenance
     formatters = display.formatters
-    for (module, name), (plain, html, json) in _RENDERERS.items():
-        formatters["text/plain"].for_type_by_name(module, name, _plain(plain))
-        formatters["text/html"].for_type_by_name(module, name, html)
-        formatters[PROVENANCE_MIME].for_type_by_name(module, name, json)
+    for (module, name), renderers in _RENDERERS.items():
+        printers = {mime: (_plain(render) if mime == "text/plain" else render, render)
+                    for mime, render in zip(_MIMES, renderers, strict=True)}
+        for mime, (printer, _) in printers.items():
+            formatters[mime].for_type_by_name(module, name, printer)
+        _REGISTERED[module, name] = printers
+
+
+def bundle_of(shell: Any, value: Any) -> dict[str, Any] | None:
+    """The bundle ``display(value)`` would publish, made by calling the renderers directly.
+
+    IPython's dispatch asks each of its formatters in turn (about 0.2 ms a value here), where a
+    summary shown after every command needs three.  ``None`` when IPython's answer could differ:
+    a value of another class, or a printer of the user's own registered for it.  Formatters switched
+    off (a terminal's take text only) are left out, as IPython leaves them out.
+    """
+    cls = type(value)
+    printers = _REGISTERED.get((cls.__module__, cls.__qualname__))
+    if printers is None:
+        return None
+    display = shell.display_formatter
+    data: dict[str, Any] = {}
+    for mime, (printer, render) in printers.items():
+        formatter = display.formatters.get(mime)
+        if formatter is None or not formatter.enabled:  # IPython keeps ``enabled`` in step with active_types
+            continue
+        try:
+            if formatter.lookup_by_type(cls) is not printer:
+                return None
+        except KeyError:
+            return None
+        data[mime] = render(value)
+    return data
 
 
 def unregister(shell: Any) -> None:

@@ -331,7 +331,9 @@ class ExecMagics(ExecSettings):
         display(info)
 
     def _run(self, args: Any, make_plan: Callable[..., Plan]) -> None:
+        from ..display.formatters import bundle_of
         from ..display.render import Summary, short_command
+        from .kernel_io import CellOutput
         from .live import LiveOutput, StatusLine
 
         options = self.run_options(args.timeout)
@@ -346,6 +348,7 @@ class ExecMagics(ExecSettings):
             print(plan.describe())
             return
         in_kernel = hasattr(self.shell, "kernel")
+        cell = CellOutput(self.shell)  # the cell's earlier text goes out while the command runs
         live = None if args.quiet else LiveOutput(self.display_budget)
         watch = cluster.watch_job(name) if cluster is not None and in_kernel else None
         status = StatusLine(short_command(plan.command.display), self.status_delay, enabled=in_kernel, state=watch)
@@ -365,7 +368,12 @@ class ExecMagics(ExecSettings):
             live.finish(result)
         if args.out:
             self.ipython.user_ns[args.out] = result
-        display(result if args.quiet else Summary(result))
+        value = result if args.quiet else Summary(result)
+        data = bundle_of(self.shell, value)  # made directly when the renderers are ours
+        if data is None:
+            display(value)
+        else:
+            cell.show(data)
         self._raise_if_failed(result, args)
 
     def _raise_if_failed(self, result: Result, args: Any) -> None:

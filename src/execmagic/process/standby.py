@@ -22,23 +22,26 @@ but their pipes until used, and are killed with their session when the standby i
 from __future__ import annotations
 
 import contextlib
+import functools
 import os
 import re
 import resource
 import select
+import shutil
 import signal
 import subprocess
 import sys
 import threading
 import weakref
 from collections.abc import Callable, Mapping
+from typing import NamedTuple
 
 from .launch import MARKER_VAR, resolve_executable
 from .plain_syntax import surely_parses
 from .spec import Command
 from .system import pidfd_open
 
-__all__ = ["SCRIPT_LIMIT", "STANDBY_ENV_VAR", "Standby", "StandbyGone", "idle_pids", "inherited",
+__all__ = ["SCRIPT_LIMIT", "STANDBY_ENV_VAR", "Inherited", "Standby", "StandbyGone", "idle_pids", "inherited",
            "standby_default", "start_standby"]
 
 #: ``EXECMAGIC_STANDBY=0`` in the environment: engines of this process start with no standby shell.
@@ -85,14 +88,43 @@ def idle_pids() -> list[int]:
         return [pid for standby in _idle.values() for pid in (standby.runner.pid, standby.checker.pid)]
 
 
-def inherited() -> tuple[object, ...]:
+class Inherited(NamedTuple):
+    """See :func:`inherited`."""
+
+    status: tuple[bytes, ...]  # umask, blocked signals, CPU affinity, as /proc words them
+    ignored: int               # the ignored signals' mask
+    niceness: int
+    limits: tuple[tuple[int, int], ...]
+
+
+def inherited() -> Inherited:
     """What a process started now by the calling thread inherits besides its cwd and environment: the
     umask, ignored and blocked signals, CPU affinity, niceness (per thread on Linux) and resource limits.
     A standby started before Python changed one of them (``os.umask``, ``resource.setrlimit``) is stale."""
     with open("/proc/thread-self/status", "rb") as fh:
-        status = tuple(line for line in fh.read().splitlines()
-                       if line.startswith((b"Umask:", b"SigBlk:", b"SigIgn:", b"Cpus_allowed:")))
-    return status, os.getpriority(os.PRIO_PROCESS, 0), tuple(resource.getrlimit(limit) for limit in _RLIMITS)
+        lines = fh.read().splitlines()
+    status = tuple(line for line in lines if line.startswith((b"Umask:", b"SigBlk:", b"Cpus_allowed:")))
+    ignored = next((int(line.split()[1], 16) for line in lines if line.startswith(b"SigIgn:")), 0)
+    return Inherited(status, ignored, os.getpriority(os.PRIO_PROCESS, 0),
+                     tuple(resource.getrlimit(limit) for limit in _RLIMITS))
+
+
+#: SIGINT's bit in the ignored-signals mask.
+_SIGINT_BIT = 1 << (signal.SIGINT - 1)
+
+
+@functools.cache
+def _env_with_default_signal() -> str | None:
+    """An ``env`` that can start a program with a signal back at its default (coreutils 8.31 and newer)."""
+    env = shutil.which("env")
+    if env is None:
+        return None
+    try:
+        done = subprocess.run([env, "--default-signal=INT", "true"], stdin=subprocess.DEVNULL,
+                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, timeout=CHECK_TIMEOUT)
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return env if done.returncode == 0 else None
 
 
 def _same_directory(path: str, pid: int) -> bool:
@@ -102,6 +134,14 @@ def _same_directory(path: str, pid: int) -> bool:
     except OSError:
         return False
     return (mine.st_dev, mine.st_ino, mine.st_mode) == (its.st_dev, its.st_ino, its.st_mode)
+
+
+def _program(pid: int) -> str | None:
+    """The program process ``pid`` runs (``None``: gone)."""
+    try:
+        return os.readlink(f"/proc/{pid}/exe")
+    except OSError:
+        return None
 
 
 def _kill(proc: subprocess.Popen[bytes]) -> None:
@@ -147,8 +187,9 @@ class Standby:
 
     def __init__(self, *, cwd: str, env: Mapping[str, str], marker: str, runner: subprocess.Popen[bytes],
                  checker: subprocess.Popen[bytes], script_fd: int, unregister_runner: Callable[[], None],
-                 unregister_checker: Callable[[], None], attributes: tuple[object, ...]) -> None:
+                 unregister_checker: Callable[[], None], attributes: Inherited, program: str) -> None:
         self.cwd = cwd
+        self.program = program  # the bash a cold run would start (the runner must be running it)
         self.env = dict(env)
         self.marker = marker
         self.runner = runner
@@ -189,7 +230,8 @@ class Standby:
         missing = object()
         if not all(name in ignore or mine.get(name, missing) == value for name, value in env.items()):
             return False
-        return inherited() == self.inherited and _same_directory(self.cwd, self.runner.pid)
+        return (inherited() == self.inherited and _same_directory(self.cwd, self.runner.pid)
+                and _program(self.runner.pid) == self.program)
 
     def check(self, script: str) -> bool:
         """Whether the runner may take ``script``: it surely parses (:mod:`.plain_syntax`), or ``bash -n``
@@ -307,20 +349,32 @@ def start_standby(cwd: str, env: Mapping[str, str], marker: str, *, expect: Expe
     check_env = {name: value for name, value in run_env.items() if name != "BASH_ENV"}
     check_env[MARKER_VAR] = check_marker
     attributes = inherited()
+    prefix: list[str] = []
+    runner_exe = bash
+    env_tool = _env_with_default_signal() if attributes.ignored & _SIGINT_BIT else None
+    if env_tool is not None:
+        # A kernel ignores SIGINT between cells, so a standby started then would ignore it for good (bash
+        # cannot undo an ignored signal), where a run started in a cell -- Python handles SIGINT there --
+        # gets the default.  So env puts it back before bash starts, finding bash on PATH as a run does
+        # (argv[0] stays "bash"; fits() checks the program that runs is that bash), and the standby fits a
+        # run made while SIGINT is handled, as in a cell.
+        prefix, runner_exe = [env_tool, "--default-signal=INT"], env_tool
+        attributes = attributes._replace(ignored=attributes.ignored & ~_SIGINT_BIT)
     with _fork_lock:  # no fork may inherit the pipes before the Standby holds them
-        return _start(cwd, env, marker, bash, run_env, check_env, check_marker, attributes, expect, register)
+        return _start(cwd, env, marker, bash, run_env, check_env, check_marker, attributes, expect, register,
+                      prefix, runner_exe)
 
 
 def _start(cwd: str, env: Mapping[str, str], marker: str, bash: str, run_env: dict[str, str],
-           check_env: dict[str, str], check_marker: str, attributes: tuple[object, ...], expect: Expect,
-           register: Register) -> Standby:
+           check_env: dict[str, str], check_marker: str, attributes: Inherited, expect: Expect,
+           register: Register, prefix: list[str], runner_exe: str) -> Standby:
     read_end, write_end = os.pipe()
     expected = expect(marker)
     runner = checker = None
     unregister_runner = unregister_checker = None
     try:
         runner = subprocess.Popen(
-            ["bash", "-c", _boot(read_end)], executable=bash, cwd=cwd, env=run_env, pass_fds=(read_end,),
+            [*prefix, "bash", "-c", _boot(read_end)], executable=runner_exe, cwd=cwd, env=run_env, pass_fds=(read_end,),
             stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True)
         unregister_runner = register(runner.pid, marker)
         checker = subprocess.Popen(
@@ -340,7 +394,8 @@ def _start(cwd: str, env: Mapping[str, str], marker: str, bash: str, run_env: di
         os.close(read_end)
         expected()
     return Standby(cwd=cwd, env=env, marker=marker, runner=runner, checker=checker, script_fd=write_end,
-                   unregister_runner=unregister_runner, unregister_checker=unregister_checker, attributes=attributes)
+                   unregister_runner=unregister_runner, unregister_checker=unregister_checker, attributes=attributes,
+                   program=os.path.realpath(bash))
 
 
 def _after_fork_in_child() -> None:
