@@ -53,7 +53,7 @@ def notebook_shell():
     standby = engine.warm.wait_ready(10)  # one being started is waited for, so that it is known here
     shell.run_line_magic("unload_ext", "execmagic")
     assert watchdog is None or not pid_alive(watchdog)
-    assert standby is None or not (pid_alive(standby.runner.pid) or pid_alive(standby.checker.pid))
+    assert standby is None or not pid_alive(standby.runner.pid)
 
 
 @pytest.fixture

@@ -12,17 +12,15 @@ import pytest
 TOKEN_VAR = "EXECMAGIC_TEST_TOKEN"
 
 
-_STANDBY_BOOT = "IFS= read -r -N 2147483647 -u "
+_STANDBY_BOOT = "builtin printf . >&2; IFS= builtin read -r -N 2147483647 -u "
 
 
 def idle_standby(proc: psutil.Process, env: dict[str, str]) -> bool:
-    """Whether ``proc`` is an engine's standby shell that has run nothing yet: its runner still holding the
-    pipe its script comes through (a run closes it first thing), or its parse checker."""
+    """Whether ``proc`` is an engine's standby shell that has run nothing yet: still holding the pipe its
+    script comes through (a run closes it first thing)."""
     if "-standby-" not in env.get("EXECMAGIC_RUN", ""):
         return False
     argv = proc.cmdline()
-    if argv == ["bash", "-n"]:
-        return True
     if len(argv) != 3 or argv[:2] != ["bash", "-c"] or not argv[2].startswith(_STANDBY_BOOT):
         return False
     fd = argv[2][len(_STANDBY_BOOT):].partition(" ")[0]
@@ -30,7 +28,7 @@ def idle_standby(proc: psutil.Process, env: dict[str, str]) -> bool:
 
 
 def idle_standbys_of(pid: int) -> tuple[int, ...]:
-    """The pids of the idle standby shells (runner and checker) process ``pid`` started."""
+    """The pids of the idle standby shells process ``pid`` started."""
     found = []
     for child in psutil.Process(pid).children():
         try:

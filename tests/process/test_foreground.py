@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import os
+import select
+import shutil
 import signal
 import subprocess
 import sys
@@ -227,6 +229,58 @@ def test_what_a_run_left_is_found_however_its_new_processes_are_told(engine, loo
     assert r.exit_code == 0
     assert any("left running" in n for n in r.notes), r.notes
     assert not any(pid_alive(int(pid)) for pid in r.stdout.split())
+
+
+HOP = r"""
+#include <fcntl.h>
+#include <time.h>
+#include <unistd.h>
+/* A new pid every 0.2 ms for 5 s, never there when looked for by pid; holds argv[2] open while any lives. */
+int main(int argc, char **argv) {
+    struct timespec start, now;
+    clock_gettime(CLOCK_MONOTONIC, &start);
+    open(argv[2], O_WRONLY);
+    for (int told = 0;; told = 1) {
+        clock_gettime(CLOCK_MONOTONIC, &now);
+        if (now.tv_sec - start.tv_sec >= 5) return 0;
+        pid_t child = fork();
+        if (child != 0) _exit(child < 0);
+        if (!told) { int fd = open(argv[1], O_WRONLY); write(fd, "hopping\n", 8); close(fd); }
+        usleep(200);
+    }
+}
+"""
+
+
+@pytest.fixture(scope="module")
+def hop(tmp_path_factory):
+    """A program that keeps changing its pid (compiled here: a script forks too slowly to slip by)."""
+    if shutil.which("gcc") is None:
+        pytest.skip("no gcc to build the pid-changing program")
+    folder = tmp_path_factory.mktemp("hop")
+    (folder / "hop.c").write_text(HOP)
+    subprocess.run(["gcc", "-O2", "-o", str(folder / "hop"), str(folder / "hop.c")], check=True)
+    return folder / "hop"
+
+
+@pytest.mark.parametrize("standby", [False, True])
+def test_a_leftover_that_keeps_changing_its_pid_is_stopped(engine, standby, tmp_path, hop):
+    """It slips between the looks that list what is left, but stays in the command's process group, which
+    the unreaped leader keeps ours: the group is killed even when no look finds it."""
+    engine.standby = standby
+    os.mkfifo(tmp_path / "hopping")
+    os.mkfifo(tmp_path / "alive")
+    alive = os.open(tmp_path / "alive", os.O_RDONLY | os.O_NONBLOCK)  # its end of file: no hop is left
+    try:
+        if standby:
+            engine.run_script("true")
+            engine.warm.wait_ready(10)
+        r = engine.run_script(f"{hop} {tmp_path / 'hopping'} {tmp_path / 'alive'} >/dev/null 2>&1 & "
+                              f"read started < {tmp_path / 'hopping'}")
+        assert r.exit_code == 0
+        assert select.select([alive], [], [], 3)[0] and os.read(alive, 1) == b"", "it is still hopping"
+    finally:
+        os.close(alive)
 
 
 def test_detached_leftover_is_stopped_too(engine):

@@ -21,7 +21,8 @@ ASK = [
     "if then", "echo $(date)", "for f in *; do echo $f; done", "ls a[0-9]*", "time ls", "echo {a,b}",
     "a &&", "a |", "| a", "; a", "a ;;", "a |& b", 'echo "open', "echo 'open", "echo \\", "cat <<EOF\nx\nEOF",
     "echo `date`", "f() { :; }", "x=(1 2)", "echo >", "echo 2> 2>&1", "a[1 + 2]=x", "! true", "echo $((1+1))",
-    "shopt -s expand_aliases; alias x=y", "echo a\rb", "done", "A=1 then",
+    "shopt -s expand_aliases; alias x=y", "echo a\rb", "done", "A=1 then", ">&-a[", "<& -x[1", "2>&-a[",
+    "echo one\n<&-x[1", "a ;& b", "];&>> x", "shopt -s expand_aliases", "BASH_ALIASES[x]=y", "set -o posix",
 ]
 
 
@@ -39,7 +40,8 @@ def test_what_it_does_not_know_goes_to_bash(script):
 ATOMS = ["ls", "-la", "x=1", "A+=2", "'q q'", '"d $HOME ${X}"', '"\\""', "\\;", "$1", "$?", "${#}", "$$", "$#a",
          ";", "&&", "||", "|", "&", ">", ">>", "2>&1", "<", "&>", ">&", "<&", "&>>", "2>", "1>", "#c", "a#b",
          " ", " ", "\t", "\n", "if", "then", "fi", "done", "in", "time", "!", "[[", "]]", "[", "]", "a[", "*", "~",
-         "=", "é", "'", '"', "$", "\\", "(", ")", "{", "}", "`", "<<", "99999999999999999999>", "alias", "${", "$(("]
+         "=", "é", "'", '"', "$", "\\", "(", ")", "{", "}", "`", "<<", "99999999999999999999>", "alias", "${", "$((",
+         ">&-", "<&-", ">& -", "-a["]
 
 
 @pytest.mark.parametrize("seed", range(3))

@@ -28,7 +28,7 @@ from ..process.foreground import CancelToken, OutputCallback, ProgressCallback, 
 from ..process.results import KillOutcome, Result, ShellInfo
 from ..process.retention import DEFAULT_QUOTA, DEFAULT_RETENTION_DAYS, prune_log_folders
 from ..process.spec import RunOptions
-from ..process.standby import Standby, StandbyGone, standby_default, start_standby
+from ..process.standby import Standby, StandbyGone, runs_in_standby, standby_default, start_standby
 from .contexts import SHELL_LANGUAGES
 from .plans import Plan, Planner
 from .session import STATE_VAR, USER_BASH_ENV_VAR, ShellSession, why_no_state
@@ -192,21 +192,13 @@ class Engine(Planner):
             expected()
 
     def _standby_for(self, plan: Plan) -> Standby | None:
-        """The standby shell, checked, when ``plan`` is a plain session run that fits it; else ``None``."""
+        """The standby shell, when ``plan`` is a plain session run whose script it may run and it fits; else
+        ``None`` (a script it may not run leaves it waiting for the next run)."""
         if not self.standby or not _standby_shaped(plan) or USER_BASH_ENV_VAR in plan.command.env:
             return None
-        warm = self.warm.take(plan.command, _PER_RUN)
-        if warm is None:
+        if not runs_in_standby(plan.command.argv[2]):
             return None
-        try:
-            fine = warm.check(plan.command.argv[2])
-        except BaseException:
-            warm.discard()
-            raise
-        if not fine:  # a syntax error reads as bash -c words it only from a cold start
-            warm.discard()
-            return None
-        return warm
+        return self.warm.take(plan.command, _PER_RUN)
 
     def _make_standby(self) -> Standby | None:
         """Start the bash the next plain session run would get (in the warm shell's worker thread)."""

@@ -8,8 +8,8 @@ answer is known without asking: this module recognises a small part of bash's gr
 (simple commands of words, quotes, ``$NAME``, redirections to a word, joined by ``;``
 ``&`` ``&&`` ``||`` ``|``, one line at a time, comments).  Its *yes* is always right; its
 *no* only means "ask ``bash -n``".  Whatever it does not know -- reserved words, brackets
-of any kind, ``$(…)``, backticks, heredocs, a line continued on the next, ``alias`` (with
-``expand_aliases`` a later line could parse otherwise) -- is a no.
+of any kind, ``$(…)``, backticks, heredocs, a line continued on the next, ``alias``,
+``expand_aliases`` or ``posix`` (an alias could change how a later line parses) -- is a no.
 """
 
 from __future__ import annotations
@@ -31,9 +31,11 @@ _PIECE = rf"(?:{_PLAIN}|'[^']*'|\"(?:[^\"\\$`\n]|\\[^\n]|{_PARAM})*\"|\\[^\n]|{_
 _WORD = re.compile(rf"{_PIECE}(?:{_PIECE}|#)*")
 _ASSIGNMENT = re.compile(rf"{_NAME}\+?=")
 _REDIRECT = re.compile(r"[0-9]*(?:>>|>&|>|<&|<|&>>|&>)[ \t]*")
-_JOIN = re.compile(r"&&|\|\||[;&|]")
+_JOIN = re.compile(r";;|;&|&&|\|\||[;&|]")  # ;; and ;& (a case's) are bash's tokens too: refused below
 _BLANKS = re.compile(r"[ \t]*")
-_ALIAS = re.compile(r"\balias\b")
+#: Words that can turn alias expansion on or define an alias while the script runs: a later line could then
+#: parse otherwise (``bash -n`` would not see it either).  Spelled with quotes (``al''ias``) they get by.
+_ALIAS = re.compile(r"\balias\b|expand_aliases|BASH_ALIASES|posix")
 #: ``NAME[`` at a word's start opens a subscript, which bash reads up to its ``]`` across blanks and quotes
 #: (``a[1 + 2]=x``).
 _SUBSCRIPT = re.compile(rf"{_NAME}\[")
@@ -63,11 +65,14 @@ def _line_parses(line: str) -> bool:
             target = _word(line, redirect.end())
             if target is None:
                 return False
+            closes = redirect.group().rstrip(" \t").endswith("&") and target.group().startswith("-")
+            if closes and target.group() != "-":
+                return False  # after >& or <&, bash takes "-" alone (close) and reads what follows as a new word
             at, words, need_command = target.end(), words + 1, False
             continue
         join = _JOIN.match(line, at)
         if join is not None:
-            if not words:
+            if not words or join.group() in (";;", ";&"):
                 return False
             at, words, leading = join.end(), 0, True
             need_command = join.group() in ("|", "&&", "||")

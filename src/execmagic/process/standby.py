@@ -9,14 +9,14 @@ pipe.  A run writes the script and reads the output: about 0.2 ms for ``true``.
 The standby runs the script with ``eval``, which behaves as ``bash -c`` does in everything
 tested (``$LINENO``, ``$0``, ``$#``, ``$_``, ``$BASH_EXECUTION_STRING``, ``$SHLVL``, command
 errors, ``exit``, ``return``, the EXIT trap) but one: a syntax error reads ``bash: eval: line
-N`` where ``bash -c`` says ``bash: -c: line N``.  So a second bash, ``bash -n`` (parse only,
-run nothing), is started beside it and reads the script first; a script it refuses -- a
-syntax error, or an option like ``extglob`` that changes parsing -- runs cold, with
-``bash -c``, and reads exactly as before.  A plain script (:mod:`.plain_syntax`: ``ls -la``,
-``cd data && make``) surely parses and is not asked about: the check costs about 0.4 ms.
-``bash -n`` reads a pipe one byte at a time (about 0.2 ms a KiB here), so a script over
-:data:`SCRIPT_LIMIT` runs cold too: there the saving is gone.  Both processes hold nothing
-but their pipes until used, and are killed with their session when the standby is discarded.
+N`` where ``bash -c`` says ``bash: -c: line N``.  So it takes only a script that surely parses
+(:mod:`.plain_syntax`: ``ls -la``, ``cd data && make > log``, ``echo "$HOME"``); any other runs
+cold, with ``bash -c``, and reads exactly as before, and the standby waits for the next run.
+(Asking a ``bash -n`` started beside it instead cost a second process per standby, about as
+much as the cold start it saved when runs come back to back on two cores.)  The runner's
+``read`` takes a pipe a byte at a time, so a script over :data:`SCRIPT_LIMIT` runs cold too.
+The runner holds nothing but its pipes until used, and is killed with its session when the
+standby is discarded.
 """
 
 from __future__ import annotations
@@ -39,19 +39,18 @@ from typing import NamedTuple
 from .launch import MARKER_VAR, resolve_executable
 from .plain_syntax import surely_parses
 from .spec import Command
-from .system import pidfd_open
 
 __all__ = ["SCRIPT_LIMIT", "STANDBY_ENV_VAR", "Inherited", "Standby", "StandbyGone", "idle_pids", "inherited",
-           "standby_default", "start_standby"]
+           "runs_in_standby", "standby_default", "start_standby"]
 
 #: ``EXECMAGIC_STANDBY=0`` in the environment: engines of this process start with no standby shell.
 STANDBY_ENV_VAR = "EXECMAGIC_STANDBY"
 
-#: Bytes of script a standby takes at most: ``bash -n`` reads a pipe a byte at a time, and past
-#: about 2 KiB checking costs more than the cold start it saves.
+#: Bytes of script a standby takes at most: its ``read`` takes a pipe a byte at a time (a system call
+#: each), and one write into an empty pipe of this size never blocks.
 SCRIPT_LIMIT = 2048
-#: Seconds the parse check may take before the standby is given up (it takes well under 1 ms).
-CHECK_TIMEOUT = 2.0
+#: Seconds a standby may take to start, and the one-time probe of ``env --default-signal``.
+_PROBE_TIMEOUT = 5.0
 
 #: A script that may turn on tracing in its own shell (``set -x``, ``set -eux``, ``set -o xtrace``,
 #: ``shopt -o xtrace``, ``SHELLOPTS``): ``eval`` is one level of indirection more than ``bash -c``, which
@@ -67,9 +66,9 @@ Expect = Callable[[str], Callable[[], None]]
 _idle: dict[int, Standby] = {}  # runner pid -> standby, while it waits for a script
 _idle_lock = threading.Lock()
 # A child forked without exec (multiprocessing's fork start) inherits every descriptor.  Holding a standby's
-# script pipe or the checker's input open there, it would keep the runner or the checker from ever seeing the
-# end of its script.  So a fork waits while descriptors are made or handed over (under this lock), and the
-# child closes every one it inherited and treats those standbys as the parent's (see _after_fork_in_child).
+# script pipe open there, it would keep the runner from ever seeing the end of its script.  So a fork waits
+# while descriptors are made or handed over (under this lock), and the child closes every one it inherited
+# and treats those standbys as the parent's (see _after_fork_in_child).
 _fork_lock = threading.Lock()
 _every: weakref.WeakSet[Standby] = weakref.WeakSet()
 
@@ -83,9 +82,24 @@ def standby_default() -> bool:
 
 
 def idle_pids() -> list[int]:
-    """The pids of every standby of this process still waiting for a script (runners and checkers)."""
+    """The pids of every standby of this process still waiting for a script."""
     with _idle_lock:
-        return [pid for standby in _idle.values() for pid in (standby.runner.pid, standby.checker.pid)]
+        return list(_idle)
+
+
+def runs_in_standby(script: str) -> bool:
+    """Whether a standby may run ``script`` for ``bash -c script`` and nobody could tell: it surely parses
+    (a syntax error would read as ``eval``'s), is within :data:`SCRIPT_LIMIT`, has no NUL (``bash -c`` cannot
+    be given one; the runner's ``read`` would drop it), does not trace itself (``eval`` shows one level more),
+    and does not start with ``-`` or ``+`` (``bash -c`` reads those as options)."""
+    if len(script) > SCRIPT_LIMIT or "\0" in script or script.startswith(("-", "+")) or _MAY_TRACE.search(script):
+        return False
+    try:
+        if len(script.encode("utf-8", "surrogateescape")) > SCRIPT_LIMIT:
+            return False
+    except UnicodeEncodeError:  # a lone surrogate: let the cold start say what it says
+        return False
+    return surely_parses(script)
 
 
 class Inherited(NamedTuple):
@@ -121,7 +135,7 @@ def _env_with_default_signal() -> str | None:
         return None
     try:
         done = subprocess.run([env, "--default-signal=INT", "true"], stdin=subprocess.DEVNULL,
-                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, timeout=CHECK_TIMEOUT)
+                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, timeout=_PROBE_TIMEOUT)
     except (OSError, subprocess.SubprocessError):
         return None
     return env if done.returncode == 0 else None
@@ -170,59 +184,53 @@ class StandbyGone(Exception):
 
 
 def _boot(fd: int) -> str:
-    """The runner's own script, one line (``eval`` counts ``$LINENO`` from its own line): read the
-    script into the variable ``bash -c`` keeps it in, let go of the pipe, leave ``$_`` as bash -c
-    starts with it (bash's path), run it."""
-    return (f"IFS= read -r -N 2147483647 -u {fd} BASH_EXECUTION_STRING; exec {fd}<&-; "
-            ': "$BASH"; eval "$BASH_EXECUTION_STRING"')
+    """The runner's own script, one line (``eval`` counts ``$LINENO`` from its own line): say it is up (one
+    byte on stderr, read before any run), read the script into the variable ``bash -c`` keeps it in, let go
+    of the pipe, leave ``$_`` as bash -c starts with it (bash's path), run it.  Builtins only, by name: a
+    function of the same name exported in the environment would run instead."""
+    return (f"builtin printf . >&2; IFS= builtin read -r -N 2147483647 -u {fd} BASH_EXECUTION_STRING; "
+            f'builtin exec {fd}<&-; builtin : "$BASH"; builtin eval "$BASH_EXECUTION_STRING"')
+
+
+def _wait_until_up(runner: subprocess.Popen[bytes]) -> None:
+    """Wait for the runner's first byte: bash (not ``env`` on its way to it) is started and reading."""
+    assert runner.stderr is not None
+    fd = runner.stderr.fileno()
+    if not select.select([fd], [], [], _PROBE_TIMEOUT)[0] or os.read(fd, 1) != b".":
+        raise OSError("the standby shell did not start")
 
 
 class Standby:
-    """A runner bash blocked reading its script, and a ``bash -n`` beside it to check the script first.
+    """A runner bash blocked reading its script.
 
     ``cwd`` and ``env`` are what it was started with (the marker aside); :meth:`fits` says
-    whether a command would run the same in it.  Use once: :meth:`check`, then
-    :meth:`release` (which hands the runner over) or :meth:`discard`.
+    whether a command would run the same in it.  Use once: :meth:`release` (which hands the
+    runner over) or :meth:`discard`.
     """
 
     def __init__(self, *, cwd: str, env: Mapping[str, str], marker: str, runner: subprocess.Popen[bytes],
-                 checker: subprocess.Popen[bytes], script_fd: int, unregister_runner: Callable[[], None],
-                 unregister_checker: Callable[[], None], attributes: Inherited, program: str) -> None:
+                 script_fd: int, unregister: Callable[[], None], attributes: Inherited, program: str) -> None:
         self.cwd = cwd
         self.program = program  # the bash a cold run would start (the runner must be running it)
         self.env = dict(env)
         self.marker = marker
         self.runner = runner
-        self.checker = checker
         self.inherited = attributes  # what :func:`inherited` said as it was started
         self._script_fd: int | None = script_fd
-        self._unregister_runner: Callable[[], None] | None = unregister_runner
-        self._unregister_checker: Callable[[], None] | None = unregister_checker
-        self._checker_exit = pidfd_open(checker.pid)  # its exit wakes the check (no polling)
+        self._unregister: Callable[[], None] | None = unregister
         self._owner = os.getpid()
         _every.add(self)
         with _idle_lock:
             _idle[runner.pid] = self
 
     def fits(self, command: Command, ignore: frozenset[str] = frozenset()) -> bool:
-        """Whether ``command`` is a plain ``bash -c SCRIPT`` that would run the same here: same cwd (the same
-        directory, not one made again at its path), same environment (``ignore``: names the caller sets per
-        run), same inherited process attributes, no input, a script within the limit that does not trace
-        itself and has no NUL (``bash -c`` cannot be given one; the runner's ``read`` would drop it)."""
+        """Whether ``command`` is a plain ``bash -c SCRIPT`` that would run the same here (the script itself is
+        :func:`runs_in_standby`'s to judge): same cwd (the same directory, not one made again at its path), same
+        environment (``ignore``: names the caller sets per run), same inherited process attributes, no input."""
         argv = command.argv
         if len(argv) != 3 or argv[:2] != ("bash", "-c") or command.input is not None or command.cwd != self.cwd:
             return False
         if self._owner != os.getpid():  # a forked child's copy: the processes are the parent's
-            return False
-        script = argv[2]
-        if script.startswith(("-", "+")):  # bash -c reads it as options
-            return False
-        if len(script) > SCRIPT_LIMIT or "\0" in script or _MAY_TRACE.search(script):
-            return False
-        try:
-            if len(script.encode("utf-8", "surrogateescape")) > SCRIPT_LIMIT:
-                return False
-        except UnicodeEncodeError:  # a lone surrogate: let the cold start say what it says
             return False
         env, mine = command.env, self.env
         if len(env) != len(mine) or "SHELLOPTS" in env:  # xtrace from the start would show the runner's own line
@@ -232,33 +240,6 @@ class Standby:
             return False
         return (inherited() == self.inherited and _same_directory(self.cwd, self.runner.pid)
                 and _program(self.runner.pid) == self.program)
-
-    def check(self, script: str) -> bool:
-        """Whether the runner may take ``script``: it surely parses (:mod:`.plain_syntax`), or ``bash -n``
-        parsed it; and the runner is still there.
-
-        ``False`` (a syntax error, a checker that died or hung): discard this standby and run cold.
-        """
-        checker = self.checker
-        if surely_parses(script):  # no need to ask: the checker, its input closed, ends by itself
-            with _fork_lock:
-                _close_pipes(checker)
-            return self.runner.poll() is None
-        try:
-            with _fork_lock, contextlib.suppress(BrokenPipeError):  # it died: its status says so
-                assert checker.stdin is not None
-                checker.stdin.write(script.encode("utf-8", "surrogateescape"))
-                checker.stdin.close()
-            if self._checker_exit is None:
-                status = checker.wait(CHECK_TIMEOUT)
-            elif select.select([self._checker_exit], [], [], CHECK_TIMEOUT)[0]:
-                status = checker.wait()
-            else:
-                return False
-        except subprocess.TimeoutExpired:
-            return False
-        self._checker_done()
-        return status == 0 and self.runner.poll() is None
 
     def release(self, script: bytes) -> subprocess.Popen[bytes]:
         """Hand the runner its script and the run: it is no longer idle (raises :class:`StandbyGone`)."""
@@ -276,81 +257,48 @@ class Standby:
         return self.runner
 
     def registration(self) -> Callable[[], None]:
-        """What the run that took the runner calls once it is over: the runner's watchdog registration
-        (reports its end), and the checker reaped if it was let go unasked."""
-        unregister, self._unregister_runner = self._unregister_runner, None
-
-        def done() -> None:
-            if unregister is not None:
-                unregister()
-            self._settle_checker()
-
-        return done
+        """The runner's watchdog registration, handed to the run that took it (reports its end)."""
+        unregister, self._unregister = self._unregister, None
+        return unregister or (lambda: None)
 
     def discard(self) -> None:
-        """Kill both processes with their sessions and reap them; the watchdog forgets them."""
+        """Kill the runner with its session and reap it; the watchdog forgets it."""
         with _idle_lock:
             _idle.pop(self.runner.pid, None)
         if self._owner != os.getpid():  # a forked child's copy (its descriptors are closed): not ours to kill,
-            for unregister in (self._unregister_runner, self._unregister_checker):  # but the child's watchdog
-                if unregister is not None:  # link must not tell a watchdog it starts to sweep them at its exit
-                    unregister()
-            self._unregister_runner = self._unregister_checker = None
+            self.registration()()  # but the child's watchdog link must not tell a watchdog it starts to sweep it
             return
         _kill(self.runner)
-        _kill(self.checker)
         with _fork_lock:
             if self._script_fd is not None:
                 os.close(self._script_fd)
                 self._script_fd = None
-        _close_pipes(self.runner, self.checker)
-        self._checker_done()
+        _close_pipes(self.runner)
         self.registration()()
 
     def _forget(self) -> None:
         """In a forked child: close the descriptors inherited from the parent's standby (runs at the fork:
-        takes no lock; :meth:`discard` drops the registrations later)."""
-        for fd in (self._script_fd, self._checker_exit):
-            if fd is not None:
-                with contextlib.suppress(OSError):
-                    os.close(fd)
-        self._script_fd = self._checker_exit = None
-        _close_pipes(self.runner, self.checker)
-
-    def _settle_checker(self) -> None:
-        """Reap a checker let go unasked: it ended at the end of its empty input, or is killed now (no wait)."""
-        if self.checker.poll() is None:
-            _kill(self.checker)
-        self._checker_done()
-
-    def _checker_done(self) -> None:
-        if self.checker.returncode is None:
-            return
-        if self._checker_exit is not None:
-            os.close(self._checker_exit)
-            self._checker_exit = None
-        unregister, self._unregister_checker = self._unregister_checker, None
-        if unregister is not None:
-            unregister()
+        takes no lock; :meth:`discard` drops the registration later)."""
+        if self._script_fd is not None:
+            with contextlib.suppress(OSError):
+                os.close(self._script_fd)
+        self._script_fd = None
+        _close_pipes(self.runner)
 
 
 def start_standby(cwd: str, env: Mapping[str, str], marker: str, *, expect: Expect, register: Register) -> Standby:
     """Start a standby for runs in ``cwd`` with ``env`` (what a plain ``bash -c`` run would get).
 
-    ``expect`` and ``register`` are the watchdog's (as for :func:`~.foreground.run_command`): both
-    processes are swept if this process dies.  OS refusals raise ``OSError``; a missing bash
-    raises :class:`~.errors.PreExecError`.
+    ``expect`` and ``register`` are the watchdog's (as for :func:`~.foreground.run_command`): the
+    runner is swept if this process dies.  OS refusals raise ``OSError``; a missing bash raises
+    :class:`~.errors.PreExecError`.
     """
     run_env = dict(env)
     run_env[MARKER_VAR] = marker
     bash = resolve_executable("bash", cwd, run_env)
-    # the checker has a marker of its own: the watchdog keeps one session per marker
-    check_marker = f"{marker}-check"
-    check_env = {name: value for name, value in run_env.items() if name != "BASH_ENV"}
-    check_env[MARKER_VAR] = check_marker
     attributes = inherited()
     prefix: list[str] = []
-    runner_exe = bash
+    program = bash
     env_tool = _env_with_default_signal() if attributes.ignored & _SIGINT_BIT else None
     if env_tool is not None:
         # A kernel ignores SIGINT between cells, so a standby started then would ignore it for good (bash
@@ -358,44 +306,32 @@ def start_standby(cwd: str, env: Mapping[str, str], marker: str, *, expect: Expe
         # gets the default.  So env puts it back before bash starts, finding bash on PATH as a run does
         # (argv[0] stays "bash"; fits() checks the program that runs is that bash), and the standby fits a
         # run made while SIGINT is handled, as in a cell.
-        prefix, runner_exe = [env_tool, "--default-signal=INT"], env_tool
+        prefix, program = [env_tool, "--default-signal=INT"], env_tool
         attributes = attributes._replace(ignored=attributes.ignored & ~_SIGINT_BIT)
-    with _fork_lock:  # no fork may inherit the pipes before the Standby holds them
-        return _start(cwd, env, marker, bash, run_env, check_env, check_marker, attributes, expect, register,
-                      prefix, runner_exe)
-
-
-def _start(cwd: str, env: Mapping[str, str], marker: str, bash: str, run_env: dict[str, str],
-           check_env: dict[str, str], check_marker: str, attributes: Inherited, expect: Expect,
-           register: Register, prefix: list[str], runner_exe: str) -> Standby:
-    read_end, write_end = os.pipe()
-    expected = expect(marker)
-    runner = checker = None
-    unregister_runner = unregister_checker = None
-    try:
-        runner = subprocess.Popen(
-            [*prefix, "bash", "-c", _boot(read_end)], executable=runner_exe, cwd=cwd, env=run_env, pass_fds=(read_end,),
-            stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True)
-        unregister_runner = register(runner.pid, marker)
-        checker = subprocess.Popen(
-            ["bash", "-n"], executable=bash, cwd=cwd, env=check_env, stdin=subprocess.PIPE,
-            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
-        unregister_checker = register(checker.pid, check_marker)
-    except BaseException:
-        for proc, unregister in ((runner, unregister_runner), (checker, unregister_checker)):
-            if proc is not None:
-                _kill(proc)
-                _close_pipes(proc)
+    with _fork_lock:  # no fork may inherit the pipe before the Standby holds it
+        read_end, write_end = os.pipe()
+        expected = expect(marker)
+        runner = unregister = None
+        try:
+            runner = subprocess.Popen(
+                [*prefix, "bash", "-c", _boot(read_end)], executable=program, cwd=cwd, env=run_env,
+                pass_fds=(read_end,), stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                start_new_session=True)
+            unregister = register(runner.pid, marker)
+            _wait_until_up(runner)
+        except BaseException:
+            if runner is not None:
+                _kill(runner)
+                _close_pipes(runner)
             if unregister is not None:
                 unregister()
-        os.close(write_end)
-        raise
-    finally:
-        os.close(read_end)
-        expected()
-    return Standby(cwd=cwd, env=env, marker=marker, runner=runner, checker=checker, script_fd=write_end,
-                   unregister_runner=unregister_runner, unregister_checker=unregister_checker, attributes=attributes,
-                   program=os.path.realpath(bash))
+            os.close(write_end)
+            raise
+        finally:
+            os.close(read_end)
+            expected()
+        return Standby(cwd=cwd, env=env, marker=marker, runner=runner, script_fd=write_end, unregister=unregister,
+                       attributes=attributes, program=os.path.realpath(bash))
 
 
 def _after_fork_in_child() -> None:
