@@ -31,6 +31,7 @@ class CellOutput:
     """One run's output route: streams flushed at its start, its display bundle sent at its end."""
 
     def __init__(self, shell: Any) -> None:
+        self._shell = shell
         self._pub: Any = getattr(shell, "display_pub", None)
         self._streams: tuple[Any, Any] = (sys.stdout, sys.stderr)
         self._thread = _io_thread(*self._streams) if _plain_publisher(self._pub) else None
@@ -41,7 +42,8 @@ class CellOutput:
     def show(self, data: dict[str, Any]) -> None:
         """Show ``data`` (a display bundle) in the cell: ``display(data, raw=True)``, without the waits."""
         thread, pub = self._thread, self._pub
-        if thread is None or (sys.stdout, sys.stderr) != self._streams or not _plain_publisher(pub):
+        now = (sys.stdout, sys.stderr, getattr(self._shell, "display_pub", None))
+        if thread is None or now != (*self._streams, pub) or not _plain_publisher(pub):  # %%capture, a widget…
             from IPython.display import display
 
             display(data, raw=True)
