@@ -117,8 +117,9 @@ class ExecSettings(Magics):
 
     standby = Bool(
         True, help="Start the next command's bash ahead of time (after each command, in the background), so a"
-                   " short command skips bash's start-up; one that does not fit it (a cd or export since, --env,"
-                   " --cwd, input) starts as usual. False: every command starts its own bash"
+                   " short plain command (simple commands and pipes: no $(...), loops or brackets) skips bash's"
+                   " start-up; any other, or one that does not fit it (a cd or export since, --env, --cwd, input),"
+                   " starts as usual. False: every command starts its own bash"
                    " (EXECMAGIC_STANDBY=0 in the environment: False for every engine of the process).",
     ).tag(config=True)
 

@@ -1,15 +1,15 @@
 """Scripts whose syntax bash surely accepts, told without asking bash.
 
 A standby runs its script with ``eval``, whose syntax errors read ``bash: eval: line N``
-where ``bash -c`` says ``bash: -c: line N``; so its ``bash -n`` parses each script first
-(see :mod:`.standby`), which costs about 0.4 ms a run.  Most short commands are plain --
-``ls -la``, ``cd data && wc -l *.csv > counts``, ``echo "$HOME"`` -- and for those the
-answer is known without asking: this module recognises a small part of bash's grammar
-(simple commands of words, quotes, ``$NAME``, redirections to a word, joined by ``;``
-``&`` ``&&`` ``||`` ``|``, one line at a time, comments).  Its *yes* is always right; its
-*no* only means "ask ``bash -n``".  Whatever it does not know -- reserved words, brackets
-of any kind, ``$(…)``, backticks, heredocs, a line continued on the next, ``alias``,
-``expand_aliases`` or ``posix`` (an alias could change how a later line parses) -- is a no.
+where ``bash -c`` says ``bash: -c: line N``; so it takes only a script that surely parses
+(see :mod:`.standby`).  Most short commands are plain -- ``ls -la``, ``cd data && wc -l
+*.csv > counts``, ``echo "$HOME"`` -- and for those the answer is known without asking: this
+module recognises a small part of bash's grammar (simple commands of words, quotes,
+``$NAME``, redirections to a word, joined by ``;`` ``&`` ``&&`` ``||`` ``|``, one line at a
+time, comments).  Its *yes* is always right; its *no* only means "not known here" (the script
+runs in a new bash).  Whatever it does not know -- reserved words, brackets of any kind,
+``$(…)``, backticks, heredocs, a line continued on the next, ``alias``, ``expand_aliases`` or
+``posix`` (an alias could change how a later line parses) -- is a no.
 """
 
 from __future__ import annotations
@@ -34,7 +34,7 @@ _REDIRECT = re.compile(r"[0-9]*(?:>>|>&|>|<&|<|&>>|&>)[ \t]*")
 _JOIN = re.compile(r";;|;&|&&|\|\||[;&|]")  # ;; and ;& (a case's) are bash's tokens too: refused below
 _BLANKS = re.compile(r"[ \t]*")
 #: Words that can turn alias expansion on or define an alias while the script runs: a later line could then
-#: parse otherwise (``bash -n`` would not see it either).  Spelled with quotes (``al''ias``) they get by.
+#: parse otherwise (even ``bash -n`` would not see it).  Spelled with quotes (``al''ias``) they get by.
 _ALIAS = re.compile(r"\balias\b|expand_aliases|BASH_ALIASES|posix")
 #: ``NAME[`` at a word's start opens a subscript, which bash reads up to its ``]`` across blanks and quotes
 #: (``a[1 + 2]=x``).
