@@ -90,6 +90,8 @@ def latency_rows(kernel: Kernel, repeat: int, pause: float = 0.0) -> list[tuple[
         ("`%%bash true`", "%%bash\ntrue"),
         ("`%exec true`", "%exec true"),
         ("`%spawn true`", "%spawn true"),
+        # what a summary costs by itself: one display message, as every %exec sends (subprocess.run sends none)
+        ("one display message, `display({'text/plain': 'x'}, raw=True)`", "display({'text/plain': 'x'}, raw=True)"),
     ]
     times: dict[str, list[float]] = {label: [] for label, _ in cells}
     for _label, code in cells:
