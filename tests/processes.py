@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import re
 import time
 
 import psutil
@@ -12,7 +13,8 @@ import pytest
 TOKEN_VAR = "EXECMAGIC_TEST_TOKEN"
 
 
-_STANDBY_BOOT = "builtin printf . >&2; IFS= builtin read -r -N 2147483647 -u "
+#: How a standby's boot line names the pipe its script comes through.
+_STANDBY_SCRIPT_FD = re.compile(r"builtin read -r -N 2147483647 -u (\d+) ")
 
 
 def idle_standby(proc: psutil.Process, env: dict[str, str]) -> bool:
@@ -21,10 +23,10 @@ def idle_standby(proc: psutil.Process, env: dict[str, str]) -> bool:
     if "-standby-" not in env.get("EXECMAGIC_RUN", ""):
         return False
     argv = proc.cmdline()
-    if len(argv) != 3 or argv[:2] != ["bash", "-c"] or not argv[2].startswith(_STANDBY_BOOT):
+    if len(argv) != 3 or argv[:2] != ["bash", "-c"]:
         return False
-    fd = argv[2][len(_STANDBY_BOOT):].partition(" ")[0]
-    return os.path.exists(f"/proc/{proc.pid}/fd/{fd}")
+    fd = _STANDBY_SCRIPT_FD.search(argv[2])
+    return fd is not None and os.path.exists(f"/proc/{proc.pid}/fd/{fd.group(1)}")
 
 
 def idle_standbys_of(pid: int) -> tuple[int, ...]:

@@ -4,6 +4,7 @@ never outliving its owner, and indistinguishable from a cold ``bash -c`` in what
 from __future__ import annotations
 
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -17,7 +18,7 @@ import pytest
 from execmagic.engine import Engine, RunOptions
 from execmagic.engine.warm import MISSES_BEFORE_BACKOFF, RETRY_EVERY
 from execmagic.process.pump import CancelToken
-from execmagic.process.standby import SCRIPT_LIMIT, idle_pids
+from execmagic.process.standby import SCRIPT_LIMIT, can_stand_by, idle_pids
 from processes import pid_alive
 
 READY = 10.0  # seconds a standby may take to be started on a busy machine (an event is awaited, not slept)
@@ -84,18 +85,15 @@ SAME = {
     "xtrace": "set -x; f() { :; }; f",
     "xtrace-long-option": "set -o xtrace\necho hi",
     "xtrace-combined": "set -eux; echo hi",
-    "exported-functions-named-as-builtins": "echo fine",  # with read, eval, printf functions exported (below)
+    "descriptors": "ls /proc/$$/fd | sort -n | tr '\\n' ' '",  # the runner's pipes are closed before the script
     "looks-like-options": "-la",  # bash -c takes it for options; eval would run a command
     "plain": 'cd / && echo "$PWD" > /dev/null; ls -d / | cat; echo done # a comment',
 }
 
 
 @pytest.mark.parametrize("name", SAME)
-def test_a_script_sees_what_it_would_in_a_cold_bash(name, engine, cold, monkeypatch):
+def test_a_script_sees_what_it_would_in_a_cold_bash(name, engine, cold):
     script = SAME[name]
-    if name == "exported-functions-named-as-builtins":
-        for function in ("read", "eval", "printf", "exec"):
-            monkeypatch.setenv(f"BASH_FUNC_{function}%%", "() { echo hijacked; }")
     engine.run_script("true")
     ready(engine)
     warm, expected = engine.run_script(script), cold.run_script(script)
@@ -130,6 +128,35 @@ def test_a_script_that_is_not_plain_runs_cold_and_the_standby_waits(engine, scri
     r = engine.run_script(script)
     assert r.exit_code == 0 and r.stdout != f"{standby.runner.pid}\n"
     assert engine.run_script("echo $$").stdout == f"{standby.runner.pid}\n"
+
+
+@pytest.mark.parametrize("name", ["builtin", "exec", "printf", "read", ":", "eval"])
+def test_no_standby_with_an_exported_function_that_would_take_over_its_boot_line(name):
+    assert can_stand_by({"PATH": "/usr/bin"})
+    assert not can_stand_by({"PATH": "/usr/bin", f"BASH_FUNC_{name}%%": "() { echo hijacked; }"})
+
+
+def test_a_warning_bash_prints_as_it_starts_is_the_runs_as_in_a_cold_bash(engine, cold, monkeypatch):
+    """A locale that is not installed: bash warns on stderr as it starts.  The standby still comes up, and
+    the warning is in the run's stderr, as a cold run has it."""
+    monkeypatch.setenv("LC_ALL", "xx_XX.UTF-8")
+    engine.run_script("true")
+    r, pid = warm_pid(engine, "echo $$")
+    expected = cold.run_script("echo $$")
+    assert r.stdout == f"{pid}\n"
+    assert "setlocale" in expected.stderr and r.stderr == expected.stderr
+
+
+def test_a_bash_put_on_path_since_the_standby_started_is_the_one_that_runs(engine, tmp_path, monkeypatch):
+    first = tmp_path / "first"
+    first.mkdir()
+    monkeypatch.setenv("PATH", f"{first}:{os.environ['PATH']}")
+    engine.run_script("true")
+    standby = ready(engine)
+    shutil.copy(shutil.which("bash", path=os.environ["PATH"].split(":", 1)[1]), first / "bash")
+    r = engine.run_script("echo $$; readlink /proc/$$/exe")
+    assert r.stdout.split("\n")[:2] != [str(standby.runner.pid), standby.program]
+    assert r.stdout.split("\n")[1] == str(first / "bash")
 
 
 def test_a_script_over_the_limit_runs_cold(engine):

@@ -407,3 +407,17 @@ def test_a_formatter_switched_off_leaves_its_type_out_of_the_summary(ip):
     finally:
         html.enabled = True
     assert "text/html" not in bundle and bundle["text/plain"].startswith("✔ exit 0")
+
+
+def test_a_printer_of_the_users_own_for_another_type_is_in_the_summary(ip):
+    from execmagic.display.render import Summary
+
+    markdown = ip.display_formatter.formatters["text/markdown"]
+    enabled, markdown.enabled = markdown.enabled, True
+    markdown.for_type(Summary, lambda summary: "**ran**")
+    try:
+        (bundle,) = summaries(run(ip, "true"))
+    finally:
+        markdown.pop(Summary)
+        markdown.enabled = enabled
+    assert bundle["text/markdown"] == "**ran**" and bundle["text/plain"].startswith("✔ exit 0")

@@ -100,7 +100,7 @@ def bundle_of(shell: Any, value: Any) -> dict[str, Any] | None:
 
     IPython's dispatch asks each of its formatters in turn (about 0.2 ms a value here), where a
     summary shown after every command needs three.  ``None`` when IPython's answer could differ:
-    a value of another class, or a printer of the user's own registered for it.  Formatters switched
+    a value of another class, or a printer of the user's own registered for it (for any type).  Formatters switched
     off (a terminal's take text only) are left out, as IPython leaves them out.
     """
     cls = type(value)
@@ -108,6 +108,10 @@ def bundle_of(shell: Any, value: Any) -> dict[str, Any] | None:
     if printers is None:
         return None
     display = shell.display_formatter
+    others = [formatter for mime, formatter in display.formatters.items() if mime not in printers]
+    if any(_has_printer(formatter, cls) for formatter in
+           (*others, display.ipython_display_formatter, display.mimebundle_formatter)):
+        return None  # a printer of the user's own for another type, or one that displays the value itself
     data: dict[str, Any] = {}
     for mime, (printer, render) in printers.items():
         formatter = display.formatters.get(mime)
@@ -120,6 +124,11 @@ def bundle_of(shell: Any, value: Any) -> dict[str, Any] | None:
             return None
         data[mime] = render(value)
     return data
+
+
+def _has_printer(formatter: Any, cls: type) -> bool:
+    """Whether ``formatter`` has a printer registered for ``cls`` itself (by class or by name)."""
+    return cls in formatter.type_printers or (cls.__module__, cls.__qualname__) in formatter.deferred_printers
 
 
 def unregister(shell: Any) -> None:

@@ -28,7 +28,14 @@ from ..process.foreground import CancelToken, OutputCallback, ProgressCallback, 
 from ..process.results import KillOutcome, Result, ShellInfo
 from ..process.retention import DEFAULT_QUOTA, DEFAULT_RETENTION_DAYS, prune_log_folders
 from ..process.spec import RunOptions
-from ..process.standby import Standby, StandbyGone, runs_in_standby, standby_default, start_standby
+from ..process.standby import (
+    Standby,
+    StandbyGone,
+    can_stand_by,
+    runs_in_standby,
+    standby_default,
+    start_standby,
+)
 from .contexts import SHELL_LANGUAGES
 from .plans import Plan, Planner
 from .session import STATE_VAR, USER_BASH_ENV_VAR, ShellSession, why_no_state
@@ -205,7 +212,7 @@ class Engine(Planner):
         try:
             name = f"standby-{next(self._standby_counter):04d}"
             cwd, env = self.plain_bash_setting(name)
-            if USER_BASH_ENV_VAR in env:
+            if USER_BASH_ENV_VAR in env or not can_stand_by(env):
                 return None  # the user's BASH_ENV runs at start-up: it could only run ahead of time
             return start_standby(cwd, env, f"{self.token}-{name}", expect=self.shells.expect_foreground,
                                  register=self.shells.guard_foreground)

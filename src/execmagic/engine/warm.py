@@ -115,6 +115,8 @@ class WarmShell:
             finally:
                 with self._cond:
                     self._making = False
+                    if standby is None:  # it could not start (a broken locale, no bash): as good as a miss
+                        self._misses += 1
                     # asked again meanwhile: the session may have changed since this one started
                     keep = (standby is not None and not self._closed and self._ready is None and not self._wanted
                             and self._generation == generation)

@@ -14,6 +14,10 @@ sent as it ends, neither waited for.  The order stays the notebook's:
   ipykernel's waiting flush;
 - what the cell prints after the magic is flushed later than the summary was queued.
 
+A message sent to IOPub without a flush first -- a comm message of a widget created right after
+the magic -- can go out before the summary, which only joins the queue when the IO thread gets to
+it; what a notebook shows (text, displays, errors, the reply) flushes first and keeps its place.
+
 Only ipykernel 6 and 7, whose queue works so, and only their own streams and display publisher;
 anything else -- a terminal, another kernel, a replaced ``sys.stdout``, a publisher that keeps
 display history or has a hook (an Output widget) -- gets IPython's own ``display``.

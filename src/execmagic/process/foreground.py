@@ -169,10 +169,11 @@ class _Run:
             escaped = left_behind(self.sid, self.proc.pid, births, self.marker)[1]  # what left it meanwhile
         if escaped:
             self.stop((signal.SIGTERM,), "that had left the command's session (setsid or a double fork)")
-        with contextlib.suppress(ProcessLookupError, PermissionError):
-            # What no look can find -- a process that forks a new pid and exits, over and over -- is still in
-            # the command's process group, which the unreaped leader keeps ours: nothing else is left in it.
-            os.killpg(self.sid, signal.SIGKILL)
+        if self.proc.returncode is None:  # not reaped (a stop reaps it): the group's number is still ours
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                # What no look can find -- a process that forks a new pid and exits, over and over -- is still
+                # in the command's process group, which the unreaped leader keeps ours: nothing else is in it.
+                os.killpg(self.sid, signal.SIGKILL)
         self.proc.wait()
         self.pump.flush()
 

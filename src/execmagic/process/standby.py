@@ -36,12 +36,13 @@ import weakref
 from collections.abc import Callable, Mapping
 from typing import NamedTuple
 
+from .errors import PreExecError
 from .launch import MARKER_VAR, resolve_executable
 from .plain_syntax import surely_parses
 from .spec import Command
 
-__all__ = ["SCRIPT_LIMIT", "STANDBY_ENV_VAR", "Inherited", "Standby", "StandbyGone", "idle_pids", "inherited",
-           "runs_in_standby", "standby_default", "start_standby"]
+__all__ = ["SCRIPT_LIMIT", "STANDBY_ENV_VAR", "Inherited", "Standby", "StandbyGone", "can_stand_by", "idle_pids",
+           "inherited", "runs_in_standby", "standby_default", "start_standby"]
 
 #: ``EXECMAGIC_STANDBY=0`` in the environment: engines of this process start with no standby shell.
 STANDBY_ENV_VAR = "EXECMAGIC_STANDBY"
@@ -183,21 +184,38 @@ class StandbyGone(Exception):
     """The standby died before it could take its script (killed from outside): run the command cold."""
 
 
-def _boot(fd: int) -> str:
-    """The runner's own script, one line (``eval`` counts ``$LINENO`` from its own line): say it is up (one
-    byte on stderr, read before any run), read the script into the variable ``bash -c`` keeps it in, let go
-    of the pipe, leave ``$_`` as bash -c starts with it (bash's path), run it.  Builtins only, by name: a
-    function of the same name exported in the environment would run instead."""
-    return (f"builtin printf . >&2; IFS= builtin read -r -N 2147483647 -u {fd} BASH_EXECUTION_STRING; "
-            f'builtin exec {fd}<&-; builtin : "$BASH"; builtin eval "$BASH_EXECUTION_STRING"')
+def _boot(script_fd: int, ready_fd: int) -> str:
+    """The runner's own script, one line (``eval`` counts ``$LINENO`` from its own line): say it is up (a
+    byte on a pipe of its own), read the script into the variable ``bash -c`` keeps it in, let go of both
+    pipes (a plain ``exec``: put behind ``builtin`` it would keep them open), leave ``$_`` as bash -c starts
+    with it (bash's path), run it.  Builtins by name where it can: an exported function of the same name
+    would run instead (an environment exporting ``exec`` or ``builtin`` gets no standby at all)."""
+    return (f"builtin printf . >&{ready_fd}; exec {ready_fd}>&-; "
+            f"IFS= builtin read -r -N 2147483647 -u {script_fd} BASH_EXECUTION_STRING; exec {script_fd}<&-; "
+            'builtin : "$BASH"; builtin eval "$BASH_EXECUTION_STRING"')
 
 
-def _wait_until_up(runner: subprocess.Popen[bytes]) -> None:
-    """Wait for the runner's first byte: bash (not ``env`` on its way to it) is started and reading."""
-    assert runner.stderr is not None
-    fd = runner.stderr.fileno()
-    if not select.select([fd], [], [], _PROBE_TIMEOUT)[0] or os.read(fd, 1) != b".":
+#: Functions the boot line calls; exported in the environment (``BASH_FUNC_name%%``) they would run instead.
+_BOOT_NAMES = ("builtin", "exec", "printf", "read", ":", "eval")
+
+
+def can_stand_by(env: Mapping[str, str]) -> bool:
+    """Whether a standby can be started with ``env``: it exports no function that would take over its boot line."""
+    return not any(f"BASH_FUNC_{name}%%" in env for name in _BOOT_NAMES)
+
+
+def _wait_until_up(runner: subprocess.Popen[bytes], ready: int, program: str, default_int: bool) -> None:
+    """Wait for the runner's byte: bash (not ``env`` on its way to it) is started and reading; check it runs
+    ``program`` and, where ``env`` was to put SIGINT back at its default, that it did."""
+    if not select.select([ready], [], [], _PROBE_TIMEOUT)[0] or os.read(ready, 1) != b".":
         raise OSError("the standby shell did not start")
+    if _program(runner.pid) != program:
+        raise OSError("the standby shell runs another program")
+    if default_int:
+        with open(f"/proc/{runner.pid}/status", "rb") as fh:
+            ignored = next((int(line.split()[1], 16) for line in fh if line.startswith(b"SigIgn:")), 0)
+        if ignored & _SIGINT_BIT:
+            raise OSError("env did not put SIGINT back at its default")
 
 
 class Standby:
@@ -211,7 +229,7 @@ class Standby:
     def __init__(self, *, cwd: str, env: Mapping[str, str], marker: str, runner: subprocess.Popen[bytes],
                  script_fd: int, unregister: Callable[[], None], attributes: Inherited, program: str) -> None:
         self.cwd = cwd
-        self.program = program  # the bash a cold run would start (the runner must be running it)
+        self.program = program  # the bash it runs (checked as it started): a cold run must find the same
         self.env = dict(env)
         self.marker = marker
         self.runner = runner
@@ -238,8 +256,12 @@ class Standby:
         missing = object()
         if not all(name in ignore or mine.get(name, missing) == value for name, value in env.items()):
             return False
-        return (inherited() == self.inherited and _same_directory(self.cwd, self.runner.pid)
-                and _program(self.runner.pid) == self.program)
+        if inherited() != self.inherited or not _same_directory(self.cwd, self.runner.pid):
+            return False
+        try:  # the bash a cold run would start now (one copied onto PATH since would be that one)
+            return os.path.realpath(resolve_executable("bash", self.cwd, env)) == self.program
+        except PreExecError:
+            return False
 
     def release(self, script: bytes) -> subprocess.Popen[bytes]:
         """Hand the runner its script and the run: it is no longer idle (raises :class:`StandbyGone`)."""
@@ -308,30 +330,47 @@ def start_standby(cwd: str, env: Mapping[str, str], marker: str, *, expect: Expe
         # run made while SIGINT is handled, as in a cell.
         prefix, program = [env_tool, "--default-signal=INT"], env_tool
         attributes = attributes._replace(ignored=attributes.ignored & ~_SIGINT_BIT)
-    with _fork_lock:  # no fork may inherit the pipe before the Standby holds it
+    program_path = os.path.realpath(bash)
+    with _fork_lock:  # no fork may inherit the pipes before the Standby holds them (a forked child closes them)
         read_end, write_end = os.pipe()
+        ready_read, ready_write = os.pipe()
         expected = expect(marker)
         runner = unregister = None
         try:
             runner = subprocess.Popen(
-                [*prefix, "bash", "-c", _boot(read_end)], executable=program, cwd=cwd, env=run_env,
-                pass_fds=(read_end,), stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                start_new_session=True)
+                [*prefix, "bash", "-c", _boot(read_end, ready_write)], executable=program, cwd=cwd, env=run_env,
+                pass_fds=(read_end, ready_write), stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE, start_new_session=True)
             unregister = register(runner.pid, marker)
-            _wait_until_up(runner)
         except BaseException:
-            if runner is not None:
-                _kill(runner)
-                _close_pipes(runner)
-            if unregister is not None:
-                unregister()
-            os.close(write_end)
+            _failed(runner, unregister, write_end, ready_read)
             raise
         finally:
             os.close(read_end)
+            os.close(ready_write)
             expected()
-        return Standby(cwd=cwd, env=env, marker=marker, runner=runner, script_fd=write_end, unregister=unregister,
-                       attributes=attributes, program=os.path.realpath(bash))
+        standby = Standby(cwd=cwd, env=env, marker=marker, runner=runner, script_fd=write_end, unregister=unregister,
+                          attributes=attributes, program=program_path)
+    try:
+        _wait_until_up(runner, ready_read, program_path, default_int=env_tool is not None)
+    except BaseException:
+        standby.discard()
+        raise
+    finally:
+        os.close(ready_read)
+    return standby
+
+
+def _failed(runner: subprocess.Popen[bytes] | None, unregister: Callable[[], None] | None, *fds: int | None) -> None:
+    """Undo a start that went wrong: kill and reap the runner, tell the watchdog, close our pipe ends."""
+    if runner is not None:
+        _kill(runner)
+        _close_pipes(runner)
+    if unregister is not None:
+        unregister()
+    for fd in fds:
+        if fd is not None:
+            os.close(fd)
 
 
 def _after_fork_in_child() -> None:
