@@ -75,6 +75,15 @@ def test_the_summary_is_what_display_would_send_and_comes_in_order(kernel):
     assert "after" not in before
 
 
+def test_a_captured_cell_keeps_its_summary(kernel):
+    """``%%capture`` swaps the streams and the display publisher: the summary goes where display() would send
+    it, into the capture, not to the notebook."""
+    ex = kernel.execute("%%capture captured\n%exec echo hi")
+    assert ex.status == "ok" and not ex.of_type("display_data", "stream")
+    ex = kernel.execute("print(captured.stdout, captured.outputs[0].data['text/plain'][:8])")
+    assert ex.stream_text() == "hi\n ✔ exit 0\n"
+
+
 def test_a_hook_on_the_display_publisher_takes_the_summary(kernel):
     """What an Output widget does: a hook registered on the publisher takes display messages instead of
     IOPub.  The summary goes through the hooks as display() would."""

@@ -100,8 +100,8 @@ def bundle_of(shell: Any, value: Any) -> dict[str, Any] | None:
 
     IPython's dispatch asks each of its formatters in turn (about 0.2 ms a value here), where a
     summary shown after every command needs three.  ``None`` when IPython's answer could differ:
-    a value of another class, or a printer of the user's own registered for it (for any type).  Formatters switched
-    off (a terminal's take text only) are left out, as IPython leaves them out.
+    a value of another class, or a printer of the user's own registered for it (for any type).
+    Formatters switched off (a terminal's take text only) are left out, as IPython leaves them out.
     """
     cls = type(value)
     printers = _REGISTERED.get((cls.__module__, cls.__qualname__))

@@ -52,6 +52,8 @@ _SHELL_START_FAILURES = {
 
 #: Variables a standby may differ in from the run that takes it: set per run (the state file's path).
 _PER_RUN = frozenset({STATE_VAR})
+
+
 def default_log_dir() -> str:
     """A fresh directory per engine under the system temp dir (kept after exit: logs are the record)."""
     stamp = now_stamp()
@@ -159,7 +161,7 @@ class Engine(Planner):
         try:
             warm = self._standby_for(plan)
             result = run(warm)
-        except StandbyGone:  # killed from outside between its check and its script: nothing of it ran
+        except StandbyGone:  # killed from outside between being taken and its script: nothing of it ran
             assert warm is not None
             warm.discard()
             warm = None
@@ -213,7 +215,8 @@ class Engine(Planner):
             name = f"standby-{next(self._standby_counter):04d}"
             cwd, env = self.plain_bash_setting(name)
             if USER_BASH_ENV_VAR in env or not can_stand_by(env):
-                return None  # the user's BASH_ENV runs at start-up: it could only run ahead of time
+                return None  # the user's BASH_ENV runs at start-up (only ahead of time here), or a function
+                # exported in the environment would take over the standby's boot line
             return start_standby(cwd, env, f"{self.token}-{name}", expect=self.shells.expect_foreground,
                                  register=self.shells.guard_foreground)
         except (OSError, PreExecError):

@@ -230,8 +230,8 @@ def run_command(
     returns what to call once it is gone: the watchdog that stops it if this process
     dies (a kernel killed by the OOM killer runs no cleanup of its own).
 
-    ``standby`` (its :meth:`~.standby.Standby.check` passed) runs the command instead of a
-    launch, under its own marker; :class:`~.standby.StandbyGone` when it died meanwhile.
+    ``standby`` (taken for this command: it fits it) runs the command instead of a launch,
+    under its own marker; :class:`~.standby.StandbyGone` when it died meanwhile.
 
     Whatever happens -- including ``KeyboardInterrupt`` -- nothing the command
     started is left running when this returns.  A log that cannot be written (a full
@@ -241,7 +241,7 @@ def run_command(
     started_at = now_iso()
     start = time.monotonic()
     births = Births.now()  # to tell what is new at the end: anything new that carries the marker is ours
-    if standby is not None:  # already started, registered and checked: it only needs its script
+    if standby is not None:  # already started and registered, and it fits: it only needs its script
         proc = standby.release(command.argv[2].encode("utf-8", "surrogateescape"))
     else:
         try:

@@ -74,15 +74,11 @@ class Births:
         if last is None:
             return None
         if last >= self.last_pid:  # in turn
-            new: Iterable[int] = range(self.last_pid + 1, last + 1)
-            count = last - self.last_pid
-        else:  # round past pid_max, starting again from the lowest free pid
-            top = _read_int(_PID_MAX)
-            if top is None:
-                return None
-            new = [*range(self.last_pid + 1, top + 1), *range(1, last + 1)]
-            count = len(new)
-        return new if count <= RANGE_LIMIT else None
+            return range(self.last_pid + 1, last + 1) if last - self.last_pid <= RANGE_LIMIT else None
+        top = _read_int(_PID_MAX)  # round past pid_max, starting again from the lowest free pid
+        if top is None or top - self.last_pid + last > RANGE_LIMIT:
+            return None
+        return [*range(self.last_pid + 1, top + 1), *range(1, last + 1)]
 
     def is_new(self, pid: int) -> bool:
         """Whether ``pid`` may have started since (without a listing from the start: any pid may)."""

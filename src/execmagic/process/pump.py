@@ -35,6 +35,7 @@ OutputCallback = Callable[[str, str], None]
 ProgressCallback = Callable[[float, int], None]
 """``on_progress(elapsed_seconds, bytes_so_far)``; called in the caller's thread."""
 
+
 def _has_exited(proc: subprocess.Popen[bytes]) -> bool:
     """Whether ``proc`` exited, without reaping it (``WNOWAIT``; see :meth:`Pump._note_exit`)."""
     if proc.returncode is not None:

@@ -40,6 +40,7 @@ from .errors import PreExecError
 from .launch import MARKER_VAR, resolve_executable
 from .plain_syntax import surely_parses
 from .spec import Command
+from .stop import ignores
 
 __all__ = ["SCRIPT_LIMIT", "STANDBY_ENV_VAR", "Inherited", "Standby", "StandbyGone", "can_stand_by", "idle_pids",
            "inherited", "runs_in_standby", "standby_default", "start_standby"]
@@ -171,13 +172,12 @@ def _kill(proc: subprocess.Popen[bytes]) -> None:
         proc.wait()
 
 
-def _close_pipes(*procs: subprocess.Popen[bytes]) -> None:
-    """Close our ends of the pipes of ``procs`` (an end already closed is fine)."""
-    for proc in procs:
-        for stream in (proc.stdin, proc.stdout, proc.stderr):
-            if stream is not None:
-                with contextlib.suppress(OSError):
-                    stream.close()
+def _close_pipes(proc: subprocess.Popen[bytes]) -> None:
+    """Close our ends of the pipes of ``proc`` (an end already closed is fine)."""
+    for stream in (proc.stdin, proc.stdout, proc.stderr):
+        if stream is not None:
+            with contextlib.suppress(OSError):
+                stream.close()
 
 
 class StandbyGone(Exception):
@@ -211,11 +211,8 @@ def _wait_until_up(runner: subprocess.Popen[bytes], ready: int, program: str, de
         raise OSError("the standby shell did not start")
     if _program(runner.pid) != program:
         raise OSError("the standby shell runs another program")
-    if default_int:
-        with open(f"/proc/{runner.pid}/status", "rb") as fh:
-            ignored = next((int(line.split()[1], 16) for line in fh if line.startswith(b"SigIgn:")), 0)
-        if ignored & _SIGINT_BIT:
-            raise OSError("env did not put SIGINT back at its default")
+    if default_int and ignores(runner.pid, signal.SIGINT):
+        raise OSError("env did not put SIGINT back at its default")
 
 
 class Standby:
@@ -361,7 +358,7 @@ def start_standby(cwd: str, env: Mapping[str, str], marker: str, *, expect: Expe
     return standby
 
 
-def _failed(runner: subprocess.Popen[bytes] | None, unregister: Callable[[], None] | None, *fds: int | None) -> None:
+def _failed(runner: subprocess.Popen[bytes] | None, unregister: Callable[[], None] | None, *fds: int) -> None:
     """Undo a start that went wrong: kill and reap the runner, tell the watchdog, close our pipe ends."""
     if runner is not None:
         _kill(runner)
@@ -369,8 +366,7 @@ def _failed(runner: subprocess.Popen[bytes] | None, unregister: Callable[[], Non
     if unregister is not None:
         unregister()
     for fd in fds:
-        if fd is not None:
-            os.close(fd)
+        os.close(fd)
 
 
 def _after_fork_in_child() -> None:

@@ -200,9 +200,6 @@ def stop_tree(
     """
     snapshot = _snapshot(leader, sid, marker)
     if not snapshot:
-        if sid is not None and _pinned(leader, sid):  # a process that keeps forking a new pid and exiting
-            with contextlib.suppress(ProcessLookupError, PermissionError):  # slips between looks: the group
-                os.killpg(sid, signal.SIGKILL)  # still holds it (an empty one answers ESRCH)
         return StopReport()
     signalled = set(snapshot)
     alive = list(snapshot.values())
