@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import errno
 import os
+import stat
 import subprocess
 
 import pytest
@@ -119,7 +120,7 @@ def full_disk(request, tmp_path):
     mount_point.mkdir()
     options = "size=64k" if request.param == "bytes" else "size=64k,nr_inodes=16"
     if not _mount_tmpfs(mount_point, options):
-        pytest.skip("cannot mount a tmpfs here (needs root); test_log_on_dev_full covers the same path")
+        pytest.skip("cannot mount a tmpfs here (needs root)")
     try:
         logs = mount_point / "logs"
         logs.mkdir()
@@ -170,24 +171,20 @@ def test_background_shell_on_a_full_disk_finishes_and_reports(engine_on):
     assert out.shell.lost_bytes == 588895 + len("done\n")  # drained, counted, not stuck on the full disk
 
 
-def test_log_on_dev_full(engine):
-    """The same path without a mount: the run's log files are links to ``/dev/full`` (always ENOSPC)."""
-    plan = engine.plan_argv(SEQ)
-    for stream in ("stdout", "stderr"):
-        os.symlink("/dev/full", os.path.join(engine.logs.path, f"{plan.label}.{stream}.log"))
-    r = engine.run(plan, options=RunOptions(grace=0.3, keep_bytes=100_000))
-    assert_head_tail_and_note(r, log_kept=True)
-    assert r.notes == (f"log incomplete: No space left on device (stdout log {r.log_paths['stdout']})",)
-
-
-def test_dev_full_with_a_small_output_fails_only_on_close(engine, py):
-    """Nothing reaches the disk before the log is closed (it is buffered): the close is checked too."""
+def test_a_planted_link_is_never_written_through(engine, py):
+    """A file already where a run's log goes (here links to ``/dev/full``) is left alone: the log is a new
+    private file beside it, so a planted link can neither swallow the output nor send it elsewhere."""
     plan = engine.plan_argv(py("print('short'); import sys; print('err', file=sys.stderr)"))
     for stream in ("stdout", "stderr"):
         os.symlink("/dev/full", os.path.join(engine.logs.path, f"{plan.label}.{stream}.log"))
     r = engine.run(plan, options=RunOptions(keep_logs=True))
-    assert r.success and (r.stdout, r.stderr) == ("short\n", "err\n")
-    assert [n.split(" (")[0] for n in r.notes] == ["log incomplete: No space left on device"] * 2
+    assert r.success and (r.stdout, r.stderr) == ("short\n", "err\n") and r.notes == ()
+    for stream, text in (("stdout", "short\n"), ("stderr", "err\n")):
+        path = r.log_paths[stream]
+        assert path.endswith(f"{plan.label}.{stream}-2.log") and not os.path.islink(path)
+        assert stat.S_IMODE(os.lstat(path).st_mode) == 0o600
+        with open(path) as fh:
+            assert fh.read() == text
 
 
 def test_a_shell_cell_on_a_full_disk_runs_and_says_what_was_not_saved(engine_on):

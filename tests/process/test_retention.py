@@ -62,7 +62,7 @@ def test_gone_owners_folders_go_after_the_retention_and_past_the_quota(tmp_path)
 def test_an_engine_prunes_its_siblings_when_it_first_runs(tmp_path, monkeypatch):
     monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))  # the default location, under this test's folder
     root = tmp_path / f"execmagic-{os.getuid()}"
-    root.mkdir()
+    root.mkdir(mode=0o700)
     stale = _folder(root, 30 * 86400, _dead_pid(), size=5)
     engine = Engine(options=RunOptions(grace=0.3))
     assert os.path.dirname(engine.logs.path) == str(root)

@@ -14,6 +14,7 @@ import os
 import time
 
 from ..process.clock import now_iso
+from ..process.private import create_unique, make_folder
 from ..process.results import ShellInfo, exit_code_of, signal_name
 from . import cursors
 from .backends.base import STREAMS, Handle
@@ -34,12 +35,19 @@ class Stream:
 
 
 def open_logs(log_dir: str, label: str) -> dict[str, tuple[str, int]]:
-    """Create (truncate) the shell's log files before it starts, so a shell we could not log is
-    never started: ``{stream: (path, append-only descriptor)}``."""
-    os.makedirs(log_dir, exist_ok=True)
-    paths = {name: os.path.join(log_dir, f"{label}.{name}.log") for name in STREAMS}
-    return {name: (path, os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_APPEND, 0o644))
-            for name, path in paths.items()}
+    """Create the shell's log files before it starts, so a shell we could not log is never started:
+    ``{stream: (path, append-only descriptor)}``.  New files only, 0600 (see :mod:`~execmagic.process.private`):
+    they hold whatever the command prints, and a file already there is never written through."""
+    make_folder(log_dir)  # 0700 when missing (the engine's own folder was checked before: see LogDir)
+    logs: dict[str, tuple[str, int]] = {}
+    try:
+        for name in STREAMS:
+            logs[name] = create_unique(log_dir, f"{label}.{name}", ".log", os.O_WRONLY | os.O_APPEND)
+    except OSError:
+        for _path, fd in logs.values():
+            os.close(fd)
+        raise
+    return logs
 
 
 def _age(started_at: str | None) -> float:

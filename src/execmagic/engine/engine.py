@@ -11,7 +11,6 @@ import dataclasses
 import functools
 import itertools
 import os
-import tempfile
 import threading
 import uuid
 from collections.abc import Callable, Sequence
@@ -21,12 +20,11 @@ from ..background.backends.base import Backend
 from ..background.backends.slurm import SlurmBackend
 from ..background.registry import ShellRegistry
 from ..guard.policy import CommandRefused, Guard, Policy, check
-from ..process.capture import LogDir
-from ..process.clock import now_stamp
 from ..process.errors import PreExecError
 from ..process.foreground import CancelToken, OutputCallback, ProgressCallback, failed_to_start, run_command
+from ..process.logdir import LogDir
 from ..process.results import KillOutcome, Result, ShellInfo
-from ..process.retention import DEFAULT_QUOTA, DEFAULT_RETENTION_DAYS, prune_log_folders
+from ..process.retention import DEFAULT_QUOTA, DEFAULT_RETENTION_DAYS, prune_log_roots
 from ..process.spec import RunOptions
 from ..process.standby import (
     Standby,
@@ -41,7 +39,7 @@ from .plans import Plan, Planner
 from .session import STATE_VAR, USER_BASH_ENV_VAR, ShellSession, why_no_state
 from .warm import WarmShell
 
-__all__ = ["Engine", "Plan", "default_log_dir"]
+__all__ = ["Engine", "Plan"]
 
 # What bash/sh print last when the script's final command could not be started, by exit code.
 _SHELL_START_FAILURES = {
@@ -52,12 +50,6 @@ _SHELL_START_FAILURES = {
 
 #: Variables a standby may differ in from the run that takes it: set per run (the state file's path).
 _PER_RUN = frozenset({STATE_VAR})
-
-
-def default_log_dir() -> str:
-    """A fresh directory per engine under the system temp dir (kept after exit: logs are the record)."""
-    stamp = now_stamp()
-    return os.path.join(tempfile.gettempdir(), f"execmagic-{os.getuid()}", f"{stamp}-{os.getpid()}")
 
 
 def _name_shell_start_failure(result: Result) -> Result:
@@ -98,7 +90,7 @@ class Engine(Planner):
         self.options = options or RunOptions()
         self.policy = policy or Policy()
         self.session = ShellSession()
-        self.logs = LogDir(log_dir or default_log_dir())
+        self.logs = LogDir(log_dir)
         #: Gone owners' log folders are removed after this many days, and oldest first past the quota
         #: (bytes); only in the default log location (see :mod:`.retention`).
         self.log_retention_days = DEFAULT_RETENTION_DAYS
@@ -111,7 +103,7 @@ class Engine(Planner):
         #: Show and record commands with secrets redacted (they run with the real values).
         self.redact_display = True
         self._counter = itertools.count(1)
-        self.shells = ShellRegistry(log_dir=lambda: self.logs.path, grace=self.options.grace)
+        self.shells = ShellRegistry(log_dir=lambda: self.logs.ensure(), grace=self.options.grace)
         self.shells.on_kill = self._record_kill
         self.warm = WarmShell(self._make_standby)
         self._standby = standby_default()
@@ -183,7 +175,8 @@ class Engine(Planner):
         note = self.policy.audit_outcome(decision="run", run=run_id, command=plan.command.display,
                                          cwd=plan.shown_cwd, exit_code=result.exit_code,
                                          duration_ms=result.duration_ms, outcome=result.outcome())
-        notes = plan.notes + result.notes + ((note,) if note else ())
+        told = self.logs.take_notes() + self.policy.take_notes()  # said once: a refused log folder, an open audit log
+        notes = told + plan.notes + result.notes + ((note,) if note else ())
         return dataclasses.replace(result, notes=notes) if notes != result.notes else result
 
     def _run_process(self, plan: Plan, options: RunOptions, warm: Standby | None, *,
@@ -324,10 +317,9 @@ class Engine(Planner):
         """Prune other owners' log folders once, in the background (the first call wins; see :mod:`.retention`)."""
         if self._pruning is not None or not self._prunes:
             return None
-        root, keep = os.path.dirname(self.logs.path), self.logs.path
         self._pruning = threading.Thread(
-            target=prune_log_folders, args=(root,), name="execmagic-prune", daemon=True,
-            kwargs={"keep": keep, "retention_days": self.log_retention_days, "quota": self.log_quota})
+            target=prune_log_roots, name="execmagic-prune", daemon=True,
+            kwargs={"keep": self.logs.path, "retention_days": self.log_retention_days, "quota": self.log_quota})
         self._pruning.start()
         return self._pruning
 

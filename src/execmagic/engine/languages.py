@@ -9,6 +9,7 @@ import sys
 from collections.abc import Mapping
 
 from ..process.errors import UnknownLanguage, did_you_mean
+from ..process.private import write_file
 
 __all__ = ["ERREXIT_FLAGS", "INLINE_LIMIT", "known_language", "script_argv"]
 
@@ -55,15 +56,15 @@ def _closest(language: str, path: str) -> str | None:
     return did_you_mean(language, candidates)
 
 
-def _write(path: str, script: str) -> None:
-    os.makedirs(os.path.dirname(path), exist_ok=True)
+def _write(path: str, script: str) -> str:
+    """A new private file (0600, ``O_EXCL``; beside ``path`` when that is taken): an interpreter runs it, so
+    nothing already there is reused.  Returns the path written."""
     # surrogate escapes (from bytes values that are not UTF-8) go back out as the original bytes
-    with open(path, "w", encoding="utf-8", errors="surrogateescape") as fh:
-        fh.write(script)
+    return write_file(path, script.encode("utf-8", "surrogateescape"), unique=True)
 
 
 def script_argv(language: str, script: str, env: Mapping[str, str], script_path: str, *,
-                errexit: bool = False) -> tuple[str, ...]:
+                errexit: bool = False) -> tuple[tuple[str, ...], str | None]:
     """The argv that runs ``script`` in ``language``.
 
     ``errexit``: a shell stops at the first failed command (:data:`ERREXIT_FLAGS`); other
@@ -73,6 +74,9 @@ def script_argv(language: str, script: str, env: Mapping[str, str], script_path:
     other name is looked up on PATH and given the script as a file, which is how
     ``ruby``, ``perl``, ``Rscript`` and most interpreters take a program.
     A name that is neither is a usage problem (no process is started).
+
+    Returns the argv and the file the script was written to (``None``: inline), which the caller
+    removes after the run.
     """
     inline = _INLINE.get(language)
     if inline is not None and errexit and language in ERREXIT_FLAGS:
@@ -80,13 +84,13 @@ def script_argv(language: str, script: str, env: Mapping[str, str], script_path:
     if inline is not None:
         # The interpreter being missing is a run failure (exit 127), reported when it is launched.
         if len(script) * 4 <= INLINE_LIMIT or len(script.encode("utf-8", "surrogateescape")) <= INLINE_LIMIT:
-            return (*inline, script)
-        _write(script_path, script)
+            return (*inline, script), None
+        script_path = _write(script_path, script)
         if inline[0] in ("bash", "sh", "dash"):
-            return (*inline, ". " + shlex.quote(script_path))
-        return (inline[0], script_path)
+            return (*inline, ". " + shlex.quote(script_path)), script_path
+        return (inline[0], script_path), script_path
     path = env.get("PATH", os.defpath)
     if not language or not known_language(language, path):
         raise UnknownLanguage(language, _closest(language, path))
-    _write(script_path, script)
-    return (language, script_path)
+    script_path = _write(script_path, script)
+    return (language, script_path), script_path

@@ -19,9 +19,10 @@ from typing import Any, NamedTuple
 
 from ..guard.policy import Policy
 from ..guard.secrets import SECRET_NAME, Masked, redact, secret_env
-from ..process.capture import LogDir, os_error_reason
+from ..process.capture import os_error_reason
 from ..process.errors import PreExecError
 from ..process.launch import check_cwd
+from ..process.logdir import LogDir
 from ..process.spec import Command
 from .contexts import SHELL_LANGUAGES
 from .interpreter import kernel_bin_first, kernel_tool_notes
@@ -97,6 +98,21 @@ class Planner:
     prefer_kernel_env: bool
     redact_display: bool
     _counter: itertools.count[int]
+    #: Tells this engine's runs from another's (in state file names, markers).
+    token: str
+    #: The session prelude this planner wrote (written afresh whenever it is gone or its folder moved).
+    _prelude: str | None = None
+
+    def _session_files(self, label: str) -> tuple[str, str]:
+        """The state file's path for run ``label`` and the prelude's, both in the private runtime folder
+        (``OSError``: it cannot be had).  The prelude is one this planner wrote itself: a file that was
+        already there is never sourced."""
+        folder = self.logs.runtime()
+        prelude = self._prelude
+        if prelude is None or os.path.dirname(prelude) != folder or not os.path.isfile(prelude):
+            prelude = self._prelude = write_prelude(folder)
+        # the token: two engines may share a folder the user chose, and bash writes this file by name
+        return os.path.join(folder, f"{label}.{self.token}.state"), prelude
 
     def _prepare(
         self,
@@ -184,14 +200,15 @@ class Planner:
         error = p.error
         if language == "bash" and not isolated and save_session:
             try:
-                logs = self.logs.ensure()
-                run_env = session_env(p.env, os.path.join(logs, f"{p.label}.state"), write_prelude(logs))
+                run_env = session_env(p.env, *self._session_files(p.label))
                 state_path = run_env[STATE_VAR]
             except OSError as exc:  # a full disk costs the session's memory of this run, not the run
                 notes = (f"session state not saved: the log folder cannot be written ({os_error_reason(exc)})",)
         script_path = os.path.join(self.logs.path, f"{p.label}.script")
+        script_file = None
         try:
-            argv = script_argv(language, text, p.env, script_path, errexit=errexit)
+            script_path = os.path.join(self.logs.runtime(), f"{p.label}.script")
+            argv, script_file = script_argv(language, text, p.env, script_path, errexit=errexit)
         except OSError as exc:
             error = error or PreExecError(f"cannot write the script to '{script_path}': {os_error_reason(exc)}",
                                           errno.errorcode.get(exc.errno or 0, "EIO"), exit_code=126)
@@ -204,15 +221,13 @@ class Planner:
         return Plan(command, p.label, state_path=state_path, script=True, secrets=secrets, error=error,
                     env_changes=p.changes,
                     shell_text=text if language in SHELL_LANGUAGES else None, session_env=p.env, notes=notes,
-                    script_file=script_path if script_path in argv or argv[-1].endswith(shlex.quote(script_path))
-                    else None)
+                    script_file=script_file)
 
     def plain_bash_setting(self, name: str) -> tuple[str, dict[str, str]]:
         """The cwd and environment a plain session bash run (no options) would get now, its state saved to
         ``name.state`` in the log folder: what a standby shell is started with.  ``OSError``: no log folder."""
         p = self._prepare(cwd=None, env=None, clear_env=False, params=None, isolated=False, input=None, label=name)
-        logs = self.logs.ensure()
-        return p.cwd, session_env(p.env, os.path.join(logs, f"{name}.state"), write_prelude(logs))
+        return p.cwd, session_env(p.env, *self._session_files(name))
 
     def plan_argv(
         self,

@@ -18,10 +18,12 @@ import dataclasses
 import hashlib
 import os
 import re
+import secrets
 import threading
 from collections.abc import Mapping
 
 from ..process.launch import MARKER_VAR
+from ..process.private import write_file
 
 __all__ = [
     "STATE_VAR",
@@ -142,15 +144,13 @@ def why_no_state(script: str) -> str:
 
 
 def write_prelude(directory: str) -> str:
-    """Write the prelude file into ``directory`` (once; named by its content, so a folder kept from an older
-    version never serves an older prelude) and return its path."""
-    path = os.path.join(directory, f"session-prelude-{_PRELUDE_HASH}.bash")
-    if not os.path.exists(path):
-        partial = f"{path}.{os.getpid()}.{threading.get_ident()}.tmp"
-        with open(partial, "w", encoding="utf-8") as fh:
-            fh.write(_PRELUDE)
-        os.replace(partial, path)  # a concurrent writer never leaves a half-written prelude
-    return path
+    """Write a new prelude file into ``directory`` and return its path.
+
+    Always a new file (``O_EXCL``, an unguessable name, mode 0600): bash sources it, so a file that
+    was already there -- left by another version, or planted -- is never what runs.
+    """
+    path = os.path.join(directory, f"session-prelude-{_PRELUDE_HASH}-{secrets.token_hex(6)}.bash")
+    return write_file(path, _PRELUDE.encode())
 
 
 def session_env(env: Mapping[str, str], state_path: str, prelude_path: str) -> dict[str, str]:

@@ -37,6 +37,15 @@ class Policy:
     allowed_roots: tuple[str, ...] = ()
     audit_log: str | None = None
     _lock: threading.Lock = dataclasses.field(default_factory=threading.Lock, repr=False)
+    #: Audit logs already looked at for being readable by others, and what to tell the user once.
+    _looked_at: set[str] = dataclasses.field(default_factory=set, repr=False)
+    _notes: list[str] = dataclasses.field(default_factory=list, repr=False)
+
+    def take_notes(self) -> tuple[str, ...]:
+        """What to tell the user once (an audit log that others can read)."""
+        with self._lock:
+            notes, self._notes = tuple(self._notes), []
+        return notes
 
     def outside_roots(self, path: str) -> bool:
         if not self.allowed_roots:
@@ -61,6 +70,12 @@ class Policy:
         line = (json.dumps(record, ensure_ascii=False) + "\n").encode("utf-8", "backslashreplace")
         with self._lock:
             fd = open_audit_log(self.audit_log)
+            if self.audit_log not in self._looked_at:
+                self._looked_at.add(self.audit_log)
+                mode = stat.S_IMODE(os.fstat(fd).st_mode)
+                if mode & 0o044:  # one we made is 0600: this one was there before, and keeps its mode
+                    self._notes.append(f"audit log {self.audit_log} is readable by others (mode {mode:04o}): "
+                                       f"chmod 600 it to keep the commands it records private")
             try:
                 os.write(fd, line)
                 os.fsync(fd)
@@ -81,9 +96,12 @@ class Policy:
 
 def open_audit_log(path: str) -> int:
     """Open ``path`` to append, as a descriptor; :class:`AuditUnavailable` if it is not a regular file
-    or cannot be opened.  Non-blocking, so a named pipe nobody reads is refused instead of hanging."""
+    or cannot be opened.  Non-blocking, so a named pipe nobody reads is refused instead of hanging.
+
+    A new audit log is 0600 (it records every command, with what the user typed); one that already
+    existed keeps its mode -- the user made it, perhaps for others to read on purpose."""
     try:
-        fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NONBLOCK, 0o644)
+        fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NONBLOCK | os.O_CLOEXEC, 0o600)
     except OSError as exc:
         raise AuditUnavailable(path, exc.strerror or str(exc)) from None
     if not stat.S_ISREG(os.fstat(fd).st_mode):

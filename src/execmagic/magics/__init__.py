@@ -29,6 +29,10 @@ def load(shell: Any) -> None:
     shell.register_magics(mcp_magics)
     shell.configurables.append(exec_magics.slurm)  # so %config SlurmBackend.partition = "gpu" finds it
     formatters.register(shell)
+    # the notebook's engine-wide settings reach the process-wide engine whoever makes it first (a Toolbox too)
+    from ..engine.default import set_default_configurer
+
+    set_default_configurer(exec_magics.apply_engine_settings)
     atexit.register(_close_at_exit, exec_magics, mcp_magics)
     _LOADED[id(shell)] = (exec_magics, bg_magics, mcp_magics)
 
@@ -57,6 +61,9 @@ def unload(shell: Any) -> None:
     if loaded is None:
         return
     loaded[2].stop()
+    default = sys.modules.get("execmagic.engine.default")
+    if default is not None:
+        default.set_default_configurer(None)
     _close_engine()
     atexit.unregister(_close_at_exit)
     registry = shell.magics_manager.magics

@@ -39,22 +39,18 @@ def _refuse(proposal: Any, why: str) -> TraitError:
 class ExecSettings(Magics):
     """The traits of :class:`~execmagic.magics.exec_magics.ExecMagics` and how they reach the engine."""
 
-    #: The process-wide engine once a command needed it (see :attr:`engine`).
-    _engine: Engine | None = None
-
     @property
     def engine(self) -> Engine:
         """The process-wide engine, made at the first command that needs it, with these settings.
 
         Not at ``%load_ext``: a kernel started with the extension loaded should not pay for the
-        engine's modules (nor start its log pruning) before a cell runs a command.
+        engine's modules (nor start its log pruning) before a cell runs a command.  Whoever makes it
+        first -- a magic, ``execmagic.run``, a Toolbox -- gets these settings applied
+        (:meth:`apply_engine_settings` is its configurer, see :mod:`~execmagic.engine.default`).
         """
-        if self._engine is None:
-            from ..engine.default import default_engine
+        from ..engine.default import default_engine
 
-            self._engine = default_engine()
-            self.apply_engine_settings()
-        return self._engine
+        return default_engine()
 
     @property
     def ipython(self) -> Any:
@@ -202,8 +198,10 @@ class ExecSettings(Magics):
     def _check_log_dir(self, proposal: Any) -> Any:
         value = proposal["value"]
         if value:
+            from ..process.private import make_folder
+
             try:
-                os.makedirs(value, exist_ok=True)
+                make_folder(value)
             except (OSError, ValueError) as exc:
                 raise _refuse(proposal, f"it cannot be created ({getattr(exc, 'strerror', None) or exc})") from None
             if not os.access(value, os.W_OK | os.X_OK):
@@ -242,15 +240,17 @@ class ExecSettings(Magics):
     @observe("log_dir", "allowed_dirs", "audit_log", "prefer_kernel_env", "redact_provenance", "log_retention_days",
              "log_quota", "standby")
     def _engine_setting_changed(self, change: dict[str, Any]) -> None:
-        if self._engine is not None:
-            self.apply_engine_settings()
+        default = sys.modules.get("execmagic.engine.default")
+        if default is not None:  # else no engine exists yet: it gets the settings when it is made
+            default.reconfigure_default()
 
-    def apply_engine_settings(self) -> None:
-        """Hand the engine-wide settings over (each value was checked when it was set)."""
-        from ..process.capture import LogDir
+    def apply_engine_settings(self, engine: Engine | None = None) -> None:
+        """Hand the engine-wide settings over to ``engine`` (default: the process-wide one); each value
+        was checked when it was set.  Per-caller settings (a guard level, a timeout) are not here."""
+        from ..process.logdir import LogDir
         from ..process.standby import standby_default
 
-        engine = self.engine
+        engine = engine if engine is not None else self.engine
         if self.log_dir and engine.logs.path != self.log_dir:
             engine.logs = LogDir(self.log_dir)
         engine.policy.allowed_roots = tuple(self.allowed_dirs)

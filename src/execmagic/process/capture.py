@@ -3,8 +3,9 @@
 Whatever a command prints, memory stays bounded: the first and last
 ``keep_bytes / 2`` bytes are held in memory for the result, and every byte is
 appended to a log file.  With ``defer_log`` the log is only written once it is
-needed -- the output outgrew what the result keeps, or it is binary (the result
-then points at the log) -- so the common small command leaves no file behind;
+needed -- the output outgrew what the result keeps, it is binary (the result
+then points at the log), or its text is not its exact bytes (``\r`` progress
+collapsed, bytes that are not UTF-8) -- so the common small command leaves no file behind;
 ``keep_log`` at the end writes it anyway.  Live text is decoded incrementally, so a UTF-8 character split across
 two reads survives; undecodable bytes become U+FFFD and are counted.
 
@@ -30,7 +31,7 @@ from typing import BinaryIO
 from .results import StreamCapture, format_bytes
 
 __all__ = [
-    "BINARY_MIN_BYTES", "BINARY_SNIFF_BYTES", "BINARY_UNDECODABLE_SHARE", "LogDir", "StreamRecorder",
+    "BINARY_MIN_BYTES", "BINARY_SNIFF_BYTES", "BINARY_UNDECODABLE_SHARE", "StreamRecorder",
     "collapse_carriage_returns", "count_undecodable", "os_error_reason",
 ]
 
@@ -46,6 +47,8 @@ BINARY_UNDECODABLE_SHARE = 0.30
 #: than 64 KB ones (measured: 200 MB in 0.07 s against 0.35 s), and ``os.writev`` hands the
 #: pieces over without joining them first.
 LOG_BATCH_BYTES = 1 << 20
+#: The most pieces one ``os.writev`` takes.
+_IOV_MAX = os.sysconf("SC_IOV_MAX") if "SC_IOV_MAX" in os.sysconf_names else 1024
 _REPLACEMENT = "\ufffd"
 _ENCODED_REPLACEMENT = _REPLACEMENT.encode("utf-8")
 
@@ -117,6 +120,7 @@ class StreamRecorder:
         #: Bytes replaced by U+FFFD so far (counting stops once the stream is known binary).
         self.undecodable = 0
         self._sniffed = 0
+        self._carriage_return = False  # the stored text collapses \r: the log must keep the bytes
 
     def feed(self, data: bytes) -> str:
         """Record ``data``; return the text to show live (empty once the stream is known binary)."""
@@ -130,6 +134,7 @@ class StreamRecorder:
         else:
             self._write_log(data)
         self.total += len(data)
+        self._carriage_return = self._carriage_return or b"\r" in data
         self._keep(data)
         if self.binary:
             return ""
@@ -190,10 +195,13 @@ class StreamRecorder:
             self._write_batch()
 
     def _write_batch(self) -> None:
-        """Write what was gathered."""
+        """Write what was gathered: one ``os.writev``, or -- past ``IOV_MAX`` pieces, which ``writev``
+        refuses (a command printing line by line gives thousands a batch) -- the pieces joined first."""
         pieces, self._batch, self._batch_size = self._batch, [], 0
         if self._log is None or not pieces:
             return
+        if len(pieces) > _IOV_MAX:
+            pieces = [b"".join(pieces)]
         try:
             fd = self._log.fileno()
             while pieces:
@@ -234,10 +242,12 @@ class StreamRecorder:
     def finish(self, keep_log: bool = False) -> StreamCapture:
         """Close the log and build the stored capture (middle cut if needed, ``\\r`` collapsed).
 
-        ``keep_log`` writes a log that was deferred and turned out not to be needed.
+        ``keep_log`` writes a log that was deferred and turned out not to be needed.  A deferred log
+        is written anyway when the text differs from the bytes (``\r`` collapsed, bytes that are not
+        UTF-8): the log is where the exact bytes can be had (:meth:`StreamCapture.read_bytes`).
         """
         self.live_remainder()  # an incomplete last character counts as undecodable
-        if keep_log:
+        if keep_log or self._carriage_return or self.undecodable:
             self._write_pending()
         self._pending = None
         self._close_log()
@@ -272,23 +282,3 @@ class StreamRecorder:
             return ""
         self._decoder_done = True
         return self._decode(b"", final=True)
-
-
-class LogDir:
-    """Hands out per-run log files under one directory, created on first use."""
-
-    def __init__(self, path: str) -> None:
-        self.path = path
-        self.ensure()
-
-    def ensure(self) -> str:
-        """Create the directory if it is missing (it may have been cleaned up under us); return it."""
-        os.makedirs(self.path, exist_ok=True)
-        return self.path
-
-    def opener(self, run_label: str) -> Callable[[str], tuple[str, BinaryIO]]:
-        def open_log(stream: str) -> tuple[str, BinaryIO]:
-            path = os.path.join(self.ensure(), f"{run_label}.{stream}.log")
-            return path, open(path, "wb", buffering=0)  # unbuffered: the recorder writes a megabyte at a time
-
-        return open_log

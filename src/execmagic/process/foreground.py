@@ -15,11 +15,12 @@ import subprocess
 import time
 from collections.abc import Callable, Sequence
 
-from .capture import LogDir, StreamRecorder
+from .capture import StreamRecorder
 from .clock import now_iso
 from .errors import PreExecError
 from .launch import launch
 from .leftovers import Births, left_behind
+from .logdir import LogDir
 from .pump import Cancelled, CancelToken, OutputCallback, ProgressCallback, Pump
 from .results import TIMEOUT_EXIT_CODE, Result, StreamCapture, exit_code_of
 from .spec import Command, RunOptions

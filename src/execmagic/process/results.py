@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import builtins
 import dataclasses
+import errno
 import signal as _signal
 from typing import Any
 
@@ -74,6 +76,18 @@ class StreamCapture:
     undecodable: int = 0
     #: Why the log on disk stopped short (``"No space left on device"``); ``None`` when it holds every byte.
     log_error: str | None = None
+
+    def read_bytes(self) -> builtins.bytes:  # the field named bytes hides the type here
+        """Every byte the command wrote on this stream, exactly: ``\r`` progress lines, ``\r\n`` and
+        bytes that are not UTF-8 as written.  Read from the log, which is kept whenever :attr:`text`
+        differs from them (or is cut); otherwise :attr:`text` is exact.  ``OSError`` when the log is
+        gone or stopped short."""
+        if self.log_path is None:
+            return self.text.encode("utf-8", "surrogateescape")
+        if self.log_error is not None:
+            raise OSError(errno.EIO, f"the log stopped short ({self.log_error})", self.log_path)
+        with open(self.log_path, "rb") as fh:
+            return fh.read()
 
 
 @dataclasses.dataclass(frozen=True)

@@ -1,31 +1,39 @@
 """Bounded disk use: the log folders of owners that are gone do not pile up in the temp dir.
 
-Each engine logs into ``<tmp>/execmagic-<uid>/<YYYYmmdd-HHMMSS>-<pid>/``.  When a new
-one starts, the folders of owners that are no longer running are removed once they are
+Each engine logs into ``<tmp>/execmagic-<uid>/<YYYYmmdd-HHMMSS>-<pid>/`` (or, when that root
+was refused as not ours alone, into a private ``<tmp>/execmagic-<uid>-XXXXXXXX/``; see
+:mod:`.logdir`).  When a new one starts, the folders of owners that are no longer running are removed once they are
 older than the retention period, and -- oldest first -- while all folders together are
 over the quota.  A live owner's folder is never touched: its logs are what its
-notebook's outputs point at.  Only folders named the way engines name them are looked at.
+notebook's outputs point at.  Only folders named the way engines name them are looked at, and
+only in roots that are ours alone: a root another user could write is never pruned (removing
+files there could be turned against us), and a private root left empty goes too.
 """
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import os
 import re
 import shutil
+import tempfile
 import time
 
 import psutil
 
 from .clock import STAMP_FORMAT
+from .logdir import default_root, fallback_prefix
+from .private import why_not_private
 
-__all__ = ["DEFAULT_QUOTA", "DEFAULT_RETENTION_DAYS", "PruneReport", "prune_log_folders"]
+__all__ = ["DEFAULT_QUOTA", "DEFAULT_RETENTION_DAYS", "PruneReport", "log_roots", "prune_log_folders",
+           "prune_log_roots"]
 
 #: Days a gone owner's logs are kept: long enough to look back over a week of work.
 DEFAULT_RETENTION_DAYS = 7.0
 #: Bytes all log folders may take together before the oldest gone owners' folders go.
 DEFAULT_QUOTA = 2 * 1024**3
-_FOLDER = re.compile(r"(?P<stamp>\d{8}-\d{6})-(?P<pid>\d+)")
+_FOLDER = re.compile(r"(?P<stamp>\d{8}-\d{6})-(?P<pid>\d+)(?:-\d+)?")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -93,4 +101,38 @@ def prune_log_folders(root: str, *, keep: str = "", retention_days: float = DEFA
                 removed.append(path)
                 freed += size
                 total -= size
+    return PruneReport(tuple(removed), freed)
+
+
+def log_roots(tmp: str | None = None) -> list[str]:
+    """The roots engines log into that are ours alone: the default one, and the private ones made
+    when it was refused."""
+    tmp = tempfile.gettempdir() if tmp is None else tmp
+    candidates = [os.path.join(tmp, os.path.basename(default_root()))]
+    with contextlib.suppress(OSError):
+        candidates += sorted(e.path for e in os.scandir(tmp)
+                             if e.name.startswith(fallback_prefix()) and e.is_dir(follow_symlinks=False))
+    return [root for root in candidates if why_not_private(root) is None]
+
+
+def prune_log_roots(*, keep: str = "", retention_days: float = DEFAULT_RETENTION_DAYS, quota: int = DEFAULT_QUOTA,
+                    tmp: str | None = None, now: float | None = None) -> PruneReport:
+    """:func:`prune_log_folders` in every root of :func:`log_roots`; a private root left empty is removed."""
+    now = time.time() if now is None else now
+    removed: list[str] = []
+    freed = 0
+    for root in log_roots(tmp):
+        try:
+            young = now - os.stat(root).st_mtime < 60  # an engine may have just made it, its folder not yet in it
+        except OSError:
+            continue
+        report = prune_log_folders(root, keep=keep, retention_days=retention_days, quota=quota, now=now)
+        removed += report.removed
+        freed += report.freed
+        if os.path.basename(root).startswith(fallback_prefix()) and root != os.path.dirname(keep) and not young:
+            try:
+                os.rmdir(root)  # only when empty
+            except OSError:
+                continue
+            removed.append(root)
     return PruneReport(tuple(removed), freed)

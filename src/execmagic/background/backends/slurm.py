@@ -37,6 +37,7 @@ from importlib import resources
 
 from ...process.clock import now_iso
 from ...process.errors import UsageProblem
+from ...process.private import make_folder, write_file
 from ...process.pump import grow_pipe
 from ...process.spec import Command
 from ...process.stop import StopReport
@@ -84,6 +85,12 @@ def checked_logs_dir(path: str) -> str:
     if "%" in absolute:
         raise UsageProblem(f"the SLURM logs folder may not contain '%' (SLURM expands it in file names): {absolute}")
     return absolute
+
+
+def _write_private(path: str, text: str) -> None:
+    """Replace the file at ``path`` with ``text``, 0600 (a new file beside it, then renamed over it)."""
+    partial = write_file(f"{path}.{os.getpid()}.tmp", text.encode(), unique=True)
+    os.replace(partial, path)
 
 
 def wrapper_path() -> str:
@@ -251,8 +258,8 @@ class SlurmHandle:
             self.backend.monitor.add(self)
         timeout = self.backend.command_timeout
         signalled = (self.pid,)
-        with contextlib.suppress(OSError), open(os.path.join(self.backend.logs_dir, f"{self.job_id}.grace"), "w") as fh:
-            fh.write(f"{grace:g}\n")
+        with contextlib.suppress(OSError):
+            _write_private(os.path.join(self.backend.logs_dir, f"{self.job_id}.grace"), f"{grace:g}\n")
         if (self._words or "").startswith("queued"):
             # not started, as far as we know: SLURM's own cancel (``scancel --signal`` would retry for
             # a pending job until it runs); had it just started, SLURM's TERM reaches the wrapper,
@@ -456,14 +463,19 @@ class SlurmBackend:
         self.command_timeout = command_timeout
         self.monitor = _MONITOR
 
+    def _make_logs_folder(self) -> None:
+        """The logs folder, made 0700 when missing (the job's output lands there, tokens and all; an
+        existing folder is the user's, taken as it is)."""
+        try:
+            make_folder(self.logs_dir)
+        except OSError as exc:
+            raise UsageProblem(f"cannot make the SLURM logs folder {self.logs_dir}: {exc.strerror or exc}") from None
+
     def start(self, command: Command, *, marker: str, log_paths: Mapping[str, str], timeout: float | None = None,
               shell_id: str = "job") -> SlurmHandle:
         """Submit ``command`` with ``sbatch``; raises :class:`SlurmError` (a ``PreExecError``) with
         SLURM's own message when it refuses (no ``sbatch``, unreachable controller, bad option)."""
-        try:
-            os.makedirs(self.logs_dir, exist_ok=True)
-        except OSError as exc:
-            raise UsageProblem(f"cannot make the SLURM logs folder {self.logs_dir}: {exc.strerror or exc}") from None
+        self._make_logs_folder()
         env = dict(command.env)
         if "SLURM_CONF" in os.environ:  # the job goes to the cluster this kernel knows, whatever its env says
             env.setdefault("SLURM_CONF", os.environ["SLURM_CONF"])
@@ -478,8 +490,8 @@ class SlurmBackend:
             raise SlurmError(f"sbatch did not answer with a job id (it said {out.strip()[:200]!r})", "EPROTO")
         meta = JobMeta(shell_id=shell_id, command=command.display, cwd=command.cwd, marker=marker,
                        started_at=now_iso("seconds"), timeout=timeout)
-        with contextlib.suppress(OSError), open(os.path.join(self.logs_dir, f"{job_id}.json"), "w") as fh:
-            json.dump(dataclasses.asdict(meta), fh)
+        with contextlib.suppress(OSError):
+            _write_private(os.path.join(self.logs_dir, f"{job_id}.json"), json.dumps(dataclasses.asdict(meta)))
         handle = SlurmHandle(self, job_id, meta)
         self.monitor.add(handle)
         return handle
@@ -507,10 +519,7 @@ class SlurmBackend:
         up in the job name, so a run that had to be stopped can be cancelled by name
         (:meth:`cancel_by_name`).  The job's environment is the command's (``--export=ALL``).
         """
-        try:
-            os.makedirs(self.logs_dir, exist_ok=True)
-        except OSError as exc:
-            raise UsageProblem(f"cannot make the SLURM logs folder {self.logs_dir}: {exc.strerror or exc}") from None
+        self._make_logs_folder()
         env = dict(command.env)
         if "SLURM_CONF" in os.environ:
             env.setdefault("SLURM_CONF", os.environ["SLURM_CONF"])

@@ -1,0 +1,142 @@
+"""Where one engine's files go: its logs, and what its shells read (prelude, state files, big scripts).
+
+By default each engine logs into ``<tmp>/execmagic-<uid>/<YYYYmmdd-HHMMSS>-<pid>/``, a fixed root
+so that :mod:`.retention` finds the folders of owners that are gone.  That root is in a folder every
+user may write, so it is checked at every use (see :mod:`.private`); when another user made it
+first, or made it open, it is refused with a note and the engine moves to a private folder with an
+unguessable name (``<tmp>/execmagic-<uid>-XXXXXXXX/``, pruned the same way).
+
+A folder the user chose is used as it is; what a shell reads and runs stays out of it when others
+may write there (a team folder shared on purpose), in a private folder of its own.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import tempfile
+import threading
+from collections.abc import Callable
+from typing import BinaryIO
+
+from .clock import now_stamp
+from .private import NotPrivate, create_unique, fallback_folder, make_folder, private_folder, safe_to_source_from
+
+__all__ = ["LogDir", "default_root", "fallback_prefix"]
+
+_log = logging.getLogger("execmagic")
+
+
+def default_root() -> str:
+    """``<tmp>/execmagic-<uid>``: where engines log unless told otherwise."""
+    return os.path.join(tempfile.gettempdir(), f"execmagic-{os.geteuid()}")
+
+
+def fallback_prefix() -> str:
+    """The name start of the private roots made when :func:`default_root` is refused."""
+    return f"execmagic-{os.geteuid()}-"
+
+
+class LogDir:
+    """Hands out per-run log files under one folder, checked (or made) at every use.
+
+    ``path=None``: a new folder of this engine's under the default root.  :attr:`notes` collects what
+    a caller should tell the user once (a refused root); :meth:`take_notes` hands them over.
+    """
+
+    def __init__(self, path: str | None = None) -> None:
+        self.chosen = path is not None
+        self.root: str | None = None if self.chosen else default_root()
+        self.notes: list[str] = []
+        self._lock = threading.Lock()
+        self._runtime: str | None = None
+        if path is None:
+            path = self._claim(self._checked_root(), f"{now_stamp()}-{os.getpid()}")
+        self.path = path
+        self.ensure()
+
+    # -- the folder ---------------------------------------------------------------------------
+    def ensure(self) -> str:
+        """The log folder, made again if it was cleaned up under us and checked to be ours alone
+        (the default root, that is; a folder the user chose is theirs); return it."""
+        if self.chosen:
+            return make_folder(self.path)
+        root, path = self.root, self.path
+        assert root is not None
+        try:
+            private_folder(root)
+            return private_folder(path)
+        except NotPrivate as exc:
+            return self._move(root, exc)
+
+    def _checked_root(self) -> str:
+        assert self.root is not None
+        try:
+            return private_folder(self.root)
+        except NotPrivate as exc:
+            self._refuse(exc)
+            self.root = fallback_folder(fallback_prefix())
+            return self.root
+
+    def _move(self, root: str, refused: NotPrivate) -> str:
+        """``root`` (or our folder in it) is no longer ours alone: go on in a private folder of our own."""
+        with self._lock:
+            if self.root == root:  # else another thread moved already
+                self._refuse(refused)
+                self.root = fallback_folder(fallback_prefix())
+                self.path = self._claim(self.root, os.path.basename(self.path))
+                self._runtime = None
+            return private_folder(self.path)
+
+    def _refuse(self, exc: NotPrivate) -> None:
+        note = f"log folder {exc.path} refused ({exc.why}): logs go to a private folder instead"
+        _log.warning("execmagic: %s", note)
+        self.notes.append(note)
+
+    @staticmethod
+    def _claim(root: str, name: str) -> str:
+        """A folder of our own in ``root``: ``name``, or ``name-2``… when another engine of this process
+        made that one in the same second (runs of both must never share a log's name)."""
+        for n in range(1, 10_000):
+            path = os.path.join(root, name if n == 1 else f"{name}-{n}")
+            try:
+                os.mkdir(path, 0o700)
+            except FileExistsError:
+                continue
+            os.chmod(path, 0o700)  # just made, in a folder only we may write: exactly ours, whatever the umask
+            return private_folder(path)
+        raise FileExistsError(f"no free log folder name under {root}")
+
+    def take_notes(self) -> tuple[str, ...]:
+        """What to tell the user, once."""
+        with self._lock:
+            notes, self.notes = tuple(self.notes), []
+        return notes
+
+    def runtime(self) -> str:
+        """The folder for what a shell reads and runs (the session prelude, state files, big scripts):
+        the log folder, unless others may write in it -- then a private folder of its own."""
+        logs = self.ensure()
+        if not self.chosen or safe_to_source_from(logs):
+            return logs
+        with self._lock:
+            if self._runtime is None:
+                self._runtime = fallback_folder(fallback_prefix())
+                self.notes.append(f"log folder {logs} is writable by others: what the shell reads is kept in "
+                                  f"{self._runtime} instead")
+            runtime = self._runtime
+        try:
+            return private_folder(runtime)
+        except (NotPrivate, OSError):
+            with self._lock:
+                self._runtime = None
+            raise
+
+    # -- files ---------------------------------------------------------------------------------
+    def opener(self, run_label: str) -> Callable[[str], tuple[str, BinaryIO]]:
+        """Opens ``<label>.<stream>.log`` fresh and private (0600) when a recorder first needs it."""
+        def open_log(stream: str) -> tuple[str, BinaryIO]:
+            path, fd = create_unique(self.ensure(), f"{run_label}.{stream}", ".log")
+            return path, os.fdopen(fd, "wb", buffering=0)  # unbuffered: the recorder writes a megabyte at a time
+
+        return open_log
