@@ -44,9 +44,10 @@ USER_BASH_ENV_VAR = "EXECMAGIC_BASH_ENV"
 _PRELUDE = f"""\
 # execmagic: save this shell's cwd and exports for the next run when it exits
 # (without the run's own marker, so that a run that exported nothing leaves the same listing as the last;
-# the script's xtrace and DEBUG trap switched off first, silently: neither may write into the state file)
+# the script's xtrace and DEBUG trap switched off first, silently: neither may write into the state file;
+# umask 077 as it ends, so the state -- every exported value -- is 0600 wherever the log folder is)
 printf -v __execmagic_q %q "${STATE_VAR}"
-trap "{{ builtin set +x; builtin trap - DEBUG; }} >/dev/null 2>&1; \\
+trap "{{ builtin set +x; builtin trap - DEBUG; builtin umask 077; }} >/dev/null 2>&1; \\
 {{ builtin printf '%s\\0' \\"\\$PWD\\"; builtin unset {MARKER_VAR}; builtin export -p; }} > $__execmagic_q" EXIT
 unset __execmagic_q {STATE_VAR} BASH_ENV
 if [ -n "${{{USER_BASH_ENV_VAR}+set}}" ]; then
