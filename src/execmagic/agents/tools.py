@@ -19,18 +19,20 @@ import dataclasses
 import json
 import math
 import re
+import threading
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 from ..background.backends.base import Backend
 from ..engine.engine import Engine
 from ..guard.policy import CommandRefused, Guard, redact, sanitize_env
+from ..guard.secrets import secret_tail
 from ..process import checks
 from ..process.errors import ExecError, ShellLimitReached, UnknownShell, UsageProblem
 from .answers import answer_text, calls_in, read_call
 from .arguments import normalise, object_schema, validate
 from .schemas import FORMATS, NAME_PATTERN, tool_definition
-from .shaping import Part, cut_middle, merge_streams, shape
+from .shaping import Holdback, Part, cut_middle, merge_streams, shape
 
 __all__ = [
     "AGENT_READER", "DEFAULT_TIMEOUT_MS", "MAX_OUTPUT_CHARS", "MAX_TIMEOUT_MS", "MIN_OUTPUT_CHARS", "MIN_TIMEOUT_MS",
@@ -92,6 +94,8 @@ class Toolbox:
                              f" a head, a tail and the note between them), not {max_output!r}")
         self.max_output = max_output
         self.background_on = background_on
+        self._held = Holdback()
+        self._reading = threading.Lock()
         self.tools: dict[str, ToolSpec] = {}
         for spec in self._builtin_specs():
             self.tools[spec.name] = spec
@@ -280,12 +284,20 @@ class Toolbox:
         return answer
 
     def _bash_output(self, args: dict[str, Any]) -> dict[str, Any]:
-        out = self.engine.shells.read(args["bash_id"], reader=AGENT_READER, pattern=args.get("filter"),
-                                      max_bytes=self.max_output * 4)
-        info = out.shell
         secrets = self._secrets()
-        parts = [Part(text, header=header, log_path=info.log_paths.get(name), skipped=out.skipped.get(name, 0))
-                 for name, text, header in (("stdout", out.stdout, ""), ("stderr", out.stderr, "[stderr]\n"))]
+        streams = []
+        with self._reading:  # a read and what it holds back, together (see Holdback)
+            out = self.engine.shells.read(args["bash_id"], reader=AGENT_READER, pattern=args.get("filter"),
+                                          max_bytes=self.max_output * 4)
+            info = out.shell
+            for name, text in (("stdout", out.stdout), ("stderr", out.stderr)):
+                skipped = out.skipped.get(name, 0)
+                if self.redact_secrets:
+                    text, skipped = self._held.carry(info.id, name, text, skipped,
+                                                     lambda text: secret_tail(text, secrets), final=out.at_end)
+                streams.append((name, text, skipped))
+        parts = [Part(text, header=header, log_path=info.log_paths.get(name), skipped=skipped)
+                 for (name, text, skipped), header in zip(streams, ("", "[stderr]\n"), strict=True)]
         answer = {
             "success": True, "bash_id": info.id, "status": info.status, "running": info.running,
             "exit_code": info.exit_code, "runtime_s": info.runtime_s,
@@ -294,9 +306,16 @@ class Toolbox:
         }
         if args.get("filter") is not None:
             answer["lines_not_matching"] = sum(out.filtered_out.values())
+        notes = []
         if out.filter_gave_up:
-            answer["notes"] = [f"the filter took over a second on {', '.join(out.filter_gave_up)} and was given up"
-                               " there: the lines after that point are returned unfiltered"]
+            notes.append(f"the filter took over a second on {', '.join(out.filter_gave_up)} and was given up"
+                         " there: the lines after that point are returned unfiltered")
+        held = self._held.holding(info.id) if self.redact_secrets else 0
+        if held:
+            notes.append(f"the last {held:,} characters are held back until the next read (or the shell's end):"
+                         " they may be the start of a secret, redacted only once it is whole")
+        if notes:
+            answer["notes"] = notes
         return answer
 
     def _secrets(self) -> dict[str, str]:
