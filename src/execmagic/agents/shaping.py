@@ -139,14 +139,17 @@ def shape(parts: Sequence[Part], limit: int, clean: Callable[[str], str] = str) 
     # the headers, and a newline before each stream but the first that follows a text without one: a
     # cut keeps each text's end, so the newlines the cut answer needs are the ones the whole one did
     overhead = len(out) - sum(map(len, texts))
-    shares = _shares([len(t) for t in texts], max(limit - overhead, 0))
-    cut = [cut_middle(t, share, _hint(p.log_path), p.whole_bytes) for t, share, p in zip(texts, shares, kept, strict=True)]
-    out = _joined(headers, cut)
+    out = _joined(headers, _cut(texts, kept, max(limit - overhead, 0)))
     if len(out) > limit:  # a share too small to keep a text's end: count a newline before every stream
-        shares = _shares([len(t) for t in texts], max(limit - sum(len(h) + 1 for h in headers), 0))
-        out = _joined(headers, [cut_middle(t, share, _hint(p.log_path), p.whole_bytes)
-                                for t, share, p in zip(texts, shares, kept, strict=True)])
+        out = _joined(headers, _cut(texts, kept, max(limit - sum(len(h) + 1 for h in headers), 0)))
     return out
+
+
+def _cut(texts: Sequence[str], parts: Sequence[Part], budget: int) -> list[str]:
+    """Each text cut in its middle to its share of ``budget``."""
+    shares = _shares([len(t) for t in texts], budget)
+    return [cut_middle(text, share, _hint(part.log_path), part.whole_bytes)
+            for text, share, part in zip(texts, shares, parts, strict=True)]
 
 
 def _joined(headers: Sequence[str], texts: Sequence[str]) -> str:
