@@ -11,7 +11,7 @@ it is.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Hashable, Sequence
 
 from ..process.results import format_bytes
 
@@ -45,9 +45,9 @@ class Holdback:
     """
 
     def __init__(self) -> None:
-        self._held: dict[tuple[str, str], str] = {}
+        self._held: dict[tuple[Hashable, str], str] = {}
 
-    def carry(self, shell: str, stream: str, text: str, skipped: int, tail: Callable[[str], int],
+    def carry(self, shell: Hashable, stream: str, text: str, skipped: int, tail: Callable[[str], int],
               final: bool) -> tuple[str, int]:
         """This read's text as it may be returned and the bytes before it that are not: what the last
         read held back goes first -- or, when this read skipped output (the held text is not next to
@@ -62,7 +62,7 @@ class Holdback:
             self._held[(shell, stream)] = text[at:]
         return text[:at], skipped
 
-    def holding(self, shell: str) -> int:
+    def holding(self, shell: Hashable) -> int:
         """How many characters of ``shell``'s output are held back now."""
         return sum(len(text) for (held_by, _), text in self._held.items() if held_by == shell)
 

@@ -29,6 +29,7 @@ from ..guard.policy import CommandRefused, Guard, redact, sanitize_env
 from ..guard.secrets import secret_tail
 from ..process import checks
 from ..process.errors import ExecError, ShellLimitReached, UnknownShell, UsageProblem
+from ..process.results import ShellOutput
 from .answers import answer_text, calls_in, read_call
 from .arguments import normalise, object_schema, validate
 from .schemas import FORMATS, NAME_PATTERN, tool_definition
@@ -285,19 +286,11 @@ class Toolbox:
 
     def _bash_output(self, args: dict[str, Any]) -> dict[str, Any]:
         secrets = self._secrets()
-        streams = []
         with self._reading:  # a read and what it holds back, together (see Holdback)
             out = self.engine.shells.read(args["bash_id"], reader=AGENT_READER, pattern=args.get("filter"),
                                           max_bytes=self.max_output * 4)
             info = out.shell
-            for name, text in (("stdout", out.stdout), ("stderr", out.stderr)):
-                skipped = out.skipped.get(name, 0)
-                if self.redact_secrets:
-                    text, skipped = self._held.carry(info.id, name, text, skipped,
-                                                     lambda text: secret_tail(text, secrets), final=out.at_end)
-                streams.append((name, text, skipped))
-        parts = [Part(text, header=header, log_path=info.log_paths.get(name), skipped=skipped)
-                 for (name, text, skipped), header in zip(streams, ("", "[stderr]\n"), strict=True)]
+            parts, held = self._carried(out, secrets)
         answer = {
             "success": True, "bash_id": info.id, "status": info.status, "running": info.running,
             "exit_code": info.exit_code, "runtime_s": info.runtime_s,
@@ -310,13 +303,26 @@ class Toolbox:
         if out.filter_gave_up:
             notes.append(f"the filter took over a second on {', '.join(out.filter_gave_up)} and was given up"
                          " there: the lines after that point are returned unfiltered")
-        held = self._held.holding(info.id) if self.redact_secrets else 0
         if held:
             notes.append(f"the last {held:,} characters are held back until the next read (or the shell's end):"
                          " they may be the start of a secret, redacted only once it is whole")
         if notes:
             answer["notes"] = notes
         return answer
+
+    def _carried(self, out: ShellOutput, secrets: Mapping[str, str]) -> tuple[list[Part], int]:
+        """The read's streams with what the last read held back before them and a possible secret's
+        start held back from their end (nothing held when output is not redacted); how much is held."""
+        info = out.shell
+        shell = (info.id, info.pid)  # a name is free again once its shell is gone: not the same stream
+        parts = []
+        for name, text, header in (("stdout", out.stdout, ""), ("stderr", out.stderr, "[stderr]\n")):
+            skipped = out.skipped.get(name, 0)
+            if self.redact_secrets:
+                text, skipped = self._held.carry(shell, name, text, skipped, lambda text: secret_tail(text, secrets),
+                                                 final=out.at_end)
+            parts.append(Part(text, header=header, log_path=info.log_paths.get(name), skipped=skipped))
+        return parts, self._held.holding(shell)
 
     def _secrets(self) -> dict[str, str]:
         """What a background shell's output may hold: the secret-looking variables of the session."""
