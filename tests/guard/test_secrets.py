@@ -20,6 +20,7 @@ SECRET_NAMES = [
     "refresh_token", "id_token", "spark.hadoop.fs.s3a.secret.key", "client-secret", "MYSQL_ROOT_PASSWORD", "JWT",
     "SESSION_COOKIE", "API_KEY_PROD", "AccountKey", "db_password", "Passphrase", "LICENSE_KEY", "API_KEYS",
     "WEBHOOK_SECRET", "AWS_SESSION_TOKEN", "x-api-key", "clientSecret", "tok_secret", "my.password",
+    "PGPASSWORD", "MYSQL_PWD", "NGROK_AUTHTOKEN", "JUPYTER_TOKEN", "KAGGLE_KEY", "GCP_SA_KEY", "HTPASSWD",
 ]
 NOT_SECRET_NAMES = [
     # the brief's table
@@ -31,6 +32,7 @@ NOT_SECRET_NAMES = [
     "TOKEN_URL", "SECRET_NAME", "SECRETS_DIR", "PASSWORD_FILE", "PASSWORD_MIN_LENGTH", "GPG_KEY_ID",
     "api_key_header", "private_key_path", "COOKIE_DOMAIN", "SSH_AUTH_SOCK", "XAUTHORITY", "first_pass", "bypass",
     "monkey", "client_id", "LS_COLORS", "authority", "authors", "passage", "compass", "keynote", "tokens",
+    "STRIPE_PUBLISHABLE_KEY", "GIT_ASKPASS", "BASIC_AUTH_USER", "NEXTAUTH_URL", "KUBECONFIG", "PIP_KEYRING_PROVIDER",
 ]
 
 

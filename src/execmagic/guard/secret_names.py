@@ -17,7 +17,8 @@ camelCase humps (``apiKey``, ``AWSSecretKey``) -- and the words decide:
   another word before them (``DB_PWD``, ``SMTP_PASS``), as ``PWD`` alone is the working directory.
 
 Plural counts (``max_tokens``, ``num_keys``) and compounds that merely contain a noun (``tokenizer``,
-``hotkey``, ``keyboard``, ``author``) are different words and never match.  Erring matters in both
+``hotkey``, ``keyboard``, ``author``) are different words and never match; a word that *ends* with an
+unmistakable noun (``PGPASSWORD``, ``NGROK_AUTHTOKEN``) does.  Erring matters in both
 directions -- a missed name leaks its value, a wrong one hides a template value the user wants to
 see -- so the word lists are explicit and tested as a table.
 """
@@ -63,7 +64,7 @@ _DATA_QUALIFIERS = frozenset({
     "compound", "secondary", "distribution", "dist", "bucket", "order", "merge", "match", "search", "sharding",
     "metric", "metrics", "column", "field", "record", "item", "node", "config", "setting", "settings", "state",
     "translation", "i18n", "message", "label", "music", "musical", "piano", "hot", "short", "shortcut",
-    "rng", "prng", "random", "seed", "public", "pub", "next", "prev", "previous", "first", "last", "min", "max",
+    "rng", "prng", "random", "seed", "public", "pub", "publishable", "next", "prev", "previous", "first", "last", "min", "max",
     "start", "end", "stop", "num", "total", "n", "query",
     # tokens of tokenizers and language models
     "pad", "eos", "bos", "unk", "sep", "cls", "mask", "special", "input", "output", "prompt", "completion",
@@ -73,6 +74,9 @@ _DATA_QUALIFIERS = frozenset({
     "eval", "training",
 })
 _QUALIFIED = frozenset({"key", "keys", "token", "pass"})
+#: Nouns that also end a word glued together (``PGPASSWORD``, ``HTPASSWD``, ``NGROK_AUTHTOKEN``): no
+#: other word ends with them, unlike ``key`` (``hotkey``, ``monkey``) or ``pass`` (``bypass``).
+_GLUED = ("password", "passwd", "passphrase", "secret", "token", "credentials", "credential")
 _WORD = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|\d+")
 
 
@@ -84,6 +88,8 @@ def name_words(name: str) -> list[str]:
 def _holds(words: list[str], i: int) -> bool:
     """Whether ``words[i]`` makes the name hold a credential."""
     word = words[i]
+    if word not in _NOUNS:
+        word = next((noun for noun in _GLUED if word.endswith(noun)), word)
     after = words[i + 1] if i + 1 < len(words) else None
     if word in _LAST_NOUNS:
         return after is None and (i > 0 or word not in _NOT_ALONE) and not (
