@@ -147,6 +147,9 @@ Author: Jane Doe <jane@example.com>
 auth_method=oauth AUTH_METHOD: saml
 hotkey=ctrl+k KEYBOARD=us tokenizer=tiktoken max_tokens=512 author=jdoe
 AWS_ACCESS_KEY_ID is set; PUBLIC_KEY=ssh-rsa AAAAB3NzaC1yc2EAAAADAQABAAABAQ user@host
+def connect(api_key: str, token: str | None = None, password: Optional[str] = None) -> Client:
+    password = os.environ["DB_PASSWORD"]; secret_key = settings.get("SECRET_KEY"); token = get_token()
+  "auth_token": null, "client_secret": true,
 {"model": "gpt-4o-mini", "usage": {"prompt_tokens": 812, "completion_tokens": 64, "total_tokens": 876}}
 """
 

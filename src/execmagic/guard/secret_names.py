@@ -64,8 +64,8 @@ _DATA_QUALIFIERS = frozenset({
     "compound", "secondary", "distribution", "dist", "bucket", "order", "merge", "match", "search", "sharding",
     "metric", "metrics", "column", "field", "record", "item", "node", "config", "setting", "settings", "state",
     "translation", "i18n", "message", "label", "music", "musical", "piano", "hot", "short", "shortcut",
-    "rng", "prng", "random", "seed", "public", "pub", "publishable", "next", "prev", "previous", "first", "last", "min", "max",
-    "start", "end", "stop", "num", "total", "n", "query",
+    "rng", "prng", "random", "seed", "public", "pub", "publishable", "next", "prev", "previous", "first", "last",
+    "min", "max", "start", "end", "stop", "num", "total", "n", "query",
     # tokens of tokenizers and language models
     "pad", "eos", "bos", "unk", "sep", "cls", "mask", "special", "input", "output", "prompt", "completion",
     "context", "image", "text", "word", "vocab", "sentence", "split", "lexer", "parser", "syntax",

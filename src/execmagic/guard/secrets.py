@@ -105,6 +105,13 @@ _VALUE = {"=": re.compile(_VALUE_START + r"([^\s;&|'\",)\]}]+))"),
           ":": re.compile(_VALUE_START + r"([^\s'\",\]}]+))")}
 
 
+#: A bare value that is code, not a secret: a type (``token: str | None``), a literal (``"password":
+#: null``), a call or a subscript (``password = os.environ["DB_PASSWORD"]``, ``key = get_key()``) --
+#: what an agent reading source code sees next to secret names all the time.
+_CODE = re.compile(r"[A-Za-z_][A-Za-z0-9_.]{0,80}[(\[].*|str|int|bytes|bool|None|null|nil|true|false|True|False"
+                   r"|string|number|any|Any|undefined|object|SecretStr")
+
+
 def _redact_assignments(text: str) -> str:
     """Every value whose name holds a secret as ``[REDACTED]`` (quotes and an auth scheme kept)."""
     out: list[str] = []
@@ -116,6 +123,8 @@ def _redact_assignments(text: str) -> str:
         if value is None or (value.group(2) or value.group(3) or "").startswith("[REDACTED"):
             continue
         inner = 2 if value.group(2) is not None else 3 if value.group(3) is not None else 4
+        if inner == 4 and _CODE.fullmatch(value.group(4)):
+            continue
         out += [text[done:value.start(inner)], "[REDACTED]"]
         done = value.end(inner)
     return "".join(out) + text[done:] if out else text
