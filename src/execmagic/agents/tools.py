@@ -9,8 +9,10 @@ with ``"success": false`` and an ``"error"``, never an exception, so a model can
 read it and try again.
 
 Guardrails are on: every dangerous-command rule (``guard="all"``), secrets held
-back from the environment and redacted from output, output cut in the middle to
-30,000 characters (saying exactly how much and where the full log is).
+back from the environment and redacted from output (across ``BashOutput`` reads
+too: the end of a read that may be a secret's start waits for the next), output
+cut in the middle to 30,000 characters (saying exactly how much and where the
+full log is).
 """
 
 from __future__ import annotations
