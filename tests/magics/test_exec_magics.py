@@ -421,3 +421,17 @@ def test_a_printer_of_the_users_own_for_another_type_is_in_the_summary(ip):
         markdown.pop(Summary)
         markdown.enabled = enabled
     assert bundle["text/markdown"] == "**ran**" and bundle["text/plain"].startswith("✔ exit 0")
+
+
+def test_secret_names_are_hidden_in_the_saved_command_and_others_shown(ip):
+    """``--param stripe_key=…`` and a notebook variable ``encryption_key`` are secrets; ``max_tokens``,
+    ``author`` and ``tokenizer`` are not, so the notebook shows and saves them as they are."""
+    ip.user_ns.update(encryption_key="k3y-v4lue-123", max_tokens=512, author="jdoe", tokenizer="bpe")
+    cap = run(ip, "--param stripe_key=sk_t3st_value --env DB_PWD=pw-value-1 echo {stripe_key} {encryption_key}"
+                  " {max_tokens} {author} {tokenizer} $DB_PWD")
+    assert cap.stdout == "sk_t3st_value k3y-v4lue-123 512 jdoe bpe pw-value-1\n"  # ran with the real values
+    (bundle,) = summaries(cap)
+    assert bundle[PROVENANCE]["command"] == \
+        "echo '[REDACTED:stripe_key]' '[REDACTED:encryption_key]' 512 jdoe bpe $DB_PWD"
+    dry = run(ip, "--dry-run --env DB_PWD=pw-value-1 --env MAX_TOKENS=512 true").stdout
+    assert "# env: DB_PWD=[REDACTED]" in dry and "# env: MAX_TOKENS=512" in dry

@@ -11,11 +11,11 @@ it is.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Hashable, Sequence
 
 from ..process.results import format_bytes
 
-__all__ = ["Part", "cut_middle", "merge_streams", "shape"]
+__all__ = ["Holdback", "Part", "cut_middle", "merge_streams", "shape"]
 
 
 @dataclasses.dataclass(frozen=True)
@@ -31,6 +31,40 @@ class Part:
     whole_bytes: int | None = None
     #: Bytes before ``text`` that this read does not return (they are in the log).
     skipped: int = 0
+
+
+class Holdback:
+    """The end of each background stream's last read that may be a secret cut short, held back until
+    the next read, where it is redacted with what follows it.
+
+    Each read of a background shell is redacted on its own, so a command that prints a token in two
+    pieces (twenty characters, a pause, the rest) would show both halves, neither of them shaped like a
+    token.  ``tail`` (:func:`~execmagic.guard.secrets.secret_tail`) says where such a start begins; the
+    last read of a shell that ended (``final``) holds nothing back.  Not thread-safe: the caller reads
+    and carries under one lock, so two reads of one shell cannot take each other's held text.
+    """
+
+    def __init__(self) -> None:
+        self._held: dict[tuple[Hashable, str], str] = {}
+
+    def carry(self, shell: Hashable, stream: str, text: str, skipped: int, tail: Callable[[str], int],
+              final: bool) -> tuple[str, int]:
+        """This read's text as it may be returned and the bytes before it that are not: what the last
+        read held back goes first -- or, when this read skipped output (the held text is not next to
+        it), is counted with what was skipped -- and a possible secret's start at the end stays held."""
+        held = self._held.pop((shell, stream), "")
+        if skipped:
+            skipped += len(held.encode("utf-8", "replace"))
+        else:
+            text = held + text
+        at = len(text) if final else tail(text)
+        if at < len(text):
+            self._held[(shell, stream)] = text[at:]
+        return text[:at], skipped
+
+    def holding(self, shell: Hashable) -> int:
+        """How many characters of ``shell``'s output are held back now."""
+        return sum(len(text) for (held_by, _), text in self._held.items() if held_by == shell)
 
 
 def _note(omitted: int, whole_bytes: int | None, hint: str) -> str:
@@ -99,11 +133,26 @@ def shape(parts: Sequence[Part], limit: int, clean: Callable[[str], str] = str) 
             texts.append(text)
             kept.append(part)
     headers = [part.header for part in kept]
-    overhead = sum(len(h) + 1 for h in headers)  # a header and, at worst, the newline before it
-    if sum(map(len, texts)) + overhead > limit:
-        shares = _shares([len(t) for t in texts], max(limit - overhead, 0))
-        texts = [cut_middle(t, share, _hint(p.log_path), p.whole_bytes)
-                 for t, share, p in zip(texts, shares, kept, strict=True)]
+    out = _joined(headers, texts)
+    if len(out) <= limit:
+        return out
+    # the headers, and a newline before each stream but the first that follows a text without one: a
+    # cut keeps each text's end, so the newlines the cut answer needs are the ones the whole one did
+    overhead = len(out) - sum(map(len, texts))
+    out = _joined(headers, _cut(texts, kept, max(limit - overhead, 0)))
+    if len(out) > limit:  # a share too small to keep a text's end: count a newline before every stream
+        out = _joined(headers, _cut(texts, kept, max(limit - sum(len(h) + 1 for h in headers), 0)))
+    return out
+
+
+def _cut(texts: Sequence[str], parts: Sequence[Part], budget: int) -> list[str]:
+    """Each text cut in its middle to its share of ``budget``."""
+    shares = _shares([len(t) for t in texts], budget)
+    return [cut_middle(text, share, _hint(part.log_path), part.whole_bytes)
+            for text, share, part in zip(texts, shares, parts, strict=True)]
+
+
+def _joined(headers: Sequence[str], texts: Sequence[str]) -> str:
     out = ""
     for header, text in zip(headers, texts, strict=True):
         out = merge_streams(out, text, header)

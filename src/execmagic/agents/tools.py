@@ -9,8 +9,10 @@ with ``"success": false`` and an ``"error"``, never an exception, so a model can
 read it and try again.
 
 Guardrails are on: every dangerous-command rule (``guard="all"``), secrets held
-back from the environment and redacted from output, output cut in the middle to
-30,000 characters (saying exactly how much and where the full log is).
+back from the environment and redacted from output (across ``BashOutput`` reads
+too: the end of a read that may be a secret's start waits for the next), output
+cut in the middle to 30,000 characters (saying exactly how much and where the
+full log is).
 """
 
 from __future__ import annotations
@@ -19,18 +21,21 @@ import dataclasses
 import json
 import math
 import re
+import threading
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 from ..background.backends.base import Backend
 from ..engine.engine import Engine
 from ..guard.policy import CommandRefused, Guard, redact, sanitize_env
+from ..guard.secrets import secret_tail
 from ..process import checks
 from ..process.errors import ExecError, ShellLimitReached, UnknownShell, UsageProblem
+from ..process.results import ShellOutput
 from .answers import answer_text, calls_in, read_call
 from .arguments import normalise, object_schema, validate
 from .schemas import FORMATS, NAME_PATTERN, tool_definition
-from .shaping import Part, cut_middle, merge_streams, shape
+from .shaping import Holdback, Part, cut_middle, merge_streams, shape
 
 __all__ = [
     "AGENT_READER", "DEFAULT_TIMEOUT_MS", "MAX_OUTPUT_CHARS", "MAX_TIMEOUT_MS", "MIN_OUTPUT_CHARS", "MIN_TIMEOUT_MS",
@@ -92,6 +97,8 @@ class Toolbox:
                              f" a head, a tail and the note between them), not {max_output!r}")
         self.max_output = max_output
         self.background_on = background_on
+        self._held = Holdback()
+        self._reading = threading.Lock()
         self.tools: dict[str, ToolSpec] = {}
         for spec in self._builtin_specs():
             self.tools[spec.name] = spec
@@ -280,12 +287,12 @@ class Toolbox:
         return answer
 
     def _bash_output(self, args: dict[str, Any]) -> dict[str, Any]:
-        out = self.engine.shells.read(args["bash_id"], reader=AGENT_READER, pattern=args.get("filter"),
-                                      max_bytes=self.max_output * 4)
-        info = out.shell
         secrets = self._secrets()
-        parts = [Part(text, header=header, log_path=info.log_paths.get(name), skipped=out.skipped.get(name, 0))
-                 for name, text, header in (("stdout", out.stdout, ""), ("stderr", out.stderr, "[stderr]\n"))]
+        with self._reading:  # a read and what it holds back, together (see Holdback)
+            out = self.engine.shells.read(args["bash_id"], reader=AGENT_READER, pattern=args.get("filter"),
+                                          max_bytes=self.max_output * 4)
+            info = out.shell
+            parts, held = self._carried(out, secrets)
         answer = {
             "success": True, "bash_id": info.id, "status": info.status, "running": info.running,
             "exit_code": info.exit_code, "runtime_s": info.runtime_s,
@@ -294,10 +301,30 @@ class Toolbox:
         }
         if args.get("filter") is not None:
             answer["lines_not_matching"] = sum(out.filtered_out.values())
+        notes = []
         if out.filter_gave_up:
-            answer["notes"] = [f"the filter took over a second on {', '.join(out.filter_gave_up)} and was given up"
-                               " there: the lines after that point are returned unfiltered"]
+            notes.append(f"the filter took over a second on {', '.join(out.filter_gave_up)} and was given up"
+                         " there: the lines after that point are returned unfiltered")
+        if held:
+            notes.append(f"the last {held:,} characters are held back until the next read (or the shell's end):"
+                         " they may be the start of a secret, redacted only once it is whole")
+        if notes:
+            answer["notes"] = notes
         return answer
+
+    def _carried(self, out: ShellOutput, secrets: Mapping[str, str]) -> tuple[list[Part], int]:
+        """The read's streams with what the last read held back before them and a possible secret's
+        start held back from their end (nothing held when output is not redacted); how much is held."""
+        info = out.shell
+        shell = (info.id, info.pid)  # a name is free again once its shell is gone: not the same stream
+        parts = []
+        for name, text, header in (("stdout", out.stdout, ""), ("stderr", out.stderr, "[stderr]\n")):
+            skipped = out.skipped.get(name, 0)
+            if self.redact_secrets:
+                text, skipped = self._held.carry(shell, name, text, skipped, lambda text: secret_tail(text, secrets),
+                                                 final=out.at_end)
+            parts.append(Part(text, header=header, log_path=info.log_paths.get(name), skipped=skipped))
+        return parts, self._held.holding(shell)
 
     def _secrets(self) -> dict[str, str]:
         """What a background shell's output may hold: the secret-looking variables of the session."""

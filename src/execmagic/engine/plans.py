@@ -18,7 +18,8 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any, NamedTuple
 
 from ..guard.policy import Policy
-from ..guard.secrets import SECRET_NAME, Masked, redact, secret_env
+from ..guard.secret_names import secret_name
+from ..guard.secrets import Masked, redact, secret_env
 from ..process.capture import os_error_reason
 from ..process.errors import PreExecError
 from ..process.launch import check_cwd
@@ -69,7 +70,7 @@ class Plan:
             lines.append(f"# run by: {shlex.join(self.command.argv[:-1])} SCRIPT")
         lines.append(f"# cwd: {self.shown_cwd}")
         for name, value in self.env_changes.items():
-            lines.append(f"# env: {name}={'[REDACTED]' if secret_env({name: value}) else self.hide(value)}")
+            lines.append(f"# env: {name}={'[REDACTED]' if secret_name(name) else self.hide(value)}")
         if self.command.input is not None:
             lines.append(f"# stdin: {len(self.command.input)} bytes")
         if self.error is not None:
@@ -264,7 +265,7 @@ class Planner:
         if not self.redact_display:
             return words, None
         refs = {(name, ref) for source in sources for name, ref in references(source)
-                if SECRET_NAME.search(ref) and name in p.params}
+                if secret_name(ref) and name in p.params}
         secrets = secret_env(p.env)
         for _name, ref in sorted(refs):
             for i, item in enumerate(_texts(resolve(ref, p.params))):
