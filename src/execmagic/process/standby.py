@@ -279,7 +279,10 @@ class Standby:
         missing = object()
         if not all(name in ignore or mine.get(name, missing) == value for name, value in env.items()):
             return False
-        if inherited() != self.inherited or not _same_directory(self.cwd, self.runner.pid):
+        try:
+            if inherited() != self.inherited or not _same_directory(self.cwd, self.runner.pid):
+                return False
+        except OSError:  # /proc/thread-self is root's once Python dropped root (the process is not dumpable)
             return False
         try:  # the bash a cold run would start now (one copied onto PATH since would be that one)
             return os.path.realpath(resolve_executable("bash", self.cwd, env)) == self.program
