@@ -159,6 +159,22 @@ def test_a_bash_put_on_path_since_the_standby_started_is_the_one_that_runs(engin
     assert r.stdout.split("\n")[1] == str(first / "bash")
 
 
+def test_a_bash_replaced_in_place_since_the_standby_started_is_the_one_that_runs(engine, tmp_path, monkeypatch):
+    """A package upgrade puts a new file at bash's path: a cold start runs the new one, so the standby (running
+    the old one, now deleted) does not fit."""
+    first = tmp_path / "first"
+    first.mkdir()
+    bash = shutil.which("bash")
+    shutil.copy(bash, first / "bash")
+    monkeypatch.setenv("PATH", f"{first}:{os.environ['PATH']}")
+    engine.run_script("true")
+    standby = ready(engine)
+    shutil.copy(bash, tmp_path / "new-bash")
+    os.replace(tmp_path / "new-bash", first / "bash")
+    pid, exe = engine.run_script("echo $$; readlink /proc/$$/exe").stdout.splitlines()
+    assert pid != str(standby.runner.pid) and exe == str(first / "bash")
+
+
 def test_seconds_counts_from_the_commands_start_not_the_standbys(engine):
     """A cold ``bash -c`` starts ``$SECONDS`` at 0; the standby waited since an earlier second."""
     engine.run_script("true")

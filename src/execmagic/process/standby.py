@@ -141,6 +141,12 @@ def _same_directory(path: str, pid: int) -> bool:
     return (mine.st_dev, mine.st_ino, mine.st_mode) == (its.st_dev, its.st_ino, its.st_mode)
 
 
+def _identity(path: str) -> tuple[int, int]:
+    """The file ``path`` names (its device and inode)."""
+    found = os.stat(path)
+    return found.st_dev, found.st_ino
+
+
 def _program(pid: int) -> str | None:
     """The program process ``pid`` runs (``None``: gone)."""
     try:
@@ -252,6 +258,7 @@ class Standby:
                  script_fd: int, unregister: Callable[[], None], attributes: Inherited, program: str) -> None:
         self.cwd = cwd
         self.program = program  # the bash it runs (checked as it started): a cold run must find the same
+        self._program_id = _identity(program)  # that file (a stat is a tenth of a realpath)
         self.env = dict(env)
         self.marker = marker
         self.runner = runner
@@ -282,10 +289,11 @@ class Standby:
         try:
             if inherited() != self.inherited or not _same_directory(self.cwd, self.runner.pid):
                 return False
+            # the bash a cold run would start now: one copied onto PATH since, or put in place of this one
+            # (a package upgrade), would be another file
+            return _identity(resolve_executable("bash", self.cwd, env)) == self._program_id
         except OSError:  # /proc/thread-self is root's once Python dropped root (the process is not dumpable)
             return False
-        try:  # the bash a cold run would start now (one copied onto PATH since would be that one)
-            return os.path.realpath(resolve_executable("bash", self.cwd, env)) == self.program
         except PreExecError:
             return False
 
