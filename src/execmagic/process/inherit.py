@@ -44,9 +44,9 @@ _STATUS_LINES = re.compile(
     rb"|Seccomp_filters|Speculation\w*|Cpus_allowed|Mems_allowed):[^\n]*)")
 #: The namespaces a child is made in (``pid`` and ``time`` are the caller's own; a child gets the ``*_for_children``).
 _NAMESPACES = ("cgroup", "ipc", "mnt", "net", "pid_for_children", "time_for_children", "user", "uts")
-#: ``ioprio_get``'s system call number per machine (it has no libc wrapper).
+#: ``ioprio_get``'s system call number on this machine (it has no libc wrapper; ``None``: not known here).
 _IOPRIO_GET = {"x86_64": 252, "i386": 290, "i686": 290, "aarch64": 31, "riscv64": 31, "loongarch64": 31,
-               "armv7l": 315, "ppc64le": 274, "ppc64": 274, "s390x": 283}
+               "armv7l": 315, "ppc64le": 274, "ppc64": 274, "s390x": 283}.get(platform.machine())
 _IOPRIO_WHO_PROCESS = 1
 _PR_GET_SECUREBITS = 27
 _PR_GET_TIMERSLACK = 30
@@ -84,12 +84,12 @@ def _read(path: str) -> bytes:
 def _namespaces() -> tuple[str, ...]:
     fd = os.open("/proc/thread-self/ns", os.O_RDONLY | os.O_DIRECTORY)
     try:
-        return tuple(_readlink_or_none(name, fd) for name in _NAMESPACES)
+        return tuple(_namespace(name, fd) for name in _NAMESPACES)
     finally:
         os.close(fd)
 
 
-def _readlink_or_none(name: str, dir_fd: int) -> str:
+def _namespace(name: str, dir_fd: int) -> str:
     try:
         return os.readlink(name, dir_fd=dir_fd)
     except FileNotFoundError:  # a kernel without this kind of namespace
@@ -98,8 +98,7 @@ def _readlink_or_none(name: str, dir_fd: int) -> str:
 
 def _scheduling() -> tuple[int | None, ...]:
     libc = _libc()
-    number = _IOPRIO_GET.get(platform.machine())
-    ioprio = libc.syscall(number, _IOPRIO_WHO_PROCESS, 0) if number is not None else None
+    ioprio = libc.syscall(_IOPRIO_GET, _IOPRIO_WHO_PROCESS, 0) if _IOPRIO_GET is not None else None
     return (os.sched_getscheduler(0), os.sched_getparam(0).sched_priority, ioprio,
             libc.prctl(_PR_GET_TIMERSLACK, 0, 0, 0, 0), libc.personality(_PERSONALITY_QUERY),
             libc.prctl(_PR_GET_SECUREBITS, 0, 0, 0, 0))
