@@ -258,7 +258,7 @@ class Standby:
                  script_fd: int, unregister: Callable[[], None], attributes: Inherited, program: str) -> None:
         self.cwd = cwd
         self.program = program  # the bash it runs (checked as it started): a cold run must find the same
-        self._program_id = _identity(program)  # that file (a stat is a tenth of a realpath)
+        self._program_id = _identity(program)  # that file (a stat costs far less than a realpath)
         self.env = dict(env)
         self.marker = marker
         self.runner = runner
@@ -292,10 +292,8 @@ class Standby:
             # the bash a cold run would start now: one copied onto PATH since, or put in place of this one
             # (a package upgrade), would be another file
             return _identity(resolve_executable("bash", self.cwd, env)) == self._program_id
-        except OSError:  # /proc/thread-self is root's once Python dropped root (the process is not dumpable)
-            return False
-        except PreExecError:
-            return False
+        except (OSError, PreExecError):  # bash is gone, or /proc/thread-self is root's once Python dropped
+            return False  # root (the process is no longer dumpable)
 
     def release(self, script: bytes) -> subprocess.Popen[bytes]:
         """Hand the runner its script and the run: it is no longer idle (raises :class:`StandbyGone`)."""
