@@ -19,8 +19,10 @@ Compared, all cheaply (one read of ``/proc/thread-self/status`` covers most of i
   (``prctl``), ``oom_score_adj``, resource limits.
 
 Not compared (nothing cheap tells they changed; none is changed by common Python code): the memory
-policy (``set_mempolicy``), the security module's label (``/proc/thread-self/attr``), keyrings, the
-audit login uid.
+policy (``set_mempolicy``), the security module's label (``/proc/thread-self/attr``), a Landlock
+domain, memory-deny-write-execute (``PR_SET_MDWE``), ``coredump_filter``, keyrings, the audit login
+uid.  Where a file here cannot be read (a process that dropped root is no longer dumpable, and its
+``/proc/thread-self/ns`` is root's), :func:`inherited` raises ``OSError``: no standby then.
 """
 
 from __future__ import annotations
