@@ -1,9 +1,9 @@
 """The standby shell follows the process: whatever Python changed since it started (groups, capabilities,
 no-new-privs, seccomp, namespaces, scheduling...), the next run shows what a cold start shows.
 
-Each change is made in a child Python of its own (most cannot be undone, and some need a single
-thread's worth of care), between two runs of an engine whose standby is on; a second engine with the
-standby off says what a cold start shows.
+Each change is made in a child Python of its own (most cannot be undone, and would stay with the test
+process), in its main thread, between two runs of an engine whose standby is on; a second engine with
+the standby off says what a cold start shows.
 """
 
 from __future__ import annotations
