@@ -178,9 +178,15 @@ def test_a_bash_replaced_in_place_since_the_standby_started_is_the_one_that_runs
 def test_seconds_counts_from_the_commands_start_not_the_standbys(engine):
     """A cold ``bash -c`` starts ``$SECONDS`` at 0; the standby waited since an earlier second."""
     engine.run_script("true")
-    standby = ready(engine)
-    time.sleep(1.02 - time.time() % 1)  # into the clock's next second: bash counts whole seconds of it
-    assert engine.run_script("echo $$ $SECONDS").stdout == f"{standby.runner.pid} 0\n"
+    for _ in range(3):
+        standby = ready(engine)
+        time.sleep(1.02 - time.time() % 1)  # into the clock's next second: bash counts whole seconds of it
+        second = int(time.time())
+        r = engine.run_script("echo $$ $SECONDS")
+        if int(time.time()) == second:  # (on a machine so busy that the run took into the next: again)
+            assert r.stdout == f"{standby.runner.pid} 0\n"
+            return
+    pytest.fail("no run ended within the second it started")
 
 
 def test_an_environment_setting_seconds_gets_no_standby(engine, cold, monkeypatch):
