@@ -159,6 +159,44 @@ def test_a_bash_put_on_path_since_the_standby_started_is_the_one_that_runs(engin
     assert r.stdout.split("\n")[1] == str(first / "bash")
 
 
+def test_a_bash_replaced_in_place_since_the_standby_started_is_the_one_that_runs(engine, tmp_path, monkeypatch):
+    """A package upgrade puts a new file at bash's path: a cold start runs the new one, so the standby (running
+    the old one, now deleted) does not fit."""
+    first = tmp_path / "first"
+    first.mkdir()
+    bash = shutil.which("bash")
+    shutil.copy(bash, first / "bash")
+    monkeypatch.setenv("PATH", f"{first}:{os.environ['PATH']}")
+    engine.run_script("true")
+    standby = ready(engine)
+    shutil.copy(bash, tmp_path / "new-bash")
+    os.replace(tmp_path / "new-bash", first / "bash")
+    pid, exe = engine.run_script("echo $$; readlink /proc/$$/exe").stdout.splitlines()
+    assert pid != str(standby.runner.pid) and exe == str(first / "bash")
+
+
+def test_seconds_counts_from_the_commands_start_not_the_standbys(engine):
+    """A cold ``bash -c`` starts ``$SECONDS`` at 0; the standby waited since an earlier second."""
+    engine.run_script("true")
+    for _ in range(3):
+        standby = ready(engine)
+        time.sleep(1.02 - time.time() % 1)  # into the clock's next second: bash counts whole seconds of it
+        second = int(time.time())
+        r = engine.run_script("echo $$ $SECONDS")
+        if int(time.time()) == second:  # (on a machine so busy that the run took into the next: again)
+            assert r.stdout == f"{standby.runner.pid} 0\n"
+            return
+    pytest.fail("no run ended within the second it started")
+
+
+def test_an_environment_setting_seconds_gets_no_standby(engine, cold, monkeypatch):
+    """``bash -c`` counts ``$SECONDS`` from the value it inherits; the standby's boot line counts from 0."""
+    assert not can_stand_by({"PATH": "/usr/bin", "SECONDS": "100"})
+    monkeypatch.setenv("SECONDS", "100")
+    engine.run_script("true")
+    assert engine.run_script("echo $SECONDS").stdout == cold.run_script("echo $SECONDS").stdout == "100\n"
+
+
 def test_a_script_over_the_limit_runs_cold(engine):
     engine.run_script("true")
     standby = ready(engine)

@@ -4,9 +4,12 @@ After a session run ends, a worker thread starts the bash the next plain run wou
 session's cwd and environment, as they are once this run's changes are in), a moment
 later (:data:`REFILL_DELAY`), when the notebook has shown the result and waits for the
 next cell.  A run takes it only if it fits
-exactly -- the same cwd and environment, no options that change them, no input -- so a
-``cd``/``export`` (or a change to ``os.environ`` from Python) is never run with stale
-state: the standby is discarded and the run starts cold.  After a few misses in a row
+exactly -- the same cwd and environment, no options that change them, no input, and what
+the process would hand a cold start (user, groups, capabilities, namespaces, limits,
+scheduling...: see :mod:`..process.inherit`) -- so a ``cd``/``export`` (or a change to
+``os.environ``, ``os.setgroups`` or ``unshare`` from Python) is never run with stale
+state: the standby is discarded (never waiting on it: see :meth:`.Standby.discard`) and
+the run starts cold.  After a few misses in a row
 (every run sets ``--env``, say) only one run in :data:`RETRY_EVERY` refills, so a notebook
 whose runs never fit does not pay for standbys it cannot use.
 """

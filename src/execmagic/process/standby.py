@@ -17,6 +17,16 @@ much as the cold start it saved when runs come back to back on two cores.)  The 
 ``read`` takes a pipe a byte at a time, so a script over :data:`SCRIPT_LIMIT` runs cold too.
 The runner holds nothing but its pipes until used, and is killed with its session when the
 standby is discarded.
+
+A run takes the standby only if a cold start made at that moment would inherit what it did: the
+same cwd (the same directory), environment, bash, and process attributes -- user, groups,
+capabilities, namespaces, limits, scheduling and the rest (:mod:`.inherit` lists them) -- so a
+change Python made since (``os.setgroups``, ``unshare``, ``os.umask``...) starts the run cold.
+``$SECONDS`` is counted from the run's start, as in a cold start.  Two things still tell a standby
+from a cold start: ``/proc/$$/cmdline`` (what ``ps`` shows) is ``bash -c`` with the boot line, not
+with the script -- a process cannot rewrite its arguments without a privilege (``PR_SET_MM``) or
+a new ``exec``, the very start-up the standby saves -- and the process's start time
+(``/proc/$$/stat``, ``ps -o lstart``) is when the standby started.
 """
 
 from __future__ import annotations
@@ -25,7 +35,6 @@ import contextlib
 import functools
 import os
 import re
-import resource
 import select
 import shutil
 import signal
@@ -34,16 +43,16 @@ import sys
 import threading
 import weakref
 from collections.abc import Callable, Mapping
-from typing import NamedTuple
 
 from .errors import PreExecError
+from .inherit import Inherited, inherited
 from .launch import MARKER_VAR, resolve_executable
 from .plain_syntax import surely_parses
 from .spec import Command
 from .stop import ignores
 
-__all__ = ["SCRIPT_LIMIT", "STANDBY_ENV_VAR", "Inherited", "Standby", "StandbyGone", "can_stand_by", "idle_pids",
-           "inherited", "runs_in_standby", "standby_default", "start_standby"]
+__all__ = ["SCRIPT_LIMIT", "STANDBY_ENV_VAR", "Standby", "StandbyGone", "can_stand_by", "idle_pids", "runs_in_standby",
+           "standby_default", "start_standby"]
 
 #: ``EXECMAGIC_STANDBY=0`` in the environment: engines of this process start with no standby shell.
 STANDBY_ENV_VAR = "EXECMAGIC_STANDBY"
@@ -53,14 +62,14 @@ STANDBY_ENV_VAR = "EXECMAGIC_STANDBY"
 SCRIPT_LIMIT = 2048
 #: Seconds a standby may take to start, and the one-time probe of ``env --default-signal``.
 _PROBE_TIMEOUT = 5.0
+#: Seconds a discard waits for its standby to end (see :func:`_kill`).
+_REAP_WAIT = 1.0
 
 #: A script that may turn on tracing in its own shell (``set -x``, ``set -eux``, ``set -o xtrace``,
 #: ``shopt -o xtrace``, ``SHELLOPTS``): ``eval`` is one level of indirection more than ``bash -c``, which
 #: xtrace shows (``++ cmd`` for ``+ cmd``).  A false match (``set -- -x``) only costs a cold start; ``tar -xf``
 #: or ``chmod +x`` do not match.  Not caught: tracing turned on by a file the script sources, or by ``eval``.
 _MAY_TRACE = re.compile(r"\bset\b[^\n;&|]*[-+][A-Za-z]*x|xtrace|SHELLOPTS")
-#: Resource limits a child inherits (``resource.setrlimit`` from Python changes them for the next run).
-_RLIMITS = tuple(getattr(resource, name) for name in dir(resource) if name.startswith("RLIMIT_"))
 
 Register = Callable[[int, str], Callable[[], None]]
 Expect = Callable[[str], Callable[[], None]]
@@ -73,6 +82,7 @@ _idle_lock = threading.Lock()
 # and treats those standbys as the parent's (see _after_fork_in_child).
 _fork_lock = threading.Lock()
 _every: weakref.WeakSet[Standby] = weakref.WeakSet()
+_unreaped: list[subprocess.Popen[bytes]] = []  # discarded standbys that had not ended yet (see _kill)
 
 
 def standby_default() -> bool:
@@ -104,27 +114,6 @@ def runs_in_standby(script: str) -> bool:
     return surely_parses(script)
 
 
-class Inherited(NamedTuple):
-    """See :func:`inherited`."""
-
-    status: tuple[bytes, ...]  # umask, blocked signals, CPU affinity, as /proc words them
-    ignored: int               # the ignored signals' mask
-    niceness: int
-    limits: tuple[tuple[int, int], ...]
-
-
-def inherited() -> Inherited:
-    """What a process started now by the calling thread inherits besides its cwd and environment: the
-    umask, ignored and blocked signals, CPU affinity, niceness (per thread on Linux) and resource limits.
-    A standby started before Python changed one of them (``os.umask``, ``resource.setrlimit``) is stale."""
-    with open("/proc/thread-self/status", "rb") as fh:
-        lines = fh.read().splitlines()
-    status = tuple(line for line in lines if line.startswith((b"Umask:", b"SigBlk:", b"Cpus_allowed:")))
-    ignored = next((int(line.split()[1], 16) for line in lines if line.startswith(b"SigIgn:")), 0)
-    return Inherited(status, ignored, os.getpriority(os.PRIO_PROCESS, 0),
-                     tuple(resource.getrlimit(limit) for limit in _RLIMITS))
-
-
 #: SIGINT's bit in the ignored-signals mask.
 _SIGINT_BIT = 1 << (signal.SIGINT - 1)
 
@@ -152,6 +141,12 @@ def _same_directory(path: str, pid: int) -> bool:
     return (mine.st_dev, mine.st_ino, mine.st_mode) == (its.st_dev, its.st_ino, its.st_mode)
 
 
+def _identity(path: str) -> tuple[int, int]:
+    """The file ``path`` names (its device and inode)."""
+    found = os.stat(path)
+    return found.st_dev, found.st_ino
+
+
 def _program(pid: int) -> str | None:
     """The program process ``pid`` runs (``None``: gone)."""
     try:
@@ -161,7 +156,10 @@ def _program(pid: int) -> str | None:
 
 
 def _kill(proc: subprocess.Popen[bytes]) -> None:
-    """SIGKILL ``proc`` with its process group (it leads its own session, so pgid == pid) and reap it.
+    """SIGKILL ``proc`` with its process group (it leads its own session, so pgid == pid) and reap it, waiting
+    at most :data:`_REAP_WAIT`: one that is not ours to kill any more (Python dropped root since it started) is
+    left to end by itself -- its script pipe is closed first, and an end of input is an empty script -- and
+    reaped later (:func:`_reap_later`).  So a discard never blocks.
 
     Not :func:`~.stop.stop_tree`: a standby that never took a script started nothing of its own, so there
     is no tree to sweep by marker; a run that took it is stopped by its run, like any other.
@@ -169,7 +167,38 @@ def _kill(proc: subprocess.Popen[bytes]) -> None:
     if proc.returncode is None:
         with contextlib.suppress(ProcessLookupError, PermissionError):
             os.killpg(proc.pid, signal.SIGKILL)
-        proc.wait()
+        if _ends_within(proc, _REAP_WAIT):
+            proc.wait()
+        else:
+            _unreaped.append(proc)
+    _reap_later()
+
+
+def _ends_within(proc: subprocess.Popen[bytes], timeout: float) -> bool:
+    """Whether ``proc`` ends within ``timeout`` seconds.  A pidfd says so the moment it does (``Popen.wait``
+    with a timeout polls: a discard took three times as long)."""
+    try:
+        fd = os.pidfd_open(proc.pid)
+    except OSError:  # a kernel before 5.3, or reaped already
+        try:
+            proc.wait(timeout)
+        except subprocess.TimeoutExpired:
+            return False
+        return True
+    try:
+        return bool(select.select([fd], [], [], timeout)[0])
+    finally:
+        os.close(fd)
+
+
+def _reap_later() -> None:
+    """Reap the standbys a discard could not wait for, those that have ended since (best effort)."""
+    for proc in list(_unreaped):
+        with contextlib.suppress(OSError):
+            if proc.poll() is None:
+                continue
+        with contextlib.suppress(ValueError):  # another thread took it meanwhile
+            _unreaped.remove(proc)
 
 
 def _close_pipes(proc: subprocess.Popen[bytes]) -> None:
@@ -187,12 +216,13 @@ class StandbyGone(Exception):
 def _boot(script_fd: int, ready_fd: int) -> str:
     """The runner's own script, one line (``eval`` counts ``$LINENO`` from its own line): say it is up (a
     byte on a pipe of its own), read the script into the variable ``bash -c`` keeps it in, let go of both
-    pipes (a plain ``exec``: put behind ``builtin`` it would keep them open), leave ``$_`` as bash -c starts
-    with it (bash's path), run it.  Builtins by name where it can: an exported function of the same name
-    would run instead (an environment exporting ``exec`` or ``builtin`` gets no standby at all)."""
+    pipes (a plain ``exec``: put behind ``builtin`` it would keep them open), count ``$SECONDS`` from now
+    (not from when the standby started), leave ``$_`` as bash -c starts with it (bash's path; after the
+    assignment, which empties it), run it.  Builtins by name where it can: an exported function of the same
+    name would run instead (an environment exporting ``exec`` or ``builtin`` gets no standby at all)."""
     return (f"builtin printf . >&{ready_fd}; exec {ready_fd}>&-; "
             f"IFS= builtin read -r -N 2147483647 -u {script_fd} BASH_EXECUTION_STRING; exec {script_fd}<&-; "
-            'builtin : "$BASH"; builtin eval "$BASH_EXECUTION_STRING"')
+            'SECONDS=0; builtin : "$BASH"; builtin eval "$BASH_EXECUTION_STRING"')
 
 
 #: Functions the boot line calls; exported in the environment (``BASH_FUNC_name%%``) they would run instead.
@@ -200,8 +230,9 @@ _BOOT_NAMES = ("builtin", "exec", "printf", "read", ":", "eval")
 
 
 def can_stand_by(env: Mapping[str, str]) -> bool:
-    """Whether a standby can be started with ``env``: it exports no function that would take over its boot line."""
-    return not any(f"BASH_FUNC_{name}%%" in env for name in _BOOT_NAMES)
+    """Whether a standby can be started with ``env``: it exports no function that would take over its boot line,
+    nor ``SECONDS`` (bash -c counts from its value; the boot line counts from 0)."""
+    return "SECONDS" not in env and not any(f"BASH_FUNC_{name}%%" in env for name in _BOOT_NAMES)
 
 
 def _wait_until_up(runner: subprocess.Popen[bytes], ready: int, program: str, default_int: bool) -> None:
@@ -227,6 +258,7 @@ class Standby:
                  script_fd: int, unregister: Callable[[], None], attributes: Inherited, program: str) -> None:
         self.cwd = cwd
         self.program = program  # the bash it runs (checked as it started): a cold run must find the same
+        self._program_id = _identity(program)  # that file (a stat costs far less than a realpath)
         self.env = dict(env)
         self.marker = marker
         self.runner = runner
@@ -241,7 +273,8 @@ class Standby:
     def fits(self, command: Command, ignore: frozenset[str] = frozenset()) -> bool:
         """Whether ``command`` is a plain ``bash -c SCRIPT`` that would run the same here (the script itself is
         :func:`runs_in_standby`'s to judge): same cwd (the same directory, not one made again at its path), same
-        environment (``ignore``: names the caller sets per run), same inherited process attributes, no input."""
+        environment (``ignore``: names the caller sets per run), same inherited process attributes (:mod:`.inherit`),
+        no input."""
         argv = command.argv
         if len(argv) != 3 or argv[:2] != ("bash", "-c") or command.input is not None or command.cwd != self.cwd:
             return False
@@ -253,12 +286,14 @@ class Standby:
         missing = object()
         if not all(name in ignore or mine.get(name, missing) == value for name, value in env.items()):
             return False
-        if inherited() != self.inherited or not _same_directory(self.cwd, self.runner.pid):
-            return False
-        try:  # the bash a cold run would start now (one copied onto PATH since would be that one)
-            return os.path.realpath(resolve_executable("bash", self.cwd, env)) == self.program
-        except PreExecError:
-            return False
+        try:
+            if inherited() != self.inherited or not _same_directory(self.cwd, self.runner.pid):
+                return False
+            # the bash a cold run would start now: one copied onto PATH since, or put in place of this one
+            # (a package upgrade), would be another file
+            return _identity(resolve_executable("bash", self.cwd, env)) == self._program_id
+        except (OSError, PreExecError):  # bash is gone, or /proc/thread-self is root's once Python dropped
+            return False  # root (the process is no longer dumpable)
 
     def release(self, script: bytes) -> subprocess.Popen[bytes]:
         """Hand the runner its script and the run: it is no longer idle (raises :class:`StandbyGone`)."""
@@ -281,17 +316,18 @@ class Standby:
         return unregister or (lambda: None)
 
     def discard(self) -> None:
-        """Kill the runner with its session and reap it; the watchdog forgets it."""
+        """Close the runner's script pipe, kill it with its session and reap it (never blocking: see
+        :func:`_kill`); the watchdog forgets it."""
         with _idle_lock:
             _idle.pop(self.runner.pid, None)
         if self._owner != os.getpid():  # a forked child's copy (its descriptors are closed): not ours to kill,
             self.registration()()  # but the child's watchdog link must not tell a watchdog it starts to sweep it
             return
-        _kill(self.runner)
-        with _fork_lock:
+        with _fork_lock:  # first: a runner that cannot be killed ends at the end of its (empty) script
             if self._script_fd is not None:
                 os.close(self._script_fd)
                 self._script_fd = None
+        _kill(self.runner)
         _close_pipes(self.runner)
         self.registration()()
 
@@ -373,6 +409,7 @@ def _after_fork_in_child() -> None:
     global _fork_lock, _idle_lock
     _fork_lock, _idle_lock = threading.Lock(), threading.Lock()  # as the parent held them: locked
     _idle.clear()
+    _unreaped.clear()  # the parent's children
     for standby in list(_every):
         standby._forget()
 
