@@ -26,7 +26,7 @@ from ..background.backends.base import Backend
 from ..engine.engine import Engine
 from ..guard.policy import CommandRefused, Guard, redact, sanitize_env
 from ..process import checks
-from ..process.errors import ExecError, ShellLimitReached, UnknownShell, UsageProblem
+from ..process.errors import ExecError, ShellLimitReached, UnknownShell, UsageProblem, shown_value
 from .answers import answer_text, calls_in, read_call
 from .arguments import normalise, object_schema, validate
 from .schemas import FORMATS, NAME_PATTERN, tool_definition
@@ -185,7 +185,7 @@ class Toolbox:
         try:
             spec = self.tools.get(name) if isinstance(name, str) else None
             if spec is None:
-                return _error(f"unknown tool {name!r}; available: {', '.join(self.tools)}")
+                return _error(f"unknown tool {shown_value(name)}; available: {', '.join(self.tools)}")
             if isinstance(arguments, str):
                 try:
                     arguments = json.loads(arguments) if arguments.strip() else {}

@@ -20,7 +20,7 @@ from traitlets.config import Config
 
 from ..guard.levels import GUARDS
 from ..process import checks
-from ..process.errors import UsageProblem
+from ..process.errors import UsageProblem, shown_value
 
 if TYPE_CHECKING:
     from ..engine.engine import Engine
@@ -33,7 +33,7 @@ _MAX_COUNT = 10**12
 
 
 def _refuse(proposal: Any, why: str) -> TraitError:
-    return TraitError(f"ExecMagics.{proposal['trait'].name} = {proposal['value']!r} refused: {why}")
+    return TraitError(f"ExecMagics.{proposal['trait'].name} = {shown_value(proposal['value'])} refused: {why}")
 
 
 class ExecSettings(Magics):
@@ -162,8 +162,16 @@ class ExecSettings(Magics):
         try:
             for key, value in config.get(name, {}).items():
                 trait = self.traits().get(key)
+                if trait is None:
+                    continue  # traitlets names an unknown setting itself
                 if isinstance(value, bool) and isinstance(trait, (Int, Float)):  # True seconds is a mistake
-                    raise TraitError(f"ExecMagics.{key} = {value!r} refused: it must be a number, not a bool")
+                    raise TraitError(f"ExecMagics.{key} = {shown_value(value)} refused:"
+                                     " it must be a number, not a bool")
+                try:  # the type alone, before our own checks
+                    getattr(trait, "validate", lambda _owner, checked: checked)(self, value)
+                except TraitError:  # said as every refusal is: traitlets' own message echoes a value whole
+                    raise TraitError(f"ExecMagics.{key} = {shown_value(value)} refused:"
+                                     f" it must be {trait.info()}") from None
             super().update_config(config)
         except TraitError as exc:
             print(f"{' '.join(str(exc).split()).rstrip('.')}; the previous value stays", file=sys.stderr)
@@ -214,7 +222,7 @@ class ExecSettings(Magics):
     def _check_allowed_dirs(self, proposal: Any) -> Any:
         for path in proposal["value"]:
             if "\0" in path or not os.path.isdir(os.path.expanduser(path)):
-                raise _refuse(proposal, f"{path!r} is not a directory")
+                raise _refuse(proposal, f"{shown_value(path)} is not a directory")
         return proposal["value"]
 
     @validate("audit_log")

@@ -67,18 +67,21 @@ def did_you_mean(word: str, candidates: Iterable[str]) -> str | None:
     return close[0] if close else None
 
 
-def shown_value(value: object, limit: int = SHOWN_CHARS) -> str:
+def shown_value(value: object, limit: int = SHOWN_CHARS, *, quoted: bool = True) -> str:
     """A user's value as an error message quotes it: ``repr(value)`` when short, else its first
     ``limit`` characters and its length, ``'aaaa…' (10000 characters)``.
 
     Every message that echoes a value goes through here, so a long value is cut the same way
     wherever it is refused; the error keeps the whole value in its fields for code to read.
+    ``quoted=False`` is for the messages that name a string bare (``exec: NAME not found in PATH``).
     """
     if isinstance(value, (str, bytes)):
+        unit = "characters" if isinstance(value, str) else "bytes"
+        if not quoted and isinstance(value, str):
+            return value if len(value) <= limit else f"{value[:limit]}… ({len(value)} {unit})"
         if len(value) <= limit:
             return repr(value)
         head = repr(value[:limit])
-        unit = "characters" if isinstance(value, str) else "bytes"
         return f"{head[:-1]}…{head[-1]} ({len(value)} {unit})"
     text = repr(value)
     return text if len(text) <= limit else f"{text[:limit]}… ({len(text)} characters)"
