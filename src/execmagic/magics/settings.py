@@ -137,6 +137,24 @@ class ExecSettings(Magics):
         2 * 1024**3, help="Bytes all log folders may take; past it the oldest gone kernels' folders are removed.",
     ).tag(config=True)
 
+    # -- %mcp serve (one block: the traits and their checks) --------------------------------------
+    mcp_idle_timeout = Float(
+        600.0, help="Seconds an MCP session of %mcp serve may go without a request before it is closed (the"
+                    " shells its agent started keep running). --idle-timeout per server.",
+    ).tag(config=True)
+    mcp_max_sessions = Int(
+        100, help="MCP sessions %mcp serve keeps open at once; one more closes the one idle longest."
+                  " --max-sessions per server.",
+    ).tag(config=True)
+
+    @validate("mcp_idle_timeout")
+    def _check_mcp_idle_timeout(self, proposal: Any) -> Any:
+        return self._checked(proposal, lambda v: checks.timeout(v, "ExecMagics.mcp_idle_timeout"))
+
+    @validate("mcp_max_sessions")
+    def _check_mcp_max_sessions(self, proposal: Any) -> Any:
+        return self._check_count(proposal)
+
     def _load_config(self, cfg: Any, section_names: Any = None, traits: Any = None) -> None:
         """Load config (a file's, or what ``%config`` kept): a refused value is said once and skipped, so
         one bad line never stops the extension from loading -- each setting applies on its own."""
