@@ -90,13 +90,21 @@ def compile_filter(pattern: str | None) -> Any:
     if cost > MAX_FILTER_COST:
         raise InvalidFilter(pattern, f"its repeats ask for {cost:,} copies when compiled, more than the"
                                      f" {MAX_FILTER_COST:,} a filter may (use + or * instead of large {{n}} counts)")
+    return _kept(pattern) if cost <= _KEPT_COST else _compiled(pattern)
+
+
+#: The cost up to which a compiled filter is kept for the next read (a ``--follow`` reads every
+#: second): a few kilobytes each.  A costlier one is compiled again at each read, so no cache holds
+#: tens of megabytes -- the engine's own cache would keep 500 patterns; it is not used.
+_KEPT_COST = 1000
+
+
+@functools.lru_cache(maxsize=32)
+def _kept(pattern: str) -> Any:
     return _compiled(pattern)
 
 
-@functools.lru_cache(maxsize=8)
 def _compiled(pattern: str) -> Any:
-    """Compiled once per pattern (a ``--follow`` reads every second), in a cache of our own: the
-    engine's own cache keeps 500 patterns, of up to tens of megabytes each here."""
     import regex as regex_engine  # only where a filter is asked for: it is not needed to start
 
     try:
