@@ -21,7 +21,7 @@ from .engine.default import close_default_engine, default_engine
 from .engine.engine import Engine
 from .guard.policy import Guard
 from .process import checks
-from .process.errors import UsageProblem
+from .process.errors import UsageProblem, shown_value
 from .process.foreground import CancelToken, OutputCallback
 from .process.results import KillOutcome, Result, ShellInfo, ShellOutput
 from .process.spec import RunOptions
@@ -82,7 +82,7 @@ def _argv(argv: Sequence[str] | str) -> list[str]:
         try:
             words = shlex.split(checks.text(argv, "argv"))
         except ValueError as exc:
-            raise UsageProblem(f"cannot split argv {argv!r}: {exc}") from None
+            raise UsageProblem(f"cannot split argv {shown_value(argv)}: {exc}") from None
     else:
         words = checks.argv(argv)
     if not words:
@@ -116,7 +116,7 @@ def _backend(on: str | Backend, engine: Engine) -> Backend | None:
         return None
     if on == "slurm":
         return SlurmBackend(grace=engine.options.grace)
-    raise UsageProblem(f"unknown backend {on!r}: use 'local' or 'slurm' (or a backend object)")
+    raise UsageProblem(f"unknown backend {shown_value(on)}: use 'local' or 'slurm' (or a backend object)")
 
 
 def read(shell_id: str, *, reader: str = "api", filter: str | None = None, stream: str = "both",

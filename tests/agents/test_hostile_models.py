@@ -9,6 +9,7 @@ JSON, manifests that loaded and then broke every tool's schema.
 from __future__ import annotations
 
 import json
+import time
 
 import jsonschema
 import pytest
@@ -98,12 +99,12 @@ def test_the_stderr_header_survives_when_both_streams_are_long(box):
     assert out.startswith("1\n2\n") and "9999\n10000\n[stderr]" in out
 
 
-def make_plugin(tmp_path, engine, body, parameters=(), name="hostile", timeout=5):
+def make_plugin(tmp_path, engine, body, parameters=(), name="hostile", timeout=5, exit_grace=5.0):
     script = tmp_path / f"{name}.sh"
     script.write_text("#!/bin/sh\n" + body)
     script.chmod(0o755)
     return PluginTool(parse_manifest({"tool": {"name": name}, "exec": {"binary": str(script), "timeout": timeout},
-                                      "parameters": list(parameters)}), engine, grace=0.2)
+                                      "parameters": list(parameters)}), engine, grace=0.2, exit_grace=exit_grace)
 
 
 def test_plugin_answers_are_plain_json_capped_and_redacted(box, tmp_path):
@@ -128,11 +129,35 @@ def test_plugin_arguments_are_checked_all_the_way_down(box, tmp_path):
     assert box.dispatch("deep", '{"tags": [1, 2.0]}')["output"] == "ran"
 
 
-def test_a_plugin_that_hangs_after_its_success_line_is_a_failure(box, tmp_path):
-    box.add(make_plugin(tmp_path, box.engine, """echo '{"success": true, "output": "partial"}'; exec sleep 30\n""",
-                        name="hangs", timeout=0.5).spec())
+def test_a_plugin_that_hangs_after_its_result_line_gives_its_answer(box, tmp_path):
+    """The line came and the exit did not: after the exit grace the plugin's whole tree is stopped
+    (a child it left behind too; the fixture proves nothing is left) and the line stands."""
+    box.add(make_plugin(tmp_path, box.engine, """echo '{"success": true, "output": "done"}'; sleep 30 & exec sleep 30\n""",
+                        name="hangs", timeout=10, exit_grace=0.3).spec())
+    begin = time.monotonic()
     answer = box.dispatch("hangs", {})
-    assert answer["success"] is False and "timed out after 0.5s (after writing its result line)" in answer["error"]
+    assert answer == {"success": True, "output": "done", "error": None}
+    assert time.monotonic() - begin < 5  # the grace and the stop, not the 10 s timeout
+
+
+def test_the_exit_grace_comes_on_top_of_the_timeout_for_the_line(box, tmp_path):
+    """A line just before the timeout still leaves the whole grace for the exit, and a non-zero exit
+    within the grace still overrides the line's success."""
+    body = """sleep 0.6; echo '{"success": true, "output": "late"}'; sleep 0.6; exit 3\n"""
+    box.add(make_plugin(tmp_path, box.engine, body, name="late", timeout=1, exit_grace=3).spec())
+    answer = box.dispatch("late", {})
+    assert answer["success"] is False and "exited with exit 3" in answer["error"]
+    box.add(make_plugin(tmp_path, box.engine, body.replace("exit 3", "exit 0"), name="late_ok", timeout=1,
+                        exit_grace=3).spec())
+    assert box.dispatch("late_ok", {}) == {"success": True, "output": "late", "error": None}
+
+
+def test_a_plugin_without_a_line_still_times_out(box, tmp_path):
+    box.add(make_plugin(tmp_path, box.engine, "echo working >&2; exec sleep 30\n", name="mute", timeout=0.5).spec())
+    begin = time.monotonic()
+    answer = box.dispatch("mute", {})
+    assert answer["success"] is False and answer["error"] == "plugin 'mute' timed out after 0.5s; stderr: working"
+    assert time.monotonic() - begin < 4  # the timeout, not the timeout plus the exit grace
 
 
 @pytest.mark.parametrize(("parameter", "field", "message"), [

@@ -2,15 +2,26 @@
 
 from __future__ import annotations
 
+import concurrent.futures
+import http.client
 import json
+import math
+import os
 import socket
+import subprocess
+import sys
+import textwrap
+import time
+import types
 import urllib.error
 import urllib.request
 
+import psutil
 import pytest
 
-from execmagic.agents.mcp_server import HttpServer
+from execmagic.agents.mcp_server import DEFAULT_MAX_SESSIONS, HttpServer
 from execmagic.agents.tools import Toolbox
+from execmagic.process.errors import UsageProblem
 
 INITIALIZE = json.dumps({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
     "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "test", "version": "1"}}}).encode()
@@ -98,3 +109,136 @@ def test_a_long_call_does_not_hold_up_the_others(server, tmp_path):
     anyio.run(main)
     assert order == ["quick answered", "long done\n"]
     assert [c.tool for c in server.log.latest()] == ["ListShells", "Bash"]
+
+
+# -- sessions: an idle timeout, a cap, and the shells stay the notebook's ----------------------------
+def post(server, message, session=None):
+    """One JSON-RPC message over raw HTTP (a connection each: http.client's keep-alive waits out a
+    delayed ACK per request); the status, the session id, and the JSON of an answer if there is one."""
+    headers = {"Authorization": f"Bearer {server.token}", "Content-Type": "application/json",
+               "Accept": "application/json, text/event-stream", "Connection": "close"}
+    if session is not None:
+        headers.update({"Mcp-Session-Id": session, "Mcp-Protocol-Version": "2025-06-18"})
+    conn = http.client.HTTPConnection("127.0.0.1", server.port, timeout=30)
+    try:
+        conn.request("POST", "/mcp", body=json.dumps(message).encode(), headers=headers)
+        response = conn.getresponse()
+        body = response.read().decode()
+    finally:
+        conn.close()
+    data = [json.loads(line[5:]) for line in body.splitlines() if line.startswith("data:") and line[5:].strip()]
+    return response.status, response.getheader("mcp-session-id"), (data[-1] if data else None)
+
+
+def open_session(server):
+    status, session, _ = post(server, json.loads(INITIALIZE))
+    assert status == 200 and session
+    assert post(server, {"jsonrpc": "2.0", "method": "notifications/initialized"}, session)[0] == 202
+    return session
+
+
+def alive(server, session):
+    """Whether ``session`` still answers (a ping is a request: it also makes the session the latest used)."""
+    return post(server, {"jsonrpc": "2.0", "id": 9, "method": "ping"}, session)[0] == 200
+
+
+def test_past_the_cap_the_session_idle_longest_is_closed(engine):
+    srv = HttpServer(Toolbox(engine), max_sessions=2)
+    srv.start()
+    try:
+        first, second = open_session(srv), open_session(srv)
+        assert alive(srv, first)  # used again: now the second is the one idle longest
+        third = open_session(srv)
+        assert srv.open_sessions == 2
+        assert alive(srv, first) and alive(srv, third) and not alive(srv, second)
+    finally:
+        srv.stop()
+
+
+def test_an_idle_session_is_closed_and_the_shells_it_started_run_on(engine):
+    srv = HttpServer(Toolbox(engine), idle_timeout=0.5)
+    srv.start()
+    try:
+        session = open_session(srv)
+        call = {"jsonrpc": "2.0", "id": 2, "method": "tools/call",
+                "params": {"name": "Bash", "arguments": {"command": "sleep 30", "run_in_background": True}}}
+        _, _, answer = post(srv, call, session)
+        shell_id = json.loads(answer["result"]["content"][0]["text"])["shell_id"]
+        deadline = time.monotonic() + 10
+        while srv.open_sessions and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert srv.open_sessions == 0 and not alive(srv, session)
+        assert engine.shells.info(shell_id).running  # the notebook's shell, not the session's
+    finally:
+        srv.stop()
+        engine.shells.kill_all()
+
+
+def test_bad_session_settings_are_one_line(engine):
+    with pytest.raises(UsageProblem, match=r"^max_sessions must be 1 or more, not 0$"):
+        HttpServer(Toolbox(engine), max_sessions=0)
+    with pytest.raises(UsageProblem, match=r"^idle_timeout must be a positive number of seconds"):
+        HttpServer(Toolbox(engine), idle_timeout=math.nan)
+
+
+@pytest.mark.timeout(180)
+def test_fifteen_hundred_sessions_cost_the_serving_process_little(tmp_path):
+    """1,500 clients that each open a session and go: the serving process (the kernel, with %mcp serve)
+    keeps at most the cap of them, so its memory grows by a few megabytes, not by 50."""
+    script = textwrap.dedent(f"""
+        import json, sys
+        from execmagic.agents.mcp_server import HttpServer
+        from execmagic.agents.tools import Toolbox
+        from execmagic.engine import Engine
+
+        engine = Engine(log_dir={str(tmp_path / "logs")!r})
+        server = HttpServer(Toolbox(engine))
+        server.start()
+        print(json.dumps({{"port": server.port, "token": server.token}}), flush=True)
+        sys.stdin.read()
+        print(server.open_sessions, flush=True)
+        server.stop()
+        engine.close()
+    """)
+    child = subprocess.Popen([sys.executable, "-c", script], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    try:
+        served = types.SimpleNamespace(**json.loads(child.stdout.readline()))
+        for _ in range(20):  # what the first requests import and build once is not what sessions cost
+            post(served, json.loads(INITIALIZE))
+        before = psutil.Process(child.pid).memory_info().rss
+        with concurrent.futures.ThreadPoolExecutor(4) as pool:
+            statuses = list(pool.map(lambda _: post(served, json.loads(INITIALIZE))[0], range(1500)))
+        grown = psutil.Process(child.pid).memory_info().rss - before
+        child.stdin.close()
+        # openings under way count until they are answered: four at once may leave a few below the cap
+        assert DEFAULT_MAX_SESSIONS - 4 <= int(child.stdout.readline()) <= DEFAULT_MAX_SESSIONS
+    finally:
+        child.stdin.close()
+        child.wait(30)
+    assert statuses == [200] * 1500
+    assert grown < 15 * 1024 * 1024, f"{grown / 2**20:.1f} MB"
+    print(f"1,500 sessions: the serving process grew by {grown / 2**20:.1f} MB")
+
+
+def test_the_next_server_removes_the_client_configs_of_gone_kernels(engine, tmp_path):
+    """A kernel that was SIGKILLed left its token's file; the next server removes it, and only it."""
+    folder = tmp_path / "runtime"
+    folder.mkdir()
+    reaped = subprocess.Popen(["true"])
+    reaped.wait()
+    stale = folder / f"execmagic-mcp-{reaped.pid}-1234.json"
+    live = folder / f"execmagic-mcp-{os.getppid()}-1235.json"  # pytest's parent: started before the file
+    with subprocess.Popen(["sleep", "30"]) as newer:
+        reused = folder / f"execmagic-mcp-{newer.pid}-1236.json"  # a pid reused after the kernel wrote it
+        other = folder / "notes.json"
+        for path in (stale, live, reused, other):
+            path.write_text("{}")
+        os.utime(reused, (time.time() - 3600, time.time() - 3600))
+        srv = HttpServer(Toolbox(engine))
+        srv.start()
+        try:
+            mine = srv.write_client_config(str(folder))
+            assert sorted(os.listdir(folder)) == sorted([live.name, other.name, os.path.basename(mine)])
+        finally:
+            srv.stop()
+            newer.kill()

@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import json
 import math
+import re
 import shlex
 import sys
 
@@ -16,6 +17,7 @@ from IPython.utils.capture import capture_output
 import execmagic
 from execmagic.agents.tools import Toolbox
 from execmagic.engine import UsageProblem
+from execmagic.process.errors import shown_value
 from magic_calls import magic
 
 # foreground runs are guarded by the magics' watchdog too; notebook_shell's teardown proves it ends
@@ -105,6 +107,24 @@ def test_background_calls_refuse_bad_values(engine):
     one_line_problem(lambda: execmagic.kill(info.id, grace=-1, engine=engine), r"^grace")
     assert execmagic.read(info.id, engine=engine).shell.running  # the refusals touched nothing
     assert "stopped with SIGTERM" in execmagic.kill(info.id, engine=engine).message
+
+
+def test_the_engine_quotes_long_values_cut_with_their_length(engine):
+    """The same cut as the magics show, from the Python API: the error keeps the whole value."""
+    long = "n" * 10_000
+    cut = f"'{'n' * 80}…' (10000 characters)"
+    one_line_problem(lambda: execmagic.start("true", name=long, engine=engine), f"^invalid shell name {re.escape(cut)}:")
+    one_line_problem(lambda: execmagic.read(long, engine=engine), f"^no background shell {re.escape(cut)} ")
+    assert one_line_problem(lambda: execmagic.read("x", filter="(" * 5000, engine=engine), "at most 1,000").pattern \
+        == "(" * 5000
+    one_line_problem(lambda: execmagic.spawn(["true"], env={"-" + long: "1"}, engine=engine),
+                     f"^env name {re.escape(shown_value('-' + long))} is not a variable name")
+    result = execmagic.spawn(["true"], cwd=long, engine=engine)
+    assert (result.error, result.error_code) == (f"exec: working directory name too long {cut} (ENAMETOOLONG)",
+                                                 "ENAMETOOLONG")
+    assert shown_value(long, quoted=False) == f"{'n' * 80}… (10000 characters)"
+    assert shown_value(b"b" * 100) == f"b'{'b' * 80}…' (100 bytes)"
+    assert shown_value(list(range(100))).endswith("… (390 characters)") and shown_value("short") == "'short'"
 
 
 def test_read_wait_inf_means_until_the_shell_ends(engine):
@@ -246,6 +266,42 @@ def test_magic_mistakes_are_one_line_usage_errors(ip, job, name, line, match):
     assert ip.magics_manager.registry["ExecMagics"].engine.shells.info(job).running
 
 
+LONG = "a" * 10_000
+CUT = f"'{'a' * 80}…' (10000 characters)"  # how every message quotes a long value
+
+
+@pytest.mark.parametrize(
+    "name, line, expected",
+    [
+        ("bg", f"--name {LONG} true", f"invalid shell name {CUT}: use letters, digits, '_', '-' or '.', starting"
+                                      " with a letter, at most 64 characters"),
+        ("bgout", f"job --wait {LONG}", f"argument --wait: invalid float value: {CUT}"),
+        ("bgout", f"job --stream {LONG}", f"argument --stream: invalid choice: {CUT} (choose from 'stdout', 'stderr',"
+                                         " 'both')"),
+        ("bgout", LONG, f"no background shell {CUT} (known: job)"),
+        ("bgout", f"job --filter {LONG}", f"invalid filter regex {CUT}: a filter is at most 1,000 characters"),
+        ("kill", f"job --signal {LONG}", f"unknown signal {CUT} (try TERM, INT, HUP or KILL)"),
+        ("exec", f"--env {LONG} true", f"exec: malformed env entry {CUT}: expected NAME=VALUE (EINVAL)"),
+        ("exec", f"--{LONG} true", f"unknown option '--{'a' * 78}…' (10002 characters) (options go before the"
+                                   " command; see %exec?)"),
+        ("exec", f"--cwd '{LONG}", f"option '--cwd' has a value with an unclosed quote: \"'{'a' * 79}…\" (10001"
+                                   " characters)"),
+    ],
+)
+def test_long_values_are_shown_cut_with_their_length(ip, job, name, line, expected):
+    """A 10,000-character value in an error is its first 80 characters and its length, in every
+    message that echoes one: the magics' own, argparse's, the engine's."""
+    usage_error(ip, name, line, f"^{re.escape(expected)}$")
+
+
+def test_a_cwd_too_long_is_named_too_long_not_missing(ip, magics):
+    cap = magic(ip, "exec", f"--no-raise --cwd {LONG} true")
+    (summary,) = [o.data["text/plain"] for o in cap.outputs if "text/plain" in o.data]
+    assert f"exec: working directory name too long {CUT} (ENAMETOOLONG)" in summary
+    with pytest.raises(execmagic.CommandFailed, match=r"^command failed \(exec: working directory name too long"):
+        magic(ip, "exec", f"--cwd {LONG} true")
+
+
 @pytest.mark.parametrize(
     "line, cell, match",
     [
@@ -327,7 +383,7 @@ def test_every_setting_is_checked_on_its_own(ip, magics, tmp_path):
         "max_background_shells": 3, "guard": "all", "allowed_dirs": [str(tmp_path / "ok")],
         "audit_log": str(tmp_path / "audit.jsonl"), "status_delay": 1.0, "prefer_kernel_env": False,
         "redact_provenance": False, "keep_logs": True, "log_retention_days": 3.0, "log_quota": 10_000,
-        "errexit": True, "standby": False,
+        "errexit": True, "standby": False, "mcp_idle_timeout": 60.0, "mcp_max_sessions": 5,
     }
     bad = {
         "timeout": "float('nan')", "kill_grace": "-1.0", "drain_time": "float('inf')", "display_budget": "0",
@@ -335,7 +391,7 @@ def test_every_setting_is_checked_on_its_own(ip, magics, tmp_path):
         "max_background_shells": "0", "guard": "'some'", "allowed_dirs": "['/no/such/dir']",
         "audit_log": "'/proc/x/audit.jsonl'", "status_delay": "float('nan')", "prefer_kernel_env": "'no'",
         "redact_provenance": "2", "keep_logs": "'x'", "log_retention_days": "-1.0", "log_quota": "0",
-        "errexit": "'on'", "standby": "'sometimes'",
+        "errexit": "'on'", "standby": "'sometimes'", "mcp_idle_timeout": "0.0", "mcp_max_sessions": "0",
     }
     configurable = set(magics.traits(config=True))
     assert set(good) == configurable == set(bad), configurable ^ set(good)
@@ -376,6 +432,14 @@ def test_settings_refuse_bools_huge_values_and_unknown_languages(ip, magics):
         with pytest.raises(UsageError, match="--out needs a variable name") as info:
             ip.run_line_magic("exec", f"--out {name} true")
         assert type(info.value) is UsageError
+
+
+def test_a_setting_of_the_wrong_type_is_refused_with_the_value_cut(ip, magics):
+    before = magics.kill_grace
+    with capture_output() as cap:
+        ip.run_line_magic("config", f"ExecMagics.kill_grace = {LONG!r}")
+    assert cap.stderr == f"ExecMagics.kill_grace = {CUT} refused: it must be a float; the previous value stays\n"
+    assert magics.kill_grace == before
 
 
 def test_api_and_tools_refuse_empty_commands_and_unknown_shells_in_their_own_words(engine):

@@ -34,6 +34,11 @@ def test_status_when_nothing_runs_and_calm_stop(ip):
     ("status --port 8", "--port goes with serve: %mcp serve --port 8"),
     ("serve --port -1", "--port must be between 1 and 65535 (or 0: a free one), not -1"),
     ("start", "argument action: invalid choice: 'start'"),
+    ("status --max-sessions 3", "--max-sessions goes with serve: %mcp serve --max-sessions 3"),
+    ("stop --idle-timeout 5", "--idle-timeout goes with serve: %mcp serve --idle-timeout 5"),
+    ("serve --max-sessions 0", "--max-sessions must be 1 or more, not 0"),
+    ("serve --idle-timeout 0", "--idle-timeout must be a positive number of seconds"),
+    ("serve --idle-timeout nan", "--idle-timeout must be a positive number of seconds"),
 ])
 def test_mistakes_are_one_line(ip, line, message):
     with pytest.raises(UsageError, match="^" + message.replace("(", r"\(").replace(")", r"\)")):
@@ -52,6 +57,22 @@ def test_serve_then_stop_in_this_shell(ip):
     assert "no calls yet" in status.outputs[0].data["text/plain"]
     assert "stopped after 0 calls; the port is closed" in magic(ip, "stop").stdout
     assert not os.path.exists(path)  # the token's file goes with the server
+
+
+def test_session_limits_from_the_options_or_the_settings(ip):
+    magics = ip.magics_manager.registry["McpMagics"]
+    magic(ip, "serve --idle-timeout 5 --max-sessions 3")
+    try:
+        assert (magics.server.idle_timeout, magics.server.max_sessions) == (5.0, 3)
+    finally:
+        magic(ip, "stop")
+    ip.run_line_magic("config", "ExecMagics.mcp_max_sessions = 7")
+    try:
+        magic(ip, "serve")
+        assert (magics.server.idle_timeout, magics.server.max_sessions) == (600.0, 7)
+    finally:
+        magic(ip, "stop")
+        ip.run_line_magic("config", "ExecMagics.mcp_max_sessions = 100")
 
 
 def test_renderers_escape_what_an_agent_sent():

@@ -128,6 +128,12 @@ def test_params_in_argv_and_script(engine):
         (lambda e, t: e.run_argv(["./ghost.sh"], cwd=str(t)), "exec: no such file './ghost.sh' (ENOENT)", 127),
         (lambda e, t: e.run_script("./private.sh", cwd=str(t)), "exec: permission denied './private.sh' (EACCES)", 126),
         (lambda e, t: e.run_script("1", "node", env={"PATH": str(t)}), "exec: node not found in PATH (ENOENT)", 127),
+        # a name the system refuses as too long is said so (not "does not exist"), and shown cut
+        (lambda e, t: e.run_argv(["true"], cwd="d" * 300),
+         f"exec: working directory name too long '{'d' * 80}…' (300 characters) (ENAMETOOLONG)", 1),
+        (lambda e, t: e.run_argv(["true"], cwd="d/" * 3000),
+         f"exec: working directory name too long '{'d/' * 40}…' (6000 characters) (ENAMETOOLONG)", 1),
+        (lambda e, t: e.run_argv(["x" * 300]), f"exec: {'x' * 80}… (300 characters) not found in PATH (ENOENT)", 127),
     ],
 )
 def test_pre_execution_errors(engine, tmp_path, make, error, code):

@@ -27,7 +27,7 @@ import re
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from ..process.errors import UsageProblem
+from ..process.errors import UsageProblem, shown_value
 
 __all__ = ["CallWithoutId", "ToolCall", "UnknownCallShape", "answer_text", "as_plain", "calls_in", "read_call"]
 
@@ -87,7 +87,8 @@ class CallWithoutId(UsageProblem):
     def __init__(self, key: str, value: Any) -> None:
         self.key = key
         self.value = value
-        super().__init__(f"tool call has no usable {key!r} (got {value!r}): its answer could not be matched to it")
+        super().__init__(f"tool call has no usable {key!r} (got {shown_value(value)}):"
+                         " its answer could not be matched to it")
 
 
 def _call_id(data: Mapping[str, Any], key: str) -> str:

@@ -15,6 +15,8 @@ import math
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+from ..process.errors import shown_value
+
 __all__ = ["json_kind", "normalise", "object_schema", "validate"]
 
 _JSON_TYPES: dict[str, tuple[type, ...]] = {
@@ -123,7 +125,7 @@ def _object_problem(schema: Mapping[str, Any], value: Mapping[str, Any], where: 
         if name not in properties:
             if schema.get("additionalProperties", True) is False:
                 known = ", ".join(properties) or "none"
-                return f"unknown argument {prefix}{name!r} (expected: {known})"
+                return f"unknown argument {prefix}{shown_value(name)} (expected: {known})"
             if problem := _problem({}, item, f"{prefix}{name}"):
                 return problem
             continue

@@ -18,6 +18,13 @@ Two ways to serve:
   request needing a random bearer token; ``%mcp serve`` runs it in the kernel, over the kernel's
   own engine, so an outside agent works in the notebook's session.
 
+Inside a kernel every MCP session costs the kernel memory for as long as it lives (some 35 kB
+each), and a client that opens a session per request would otherwise keep thousands for the SDK's
+half hour.  So a session idle for :data:`DEFAULT_IDLE_TIMEOUT` is closed, and at most
+:data:`DEFAULT_MAX_SESSIONS` live at once: one more closes the session idle longest first.  A
+session is only a conversation: the background shells an agent started belong to the engine --
+the notebook's -- and closing the session leaves them running.
+
 The SDK is an optional extra (``execmagic[mcp]``, i.e. ``pip install 'mcp>=2.3'``); this module imports it only when
 a server is built, and says how to install it when it is missing (:class:`McpUnavailable`).
 """
@@ -31,7 +38,9 @@ import dataclasses
 import hmac
 import json
 import logging
+import math
 import os
+import re
 import secrets
 import socket
 import threading
@@ -40,14 +49,17 @@ from collections.abc import Mapping
 from typing import Any
 
 from ..guard.secrets import redact, sanitize_env
+from ..process import checks
 from ..process.clock import now_iso
 from ..process.errors import UsageProblem
+from ..process.retention import running_since
 from .answers import answer_text
 from .tools import Toolbox
 
 __all__ = [
-    "INSTALL_HINT", "MAX_CALLS_KEPT", "MAX_CONCURRENT_CALLS", "SERVER_NAME", "CallLog", "CallRecord", "HttpServer",
-    "McpStatus", "McpUnavailable", "build_server", "client_config", "serve_stdio",
+    "DEFAULT_IDLE_TIMEOUT", "DEFAULT_MAX_SESSIONS", "INSTALL_HINT", "MAX_CALLS_KEPT", "MAX_CONCURRENT_CALLS",
+    "SERVER_NAME", "CallLog", "CallRecord", "HttpServer", "McpStatus", "McpUnavailable", "build_server",
+    "client_config", "remove_stale_client_configs", "serve_stdio",
 ]
 
 SERVER_NAME = "execmagic"
@@ -60,6 +72,14 @@ MAX_CONCURRENT_CALLS = 16
 SHUTDOWN_GRACE = 1
 #: Seconds ``HttpServer.start`` waits for the server to listen before it gives up.
 STARTUP_TIMEOUT = 15.0
+#: Seconds an HTTP session may go without a request before it is closed (the SDK's default is 30
+#: minutes): an agent polling a job asks far more often, and a client that went away frees its memory.
+DEFAULT_IDLE_TIMEOUT = 600.0
+#: HTTP sessions alive at once (the SDK's default is 10,000): one client holds one, a handful of
+#: agents a handful; past it the session idle longest is closed for the new one.
+DEFAULT_MAX_SESSIONS = 100
+#: The client configuration files :meth:`HttpServer.write_client_config` writes: kernel pid, port.
+_CONFIG_FILE = re.compile(r"execmagic-mcp-(?P<pid>\d+)-(?P<port>\d+)\.json")
 
 
 class McpUnavailable(UsageProblem):
@@ -326,6 +346,64 @@ class _RequireToken:
         await self.app(scope, receive, send)
 
 
+class _RoomForOneMore:
+    """ASGI middleware: a request that opens a session while ``cap`` are open first closes the session
+    idle longest (no request in flight, the earliest idle deadline), the way its idle timeout would.
+
+    The SDK's own limit answers 503 at the cap instead, which locks a returning client out until a
+    session expires; the limit is still passed to the SDK, so when every session is busy the answer
+    is its 503.  Openings under way count too (from here until their answer starts, when the SDK has
+    admitted them or not): several clients opening at once each find room.  The SDK has no public
+    way to close one session: this reads its session table, and should a later SDK rename it,
+    nothing is closed here and the SDK's limit still holds.
+    """
+
+    def __init__(self, app: Any, manager: Any, cap: int) -> None:
+        self.app = app
+        self.manager = manager
+        self.cap = cap
+        self._opening = 0  # requests between make_room and their answer: each may become a session
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        if scope["type"] != "http" or scope.get("method") != "POST" or any(
+                key.lower() == b"mcp-session-id" for key, _ in scope.get("headers", [])):
+            await self.app(scope, receive, send)
+            return
+        self._opening += 1
+        pending = True
+        self.make_room()
+
+        async def answering(message: Any) -> None:
+            nonlocal pending
+            if pending and message["type"] == "http.response.start":  # admitted by now, or refused
+                pending = False
+                self._opening -= 1
+            await send(message)
+
+        try:
+            await self.app(scope, receive, answering)
+        finally:
+            if pending:
+                self._opening -= 1
+
+    def make_room(self) -> None:
+        """Close idle sessions, longest idle first, until the openings under way fit (synchronous:
+        nothing else runs on the loop meanwhile)."""
+        sessions: dict[str, Any] = getattr(self.manager, "_server_instances", {})
+        owners: dict[str, Any] = getattr(self.manager, "_session_owners", {})
+        while len(sessions) + self._opening > self.cap:
+            idle = [(-math.inf if idle_scope.cancel_called else idle_scope.deadline, session_id)
+                    for session_id, transport in sessions.items()
+                    if (idle_scope := getattr(transport, "idle_scope", None)) is not None
+                    and (idle_scope.cancel_called or math.isfinite(idle_scope.deadline))]  # inf: busy
+            if not idle:
+                return
+            _, session_id = min(idle)
+            transport = sessions.pop(session_id)  # its id answers 404 from now on
+            owners.pop(session_id, None)
+            transport.idle_scope.cancel()  # its serving task ends and terminates the transport
+
+
 class _Problems(logging.Handler):
     """Keeps the server's warnings instead of printing them: a thread's output would land in whichever
     notebook cell runs at the time."""
@@ -342,16 +420,48 @@ class _Problems(logging.Handler):
 _QUIET_LOGGERS = ("uvicorn", "uvicorn.error", "uvicorn.access", "mcp")
 
 
+def remove_stale_client_configs(folder: str) -> tuple[str, ...]:
+    """Remove the client configuration files in ``folder`` whose kernel is gone; the paths removed.
+
+    A kernel that was killed (SIGKILL, the OOM killer) never ran :meth:`HttpServer.stop`, so its
+    file -- a token for a port that is closed, or that another program may have taken since --
+    stayed.  A file belongs to the pid in its name; it is stale when that pid no longer runs, or
+    runs a process started after the file was written (the pid was reused).
+    """
+    removed = []
+    try:
+        entries = list(os.scandir(folder))
+    except OSError:
+        return ()
+    for entry in entries:
+        match = _CONFIG_FILE.fullmatch(entry.name)
+        if match is None or int(match["pid"]) == os.getpid():
+            continue
+        try:
+            written = entry.stat(follow_symlinks=False).st_mtime
+            if not running_since(int(match["pid"]), written):
+                os.unlink(entry.path)
+                removed.append(entry.path)
+        except OSError:
+            continue  # gone meanwhile, or not ours to remove
+    return tuple(removed)
+
+
 class HttpServer:
     """Streamable-HTTP MCP server on 127.0.0.1, in a thread with its own event loop, behind a bearer token.
 
     ``port=0`` picks a free port.  The token is new for each server (``secrets.token_urlsafe``);
     a request without it gets 401.  :meth:`stop` closes the port; calls still running go on to
-    their own end (their processes belong to the engine, which the owner stops).
+    their own end (their processes belong to the engine, which the owner stops).  A session idle
+    for ``idle_timeout`` seconds is closed (``None``: never), and at most ``max_sessions`` are open
+    at once (see the module); the shells a session's agent started stay the engine's.
     """
 
     def __init__(self, toolbox: Toolbox, *, port: int = 0, host: str = "127.0.0.1", token: str | None = None,
-                 quiet: bool = True) -> None:
+                 quiet: bool = True, idle_timeout: float | None = DEFAULT_IDLE_TIMEOUT,
+                 max_sessions: int = DEFAULT_MAX_SESSIONS) -> None:
+        self.idle_timeout = checks.timeout(idle_timeout, "idle_timeout")
+        self.max_sessions = checks.count(max_sessions, "max_sessions", minimum=1)
         _import_sdk()
         self.toolbox = toolbox
         self.host = host
@@ -366,6 +476,7 @@ class HttpServer:
         self._server: Any = None
         self._socket: socket.socket | None = None
         self._failure: BaseException | None = None
+        self._sessions: _RoomForOneMore | None = None
         self.port: int | None = None
         #: Where :meth:`write_client_config` put the configuration (removed by :meth:`stop`).
         self.config_path: str | None = None
@@ -389,6 +500,7 @@ class HttpServer:
         is made with mode 0600 in a folder of mode 0700, as Jupyter keeps a kernel's connection file.
         """
         os.makedirs(folder, mode=0o700, exist_ok=True)
+        remove_stale_client_configs(folder)
         path = os.path.join(folder, f"execmagic-mcp-{os.getpid()}-{self.port}.json")
         with contextlib.suppress(FileNotFoundError):
             os.unlink(path)  # one left by an earlier server of a kernel that had this pid
@@ -398,6 +510,12 @@ class HttpServer:
             fh.write("\n")
         self.config_path = path
         return path
+
+    @property
+    def open_sessions(self) -> int:
+        """MCP sessions open now (0 before the server started)."""
+        manager = self._sessions.manager if self._sessions is not None else None
+        return len(getattr(manager, "_server_instances", {}))
 
     def status(self) -> McpStatus:
         return McpStatus(self.running, self.url if self.port else None, self.started_at, str(self.toolbox.guard),
@@ -433,7 +551,10 @@ class HttpServer:
         sock.set_inheritable(False)  # the shells the agent starts must not hold the port open
         self._socket, self.port = sock, sock.getsockname()[1]
         mcp_server = build_server(self.toolbox, self.log)
-        app = _RequireToken(mcp_server.streamable_http_app(host=self.host), self.token)
+        app = mcp_server.streamable_http_app(host=self.host, session_idle_timeout=self.idle_timeout,
+                                             max_sessions=self.max_sessions)
+        self._sessions = _RoomForOneMore(app, mcp_server.session_manager, self.max_sessions)
+        app = _RequireToken(self._sessions, self.token)  # the token first: a stranger closes no session
         config = uvicorn.Config(app, log_config=None, access_log=False, lifespan="on", ws="none",
                                 timeout_graceful_shutdown=SHUTDOWN_GRACE)
         self._server = uvicorn.Server(config)

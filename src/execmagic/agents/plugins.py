@@ -5,9 +5,12 @@ Protocol, one line each way::
     host → plugin stdin:   {"device": "pico0", "pin": 5}\\n      (then stdin is closed)
     plugin → stdout:       {"success": true, "output": "done", "error": null}\\n
 
-The call has a timeout, reads stderr at the same time as stdout (a plugin that
-fills stderr first cannot stall), stops the plugin's whole process tree, and a
-non-zero exit overrides a success line.  Empty or unparseable output is a
+The call has a timeout for the result line, reads stderr at the same time as
+stdout (a plugin that fills stderr first cannot stall), stops the plugin's whole
+process tree, and a non-zero exit overrides a success line.  Once the line has
+come, the plugin has :data:`EXIT_GRACE` more seconds to exit; one that hangs past
+them is stopped and its line still stands (the answer was given; a lingering
+connection or a forgotten child is not the model's problem).  Empty or unparseable output is a
 clear error with an excerpt of stderr.  The arguments go to the plugin exactly
 as the model sent them: a manifest's defaults are advertised in the schema,
 never filled in behind the model's back.
@@ -44,24 +47,29 @@ import math
 import os
 import re
 import sys
-from collections.abc import Mapping
+import threading
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from ..engine.engine import Engine
 from ..process.errors import UsageProblem
+from ..process.pump import CancelToken
 from ..process.results import Result
 from .arguments import object_schema
 from .schemas import NAME_PATTERN
 from .tools import ToolSpec
 
 __all__ = [
-    "DEFAULT_PLUGIN_TIMEOUT", "MANIFEST_SCHEMA", "MAX_ITEMS_DEPTH", "MAX_PLUGIN_TIMEOUT", "MAX_RESULT_LINE",
-    "NAME_PATTERN", "PARAMETER_TYPES", "STDERR_EXCERPT", "ManifestError", "PluginManifest", "PluginParameter",
-    "PluginTool", "load_manifest", "parse_manifest",
+    "DEFAULT_PLUGIN_TIMEOUT", "EXIT_GRACE", "MANIFEST_SCHEMA", "MAX_ITEMS_DEPTH", "MAX_PLUGIN_TIMEOUT",
+    "MAX_RESULT_LINE", "NAME_PATTERN", "PARAMETER_TYPES", "STDERR_EXCERPT", "ManifestError", "PluginManifest",
+    "PluginParameter", "PluginTool", "load_manifest", "parse_manifest",
 ]
 
 #: Seconds a plugin call may take when its manifest names no timeout (the seed's 10 s).
 DEFAULT_PLUGIN_TIMEOUT = 10.0
+#: Seconds a plugin has to exit once its result line has come, on top of the timeout for the line:
+#: time to close files and flush, not to keep working.  Past them it is stopped and its line stands.
+EXIT_GRACE = 5.0
 #: Seconds a manifest may give a call at most: an hour is longer than any tool call a model waits for,
 #: and a bound keeps absurd values (``1e10``) from reaching the clock as errors at call time.
 MAX_PLUGIN_TIMEOUT = 3600.0
@@ -349,8 +357,9 @@ class _FirstLine:
     a tail of a large output (a long result line would come back cut in the middle).
     """
 
-    def __init__(self, limit: int = MAX_RESULT_LINE) -> None:
+    def __init__(self, limit: int = MAX_RESULT_LINE, on_line: Callable[[], None] | None = None) -> None:
         self.limit = limit
+        self.on_line = on_line
         self.parts: list[str] = []
         self.size = 0
         self.done = False
@@ -367,10 +376,51 @@ class _FirstLine:
             return
         self.parts.append(piece)
         self.done = end >= 0
+        if self.done and self.on_line is not None:
+            self.on_line()
 
     @property
     def line(self) -> str:
         return "".join(self.parts).strip()
+
+
+class _CallClock:
+    """The two ends of a plugin call: ``timeout`` seconds for the result line, then ``grace`` more
+    for the exit.  Either end stops the run through its :class:`CancelToken` (the run then stops the
+    plugin's whole tree); :attr:`ended` says which end it was (``None``: the plugin ended first)."""
+
+    def __init__(self, timeout: float, grace: float) -> None:
+        self.cancel = CancelToken()
+        self.grace = grace
+        self.ended: str | None = None
+        self._lock = threading.Lock()
+        self._closed = False
+        self._timer = self._start(timeout, "timeout")
+
+    def _start(self, seconds: float, end: str) -> threading.Timer:
+        timer = threading.Timer(seconds, self._end, (end,))
+        timer.daemon = True
+        timer.start()
+        return timer
+
+    def line_came(self) -> None:
+        """The result line is in: the timeout for it no longer applies, the grace for the exit does."""
+        with self._lock:
+            if self.ended is None and not self._closed:
+                self._timer.cancel()
+                self._timer = self._start(self.grace, "grace")
+
+    def _end(self, end: str) -> None:
+        with self._lock:  # never after close: the token's descriptors may be another file's by then
+            if self.ended is None and not self._closed:
+                self.ended = end
+                self.cancel.cancel()
+
+    def close(self) -> None:
+        with self._lock:
+            self._closed = True
+            self._timer.cancel()
+        self.cancel.close()
 
 
 def _as_text(value: Any) -> str:
@@ -388,12 +438,15 @@ def _as_text(value: Any) -> str:
 class PluginTool:
     """A manifest made callable: its JSON Schema, and :meth:`call` speaking the one-line protocol."""
 
-    def __init__(self, manifest: PluginManifest, engine: Engine | None = None, grace: float = 2.0) -> None:
+    def __init__(self, manifest: PluginManifest, engine: Engine | None = None, grace: float = 2.0,
+                 exit_grace: float = EXIT_GRACE) -> None:
         from ..engine.default import default_engine
 
         self.manifest = manifest
         self.engine = engine or default_engine()
         self.grace = grace
+        #: Seconds the plugin has to exit after its result line (:data:`EXIT_GRACE`).
+        self.exit_grace = exit_grace
 
     def schema(self) -> dict[str, Any]:
         """JSON Schema of the arguments, built from the manifest's parameters."""
@@ -417,15 +470,24 @@ class PluginTool:
 
     def call(self, arguments: Mapping[str, Any]) -> dict[str, Any]:
         """Send ``arguments`` as one JSON line, as given; return the plugin's ``{success, output, error}`` answer."""
-        first = _FirstLine()
         line = json.dumps(dict(arguments), allow_nan=False) + "\n"  # validated: no NaN can be here
         plan = self.engine.plan_argv([self.manifest.binary], input=line, isolated=True)
-        options = dataclasses.replace(self.engine.options, timeout=self.manifest.timeout, grace=self.grace)
-        result = self.engine.run(plan, options=options, on_output=first, guard="none")
-        return self._answer(result, first)
+        clock = _CallClock(self.manifest.timeout, self.exit_grace)
+        first = _FirstLine(on_line=clock.line_came)
+        # The run's own timeout is only a backstop: the clock ends the call first, at either end.
+        backstop = self.manifest.timeout + self.exit_grace + 1.0
+        options = dataclasses.replace(self.engine.options, timeout=backstop, grace=self.grace)
+        try:
+            result = self.engine.run(plan, options=options, on_output=first, guard="none", cancel=clock.cancel)
+        finally:
+            clock.close()
+        return self._answer(result, first, clock.ended)
 
-    def _answer(self, result: Result, first: _FirstLine) -> dict[str, Any]:
-        """The seed's order: could not start, no line, a line that is not a result, then the exit code."""
+    def _answer(self, result: Result, first: _FirstLine, ended: str | None = None) -> dict[str, Any]:
+        """The seed's order: could not start, no line, a line that is not a result, then the exit code.
+
+        ``ended`` is how the call's clock ended it: ``"timeout"`` (no line in time), ``"grace"``
+        (the line came, the exit did not), ``None`` (the plugin ended by itself)."""
         if result.error:
             return self._fail(f"could not start: {result.error}")
         if result.stdout_capture.binary:
@@ -434,8 +496,9 @@ class PluginTool:
             return self._fail(f"sent a result too large: its line passed {MAX_RESULT_LINE // (1024 * 1024)} MiB",
                               result.stderr)
         line = first.line
+        stopped = result.timed_out or (result.interrupted and ended is not None)
         if not line:
-            if result.timed_out:
+            if stopped:
                 return self._fail(f"timed out after {self.manifest.timeout:g}s", result.stderr)
             return self._fail("wrote nothing on stdout (empty output)", result.stderr)
         try:
@@ -445,11 +508,8 @@ class PluginTool:
             return self._fail(f"output is not a result line: {exc} (got: {shown!r})", result.stderr)
         if not isinstance(answer, Mapping) or not isinstance(answer.get("success"), bool):
             return self._fail(f"output has no boolean 'success' (got: {line[:200]!r})", result.stderr)
-        if result.timed_out:  # a success line followed by a hang is not a success
-            return self._fail(f"timed out after {self.manifest.timeout:g}s (after writing its result line)",
-                              result.stderr)
-        if result.exit_code != 0:
-            return self._fail(f"exited with {result.outcome()}", result.stderr)  # non-zero exit wins
+        if result.exit_code != 0 and not stopped:  # its own non-zero exit wins; a stop of ours is no verdict
+            return self._fail(f"exited with {result.outcome()}", result.stderr)
         error = answer.get("error")
         return {"success": answer["success"], "output": _as_text(answer.get("output")),
                 "error": None if error is None else _as_text(error)}

@@ -30,7 +30,7 @@ from ..engine.engine import Engine
 from ..guard.policy import CommandRefused, Guard, redact, sanitize_env
 from ..guard.secrets import secret_tail
 from ..process import checks
-from ..process.errors import ExecError, ShellLimitReached, UnknownShell, UsageProblem
+from ..process.errors import ExecError, ShellLimitReached, UnknownShell, UsageProblem, shown_value
 from ..process.results import ShellOutput
 from .answers import answer_text, calls_in, read_call
 from .arguments import normalise, object_schema, validate
@@ -192,7 +192,7 @@ class Toolbox:
         try:
             spec = self.tools.get(name) if isinstance(name, str) else None
             if spec is None:
-                return _error(f"unknown tool {name!r}; available: {', '.join(self.tools)}")
+                return _error(f"unknown tool {shown_value(name)}; available: {', '.join(self.tools)}")
             if isinstance(arguments, str):
                 try:
                     arguments = json.loads(arguments) if arguments.strip() else {}

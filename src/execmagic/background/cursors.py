@@ -11,14 +11,19 @@ from __future__ import annotations
 
 import codecs
 import dataclasses
+import functools
 import time
 from typing import Any, BinaryIO
 
-from ..process.errors import UsageProblem
+from ..process.errors import UsageProblem, shown_value
+from .regex_cost import repeat_cost
 
 __all__ = [
     "FILTER_BUDGET",
+    "MAX_FILTER_CHARS",
+    "MAX_FILTER_COST",
     "Cut",
+    "InvalidFilter",
     "compile_filter",
     "cursor_for",
     "filter_lines",
@@ -35,6 +40,14 @@ __all__ = [
 #: unfiltered, said so: nothing is lost and nothing freezes.  Python's ``re`` cannot be stopped
 #: mid-match (it holds the GIL); the ``regex`` engine takes a timeout, which is why it is used here.
 FILTER_BUDGET = 1.0
+
+#: The longest filter accepted: a line-picking regex is a few dozen characters, and the cost of
+#: judging a pattern before compiling it grows with its length.
+MAX_FILTER_CHARS = 1000
+#: The most pieces a filter may unroll when compiled (see :func:`~.regex_cost.repeat_cost`):
+#: ``x{100000}`` compiles to about 30 MB, ``(?:x{65535}){65535}`` to more memory than the machine
+#: has -- with no timeout that covers compiling, and a ``MemoryError`` that took the kernel down.
+MAX_FILTER_COST = 100_000
 
 #: Block size when looking backwards for the last newline (one read covers most lines).
 _BLOCK = 1 << 16
@@ -53,16 +66,51 @@ class Cut:
     filter_gave_up: bool = False
 
 
+class InvalidFilter(UsageProblem):
+    """A ``--filter`` that is no regex, or asks more of the compiler than a filter may (``reason``)."""
+
+    def __init__(self, pattern: str, reason: str) -> None:
+        self.pattern = pattern
+        self.reason = reason
+        super().__init__(f"invalid filter regex {shown_value(pattern)}: {reason}")
+
+
 def compile_filter(pattern: str | None) -> Any:
-    """The ``--filter`` regex (Python's syntax), or a one-line usage problem (not a traceback) when it is malformed."""
+    """The ``--filter`` regex (Python's syntax), or a one-line :class:`InvalidFilter` (not a traceback).
+
+    The pattern's size is judged from its text before it is compiled (see :data:`MAX_FILTER_COST`):
+    the match timeout does not cover compiling, and a compile that runs out of memory must not be
+    the first sign.  What compiling raises anyway (``MemoryError`` included) is the same one line.
+    """
     if pattern is None:
         return None
+    if len(pattern) > MAX_FILTER_CHARS:
+        raise InvalidFilter(pattern, f"a filter is at most {MAX_FILTER_CHARS:,} characters")
+    cost = repeat_cost(pattern)
+    if cost > MAX_FILTER_COST:
+        raise InvalidFilter(pattern, f"its repeats ask for {cost:,} copies when compiled, more than the"
+                                     f" {MAX_FILTER_COST:,} a filter may (use + or * instead of large {{n}} counts)")
+    return _kept(pattern) if cost <= _KEPT_COST else _compiled(pattern)
+
+
+#: The cost up to which a compiled filter is kept for the next read (a ``--follow`` reads every
+#: second): a few kilobytes each.  A costlier one is compiled again at each read, so no cache holds
+#: tens of megabytes -- the engine's own cache would keep 500 patterns; it is not used.
+_KEPT_COST = 1000
+
+
+@functools.lru_cache(maxsize=32)
+def _kept(pattern: str) -> Any:
+    return _compiled(pattern)
+
+
+def _compiled(pattern: str) -> Any:
     import regex as regex_engine  # only where a filter is asked for: it is not needed to start
 
     try:
-        return regex_engine.compile(pattern)
-    except (regex_engine.error, OverflowError, RecursionError) as exc:
-        raise UsageProblem(f"invalid filter regex {pattern!r}: {exc}") from None
+        return regex_engine.compile(pattern, cache_pattern=False)
+    except (regex_engine.error, OverflowError, RecursionError, MemoryError) as exc:
+        raise InvalidFilter(pattern, " ".join(str(exc).split()) or type(exc).__name__) from None
 
 
 def cursor_for(cursors: dict[str, dict[str, int]], reader: str, streams: tuple[str, ...]) -> dict[str, int]:

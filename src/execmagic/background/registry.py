@@ -24,7 +24,7 @@ import time
 from collections.abc import Callable, Iterable
 
 from ..process import checks
-from ..process.errors import ShellLimitReached, UnknownShell, UsageProblem
+from ..process.errors import ShellLimitReached, UnknownShell, UsageProblem, shown_value
 from ..process.results import KillOutcome, ShellInfo, ShellOutput, signal_name
 from ..process.spec import Command
 from ..process.stop import StopReport
@@ -52,7 +52,7 @@ def parse_signal(name: str | int) -> int:
         upper = upper if upper.startswith("SIG") else "SIG" + upper
         if upper in signal_module.Signals.__members__:
             return int(signal_module.Signals[upper])
-    raise UsageProblem(f"unknown signal {name!r} (try TERM, INT, HUP or KILL)")
+    raise UsageProblem(f"unknown signal {shown_value(name)} (try TERM, INT, HUP or KILL)")
 
 
 class ShellRegistry:
@@ -102,8 +102,8 @@ class ShellRegistry:
             raise UsageProblem("the background shell registry is closed")
         if name is not None:
             if not _NAME.fullmatch(name):
-                raise UsageProblem(f"invalid shell name {name!r}: use letters, digits, '_', '-' or '.',"
-                                   " starting with a letter")
+                raise UsageProblem(f"invalid shell name {shown_value(name)}: use letters, digits, '_', '-' or '.',"
+                                   " starting with a letter, at most 64 characters")
             if name in self._shells and self._shells[name].running:
                 raise UsageProblem(f"a background shell named {name!r} is already running;"
                                    " pick another name or stop it first")
@@ -218,7 +218,7 @@ class ShellRegistry:
         At most ``max_bytes`` per stream are returned (the latest); the rest is counted as skipped.
         """
         if stream not in ("stdout", "stderr", "both"):
-            raise UsageProblem(f"unknown stream {stream!r}: use stdout, stderr or both")
+            raise UsageProblem(f"unknown stream {shown_value(stream)}: use stdout, stderr or both")
         wait = checks.wait(wait)  # inf: until the shell ends, clamped so no wait overflows
         tail = None if tail is None else checks.count(tail, "tail")
         max_bytes = checks.count(max_bytes, "max_bytes", minimum=1)

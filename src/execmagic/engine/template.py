@@ -23,7 +23,7 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from ..process.errors import TemplateError
+from ..process.errors import TemplateError, shown_value
 from .contexts import contexts_at
 from .literals import render, text_of
 
@@ -49,11 +49,12 @@ def expand_env(text: str, env: Mapping[str, str]) -> str:
 
     def replace(match: re.Match[str]) -> str:
         if match.group("open") is not None:
-            raise TemplateError(f"unclosed '${{' in {text!r}")
+            raise TemplateError(f"unclosed '${{' in {shown_value(text)}")
         body = match.group("body")
         parsed = _ENV_BODY.fullmatch(body)
         if parsed is None:
-            raise TemplateError(f"malformed '${{{body}}}' in {text!r}: expected ${{NAME}} or ${{NAME:-default}}")
+            raise TemplateError(f"malformed {shown_value('${' + body + '}')} in {shown_value(text)}:"
+                                " expected ${NAME} or ${NAME:-default}")
         value = env.get(parsed.group("name"), "")
         default = parsed.group("default")
         if default is not None and value == "":

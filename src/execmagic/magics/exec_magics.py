@@ -34,6 +34,7 @@ from ..process.errors import (
     ShellLimitReached,
     UnknownShell,
     UsageProblem,
+    shown_value,
 )
 from .cluster import SlurmBackend, cluster_options
 from .helpfmt import FixedWidthHelp
@@ -307,7 +308,7 @@ class ExecMagics(ExecSettings):
     def _plan(self, args: Any, make_plan: Callable[..., Plan]) -> Plan:
         out = getattr(args, "out", None)
         if out is not None and (not out.isidentifier() or keyword.iskeyword(out) or out.startswith("__")):
-            raise UsageError(f"--out needs a variable name, not {out!r}")
+            raise UsageError(f"--out needs a variable name, not {shown_value(out)}")
         with engine_errors():
             self._check_values(args)
             return make_plan(

@@ -26,6 +26,7 @@ import sys
 import tempfile
 from typing import Any
 
+from ..process.errors import shown_value
 from .helpfmt import HELP_WIDTH
 
 __all__ = ["DEFAULT_NAME", "InstalledKernel", "install_kernel", "kernel_dict", "main", "parser"]
@@ -112,11 +113,11 @@ def main(argv: list[str] | None = None) -> int:
     cli = parser()
     args = cli.parse_args(argv)
     if not _NAME.fullmatch(args.name):
-        cli.error(f"--name {args.name!r}: a kernel name is letters, digits, '.', '_' and '-'")
+        cli.error(f"--name {shown_value(args.name)}: a kernel name is letters, digits, '.', '_' and '-'")
     prefix = sys.prefix if args.sys_prefix else args.prefix
     user = not (args.sys_prefix or args.prefix or args.system)
     if prefix is not None and not os.path.isdir(prefix):
-        cli.error(f"--prefix {prefix!r} is not a directory")
+        cli.error(f"--prefix {shown_value(prefix)} is not a directory")
     try:
         done = install_kernel(name=args.name, display_name=args.display_name, user=user, prefix=prefix)
     except OSError as exc:

@@ -16,7 +16,8 @@ from IPython.core.magic import Magics, line_magic, magics_class, no_var_expand
 from IPython.core.magic_arguments import argument, kwds, magic_arguments
 from IPython.display import display
 
-from .exec_magics import ExecMagics
+from ..process import checks
+from .exec_magics import ExecMagics, engine_errors
 from .helpfmt import FixedWidthHelp
 from .options import parse_line
 
@@ -41,6 +42,11 @@ class McpMagics(Magics):
     @argument("action", nargs="?", choices=("serve", "stop", "status"), default="status",
               help="serve: start the server; stop: end it; status (the default): where it listens, its latest calls")
     @argument("--port", type=int, metavar="N", help="with serve: listen on port N (default: a free port)")
+    @argument("--idle-timeout", type=float, metavar="S",
+              help="with serve: close a session idle for S seconds (default: ExecMagics.mcp_idle_timeout, 600)")
+    @argument("--max-sessions", type=int, metavar="N",
+              help="with serve: N sessions at most; one more closes the one idle longest"
+                   " (default: ExecMagics.mcp_max_sessions, 100)")
     @line_magic("mcp")  # type: ignore[arg-type]  # IPython types its decorators for Magics only
     def mcp(self, line: str) -> None:
         """Let an outside agent (any MCP client) work in this notebook's session, while you watch.
@@ -55,6 +61,11 @@ class McpMagics(Magics):
         commands are refused (guard "all"), secrets held back and redacted, as for Toolbox.
         Guardrails, not a sandbox: the agent runs as you.
 
+        A session idle for 10 minutes is closed (--idle-timeout), and at most 100 are open at
+        once (--max-sessions): one more closes the one idle longest, so clients that come and go
+        cannot fill the kernel's memory. Closing a session leaves the agent's background shells
+        running: they are the notebook's.
+
         ``%mcp`` shows the server's state and its latest calls; ``%mcp stop`` ends it (so do
         %unload_ext and the kernel's end). Needs the MCP SDK: pip install 'mcp>=2.3' (the extra execmagic[mcp]).
 
@@ -62,14 +73,17 @@ class McpMagics(Magics):
 
             %mcp serve
             %mcp serve --port 8765
+            %mcp serve --idle-timeout 120 --max-sessions 10
             %mcp
             %mcp stop
         """
         args, _ = parse_line(line, self.mcp.parser)
-        if args.port is not None and args.action != "serve":
-            raise UsageError(f"--port goes with serve: %mcp serve --port {args.port}")
+        for option, value in (("--port", args.port), ("--idle-timeout", args.idle_timeout),
+                              ("--max-sessions", args.max_sessions)):
+            if value is not None and args.action != "serve":
+                raise UsageError(f"{option} goes with serve: %mcp serve {option} {value:g}")
         if args.action == "serve":
-            self._serve(args.port)
+            self._serve(args.port, args.idle_timeout, args.max_sessions)
         elif args.action == "stop":
             print(self.stop() or "no MCP server is running")
         else:
@@ -77,7 +91,7 @@ class McpMagics(Magics):
 
             display(self.server.status() if self.server is not None else McpStatus(running=False))
 
-    def _serve(self, port: int | None) -> None:
+    def _serve(self, port: int | None, idle_timeout: float | None, max_sessions: int | None) -> None:
         if self.server is not None and self.server.running:
             raise UsageError(f"an MCP server is running already at {self.server.url}; %mcp stop ends it")
         if port is not None and not 0 <= port <= 65535:
@@ -87,11 +101,16 @@ class McpMagics(Magics):
         from ..agents.mcp_server import HttpServer, McpUnavailable
         from ..agents.tools import Toolbox
 
+        with engine_errors():  # checked before anything starts: a bad value is one line
+            idle_timeout = checks.timeout(self.exec_magics.mcp_idle_timeout if idle_timeout is None else idle_timeout,
+                                          "--idle-timeout")
+            max_sessions = checks.count(self.exec_magics.mcp_max_sessions if max_sessions is None else max_sessions,
+                                        "--max-sessions", minimum=1)
         engine = self.exec_magics.engine
         self.exec_magics.sync_background_settings()
         try:
             toolbox = Toolbox(engine, guard="all", grace=self.exec_magics.kill_grace)
-            server = HttpServer(toolbox, port=port or 0)
+            server = HttpServer(toolbox, port=port or 0, idle_timeout=idle_timeout, max_sessions=max_sessions)
             server.start()
         except McpUnavailable as exc:
             raise UsageError(str(exc)) from None

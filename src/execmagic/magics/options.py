@@ -20,7 +20,7 @@ from typing import Any
 
 from IPython.core.error import UsageError
 
-from ..process.errors import UsageProblem
+from ..process.errors import UsageProblem, shown_value
 
 __all__ = ["NamespaceParams", "parse_line", "parse_pairs", "shell_words", "split_leading_options", "split_words",
            "unknown_option"]
@@ -41,11 +41,34 @@ def parse_line(line: str, parser: argparse.ArgumentParser, *,
         words, rest = split_leading_options(line, parser)
     else:
         words, rest = shell_words(line, "the line"), ""
+    words = [_Word(word) for word in words]
+    if not command_follows:
         _, unknown = parser.parse_known_args(words)
         for word in unknown:
             if word.startswith("-") and word != "-":
                 raise UsageError(unknown_option(word.split("=", 1)[0], parser, before_command=False))
-    return parser.parse_args(words), rest
+    return _plain(parser.parse_args(words)), rest
+
+
+class _Word(str):
+    """A word of the line while argparse reads it: argparse quotes a value it refuses with ``%r``
+    (``invalid float value: …``, ``invalid choice: …``), and through this ``repr`` a long value is
+    quoted the way every other message quotes one (:func:`~execmagic.process.errors.shown_value`)."""
+
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        return shown_value(str(self))
+
+
+def _plain(args: argparse.Namespace) -> argparse.Namespace:
+    """The parsed values as plain ``str`` again: what a magic passes on is never a :class:`_Word`."""
+    for name, value in vars(args).items():
+        if isinstance(value, _Word):
+            setattr(args, name, str(value))
+        elif isinstance(value, list):
+            setattr(args, name, [str(item) if isinstance(item, _Word) else item for item in value])
+    return args
 
 
 def unknown_option(name: str, parser: argparse.ArgumentParser, before_command: bool = True) -> str:
@@ -56,7 +79,7 @@ def unknown_option(name: str, parser: argparse.ArgumentParser, before_command: b
     close = difflib.get_close_matches(name, known, n=1, cutoff=0.7)
     hint = f"; did you mean {close[0]}?" if close else ""
     where = "options go before the command; " if before_command else ""
-    return f"unknown option {name!r}{hint} ({where}see %{parser.prog}?)"
+    return f"unknown option {shown_value(name)}{hint} ({where}see %{parser.prog}?)"
 
 
 def shell_words(text: str, what: str = "the command line") -> list[str]:
@@ -64,7 +87,7 @@ def shell_words(text: str, what: str = "the command line") -> list[str]:
     try:
         return shlex.split(text)
     except ValueError as exc:
-        raise UsageError(f"cannot split {what}: {str(exc).lower()} in {text.strip()!r}"[:300]) from None
+        raise UsageError(f"cannot split {what}: {str(exc).lower()} in {shown_value(text.strip())}") from None
 
 
 def split_leading_options(line: str, parser: argparse.ArgumentParser) -> tuple[list[str], str]:
@@ -80,7 +103,8 @@ def split_leading_options(line: str, parser: argparse.ArgumentParser) -> tuple[l
         word = match.group(0)
         if line[pos:match.start()].strip():  # something unparseable (an unclosed quote) ends the options
             if expecting_value:
-                raise UsageError(f"option {words[-1]!r} has a value with an unclosed quote: {line[pos:].strip()!r}")
+                raise UsageError(f"option {shown_value(words[-1])} has a value with an unclosed quote:"
+                                 f" {shown_value(line[pos:].strip())}")
             break
         if expecting_value:
             words.append(_unquote(word))
@@ -100,8 +124,9 @@ def split_leading_options(line: str, parser: argparse.ArgumentParser) -> tuple[l
         pos = match.end()
     if expecting_value:
         if line[pos:].strip():
-            raise UsageError(f"option {words[-1]!r} has a value with an unclosed quote: {line[pos:].strip()!r}")
-        raise UsageError(f"option {words[-1]!r} needs a value")
+            raise UsageError(f"option {shown_value(words[-1])} has a value with an unclosed quote:"
+                             f" {shown_value(line[pos:].strip())}")
+        raise UsageError(f"option {shown_value(words[-1])} needs a value")
     return words, line[pos:].strip()
 
 

@@ -20,7 +20,7 @@ from traitlets.config import Config
 
 from ..guard.levels import GUARDS
 from ..process import checks
-from ..process.errors import UsageProblem
+from ..process.errors import UsageProblem, shown_value
 
 if TYPE_CHECKING:
     from ..engine.engine import Engine
@@ -33,7 +33,7 @@ _MAX_COUNT = 10**12
 
 
 def _refuse(proposal: Any, why: str) -> TraitError:
-    return TraitError(f"ExecMagics.{proposal['trait'].name} = {proposal['value']!r} refused: {why}")
+    return TraitError(f"ExecMagics.{proposal['trait'].name} = {shown_value(proposal['value'])} refused: {why}")
 
 
 class ExecSettings(Magics):
@@ -133,6 +133,24 @@ class ExecSettings(Magics):
         2 * 1024**3, help="Bytes all log folders may take; past it the oldest gone kernels' folders are removed.",
     ).tag(config=True)
 
+    # -- %mcp serve (one block: the traits and their checks) --------------------------------------
+    mcp_idle_timeout = Float(
+        600.0, help="Seconds an MCP session of %mcp serve may go without a request before it is closed (the"
+                    " shells its agent started keep running). --idle-timeout per server.",
+    ).tag(config=True)
+    mcp_max_sessions = Int(
+        100, help="MCP sessions %mcp serve keeps open at once; one more closes the one idle longest."
+                  " --max-sessions per server.",
+    ).tag(config=True)
+
+    @validate("mcp_idle_timeout")
+    def _check_mcp_idle_timeout(self, proposal: Any) -> Any:
+        return self._checked(proposal, lambda v: checks.timeout(v, "ExecMagics.mcp_idle_timeout"))
+
+    @validate("mcp_max_sessions")
+    def _check_mcp_max_sessions(self, proposal: Any) -> Any:
+        return self._check_count(proposal)
+
     def _load_config(self, cfg: Any, section_names: Any = None, traits: Any = None) -> None:
         """Load config (a file's, or what ``%config`` kept): a refused value is said once and skipped, so
         one bad line never stops the extension from loading -- each setting applies on its own."""
@@ -158,8 +176,16 @@ class ExecSettings(Magics):
         try:
             for key, value in config.get(name, {}).items():
                 trait = self.traits().get(key)
+                if trait is None:
+                    continue  # traitlets names an unknown setting itself
                 if isinstance(value, bool) and isinstance(trait, (Int, Float)):  # True seconds is a mistake
-                    raise TraitError(f"ExecMagics.{key} = {value!r} refused: it must be a number, not a bool")
+                    raise TraitError(f"ExecMagics.{key} = {shown_value(value)} refused:"
+                                     " it must be a number, not a bool")
+                try:  # the type alone, before our own checks
+                    getattr(trait, "validate", lambda _owner, checked: checked)(self, value)
+                except TraitError:  # said as every refusal is: traitlets' own message echoes a value whole
+                    raise TraitError(f"ExecMagics.{key} = {shown_value(value)} refused:"
+                                     f" it must be {trait.info()}") from None
             super().update_config(config)
         except TraitError as exc:
             print(f"{' '.join(str(exc).split()).rstrip('.')}; the previous value stays", file=sys.stderr)
@@ -212,7 +238,7 @@ class ExecSettings(Magics):
     def _check_allowed_dirs(self, proposal: Any) -> Any:
         for path in proposal["value"]:
             if "\0" in path or not os.path.isdir(os.path.expanduser(path)):
-                raise _refuse(proposal, f"{path!r} is not a directory")
+                raise _refuse(proposal, f"{shown_value(path)} is not a directory")
         return proposal["value"]
 
     @validate("audit_log")

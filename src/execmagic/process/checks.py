@@ -16,7 +16,7 @@ import re
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from .errors import UsageProblem
+from .errors import UsageProblem, shown_value
 
 #: The longest timeout or grace accepted (a year): far beyond any real job, far below what
 #: ``select``/``threading`` can wait without an ``OverflowError``.
@@ -27,16 +27,10 @@ FOREVER = MAX_SECONDS
 ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
 
-def _shown(value: Any) -> str:
-    """A short rendering of a bad value for a one-line message."""
-    text = repr(value)
-    return text if len(text) <= 60 else text[:57] + "..."
-
-
 def _number(value: Any, name: str) -> float:
     """``value`` as a float; bools, strings and ``None`` are refused (``True`` seconds is a mistake)."""
     if isinstance(value, bool) or not isinstance(value, (int, float)):
-        raise UsageProblem(f"{name} must be a number of seconds, not {type(value).__name__} {_shown(value)}")
+        raise UsageProblem(f"{name} must be a number of seconds, not {type(value).__name__} {shown_value(value)}")
     try:
         return float(value)
     except OverflowError:  # an int too large for a float
@@ -54,7 +48,7 @@ def timeout(value: Any, name: str = "timeout") -> float | None:
     seconds = _number(value, name)
     if not (0 < seconds <= MAX_SECONDS):
         raise UsageProblem(f"{name} must be a positive number of seconds, at most {MAX_SECONDS:.0f} (a year),"
-                           f" not {_shown(value)}")
+                           f" not {shown_value(value)}")
     return seconds
 
 
@@ -64,7 +58,7 @@ def grace(value: Any, name: str = "grace") -> float | None:
         return None
     seconds = _number(value, name)
     if not (0 <= seconds <= MAX_SECONDS):
-        raise UsageProblem(f"{name} must be a number of seconds from 0 to {MAX_SECONDS:.0f}, not {_shown(value)}")
+        raise UsageProblem(f"{name} must be a number of seconds from 0 to {MAX_SECONDS:.0f}, not {shown_value(value)}")
     return seconds
 
 
@@ -73,14 +67,14 @@ def wait(value: Any, name: str = "wait") -> float:
     shell ends" and is clamped to :data:`FOREVER`, so no wait can overflow."""
     seconds = _number(value, name)
     if math.isnan(seconds) or seconds < 0:
-        raise UsageProblem(f"{name} must be 0 or more seconds (inf: until the shell ends), not {_shown(value)}")
+        raise UsageProblem(f"{name} must be 0 or more seconds (inf: until the shell ends), not {shown_value(value)}")
     return min(seconds, FOREVER)
 
 
 def count(value: Any, name: str, *, minimum: int = 0) -> int:
     """A whole number of at least ``minimum`` (lines, bytes); bools and floats are refused."""
     if isinstance(value, bool) or not isinstance(value, int):
-        raise UsageProblem(f"{name} must be a whole number, not {type(value).__name__} {_shown(value)}")
+        raise UsageProblem(f"{name} must be a whole number, not {type(value).__name__} {shown_value(value)}")
     if value < minimum:
         raise UsageProblem(f"{name} must be {minimum} or more, not {value}")
     return value
@@ -89,7 +83,7 @@ def count(value: Any, name: str, *, minimum: int = 0) -> int:
 def text(value: Any, name: str) -> str:
     """A string with no NUL byte in it: the OS cuts C strings at NUL, so such a value cannot reach a program."""
     if not isinstance(value, str):
-        raise UsageProblem(f"{name} must be a string, not {type(value).__name__} {_shown(value)}")
+        raise UsageProblem(f"{name} must be a string, not {type(value).__name__} {shown_value(value)}")
     if "\x00" in value:
         raise UsageProblem(f"{name} contains a NUL byte (\\x00) at position {value.index(chr(0))};"
                            " no program can receive it")
@@ -104,9 +98,9 @@ def optional_text(value: Any, name: str) -> str | None:
 def env_name(value: Any, name: str = "env") -> str:
     """A variable name as a shell accepts it: ``[A-Za-z_][A-Za-z0-9_]*``."""
     if not isinstance(value, str):
-        raise UsageProblem(f"{name} names must be strings, not {type(value).__name__} {_shown(value)}")
+        raise UsageProblem(f"{name} names must be strings, not {type(value).__name__} {shown_value(value)}")
     if not ENV_NAME.fullmatch(value):
-        raise UsageProblem(f"{name} name {_shown(value)} is not a variable name"
+        raise UsageProblem(f"{name} name {shown_value(value)} is not a variable name"
                            " (letters, digits and _, not starting with a digit)")
     return value
 
@@ -133,7 +127,7 @@ def argv(words: Iterable[Any], name: str = "argv") -> list[str]:
         if isinstance(word, os.PathLike):
             word = os.fspath(word)
         if not isinstance(word, str):
-            raise UsageProblem(f"{name} item {index} must be a string, not {type(word).__name__} {_shown(word)}")
+            raise UsageProblem(f"{name} item {index} must be a string, not {type(word).__name__} {shown_value(word)}")
         checked.append(text(word, f"{name} item {index}"))
     return checked
 
@@ -148,7 +142,7 @@ def input_value(value: Any, name: str = "input") -> str | bytes | None:
     if isinstance(value, (bytes, bytearray, memoryview)):
         return bytes(value)
     if not isinstance(value, str):
-        raise UsageProblem(f"{name} must be str or bytes, not {type(value).__name__} {_shown(value)}")
+        raise UsageProblem(f"{name} must be str or bytes, not {type(value).__name__} {shown_value(value)}")
     return text(value, name)
 
 

@@ -18,8 +18,12 @@ if typing.TYPE_CHECKING:  # pragma: no cover
 
 __all__ = [
     "CommandFailed", "ExecError", "PreExecError", "ShellLimitReached", "TemplateError", "UnknownLanguage",
-    "UnknownShell", "UsageProblem", "did_you_mean",
+    "UnknownShell", "UsageProblem", "did_you_mean", "shown_value",
 ]
+
+#: Characters of a user's value an error message quotes: enough to recognise it, and a message
+#: stays one line a person reads (a 10,000-character ``--name`` or path is not echoed whole).
+SHOWN_CHARS = 80
 
 
 class ExecError(Exception):
@@ -63,6 +67,26 @@ def did_you_mean(word: str, candidates: Iterable[str]) -> str | None:
     return close[0] if close else None
 
 
+def shown_value(value: object, limit: int = SHOWN_CHARS, *, quoted: bool = True) -> str:
+    """A user's value as an error message quotes it: ``repr(value)`` when short, else its first
+    ``limit`` characters and its length, ``'aaaa…' (10000 characters)``.
+
+    Every message that echoes a value goes through here, so a long value is cut the same way
+    wherever it is refused; the error keeps the whole value in its fields for code to read.
+    ``quoted=False`` is for the messages that name a string bare (``exec: NAME not found in PATH``).
+    """
+    if isinstance(value, (str, bytes)):
+        unit = "characters" if isinstance(value, str) else "bytes"
+        if not quoted and isinstance(value, str):
+            return value if len(value) <= limit else f"{value[:limit]}… ({len(value)} {unit})"
+        if len(value) <= limit:
+            return repr(value)
+        head = repr(value[:limit])
+        return f"{head[:-1]}…{head[-1]} ({len(value)} {unit})"
+    text = repr(value)
+    return text if len(text) <= limit else f"{text[:limit]}… ({len(text)} characters)"
+
+
 class UnknownShell(UsageProblem):
     """No background shell has the given id; the message lists the ids that exist (each caller adds
     how to start one in its own words: ``%bg``, ``run_in_background``) and the closest one."""
@@ -71,8 +95,9 @@ class UnknownShell(UsageProblem):
         self.shell_id = shell_id
         self.known = known
         self.suggestion = did_you_mean(shell_id, known)
-        hint = f"; did you mean {self.suggestion!r}?" if self.suggestion else ""
-        super().__init__(f"no background shell {shell_id!r} (known: {', '.join(known) if known else 'none yet'}){hint}")
+        hint = f"; did you mean {self.suggestion!r}?" if self.suggestion else ""  # one of ours: short
+        ids = ", ".join(known) if known else "none yet"
+        super().__init__(f"no background shell {shown_value(shell_id)} (known: {ids}){hint}")
 
 
 class UnknownLanguage(UsageProblem):
@@ -84,7 +109,7 @@ class UnknownLanguage(UsageProblem):
         self.suggestion = suggestion
         why = "" if not language or "/" in language else ": no interpreter of that name on PATH"
         hint = f"; did you mean {suggestion!r}?" if suggestion else ""
-        super().__init__(f"exec: unknown language '{language}'{why} (EINVAL){hint}")
+        super().__init__(f"exec: unknown language {shown_value(language)}{why} (EINVAL){hint}")
 
 
 class ShellLimitReached(ExecError):

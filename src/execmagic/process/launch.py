@@ -16,7 +16,7 @@ import subprocess
 from collections.abc import Mapping
 
 from .checks import ENV_NAME  # the one definition of a variable name
-from .errors import PreExecError, UsageProblem
+from .errors import PreExecError, UsageProblem, shown_value
 from .spec import Command
 
 __all__ = ["MARKER_VAR", "check_cwd", "launch", "parse_env_entry", "resolve_executable"]
@@ -30,21 +30,31 @@ def parse_env_entry(entry: str, what: str = "env") -> tuple[str, str]:
     (``what`` names the option it came from: ``env``, ``param``)."""
     name, sep, value = entry.partition("=")
     if not sep:
-        raise UsageProblem(f"exec: malformed {what} entry {entry!r}: expected NAME=VALUE (EINVAL)")
+        raise UsageProblem(f"exec: malformed {what} entry {shown_value(entry)}: expected NAME=VALUE (EINVAL)")
     if not ENV_NAME.fullmatch(name):
-        raise UsageProblem(f"exec: malformed {what} entry {entry!r}: {name!r} is not a variable name (EINVAL)")
+        raise UsageProblem(f"exec: malformed {what} entry {shown_value(entry)}: {shown_value(name)} is not a"
+                           " variable name (EINVAL)")
     return name, value
 
 
 def check_cwd(cwd: str, shown: str | None = None) -> None:
-    """Raise the seed's error line when ``cwd`` cannot be a working directory."""
-    label = shown if shown is not None else cwd
-    if not os.path.exists(cwd):
-        raise PreExecError(f"working directory does not exist '{label}'", "ENOENT", exit_code=1)
+    """Raise the seed's error line when ``cwd`` cannot be a working directory.
+
+    The path is looked at with one ``stat``, whose error names the problem: a name longer than
+    the system takes (``ENAMETOOLONG``) is not a directory that "does not exist".  Any other
+    failure to look (a missing parent, a loop of links) reads as before: it does not exist.
+    """
+    label = shown_value(shown if shown is not None else cwd)
+    try:
+        os.stat(cwd)
+    except OSError as exc:
+        if exc.errno == errno.ENAMETOOLONG:
+            raise PreExecError(f"working directory name too long {label}", "ENAMETOOLONG", exit_code=1) from None
+        raise PreExecError(f"working directory does not exist {label}", "ENOENT", exit_code=1) from None
     if not os.path.isdir(cwd):
-        raise PreExecError(f"working directory is not a directory '{label}'", "ENOTDIR", exit_code=1)
+        raise PreExecError(f"working directory is not a directory {label}", "ENOTDIR", exit_code=1)
     if not os.access(cwd, os.X_OK):
-        raise PreExecError(f"permission denied for working directory '{label}'", "EACCES", exit_code=1)
+        raise PreExecError(f"permission denied for working directory {label}", "EACCES", exit_code=1)
 
 
 def resolve_executable(name: str, cwd: str, env: Mapping[str, str]) -> str:
@@ -54,13 +64,13 @@ def resolve_executable(name: str, cwd: str, env: Mapping[str, str]) -> str:
     if "/" in name:
         path = os.path.join(cwd, name)
         if not os.path.exists(path):
-            raise PreExecError(f"no such file '{name}'", "ENOENT", exit_code=127)
+            raise PreExecError(f"no such file {shown_value(name)}", "ENOENT", exit_code=127)
         if os.path.isdir(path) or not os.access(path, os.X_OK):
-            raise PreExecError(f"permission denied '{name}'", "EACCES", exit_code=126)
+            raise PreExecError(f"permission denied {shown_value(name)}", "EACCES", exit_code=126)
         return path
     found = shutil.which(name, path=env.get("PATH", os.defpath))
     if found is None:
-        raise PreExecError(f"{name} not found in PATH", "ENOENT", exit_code=127)
+        raise PreExecError(f"{shown_value(name, quoted=False)} not found in PATH", "ENOENT", exit_code=127)
     return found
 
 
@@ -84,10 +94,11 @@ def launch(command: Command, marker: str) -> subprocess.Popen[bytes]:
             start_new_session=True,
         )
     except PermissionError:
-        raise PreExecError(f"permission denied '{command.argv[0]}'", "EACCES", exit_code=126) from None
+        raise PreExecError(f"permission denied {shown_value(command.argv[0])}", "EACCES", exit_code=126) from None
     except FileNotFoundError:
         # The file exists (resolved above), so its interpreter (#! line) is what is missing.
-        raise PreExecError(f"bad interpreter for '{command.argv[0]}'", "ENOENT", exit_code=127) from None
+        raise PreExecError(f"bad interpreter for {shown_value(command.argv[0])}", "ENOENT", exit_code=127) from None
     except OSError as exc:
         code = errno.errorcode.get(exc.errno or 0, "EIO")
-        raise PreExecError(f"cannot execute '{command.argv[0]}': {exc.strerror}", code, exit_code=126) from None
+        raise PreExecError(f"cannot execute {shown_value(command.argv[0])}: {exc.strerror}", code,
+                           exit_code=126) from None

@@ -27,7 +27,7 @@ from .logdir import default_root, fallback_prefix
 from .private import why_not_private
 
 __all__ = ["DEFAULT_QUOTA", "DEFAULT_RETENTION_DAYS", "PruneReport", "log_roots", "prune_log_folders",
-           "prune_log_roots"]
+           "prune_log_roots", "running_since"]
 
 #: Days a gone owner's logs are kept: long enough to look back over a week of work.
 DEFAULT_RETENTION_DAYS = 7.0
@@ -44,17 +44,23 @@ class PruneReport:
     freed: int = 0
 
 
-def _owner_running(stamp: str, pid: int) -> bool:
-    """Whether the process that created a folder still runs (a reused pid started later is not it)."""
+def running_since(pid: int, when: float) -> bool:
+    """Whether process ``pid`` runs and already ran at ``when`` (a timestamp): a pid reused by a
+    process started later is not the one that wrote a file then, and a zombie has ended."""
     try:
-        created = psutil.Process(pid).create_time()
+        proc = psutil.Process(pid)
+        return proc.create_time() <= when + 1 and proc.status() != psutil.STATUS_ZOMBIE
     except (psutil.NoSuchProcess, psutil.AccessDenied, ValueError):
         return False
+
+
+def _owner_running(stamp: str, pid: int) -> bool:
+    """Whether the process that created a folder still runs."""
     try:
         stamped = time.mktime(time.strptime(stamp, STAMP_FORMAT))
     except ValueError:
         return False
-    return created <= stamped + 1
+    return running_since(pid, stamped)
 
 
 def _size(path: str) -> int:

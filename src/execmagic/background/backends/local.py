@@ -14,7 +14,7 @@ import subprocess
 from collections.abc import Mapping
 from typing import IO
 
-from ...process.errors import UsageProblem
+from ...process.errors import UsageProblem, shown_value
 from ...process.launch import launch
 from ...process.spec import Command
 from ...process.stop import StopReport, remaining, stop_tree
@@ -90,4 +90,5 @@ class LocalBackend:
 
     def reattach(self, job_id: str, *, marker: str) -> LocalHandle:
         """Local shells end with their owner (the watchdog stops them), so there is nothing to find again."""
-        raise UsageProblem(f"local background shells cannot be reattached ({job_id!r}): they end with their owner")
+        raise UsageProblem(f"local background shells cannot be reattached ({shown_value(job_id)}):"
+                           " they end with their owner")

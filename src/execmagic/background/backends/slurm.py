@@ -36,7 +36,7 @@ from collections.abc import Mapping, Sequence
 from importlib import resources
 
 from ...process.clock import now_iso
-from ...process.errors import UsageProblem
+from ...process.errors import UsageProblem, shown_value
 from ...process.private import make_folder, write_file
 from ...process.pump import grow_pipe
 from ...process.spec import Command
@@ -499,7 +499,7 @@ class SlurmBackend:
     def reattach(self, job_id: str, *, marker: str = "") -> SlurmHandle:
         """The handle of a job started earlier (by this or an earlier kernel), reading its files from the start."""
         if not job_id.isdigit():
-            raise UsageProblem(f"not a SLURM job id: {job_id!r}")
+            raise UsageProblem(f"not a SLURM job id: {shown_value(job_id)}")
         try:
             with open(os.path.join(self.logs_dir, f"{job_id}.json")) as fh:
                 meta = JobMeta(**json.load(fh))
@@ -598,7 +598,7 @@ def sbatch_words(text: str) -> tuple[str, ...]:
     try:
         words = tuple(shlex.split(text))
     except ValueError as exc:
-        raise UsageProblem(f"cannot split --sbatch-args {text!r}: {exc}") from None
+        raise UsageProblem(f"cannot split --sbatch-args {shown_value(text)}: {exc}") from None
     check_extra(words)
     return words
 
