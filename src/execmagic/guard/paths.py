@@ -39,6 +39,8 @@ def resolve(path: str, cwd: Path | None, *, globs: bool = True) -> Path | None:
     ``/usr/..`` is ``/``; ``//``, ``/./`` and trailing slashes go; ``~``, ``$HOME`` and ``${HOME}`` are the
     home directory; with ``globs`` a trailing ``*`` or ``.*`` stands for its directory (it empties it).
     """
+    if not path:  # rm -rf "" names no file (an empty variable, quoted)
+        return None
     home = _HOME_PREFIX.match(path)
     if home:
         parts, rest = ["home", home.group(1) if home.group(1).startswith("~") else "~"], path[home.end():]
