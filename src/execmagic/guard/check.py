@@ -44,8 +44,9 @@ class CommandRefused(ExecError):
 _TRIGGERS = re.compile(
     r"\b(rm\w*|remove_\w+|mkfs\S*|mke2fs|mkswap|mkdosfs|mkntfs|dd|chmod|chown|chgrp|shred|wipefs|blkdiscard|truncate"
     r"|fdisk|sfdisk|parted|sgdisk|gdisk|cfdisk|find|kill|pkill|killall5?|shutdown|reboot|halt|poweroff|init|telinit"
-    r"|systemctl|mv|rsync|crontab|curl|wget|fetch|tee|cp|function|fork|env)\b"  # env: env -S'rm …' glues rm on
-    r"|/dev/|\(\)\s*\{"
+    r"|systemctl|mv|rsync|crontab|curl|wget|fetch|tee|cp|function|fork|env"  # env: env -S'rm …' glues rm on
+    r"|unlink|remove\w*|dir_delete|ddrescue|dcfldd|dc3dd|clean|tar|zip|7za?|ln|install|wipe|srm|sed|for)\b"
+    r"|/dev/|/proc/|/etc/|/boot/|/s?bin/|/lib|\.\w*(?:rc|profile|login|logout|env)\b|config\.fish|\(\)\s*\{"
 )
 _NAMED = re.compile(r"\$\{?([A-Za-z_]\w*)")
 

@@ -35,7 +35,7 @@ from .options import (
 )
 from .paths import Path, after_cd
 from .rules import FORK_CALLS, Refusal, fork_bomb, refuse
-from .scripts import shell_calls, tree_deleted
+from .scripts import readable, shell_calls, tree_deleted
 from .words import Word, tokenize
 
 __all__ = ["Walk", "argv_commands", "simple_commands", "walk", "walk_argv"]
@@ -185,10 +185,11 @@ def _scripted(simple: Simple, code: Word, depth: int, names: Names) -> Walk:
         yield refuse("pipe-to-shell", simple.display)
     elif FORK_CALLS.search(code):
         yield refuse("fork-bomb", simple.display)
-    where = tree_deleted(code, simple.cwd)
+    text = readable(code)
+    where = tree_deleted(text, simple.cwd, simple.name)
     if where:
         yield refuse("rm-recursive-root", simple.display, where=where)
-    for call in shell_calls(code, simple.name):
+    for call in shell_calls(text, simple.name):
         if isinstance(call, str):
             yield from walk(call, simple.cwd, depth + 1, names)
         elif call and depth < _MAX_DEPTH:
