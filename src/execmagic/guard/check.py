@@ -46,7 +46,7 @@ _TRIGGERS = re.compile(
     r"|fdisk|sfdisk|parted|sgdisk|gdisk|cfdisk|find|kill|pkill|killall5?|shutdown|reboot|halt|poweroff|init|telinit"
     r"|systemctl|mv|rsync|crontab|curl|wget|fetch|tee|cp|function|fork|env"  # env: env -S'rm …' glues rm on
     r"|unlink|remove\w*|dir_delete|ddrescue|dcfldd|dc3dd|clean|tar|zip|7za?|ln|install|wipe|srm|sed|for)\b"
-    r"|/dev/|/proc/|/etc/|/boot/|/s?bin/|/lib|\.\w*(?:rc|profile|login|logout|env)\b|config\.fish|\(\)\s*\{"
+    r"|/dev/|/proc/|/etc/|/boot/|/s?bin/|/lib|\.\w*(?:rc|profile|login|logout|env|environment)\b|config\.fish|\(\)\s*\{"
 )
 _NAMED = re.compile(r"\$\{?([A-Za-z_]\w*)")
 

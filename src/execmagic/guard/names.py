@@ -37,12 +37,14 @@ _SHELL_SET = frozenset({
     "HOSTTYPE", "OSTYPE", "MACHTYPE", "IFS", "OPTIND", "OPTARG", "OPTERR", "REPLY", "MAPFILE", "PIPESTATUS",
     "FUNCNAME", "DIRSTACK", "COLUMNS", "LINES", "EPOCHSECONDS", "EPOCHREALTIME", "SHELL", "HOME", "PS1", "PS2", "PS4",
     "HISTFILE", "HISTSIZE", "HISTFILESIZE", "MAIL", "MAILCHECK", "TMOUT", "COMP_WORDS", "COMP_CWORD"})
-_REFERENCE = re.compile(r"\$(?:\{(?P<braced>[A-Za-z_]\w*)(?:(?P<op>:?[-?=+])(?P<arg>[^}]*))?\}|(?P<plain>[A-Za-z_]\w*))")
+_REFERENCE = re.compile(r"\$(?:\{(?P<braced>[A-Za-z_]\w*)(?:(?P<op>:?[-?=+])(?P<arg>[^}]*))?\}"
+                        r"|(?P<plain>[A-Za-z_]\w*))")
 _ASSIGNMENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*=")
 #: Values a word may take at most (``for d in a b c`` makes one per item); the rest are not judged.
 _MAX_VALUES = 16
 #: Commands that give a name a value read at run time: the name is unknown afterwards.
-_READ_VALUES = {"read": {"-d", "-i", "-n", "-N", "-p", "-t", "-u"}, "mapfile": {"-d", "-n", "-O", "-s", "-u", "-C", "-c"},
+_READ_VALUES = {"read": {"-d", "-i", "-n", "-N", "-p", "-t", "-u"},
+                "mapfile": {"-d", "-n", "-O", "-s", "-u", "-C", "-c"},
                 "readarray": {"-d", "-n", "-O", "-s", "-u", "-C", "-c"}}
 _DECLARES = {"export", "readonly", "local", "declare", "typeset"}
 Values = tuple[str, ...] | None
@@ -78,7 +80,7 @@ class Names:
         return home if home.startswith("/") and "HOME" not in self.values else None
 
     def value(self, name: str) -> Values:
-        """What ``$name`` may be: its values, or ``None`` when not known (``HOME`` stays ``$HOME``, which paths know)."""
+        """What ``$name`` may be: its values, or ``None`` when not known (``$HOME`` stays: paths know it)."""
         if name in self.values:
             return self.values[name]
         if name in _SHELL_SET or name.startswith(("BASH", "COMP_")) or self.env is None:
@@ -186,9 +188,7 @@ def _changed(command: Command) -> Iterator[tuple[str, Values]]:
     elif name in _READ_VALUES:  # read -a NAME: NAME is an operand here too
         for target in operands_of(words[1:], _READ_VALUES[name]) or ["REPLY" if name == "read" else "MAPFILE"]:
             yield target, None
-    elif name == "printf" and words[1:2] == ["-v"] and len(words) > 2:
-        yield words[2], None
-    elif name == "getopts" and len(words) > 2:
+    elif (name == "printf" and words[1:2] == ["-v"] and len(words) > 2) or (name == "getopts" and len(words) > 2):
         yield words[2], None
     elif name == "let":
         for word in words[1:]:

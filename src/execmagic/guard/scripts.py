@@ -81,7 +81,8 @@ def readable(code: str) -> str:
 
 def _calls(code: str, language: str) -> Iterator[str | tuple[str, ...]]:
     for found in _RUNS.finditer(code):
-        strings = tuple(_text(s.group()) for s in re.finditer(_STRING, found.group(0)[found.start("args") - found.start():]))
+        args = found.group(0)[found.start("args") - found.start():]
+        strings = tuple(_text(s.group()) for s in re.finditer(_STRING, args))
         bracketed = found.group("args")[0] in "[c{" or found.group("more") is not None
         yield strings if bracketed or len(strings) > 1 else strings[0]
     if language.startswith(("perl", "ruby", "julia")):  # python has none; in node they are template strings
@@ -90,7 +91,8 @@ def _calls(code: str, language: str) -> Iterator[str | tuple[str, ...]]:
     if language in AWKS:  # "cmd" | getline, print "…" | "sh"
         for found in _AWK_PIPES.finditer(code):
             to = _text(found["to"]) if found["to"] else ""
-            yield _text(found["got"] or (found["printed"] if to.split()[:1] and to.split()[0] in SHELLS else found["to"]))
+            shell = to.split()[:1] and to.split()[0] in SHELLS
+            yield _text(found["got"] or (found["printed"] if shell else found["to"]))
 
 
 def shell_calls(code: str, language: str) -> Iterator[str | list[str]]:

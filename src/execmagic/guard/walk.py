@@ -15,9 +15,8 @@ yields their refusals itself; every other rule is applied to the simple commands
 from __future__ import annotations
 
 import os
-from collections.abc import Generator, Iterable, Iterator, Sequence
-
 import re
+from collections.abc import Generator, Iterable, Iterator, Sequence
 
 from .commands import Command, Simple, command_name, emitted, parse, unwrap
 from .names import Names
@@ -118,8 +117,8 @@ def _handed_on(simple: Simple, command: Command, before: list[Command], depth: i
         yield from _interpreted(simple, command, before, depth, names)
     elif name in ("eval", "watch"):  # both run their arguments, joined, as shell code
         args = list(words[1:]) if name == "eval" else after_options(words[1:], {"-n", "--interval"})
-        code = Word(" ".join(args), [c for w in args for c in w.code])
-        yield from _as_code(simple, code, simple.cwd, depth, names)
+        joined = Word(" ".join(args), [c for w in args for c in w.code])
+        yield from _as_code(simple, joined, simple.cwd, depth, names)
     elif name in ("su", "runuser", "sg", "script", "flock"):  # su -c CMD, script -c CMD, flock F -c CMD
         code = su_command(words)
         if code is not None:
