@@ -40,14 +40,16 @@ _AWK_PIPES = re.compile(rf"(?P<got>{_STRING})\s*\|\s*getline|\bprintf?\b\s*\(?\s
 _BACKTICKS = re.compile(r"`(?P<a>[^`]*)`|(?:\bqx|%x)\s*(?:\((?P<b>[^)]*)\)|\{(?P<c>[^}]*)\}|/(?P<d>[^/]*)/)")
 _HOME_CODE = (r"(?:os\.path\.)?expanduser\(\s*['\"]~/?['\"]\s*\)|(?:pathlib\.)?Path\.home\(\)|Path\(\s*['\"]~['\"]\s*\)"
               r"\.expanduser\(\)|os\.environ\[\s*['\"]HOME['\"]\s*\]|(?:os\.environ\.get|(?:os\.)?getenv|Sys\.getenv"
-              r"|Deno\.env\.get)\(\s*['\"]HOME['\"]\s*\)|Dir\.home|ENV\[\s*['\"]HOME['\"]\s*\]"
+              r"|Deno\.env\.get)\(\s*['\"]HOME['\"]\s*\)|Dir\.home|ENV(?:IRON)?\[\s*['\"]HOME['\"]\s*\]"
               r"|\$ENV\{\s*['\"]?HOME['\"]?\s*\}|(?:require\(\s*['\"](?:node:)?os['\"]\s*\)\.|os\.|Deno\.)?homedir\(\)|process\.env(?:\.HOME|\[\s*['\"]HOME['\"]\s*\])"
               r"|(?:File\.expand_path|path\.expand|normalizePath)\(\s*['\"]~['\"]\s*\)")
 #: The home directory written into a string: ruby's #{…}, a JS template's ${…}, julia's $(…), an f-string's {…}.
 _HOME_IN_STRING = re.compile(rf"(?:#\{{|\$\{{|\{{)\s*(?:{_HOME_CODE})\s*\}}|\$\(\s*(?:{_HOME_CODE})\s*\)")
 _HOME_EXPRESSION = re.compile(_HOME_CODE)
 _PERL_HOME = re.compile(r'"(?:[^"\\\n]|\\.)*\$ENV\{HOME\}(?:[^"\\\n]|\\.)*"')
-_JOINED = re.compile(rf"(?P<a>{_STRING})\s*(?:\+|\.\.?|\bpaste0\b)\s*(?P<b>{_STRING})")
+#: Two strings made one: "a" + "b", "a" . "b" (perl), "a" .. "b" (lua), "a" "b" (awk, python), paste("a", "b") (R).
+_JOINED = re.compile(rf"(?P<paste>\bpaste0?\(\s*)?(?P<a>{_STRING})(?(paste)\s*,\s*|\s*(?:\+|\.\.?|(?<=\s))\s*)"
+                     rf"(?P<b>{_STRING})(?(paste)\s*\))")
 _DELETES_TREE = re.compile(
     r"\b(?P<name>rmtree|remove_tree|rm_rf|rm_r|remove_dir|remove_entry(?:_secure)?|rimraf(?:\.sync)?|rmSync|rmdirSync"
     r"|rm|rmdir|unlink|removeSync|remove|dir_delete)\s*(?:\(\s*|\s+)(?:(?:pathlib\.)?Path\(\s*)?"
@@ -72,11 +74,16 @@ def readable(code: str) -> str:
     code = _PERL_HOME.sub(lambda m: m.group().replace("$ENV{HOME}", "$HOME"), code)
     code = _HOME_EXPRESSION.sub('"$HOME"', _HOME_IN_STRING.sub("$HOME", code))
     for _ in range(8):  # "rm -rf " + "$HOME": one string (a few joins deep)
-        joined = _JOINED.sub(lambda m: '"' + (_text(m["a"]) + _text(m["b"])).replace('"', '\\"') + '"', code)
+        joined = _JOINED.sub(_join, code)
         if joined == code:
             break
         code = joined
     return code
+
+
+def _join(found: re.Match[str]) -> str:
+    space = " " if found["paste"] and not found["paste"].startswith("paste0") else ""
+    return '"' + (_text(found["a"]) + space + _text(found["b"])).replace('"', '\\"') + '"'
 
 
 def _calls(code: str, language: str) -> Iterator[str | tuple[str, ...]]:

@@ -33,7 +33,7 @@ def written(s: Simple) -> Iterator[tuple[str, bool]]:
             yield target, op not in (">>", "&>>", "<>")
     args = list(s.words[1:])
     if s.name in ("dd", "dcfldd", "dc3dd"):
-        yield from ((w.split("=", 1)[1], True) for w in args if w.startswith(("of=", "hof=")))
+        yield from ((w.split("=", 1)[1], True) for w in args if w.startswith(("of=", "hof=", "wipe=", "hwipe=")))
     elif s.name == "ddrescue":
         yield from ((w, True) for w in operands_of(args, _DDRESCUE_VALUES)[1:2])
     elif s.name == "tee":
@@ -52,7 +52,9 @@ def written(s: Simple) -> Iterator[tuple[str, bool]]:
 
 
 def removed(s: Simple) -> list[str]:
-    """The files ``rm`` or ``unlink`` deletes (recursive or not)."""
+    """The files ``rm`` or ``unlink`` deletes (recursive or not), and those ``mv`` takes away."""
+    if s.name == "mv":
+        return operands_of(s.words[1:], _COPY_VALUES)[:-1]
     return operands_of(s.words[1:]) if s.name in ("rm", "unlink") else []
 
 
