@@ -90,6 +90,8 @@ SESSION_ALLOWED: list[tuple[dict[str, str], str]] = [
     ({}, 'D=$(mktemp -d); rm -rf "$D"/'),
     ({"W": "{home}/work"}, 'cd "$W" && rm -rf ./build'),
     ({}, "awk '{print $NF}' data.txt"),
+    ({}, 'cleanup() { rm -rf "$DIR"/; }; DIR=./x; cleanup'),  # a function body runs later: names unknown there
+    ({"BASH_ENV": "{home}/.env.sh"}, 'rm -rf "$SET_BY_BASH_ENV"/'),  # a BASH_ENV file may set any name
 ]
 
 #: Respellings of the generalised rules that none of the fixes started from (command, level).
@@ -197,6 +199,13 @@ def test_ordinary_work_is_allowed(command):
 def test_table_sizes():
     assert len(RESPELLINGS) >= 30 and len(ORDINARY) >= 80
     assert len(set(ORDINARY)) == len(ORDINARY) and not {c for c, _ in BRIEF} & {c for c, _ in RESPELLINGS}
+
+
+def test_a_refusal_quotes_the_variable_not_its_value():
+    """What a variable holds may be anything (a token in a URL); the refusal shows the word as written."""
+    refusal = check("all", 'rm -rf "$D"', env=_env({"D": "{home}"}))
+    assert refusal.command == "rm -rf $D" and refusal.reason == "recursively deletes a home directory"
+    assert check("all", "rm -rf $R", env=_env({"R": "/tmp/x /"})).command == "rm -rf $R"
 
 
 def test_without_the_session_only_the_text_is_known():

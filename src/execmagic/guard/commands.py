@@ -21,9 +21,12 @@ from .words import REDIRECTS, STDIN_REDIRECTS, Op, Word, tokenize, unescape
 __all__ = ["Command", "Simple", "assigned", "command_name", "emitted", "parse", "unwrap", "with_names"]
 
 
-def _shown(words: Sequence[str], redirects: Sequence[tuple[str, Word]]) -> str:
-    """A command as a refusal quotes it: its words, then its redirections (a heredoc by its delimiter)."""
-    return " ".join([*words, *(f"{op} {target.shown}" for op, target in redirects)])
+def _shown(words: Sequence[Word], redirects: Sequence[tuple[str, Word]]) -> str:
+    """A command as a refusal quotes it: its words, then its redirections (a heredoc by its delimiter).
+
+    A word as written, not as expanded (``rm -rf $D``, not the value of ``D``: it may be anything).
+    """
+    return " ".join([*(w.shown for w in words if w.shown or not w), *(f"{op} {t.shown}" for op, t in redirects)])
 
 
 @dataclasses.dataclass

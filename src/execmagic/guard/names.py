@@ -117,7 +117,9 @@ class Names:
             return [word]
         if not word.quoted and not _ASSIGNMENT.match(word):  # unquoted: split, and an empty word is no word
             texts = [part for text in texts for part in text.split()]
-        return [Word(text, word.code, word.feed, word.quoted, live=()) for text in texts]
+        # shown as written, once: a refusal quotes $D, not what D holds
+        return [Word(text, word.code, word.feed, word.quoted, "" if i else word.shown, live=())
+                for i, text in enumerate(texts)]
 
     def _home(self, text: str) -> str:
         home = self.home

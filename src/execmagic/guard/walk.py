@@ -41,6 +41,7 @@ __all__ = ["Walk", "argv_commands", "simple_commands", "walk", "walk_argv"]
 
 #: How deep code inside code (``bash -c "eval '…'"``) is followed; deeper text is not judged.
 _MAX_DEPTH = 8
+_DEFINES_FUNCTION = re.compile(r"\(\s*\)\s*[{(]|\bfunction\s+[^\s(){}|&;<>]+")
 Walk = Generator["Simple | Refusal", None, "Path | None"]
 """A walk yields simple commands and refusals, in the order a shell gets to them; it returns the directory after it."""
 
@@ -59,6 +60,8 @@ def walk(text: str, cwd: Path | None, depth: int, names: Names | None = None) ->
     if bomb:
         yield refuse("fork-bomb", bomb)
     names = Names() if names is None else names.copy()
+    if _DEFINES_FUNCTION.search(skeleton):  # a function body runs later, when names may hold other values
+        names.opaque = True
     scopes: list[tuple[Path | None, Names]] = []
     pipeline: list[Command] = []
     downloads: set[str] = set()  # curl -o f URL earlier in the text: sh f runs what was downloaded
