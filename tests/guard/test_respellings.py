@@ -90,7 +90,8 @@ SESSION_ALLOWED: list[tuple[dict[str, str], str]] = [
     ({}, 'D=$(mktemp -d); rm -rf "$D"/'),
     ({"W": "{home}/work"}, 'cd "$W" && rm -rf ./build'),
     ({}, "awk '{print $NF}' data.txt"),
-    ({}, 'cleanup() { rm -rf "$DIR"/; }; DIR=./x; cleanup'),  # a function body runs later: names unknown there
+    ({}, 'cleanup() { rm -rf "$DIR"/; }; DIR=./x; cleanup'),
+    ({}, 'dirs=(build dist); rm -rf "$dirs"/'),  # a function body runs later: names unknown there
     ({"BASH_ENV": "{home}/.env.sh"}, 'rm -rf "$SET_BY_BASH_ENV"/'),  # a BASH_ENV file may set any name
 ]
 

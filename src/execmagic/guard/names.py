@@ -162,7 +162,7 @@ class Names:
                     self.values[name] = values
         if len(pipeline) == 1:  # a pipeline's stages are subshells: X=1 | … sets nothing
             for name, value in assigned(pipeline[0]).items():
-                self.values[name] = None if value is None else (value,)
+                self.values[name] = (value,) if value else None  # X=(a b) reads as X= here: an array, not empty
 
 
 def _operator(values: Values, op: str | None, arg: str) -> Values:
