@@ -76,6 +76,8 @@ SESSION: list[tuple[dict[str, str], str]] = [
     ({"CMD": "rm"}, "$CMD -rf ~"),
     ({"D": "{home}"}, 'rm -rf "$(echo "$D")"'),
     ({"D": "{home}"}, "python3 -c 'import os; os.system(\"rm -rf $D\")'"),
+    ({"DISK": "/dev/sda"}, "dd if=/dev/zero of=$DISK bs=1M"),
+    ({"F": "/etc/passwd"}, 'truncate -s 0 "$F"'),
 ]
 
 #: (the session's exports, a command it must allow): values the check cannot know are not guessed.
@@ -108,6 +110,9 @@ RESPELLINGS: list[tuple[str, str]] = [
     ("deno eval 'new Deno.Command(\"rm\", {args: [\"-rf\", Deno.env.get(\"HOME\")]}).outputSync()'", "catastrophic"),
     ("bun -e 'require(\"fs\").rmSync(require(\"os\").homedir(), {recursive: true})'", "catastrophic"),
     ("ruby -e 'system(\"rm -rf #{Dir.home}\")'", "catastrophic"),
+    ("perl -e 'system \"rm\", \"-rf\", $ENV{HOME}'", "catastrophic"),
+    ("R=/ sh -c 'rm -rf \"$R\"'", "catastrophic"),
+    ("env R=/ bash -c 'rm -rf $R'", "catastrophic"),
     ("echo 'os.execute(\"rm -rf ~\")' | lua", "catastrophic"),
     ("select d in ~; do rm -rf \"$d\"; break; done", "catastrophic"),
     (". <(printf 'rm -rf %s\\n' ~)", "catastrophic"),

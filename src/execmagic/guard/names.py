@@ -73,6 +73,16 @@ class Names:
         """The names code run inside this code (a subshell, ``bash -c``, ``$(…)``) starts with."""
         return Names(self.env, dict(self.values), self.opaque)
 
+    def given(self, words: Sequence[Word]) -> Names:
+        """The names code run by a command sees, with the command's own ``X=/ sh -c …`` (or ``env X=/ …``)."""
+        pairs = [word for word in words if _ASSIGNMENT.match(word)]
+        if not pairs:
+            return self
+        child = self.copy()
+        for name, value in assigned(Command(pairs)).items():
+            child.values[name] = (value,) if value else None
+        return child
+
     @property
     def home(self) -> str | None:
         """The session's home directory spelled out (``/home/me``), when known and not ``/``."""

@@ -102,12 +102,13 @@ def _walk_pipeline(commands: list[Command], cwd: Path | None, depth: int, names:
             yield from walk(body, cwd, depth + 1, names)
         before = commands[:index]
         words, wrappers = unwrap(command.words)
+        given = names.given(command.words[:len(command.words) - len(words)])  # X=/ sh -c '…': X is / in there
         if {"xargs", "parallel"} & set(wrappers):  # echo / | xargs rm -rf: the items become arguments
             items = emitted(before[-1]) if before else command.stdin()  # or xargs rm -rf <<< /
             words += [Word(item) for item in re.split(r"[\s\0]+", items or "") if item]  # -0: NUL-separated
         simple = Simple(tuple(words), tuple(command.redirects), cwd)
         yield simple
-        yield from _handed_on(simple, command, before, depth, names)
+        yield from _handed_on(simple, command, before, depth, given)
     return after_cd(simple.words, cwd) if simple is not None and len(commands) == 1 else cwd
 
 
