@@ -19,6 +19,7 @@ from IPython.core.error import UsageError
 
 from execmagic.agents.tools import Toolbox
 from execmagic.guard.policy import check
+from execmagic.magics import CellCommandFailed
 from magic_calls import magic
 
 HOME = "/home/alice"
@@ -263,8 +264,13 @@ def test_the_two_calls_that_deleted_a_home_folder(engine, tmp_path):
 
 
 # -- a %%exec cell in a real InteractiveShell ---------------------------------------------------------
-#: Rows that delete a home folder: safe to hand a cell, whose session's HOME is a temporary folder.
+#: Rows that delete a home folder: the sample handed to a cell, whose session's HOME is a temporary folder.
 CELL_SAMPLE = [row for row in BRIEF + RESPELLINGS if "~" in row[0] or "HOME" in row[0] or "homedir" in row[0]][:12]
+#: In the cells' session PATH holds only stand-ins of these, which exit 97: should the guard ever let a row
+#: through, nothing of this machine is touched (the rows' builtins -- cd, echo, source -- destroy nothing here).
+STAND_INS = ("rm", "dd", "truncate", "find", "bash", "sh", "python3", "awk", "mawk", "gawk", "nawk", "busybox", "lua",
+             "lua5.4", "luajit", "julia", "Rscript", "R", "deno", "bun", "ruby", "perl", "xargs", "tar", "git", "ln",
+             "shred", "wipe", "tee", "cp", "mv", "rsync", "7z", "zip", "env", "sudo", "select")
 
 
 #: the magics' engine guards foreground runs with a watchdog that outlives a test (notebook_shell ends it)
@@ -280,12 +286,21 @@ def cell(notebook_shell, tmp_path):
     home = tmp_path / "home"
     home.mkdir()
     (home / "keep").write_text("x")
+    stand_ins = tmp_path / "bin"
+    stand_ins.mkdir()
+    for name in STAND_INS:
+        (stand_ins / name).write_text("#!/bin/sh\nexit 97\n")
+        (stand_ins / name).chmod(0o755)
 
     def run(text, level="catastrophic"):
         notebook_shell.run_line_magic("config", f"ExecMagics.guard = {level!r}")
         return magic(notebook_shell, "exec", "", text)
 
-    yield run, str(home)
+    def enter(exports):
+        """The session's exports: ``exports``, HOME the temporary folder, PATH only the stand-ins."""
+        run(f"{_export_line(exports, str(home))} PATH='{stand_ins}'")
+
+    yield run, enter, str(home)
     notebook_shell.run_line_magic("config", "ExecMagics.guard = 'catastrophic'")
     magics.engine.session.reset()
     assert (home / "keep").exists()
@@ -294,9 +309,9 @@ def cell(notebook_shell, tmp_path):
 @CELL_WATCHDOG
 @pytest.mark.parametrize(("exports", "command"), SESSION)
 def test_session_variables_in_a_cell(cell, exports, command):
-    run, home = cell
+    run, enter, home = cell
     assert check("catastrophic", command, env=_env(exports, home)) is not None  # never hand a cell what passes
-    run(_export_line(exports, home))
+    enter(exports)
     with pytest.raises(UsageError, match="refused"):
         run(command)
 
@@ -304,15 +319,24 @@ def test_session_variables_in_a_cell(cell, exports, command):
 @CELL_WATCHDOG
 @pytest.mark.parametrize(("command", "level"), CELL_SAMPLE)
 def test_rows_in_a_cell(cell, command, level):
-    run, home = cell
+    run, enter, home = cell
     assert check(level, command, env=_env({}, home)) is not None  # never hand a cell what passes
-    run(_export_line({}, home))
+    enter({})
     with pytest.raises(UsageError, match="refused"):
         run(command, level)
 
 
 @CELL_WATCHDOG
 def test_ordinary_cells_still_run(cell):
-    run, _ = cell
+    run, _, _ = cell
     cap = run('BUILD=./b; mkdir -p "$BUILD"; rm -rf "$BUILD"/; awk \'BEGIN{print "ok"}\'', "all")
     assert "ok" in cap.stdout
+
+
+@CELL_WATCHDOG
+def test_the_cells_programs_are_stand_ins(cell):
+    """The safety net under the cell tests: in their session ``rm`` is a stand-in that exits 97."""
+    run, enter, home = cell
+    enter({})
+    with pytest.raises(CellCommandFailed, match="97"):
+        run(f"rm -rf '{home}/keep'")
