@@ -25,7 +25,7 @@ import os
 import re
 from collections.abc import Iterator, Mapping, Sequence
 
-from .commands import Command, assigned, emitted, parse, unwrap
+from .commands import ASSIGNMENT, DECLARES, Command, assigned, emitted, parse, unwrap
 from .options import operands_of
 from .words import Word, backtick_end, paren_end, tokenize
 
@@ -39,14 +39,12 @@ _SHELL_SET = frozenset({
     "HISTFILE", "HISTSIZE", "HISTFILESIZE", "MAIL", "MAILCHECK", "TMOUT", "COMP_WORDS", "COMP_CWORD"})
 _REFERENCE = re.compile(r"\$(?:\{(?P<braced>[A-Za-z_]\w*)(?:(?P<op>:?[-?=+])(?P<arg>[^}]*))?\}"
                         r"|(?P<plain>[A-Za-z_]\w*))")
-_ASSIGNMENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*=")
 #: Values a word may take at most (``for d in a b c`` makes one per item); the rest are not judged.
 _MAX_VALUES = 16
 #: Commands that give a name a value read at run time: the name is unknown afterwards.
 _READ_VALUES = {"read": {"-d", "-i", "-n", "-N", "-p", "-t", "-u"},
                 "mapfile": {"-d", "-n", "-O", "-s", "-u", "-C", "-c"},
                 "readarray": {"-d", "-n", "-O", "-s", "-u", "-C", "-c"}}
-_DECLARES = {"export", "readonly", "local", "declare", "typeset"}
 Values = tuple[str, ...] | None
 """What a name may hold when a command runs (one value, or one per ``for`` item); ``None``: not known."""
 
@@ -75,7 +73,7 @@ class Names:
 
     def given(self, words: Sequence[Word]) -> Names:
         """The names code run by a command sees, with the command's own ``X=/ sh -c …`` (or ``env X=/ …``)."""
-        pairs = [word for word in words if _ASSIGNMENT.match(word)]
+        pairs = [word for word in words if ASSIGNMENT.match(word)]
         if not pairs:
             return self
         child = self.copy()
@@ -125,7 +123,7 @@ class Names:
         texts = [self._home(text + word[pos:]) for text in texts]
         if texts == [word]:
             return [word]
-        if not word.quoted and not _ASSIGNMENT.match(word):  # unquoted: split, and an empty word is no word
+        if not word.quoted and not ASSIGNMENT.match(word):  # unquoted: split, and an empty word is no word
             texts = [part for text in texts for part in text.split()]
         # shown as written, once: a refusal quotes $D, not what D holds
         return [Word(text, word.code, word.feed, word.quoted, "" if i else word.shown, live=())
@@ -209,5 +207,5 @@ def _changed(command: Command) -> Iterator[tuple[str, Values]]:
         for target in operands_of(words[1:]):
             yield target, ("",)
     elif name in ("source", ".", "eval") or (
-            name in _DECLARES and any("$" in w or "`" in w for w in words[1:] if not _ASSIGNMENT.match(w))):
+            name in DECLARES and any("$" in w or "`" in w for w in words[1:] if not ASSIGNMENT.match(w))):
         yield "", None
