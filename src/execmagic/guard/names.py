@@ -137,7 +137,7 @@ class Names:
 
     def _expansion(self, word: str, start: int) -> tuple[tuple[str, ...], int] | None:
         """The values of the expansion at ``start`` and where it ends, or ``None`` when it is not known."""
-        if word.startswith(("$((", "$(("), start):
+        if word.startswith("$((", start):
             return None
         if word.startswith("$(", start) or word.startswith("`", start):
             end = paren_end(word, start + 2) + 1 if word[start] == "$" else backtick_end(word, start + 1)
