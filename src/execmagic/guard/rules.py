@@ -17,7 +17,7 @@ from collections.abc import Callable, Sequence
 from .commands import Simple
 from .options import find_exec, flags_of, operands_of
 from .paths import critical_target, device_path, resolve, startup_file, system_file
-from .targets import archived_and_removed, cleaned_tree, removed, written
+from .targets import archived_and_removed, cleaned_trees, removed, written
 from .words import WRITES
 
 __all__ = ["FORK_CALLS", "MATCHERS", "RULES", "RULES_BY_ID", "Hit", "Refusal", "Rule", "fork_bomb", "match", "refuse"]
@@ -200,9 +200,11 @@ def _system_file(s: Simple) -> Hit | None:
 
 
 def _git_clean(s: Simple) -> Hit | None:
-    tree = cleaned_tree(s)
-    where = critical_target(tree[0], tree[1], globs=False) if tree else None
-    return ("git-clean-root", {"where": where}) if where else None
+    for tree, cwd in cleaned_trees(s):
+        where = critical_target(tree, cwd, globs=False)
+        if where:
+            return "git-clean-root", {"where": where}
+    return None
 
 
 def _archive_remove(s: Simple) -> Hit | None:

@@ -16,7 +16,7 @@ from .options import flags_of, operands_of
 from .paths import Path, after_cd, resolve
 from .words import WRITES
 
-__all__ = ["archived_and_removed", "cleaned_tree", "removed", "written"]
+__all__ = ["archived_and_removed", "cleaned_trees", "removed", "written"]
 
 _COPY_VALUES = {"-t", "--target-directory", "-S", "--suffix", "-m", "--mode", "-o", "--owner", "-g", "--group",
                 "--backup"}
@@ -91,10 +91,11 @@ def _tar_members(args: Sequence[str], cwd: Path | None) -> Iterator[tuple[str, P
         first = False
 
 
-def cleaned_tree(s: Simple) -> tuple[str, Path | None] | None:
-    """The tree ``git clean -f`` empties of untracked files (``-C``, ``--work-tree``), and the directory it is in."""
+def cleaned_trees(s: Simple) -> list[tuple[str, Path | None]]:
+    """The trees ``git clean -f`` empties of untracked files (``-C``, ``--work-tree``, its paths), each with the
+    directory it is relative to."""
     if s.name != "git":
-        return None
+        return []
     args, cwd, i, tree = list(s.words[1:]), s.cwd, 0, None
     while i < len(args) and args[i].startswith("-"):
         if args[i] == "-C" and i + 1 < len(args):
@@ -105,5 +106,7 @@ def cleaned_tree(s: Simple) -> tuple[str, Path | None] | None:
     rest = args[i:]
     flags = flags_of(rest[1:])
     if rest[:1] != ["clean"] or not flags & {"-f", "--force"} or flags & {"-n", "--dry-run"}:
-        return None
-    return (tree, cwd) if tree is not None else (".", cwd)
+        return []
+    paths = operands_of(rest[1:], {"-e", "--exclude"})  # git clean -fdx ~: a path limits it, to ~ here
+    base = (tree, cwd) if tree is not None else (".", cwd)
+    return [(path, after_cd(["cd", base[0]], base[1])) for path in paths] or [base]
