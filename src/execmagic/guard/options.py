@@ -18,7 +18,7 @@ __all__ = ["AWKS", "DOWNLOADERS", "INTERPRETER", "SHELLS", "SOURCES", "after_opt
 
 SHELLS = {"sh", "bash", "zsh", "dash", "ksh", "ash", "mksh", "yash", "posh", "fish", "csh", "tcsh"}
 INTERPRETER = re.compile(r"(python[0-9.]*|pypy[0-9.]*|perl|ruby|node|nodejs|php[0-9.]*|lua[0-9.]*|luajit|julia"
-                         r"|Rscript|R|deno|bun|tclsh|[gmn]?awk)")
+                         r"|Rscript|R|deno|bun|tclsh|osascript|[gmn]?awk)")
 #: awk runs its first operand as its program (``awk 'BEGIN{system("…")}'``), not a file.
 AWKS = {"awk", "gawk", "mawk", "nawk"}
 #: A cluster of flags ending in the one that takes code: perl -pe, ruby -ne, python -Bc.
@@ -47,7 +47,8 @@ def interpreter_args(words: Sequence[Word]) -> tuple[Word | None, list[Word], bo
             from_stdin |= word[0] == "-" and "s" in word
             i += 1 + (word[-1] in "oO")  # -o pipefail
             continue
-        if not shell and (word in ("-c", "-e", "-E", "--eval", "-r") or _CODE_CLUSTER.fullmatch(word)):
+        prints = word in ("-p", "--print") and name in ("node", "nodejs", "bun")  # node -p CODE evaluates CODE
+        if not shell and (word in ("-c", "-e", "-E", "--eval", "-r") or prints or _CODE_CLUSTER.fullmatch(word)):
             return (words[i + 1] if i + 1 < len(words) else None), list(words[i + 2:]), False
         if not shell and word == "-m":
             return None, [], False

@@ -33,7 +33,8 @@ _ARGS = rf"(?:{_STRING})(?:\s*,\s*(?:{_STRING}))*"
 _LIST = rf"(?:\[|c\(|\{{\s*args\s*:\s*\[)\s*{_ARGS}\s*,?\s*[\])]"  # [...], R's c(...), deno's {args: [...]}
 _RUNS = re.compile(
     r"\b(?:system2?|popen[23]?|spawn(?:Sync)?|exec|execSync|execFile(?:Sync)?|execute|getoutput|getstatusoutput"
-    r"|check_output|check_call|call|run|Popen|Command|capture2e?|capture3|popen3|shell_exec|passthru)\s*(?:\(\s*|\s+)"
+    r"|check_output|check_call|call|run|Popen|Command|capture2e?|capture3|popen3|shell_exec|passthru"
+    r"|shell\s+script)\s*(?:\(\s*|\s+)"  # osascript's do shell script "…"
     rf"(?P<args>{_ARGS}|{_LIST})(?:\s*,\s*(?P<more>{_LIST}))?")
 _AWK_PIPES = re.compile(rf"(?P<got>{_STRING})\s*\|\s*getline|\bprintf?\b\s*\(?\s*(?P<printed>{_STRING})\s*\)?\s*\|\s*"
                         rf"(?P<to>{_STRING})")
