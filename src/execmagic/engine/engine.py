@@ -225,9 +225,9 @@ class Engine(Planner):
     def check_guard(self, plan: Plan, guard: Guard) -> None:
         """Raise :class:`CommandRefused` (and audit it) when ``guard`` refuses what ``plan`` would run."""
         if plan.shell_text is not None:
-            refusal = check(guard, text=plan.shell_text)
+            refusal = check(guard, text=plan.shell_text, env=plan.session_env)
         else:
-            refusal = check(guard, argv=plan.command.argv)
+            refusal = check(guard, argv=plan.command.argv, env=plan.command.env)
         if refusal is not None:
             # recorded if it can be; refused either way
             refusal = dataclasses.replace(refusal, command=plan.hide(refusal.command))

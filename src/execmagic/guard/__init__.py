@@ -9,14 +9,20 @@ How a command is judged: its shell text is split into words as a shell splits it
 subshells and wrappers such as ``sudo``, ``env`` (``-S`` too), ``nohup``, ``timeout``, ``chroot``, ``flock``,
 ``xargs``, ``parallel``, ``busybox`` (:mod:`.commands`, :mod:`.options`), and the rule table (:mod:`.rules`) is
 applied to each one.
+Before a command is judged its variables are expanded (:mod:`.names`): with the session's exported
+values when the engine passes them, and what the text assigned before (an unset name is empty, as in
+the shell; a value known only at run time is not guessed).
 Text in quotes is data -- ``echo 'rm -rf /'``, ``git commit -m '… `rm -rf /` …'`` and
 ``grep "curl .* | sh"`` are fine -- until it reaches a shell (:mod:`.walk`): then it is walked
 as code, in the directory a ``cd`` moved to (:mod:`.paths`), so that ``cd / && rm -rf *`` is
-judged as ``rm -rf /*``.  Python/perl/node/ruby ``-c``/``-e`` code is searched for the commands it
-runs and the trees it deletes (:mod:`.scripts`).  ``ssh host 'cmd'`` runs elsewhere and is not looked into.
+judged as ``rm -rf /*``.  Python/perl/node/ruby/lua/julia/R/deno ``-c``/``-e`` code and awk
+programs are searched for the commands they run and the trees they delete (:mod:`.scripts`); rules
+about a place rather than a program (``/etc/passwd``, ``~/.bashrc``) ask :mod:`.targets` what a
+command writes.  ``ssh host 'cmd'`` runs elsewhere and is not looked into.
 
-The modules, lowest first: ``words`` → ``paths`` → ``commands`` → ``options`` → ``rules`` →
-``scripts`` → ``walk`` → ``check``; ``secrets`` and ``policy`` (allowed directories, the audit log) stand apart.
+The modules, lowest first: ``words`` → ``paths`` → ``commands`` → ``options`` → ``names`` →
+``targets`` → ``rules`` → ``scripts`` → ``walk`` → ``check``; ``secrets`` and ``policy``
+(allowed directories, the audit log) stand apart.
 """
 
 from __future__ import annotations

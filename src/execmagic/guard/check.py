@@ -8,11 +8,12 @@ with a hint that callers replace with their own for their audience.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 
 from ..process.errors import ExecError
 from .commands import Simple
 from .levels import GUARDS, Guard
+from .names import Names
 from .rules import Refusal, match
 from .walk import walk, walk_argv
 
@@ -43,34 +44,48 @@ class CommandRefused(ExecError):
 _TRIGGERS = re.compile(
     r"\b(rm\w*|remove_\w+|mkfs\S*|mke2fs|mkswap|mkdosfs|mkntfs|dd|chmod|chown|chgrp|shred|wipefs|blkdiscard|truncate"
     r"|fdisk|sfdisk|parted|sgdisk|gdisk|cfdisk|find|kill|pkill|killall5?|shutdown|reboot|halt|poweroff|init|telinit"
-    r"|systemctl|mv|rsync|crontab|curl|wget|fetch|tee|cp|function|fork|env)\b"  # env: env -S'rm …' glues rm on
-    r"|/dev/|\(\)\s*\{"
+    r"|systemctl|mv|rsync|crontab|curl|wget|fetch|tee|cp|function|fork|env"  # env: env -S'rm …' glues rm on
+    r"|unlink|remove\w*|dir_delete|ddrescue|dcfldd|dc3dd|clean|tar|zip|7za?|ln|install|wipe|srm|sed|for)\b"
+    r"|/dev/|/proc/|/etc/|/boot/|/s?bin/|/lib|\.\w*(?:rc|profile|login|logout|env|environment)\b|config\.fish|\(\)\s*\{"
 )
+_NAMED = re.compile(r"\$\{?([A-Za-z_]\w*)")
 
 
-def _refusals(text: str | None, argv: Sequence[str] | None) -> Iterator[Refusal]:
+def _quick_look(text: str, env: Mapping[str, str] | None) -> bool:
+    """Whether ``text`` (with the values of the variables it names) has a word some rule needs."""
+    # quotes and backslashes out first, so that r\m or "r"m cannot slip past the quick look
+    if env and "$" in text:  # X=rm exported: $X -rf ~ needs rm's rule
+        text += " " + " ".join(env.get(m.group(1), "") for m in _NAMED.finditer(text))
+    return bool(_TRIGGERS.search(text.replace("\\", "").replace('"', "").replace("'", "")))
+
+
+def _refusals(text: str | None, argv: Sequence[str] | None, env: Mapping[str, str] | None) -> Iterator[Refusal]:
     """Every rule that shell ``text`` (or an ``argv``) breaks, in the order the shell would get there."""
     if text is not None:
-        # quotes and backslashes out first, so that r\m or "r"m cannot slip past the quick look
-        if not _TRIGGERS.search(text.replace("\\", "").replace('"', "").replace("'", "")):
+        if not _quick_look(text, env):
             return
-        found: Iterable[Simple | Refusal] = walk(text, None, 0)
+        found: Iterable[Simple | Refusal] = walk(text, None, 0, Names.of(env))
     else:
-        found = walk_argv(argv or ())
+        found = walk_argv(argv or (), Names.of(env))
     for item in found:
         refusal = item if isinstance(item, Refusal) else match(item)
         if refusal is not None:
             yield refusal
 
 
-def find_danger(text: str | None = None, argv: Sequence[str] | None = None) -> Refusal | None:
+def find_danger(text: str | None = None, argv: Sequence[str] | None = None,
+                env: Mapping[str, str] | None = None) -> Refusal | None:
     """The first rule that shell ``text`` (or an ``argv``) breaks, or ``None``."""
-    return next(_refusals(text, argv), None)
+    return next(_refusals(text, argv, env), None)
 
 
-def check(guard: str, text: str | None = None, argv: Sequence[str] | None = None) -> Refusal | None:
+def check(guard: str, text: str | None = None, argv: Sequence[str] | None = None,
+          env: Mapping[str, str] | None = None) -> Refusal | None:
     """Apply ``guard`` (``none``, ``catastrophic`` or ``all``) to a command; the refusal, if any.
 
+    ``env``: the variables the command starts with (a session's exports).  With it ``$D`` is what
+    ``D`` holds, and a name neither in it nor assigned in the text is empty (:mod:`.names`);
+    without it only the text's own assignments are known.
     Under ``catastrophic`` a risky command earlier in the text (``curl … | sh``) does not hide a
     catastrophic one later (``rm -rf /``).
     """
@@ -78,4 +93,4 @@ def check(guard: str, text: str | None = None, argv: Sequence[str] | None = None
         raise ValueError(f"guard must be one of {', '.join(GUARDS)}, not {guard!r}")
     if guard == "none":
         return None
-    return next((r for r in _refusals(text, argv) if guard == "all" or r.catastrophic), None)
+    return next((r for r in _refusals(text, argv, env) if guard == "all" or r.catastrophic), None)

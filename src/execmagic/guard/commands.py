@@ -13,17 +13,20 @@ import dataclasses
 import functools
 import os
 import re
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterator, Sequence
 
 from .paths import Path
 from .words import REDIRECTS, STDIN_REDIRECTS, Op, Word, tokenize, unescape
 
-__all__ = ["Command", "Simple", "assigned", "command_name", "emitted", "parse", "unwrap", "with_names"]
+__all__ = ["ASSIGNMENT", "DECLARES", "Command", "Simple", "assigned", "command_name", "emitted", "parse", "unwrap"]
 
 
-def _shown(words: Sequence[str], redirects: Sequence[tuple[str, Word]]) -> str:
-    """A command as a refusal quotes it: its words, then its redirections (a heredoc by its delimiter)."""
-    return " ".join([*words, *(f"{op} {target.shown}" for op, target in redirects)])
+def _shown(words: Sequence[Word], redirects: Sequence[tuple[str, Word]]) -> str:
+    """A command as a refusal quotes it: its words, then its redirections (a heredoc by its delimiter).
+
+    A word as written, not as expanded (``rm -rf $D``, not the value of ``D``: it may be anything).
+    """
+    return " ".join([*(w.shown for w in words if w.shown or not w), *(f"{op} {t.shown}" for op, t in redirects)])
 
 
 @dataclasses.dataclass
@@ -122,7 +125,7 @@ _WRAPPERS: dict[str, set[str]] = {  # wrapper → its options that take a value
 }
 #: Wrappers with operands before the command: ``timeout 5 CMD``, ``chroot DIR CMD``, ``taskset MASK CMD``, …
 _OPERANDS = {"timeout": 1, "chroot": 1, "flock": 1, "taskset": 1, "chrt": 1}
-_ASSIGNMENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*=")
+ASSIGNMENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*=")
 _PARALLEL_ARGS = (":::", "::::", ":::+", "::::+")
 
 
@@ -164,7 +167,7 @@ def _parallel(words: list[Word]) -> list[Word]:
 def _unwrapped(name: str, words: list[Word]) -> list[Word]:
     """The command wrapper ``name`` (``words[0]``) runs: its options and operands taken off."""
     takes_value, i = _WRAPPERS[name], 1
-    while i < len(words) and (words[i].startswith("-") or _ASSIGNMENT.match(words[i])):
+    while i < len(words) and (words[i].startswith("-") or ASSIGNMENT.match(words[i])):
         split = _split_string(words[i], words[i + 1:]) if name == "env" else None
         if split is not None:  # env -S 'rm -rf /': the string's words are env's arguments now
             words = [*words[:i], *split]
@@ -182,7 +185,7 @@ def unwrap(words: Sequence[Word]) -> tuple[list[Word], list[str]]:
     """``sudo -u root FOO=1 timeout 5 rm -rf /`` → ``rm -rf /``, and the wrappers removed."""
     words, wrappers = list(words), []
     while words:
-        while words and _ASSIGNMENT.match(words[0]):
+        while words and ASSIGNMENT.match(words[0]):
             words = words[1:]
         name = os.path.basename(words[0]) if words else ""
         if not _wraps(name, words):
@@ -233,28 +236,17 @@ def command_name(command: Command) -> str:
     return os.path.basename(words[0]) if words else ""
 
 
-_DECLARES = {"export", "readonly", "local", "declare", "typeset"}
+DECLARES = {"export", "readonly", "local", "declare", "typeset"}
 _LITERAL = re.compile(r"(?:\$HOME\b|\$\{HOME\}|[^$`])*")  # no expansion but $HOME's
-_REFERENCE = re.compile(r"\$(?:\{([A-Za-z_]\w*)(?::?[-?=][^}]*)?\}|([A-Za-z_]\w*))")
 
 
 def assigned(command: Command) -> dict[str, str | None]:
     """What a command that only assigns (``X=/``, ``export X=~``) sets: each name's value, ``None`` if not literal."""
     words = command.words
-    if words and words[0] in _DECLARES:
+    if words and words[0] in DECLARES:
         words = [w for w in words[1:] if not w.startswith("-")]
-    elif not all(_ASSIGNMENT.match(w) for w in words):
+    elif not all(ASSIGNMENT.match(w) for w in words):
         return {}
-    pairs = [w.split("=", 1) for w in words if _ASSIGNMENT.match(w)]
+    pairs = [w.split("=", 1) for w in words if ASSIGNMENT.match(w)]
     return {name: value if _LITERAL.fullmatch(value) else None for name, value in pairs}
 
-
-def with_names(command: Command, names: Mapping[str, str]) -> Command:
-    """``command`` with ``$X``/``${X}``/``${X:?}`` replaced by the values ``names`` gives (heredoc bodies left)."""
-
-    def expand(word: Word) -> Word:
-        text = _REFERENCE.sub(lambda m: names.get(m.group(1) or m.group(2), m.group()), word)
-        return word if text == word else Word(text, word.code, word.feed, word.quoted)
-
-    redirects = [(op, target if op in ("<<", "<<-") else expand(target)) for op, target in command.redirects]
-    return Command([expand(w) for w in command.words], redirects)

@@ -13,11 +13,17 @@ from collections.abc import Iterable, Iterator, Sequence
 
 from .words import Word
 
-__all__ = ["DOWNLOADERS", "INTERPRETER", "SHELLS", "SOURCES", "after_options", "find_exec", "flags_of",
+__all__ = ["AWKS", "DOWNLOADERS", "INTERPRETER", "SHELLS", "SOURCES", "after_options", "find_exec", "flags_of",
            "interpreter_args", "operands_of", "ran_file", "saved_files", "su_command"]
 
 SHELLS = {"sh", "bash", "zsh", "dash", "ksh", "ash", "mksh", "yash", "posh", "fish", "csh", "tcsh"}
-INTERPRETER = re.compile(r"(python[0-9.]*|pypy[0-9.]*|perl|ruby|node|nodejs|php|lua)")
+INTERPRETER = re.compile(r"(python[0-9.]*|pypy[0-9.]*|perl|ruby|node|nodejs|php[0-9.]*|lua[0-9.]*|luajit|julia"
+                         r"|Rscript|R|deno|bun|tclsh|osascript|[gmn]?awk)")
+#: awk runs its first operand as its program (``awk 'BEGIN{system("…")}'``), not a file.
+AWKS = {"awk", "gawk", "mawk", "nawk"}
+#: A cluster of flags ending in the one that takes code: perl -pe, ruby -ne, python -Bc.
+_CODE_CLUSTER = re.compile(r"-[lnpaiwsBbdOqSuvx0]*[ceE]")
+_AWK_VALUES = {"-F", "-v", "--field-separator", "--assign"}
 DOWNLOADERS = {"curl", "wget", "fetch"}
 SOURCES = {".", "source"}
 STDIN_FILES = {"-", "/dev/stdin", "/dev/fd/0", "/proc/self/fd/0"}
@@ -28,6 +34,8 @@ def interpreter_args(words: Sequence[Word]) -> tuple[Word | None, list[Word], bo
     name = os.path.basename(words[0])
     if name in SOURCES:
         return None, list(words[1:]), bool(words[1:]) and words[1] in STDIN_FILES
+    if name in AWKS or (name == "deno" and len(words) > 1 and words[1] == "eval"):
+        return _program_operand(words[1 + (name == "deno"):])
     shell, i, command, from_stdin = name in SHELLS, 1, False, False
     while i < len(words) and words[i] != "-" and len(words[i]) > 1 and words[i][0] in "-+":
         word = words[i]
@@ -39,7 +47,8 @@ def interpreter_args(words: Sequence[Word]) -> tuple[Word | None, list[Word], bo
             from_stdin |= word[0] == "-" and "s" in word
             i += 1 + (word[-1] in "oO")  # -o pipefail
             continue
-        if not shell and word in ("-c", "-e", "-E", "--eval", "-r"):
+        prints = word in ("-p", "--print") and name in ("node", "nodejs", "bun")  # node -p CODE evaluates CODE
+        if not shell and (word in ("-c", "-e", "-E", "--eval", "-r") or prints or _CODE_CLUSTER.fullmatch(word)):
             return (words[i + 1] if i + 1 < len(words) else None), list(words[i + 2:]), False
         if not shell and word == "-m":
             return None, [], False
@@ -48,6 +57,21 @@ def interpreter_args(words: Sequence[Word]) -> tuple[Word | None, list[Word], bo
     if command:
         return (rest[0] if rest else None), rest[1:], False
     return None, rest, from_stdin or not rest or rest[0] in STDIN_FILES
+
+
+def _program_operand(words: Sequence[Word]) -> tuple[Word | None, list[Word], bool]:
+    """awk's (or ``deno eval``'s) program: ``-e``/``--source`` code, else the first operand; none with ``-f``."""
+    i = 0
+    while i < len(words) and words[i].startswith("-") and len(words[i]) > 1:
+        word = words[i]
+        if word in ("-e", "--source", "--eval"):
+            return (words[i + 1] if i + 1 < len(words) else None), list(words[i + 2:]), False
+        if word in ("-f", "--file") or word.startswith(("-f", "--file=")):
+            return None, [], False
+        i += 2 if word in _AWK_VALUES else 1
+        if word == "--":
+            break
+    return (words[i] if i < len(words) else None), list(words[i + 1:]), False
 
 
 def su_command(words: Sequence[Word]) -> Word | None:

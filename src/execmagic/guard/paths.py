@@ -17,7 +17,8 @@ import os
 import re
 from collections.abc import Sequence
 
-__all__ = ["HOME", "Path", "after_cd", "braces", "critical_place", "critical_target", "device_path", "resolve"]
+__all__ = ["HOME", "Path", "after_cd", "braces", "critical_place", "critical_target", "device_path", "resolve",
+           "startup_file", "system_file"]
 
 Path = tuple[str, ...]
 """An absolute path as its parts; ``("home", "~")`` stands for the home directory."""
@@ -26,7 +27,23 @@ HOME: Path = ("home", "~")
 _HOME_PREFIX = re.compile(r"(~[\w.-]*|\$HOME|\$\{HOME(?::?[-?=][^}]*)?\})(?=/|$)")  # ${HOME:?}, ${HOME:-x}
 _GLOBS = frozenset({"*", ".*", "{*,.*}", "{.*,*}"})
 _SYSTEM_DIRS = {"bin", "boot", "dev", "etc", "home", "lib", "lib32", "lib64", "opt", "proc", "root", "sbin",
-                "srv", "sys", "usr", "var", "snap", "Users", "System", "Library", "Applications"}
+                "srv", "sys", "usr", "var", "snap", "run", "mnt", "media", "nix", "Users", "System", "Library",
+                "Applications", "Volumes", "private"}
+#: Directories one level down that a system cannot do without (what is installed, and its package databases).
+_SYSTEM_SUBDIRS = {("usr", name) for name in ("bin", "sbin", "lib", "lib32", "lib64", "libexec", "include", "share",
+                                               "local", "src")} | {("var", "lib"), ("var", "db"), ("var", "spool"),
+                                                                   ("var", "mail"), ("etc", "ssh"), ("etc", "ssl")}
+#: Files the system needs to boot, to run a shell or to let anyone log in: emptying one is like deleting /etc.
+_SYSTEM_FILES = {("etc", name) for name in ("passwd", "shadow", "group", "gshadow", "sudoers", "fstab", "crypttab",
+                                             "inittab", "nsswitch.conf", "ld.so.preload", "ld.so.conf", "login.defs")}
+_SYSTEM_FILES |= {(*top, name) for top in (("bin",), ("usr", "bin")) for name in ("sh", "bash", "sudo", "su", "login")}
+_SYSTEM_FILE_DIRS = {("boot",), ("etc", "pam.d"), ("etc", "sudoers.d")}
+#: Files a shell runs as it starts: what is written there runs in every new shell, unseen.
+_STARTUP_FILES = {".bashrc", ".bash_profile", ".bash_login", ".bash_logout", ".profile", ".zshrc", ".zprofile",
+                  ".zshenv", ".zlogin", ".zlogout", ".kshrc", ".mkshrc", ".cshrc", ".tcshrc", ".login", ".logout",
+                  ".xprofile", ".xinitrc", ".xsessionrc", ".pam_environment", ".bash_aliases"}
+_SYSTEM_STARTUP = {("etc", "profile"), ("etc", "bash.bashrc"), ("etc", "bashrc"), ("etc", "zshrc"), ("etc", "zshenv"),
+                   ("etc", "zprofile"), ("etc", "environment"), ("etc", "zsh", "zshrc"), ("etc", "zsh", "zshenv")}
 _GLOB = re.compile(r"[*?\[]")
 _ONLY_WILDCARDS = re.compile(r"(?:\*|\?|\[[^\]]*\])+")  # /?, /*?, /[a-z]*: any top-level entry
 _BRACE = re.compile(r"(?<!\$)\{([^{}]*,[^{}]*)\}")  # {a,b}, not ${a}; the innermost first
@@ -39,6 +56,8 @@ def resolve(path: str, cwd: Path | None, *, globs: bool = True) -> Path | None:
     ``/usr/..`` is ``/``; ``//``, ``/./`` and trailing slashes go; ``~``, ``$HOME`` and ``${HOME}`` are the
     home directory; with ``globs`` a trailing ``*`` or ``.*`` stands for its directory (it empties it).
     """
+    if not path:  # rm -rf "" names no file (an empty variable, quoted)
+        return None
     home = _HOME_PREFIX.match(path)
     if home:
         parts, rest = ["home", home.group(1) if home.group(1).startswith("~") else "~"], path[home.end():]
@@ -68,8 +87,8 @@ def critical_place(path: Path | None) -> str | None:
         return "the root directory"
     if len(path) == 2 and path[0] == "home" and path[1].startswith("~"):
         return "a home directory"
-    if len(path) == 1 and path[0] in _SYSTEM_DIRS:
-        return f"the system directory /{path[0]}"
+    if (len(path) == 1 and path[0] in _SYSTEM_DIRS) or path in _SYSTEM_SUBDIRS:
+        return f"the system directory /{'/'.join(path)}"
     if len(path) == 1 and _GLOB.search(path[0]):  # a glob at the top level: what could it match?
         if _ONLY_WILDCARDS.fullmatch(path[0]):
             return "the root directory"
@@ -112,6 +131,30 @@ def device_path(word: str, cwd: Path | None, *, disks: bool = True) -> str | Non
     text = "/" + "/".join(path)
     return text if not disks or _DEVICE.match(text) else None
 
+
+
+def _shown(path: Path) -> str:
+    return "~/" + "/".join(path[2:]) if path[:2] == HOME else "/" + "/".join(path)
+
+
+def system_file(word: str, cwd: Path | None) -> str | None:
+    """``word`` as a path when it names a file the system needs (``/etc/passwd``, ``/boot/…``, ``/bin/sh``)."""
+    path = resolve(word, cwd, globs=False)
+    if path and (path in _SYSTEM_FILES or path[:-1] in _SYSTEM_FILE_DIRS):
+        return _shown(path)
+    return None
+
+
+def startup_file(word: str, cwd: Path | None) -> str | None:
+    """``word`` as a path when it names a shell start-up file (``~/.bashrc``, ``/etc/profile``, …)."""
+    path = resolve(word, cwd, globs=False)
+    if path is None:
+        return None
+    in_home = len(path) >= 3 and path[0] == "home" and (path[1].startswith("~") or len(path) == 3)
+    if (in_home and len(path) == 3 and path[2] in _STARTUP_FILES) or path in _SYSTEM_STARTUP or (
+            path[:2] == ("etc", "profile.d")) or (in_home and path[2:] == (".config", "fish", "config.fish")):
+        return _shown(path)
+    return None
 
 
 def after_cd(words: Sequence[str], cwd: Path | None) -> Path | None:

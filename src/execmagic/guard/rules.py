@@ -12,11 +12,12 @@ from __future__ import annotations
 import dataclasses
 import os
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 
 from .commands import Simple
 from .options import find_exec, flags_of, operands_of
-from .paths import critical_target, device_path
+from .paths import critical_target, device_path, resolve, startup_file, system_file
+from .targets import archived_and_removed, cleaned_trees, removed, written
 from .words import WRITES
 
 __all__ = ["FORK_CALLS", "MATCHERS", "RULES", "RULES_BY_ID", "Hit", "Refusal", "Rule", "fork_bomb", "match", "refuse"]
@@ -46,12 +47,23 @@ RULES: tuple[Rule, ...] = (
     Rule("rsync-delete-root", True, "deletes whatever in {where} is not in the source (rsync --delete)",
          "rsync --delete (--del, --delete-after, …) onto /, ~ or a top-level system directory"),
     Rule("mkfs-device", True, "formats a disk device, erasing it", "mkfs*, mke2fs, mkswap, mkdosfs, mkntfs of /dev/…"),
-    Rule("dd-device", True, "writes raw data onto the disk device {device}", "dd of=/dev/sda"),
+    Rule("dd-device", True, "writes raw data onto the disk device {device}",
+         "dd, dcfldd or dc3dd of=/dev/sda, ddrescue … /dev/sda"),
     Rule("redirect-device", True, "overwrites the disk device {device}", "> /dev/sda, cat x >> /dev/nvme0n1"),
     Rule("write-device", True, "{name} writes onto a disk device", "tee /dev/sda, cp disk.img /dev/sda"),
     Rule("wipe-device", True, "{name} erases a disk device", "shred, wipefs, blkdiscard, truncate of a disk device"),
     Rule("partition-device", True, "rewrites a disk's partition table",
          "fdisk, sfdisk, parted, sgdisk, gdisk, cfdisk of a disk device, unless only listing"),
+    Rule("kernel-trigger", True, "writes to {device}, which reboots, halts or crashes the machine at once",
+         "echo b > /proc/sysrq-trigger, tee /proc/sysrq-trigger"),
+    Rule("clobber-system-file", True, "{name} empties, replaces or deletes {where}, which the system needs to run",
+         "> /etc/passwd, truncate -s0 /etc/shadow, cp x /etc/sudoers, rm /bin/sh, anything written over in /boot"),
+    Rule("git-clean-root", True, "deletes every file git does not track in {where} (git clean)",
+         "git -C ~ clean -fdx, cd / && git clean -f, git --work-tree=/ clean -fd"),
+    Rule("archive-remove-root", True, "{name} deletes {where} once it is packed",
+         "tar --remove-files, zip -m, 7z -sdel or rsync --remove-source-files of /, ~ or a system directory"),
+    Rule("kill-init", True, "signals process 1 (init): the machine or the container goes down with it",
+         "kill -9 1, kill -s KILL 1, pkill init, killall systemd"),
     Rule("chmod-recursive-root", True, "recursively changes permissions or owners of {where}", "chmod -R 777 /"),
     Rule("chown-recursive-root", True, "recursively changes permissions or owners of {where}", "chown -R x /"),
     Rule("chgrp-recursive-root", True, "recursively changes permissions or owners of {where}", "chgrp -R x ~"),
@@ -65,6 +77,9 @@ RULES: tuple[Rule, ...] = (
     Rule("power", False, "{name} stops the machine",
          "shutdown, reboot, halt, poweroff, init/telinit 0/6, systemctl reboot/poweroff/halt/kexec"),
     Rule("crontab-remove", False, "removes every scheduled job of the user", "crontab -r"),
+    Rule("shred-file", False, "{name} destroys {where} beyond recovery", "shred -u ~/.ssh/id_rsa, wipe f, srm f"),
+    Rule("startup-file", False, "writes to the shell start-up file {where}: what it holds runs in every new shell",
+         "echo … >> ~/.bashrc, ln -sf /dev/null ~/.profile, tee /etc/profile.d/x.sh, sed -i … ~/.zshrc"),
     Rule("pipe-to-shell", False, "runs code downloaded from the network without looking at it",
          "curl/wget piped into a shell or interpreter, or substituted into one: curl … | sh, "
          "sh -c \"$(curl …)\", bash <(curl …), eval \"$(wget -O- …)\", bash <<< \"$(curl …)\"; "
@@ -159,11 +174,69 @@ def _mkfs(s: Simple) -> Hit | None:
 
 
 def _dd(s: Simple) -> Hit | None:
-    if s.name == "dd":
-        for word in s.words[1:]:
-            device = device_path(word[3:], s.cwd) if word.startswith("of=") else None
+    if s.name in ("dd", "dcfldd", "dc3dd", "ddrescue"):
+        for word, _ in written(s):
+            device = device_path(word, s.cwd)
             if device:
                 return "dd-device", {"device": device}
+    return None
+
+
+def _kernel_trigger(s: Simple) -> Hit | None:
+    for word, _ in written(s):
+        if resolve(word, s.cwd, globs=False) == ("proc", "sysrq-trigger"):
+            return "kernel-trigger", {"device": "/proc/sysrq-trigger"}
+    return None
+
+
+def _system_file(s: Simple) -> Hit | None:
+    """``> /etc/passwd``, ``truncate -s0 /etc/shadow``, ``rm -f /bin/sh``; appending (``>>``, ``tee -a``) is not."""
+    targets = [word for word, empties in written(s) if empties] + removed(s)
+    for word in targets:
+        where = system_file(word, s.cwd)
+        if where:
+            return "clobber-system-file", {"name": s.name or "a redirection", "where": where}
+    return None
+
+
+def _git_clean(s: Simple) -> Hit | None:
+    for tree, cwd in cleaned_trees(s):
+        where = critical_target(tree, cwd, globs=False)
+        if where:
+            return "git-clean-root", {"where": where}
+    return None
+
+
+def _archive_remove(s: Simple) -> Hit | None:
+    for word, cwd in archived_and_removed(s):
+        where = critical_target(word, cwd)
+        if where:
+            return "archive-remove-root", {"name": s.name, "where": where}
+    return None
+
+
+def _kill_init(s: Simple) -> Hit | None:
+    """Any signal but 0 to pid 1 (``kill -9 1``, ``kill 1``); ``pkill``/``killall`` of init or systemd by name."""
+    if s.name in ("pkill", "killall") and {"init", "systemd"} & set(operands_of(s.words[1:], _PKILL_VALUES)):
+        return "kill-init", {}
+    args = list(s.words[1:])
+    if s.name != "kill" or args[:1] == ["-0"] or (args[:1] in (["-s"], ["-n"], ["--signal"]) and args[1:2] == ["0"]):
+        return None  # signal 0 only asks whether it is there
+    return ("kill-init", {}) if "1" in _kill_pids(args) else None
+
+
+def _shred(s: Simple) -> Hit | None:
+    if s.name in ("shred", "wipe", "srm"):
+        for word, _ in written(s):
+            return "shred-file", {"name": s.name, "where": word}
+    return None
+
+
+def _startup_file(s: Simple) -> Hit | None:
+    for word, _ in written(s):
+        where = startup_file(word, s.cwd)
+        if where:
+            return "startup-file", {"where": where}
     return None
 
 
@@ -220,7 +293,12 @@ def _kill_all(s: Simple) -> Hit | None:
     """``kill -9 -1``, ``kill -- -1``, ``kill -1`` alone: pid -1.  In ``kill -1 12345`` -1 is the signal."""
     if s.name != "kill":
         return None
-    args = list(s.words[1:])
+    return ("kill-all", {}) if "-1" in _kill_pids(list(s.words[1:])) else None
+
+
+def _kill_pids(words: Sequence[str]) -> list[str]:
+    """The pids a ``kill`` command line names (in ``kill -1 12345`` -1 is the signal; ``kill -1`` alone is pid -1)."""
+    args = list(words)
     if args == ["-1"]:
         pids = args
     elif args[:1] and args[0] in ("-s", "-n", "--signal"):
@@ -229,8 +307,7 @@ def _kill_all(s: Simple) -> Hit | None:
         pids = args[1:]
     else:
         pids = args
-    pids = pids[1:] if pids[:1] == ["--"] else pids
-    return ("kill-all", {}) if "-1" in pids else None
+    return pids[1:] if pids[:1] == ["--"] else pids
 
 
 _PKILL_VALUES = {"-u", "-U", "--euid", "--uid", "--user", "-g", "-G", "--pgroup", "--group", "-P", "--parent", "-s",
@@ -284,9 +361,10 @@ def _crontab(s: Simple) -> Hit | None:
     return None
 
 
+#: Catastrophic rules first: a risky one (shred) must not hide a catastrophic one (shred /etc/passwd) from that level.
 MATCHERS: tuple[Callable[[Simple], Hit | None], ...] = (
-    _rm, _rsync_delete, _mkfs, _dd, _device_write, _chmod_root, _find_delete, _kill_all, _kill_user, _power, _move_home,
-    _crontab)
+    _rm, _rsync_delete, _mkfs, _dd, _device_write, _kernel_trigger, _system_file, _git_clean, _archive_remove,
+    _chmod_root, _find_delete, _move_home, _kill_init, _kill_all, _kill_user, _power, _crontab, _shred, _startup_file)
 
 
 def match(simple: Simple) -> Refusal | None:

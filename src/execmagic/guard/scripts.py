@@ -19,31 +19,46 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 
+from .options import AWKS, SHELLS
 from .paths import Path, critical_target
 from .words import unescape
 
-__all__ = ["MAX_CALLS", "shell_calls", "tree_deleted"]
+__all__ = ["MAX_CALLS", "readable", "shell_calls", "tree_deleted"]
 
 #: How many distinct commands in one piece of interpreter code are judged; later ones are not looked at.
 MAX_CALLS = 200
 
 _STRING = r"""'(?:[^'\\\n]|\\.)*'|"(?:[^"\\\n]|\\.)*"|`(?:[^`\\]|\\.)*`"""
 _ARGS = rf"(?:{_STRING})(?:\s*,\s*(?:{_STRING}))*"
+_LIST = rf"(?:\[|c\(|\{{\s*args\s*:\s*\[)\s*{_ARGS}\s*,?\s*[\])]"  # [...], R's c(...), deno's {args: [...]}
 _RUNS = re.compile(
-    r"\b(?:system|popen[23]?|spawn|exec|execSync|getoutput|getstatusoutput|check_output|check_call|call|run|Popen"
-    r"|capture2e?|capture3|popen3|shell_exec|passthru)\s*(?:\(\s*|\s+)"
-    rf"(?P<args>{_ARGS}|\[\s*{_ARGS}\s*,?\s*\])")
+    r"\b(?:system2?|popen[23]?|spawn(?:Sync)?|exec|execSync|execFile(?:Sync)?|execute|getoutput|getstatusoutput"
+    r"|check_output|check_call|call|run|Popen|Command|capture2e?|capture3|popen3|shell_exec|passthru"
+    r"|shell\s+script)\s*(?:\(\s*|\s+)"  # osascript's do shell script "…"
+    rf"(?P<args>{_ARGS}|{_LIST})(?:\s*,\s*(?P<more>{_LIST}))?")
+_AWK_PIPES = re.compile(rf"(?P<got>{_STRING})\s*\|\s*getline|\bprintf?\b\s*\(?\s*(?P<printed>{_STRING})\s*\)?\s*\|\s*"
+                        rf"(?P<to>{_STRING})")
 _BACKTICKS = re.compile(r"`(?P<a>[^`]*)`|(?:\bqx|%x)\s*(?:\((?P<b>[^)]*)\)|\{(?P<c>[^}]*)\}|/(?P<d>[^/]*)/)")
-_HOME_CODE = (r"os\.path\.expanduser\(\s*['\"]~/?['\"]\s*\)|(?:pathlib\.)?Path\.home\(\)|Path\(\s*['\"]~['\"]\s*\)"
-              r"\.expanduser\(\)|os\.environ\[\s*['\"]HOME['\"]\s*\]|os\.(?:environ\.get|getenv)\(\s*['\"]HOME['\"]\s*\)"
-              r"|Dir\.home|ENV\[\s*['\"]HOME['\"]\s*\]|\$ENV\{\s*['\"]?HOME['\"]?\s*\}|(?:os\.)?homedir\(\)"
-              r"|process\.env\.HOME|File\.expand_path\(\s*['\"]~['\"]\s*\)")
+_HOME_CODE = (r"(?:os\.path\.)?expanduser\(\s*['\"]~/?['\"]\s*\)|(?:pathlib\.)?Path\.home\(\)|Path\(\s*['\"]~['\"]\s*\)"
+              r"\.expanduser\(\)|os\.environ\[\s*['\"]HOME['\"]\s*\]|(?:os\.environ\.get|(?:os\.)?getenv|Sys\.getenv"
+              r"|Deno\.env\.get)\(\s*['\"]HOME['\"]\s*\)|Dir\.home|ENV(?:IRON)?\[\s*['\"]HOME['\"]\s*\]"
+              r"|\$ENV\{\s*['\"]?HOME['\"]?\s*\}|(?:require\(\s*['\"](?:node:)?os['\"]\s*\)\.|os\.|Deno\.)?homedir\(\)|process\.env(?:\.HOME|\[\s*['\"]HOME['\"]\s*\])"
+              r"|(?:File\.expand_path|path\.expand|normalizePath)\(\s*['\"]~['\"]\s*\)")
+#: The home directory written into a string: ruby's #{…}, a JS template's ${…}, julia's $(…), an f-string's {…}.
+_HOME_IN_STRING = re.compile(rf"(?:#\{{|\$\{{|\{{)\s*(?:{_HOME_CODE})\s*\}}|\$\(\s*(?:{_HOME_CODE})\s*\)")
+_HOME_EXPRESSION = re.compile(_HOME_CODE)
+_PERL_HOME = re.compile(r'"(?:[^"\\\n]|\\.)*\$ENV\{HOME\}(?:[^"\\\n]|\\.)*"')
+#: Two strings made one: "a" + "b", "a" . "b" (perl), "a" .. "b" (lua), "a" "b" (awk, python), paste("a", "b") (R).
+_JOINED = re.compile(rf"(?P<paste>\bpaste0?\(\s*)?(?P<a>{_STRING})(?(paste)\s*,\s*|\s*(?:\+|\.\.?|(?<=\s))\s*)"
+                     rf"(?P<b>{_STRING})(?(paste)\s*\))")
 _DELETES_TREE = re.compile(
     r"\b(?P<name>rmtree|remove_tree|rm_rf|rm_r|remove_dir|remove_entry(?:_secure)?|rimraf(?:\.sync)?|rmSync|rmdirSync"
-    r"|rm|rmdir)\s*(?:\(\s*|\s+)(?:(?:pathlib\.)?Path\(\s*)?"
+    r"|rm|rmdir|unlink|removeSync|remove|dir_delete)\s*(?:\(\s*|\s+)(?:(?:pathlib\.)?Path\(\s*)?"
     rf"(?:(?P<home>{_HOME_CODE})|(?P<literal>{_STRING}))")
-#: These delete a directory only when told to recurse (``fs.rmSync(p, {recursive: true})``).
-_NEEDS_RECURSIVE = {"rm", "rmdir", "rmSync", "rmdirSync"}
+#: These delete a directory only when told to recurse (``fs.rmSync(p, {recursive: true})``, R's ``unlink``).
+_NEEDS_RECURSIVE = {"rm", "rmdir", "rmSync", "rmdirSync", "unlink", "removeSync", "remove"}
+#: Languages whose file functions expand ``~`` themselves (R's ``unlink("~", recursive = TRUE)``).
+_TILDE_LANGUAGES = {"R", "Rscript"}
 
 
 def _text(literal: str) -> str:
@@ -51,14 +66,41 @@ def _text(literal: str) -> str:
     return unescape(literal[1:-1])
 
 
+def readable(code: str) -> str:
+    """``code`` with the home directory as the string ``"$HOME"`` however it is asked for, and strings joined.
+
+    ``os.system("rm -rf " + os.path.expanduser("~"))``, ``system("rm -rf #{Dir.home}")`` and
+    ``run(`rm -rf $(homedir())`)`` all become a string holding ``rm -rf $HOME``, which the walk reads.
+    """
+    code = _PERL_HOME.sub(lambda m: m.group().replace("$ENV{HOME}", "$HOME"), code)
+    code = _HOME_EXPRESSION.sub('"$HOME"', _HOME_IN_STRING.sub("$HOME", code))
+    for _ in range(8):  # "rm -rf " + "$HOME": one string (a few joins deep)
+        joined = _JOINED.sub(_join, code)
+        if joined == code:
+            break
+        code = joined
+    return code
+
+
+def _join(found: re.Match[str]) -> str:
+    space = " " if found["paste"] and not found["paste"].startswith("paste0") else ""
+    return '"' + (_text(found["a"]) + space + _text(found["b"])).replace('"', '\\"') + '"'
+
+
 def _calls(code: str, language: str) -> Iterator[str | tuple[str, ...]]:
     for found in _RUNS.finditer(code):
-        strings = tuple(_text(s.group()) for s in re.finditer(_STRING, found.group("args")))
-        bracketed = found.group("args").startswith("[")
+        args = found.group(0)[found.start("args") - found.start():]
+        strings = tuple(_text(s.group()) for s in re.finditer(_STRING, args))
+        bracketed = found.group("args")[0] in "[c{" or found.group("more") is not None
         yield strings if bracketed or len(strings) > 1 else strings[0]
-    if language.startswith(("perl", "ruby")):  # in python there are none, in node they are template strings
+    if language.startswith(("perl", "ruby", "julia")):  # python has none; in node they are template strings
         for found in _BACKTICKS.finditer(code):
             yield unescape(next(g for g in found.groups() if g is not None))
+    if language in AWKS:  # "cmd" | getline, print "…" | "sh"
+        for found in _AWK_PIPES.finditer(code):
+            to = _text(found["to"]) if found["to"] else ""
+            shell = to.split()[:1] and to.split()[0] in SHELLS
+            yield _text(found["got"] or (found["printed"] if shell else found["to"]))
 
 
 def shell_calls(code: str, language: str) -> Iterator[str | list[str]]:
@@ -75,7 +117,7 @@ def shell_calls(code: str, language: str) -> Iterator[str | list[str]]:
             return
 
 
-def tree_deleted(code: str, cwd: Path | None) -> str | None:
+def tree_deleted(code: str, cwd: Path | None, language: str = "") -> str | None:
     """The critical place (``'the root directory'``, ``'a home directory'``) ``code`` deletes recursively, if any."""
     for found in _DELETES_TREE.finditer(code):
         if found.group("name") in _NEEDS_RECURSIVE and "recursive" not in code:
@@ -83,7 +125,9 @@ def tree_deleted(code: str, cwd: Path | None) -> str | None:
         if found.group("home"):
             return "a home directory"
         path = _text(found.group("literal"))
-        where = critical_target(path, cwd) if path[:1] not in ("~", "$") else None
+        # "~" is a file named ~ unless the language expands it; "$HOME" is what readable() made of the home directory
+        literal = path[:1] not in ("~", "$") or language in _TILDE_LANGUAGES or path.startswith("$HOME")
+        where = critical_target(path, cwd) if literal else None
         if where:
             return where
     return None

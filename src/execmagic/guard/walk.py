@@ -15,9 +15,11 @@ yields their refusals itself; every other rule is applied to the simple commands
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Generator, Iterable, Iterator, Sequence
 
-from .commands import Command, Simple, assigned, command_name, emitted, parse, unwrap, with_names
+from .commands import Command, Simple, command_name, emitted, parse, unwrap
+from .names import Names
 from .options import (
     DOWNLOADERS,
     INTERPRETER,
@@ -32,21 +34,24 @@ from .options import (
 )
 from .paths import Path, after_cd
 from .rules import FORK_CALLS, Refusal, fork_bomb, refuse
-from .scripts import shell_calls, tree_deleted
+from .scripts import readable, shell_calls, tree_deleted
 from .words import Word, tokenize
 
 __all__ = ["Walk", "argv_commands", "simple_commands", "walk", "walk_argv"]
 
 #: How deep code inside code (``bash -c "eval '…'"``) is followed; deeper text is not judged.
 _MAX_DEPTH = 8
+_DEFINES_FUNCTION = re.compile(r"\(\s*\)\s*[{(]|\bfunction\s+[^\s(){}|&;<>]+")
 Walk = Generator["Simple | Refusal", None, "Path | None"]
 """A walk yields simple commands and refusals, in the order a shell gets to them; it returns the directory after it."""
 
 
-def walk(text: str, cwd: Path | None, depth: int) -> Walk:
+def walk(text: str, cwd: Path | None, depth: int, names: Names | None = None) -> Walk:
     """Every simple command shell ``text`` runs (nested code included), and what is refused on the way.
 
     ``cwd`` is the directory the text starts in when known; a ``cd`` moves it, a subshell keeps its own.
+    ``names``: the variables known where the text starts (:mod:`.names`); the text's own assignments
+    are added as the walk passes them (``X=/; rm -rf $X``).
     """
     if depth > _MAX_DEPTH:
         return cwd
@@ -54,9 +59,11 @@ def walk(text: str, cwd: Path | None, depth: int) -> Walk:
     bomb = fork_bomb(skeleton)
     if bomb:
         yield refuse("fork-bomb", bomb)
-    scopes: list[Path | None] = []
+    names = Names() if names is None else names.copy()
+    if _DEFINES_FUNCTION.search(skeleton):  # a function body runs later, when names may hold other values
+        names.opaque = True
+    scopes: list[tuple[Path | None, Names]] = []
     pipeline: list[Command] = []
-    names: dict[str, str] = {}  # X=/ earlier in the text: $X is / from then on
     downloads: set[str] = set()  # curl -o f URL earlier in the text: sh f runs what was downloaded
     for item in [*parse(tokens), ";"]:
         if isinstance(item, Command):
@@ -65,26 +72,16 @@ def walk(text: str, cwd: Path | None, depth: int) -> Walk:
         if item in ("|", "|&"):
             continue
         if pipeline:
-            pipeline = [with_names(c, names) for c in pipeline] if names else pipeline
+            pipeline = [names.expand(c) for c in pipeline]
             yield from _runs_download(pipeline, downloads)
-            cwd = yield from _walk_pipeline(pipeline, cwd, depth)
-            _remember(pipeline, names)
+            cwd = yield from _walk_pipeline(pipeline, cwd, depth, names)
+            names.remember(pipeline)
         pipeline = []
         if item == "(":
-            scopes.append(cwd)
+            scopes.append((cwd, names.copy()))
         elif item == ")" and scopes:
-            cwd = scopes.pop()
+            cwd, names = scopes.pop()
     return cwd
-
-
-def _remember(pipeline: list[Command], names: dict[str, str]) -> None:
-    """Note the plain values a command that only assigns (``X=/``, ``export X=~``) gives names; forget the others."""
-    if len(pipeline) == 1:
-        for name, value in assigned(pipeline[0]).items():
-            if value is None:
-                names.pop(name, None)
-            else:
-                names[name] = value
 
 
 def _runs_download(pipeline: list[Command], downloads: set[str]) -> Iterator[Refusal]:
@@ -97,92 +94,109 @@ def _runs_download(pipeline: list[Command], downloads: set[str]) -> Iterator[Ref
             yield refuse("pipe-to-shell", command.shown())
 
 
-def _walk_pipeline(commands: list[Command], cwd: Path | None, depth: int) -> Walk:
+def _walk_pipeline(commands: list[Command], cwd: Path | None, depth: int, names: Names) -> Walk:
     """The simple commands of one pipeline, with the code each hands on; the directory afterwards."""
     simple = None
     for index, command in enumerate(commands):
         for body in command.code():
-            yield from walk(body, cwd, depth + 1)
+            yield from walk(body, cwd, depth + 1, names)
         before = commands[:index]
         words, wrappers = unwrap(command.words)
+        given = names.given(command.words[:len(command.words) - len(words)])  # X=/ sh -c '…': X is / in there
         if {"xargs", "parallel"} & set(wrappers):  # echo / | xargs rm -rf: the items become arguments
             items = emitted(before[-1]) if before else command.stdin()  # or xargs rm -rf <<< /
-            words += [Word(item) for item in (items or "").split()]
+            words += [Word(item) for item in re.split(r"[\s\0]+", items or "") if item]  # -0: NUL-separated
         simple = Simple(tuple(words), tuple(command.redirects), cwd)
         yield simple
-        yield from _handed_on(simple, command, before, depth)
+        yield from _handed_on(simple, command, before, depth, given)
     return after_cd(simple.words, cwd) if simple is not None and len(commands) == 1 else cwd
 
 
-def _handed_on(simple: Simple, command: Command, before: list[Command], depth: int) -> Walk:
+def _handed_on(simple: Simple, command: Command, before: list[Command], depth: int, names: Names) -> Walk:
     """Code that ``simple`` hands to a shell: walked as code (it is no longer data); downloads run unseen refused."""
     name, words = simple.name, simple.words
     if words and words[0].code and _downloads(words[0].code, depth):  # `curl …` run as the command itself
         yield refuse("pipe-to-shell", simple.display)
     if name in SHELLS or name in SOURCES or INTERPRETER.fullmatch(name):
-        yield from _interpreted(simple, command, before, depth)
+        yield from _interpreted(simple, command, before, depth, names)
     elif name in ("eval", "watch"):  # both run their arguments, joined, as shell code
         args = list(words[1:]) if name == "eval" else after_options(words[1:], {"-n", "--interval"})
-        yield from _as_code(simple, Word(" ".join(args), [c for w in args for c in w.code]), simple.cwd, depth)
+        joined = Word(" ".join(args), [c for w in args for c in w.code])
+        yield from _as_code(simple, joined, simple.cwd, depth, names)
     elif name in ("su", "runuser", "sg", "script", "flock"):  # su -c CMD, script -c CMD, flock F -c CMD
         code = su_command(words)
         if code is not None:
             login = any(w in ("-", "-l", "--login") for w in words)
-            yield from _as_code(simple, code, None if login else simple.cwd, depth)
+            yield from _as_code(simple, code, None if login else simple.cwd, depth, names)
     elif name == "find":
         for run in find_exec(words):
-            yield from _walk_pipeline([Command([Word(w) for w in run])], simple.cwd, depth + 1)
+            yield from _walk_pipeline([Command([Word(w) for w in run])], simple.cwd, depth + 1, names)
     return simple.cwd
 
 
-def _as_code(simple: Simple, code: Word, cwd: Path | None, depth: int) -> Walk:
+def _as_code(simple: Simple, code: Word, cwd: Path | None, depth: int, names: Names) -> Walk:
     """``code`` that ``simple`` hands to a shell, walked in ``cwd``; a download substituted into it is refused."""
     if _downloads(code.code, depth):
         yield refuse("pipe-to-shell", simple.display)
-    yield from walk(code, cwd, depth + 1)
+    yield from walk(code, cwd, depth + 1, names)
     return cwd
 
 
-def _interpreted(simple: Simple, command: Command, before: list[Command], depth: int) -> Walk:
+def _interpreted(simple: Simple, command: Command, before: list[Command], depth: int, names: Names) -> Walk:
     """A shell, ``source`` or an interpreter: its code from ``-c``, a ``<(…)`` file, a heredoc or a pipe."""
     shell = simple.name in SHELLS or simple.name in SOURCES
     code, operands, reads_stdin = interpreter_args(simple.words)
+    fed = next((t.feed for op, t in command.redirects if op == "<" and t.feed is not None), None)
     if code is not None:
-        if shell:
-            yield from _as_code(simple, code, simple.cwd, depth)
-        else:
-            yield from _scripted(simple, code, depth)
-    elif operands and operands[0].feed is not None:  # bash <(curl …)
-        if _downloads([operands[0].feed], depth):
-            yield refuse("pipe-to-shell", simple.display)
+        yield from _code(simple, code, shell, depth, names)
+    elif operands and operands[0].feed is not None:  # bash <(curl …), source <(echo '…')
+        yield from _fed(simple, operands[0].feed, shell, depth, names)
     elif reads_stdin and (stdin := command.stdin()) is not None:  # bash <<< '…', bash <<EOF
-        if shell:
-            yield from _as_code(simple, stdin, simple.cwd, depth)
-        else:
-            yield from _scripted(simple, stdin, depth)
+        yield from _code(simple, stdin, shell, depth, names)
+    elif reads_stdin and fed is not None:  # bash < <(echo '…')
+        yield from _fed(simple, fed, shell, depth, names)
     elif reads_stdin and before:  # … | sh
         fetched = next((i for i, c in enumerate(before) if command_name(c) in DOWNLOADERS), None)
         if fetched is not None:
             yield refuse("pipe-to-shell", " | ".join(c.shown() for c in [*before[fetched:], command]))
-        elif shell and (text := emitted(before[-1])) is not None:
-            yield from walk(text, simple.cwd, depth + 1)
+        elif (text := emitted(before[-1])) is not None:
+            yield from _code(simple, Word(text), shell, depth, names)
     return simple.cwd
 
 
-def _scripted(simple: Simple, code: Word, depth: int) -> Walk:
+def _code(simple: Simple, code: Word, shell: bool, depth: int, names: Names) -> Walk:
+    """``code`` run by ``simple``: shell code walked, other languages searched (:func:`_scripted`)."""
+    if shell:
+        yield from _as_code(simple, code, simple.cwd, depth, names)
+    else:
+        yield from _scripted(simple, code, depth, names)
+    return simple.cwd
+
+
+def _fed(simple: Simple, body: str, shell: bool, depth: int, names: Names) -> Walk:
+    """The code a ``<(body)`` file gives ``simple``: a download refused, printed text (``echo '…'``) run."""
+    if _downloads([body], depth):
+        yield refuse("pipe-to-shell", simple.display)
+    elif (text := names.printed(body)) is not None:
+        yield from _code(simple, Word(text), shell, depth, names)
+    return simple.cwd
+
+
+def _scripted(simple: Simple, code: Word, depth: int, names: Names) -> Walk:
     """Python/perl/node/ruby ``code``: a download run, a fork bomb, a tree deleted, the commands it runs."""
     if _downloads(code.code, depth):
         yield refuse("pipe-to-shell", simple.display)
     elif FORK_CALLS.search(code):
         yield refuse("fork-bomb", simple.display)
-    where = tree_deleted(code, simple.cwd)
+    text = readable(code)
+    where = tree_deleted(text, simple.cwd, simple.name)
     if where:
         yield refuse("rm-recursive-root", simple.display, where=where)
-    for call in shell_calls(code, simple.name):
+    for call in shell_calls(text, simple.name):
         if isinstance(call, str):
-            yield from walk(call, simple.cwd, depth + 1)
+            yield from walk(call, simple.cwd, depth + 1, names)
         elif call and depth < _MAX_DEPTH:
-            yield from _walk_pipeline([Command([Word(w) for w in call])], simple.cwd, depth + 1)
+            yield from _walk_pipeline([Command([Word(w) for w in call])], simple.cwd, depth + 1, names)
     return simple.cwd
 
 
@@ -192,9 +206,9 @@ def _downloads(bodies: Iterable[str], depth: int) -> bool:
                for body in bodies for item in walk(body, None, depth + 1))
 
 
-def walk_argv(argv: Sequence[str]) -> Walk:
+def walk_argv(argv: Sequence[str], names: Names | None = None) -> Walk:
     """The walk of an argv: words already (no quotes to remove), but ``bash -c CODE`` in it is code."""
-    return _walk_pipeline([Command([Word(w) for w in argv])], None, 0)
+    return _walk_pipeline([Command([Word(w, live=()) for w in argv])], None, 0, names or Names())
 
 
 def simple_commands(text: str) -> Iterator[list[str]]:

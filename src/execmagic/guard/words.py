@@ -3,7 +3,9 @@
 The rules judge commands, not text, so the text is first split the way a shell would: quotes
 removed (what was quoted is remembered -- quoted text is data), ``$(…)``, backticks and ``<(…)``
 kept as written but their bodies noted (the shell runs them), heredoc bodies attached to the word
-that was their delimiter.  Nothing is expanded: ``$VAR`` and ``~`` stay as written.
+that was their delimiter.  Nothing is expanded: ``$VAR`` and ``~`` stay as written, and each word
+remembers where in it the shell would expand something (a ``$`` or backtick outside single quotes), so that
+``:mod:`.names``` expands ``"$D"`` but leaves ``'$D'`` -- and ``awk '{print $NF}'`` -- alone.
 
 This is a lexer for judging, not for running: odd text (an unclosed quote, an unbalanced
 parenthesis) is split as far as it goes, never raised on.
@@ -18,7 +20,8 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from typing_extensions import Self
 
-__all__ = ["REDIRECTS", "STDIN_REDIRECTS", "WRITES", "Op", "Word", "live_substitutions", "tokenize", "unescape"]
+__all__ = ["REDIRECTS", "STDIN_REDIRECTS", "WRITES", "Op", "Word", "backtick_end", "live_substitutions", "paren_end",
+           "tokenize", "unescape"]
 
 
 class Word(str):
@@ -26,19 +29,22 @@ class Word(str):
 
     ``code``: the bodies of the ``$(…)``, backticks and ``<(…)`` in it that the shell runs (not those
     in single quotes); ``feed``: the body when the word is a process substitution ``<(…)``;
-    ``quoted``: some of it was quoted; ``shown``: how it is shown (a heredoc shows its delimiter).
+    ``quoted``: some of it was quoted; ``shown``: how it is shown (a heredoc shows its delimiter);
+    ``live``: where in the text each ``$`` or backtick the shell expands starts (``None``: not known, all count).
     """
 
     code: tuple[str, ...]
     feed: str | None
     quoted: bool
     shown: str
+    live: tuple[int, ...] | None
 
     def __new__(cls, text: str, code: Iterable[str] = (), feed: str | None = None, quoted: bool = False,
-                shown: str | None = None) -> Self:
+                shown: str | None = None, live: Iterable[int] | None = None) -> Self:
         word = super().__new__(cls, text)
         word.code, word.feed, word.quoted = tuple(code), feed, quoted
         word.shown = text if shown is None else shown
+        word.live = None if live is None else tuple(live)
         return word
 
 
@@ -148,6 +154,16 @@ def live_substitutions(text: str) -> Iterator[str]:
             i = match.end()
 
 
+def paren_end(text: str, start: int) -> int:
+    """The index of the ``)`` closing the ``(`` just before ``start`` (quotes respected), or the end of ``text``."""
+    return _paren_end(text, start)
+
+
+def backtick_end(text: str, start: int) -> int:
+    """The index after the backtick closing the one just before ``start``."""
+    return _backtick(text, start)[1]
+
+
 class _Lexer:
     """Shell text → words and operators, as a POSIX shell splits it.
 
@@ -172,9 +188,12 @@ class _Lexer:
         self.feed: str | None = None
         self.quoted = False
         self.started = False
+        self.live: list[int] = []
+        self.length = 0
 
     def _add(self, piece: str, quoted: bool = False, skeleton: str | None = None) -> None:
         self.parts.append(piece)
+        self.length += len(piece)
         self.started = True
         self.quoted |= quoted
         self.skeleton.append(piece if skeleton is None else skeleton)
@@ -182,7 +201,7 @@ class _Lexer:
     def _end_word(self) -> None:
         if not self.started:
             return
-        word = Word("".join(self.parts), self.code, self.feed, self.quoted)
+        word = Word("".join(self.parts), self.code, self.feed, self.quoted, live=self.live)
         if self.delimiter_next is not None:
             self.heredocs.append((len(self.tokens), word, self.delimiter_next == "<<-", word.quoted))
             self.delimiter_next = None
@@ -241,6 +260,7 @@ class _Lexer:
         elif char == "`":
             body, self.i = _backtick(text, i + 1)
             self.code.append(body)
+            self.live.append(self.length)
             self._add(f"`{body}`", skeleton="``")
         elif char in "<>" and text.startswith("(", i + 1):
             self._process_substitution()
@@ -259,10 +279,12 @@ class _Lexer:
                 parts.append(after if after in '$`"\\' else ("" if after == "\n" else "\\" + after))
                 i += 2
             elif text[i] == "$":
+                self.live.append(self.length + sum(map(len, parts)))
                 i = self._expansion(i, parts)
             else:
                 body, i = _backtick(text, i + 1)
                 self.code.append(body)
+                self.live.append(self.length + sum(map(len, parts)))
                 parts.append(f"`{body}`")
         self._add("".join(parts), quoted=True, skeleton='""')
         self.i = i + 1
@@ -297,6 +319,7 @@ class _Lexer:
             self.i = end + 1
             return
         parts: list[str] = []
+        self.live.append(self.length)
         self.i = self._expansion(i, parts)
         self._add("".join(parts), skeleton="$" if parts == ["$"] else "$()")
 
@@ -331,7 +354,8 @@ class _Lexer:
             end, resume = (found.start(), found.end() + 1) if found else (len(text), len(text))
             body = text[self.i:end]
             live = () if quoted else tuple(live_substitutions(body))
-            self.tokens[index] = Word(body, live, quoted=quoted, shown=delimiter)
+            dollars = () if quoted else (m.start() for m in re.finditer(r"\$", body))
+            self.tokens[index] = Word(body, live, quoted=quoted, shown=delimiter, live=dollars)
             self.i = resume
         self.heredocs = []
 

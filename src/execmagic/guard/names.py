@@ -1,0 +1,211 @@
+"""What the variables hold: ``$D`` in a command as the shell would expand it, as far as it is known.
+
+An agent deleted a home folder in two calls: ``export D="$HOME"``, then ``rm -rf "$D"``.  The text
+of the second call alone cannot tell what ``$D`` is; the session can.  The engine hands the check
+the variables a run starts with (the session's exports), and the walk adds what the text itself
+assigns before a command (``BUILD=./b; rm -rf "$BUILD"/``).  A variable neither exported nor
+assigned is empty, as in the shell -- ``rm -rf "$NOPE"/`` is ``rm -rf /``.
+
+What cannot be known stays as written, and a path holding it is not judged: a value read at run
+time (``read d``, ``for f in $(ls)``), a ``${X%/*}``, ``$PWD`` and the other names bash sets itself,
+and -- after a ``source``, an ``eval`` or a ``BASH_ENV`` file, which may set any name -- every name
+not known already.  ``${X:?}`` of an empty ``X`` stops the shell before the command, so it is not
+judged either.  Without the session's variables (``env=None``) only what the text assigns is known,
+and other names stay as written.
+
+Two more things the shell does to a word are followed: ``$(echo /)`` and ``$(printf …)`` -- a
+command that only prints text it was given -- are what they print, and a path in the session's home
+directory spelled out (``/home/me``) is ``~``, the home directory the rules know.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import re
+from collections.abc import Iterator, Mapping, Sequence
+
+from .commands import ASSIGNMENT, DECLARES, Command, assigned, emitted, parse, unwrap
+from .options import operands_of
+from .words import Word, backtick_end, paren_end, tokenize
+
+__all__ = ["Names"]
+
+#: Names bash gives values itself: unknown to the check unless the text assigns them.
+_SHELL_SET = frozenset({
+    "PWD", "OLDPWD", "RANDOM", "SRANDOM", "SECONDS", "LINENO", "PPID", "UID", "EUID", "GROUPS", "HOSTNAME",
+    "HOSTTYPE", "OSTYPE", "MACHTYPE", "IFS", "OPTIND", "OPTARG", "OPTERR", "REPLY", "MAPFILE", "PIPESTATUS",
+    "FUNCNAME", "DIRSTACK", "COLUMNS", "LINES", "EPOCHSECONDS", "EPOCHREALTIME", "SHELL", "HOME", "PS1", "PS2", "PS4",
+    "HISTFILE", "HISTSIZE", "HISTFILESIZE", "MAIL", "MAILCHECK", "TMOUT", "COMP_WORDS", "COMP_CWORD"})
+_REFERENCE = re.compile(r"\$(?:\{(?P<braced>[A-Za-z_]\w*)(?:(?P<op>:?[-?=+])(?P<arg>[^}]*))?\}"
+                        r"|(?P<plain>[A-Za-z_]\w*))")
+#: Values a word may take at most (``for d in a b c`` makes one per item); the rest are not judged.
+_MAX_VALUES = 16
+#: Commands that give a name a value read at run time: the name is unknown afterwards.
+_READ_VALUES = {"read": {"-d", "-i", "-n", "-N", "-p", "-t", "-u"},
+                "mapfile": {"-d", "-n", "-O", "-s", "-u", "-C", "-c"},
+                "readarray": {"-d", "-n", "-O", "-s", "-u", "-C", "-c"}}
+Values = tuple[str, ...] | None
+"""What a name may hold when a command runs (one value, or one per ``for`` item); ``None``: not known."""
+
+
+@dataclasses.dataclass
+class Names:
+    """The variables a walk knows: the session's exports (``env``) and what the text assigned so far.
+
+    ``env`` is ``None`` when the session is not known (unknown names stay as written); ``opaque`` is set
+    once something ran that may set any name (``source``, ``eval``), so that unknown names are unknown
+    rather than empty.
+    """
+
+    env: Mapping[str, str] | None = None
+    values: dict[str, Values] = dataclasses.field(default_factory=dict)
+    opaque: bool = False
+
+    @classmethod
+    def of(cls, env: Mapping[str, str] | None) -> Names:
+        """The names a run with environment ``env`` starts with (a ``BASH_ENV`` file may set any of them)."""
+        return cls(env, {}, env is not None and bool(env.get("BASH_ENV")))
+
+    def copy(self) -> Names:
+        """The names code run inside this code (a subshell, ``bash -c``, ``$(…)``) starts with."""
+        return Names(self.env, dict(self.values), self.opaque)
+
+    def given(self, words: Sequence[Word]) -> Names:
+        """The names code run by a command sees, with the command's own ``X=/ sh -c …`` (or ``env X=/ …``)."""
+        pairs = [word for word in words if ASSIGNMENT.match(word)]
+        if not pairs:
+            return self
+        child = self.copy()
+        for name, value in assigned(Command(pairs)).items():
+            child.values[name] = (value,) if value else None
+        return child
+
+    @property
+    def home(self) -> str | None:
+        """The session's home directory spelled out (``/home/me``), when known and not ``/``."""
+        home = (self.env or {}).get("HOME", "").rstrip("/")
+        return home if home.startswith("/") and "HOME" not in self.values else None
+
+    def value(self, name: str) -> Values:
+        """What ``$name`` may be: its values, or ``None`` when not known (``$HOME`` stays: paths know it)."""
+        if name in self.values:
+            return self.values[name]
+        if name in _SHELL_SET or name.startswith(("BASH", "COMP_")) or self.env is None:
+            return None
+        if name in self.env:
+            return (self.env[name],)
+        return None if self.opaque else ("",)
+
+    # -- expanding ---------------------------------------------------------------------------------
+    def expand(self, command: Command) -> Command:
+        """``command`` with its variables, printed substitutions and spelled-out home directory expanded."""
+        if not self.values and self.env is None:
+            return command
+        words = [new for word in command.words for new in self.word(word)]
+        redirects = [(op, target if op in ("<<", "<<-") else (self.word(target) or [target])[0])
+                     for op, target in command.redirects]
+        return Command(words, redirects)
+
+    def word(self, word: Word) -> list[Word]:
+        """The words ``word`` becomes: one, none (an unquoted empty expansion), or one per value it may take."""
+        live = word.live if word.live is not None else [m.start() for m in re.finditer(r"[$`]", word)]
+        texts, pos = [""], 0
+        for start in live:
+            if start < pos:
+                continue
+            found = self._expansion(word, start)
+            if found is None:
+                continue
+            values, end = found
+            texts = [text + word[pos:start] + value for text in texts for value in values][:_MAX_VALUES]
+            pos = end
+        texts = [self._home(text + word[pos:]) for text in texts]
+        if texts == [word]:
+            return [word]
+        if not word.quoted and not ASSIGNMENT.match(word):  # unquoted: split, and an empty word is no word
+            texts = [part for text in texts for part in text.split()]
+        # shown as written, once: a refusal quotes $D, not what D holds
+        return [Word(text, word.code, word.feed, word.quoted, "" if i else word.shown, live=())
+                for i, text in enumerate(texts)]
+
+    def _home(self, text: str) -> str:
+        home = self.home
+        if home and (text == home or text.startswith(home + "/")):
+            return "~" + text[len(home):]
+        return text
+
+    def _expansion(self, word: str, start: int) -> tuple[tuple[str, ...], int] | None:
+        """The values of the expansion at ``start`` and where it ends, or ``None`` when it is not known."""
+        if word.startswith("$((", start):
+            return None
+        if word.startswith("$(", start) or word.startswith("`", start):
+            end = paren_end(word, start + 2) + 1 if word[start] == "$" else backtick_end(word, start + 1)
+            body = word[start + 2:end - 1] if word[start] == "$" else word[start + 1:end - 1]
+            printed = self.printed(body)
+            return None if printed is None else ((printed,), end)
+        reference = _REFERENCE.match(word, start)
+        if reference is None:
+            return None
+        values = _operator(self.value(reference.group("braced") or reference.group("plain")),
+                           reference.group("op"), reference.group("arg") or "")
+        return None if values is None else (values, reference.end())
+
+    def printed(self, body: str) -> str | None:
+        """What ``$(body)`` is when ``body`` only prints text it was given (``echo /``), trailing newlines off."""
+        items = [item for item in parse(tokenize(body)[0]) if item != ";"]
+        if len(items) != 1 or not isinstance(items[0], Command):
+            return None
+        text = emitted(self.expand(items[0]))
+        return None if text is None else text.rstrip("\n")
+
+    # -- remembering -------------------------------------------------------------------------------
+    def remember(self, pipeline: Sequence[Command]) -> None:
+        """Note what a pipeline (already expanded) does to names: assigns, reads, loops over, unsets."""
+        for command in pipeline:
+            for name, values in _changed(command):
+                if name == "":
+                    self.opaque = True
+                else:
+                    self.values[name] = values
+        if len(pipeline) == 1:  # a pipeline's stages are subshells: X=1 | … sets nothing
+            for name, value in assigned(pipeline[0]).items():
+                self.values[name] = (value,) if value else None  # X=(a b) reads as X= here: an array, not empty
+
+
+def _operator(values: Values, op: str | None, arg: str) -> Values:
+    """``${X:-arg}``, ``${X:+arg}``, ``${X:?}``, … of ``X``'s ``values``."""
+    if values is None or op is None:
+        return values
+    if op in (":-", "-", ":=", "="):
+        return tuple(value or arg for value in values)
+    if op in (":+", "+"):
+        return tuple(arg if value else "" for value in values)
+    kept = tuple(value for value in values if value)  # ${X:?}: an empty X stops the shell before the command
+    return kept or None
+
+
+def _changed(command: Command) -> Iterator[tuple[str, Values]]:
+    """The names a command gives values the check cannot know (``read d``), loops over, or unsets;
+    ``("", None)`` when it may set any name (``source``, ``eval``, ``export $(…)``)."""
+    words, _ = unwrap(command.words)
+    if not words:
+        return
+    name = os.path.basename(words[0])
+    if words[0] in ("for", "select") and not words[0].quoted and len(words) > 1:
+        items = tuple(words[3:]) if words[2:3] == ["in"] else None
+        yield words[1], items[:_MAX_VALUES] if items else None
+    elif name in _READ_VALUES:  # read -a NAME: NAME is an operand here too
+        for target in operands_of(words[1:], _READ_VALUES[name]) or ["REPLY" if name == "read" else "MAPFILE"]:
+            yield target, None
+    elif (name == "printf" and words[1:2] == ["-v"] and len(words) > 2) or (name == "getopts" and len(words) > 2):
+        yield words[2], None
+    elif name == "let":
+        for word in words[1:]:
+            yield word.split("=", 1)[0].strip("+-*/%<>&|^ "), None
+    elif name == "unset" and "-f" not in words:
+        for target in operands_of(words[1:]):
+            yield target, ("",)
+    elif name in ("source", ".", "eval") or (
+            name in DECLARES and any("$" in w or "`" in w for w in words[1:] if not ASSIGNMENT.match(w))):
+        yield "", None
