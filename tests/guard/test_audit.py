@@ -142,3 +142,20 @@ def test_an_audit_log_that_is_a_named_pipe_is_refused_without_hanging(tmp_path):
         assert not marker.exists()
     finally:
         engine.close(0.3)
+
+
+def test_a_new_audit_log_is_private_and_an_open_one_is_named_once(tmp_path, audited):
+    """Made by us: 0600.  Made by the user beforehand and readable by others: kept as it is, said once."""
+    assert audited.run_script("true").notes == ()
+    assert os.stat(tmp_path / "audit.jsonl").st_mode & 0o777 == 0o600
+    shared = tmp_path / "shared.jsonl"
+    shared.write_text("")
+    os.chmod(shared, 0o644)
+    engine = Engine(log_dir=str(tmp_path / "logs2"), options=RunOptions(grace=0.3), policy=Policy(audit_log=str(shared)))
+    try:
+        first, second = engine.run_script("true"), engine.run_script("true")
+        assert first.notes == (f"audit log {shared} is readable by others (mode 0644): chmod 600 it to keep the "
+                               "commands it records private",)
+        assert second.notes == () and os.stat(shared).st_mode & 0o777 == 0o644
+    finally:
+        engine.close(0.3)

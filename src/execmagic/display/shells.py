@@ -6,6 +6,7 @@ import dataclasses
 import html
 from typing import Any
 
+from ..process.errors import shown_value
 from ..process.results import KillOutcome, ShellInfo, ShellOutput, format_bytes, format_duration
 from .render import short_command
 
@@ -104,10 +105,10 @@ def output_notes(out: ShellOutput) -> list[str]:
         notes.append(f"{format_bytes(out.shell.lost_bytes)} could not be written to the logs (disk full?)")
     for stream, count in out.filtered_out.items():
         if count:
-            notes.append(f"{count} {stream} line{'s' if count != 1 else ''} did not match {out.filter!r}"
+            notes.append(f"{count} {stream} line{'s' if count != 1 else ''} did not match {shown_value(out.filter)}"
                          " (still in the log: --all or --tail N shows them)")
     for stream in out.filter_gave_up:
-        notes.append(f"the filter {out.filter!r} took over a second on {stream} and was given up there: the"
+        notes.append(f"the filter {shown_value(out.filter)} took over a second on {stream} and was given up there: the"
                      " lines after that point are shown unfiltered")
     for stream, count in out.skipped.items():
         notes.append(f"{format_bytes(count)} of {stream} not shown (only the latest part); full log: "
