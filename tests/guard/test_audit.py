@@ -159,3 +159,24 @@ def test_a_new_audit_log_is_private_and_an_open_one_is_named_once(tmp_path, audi
         assert second.notes == () and os.stat(shared).st_mode & 0o777 == 0o644
     finally:
         engine.close(0.3)
+
+
+def test_an_audit_log_that_is_a_link_or_someone_elses_runs_nothing(tmp_path):
+    """A link planted where the audit log goes (to a start-up file, say) is not written through, and a file
+    another user made ahead would let them read every command: both refuse, as any unwritable log does."""
+    os.symlink(tmp_path / "bashrc", tmp_path / "link.jsonl")
+    theirs = tmp_path / "theirs.jsonl"
+    theirs.write_text("")
+    if os.geteuid() == 0:
+        os.chown(theirs, 65534, 65534)
+    cases = [("link.jsonl", "a symlink")] + ([("theirs.jsonl", "owned by another user (uid 65534)")]
+                                             if os.geteuid() == 0 else [])
+    for name, why in cases:
+        engine = Engine(log_dir=str(tmp_path / "logs"), policy=Policy(audit_log=str(tmp_path / name)))
+        try:
+            with pytest.raises(AuditUnavailable) as refused:
+                engine.run_script(f"touch {tmp_path / 'ran'}")
+            assert refused.value.reason.startswith(why)
+        finally:
+            engine.close(0.3)
+    assert not (tmp_path / "ran").exists() and not (tmp_path / "bashrc").exists()

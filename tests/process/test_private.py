@@ -96,20 +96,46 @@ def test_a_chosen_log_folder_gets_private_files_too(tmp_path):
         engine.close(0.3)
 
 
-def test_what_bash_reads_never_lives_in_a_folder_others_may_write(tmp_path):
-    """A team folder chosen as log_dir (group-writable on purpose) keeps the logs, not the prelude or state."""
-    logs = tmp_path / "team"
-    logs.mkdir(mode=0o775)
-    os.chmod(logs, 0o775)
-    engine = Engine(log_dir=str(logs), options=RunOptions(grace=0.3, keep_logs=True))
+def test_what_bash_reads_never_lives_in_a_folder_the_user_chose(shared_tmp, tmp_path, monkeypatch):
+    """A chosen log_dir (here a relative one, and group-writable: a team folder) keeps the logs; the prelude,
+    state files and big scripts live in a private folder of the default root, whose parents are not anyone's
+    to swap, and paths handed to bash are absolute whatever the run's cwd."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "team").mkdir(mode=0o775)
+    os.chmod(tmp_path / "team", 0o775)
+    engine = Engine(log_dir="team", options=RunOptions(grace=0.3, keep_logs=True))
     try:
-        r = engine.run_script("echo hi")
-        assert r.success and os.path.dirname(r.log_paths["stdout"]) == str(logs)
-        assert any("writable by others" in n for n in r.notes)
-        assert not [n for n in os.listdir(logs) if "prelude" in n or n.endswith(".state")]
+        r = engine.run_script("echo hi", cwd="/")
+        assert r.success and os.path.dirname(r.log_paths["stdout"]) == str(tmp_path / "team") and r.notes == ()
+        assert engine.run_script("echo " + "x" * 200_000 + " | wc -c", cwd="/").stdout == "200001\n"
         assert engine.run_script("cd /; export X=1").success and engine.session.cwd == "/"  # the session works
+        assert engine.run_script("cd /tmp").new_cwd == "/tmp"  # and from another cwd too
+        assert [n for n in os.listdir(tmp_path / "team") if not n.endswith(".log")] == []
+        private = os.path.join(shared_tmp, f"execmagic-{os.geteuid()}")
+        assert any("session-prelude" in n for _, _, files in os.walk(private) for n in files)
     finally:
         engine.close(0.3)
+
+
+def test_reading_back_never_follows_a_link_or_waits_on_a_fifo(engine, tmp_path):
+    """In a folder others may write, a log or state file can be swapped: a fifo would hang the reader, a
+    link or a foreign file would be read as ours.  What is read back must be a regular file of ours."""
+    from execmagic.process.private import open_own_file
+
+    os.mkfifo(tmp_path / "fifo")
+    os.symlink("/etc/hostname", tmp_path / "link")
+    for name in ("fifo", "link"):
+        with pytest.raises(OSError):
+            open_own_file(str(tmp_path / name))
+    info = api.start("echo one; echo two", engine=engine)
+    out = engine.shells.read(info.id, wait=10)
+    while not out.at_end:
+        out = engine.shells.read(info.id, wait=10)
+    path = info.log_paths["stdout"]
+    os.unlink(path)
+    os.mkfifo(path)
+    with pytest.raises(OSError):
+        engine.shells.read(info.id, whole_log=True)
 
 
 def test_an_existing_root_of_ours_open_for_writing_is_refused(shared_tmp):

@@ -12,10 +12,12 @@ from __future__ import annotations
 import codecs
 import dataclasses
 import functools
+import os
 import time
 from typing import Any, BinaryIO
 
 from ..process.errors import UsageProblem, shown_value
+from ..process.private import open_own_file
 from .regex_cost import repeat_cost
 
 __all__ = [
@@ -158,7 +160,7 @@ def readable_end(path: str, start: int, end: int, *, growing: bool, whole_lines:
     """
     if not growing or end <= start:
         return end
-    with open(path, "rb") as fh:
+    with os.fdopen(open_own_file(path), "rb") as fh:
         if whole_lines:
             return last_line_end(fh, start, end)
         tail_start = max(start, end - 3)
@@ -203,7 +205,7 @@ def read_cut(path: str, start: int, end: int, *, max_bytes: int, tail: int | Non
     if end - start > max_bytes:
         skipped = end - max_bytes - start
         start = end - max_bytes
-    with open(path, "rb") as fh:
+    with os.fdopen(open_own_file(path), "rb") as fh:
         fh.seek(start)
         data = fh.read(end - start)
     text = codecs.decode(data, "utf-8", "replace")

@@ -23,6 +23,7 @@ from ..guard.policy import CommandRefused, Guard, Policy, check
 from ..process.errors import PreExecError
 from ..process.foreground import CancelToken, OutputCallback, ProgressCallback, failed_to_start, run_command
 from ..process.logdir import LogDir
+from ..process.private import open_own_file
 from ..process.results import KillOutcome, Result, ShellInfo
 from ..process.retention import DEFAULT_QUOTA, DEFAULT_RETENTION_DAYS, prune_log_roots
 from ..process.spec import RunOptions
@@ -244,11 +245,15 @@ class Engine(Planner):
     def _update_session(self, plan: Plan, result: Result, state_path: str) -> Result:
         """Apply what a session run changed, read from ``state_path`` (the plan's, or its standby's)."""
         try:
-            with open(state_path, "rb") as fh:
+            with os.fdopen(open_own_file(state_path), "rb") as fh:  # never through a link, never a fifo
                 state = fh.read()
             os.unlink(state_path)
         except FileNotFoundError:
             state = None
+        except OSError:  # something not of ours stood there: nothing of it is taken
+            state = None
+            with contextlib.suppress(OSError):
+                os.unlink(state_path)
         stopped = result.timed_out or result.interrupted or result.signal is not None
         if result.error:  # it never ran
             return result

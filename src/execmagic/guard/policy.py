@@ -7,6 +7,7 @@ The command check lives in :mod:`.check` (its rules in :mod:`.rules`) and the se
 from __future__ import annotations
 
 import dataclasses
+import errno
 import json
 import os
 import stat
@@ -101,12 +102,17 @@ def open_audit_log(path: str) -> int:
     A new audit log is 0600 (it records every command, with what the user typed); one that already
     existed keeps its mode -- the user made it, perhaps for others to read on purpose."""
     try:
-        fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NONBLOCK | os.O_CLOEXEC, 0o600)
+        fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NONBLOCK | os.O_NOFOLLOW | os.O_CLOEXEC,
+                     0o600)
     except OSError as exc:
-        raise AuditUnavailable(path, exc.strerror or str(exc)) from None
-    if not stat.S_ISREG(os.fstat(fd).st_mode):
+        why = "a symlink (the log is written only where it stands)" if exc.errno == errno.ELOOP else None
+        raise AuditUnavailable(path, why or exc.strerror or str(exc)) from None
+    st = os.fstat(fd)
+    why = ("not a regular file" if not stat.S_ISREG(st.st_mode)
+           else f"owned by another user (uid {st.st_uid}), who could read it" if st.st_uid != os.geteuid() else None)
+    if why is not None:  # another user's file, made ahead in a shared folder, would read every command
         os.close(fd)
-        raise AuditUnavailable(path, "not a regular file")
+        raise AuditUnavailable(path, why)
     return fd
 
 

@@ -227,6 +227,7 @@ class ExecSettings(Magics):
             from ..process.private import make_folder
 
             try:
+                value = os.path.abspath(os.path.expanduser(value))  # bash resolves paths against the run's cwd
                 make_folder(value)
             except (OSError, ValueError) as exc:
                 raise _refuse(proposal, f"it cannot be created ({getattr(exc, 'strerror', None) or exc})") from None

@@ -6,8 +6,8 @@ user may write, so it is checked at every use (see :mod:`.private`); when anothe
 first, or made it open, it is refused with a note and the engine moves to a private folder with an
 unguessable name (``<tmp>/execmagic-<uid>-XXXXXXXX/``, pruned the same way).
 
-A folder the user chose is used as it is; what a shell reads and runs stays out of it when others
-may write there (a team folder shared on purpose), in a private folder of its own.
+A folder the user chose is used as it is for the logs; what a shell reads and runs (the prelude,
+state files, big scripts) stays in a private folder of the default root, checked like it.
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ from collections.abc import Callable
 from typing import BinaryIO
 
 from .clock import now_stamp
-from .private import NotPrivate, create_unique, fallback_folder, make_folder, private_folder, safe_to_source_from
+from .private import NotPrivate, create_unique, fallback_folder, make_folder, private_folder
 
 __all__ = ["LogDir", "default_root", "fallback_prefix"]
 
@@ -49,8 +49,11 @@ class LogDir:
         self.root: str | None = None if self.chosen else default_root()
         self.notes: list[str] = []
         self._lock = threading.Lock()
-        self._runtime: str | None = None
-        if path is None:
+        #: Where what a shell reads goes when the user chose the log folder (made when first needed).
+        self._private: LogDir | None = None
+        if path is not None:
+            path = os.path.abspath(path)  # bash resolves the paths we hand it against the run's cwd, not ours
+        else:
             path = self._claim(self._checked_root(), f"{now_stamp()}-{os.getpid()}")
         self.path = path
         self.ensure()
@@ -85,7 +88,6 @@ class LogDir:
                 self._refuse(refused)
                 self.root = fallback_folder(fallback_prefix())
                 self.path = self._claim(self.root, os.path.basename(self.path))
-                self._runtime = None
             return private_folder(self.path)
 
     def _refuse(self, exc: NotPrivate) -> None:
@@ -111,26 +113,22 @@ class LogDir:
         """What to tell the user, once."""
         with self._lock:
             notes, self.notes = tuple(self.notes), []
-        return notes
+            private = self._private
+        return notes + (private.take_notes() if private is not None else ())
 
     def runtime(self) -> str:
-        """The folder for what a shell reads and runs (the session prelude, state files, big scripts):
-        the log folder, unless others may write in it -- then a private folder of its own."""
-        logs = self.ensure()
-        if not self.chosen or safe_to_source_from(logs):
-            return logs
+        """The folder for what a shell reads and runs (the session prelude, state files, big scripts).
+
+        In the default location, the log folder (checked to be ours alone at every use).  A folder the
+        user chose is theirs, and its parents may be anyone's -- a folder that can be swapped between a
+        check and bash reading a path -- so then it is always a private folder of the default root."""
+        if not self.chosen:
+            return self.ensure()
         with self._lock:
-            if self._runtime is None:
-                self._runtime = fallback_folder(fallback_prefix())
-                self.notes.append(f"log folder {logs} is writable by others: what the shell reads is kept in "
-                                  f"{self._runtime} instead")
-            runtime = self._runtime
-        try:
-            return private_folder(runtime)
-        except (NotPrivate, OSError):
-            with self._lock:
-                self._runtime = None
-            raise
+            if self._private is None:
+                self._private = LogDir()
+            private = self._private
+        return private.ensure()
 
     # -- files ---------------------------------------------------------------------------------
     def opener(self, run_label: str) -> Callable[[str], tuple[str, BinaryIO]]:

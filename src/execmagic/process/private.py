@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import errno
 import os
+import secrets
 import stat
 import tempfile
 
@@ -27,8 +28,8 @@ __all__ = [
     "create_unique",
     "fallback_folder",
     "make_folder",
+    "open_own_file",
     "private_folder",
-    "safe_to_source_from",
     "why_not_private",
     "write_file",
 ]
@@ -60,12 +61,18 @@ def _why_not_private(st: os.stat_result) -> str | None:
     return None
 
 
+def _why_unopenable(exc: OSError) -> str:
+    if exc.errno in (errno.ELOOP, errno.ENOTDIR):
+        return "a symlink or not a folder"
+    return os.strerror(exc.errno) if exc.errno else str(exc)
+
+
 def why_not_private(path: str) -> str | None:
     """Why the existing folder ``path`` is not ours alone (``None``: it is); nothing is created."""
     try:
         fd = os.open(path, _OPEN_DIR)
     except OSError as exc:
-        return "a symlink or not a folder" if exc.errno in (errno.ELOOP, errno.ENOTDIR) else os.strerror(exc.errno or 0)
+        return _why_unopenable(exc)
     try:
         return _why_not_private(os.fstat(fd))
     finally:
@@ -98,10 +105,8 @@ def private_folder(path: str) -> str:
     made = _mkdir_missing(path)
     try:
         fd = os.open(path, _OPEN_DIR)
-    except OSError as exc:
-        if exc.errno in (errno.ELOOP, errno.ENOTDIR):  # O_NOFOLLOW's answer for a symlink, or a file
-            raise NotPrivate(path, "a symlink or not a folder") from None
-        raise
+    except OSError as exc:  # O_NOFOLLOW's ELOOP for a symlink, ENOTDIR for a file, EACCES for another's 0700
+        raise NotPrivate(path, _why_unopenable(exc)) from None
     try:
         st = os.fstat(fd)
         mode = stat.S_IMODE(st.st_mode)
@@ -126,16 +131,6 @@ def make_folder(path: str) -> str:
     return path
 
 
-def safe_to_source_from(path: str) -> bool:
-    """Whether files that a shell will read and run may live in ``path``: ours, and nobody else may
-    write in it (a folder the user chose may be readable by others, or reached through a symlink)."""
-    try:
-        st = os.stat(path)
-    except OSError:
-        return False
-    return stat.S_ISDIR(st.st_mode) and st.st_uid == os.geteuid() and not stat.S_IMODE(st.st_mode) & 0o022
-
-
 def fallback_folder(prefix: str) -> str:
     """A new private folder in the temp folder, with an unguessable name (``mkdtemp``: 0700, ours)."""
     return tempfile.mkdtemp(prefix=prefix)
@@ -155,14 +150,28 @@ def create_file(path: str, flags: int = os.O_WRONLY) -> int:
 
 def create_unique(folder: str, stem: str, suffix: str, flags: int = os.O_WRONLY) -> tuple[str, int]:
     """:func:`create_file` at ``folder/stem+suffix``, or at ``stem-2+suffix``… when that name is taken
-    (two engines logging into one folder the user chose): ``(path, descriptor)``."""
-    for n in range(1, 1000):
-        path = os.path.join(folder, f"{stem}{suffix}" if n == 1 else f"{stem}-{n}{suffix}")
+    (two engines logging into one folder the user chose), then at names nobody can guess -- so names
+    taken on purpose, all of them, cannot keep a log from being written: ``(path, descriptor)``."""
+    for n in range(1, 20):
+        tag = "" if n == 1 else f"-{n}" if n <= 4 else f"-{secrets.token_hex(6)}"
+        path = os.path.join(folder, f"{stem}{tag}{suffix}")
         try:
             return path, create_file(path, flags)
         except FileExistsError:
             continue
     raise FileExistsError(errno.EEXIST, "no free file name", os.path.join(folder, stem + suffix))
+
+
+def open_own_file(path: str) -> int:
+    """Open a file we wrote, to read it: never through a symlink, never blocking on a fifo put in its
+    place, and only a regular file of ours (``OSError`` otherwise) -- what another user swapped in, in a
+    folder they may write, is neither read as ours nor able to hang the reader."""
+    fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
+    st = os.fstat(fd)
+    if not stat.S_ISREG(st.st_mode) or st.st_uid != os.geteuid():
+        os.close(fd)
+        raise PermissionError(errno.EPERM, "not a file of ours", path)
+    return fd
 
 
 def write_file(path: str, data: bytes, *, unique: bool = False) -> str:

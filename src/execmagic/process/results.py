@@ -5,6 +5,7 @@ from __future__ import annotations
 import builtins
 import dataclasses
 import errno
+import os
 import signal as _signal
 from typing import Any
 
@@ -86,7 +87,9 @@ class StreamCapture:
             return self.text.encode("utf-8", "surrogateescape")
         if self.log_error is not None:
             raise OSError(errno.EIO, f"the log stopped short ({self.log_error})", self.log_path)
-        with open(self.log_path, "rb") as fh:
+        from .private import open_own_file  # results are plain values: the file helpers only when asked
+
+        with os.fdopen(open_own_file(self.log_path), "rb") as fh:
             return fh.read()
 
 
