@@ -64,7 +64,11 @@ How it meets the engine's process handling:
   it is only a second line of defence).  The engine's stop still reaches it: ``stop_tree`` takes the
   leader's whole tree and every process carrying the marker, not only the session.
 - Background processes a command leaves behind live on inside the sandbox after bwrap exits (its
-  pid-1 waits for them), marked and found like any other leftover; killing that pid 1 ends them all.
+  pid 1 waits for them), marked and found like any other leftover; killing that pid 1 ends them all.
+  That pid 1 also holds the command's stdout and stderr until the last process inside ends, so a
+  ``daemon >/dev/null &`` keeps the run's pipes open where it would not outside: the drain period
+  applies, then the stop of what was left running.  (``--as-pid-1`` would avoid it, but then the
+  kernel SIGKILLs every leftover the instant the command ends, without the stop's SIGTERM grace.)
 
 bwrap starts in about 3-4 ms; everything found on disk (the ``.git`` scan, which hidden paths exist)
 is found once, in :func:`plan_sandbox`.  Known limits: a hard link planted in a root *before* the
@@ -352,8 +356,10 @@ class Sandbox:
     """A sandbox set once: the bwrap argv prefix is computed here, each run only appends to it."""
 
     spec: SandboxSpec
-    #: bwrap and its options up to (not including) ``--chdir``; empty when the mode is ``off``.
+    #: bwrap and its options up to a run's own exceptions; empty when the mode is ``off``.
     prefix: tuple[str, ...] = ()
+    #: What follows a run's exceptions: the hiding tmpfs made read-only (bwrap makes their mount points first).
+    seal: tuple[str, ...] = ()
     #: The ``.git`` folders and files kept read-only.
     protected: tuple[str, ...] = ()
 
@@ -368,7 +374,7 @@ class Sandbox:
             return tuple(argv)
         extra = [arg for p in readable for arg in ("--ro-bind", p, p)]
         extra += [arg for p in writable for arg in ("--bind", p, p)]
-        return (*self.prefix, *extra, "--chdir", cwd, "--", *argv)
+        return (*self.prefix, *extra, *self.seal, "--chdir", cwd, "--", *argv)
 
     def environment(self, env: Mapping[str, str]) -> dict[str, str]:
         """``env`` for a sandboxed run: a temp folder variable that is set points at the private ``/tmp``
@@ -417,8 +423,8 @@ def plan_sandbox(spec: SandboxSpec, *, home: str, bwrap: str | None = None) -> S
     args = [*_base_args(found.bwrap, spec, found.userns)]
     args += [a for root in roots for a in ("--bind", root, root)]
     args += [a for path in protected for a in ("--ro-bind", path, path)]
-    args += _hiding_args(spec, home)
-    return Sandbox(spec, tuple(args), protected)
+    hiding, seal = _hiding_args(spec, home)
+    return Sandbox(spec, (*args, *hiding), seal, protected)
 
 
 def _base_args(bwrap: str, spec: SandboxSpec, userns: bool) -> list[str]:
@@ -434,17 +440,17 @@ def _base_args(bwrap: str, spec: SandboxSpec, userns: bool) -> list[str]:
     return args
 
 
-def _hiding_args(spec: SandboxSpec, home: str) -> list[str]:
-    """Hide what exists of the credential stores, outside sockets and ``spec.hidden``; bind back the
-    exceptions; only then make the hiding tmpfs read-only (bwrap makes the exceptions' mount points in it)."""
+def _hiding_args(spec: SandboxSpec, home: str) -> tuple[list[str], list[str]]:
+    """Hide what exists of the credential stores, outside sockets and ``spec.hidden``, and bind back the
+    exceptions; and, apart, what makes the hiding tmpfs read-only -- which must come after every exception,
+    a run's own too (bwrap makes their mount points in the tmpfs)."""
     wanted = [os.path.join(home, store) for store in CREDENTIAL_STORES]
     folders, files = _existing(_outermost(_real(p) for p in (*wanted, *OUTSIDE_SOCKETS, *spec.hidden)))
     args = [a for folder in folders for a in ("--tmpfs", folder)]
     args += [a for file in files for a in ("--ro-bind", "/dev/null", file)]
     args += [a for p in spec.readable for a in ("--ro-bind", p, p)]
     args += [a for p in spec.writable_paths for a in ("--bind", p, p)]
-    args += [a for folder in folders for a in ("--remount-ro", folder)]
-    return args
+    return args, [a for folder in folders for a in ("--remount-ro", folder)]
 
 
 def _existing(paths: Iterable[str]) -> tuple[list[str], list[str]]:
