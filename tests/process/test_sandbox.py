@@ -7,6 +7,7 @@ that need bwrap skip when it is missing or cannot make its namespaces here (prob
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 import socket
@@ -190,6 +191,7 @@ def _serve_once(server: socket.socket, accepted: list[bytes]) -> None:
 @pytest.mark.parametrize("network", [False, True])
 def test_the_network_is_off_unless_asked_for(place, network):
     server = socket.create_server(("127.0.0.1", 0))
+    server.settimeout(30)  # the bound, should the shutdown below not wake it
     accepted: list[bytes] = []
     thread = threading.Thread(target=_serve_once, args=(server, accepted))
     thread.start()
@@ -200,8 +202,11 @@ def test_the_network_is_off_unless_asked_for(place, network):
     finally:
         if network:
             thread.join(10)
+        with contextlib.suppress(OSError):
+            server.shutdown(socket.SHUT_RDWR)  # wakes the accept (closing alone does not)
         server.close()
         thread.join(10)
+    assert not thread.is_alive()
     assert (done.returncode == 0) is network, done.stderr
     assert accepted == ([b"hello"] if network else [])
 
@@ -278,7 +283,7 @@ def _wait_for_sleeps(pid: int, count: int) -> None:
     deadline = time.monotonic() + 10
     while time.monotonic() < deadline:
         try:
-            sleeps = [p for p in psutil.Process(pid).children(recursive=True) if p.name() == "sleep"]
+            sleeps = [p for p in psutil.Process(pid).children(recursive=True) if _names([p]) == {"sleep"}]
         except psutil.NoSuchProcess:
             sleeps = []
         if len(sleeps) >= count:
@@ -301,6 +306,14 @@ def test_the_engines_stop_ends_a_sandboxed_tree(place):
                 stream.close()
 
 
+def _names(procs):
+    names = set()
+    for proc in procs:
+        with contextlib.suppress(psutil.Error):
+            names.add(proc.name())
+    return names
+
+
 def test_what_a_sandboxed_command_leaves_behind_is_found_by_its_marker(place):
     box = workspace(place)
     argv = box.wrap(["sh", "-c", "sleep 30 >/dev/null 2>&1 &"], place["ws"])
@@ -308,6 +321,8 @@ def test_what_a_sandboxed_command_leaves_behind_is_found_by_its_marker(place):
     # bwrap's pid 1 holds the command's streams until the last process inside ends: no pipes here
     done = subprocess.run(argv, stdout=subprocess.DEVNULL, timeout=30, env=env, start_new_session=True)
     assert done.returncode == 0
-    left = [p for p in marked_processes("sandbox-leftover-test") if p.name() == "sleep"]
-    assert left, "the background sleep ended with bwrap"
+    deadline = time.monotonic() + 10
+    while "sleep" not in _names(marked_processes("sandbox-leftover-test")):  # it may be forked and not yet exec'd
+        assert time.monotonic() < deadline, "the background sleep ended with bwrap"
+        time.sleep(0.01)
     assert stop_tree(None, marker="sandbox-leftover-test", grace=0.5).survivors == ()

@@ -424,7 +424,7 @@ def plan_sandbox(spec: SandboxSpec, *, home: str, bwrap: str | None = None) -> S
     args += [a for root in roots for a in ("--bind", root, root)]
     args += [a for path in protected for a in ("--ro-bind", path, path)]
     hiding, seal = _hiding_args(spec, home)
-    return Sandbox(spec, (*args, *hiding), seal, protected)
+    return Sandbox(spec, (*args, *hiding), tuple(seal), protected)
 
 
 def _base_args(bwrap: str, spec: SandboxSpec, userns: bool) -> list[str]:
