@@ -43,7 +43,7 @@ def place(bwrap_works):
     parent = next((p for p in ("/var/tmp", os.path.expanduser("~")) if os.access(p, os.W_OK)), None)
     if parent is None:
         pytest.skip("no writable folder outside the shared temp folder")
-    top = sb._real(tempfile.mkdtemp(prefix="execmagic-sandbox-test-", dir=parent))
+    top = os.path.realpath(tempfile.mkdtemp(prefix="execmagic-sandbox-test-", dir=parent))
     paths = {name: os.path.join(top, name) for name in ("home", "ws", "other")}
     for folder in paths.values():
         os.mkdir(folder)
@@ -91,7 +91,7 @@ def test_workspace_writes_there_and_nowhere_else(place):
 
 
 def test_the_shared_temp_folder_is_replaced_by_a_private_one(place, tmp_path):
-    if not sb._within(sb._real(str(tmp_path)), "/tmp"):
+    if not os.path.realpath(tmp_path).startswith("/tmp/"):
         pytest.skip("pytest's temp folder is not below /tmp")
     (tmp_path / "mine").write_text("shared")
     box = workspace(place)
@@ -128,8 +128,17 @@ def test_git_folders_stay_read_only_unless_allowed(place):
     os.mkdir(f"{ws}/wt")
     with open(f"{ws}/wt/.git", "w") as fh:
         fh.write("gitdir: ../wt-data\n")
+    # a worktree of a repository too deep for the scan: its hooks and config are in the common folder
+    deep = f"{ws}/x1/x2/x3/x4/repo/.git"
+    os.makedirs(f"{deep}/worktrees/wt")
+    with open(f"{deep}/worktrees/wt/commondir", "w") as fh:
+        fh.write("../..\n")
+    os.mkdir(f"{ws}/wt2")
+    with open(f"{ws}/wt2/.git", "w") as fh:
+        fh.write(f"gitdir: {deep}/worktrees/wt\n")
     box = workspace(place)
-    assert set(box.protected) == {f"{ws}/.git", f"{ws}/a/b/.git", f"{ws}/wt/.git", f"{ws}/wt-data"}
+    assert set(box.protected) == {f"{ws}/.git", f"{ws}/a/b/.git", f"{ws}/wt/.git", f"{ws}/wt-data", f"{ws}/wt2/.git", deep}
+    assert run(box, f"touch {deep}/hooks", ws).returncode != 0
     for name in (*files, "wt/.git"):
         done = run(box, f"echo '[core] fsmonitor = evil' >> {name}", ws)
         assert done.returncode != 0 and READ_ONLY in done.stderr, name
@@ -221,6 +230,30 @@ def test_privileges_cannot_be_regained(place):
     assert run(box, "grep -E '^Cap(Eff|Prm|Bnd)' /proc/self/status", place["ws"]).stdout.split()[1::2] == ["0" * 16] * 3
 
 
+AS_NOBODY = ("setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", "--")
+
+
+@pytest.mark.skipif(os.geteuid() != 0 or shutil.which("setpriv") is None,
+                    reason="acting as an ordinary user needs root and setpriv")
+def test_an_ordinary_user_gets_the_same_sandbox(place, bwrap_works):
+    """Most users run Jupyter as themselves: bwrap then works through an unprivileged user namespace."""
+    if subprocess.run([*AS_NOBODY, bwrap_works.bwrap, "--unshare-user", "--ro-bind", "/", "/", "true"],
+                      capture_output=True, timeout=30).returncode != 0:
+        pytest.skip("no unprivileged user namespaces here")
+    top = os.path.dirname(place["ws"])
+    for folder, dirs, files in os.walk(top):
+        for name in (".", *dirs, *files):
+            os.chown(os.path.join(folder, name), 65534, 65534)
+    home, ws = place["home"], place["ws"]
+    script = (f"touch made && echo wrote; echo x >> {home}/.bashrc; cat {home}/.ssh/id_rsa; unshare -U true; "
+              "grep -E '^Cap(Eff|Bnd)' /proc/self/status")
+    argv = workspace(place).wrap(["sh", "-c", script], ws)
+    done = subprocess.run([*AS_NOBODY, *argv], capture_output=True, text=True, timeout=30,
+                          env={**os.environ, "LC_ALL": "C"}, cwd="/")
+    assert done.stdout.split() == ["wrote", "CapEff:", "0" * 16, "CapBnd:", "0" * 16], done.stderr
+    assert READ_ONLY in done.stderr and os.path.exists(f"{ws}/made")
+
+
 def test_read_only_mode_writes_only_the_private_temp(place):
     box = sb.plan_sandbox(sb.SandboxSpec(mode="read-only", writable_roots=(place["ws"],)), home=place["home"])
     done = run(box, "echo x > f", place["ws"])
@@ -251,7 +284,7 @@ def test_unsafe_roots_are_an_error_when_asked_for_and_read_only_when_chosen(tmp_
             sb.resolve_roots([bad], home=home, explicit=True)
         assert caught.value.path == bad and not isinstance(caught.value, sb.UnsafeRoot)
     nested = sb.resolve_roots([f"{home}/project/sub/..", f"{home}/project"], home=home, explicit=True)
-    assert nested == sb.RootChoice(roots=(sb._real(f"{home}/project"),))
+    assert nested == sb.RootChoice(roots=(os.path.realpath(f"{home}/project"),))
     with pytest.raises(sb.SandboxProblem):
         sb.plan_sandbox(sb.SandboxSpec(mode="no-such-mode"), home=home)
 

@@ -56,6 +56,12 @@ folder under the shared ``/tmp`` that is not a root does not).
 
 How it meets the engine's process handling:
 
+- A standby shell started outside the sandbox must not take a sandboxed run (it would run it
+  unsandboxed): start the standby itself through :meth:`Sandbox.wrap`, or take none while a sandbox is set.
+- A user namespace is used for root too (uid 0 stays 0 inside; files of other users show as owned by
+  ``nobody``): it is what lets bwrap forbid further user namespaces.  Where root may not make one,
+  :func:`availability` falls back to none, and capabilities are dropped all the same.
+
 - **No** ``--die-with-parent``: it sets ``PR_SET_PDEATHSIG``, which fires when the parent *thread*
   exits, and background shells are started from worker threads that end long before the shell.  A
   dead owner's sandboxes are stopped by the watchdog like any other run.
@@ -70,7 +76,8 @@ How it meets the engine's process handling:
   applies, then the stop of what was left running.  (``--as-pid-1`` would avoid it, but then the
   kernel SIGKILLs every leftover the instant the command ends, without the stop's SIGTERM grace.)
 
-bwrap starts in about 3-4 ms; everything found on disk (the ``.git`` scan, which hidden paths exist)
+bwrap adds about 5 ms to a start (``bash -c true``: 1.2 ms plain, 6.2 ms sandboxed, on a
+busy two-core machine); everything found on disk (the ``.git`` scan, which hidden paths exist)
 is found once, in :func:`plan_sandbox`.  Known limits: a hard link planted in a root *before* the
 sandbox was set is the outside file itself, and writable (one made inside fails: ``EXDEV``, a bind
 is a mount of its own); a repository created in a root later, or deeper than the scan, has a
@@ -141,7 +148,8 @@ class SandboxProblem(UsageProblem):
     def __init__(self, path: str, why: str) -> None:
         self.path = path
         self.why = why
-        super().__init__(f"exec: cannot sandbox with {path!r}: {why} (EINVAL)")
+        about = f" with {path!r}" if path else ""
+        super().__init__(f"exec: cannot sandbox{about}: {why} (EINVAL)")
 
 
 class UnsafeRoot(SandboxProblem):
@@ -408,23 +416,29 @@ def plan_sandbox(spec: SandboxSpec, *, home: str, bwrap: str | None = None) -> S
         raise SandboxProblem(spec.mode, f"unknown sandbox mode (one of: {', '.join(MODES)})")
     if spec.mode == "off":
         return Sandbox(spec)
-    roots = tuple(_check_root(root, home) for root in spec.writable_roots) if spec.mode == "workspace" else ()
-    if spec.mode == "workspace" and not roots:
-        raise SandboxProblem("", "workspace mode needs at least one writable root")
+    spec = _checked(spec, home)
+    roots = spec.writable_roots
     found = availability(bwrap)
-    if not found.ok:
+    if not found.ok or found.bwrap is None:
         raise SandboxUnavailable(found.reason or "", found.detail)
-    assert found.bwrap is not None  # an available sandbox found its bwrap
-    for path in (*spec.readable, *spec.writable_paths, *([spec.temp] if spec.temp is not None else [])):
-        if not os.path.isabs(path) or not os.path.exists(path):
-            raise SandboxProblem(path, "a path bound into the sandbox must be absolute and exist")
-    spec = dataclasses.replace(spec, writable_roots=roots)
-    protected = () if spec.allow_git_writes else tuple(dict.fromkeys(git_dirs(roots)))
+    protected = () if spec.allow_git_writes else _outermost(git_dirs(roots))
     args = [*_base_args(found.bwrap, spec, found.userns)]
     args += [a for root in roots for a in ("--bind", root, root)]
     args += [a for path in protected for a in ("--ro-bind", path, path)]
     hiding, seal = _hiding_args(spec, home)
     return Sandbox(spec, (*args, *hiding), tuple(seal), protected)
+
+
+def _checked(spec: SandboxSpec, home: str) -> SandboxSpec:
+    """``spec`` with its roots made real and folded; :class:`SandboxProblem` for a root or a bound path
+    that cannot be (a spec may be made by hand, without :func:`resolve_roots`)."""
+    roots = _outermost(_check_root(root, home) for root in spec.writable_roots) if spec.mode == "workspace" else ()
+    if spec.mode == "workspace" and not roots:
+        raise SandboxProblem("", "workspace mode needs at least one writable root")
+    for path in (*spec.readable, *spec.writable_paths, *([spec.temp] if spec.temp is not None else [])):
+        if not os.path.isabs(path) or not os.path.exists(path):
+            raise SandboxProblem(path, "a path bound into the sandbox must be absolute and exist")
+    return dataclasses.replace(spec, writable_roots=roots)
 
 
 def _base_args(bwrap: str, spec: SandboxSpec, userns: bool) -> list[str]:
