@@ -160,7 +160,8 @@ def test_credentials_and_hidden_paths_are_not_readable(place):
             fh.write(text)
     with open(f"{other}/audit.jsonl", "w") as fh:
         fh.write("audit")
-    box = workspace(place, hidden=(runtime, f"{other}/audit.jsonl"), readable=(f"{runtime}/prelude.sh",))
+    hidden = (runtime, f"{other}/audit.jsonl", f"{other}/not-there")  # what does not exist is skipped
+    box = workspace(place, hidden=hidden, readable=(f"{runtime}/prelude.sh",))
     script = (f"cat {home}/.ssh/id_rsa {home}/.aws/credentials {home}/.netrc {runtime}/kernel-1.json "
               f"{other}/audit.jsonl; ls -A {home}/.ssh {home}/.aws {runtime}")
     done = run(box, script, ws)
@@ -285,8 +286,12 @@ def test_unsafe_roots_are_an_error_when_asked_for_and_read_only_when_chosen(tmp_
         assert caught.value.path == bad and not isinstance(caught.value, sb.UnsafeRoot)
     nested = sb.resolve_roots([f"{home}/project/sub/..", f"{home}/project"], home=home, explicit=True)
     assert nested == sb.RootChoice(roots=(os.path.realpath(f"{home}/project"),))
-    with pytest.raises(sb.SandboxProblem):
-        sb.plan_sandbox(sb.SandboxSpec(mode="no-such-mode"), home=home)
+    for spec in (sb.SandboxSpec(mode="no-such-mode"), sb.SandboxSpec(mode="workspace"),
+                 sb.SandboxSpec(mode="read-only", readable=(f"{home}/missing",)),
+                 sb.SandboxSpec(mode="read-only", writable_paths=("relative",)),
+                 sb.SandboxSpec(mode="read-only", hidden=("relative",))):
+        with pytest.raises(sb.SandboxProblem):
+            sb.plan_sandbox(spec, home=home)
 
 
 def test_without_bwrap_availability_says_why(tmp_path):

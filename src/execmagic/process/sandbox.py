@@ -438,6 +438,9 @@ def _checked(spec: SandboxSpec, home: str) -> SandboxSpec:
     for path in (*spec.readable, *spec.writable_paths, *([spec.temp] if spec.temp is not None else [])):
         if not os.path.isabs(path) or not os.path.exists(path):
             raise SandboxProblem(path, "a path bound into the sandbox must be absolute and exist")
+    for path in spec.hidden:  # one that does not exist has nothing to hide; a relative one hides by chance
+        if not os.path.isabs(path):
+            raise SandboxProblem(path, "a hidden path must be absolute")
     return dataclasses.replace(spec, writable_roots=roots)
 
 
