@@ -78,14 +78,24 @@ class Toolbox:
     ``background_on`` is where ``run_in_background`` commands run (local processes by default;
     a :class:`~execmagic.background.backends.slurm.SlurmBackend` makes them SLURM jobs) -- the
     operator's choice, not a tool argument the model could set.
+
+    ``sandbox`` confines every command in operating-system walls (bubblewrap; see
+    :mod:`execmagic.engine.sandboxing`): ``"off"``, ``"read-only"``, ``"workspace"`` (the allowed
+    directories, else the folder the engine started in, are writable) or ``"auto"`` (``workspace``
+    where it works; unsandboxed elsewhere, and every answer says why).  ``network`` lets confined
+    commands reach the network.  Confined commands keep a session of their own, which starts from
+    the engine's and never writes back to it.  A mode named where it cannot work raises here.
     """
 
     def __init__(self, engine: Engine | None = None, *, guard: Guard = "all", env_allow: Iterable[str] = (),
                  redact_secrets: bool = True, dry_run: bool = False, grace: float = 2.0,
-                 max_output: int = MAX_OUTPUT_CHARS, background_on: Backend | None = None) -> None:
+                 max_output: int = MAX_OUTPUT_CHARS, background_on: Backend | None = None,
+                 sandbox: str = "off", network: bool = False) -> None:
         from ..engine.default import default_engine
 
         self.engine = engine or default_engine()
+        #: What the sandbox setting came to (set now: a named mode that cannot work fails here, at once).
+        self.sandbox = self.engine.sandbox(sandbox, network=network)
         checked = checks.grace(grace, "grace")
         self.grace: float = 2.0 if checked is None else checked
         self.guard = guard
@@ -255,7 +265,9 @@ class Toolbox:
             notes.append(f"timeout {timeout_ms} ms is outside {MIN_TIMEOUT_MS}–{MAX_TIMEOUT_MS} ms; used {clamped} ms")
         background = bool(args.get("run_in_background", False))
         held: dict[str, str] = {}
-        plan = self.engine.plan_script(command, "bash", save_session=not background, env_filter=self._env_filter(held))
+        notes += self.sandbox.notes
+        plan = self.engine.plan_script(command, "bash", save_session=not background, env_filter=self._env_filter(held),
+                                       sandbox=self.sandbox.sandbox)
         if self.dry_run:
             self.engine.check_guard(plan, self.guard)  # a dry run still says "refused"
             return {"success": True, "dry_run": True, "output": f"[Dry Run] Would execute: {plan.command.display}",
@@ -279,9 +291,11 @@ class Toolbox:
         answer = {
             "success": result.success, "exit_code": result.exit_code, "status": result.outcome(),
             "output": shape(parts, self.max_output, lambda text: self._clean(text, held)),
-            "duration_ms": result.duration_ms, "timed_out": result.timed_out, "cwd": self.engine.session.current_cwd(),
-            "notes": notes + list(result.notes),
+            "duration_ms": result.duration_ms, "timed_out": result.timed_out,
+            "cwd": (plan.session or self.engine.session).current_cwd(), "notes": notes + list(result.notes),
         }
+        if result.sandbox:
+            answer["sandbox"] = result.sandbox
         if result.log_paths:
             answer["log_paths"] = result.log_paths
         return answer

@@ -65,6 +65,7 @@ def _pane_title(result: Result, stream: str) -> str:
 def render_text(result: Result, panes: bool = True) -> str:
     """Terminal rendering: the status line, notes, and (``panes``) each non-empty stream."""
     lines = [status_line(result)]
+    lines += [f"  {result.sandbox}"] if result.sandbox else []
     lines += [f"  note: {note}" for note in result.notes]
     if panes:
         for stream in ("stdout", "stderr"):
@@ -87,6 +88,8 @@ def render_html(result: Result, panes: bool = True) -> str:
         f'<span style="color:{colour};font-weight:bold">{mark} {outcome}</span> · {rest} · '
         f'<code title="{html.escape(result.command)}">{command}</code>{cwd}',
     ]
+    if result.sandbox:
+        out.append(f'<div style="color:#6e7781">{html.escape(result.sandbox)}</div>')
     for note in result.notes:
         out.append(f'<div style="color:#6e7781">note: {html.escape(note)}</div>')
     if panes:

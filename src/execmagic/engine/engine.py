@@ -20,13 +20,13 @@ from ..background.backends.base import Backend
 from ..background.backends.slurm import SlurmBackend
 from ..background.registry import ShellRegistry
 from ..guard.policy import CommandRefused, Guard, Policy, check
-from ..process.errors import PreExecError
+from ..process.errors import PreExecError, UsageProblem
 from ..process.foreground import CancelToken, OutputCallback, ProgressCallback, failed_to_start, run_command
 from ..process.logdir import LogDir
-from ..process.private import open_own_file
+from ..process.private import create_file, open_own_file
 from ..process.results import KillOutcome, Result, ShellInfo
 from ..process.retention import DEFAULT_QUOTA, DEFAULT_RETENTION_DAYS, prune_log_roots
-from ..process.spec import RunOptions
+from ..process.spec import Command, RunOptions
 from ..process.standby import (
     Standby,
     StandbyGone,
@@ -37,6 +37,7 @@ from ..process.standby import (
 )
 from .contexts import SHELL_LANGUAGES
 from .plans import Plan, Planner
+from .sandboxing import SandboxChoice, choose_sandbox
 from .session import STATE_VAR, USER_BASH_ENV_VAR, ShellSession, why_no_state
 from .warm import WarmShell
 
@@ -71,9 +72,10 @@ def _name_shell_start_failure(result: Result) -> Result:
 
 
 def _standby_shaped(plan: Plan) -> bool:
-    """A plain ``bash -c SCRIPT`` session run: what a standby shell can run."""
+    """A plain ``bash -c SCRIPT`` session run, unsandboxed: what a standby shell can run."""
     argv = plan.command.argv
-    return plan.state_path is not None and plan.error is None and len(argv) == 3 and argv[:2] == ("bash", "-c")
+    return (plan.sandbox is None and plan.state_path is not None and plan.error is None and len(argv) == 3
+            and argv[:2] == ("bash", "-c"))
 
 
 def _shown(plan: Plan, result: Result) -> Result:
@@ -91,6 +93,10 @@ class Engine(Planner):
         self.options = options or RunOptions()
         self.policy = policy or Policy()
         self.session = ShellSession()
+        self.sandbox_session = ShellSession(parent=self.session)
+        #: The folder the engine started in: a sandbox's writable root when no allowed_dirs are set.
+        self.start_dir = os.getcwd()
+        self._sandboxes: dict[tuple[Any, ...], SandboxChoice] = {}
         self.logs = LogDir(log_dir)
         #: Gone owners' log folders are removed after this many days, and oldest first past the quota
         #: (bytes); only in the default log location (see :mod:`.retention`).
@@ -172,6 +178,8 @@ class Engine(Planner):
             result = self._update_session(plan, result, warm.env[STATE_VAR] if warm is not None else plan.state_path)
             if self.standby and _standby_shaped(plan) and not plan.env_changes:
                 self.warm.refill()  # for the next run, from the session as this run left it
+        if plan.sandbox is not None:
+            result = dataclasses.replace(result, sandbox=plan.sandbox.describe())
         result = _shown(plan, result)
         note = self.policy.audit_outcome(decision="run", run=run_id, command=plan.command.display,
                                          cwd=plan.shown_cwd, exit_code=result.exit_code,
@@ -188,11 +196,47 @@ class Engine(Planner):
         # a new process is guarded from its first instant, not from its report
         expected = self.shells.expect_foreground(marker) if warm is None else (lambda: None)
         try:
-            return run_command(plan.command, options, log_dir=self.logs, label=plan.label, marker=marker,
+            return run_command(self._confined(plan), options, log_dir=self.logs, label=plan.label, marker=marker,
                                on_output=on_output, on_progress=on_progress, cancel=cancel,
                                register=self.shells.guard_foreground, standby=warm)
         finally:
             expected()
+
+    # -- the sandbox -----------------------------------------------------------------------
+    def sandbox(self, mode: str, *, network: bool = False) -> SandboxChoice:
+        """The sandbox ``mode`` asks for (see :mod:`.sandboxing`), set once for these settings and kept:
+        its writable roots are the allowed directories, else :attr:`start_dir`, as they are now.
+
+        Raises :class:`~execmagic.process.sandbox.SandboxProblem` (a mode or root that cannot be
+        honoured) and :class:`~execmagic.process.sandbox.SandboxUnavailable` (a named mode where
+        bubblewrap cannot run: nothing may run unconfined then).
+        """
+        hidden = tuple(p for p in (self.logs.root, self.logs.path, self.policy.audit_log) if p)
+        key = (mode, bool(network), self.policy.allowed_roots, self.start_dir, hidden)
+        choice = self._sandboxes.get(key)
+        if choice is None:
+            choice = choose_sandbox(mode, network=network, roots=self.policy.allowed_roots, start_dir=self.start_dir,
+                                    hidden=hidden)
+            self._sandboxes[key] = choice
+        return choice
+
+    def _confined(self, plan: Plan) -> Command:
+        """The command that runs ``plan`` inside its sandbox: its own files bound back (the prelude and a
+        big script read-only, the state file writable: made here, empty, as a bind needs it to exist)."""
+        sandbox, command = plan.sandbox, plan.command
+        if sandbox is None:
+            return command
+        writable = []
+        if plan.state_path is not None:
+            with contextlib.suppress(OSError):
+                os.close(create_file(plan.state_path))
+            if os.path.isfile(plan.state_path):
+                writable.append(plan.state_path)
+        prelude = command.env.get("BASH_ENV") if plan.state_path is not None else None
+        readable = [p for p in (prelude, plan.script_file) if p]
+        return dataclasses.replace(command, argv=sandbox.wrap(command.argv, command.cwd, readable=readable,
+                                                              writable=writable),
+                                   env=sandbox.environment(command.env))
 
     def _standby_for(self, plan: Plan) -> Standby | None:
         """The standby shell, when ``plan`` is a plain session run whose script it may run and it fits; else
@@ -243,7 +287,9 @@ class Engine(Planner):
         return None
 
     def _update_session(self, plan: Plan, result: Result, state_path: str) -> Result:
-        """Apply what a session run changed, read from ``state_path`` (the plan's, or its standby's)."""
+        """Apply what a session run changed, read from ``state_path`` (the plan's, or its standby's), to the
+        plan's session (a sandboxed run's own)."""
+        session = plan.session or self.session
         try:
             with os.fdopen(open_own_file(state_path), "rb") as fh:  # never through a link, never a fifo
                 state = fh.read()
@@ -261,7 +307,7 @@ class Engine(Planner):
             why = "the run was stopped" if stopped else why_no_state(plan.shell_text or "")
             return dataclasses.replace(result, notes=result.notes + (f"session state unchanged: {why}",))
         try:
-            delta = self.session.delta(state, plan.session_env or plan.command.env, plan.command.cwd)
+            delta = session.delta(state, plan.session_env or plan.command.env, plan.command.cwd)
         except ValueError:  # something of the script's own wrote into the state file as the shell ended
             why = "the shell's state could not be read (something the script left running wrote into it)"
             return dataclasses.replace(result, notes=result.notes + (f"session state unchanged: {why}",))
@@ -269,7 +315,7 @@ class Engine(Planner):
         if delta.cwd is not None and self.policy.outside_roots(delta.cwd):
             note = f"cd to {delta.cwd} was undone: it is outside the allowed directories"
             delta = dataclasses.replace(delta, cwd=None)
-        self.session.apply(delta)
+        session.apply(delta)
         if note is not None:
             return dataclasses.replace(result, notes=result.notes + (note,))
         if delta.cwd is not None:
@@ -287,11 +333,15 @@ class Engine(Planner):
         a refused one :class:`CommandRefused`.
         """
         self.check_guard(plan, guard)
+        if plan.sandbox is not None and backend is not None and backend.name != "local":
+            raise UsageProblem(f"a sandbox cannot go with --on {backend.name}: the job runs elsewhere, under that "
+                               "engine's own rules")
         error = plan.error or self._outside_roots(plan)
         if error is not None:
             raise PreExecError(plan.hide(error.issue), error.code, error.exit_code) from None
         run_id = self._audit_intent(plan, "background")
-        info = self.shells.start(plan.command, marker_prefix=self.token, name=name, timeout=timeout, backend=backend)
+        info = self.shells.start(self._confined(plan), marker_prefix=self.token, name=name, timeout=timeout,
+                                 backend=backend)
         self.policy.audit_outcome(decision="background", run=run_id, command=plan.command.display,
                                   cwd=plan.shown_cwd, shell_id=info.id, pid=info.pid)
         return info

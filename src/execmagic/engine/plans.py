@@ -24,6 +24,7 @@ from ..process.capture import os_error_reason
 from ..process.errors import PreExecError
 from ..process.launch import check_cwd
 from ..process.logdir import LogDir
+from ..process.sandbox import Sandbox
 from ..process.spec import Command
 from .contexts import SHELL_LANGUAGES
 from .interpreter import kernel_bin_first, kernel_tool_notes
@@ -54,6 +55,10 @@ class Plan:
     script_file: str | None = None
     #: Secret values (name -> value) to hide wherever the run is shown or recorded; ``None``: show all.
     secrets: Mapping[str, str] | None = dataclasses.field(default=None, repr=False)
+    #: The walls the run goes inside (``None``: none); the command above is what runs within them.
+    sandbox: Sandbox | None = None
+    #: The session the run reads and, for a session run, writes back (a sandboxed run's is its own).
+    session: ShellSession | None = dataclasses.field(default=None, repr=False)
 
     def hide(self, text: str) -> str:
         """``text`` as it may be shown or recorded: the plan's secrets and credential shapes redacted."""
@@ -101,6 +106,8 @@ class Planner:
     _counter: itertools.count[int]
     #: Tells this engine's runs from another's (in state file names, markers).
     token: str
+    #: The session of sandboxed runs: it starts from :attr:`session` and never writes back to it.
+    sandbox_session: ShellSession
     #: The session prelude this planner wrote (written afresh whenever it is gone or its folder moved).
     _prelude: str | None = None
 
@@ -126,6 +133,7 @@ class Planner:
         input: str | bytes | None,
         env_filter: Callable[[dict[str, str]], dict[str, str]] | None = None,
         label: str | None = None,
+        session: ShellSession | None = None,
     ) -> _Prepared:
         """What every plan needs: a label, the merged env, the run's cwd (checked), params and input.
 
@@ -139,17 +147,18 @@ class Planner:
         env = checks.environment(env)
         cwd = checks.optional_text(cwd, "cwd")
         input = checks.input_value(input)
-        base_env = {} if clear_env else (dict(os.environ) if isolated else self.session.environment())
+        session = session or self.session
+        base_env = {} if clear_env else (dict(os.environ) if isolated else session.environment())
         if env_filter is not None:
             base_env = env_filter(base_env)
         moved_path = None
-        if self.prefer_kernel_env and not clear_env and (isolated or "PATH" not in self.session.set):
+        if self.prefer_kernel_env and not clear_env and (isolated or not _sets_path(session)):
             moved_path = kernel_bin_first(base_env)
         merged = dict(base_env)
         changes: dict[str, str] = {}
         for name, value in (env or {}).items():
             merged[name] = changes[name] = checks.text(expand_value(value, merged, params), f"env value of {name}")
-        base_cwd = os.getcwd() if isolated else self.session.current_cwd()
+        base_cwd = os.getcwd() if isolated else session.current_cwd()
         error = None
         run_cwd = base_cwd
         if cwd is not None:
@@ -181,6 +190,7 @@ class Planner:
         save_session: bool = True,
         env_filter: Callable[[dict[str, str]], dict[str, str]] | None = None,
         errexit: bool = False,
+        sandbox: Sandbox | None = None,
     ) -> Plan:
         """Plan a script run.  ``{name}`` values are shell-quoted in bash/sh scripts (``{name!raw}`` opts out).
 
@@ -189,9 +199,12 @@ class Planner:
 
         ``save_session=False`` reads the session but never writes it back (background shells);
         ``env_filter`` trims the inherited environment (agent tools hold back secrets with it).
+        ``sandbox``: the run goes inside these walls, with the session of sandboxed runs (see
+        :mod:`.sandboxing`).
         """
+        sandbox, session = self._confinement(sandbox)
         p = self._prepare(cwd=cwd, env=env, clear_env=clear_env, params=params, isolated=isolated, input=input,
-                          env_filter=env_filter)
+                          env_filter=env_filter, session=session)
         text = expand_params(script, p.params, language=language)
         (shown,), secrets = self._shown([text], [script, cwd or "", *(env or {}).values()], p,
                                         lambda params: [expand_params(script, params, language=language)])
@@ -222,7 +235,7 @@ class Planner:
         return Plan(command, p.label, state_path=state_path, script=True, secrets=secrets, error=error,
                     env_changes=p.changes,
                     shell_text=text if language in SHELL_LANGUAGES else None, session_env=p.env, notes=notes,
-                    script_file=script_file)
+                    script_file=script_file, sandbox=sandbox, session=session)
 
     def plain_bash_setting(self, name: str) -> tuple[str, dict[str, str]]:
         """The cwd and environment a plain session bash run (no options) would get now, its state saved to
@@ -241,10 +254,13 @@ class Planner:
         input: str | bytes | None = None,
         isolated: bool = False,
         env_filter: Callable[[dict[str, str]], dict[str, str]] | None = None,
+        sandbox: Sandbox | None = None,
     ) -> Plan:
-        """Plan a direct run of ``argv`` (no shell): ``${VAR}`` and ``{name}`` expand per word, never split."""
+        """Plan a direct run of ``argv`` (no shell): ``${VAR}`` and ``{name}`` expand per word, never split
+        (``sandbox``: as for :meth:`plan_script`)."""
+        sandbox, session = self._confinement(sandbox)
         p = self._prepare(cwd=cwd, env=env, clear_env=clear_env, params=params, isolated=isolated, input=input,
-                          env_filter=env_filter)
+                          env_filter=env_filter, session=session)
         words = tuple(expand_argv(argv, p.env, p.params))
         error = p.error
         if not words:
@@ -255,7 +271,14 @@ class Planner:
         command = Command(argv=words, cwd=p.cwd, env=p.env, display=shlex.join(shown), input=p.input,
                           shown_argv=tuple(shown))
         return Plan(command, p.label, error=error, env_changes=p.changes, secrets=secrets,
-                    notes=kernel_tool_notes(words[0], p.env.get("PATH", ""), p.moved_path))
+                    notes=kernel_tool_notes(words[0], p.env.get("PATH", ""), p.moved_path), sandbox=sandbox,
+                    session=session)
+
+    def _confinement(self, sandbox: Sandbox | None) -> tuple[Sandbox | None, ShellSession]:
+        """The sandbox a plan runs in (``None`` for none, or one set ``off``) and the session it uses."""
+        if sandbox is None or not sandbox.prefix:
+            return None, self.session
+        return sandbox, self.sandbox_session
 
     def _shown(self, words: list[str], sources: Sequence[str], p: _Prepared,
                expand: Callable[[Mapping[str, Any]], list[str]]) -> tuple[list[str], dict[str, str] | None]:
@@ -273,6 +296,15 @@ class Planner:
         if refs:
             words = expand(ChainMap({name: Masked(name) for name, _ in refs}, p.params))  # type: ignore[arg-type]
         return [redact(word, secrets) for word in words], secrets
+
+
+def _sets_path(session: ShellSession | None) -> bool:
+    """Whether the session (or one it follows) set PATH itself."""
+    while session is not None:
+        if "PATH" in session.set:
+            return True
+        session = session.parent
+    return False
 
 
 def _texts(value: Any) -> list[str]:

@@ -187,7 +187,10 @@ class ShellSession:
     an unrelated run that started before it and ended after it.
     """
 
-    def __init__(self) -> None:
+    def __init__(self, parent: ShellSession | None = None) -> None:
+        #: A session this one starts from and follows where it changed nothing itself, never writing back
+        #: to it: sandboxed runs see the notebook's ``cd`` and exports, and theirs never reach it.
+        self.parent = parent
         self.cwd: str | None = None
         self.set: dict[str, str] = {}
         self.unset: set[str] = set()
@@ -200,9 +203,11 @@ class ShellSession:
         cwd = self.cwd
         if cwd is not None and os.path.isdir(cwd):
             return cwd
-        return os.getcwd()
+        return self.parent.current_cwd() if self.parent is not None else os.getcwd()
 
     def environment(self, base: Mapping[str, str] | None = None) -> dict[str, str]:
+        if self.parent is not None:
+            base = self.parent.environment(base)
         env = dict(os.environ if base is None else base)
         with self._lock:
             for name in self.unset:

@@ -120,6 +120,8 @@ class Result:
     #: Why it could not start, as an errno name (``"ENOENT"``, ``"EACCES"``); set with ``error`` when
     #: the reason is known, so callers map it (``os.strerror``) without reading ``error``'s text.
     error_code: str | None = None
+    #: The walls it ran inside, in one line (mode, what was writable, the network); ``None``: none.
+    sandbox: str | None = None
 
     # -- convenient views -------------------------------------------------
     @property
@@ -192,6 +194,7 @@ class Result:
             "binary": self.binary,
             "log_paths": self.log_paths,
             "notes": list(self.notes),
+            **({"sandbox": self.sandbox} if self.sandbox else {}),  # only when confined: older records stay alike
         }
 
 

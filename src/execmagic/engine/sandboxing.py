@@ -1,0 +1,91 @@
+"""A caller's sandbox: a mode word and the network turned into a :class:`~..process.sandbox.Sandbox`.
+
+The walls themselves are in :mod:`..process.sandbox` (bubblewrap).  This module decides, for one
+engine, what they enclose -- the same words wherever a sandbox is chosen:
+
+- ``off``: no sandbox.  ``read-only``: nothing writable but a private ``/tmp``.
+- ``workspace``: the writable roots too -- ``allowed_dirs`` when set, else the folder the engine
+  started in (a notebook's folder), fixed when the sandbox is set; a later ``cd`` never moves them.
+- ``auto`` (agents' default): ``workspace`` where the sandbox works; where it does not, the run goes
+  unsandboxed and says why.  A root that would be ``/`` or the home folder is not taken silently:
+  ``auto`` falls back to ``read-only`` with a note; asked for by name, the same root is an error.
+
+Asked for by name where the sandbox cannot work, a mode fails closed (:class:`SandboxUnavailable`):
+nothing runs unconfined.  What is hidden inside besides the home folder's credential stores:
+Jupyter's runtime folder (kernel connection files: with one, anyone runs code in the kernel),
+execmagic's log folders (other runs' logs) and the audit log.  A run's own files (its prelude, state
+file, big script) are bound back by the engine, per run.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+from collections.abc import Sequence
+
+from ..process.sandbox import (
+    MODES,
+    Sandbox,
+    SandboxProblem,
+    SandboxSpec,
+    availability,
+    plan_sandbox,
+    resolve_roots,
+)
+
+__all__ = ["SANDBOX_MODES", "SandboxChoice", "choose_sandbox", "jupyter_runtime_dir"]
+
+#: Every word a caller may use (the ones of :mod:`..process.sandbox` and ``auto``).
+SANDBOX_MODES = (*MODES, "auto")
+
+
+@dataclasses.dataclass(frozen=True)
+class SandboxChoice:
+    """What a caller's sandbox setting came to: the sandbox (``None``: runs are not confined) and what to
+    tell about it (an ``auto`` that could not confine, a root left out)."""
+
+    sandbox: Sandbox | None
+    notes: tuple[str, ...] = ()
+
+    def describe(self) -> str | None:
+        """One line for a summary (``None`` when off by choice)."""
+        return self.sandbox.describe() if self.sandbox is not None else None
+
+
+def jupyter_runtime_dir() -> str:
+    """Where Jupyter keeps kernel connection files (without importing Jupyter when it is not there)."""
+    try:
+        from jupyter_core.paths import jupyter_runtime_dir as find
+    except ImportError:  # pragma: no cover - ipykernel brings jupyter_core
+        data = os.environ.get("XDG_DATA_HOME") or os.path.expanduser("~/.local/share")
+        return os.environ.get("JUPYTER_RUNTIME_DIR") or os.path.join(data, "jupyter", "runtime")
+    return find()
+
+
+def choose_sandbox(mode: str, *, network: bool, roots: Sequence[str], start_dir: str,
+                   hidden: Sequence[str], home: str | None = None) -> SandboxChoice:
+    """Set the sandbox ``mode`` asks for.
+
+    ``roots``: the allowed directories (when set, they are the writable roots, and a bad one is an
+    error); else ``start_dir`` is.  ``hidden``: more paths to hide (log folders, the audit log).
+    Raises :class:`SandboxProblem` for a mode or a root that cannot be honoured, and
+    :class:`SandboxUnavailable` for an explicit mode where bubblewrap cannot run.
+    """
+    if mode not in SANDBOX_MODES:
+        raise SandboxProblem(mode, f"unknown sandbox mode (one of: {', '.join(SANDBOX_MODES)})")
+    if mode == "off":
+        return SandboxChoice(None)
+    home = home or os.path.expanduser("~")
+    if mode == "auto":
+        found = availability()
+        if not found.ok:
+            return SandboxChoice(None, (f"ran unsandboxed: {found.reason}",))
+    notes: tuple[str, ...] = ()
+    writable: tuple[str, ...] = ()
+    if mode in ("workspace", "auto"):
+        choice = resolve_roots([os.path.abspath(os.path.expanduser(r)) for r in roots] or [start_dir], home=home,
+                               explicit=mode == "workspace")
+        writable, notes = choice.roots, choice.notes
+    spec = SandboxSpec(mode="workspace" if writable else "read-only", writable_roots=writable, network=network,
+                       hidden=tuple(os.path.abspath(p) for p in (jupyter_runtime_dir(), *hidden) if p))
+    return SandboxChoice(plan_sandbox(spec, home=home), notes)
