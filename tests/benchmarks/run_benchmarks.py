@@ -4,8 +4,8 @@
 
 Prints a Markdown table: the cost of ``%load_ext execmagic`` over an empty cell in K fresh
 kernels; per-command latency of an empty cell, ``subprocess.run(['bash','-c','true'])``,
-``%%bash``, ``%exec`` and ``%spawn`` (N cells each, interleaved, medians; ratios net of the
-empty cell) and ``!true``; a 200 MB stream through ``%%exec`` against the same command
+``%%bash``, ``%exec``, ``%spawn`` and, where bubblewrap is installed, ``%exec`` in the sandbox
+(N cells each, interleaved, medians; ratios net of the empty cell) and ``!true``; a 200 MB stream through ``%%exec`` against the same command
 writing to a file in the same folder (R rounds, interleaved, medians; kernel memory growth
 and stream messages); stream messages and wall time for
 2 MB printed as 20,000 lines by ``%%exec`` and ``%%bash``; for background shells, the time from a line being
@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import shutil
 import statistics
 import sys
 import time
@@ -31,6 +32,7 @@ from kernel_client import Kernel
 TWO_MB = "for i in $(seq 20000); do printf '%0103d\\n' $i; done"
 STREAM = "yes 0123456789abcdefghijklmnopqrstuvwxyz0123456789abcdefghijklmnopqrstuvwxyz | head -c 200000000"
 SP_TRUE = "`subprocess.run(['bash','-c','true'])`"
+SANDBOXED = "`%exec --sandbox-mode workspace true` (bubblewrap)"
 #: Seconds between cells in the paced latency rounds: far less than a person takes between two cells.
 PAUSE = 0.05
 
@@ -93,6 +95,8 @@ def latency_rows(kernel: Kernel, repeat: int, pause: float = 0.0) -> list[tuple[
         # what a summary costs by itself: one display message, as every %exec sends (subprocess.run sends none)
         ("one display message, `display({'text/plain': 'x'}, raw=True)`", "display({'text/plain': 'x'}, raw=True)"),
     ]
+    if shutil.which("bwrap"):  # the same command inside the sandbox (bubblewrap), beside the one outside it
+        cells.append((SANDBOXED, "%exec --sandbox-mode workspace true"))
     times: dict[str, list[float]] = {label: [] for label, _ in cells}
     for _label, code in cells:
         kernel.execute(code)  # warm up
@@ -109,6 +113,8 @@ def latency_rows(kernel: Kernel, repeat: int, pause: float = 0.0) -> list[tuple[
     rows = []
     for label, ms in median.items():
         compared = "" if ms == empty else f"net {ms - empty:.1f} ms = {(ms - empty) / base:.2f}× subprocess.run net"
+        if label == SANDBOXED:
+            compared += f"; {(ms - empty) / (median['`%exec true`'] - empty):.2f}× `%exec true` net"
         rows.append((f"cell latency, {label}", f"{ms:.1f} ms (median of {repeat}, interleaved, {how})", compared))
     if pause:
         return rows
