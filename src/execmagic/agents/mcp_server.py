@@ -332,9 +332,10 @@ def sandbox_trouble(mode: str, exc: SandboxProblem | SandboxUnavailable, *, auto
     project folder instead of one that may not be writable (the home folder, ``/``).
     """
     if isinstance(exc, SandboxUnavailable):
-        return f"--sandbox {mode}: no sandbox here: {exc.reason}; or {auto} (runs unsandboxed, and every answer says why)"
+        return f"--sandbox {mode}: no sandbox here: {exc.reason}; or {auto} (runs unsandboxed, every answer says why)"
     where = f" with {exc.path}" if exc.path else ""
-    return f"--sandbox {mode}: cannot sandbox{where}: {exc.why}{f'; {root_fix}' if isinstance(exc, UnsafeRoot) else ''}"
+    fix = f"; {root_fix}" if isinstance(exc, UnsafeRoot) else ""
+    return f"--sandbox {mode}: cannot sandbox{where}: {exc.why}{fix}"
 
 
 def sandbox_line(toolbox: Toolbox) -> str:

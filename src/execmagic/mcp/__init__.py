@@ -33,8 +33,8 @@ from ..agents.mcp_server import INSTALL_HINT, McpUnavailable, sandbox_line, sand
 from ..agents.plugins import PluginTool, load_manifest
 from ..agents.tools import Toolbox
 from ..engine.engine import Engine
-from ..guard.policy import GUARDS, Policy
 from ..engine.sandboxing import SANDBOX_MODES
+from ..guard.policy import GUARDS, Policy
 from ..process.errors import ExecError
 from ..process.sandbox import SandboxProblem, SandboxUnavailable
 
