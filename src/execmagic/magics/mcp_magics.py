@@ -154,7 +154,8 @@ class McpMagics(Magics):
                              f" ({getattr(exc, 'filename', None) or jupyter_runtime_dir()})") from None
         self.server = server
         session = ("The agent works in this notebook's session" if toolbox.sandbox.sandbox is None else
-                   "The agent's cd and export stay its own")
+                   "The agent works in a session of its own, started from this notebook's (its cd and export stay"
+                   " out of it)")
         print(f"MCP server listening at {server.url} (127.0.0.1 only; every request needs its bearer token)\n"
               f"client config, token included (readable by you only, kept out of this notebook): {path}\n"
               f"agent: {sandbox_line(toolbox)}\n"
