@@ -53,13 +53,15 @@ from ..process import checks
 from ..process.clock import now_iso
 from ..process.errors import UsageProblem
 from ..process.retention import running_since
+from ..process.sandbox import SandboxProblem, SandboxUnavailable, UnsafeRoot
 from .answers import answer_text
 from .tools import Toolbox
 
 __all__ = [
     "DEFAULT_IDLE_TIMEOUT", "DEFAULT_MAX_SESSIONS", "INSTALL_HINT", "MAX_CALLS_KEPT", "MAX_CONCURRENT_CALLS",
     "SERVER_NAME", "CallLog", "CallRecord", "HttpServer", "McpStatus", "McpUnavailable", "build_server",
-    "client_config", "remove_stale_client_configs", "serve_stdio",
+    "client_config", "remove_stale_client_configs", "sandbox_line", "sandbox_trouble",
+    "serve_stdio",
 ]
 
 SERVER_NAME = "execmagic"
@@ -314,11 +316,37 @@ class McpStatus:
     calls_total: int = 0
     calls: tuple[CallRecord, ...] = ()
     problems: tuple[str, ...] = ()
+    #: Where the agent's commands run: :func:`sandbox_line` (``None`` while no server runs).
+    sandbox: str | None = None
 
     def to_json(self) -> dict[str, Any]:
         return {"running": self.running, "url": self.url, "started_at": self.started_at, "guard": self.guard,
                 "calls_total": self.calls_total, "calls": [c.to_json() for c in self.calls],
-                "problems": list(self.problems)}
+                "problems": list(self.problems), "sandbox": self.sandbox}
+
+
+def sandbox_trouble(mode: str, exc: SandboxProblem | SandboxUnavailable, *, auto: str, root_fix: str) -> str:
+    """Why a server's sandbox cannot be set, in one line that names the cause and the fix.
+
+    ``auto``: how this server's operator asks for ``auto`` instead; ``root_fix``: how they name a
+    project folder instead of one that may not be writable (the home folder, ``/``).
+    """
+    if isinstance(exc, SandboxUnavailable):
+        return f"--sandbox {mode}: no sandbox here: {exc.reason}; or {auto} (runs unsandboxed, every answer says why)"
+    where = f" with {exc.path}" if exc.path else ""
+    fix = f"; {root_fix}" if isinstance(exc, UnsafeRoot) else ""
+    return f"--sandbox {mode}: cannot sandbox{where}: {exc.why}{fix}"
+
+
+def sandbox_line(toolbox: Toolbox) -> str:
+    """Where a server's agent runs, in one line for its operator: the sandbox and what it lets write,
+    or ``unsandboxed: <why>`` -- so nobody takes a server for confined when it is not."""
+    choice = toolbox.sandbox
+    if choice.sandbox is not None:
+        return "; ".join((choice.sandbox.describe(), *choice.notes))
+    if choice.notes:  # "auto" where the sandbox cannot work: the note says why
+        return "; ".join(choice.notes)
+    return "unsandboxed: the sandbox is off (the agent runs as you)"
 
 
 class _RequireToken:
@@ -519,7 +547,7 @@ class HttpServer:
 
     def status(self) -> McpStatus:
         return McpStatus(self.running, self.url if self.port else None, self.started_at, str(self.toolbox.guard),
-                         self.log.total, self.log.latest(), tuple(self._problems.lines))
+                         self.log.total, self.log.latest(), tuple(self._problems.lines), sandbox_line(self.toolbox))
 
     def _quiet_loggers(self) -> None:
         if not self._quiet:

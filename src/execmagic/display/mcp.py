@@ -1,4 +1,5 @@
-"""Pure renderers for ``%mcp``: whether the in-kernel MCP server runs, where, and its latest calls."""
+"""Pure renderers for ``%mcp``: whether the in-kernel MCP server runs, where, in which sandbox its agent works,
+and its latest calls."""
 
 from __future__ import annotations
 
@@ -27,8 +28,16 @@ def _row(call: CallRecord) -> tuple[str, ...]:
             str(call.duration_ms))
 
 
+def _sandbox(status: McpStatus) -> str | None:
+    """Where the agent's commands run, on a line of its own (the headline is long already)."""
+    return f"agent: {status.sandbox}" if status.running and status.sandbox else None
+
+
 def status_text(status: McpStatus) -> str:
     lines = [_headline(status)]
+    sandbox = _sandbox(status)
+    if sandbox:
+        lines.append(f"  {sandbox}")
     lines += [f"  problem: {p}" for p in status.problems]
     calls = status.calls[-CALLS_SHOWN:]
     if calls:
@@ -42,6 +51,9 @@ def status_text(status: McpStatus) -> str:
 
 def status_html(status: McpStatus) -> str:
     head = f"<b>{html.escape(_headline(status))}</b>"
+    sandbox = _sandbox(status)
+    if sandbox:
+        head += f"<div>{html.escape(sandbox)}</div>"
     problems = "".join(f'<div style="color:{_RED}">problem: {html.escape(p)}</div>' for p in status.problems)
     calls = status.calls[-CALLS_SHOWN:]
     if not calls:

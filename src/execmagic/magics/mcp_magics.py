@@ -16,7 +16,9 @@ from IPython.core.magic import Magics, line_magic, magics_class, no_var_expand
 from IPython.core.magic_arguments import argument, kwds, magic_arguments
 from IPython.display import display
 
+from ..engine.sandboxing import SANDBOX_MODES
 from ..process import checks
+from ..process.sandbox import SandboxProblem, SandboxUnavailable
 from .exec_magics import ExecMagics, engine_errors
 from .helpfmt import FixedWidthHelp
 from .options import parse_line
@@ -47,6 +49,11 @@ class McpMagics(Magics):
     @argument("--max-sessions", type=int, metavar="N",
               help="with serve: N sessions at most; one more closes the one idle longest"
                    " (default: ExecMagics.mcp_max_sessions, 100)")
+    @argument("--sandbox", choices=SANDBOX_MODES, metavar="MODE",
+              help="with serve: confine the agent's commands (bubblewrap): off (the default), read-only,"
+                   " workspace (only the notebook's folder, or ExecMagics.allowed_dirs, is writable) or auto"
+                   " (workspace where it works, else unsandboxed, saying why)")
+    @argument("--network", action="store_true", help="with serve --sandbox: let the agent's commands reach the network")
     @line_magic("mcp")  # type: ignore[arg-type]  # IPython types its decorators for Magics only
     def mcp(self, line: str) -> None:
         """Let an outside agent (any MCP client) work in this notebook's session, while you watch.
@@ -59,21 +66,31 @@ class McpMagics(Magics):
         notebook, which may be shared). The server listens on 127.0.0.1 only, and every request
         needs that token (new for each server); without it the answer is 401. Dangerous
         commands are refused (guard "all"), secrets held back and redacted, as for Toolbox.
-        Guardrails, not a sandbox: the agent runs as you.
+        Guardrails, not a sandbox: the agent runs as you -- unless --sandbox confines it.
+
+        With --sandbox workspace the agent's commands run in operating-system walls (bubblewrap):
+        only the notebook's folder (or ExecMagics.allowed_dirs) and a private /tmp are writable,
+        the home folder's credentials are hidden, other processes are invisible, and there is no
+        network unless --network. Its cd and export then stay its own: they start from the
+        notebook's session and never change it. read-only writes nowhere but its /tmp; auto is
+        workspace where the sandbox works, and unsandboxed elsewhere, every answer saying why.
+        A named mode that cannot work here is an error: nothing starts.
 
         A session idle for 10 minutes is closed (--idle-timeout), and at most 100 are open at
         once (--max-sessions): one more closes the one idle longest, so clients that come and go
         cannot fill the kernel's memory. Closing a session leaves the agent's background shells
         running: they are the notebook's.
 
-        ``%mcp`` shows the server's state and its latest calls; ``%mcp stop`` ends it (so do
-        %unload_ext and the kernel's end). Needs the MCP SDK: pip install 'mcp>=2.3' (the extra execmagic[mcp]).
+        ``%mcp`` shows the server's state, the sandbox its agent runs in and its latest calls;
+        ``%mcp stop`` ends it (so do %unload_ext and the kernel's end). Needs the MCP SDK:
+        pip install 'mcp>=2.3' (the extra execmagic[mcp]).
 
         Examples::
 
             %mcp serve
             %mcp serve --port 8765
             %mcp serve --idle-timeout 120 --max-sessions 10
+            %mcp serve --sandbox workspace
             %mcp
             %mcp stop
         """
@@ -82,8 +99,14 @@ class McpMagics(Magics):
                               ("--max-sessions", args.max_sessions)):
             if value is not None and args.action != "serve":
                 raise UsageError(f"{option} goes with serve: %mcp serve {option} {value:g}")
+        for option, given in (("--sandbox", args.sandbox), ("--network", args.network)):
+            if given and args.action != "serve":
+                raise UsageError(f"{option} goes with serve: %mcp serve {option}{'' if given is True else f' {given}'}")
+        if args.network and args.sandbox in (None, "off"):
+            raise UsageError("--network goes with a sandbox (without one the agent has the network already):"
+                             " %mcp serve --sandbox workspace --network")
         if args.action == "serve":
-            self._serve(args.port, args.idle_timeout, args.max_sessions)
+            self._serve(args.port, args.idle_timeout, args.max_sessions, args.sandbox or "off", args.network)
         elif args.action == "stop":
             print(self.stop() or "no MCP server is running")
         else:
@@ -91,14 +114,15 @@ class McpMagics(Magics):
 
             display(self.server.status() if self.server is not None else McpStatus(running=False))
 
-    def _serve(self, port: int | None, idle_timeout: float | None, max_sessions: int | None) -> None:
+    def _serve(self, port: int | None, idle_timeout: float | None, max_sessions: int | None, sandbox: str,
+               network: bool) -> None:
         if self.server is not None and self.server.running:
             raise UsageError(f"an MCP server is running already at {self.server.url}; %mcp stop ends it")
         if port is not None and not 0 <= port <= 65535:
             raise UsageError(f"--port must be between 1 and 65535 (or 0: a free one), not {port}")
         from jupyter_core.paths import jupyter_runtime_dir
 
-        from ..agents.mcp_server import HttpServer, McpUnavailable
+        from ..agents.mcp_server import HttpServer, McpUnavailable, sandbox_line, sandbox_trouble
         from ..agents.tools import Toolbox
 
         with engine_errors():  # checked before anything starts: a bad value is one line
@@ -108,8 +132,14 @@ class McpMagics(Magics):
                                         "--max-sessions", minimum=1)
         engine = self.exec_magics.engine
         self.exec_magics.sync_background_settings()
+        try:  # a sandbox that cannot work here: one line, and nothing starts
+            toolbox = Toolbox(engine, guard="all", grace=self.exec_magics.kill_grace, sandbox=sandbox,
+                              network=network)
+        except (SandboxProblem, SandboxUnavailable) as exc:
+            raise UsageError(sandbox_trouble(sandbox, exc, auto="%mcp serve --sandbox auto",
+                                             root_fix="start the notebook in the project folder or set"
+                                                      " ExecMagics.allowed_dirs")) from None
         try:
-            toolbox = Toolbox(engine, guard="all", grace=self.exec_magics.kill_grace)
             server = HttpServer(toolbox, port=port or 0, idle_timeout=idle_timeout, max_sessions=max_sessions)
             server.start()
         except McpUnavailable as exc:
@@ -123,10 +153,13 @@ class McpMagics(Magics):
             raise UsageError(f"cannot write the client configuration: {exc.strerror or exc}"
                              f" ({getattr(exc, 'filename', None) or jupyter_runtime_dir()})") from None
         self.server = server
+        session = ("The agent works in this notebook's session" if toolbox.sandbox.sandbox is None else
+                   "The agent works in a session of its own, started from this notebook's (its cd and export stay"
+                   " out of it)")
         print(f"MCP server listening at {server.url} (127.0.0.1 only; every request needs its bearer token)\n"
               f"client config, token included (readable by you only, kept out of this notebook): {path}\n"
-              "The agent works in this notebook's session: %bg lists its shells, %mcp its calls; "
-              "%mcp stop ends the server.")
+              f"agent: {sandbox_line(toolbox)}\n"
+              f"{session}: %bg lists its shells, %mcp its calls; %mcp stop ends the server.")
 
     def stop(self) -> str | None:
         """Stop the server if one runs; what happened, in one line (``None``: there was none)."""

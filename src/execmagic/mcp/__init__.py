@@ -2,6 +2,7 @@
 
     execmagic-mcp [--plugins DIR] [--guard all|catastrophic|none] [--allow-dir DIR]...
                   [--audit-log PATH] [--env-allow NAME]... [--no-redact]
+                  [--sandbox off|read-only|workspace|auto] [--network]
 
 An MCP client starts it as a subprocess and speaks JSON-RPC over its stdin/stdout.  It serves
 Bash, BashOutput, KillShell, ListShells and one tool per plugin manifest in ``--plugins DIR``,
@@ -9,8 +10,16 @@ with the same guardrails as :class:`~execmagic.agents.tools.Toolbox`.  Whatever 
 closed because the client exited or was killed, SIGTERM, SIGHUP, SIGINT), every shell it started
 is stopped before it exits; if it is killed outright, the engine's watchdog stops them.
 
-Every mistake at start (a bad manifest, a missing directory, the SDK not installed) is one line
-on stderr and exit status 2: an MCP client shows that line in its server log.
+``--sandbox`` confines every command the agent runs in operating-system walls (bubblewrap; see
+:mod:`execmagic.engine.sandboxing`): ``workspace`` leaves writable only the ``--allow-dir``
+folders, else the folder the server was started in (an MCP client starts it in the project).
+The default is ``off``, not the ``auto`` agents should get eventually: inside the sandbox the
+shared ``/tmp`` is a private empty one and other processes are invisible, so a project under
+``/tmp`` -- or a client that reads ``$PPID`` -- would silently change behaviour for existing users.
+
+Every mistake at start (a bad manifest, a missing directory, the SDK not installed, a sandbox
+named where it cannot work) is one line on stderr and exit status 2: an MCP client shows that
+line in its server log.
 """
 
 from __future__ import annotations
@@ -20,12 +29,14 @@ import os
 import sys
 from collections.abc import Sequence
 
-from ..agents.mcp_server import INSTALL_HINT, McpUnavailable, serve_stdio
+from ..agents.mcp_server import INSTALL_HINT, McpUnavailable, sandbox_line, sandbox_trouble, serve_stdio
 from ..agents.plugins import PluginTool, load_manifest
 from ..agents.tools import Toolbox
 from ..engine.engine import Engine
+from ..engine.sandboxing import SANDBOX_MODES
 from ..guard.policy import GUARDS, Policy
 from ..process.errors import ExecError
+from ..process.sandbox import SandboxProblem, SandboxUnavailable
 
 __all__ = ["PROG", "StartProblem", "build_toolbox", "main", "manifests_in", "parser"]
 
@@ -52,6 +63,11 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--env-allow", action="append", default=[], metavar="NAME",
                    help="pass this variable on even though it looks secret (repeatable)")
     p.add_argument("--no-redact", action="store_true", help="do not redact secret values from output")
+    p.add_argument("--sandbox", choices=SANDBOX_MODES, default="off",
+                   help="confine every command (bubblewrap): read-only, or workspace (only the --allow-dir"
+                        " folders, else the folder the server starts in, are writable); auto: workspace where"
+                        " it works, else unsandboxed and every answer says why (default: off)")
+    p.add_argument("--network", action="store_true", help="with --sandbox: let commands reach the network")
     return p
 
 
@@ -68,11 +84,21 @@ def build_toolbox(args: argparse.Namespace) -> Toolbox:
     for root in args.allow_dir:
         if not os.path.isdir(os.path.expanduser(root)):
             raise StartProblem(f"--allow-dir {root}: not a directory")
+    if args.network and args.sandbox == "off":
+        raise StartProblem("--network goes with a sandbox (without one the agent has the network already):"
+                           " --sandbox workspace --network")
     roots = tuple(os.path.realpath(os.path.expanduser(r)) for r in args.allow_dir)
     engine = Engine(policy=Policy(allowed_roots=roots, audit_log=args.audit_log))
     if roots and engine.policy.outside_roots(engine.session.current_cwd()):
         engine.session.cwd = roots[0]  # start inside the allowed directories, not where the client happened to be
-    toolbox = Toolbox(engine, guard=args.guard, env_allow=args.env_allow, redact_secrets=not args.no_redact)
+    try:
+        toolbox = Toolbox(engine, guard=args.guard, env_allow=args.env_allow, redact_secrets=not args.no_redact,
+                          sandbox=args.sandbox, network=args.network)
+    except (SandboxProblem, SandboxUnavailable) as exc:
+        engine.close()
+        raise StartProblem(sandbox_trouble(args.sandbox, exc, auto="start with --sandbox auto",
+                                           root_fix="start the server in the project folder or name it with"
+                                                    " --allow-dir DIR")) from None
     try:
         for path in manifests_in(args.plugins) if args.plugins else []:
             toolbox.add(PluginTool(load_manifest(path), engine).spec())
@@ -97,7 +123,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     except StartProblem as exc:
         print(f"{PROG}: {exc}", file=sys.stderr)
         return 2
-    print(f"{PROG}: serving {', '.join(toolbox.tools)} over stdio (guard {args.guard})", file=sys.stderr)
+    print(f"{PROG}: serving {', '.join(toolbox.tools)} over stdio (guard {args.guard}; {sandbox_line(toolbox)})",
+          file=sys.stderr)
     try:
         serve_stdio(toolbox)
     except McpUnavailable as exc:
