@@ -40,6 +40,10 @@ def magics(ip):
 
 @pytest.fixture(autouse=True)
 def fresh_session(ip, magics, tmp_path):
+    """Every setting at its default (the module's shell keeps what another module's %config left: an
+    errexit or a timeout there would change what these cells do), a log folder of the test's own."""
+    for name in sorted(set(magics.traits(config=True)) - {"log_dir"}):
+        ip.run_line_magic("config", f"ExecMagics.{name} = {magics.trait_defaults(name)!r}")
     ip.run_line_magic("config", f"ExecMagics.log_dir = {str(tmp_path / 'logs')!r}")
     ip.run_line_magic("config", "ExecMagics.kill_grace = 0.3")
     magics.engine.session.reset()
@@ -49,26 +53,21 @@ def fresh_session(ip, magics, tmp_path):
     magics.engine.sandbox_session.reset()
 
 
-@pytest.fixture(scope="module")
-def bwrap_works():
-    found = sb.availability()
-    if not found.ok:
-        pytest.skip(f"no sandbox here: {found.reason}")
-    return found
-
-
 @pytest.fixture
-def place(ip, magics, bwrap_works, monkeypatch):
+def place(ip, magics, monkeypatch):
     """A fake home (with a key), a workspace (the session's cwd and the one allowed dir) and another folder,
     all under /var/tmp; the allowed dirs are emptied again at the end."""
+    found = sb.availability()  # probed once per process
+    if not found.ok:
+        pytest.skip(f"no sandbox here: {found.reason}")
     if not os.access("/var/tmp", os.W_OK):
         pytest.skip("/var/tmp is not writable: no folder outside the shared temp folder")
     top = os.path.realpath(tempfile.mkdtemp(prefix="execmagic-sandbox-magics-", dir="/var/tmp"))
-    paths = {name: os.path.join(top, name) for name in ("home", "ws", "other")}
-    for folder in paths.values():
-        os.mkdir(folder)
-    os.mkdir(os.path.join(paths["home"], ".ssh"))
-    with open(os.path.join(paths["home"], ".ssh", "id_rsa"), "w") as fh:
+    paths = {"home": f"{top}/home", "ws": f"{top}/ws", "other": f"{top}/other"}
+    os.makedirs(f"{top}/home/.ssh")
+    os.mkdir(paths["ws"])
+    os.mkdir(paths["other"])
+    with open(f"{top}/home/.ssh/id_rsa", "w") as fh:
         fh.write("PRIVATE KEY")
     monkeypatch.setenv("HOME", paths["home"])  # read when the sandbox is set, and by the commands
     magic(ip, "exec", f"cd {paths['ws']}")
@@ -179,7 +178,7 @@ def test_sandbox_mistakes_are_one_line_before_anything_runs(ip, place):
             run(ip, line)
         assert "\n" not in str(info.value), line
     for name, line in (("bg", f"--sandbox --on slurm touch {marker}"), ("spawn", f"--sandbox-mode x touch {marker}")):
-        with pytest.raises(UsageError, match="does not go with --on slurm|unknown sandbox mode"):
+        with pytest.raises(UsageError, match=r"does not go with --on slurm|unknown sandbox mode"):
             ip.run_line_magic(name, line)
     with pytest.raises(UsageError, match="unknown sandbox mode"):
         ip.run_cell_magic("exec", "--bg --sandbox-mode x", f"touch {marker}")
@@ -188,7 +187,7 @@ def test_sandbox_mistakes_are_one_line_before_anything_runs(ip, place):
 
 def test_the_setting_refuses_a_cluster_run(ip, magics, place):
     with setting(ip, magics, "sandbox", "read-only"), pytest.raises(
-            UsageError, match="ExecMagics.sandbox 'read-only' does not go with --on slurm") as info:
+            UsageError, match=r"ExecMagics\.sandbox 'read-only' does not go with --on slurm") as info:
         run(ip, "--on slurm true")
     assert "--sandbox-mode off" in str(info.value)
 
