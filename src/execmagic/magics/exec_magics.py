@@ -26,6 +26,7 @@ from IPython.core.magic import (
 from IPython.core.magic_arguments import argument, kwds, magic_arguments
 from IPython.display import display
 
+from ..engine.sandboxing import SANDBOX_MODES
 from ..guard.levels import Guard
 from ..process import checks
 from ..process.errors import (
@@ -95,7 +96,7 @@ def engine_errors() -> Iterator[None]:
         yield
     except SandboxUnavailable as exc:  # a named mode that cannot work: nothing runs unconfined instead
         raise UsageError(f"{exc}; or run it unconfined with --sandbox-mode off") from None
-    except SandboxProblem as exc:  # a writable root that cannot be one (the home folder, /)
+    except SandboxProblem as exc:  # a writable root that cannot be one (the home folder, /, a missing folder)
         raise UsageError(f"{exc}; set ExecMagics.allowed_dirs to the project's folders, or use --sandbox-mode"
                          " read-only") from None
     except CommandRefused as exc:  # worded for a notebook user: the magic's own override
@@ -135,12 +136,8 @@ def _common(func: Callable[..., Any]) -> Callable[..., Any]:
 
 
 def sandbox_options(func: Callable[..., Any]) -> Callable[..., Any]:
-    """``--sandbox`` / ``--sandbox-mode``: for every magic that runs a command (``%bg`` too).
-
-    The mode word is not an argparse choice: the engine checks it, with the one message every
-    caller of a sandbox gets.
-    """
-    func = argument("--sandbox-mode", metavar="MODE",
+    """``--sandbox`` / ``--sandbox-mode``: for every magic that runs a command (``%bg`` too)."""
+    func = argument("--sandbox-mode", metavar="MODE", choices=SANDBOX_MODES,
                     help="run inside this sandbox: off, read-only, workspace or auto (see ExecMagics.sandbox)")(func)
     return argument("--sandbox", action="store_true",
                     help="run inside the sandbox: ExecMagics.sandbox's mode, or workspace when it is off"
