@@ -19,7 +19,7 @@ from IPython.display import display
 
 from ..process import checks
 from .cluster import cluster_options
-from .exec_magics import ExecMagics, engine_errors
+from .exec_magics import ExecMagics, engine_errors, sandbox_options
 from .helpfmt import FixedWidthHelp
 from .options import parse_line
 
@@ -70,6 +70,7 @@ class BackgroundMagics(Magics):
     @argument("--dry-run", action="store_true", help="show the fully expanded command; start nothing")
     @argument("--allow-dangerous", action="store_true", help="start even what a guardrail refuses")
     @argument("--cleanup", action="store_true", help="forget the shells that ended and delete their logs")
+    @sandbox_options
     @cluster_options
     @line_magic("bg")  # type: ignore[arg-type]  # IPython types its decorators for Magics only
     def bg(self, line: str) -> None:
@@ -83,6 +84,7 @@ class BackgroundMagics(Magics):
 
             %bg python train.py --epochs 10
             %bg --name server --timeout 3600 python -m http.server 8000
+            %bg --sandbox make test        # writes only in the workspace and a private /tmp
             %bg
             %bg --cleanup
             %bg --on slurm --partition gpu --gpus 1 --time 4:00:00 python train.py

@@ -26,6 +26,7 @@ from IPython.core.magic import (
 from IPython.core.magic_arguments import argument, kwds, magic_arguments
 from IPython.display import display
 
+from ..engine.sandboxing import SANDBOX_MODES
 from ..guard.levels import Guard
 from ..process import checks
 from ..process.errors import (
@@ -43,9 +44,10 @@ from .settings import ExecSettings
 
 if TYPE_CHECKING:  # the engine and the renderers are imported by the first command, not at %load_ext
     from ..engine.engine import Plan
+    from ..engine.sandboxing import SandboxChoice
     from ..process.results import Result
 
-__all__ = ["CellCommandFailed", "CommandInterrupted", "ExecMagics", "StartFailed", "engine_errors"]
+__all__ = ["CellCommandFailed", "CommandInterrupted", "ExecMagics", "StartFailed", "engine_errors", "sandbox_options"]
 
 
 #: Numbers the foreground cluster runs of this kernel (their job names).
@@ -88,9 +90,15 @@ class StartFailed(_OneRedLine, Exception):
 def engine_errors() -> Iterator[None]:
     """Turn the engine's deliberate errors into what a notebook user should see: one line, no traceback."""
     from ..guard.policy import AuditUnavailable, CommandRefused
+    from ..process.sandbox import SandboxProblem, SandboxUnavailable
 
     try:
         yield
+    except SandboxUnavailable as exc:  # a named mode that cannot work: nothing runs unconfined instead
+        raise UsageError(f"{exc}; or run it unconfined with --sandbox-mode off") from None
+    except SandboxProblem as exc:  # a writable root that cannot be one (the home folder, /, a missing folder)
+        raise UsageError(f"{exc}; set ExecMagics.allowed_dirs to the project's folders, or use --sandbox-mode"
+                         " read-only") from None
     except CommandRefused as exc:  # worded for a notebook user: the magic's own override
         raise UsageError(f"{exc.refusal.describe()}; pass --allow-dangerous to run it anyway") from None
     except UnknownShell as exc:  # worded for a notebook user: how to start one here
@@ -127,6 +135,15 @@ def _common(func: Callable[..., Any]) -> Callable[..., Any]:
     return func
 
 
+def sandbox_options(func: Callable[..., Any]) -> Callable[..., Any]:
+    """``--sandbox`` / ``--sandbox-mode``: for every magic that runs a command (``%bg`` too)."""
+    func = argument("--sandbox-mode", metavar="MODE", choices=SANDBOX_MODES,
+                    help="run inside this sandbox: off, read-only, workspace or auto (see ExecMagics.sandbox)")(func)
+    return argument("--sandbox", action="store_true",
+                    help="run inside the sandbox: ExecMagics.sandbox's mode, or workspace when it is off"
+                         " (writable: the allowed dirs or the notebook's folder, and a private /tmp)")(func)
+
+
 def _errexit(func: Callable[..., Any]) -> Callable[..., Any]:
     """``--errexit`` / ``--no-errexit``: one destination, ``None`` when neither is given (the trait decides)."""
     func = argument("--no-errexit", dest="errexit", action="store_const", const=False,
@@ -157,6 +174,7 @@ class ExecMagics(ExecSettings):
     @_errexit
     @argument("language", nargs="?", help="bash (default), sh, python, node/javascript, or any interpreter on PATH")
     @_common
+    @sandbox_options
     @cluster_options
     @cell_magic("exec")  # type: ignore[arg-type]  # IPython types its decorators for Magics only
     def exec_cell(self, line: str, cell: str) -> None:
@@ -173,6 +191,9 @@ class ExecMagics(ExecSettings):
 
             %%exec --param name=world --no-raise
             echo hello {name}      # {name} is shell-quoted; {name!raw} inserts it as written
+
+            %%exec --sandbox
+            make test              # the workspace writable, the rest read-only; no network
 
             %%exec --bg --name train
             python train.py --epochs 10
@@ -202,6 +223,7 @@ class ExecMagics(ExecSettings):
     @argument("cmdline", nargs="*", metavar="CMDLINE", help="the shell command line, as typed")
     @_errexit
     @_common
+    @sandbox_options
     @cluster_options
     @line_magic("exec")  # type: ignore[arg-type]  # IPython types its decorators for Magics only
     def exec_line(self, line: str) -> None:
@@ -215,6 +237,8 @@ class ExecMagics(ExecSettings):
             %exec ls -la
             %exec --timeout 5 make test
             %exec --cwd data wc -l {filename}
+            %exec --sandbox ./build.sh             # writes only in the workspace, no network
+            %exec --sandbox-mode read-only ./analyse.sh
             %exec --on slurm --cpus 4 python prepare.py    # through srun, streamed live
         """
         args, command = parse_line(line, self.exec_line.parser, command_follows=True)
@@ -234,6 +258,7 @@ class ExecMagics(ExecSettings):
     @argument("--json-args", metavar="JSON",
               help="send this JSON object as one line on stdin, then close it (the JSON-line plugin protocol)")
     @_common
+    @sandbox_options
     @line_magic("spawn")  # type: ignore[arg-type]  # IPython types its decorators for Magics only
     def spawn(self, line: str) -> None:
         """Run one program with an argument vector: no shell in between.
@@ -305,16 +330,41 @@ class ExecMagics(ExecSettings):
         if value is not None:
             checks.encode_input(value, "--input")
 
+    def _sandbox(self, args: Any) -> SandboxChoice:
+        """The sandbox of one run: ``--sandbox-mode``, else ``--sandbox`` (the setting's mode, ``workspace``
+        when it is off), else the setting.  Asked for where it cannot be -- a named mode without bubblewrap,
+        a job on a cluster -- it is one ``UsageError`` before anything runs, never an unconfined run."""
+        from ..engine.sandboxing import SandboxChoice
+
+        flag, mode = getattr(args, "sandbox", False), getattr(args, "sandbox_mode", None)
+        if flag and mode is not None:
+            raise UsageError("--sandbox uses ExecMagics.sandbox's mode, --sandbox-mode names one: give one of them")
+        if mode is None:
+            mode = "workspace" if flag and self.sandbox == "off" else self.sandbox
+        on = getattr(args, "on", None)
+        if on not in (None, "local") and mode != "off":
+            if flag or mode != "auto":
+                given = "--sandbox" if flag else "--sandbox-mode" if args.sandbox_mode else "ExecMagics.sandbox"
+                raise UsageError(f"{given} {mode!r} does not go with --on {on}: the job runs on the cluster's"
+                                 " nodes, under their rules (--sandbox-mode off runs it there)")
+            return SandboxChoice(None, (f"ran unsandboxed: a job --on {on} runs under the cluster's rules",))
+        with engine_errors():
+            return self.engine.sandbox(mode, network=self.sandbox_network)
+
     def _plan(self, args: Any, make_plan: Callable[..., Plan]) -> Plan:
         out = getattr(args, "out", None)
         if out is not None and (not out.isidentifier() or keyword.iskeyword(out) or out.startswith("__")):
             raise UsageError(f"--out needs a variable name, not {shown_value(out)}")
+        choice = self._sandbox(args)
         with engine_errors():
             self._check_values(args)
-            return make_plan(
+            plan = make_plan(
                 cwd=args.cwd, env=parse_pairs(args.env, "env"), clear_env=args.clear_env,
                 params=self._params(args), input=getattr(args, "input", None), isolated=args.isolated,
+                sandbox=choice.sandbox,
             )
+        # said with the result: an auto that could not confine, a root left out
+        return dataclasses.replace(plan, notes=choice.notes + plan.notes) if choice.notes else plan
 
     def start_background(self, args: Any, make_plan: Callable[..., Plan]) -> None:
         """Start a planned command as a background shell and show its handle (``%bg``, ``%%exec --bg``)."""
@@ -330,6 +380,8 @@ class ExecMagics(ExecSettings):
             info = self.engine.start_background(plan, name=args.name, timeout=timeout, guard=self._guard(args),
                                                 backend=backend)
         display(info)
+        for note in plan.notes:  # a background shell has no result to carry them
+            print(f"note: {note}")
 
     def _run(self, args: Any, make_plan: Callable[..., Plan]) -> None:
         from ..display.formatters import bundle_of

@@ -18,6 +18,7 @@ from IPython.core.magic import Magics
 from traitlets import Bool, Enum, Float, Int, List, TraitError, Unicode, observe, validate
 from traitlets.config import Config
 
+from ..engine.sandboxing import SANDBOX_MODES
 from ..guard.levels import GUARDS
 from ..process import checks
 from ..process.errors import UsageProblem, shown_value
@@ -117,6 +118,19 @@ class ExecSettings(Magics):
                    " start-up; any other, or one that does not fit it (a cd or export since, --env, --cwd, input),"
                    " starts as usual. False: every command starts its own bash"
                    " (EXECMAGIC_STANDBY=0 in the environment: False for every engine of the process).",
+    ).tag(config=True)
+
+    sandbox = Enum(
+        SANDBOX_MODES, default_value="off",
+        help="Operating-system walls around every command (bubblewrap, Linux): 'off', 'read-only' (nothing writable"
+             " but a private /tmp), 'workspace' (also allowed_dirs, else the folder the kernel started in; .git"
+             " stays read-only) or 'auto' (workspace where the sandbox works, else unsandboxed with a note). In"
+             " every mode but off: no network (see sandbox_network), the home folder's credential stores and"
+             " Jupyter's connection files hidden, no process outside visible. A named mode that cannot work"
+             " here is an error, never an unconfined run. --sandbox / --sandbox-mode per command.",
+    ).tag(config=True)
+    sandbox_network = Bool(
+        False, help="Let sandboxed commands use the network (off: only their own loopback).",
     ).tag(config=True)
 
     redact_provenance = Bool(
