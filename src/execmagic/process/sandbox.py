@@ -97,6 +97,7 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from .errors import ExecError, UsageProblem
 
 __all__ = [
+    "BWRAP_VAR",
     "CREDENTIAL_STORES",
     "GIT_SCAN_DEPTH",
     "MODES",
@@ -134,6 +135,11 @@ OUTSIDE_SOCKETS = (
 GIT_SCAN_DEPTH = 3
 #: At most this many folders are looked into by that search (a root with a huge tree is not walked for seconds).
 _GIT_SCAN_LIMIT = 20_000
+#: The kernel's own environment variable naming the bwrap to use, read when the sandbox is set (from this
+#: process's ``os.environ``, never from a session a sandboxed command could have changed).  An absolute path
+#: is that file; empty, or a file that is not there, means "no bubblewrap here" -- how an administrator or
+#: a test makes the sandbox unavailable on a machine that has one.
+BWRAP_VAR = "EXECMAGIC_BWRAP"
 #: Where bwrap is looked for first: folders only an administrator can write in.
 SYSTEM_DIRS = ("/usr/bin", "/bin", "/usr/local/bin", "/usr/sbin", "/sbin")
 #: The private temp folder, inside.
@@ -290,22 +296,40 @@ def find_bwrap(path: str | None = None) -> str | None:
     return None
 
 
-_availability: dict[tuple[str | None, str | None], Availability] = {}
+_availability: dict[tuple[str | None, str | None, str | None], Availability] = {}
 _availability_lock = threading.Lock()
 
 
 def availability(bwrap: str | None = None, *, path: str | None = None) -> Availability:
     """Whether the sandbox works here and, if not, why -- decided by one real run of bwrap, then cached.
 
-    ``bwrap``: that file (else :func:`find_bwrap`, ``path`` as there).  The probe runs ``true`` with
-    every namespace a sandbox uses, so that a kernel or container that forbids one says so here,
-    once, instead of in every run.
+    ``bwrap``: that file; ``path``: the bwrap on that PATH string; neither: the one :data:`BWRAP_VAR`
+    names when it is set, else :func:`find_bwrap`'s.  The probe runs ``true`` with every namespace a sandbox uses, so that a kernel or container
+    that forbids one says so here, once, instead of in every run.  The cache is keyed by what was asked
+    and by :data:`BWRAP_VAR`'s value now, so that changing the variable is seen at the next sandbox set.
     """
-    key = (bwrap, path)
+    named = os.environ.get(BWRAP_VAR) if bwrap is None and path is None else None
+    key = (bwrap, path, named)
     with _availability_lock:
         if key not in _availability:
-            _availability[key] = _probe(bwrap if bwrap is not None else find_bwrap(path), explicit=bwrap is not None)
+            if named is not None:
+                _availability[key] = _named_probe(named)
+            else:
+                _availability[key] = _probe(bwrap if bwrap is not None else find_bwrap(path),
+                                            explicit=bwrap is not None)
         return _availability[key]
+
+
+def _named_probe(named: str) -> Availability:
+    """The sandbox with the bwrap :data:`BWRAP_VAR` names: none when it is empty or not there."""
+    if not named:
+        return Availability(None, f"{BWRAP_VAR} is set empty: no bubblewrap here (unset it to look for one)")
+    if not os.path.isabs(named):
+        return Availability(None, f"{BWRAP_VAR} must name bubblewrap by an absolute path, not {named!r}")
+    if not (os.path.isfile(named) and os.access(named, os.X_OK)):
+        return Availability(None, f"{BWRAP_VAR} names {named}, which is not there: no bubblewrap here "
+                                  "(install it, or name the right file)")
+    return _probe(named, explicit=True)
 
 
 def _probe(bwrap: str | None, explicit: bool) -> Availability:

@@ -1,0 +1,353 @@
+"""A hostile agent in the sandbox: through ``Toolbox(sandbox="workspace")`` it tries every way out it knows.
+
+Each test builds what an agent would find on a real machine -- a fake home with keys and a start-up
+file, a Jupyter connection file, another project next door, a ``git`` repository as the workspace --
+and makes an engine of its own there (the workspace is the folder the engine starts in, so it is the
+writable root).  The agent's attempts go through :meth:`Toolbox.dispatch`, as a model's would; the
+test then checks from outside that nothing changed, and that the test process itself is untouched.
+The guard is off: the walls alone must hold.
+
+Everything lives under ``/var/tmp``: inside the sandbox ``/tmp`` is a private tmpfs, so a fake home
+under the shared ``/tmp`` would be invisible anyway and prove nothing.  Tests that need bubblewrap
+skip where it cannot run (probed once).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import uuid
+
+import pytest
+
+from execmagic import Toolbox
+from execmagic.engine import Engine, RunOptions
+from execmagic.engine.sandboxing import jupyter_runtime_dir
+from execmagic.process import sandbox as sb
+from processes import TOKEN_VAR, processes_with
+
+SECRETS = {".ssh/id_rsa": "PRIVATE-KEY-MATERIAL", ".aws/credentials": "aws_secret_access_key=AWS-SECRET"}
+KERNEL_KEY = "KERNEL-CONNECTION-KEY"
+
+
+@pytest.fixture(scope="module")
+def bwrap_works():
+    found = sb.availability()
+    if not found.ok:
+        pytest.skip(f"no sandbox here: {found.reason}")
+    return found
+
+
+@pytest.fixture
+def place(monkeypatch):
+    """A workspace (the cwd), a fake home, another project, a Jupyter runtime folder and a log folder,
+    all in one folder under /var/tmp; HOME and JUPYTER_RUNTIME_DIR point at the fakes before any
+    engine sets its sandbox."""
+    if not os.access("/var/tmp", os.W_OK):
+        pytest.skip("/var/tmp is not writable here")
+    top = os.path.realpath(tempfile.mkdtemp(prefix="execmagic-agents-", dir="/var/tmp"))
+    paths = {name: os.path.join(top, name) for name in ("ws", "home", "other", "runtime", "logs")}
+    for folder in paths.values():
+        os.mkdir(folder)
+    files = {**{f"home/{name}": text for name, text in SECRETS.items()}, "home/.bashrc": "# start-up\n",
+             "other/file": "outside\n", "runtime/kernel-1.json": json.dumps({"key": KERNEL_KEY})}
+    for name, text in files.items():
+        os.makedirs(os.path.dirname(os.path.join(top, name)), exist_ok=True)
+        with open(os.path.join(top, name), "w") as fh:
+            fh.write(text)
+    monkeypatch.setenv("HOME", paths["home"])
+    monkeypatch.setenv("JUPYTER_RUNTIME_DIR", paths["runtime"])
+    monkeypatch.delenv(sb.BWRAP_VAR, raising=False)
+    monkeypatch.chdir(paths["ws"])
+    try:
+        yield paths
+    finally:
+        shutil.rmtree(top, ignore_errors=True)
+
+
+@pytest.fixture
+def engines(place):
+    """``make()`` → a new engine of the test's own (its start folder: the workspace); all closed at the end."""
+    made: list[Engine] = []
+
+    def make() -> Engine:
+        engine = Engine(log_dir=os.path.join(place["logs"], str(len(made))), options=RunOptions(grace=0.3))
+        made.append(engine)
+        return engine
+
+    try:
+        yield make
+    finally:
+        for engine in made:
+            engine.close()
+
+
+def confined(engine, **options):
+    """The agent's tools in the sandbox, with the guard off: the walls alone must hold (the guard would
+    refuse some attempts, such as writing ``~/.bashrc``, before they reach the walls)."""
+    return Toolbox(engine, sandbox="workspace", grace=0.3, guard="none", **options)
+
+
+@pytest.fixture
+def box(bwrap_works, engines):
+    return confined(engines())
+
+
+def bash(box, command, **arguments):
+    answer = box.dispatch("Bash", {"command": command, **arguments})
+    assert json.loads(json.dumps(answer)) == answer
+    assert "error" not in answer, answer  # ran (a refusal by the guard would prove nothing about the walls)
+    return answer
+
+
+def snapshot(folder):
+    """Every file below ``folder`` with its content (what must not change)."""
+    found = {}
+    for parent, _dirs, files in os.walk(folder):
+        for name in files:
+            path = os.path.join(parent, name)
+            with open(path, "rb") as fh:
+                found[os.path.relpath(path, folder)] = fh.read()
+    return found
+
+
+def read(path):
+    with open(path) as fh:
+        return fh.read()
+
+
+def test_writes_outside_the_workspace_fail(box, place):
+    home, other = place["home"], place["other"]
+    before = {name: snapshot(place[name]) for name in ("home", "other")}
+    mark = f"execmagic-agent-{uuid.uuid4().hex}"
+    targets = [f"{home}/{mark}", f"/etc/{mark}", f"{other}/{mark}", f"{os.path.dirname(place['ws'])}/{mark}",
+               f"/var/tmp/{mark}", f"{home}/.bashrc"]
+    script = "; ".join(f"echo evil >> {t} && echo WROTE {t}" for t in targets)
+    answer = bash(box, f"{script}; echo private > /tmp/{mark} && cat /tmp/{mark}; touch ok")
+    assert "WROTE" not in answer["output"] and "Read-only file system" in answer["output"]
+    assert "private\n" in answer["output"]  # the private /tmp works inside ...
+    assert not os.path.exists(f"/tmp/{mark}")  # ... and the host's /tmp got nothing
+    assert not any(os.path.exists(t) for t in targets if not t.endswith(".bashrc"))
+    assert {name: snapshot(place[name]) for name in ("home", "other")} == before
+    assert os.path.exists(f"{place['ws']}/ok") and answer["sandbox"].startswith("sandbox workspace: writable ")
+
+
+def test_links_planted_in_the_workspace(bwrap_works, engines, place):
+    ws, other = place["ws"], place["other"]
+    os.symlink(f"{other}/file", f"{ws}/soft")
+    os.symlink(other, f"{ws}/softdir")
+    # A hard link planted before the sandbox is set IS the outside file (same inode): a bind mount cannot
+    # tell it apart, so writing through it changes the file outside.  A documented limit of the sandbox
+    # (see execmagic.process.sandbox); asserted here so that a change of behaviour is noticed.
+    with open(f"{other}/linked", "w") as fh:
+        fh.write("outside\n")
+    os.link(f"{other}/linked", f"{ws}/hard")
+    box = confined(engines())
+    answer = bash(box, "echo evil >> soft && echo WROTE1; echo evil > softdir/new && echo WROTE2; "
+                       f"ln {other}/file made-here && echo WROTE3; echo planted >> hard")
+    assert "WROTE" not in answer["output"], answer
+    assert read(f"{other}/file") == "outside\n" and not os.path.exists(f"{other}/new")
+    assert not os.path.exists(f"{ws}/made-here")  # a hard link made inside crosses mounts: EXDEV
+    assert read(f"{other}/linked") == "outside\nplanted\n"  # the documented limit
+
+
+def test_git_hooks_and_config_stay_read_only(bwrap_works, engines, place):
+    ws = place["ws"]
+    subprocess.run(["git", "init", "-q", ws], check=True, timeout=30)
+    with open(f"{ws}/tracked", "w") as fh:
+        fh.write("one\n")
+    git = ["git", "-c", "user.name=t", "-c", "user.email=t@example.invalid"]
+    subprocess.run([*git, "add", "tracked"], check=True, timeout=30)
+    subprocess.run([*git, "commit", "-q", "-m", "first"], check=True, timeout=30)
+    before = snapshot(f"{ws}/.git")
+    box = confined(engines())
+    answer = bash(box, "printf '#!/bin/sh\\ntouch /var/tmp/pwned\\n' > .git/hooks/pre-commit && echo WROTE1; "
+                       "git config core.fsmonitor 'touch /var/tmp/pwned' && echo WROTE2; "
+                       "echo '[core] fsmonitor = evil' >> .git/config && echo WROTE3")
+    assert "WROTE" not in answer["output"], answer
+    assert snapshot(f"{ws}/.git") == before
+    work = bash(box, "echo two >> tracked && git status --short && git diff --stat")
+    assert work["success"], work
+    assert " M tracked" in work["output"] and "1 insertion" in work["output"]
+
+
+def test_secrets_and_the_kernel_are_out_of_reach(box, place):
+    home, runtime, me = place["home"], place["runtime"], os.getpid()
+    assert jupyter_runtime_dir() == runtime  # jupyter_core honours JUPYTER_RUNTIME_DIR: that is what is hidden
+    answer = bash(box, f"cat {home}/.ssh/id_rsa {home}/.aws/credentials {runtime}/kernel-1.json; ls -a {runtime}; "
+                       f"cat /proc/{me}/environ && echo SEEN; kill -0 {me} && echo REACHED; echo done")
+    out = answer["output"]
+    for secret in (*SECRETS.values(), KERNEL_KEY, TOKEN_VAR, "SEEN", "REACHED"):
+        assert secret not in out, out
+    assert out.startswith(".\n..\ndone\n")  # the runtime folder is empty inside
+    assert read(f"{runtime}/kernel-1.json") == json.dumps({"key": KERNEL_KEY})  # still there outside
+
+
+def _serve(server: socket.socket, accepted: list[bytes]) -> None:
+    """Accept connections until the test closes the server (each one's first bytes kept)."""
+    while True:
+        try:
+            conn, _ = server.accept()
+        except OSError:  # closed: the test is over
+            return
+        with conn:
+            with contextlib.suppress(OSError):
+                accepted.append(conn.recv(16))
+
+
+def test_the_hosts_loopback_is_reached_only_with_the_network_on(bwrap_works, engines, place):
+    server = socket.create_server(("127.0.0.1", 0))
+    server.settimeout(30)  # the bound, should the shutdown below not wake it
+    accepted: list[bytes] = []
+    thread = threading.Thread(target=_serve, args=(server, accepted))
+    thread.start()
+    port = server.getsockname()[1]
+    connect = f"exec 3<>/dev/tcp/127.0.0.1/{port} && echo hello >&3 && echo CONNECTED"
+    try:
+        closed = bash(confined(engines()), connect, timeout=10_000)
+        opened = bash(confined(engines(), network=True), connect, timeout=10_000)
+        deadline = time.monotonic() + 10
+        while not accepted and time.monotonic() < deadline:  # the server thread records it a moment later
+            time.sleep(0.01)
+    finally:
+        with contextlib.suppress(OSError):
+            server.shutdown(socket.SHUT_RDWR)  # wakes the accept (closing alone does not)
+        server.close()
+        thread.join(10)
+    assert not thread.is_alive()
+    assert "CONNECTED" not in closed["output"] and not closed["success"], closed
+    assert "CONNECTED" in opened["output"] and "network on" in opened["sandbox"], opened
+    assert accepted == [b"hello\n"]
+
+
+def test_privileges_cannot_be_regained(box):
+    for tool, command in (("unshare", "unshare -r true"), ("nsenter", "nsenter -t 1 -m true")):
+        if shutil.which(tool) is None:
+            continue
+        answer = bash(box, command)
+        assert not answer["success"] and answer["exit_code"] != 0, answer
+
+
+def test_nothing_is_left_behind_for_the_next_unsandboxed_run(bwrap_works, engines, place):
+    engine = engines()
+    box = confined(engine)
+    plant = ("mkdir -p bin && printf '#!/bin/sh\\necho FAKE-BWRAP\\n' > bin/bwrap && chmod +x bin/bwrap && "
+             "echo 'echo FROM-BASH-ENV' > x.sh && export BASH_ENV=$PWD/x.sh && export PATH=$PWD/bin:$PATH && "
+             "type -p bwrap")
+    planted = bash(box, plant)
+    assert planted["success"] and planted["output"] == f"{place['ws']}/bin/bwrap\n", planted
+    outside = engine.run_script("echo \"[$BASH_ENV]\"; type -p bwrap; echo end")
+    assert outside.sandbox is None and outside.exit_code == 0
+    assert place["ws"] not in outside.stdout and "FROM-BASH-ENV" not in outside.stdout
+    assert outside.stdout.startswith("[]\n") and outside.stdout.endswith("end\n")
+    again = bash(box, "echo still confined; echo x > /etc/nope || echo refused")
+    assert again["success"] and "still confined\n" in again["output"] and "refused" in again["output"], again
+    assert "FAKE-BWRAP" not in again["output"] and again["sandbox"].startswith("sandbox workspace")
+
+
+def test_inside_the_workspace_the_agent_works_normally(box, place):
+    ws = place["ws"]
+    assert bash(box, "mkdir -p src && echo 'x = 1' > src/a.py && sed -i 's/1/2/' src/a.py && cat src/a.py")["output"] \
+        == "x = 2\n"
+    assert bash(box, "rm src/a.py && ls src | wc -l")["output"] == "0\n"
+    assert bash(box, "cd src && export STEP=two")["success"]
+    after = bash(box, 'pwd; echo "$STEP"')
+    assert after["output"] == f"{ws}/src\ntwo\n" and after["cwd"] == f"{ws}/src"
+    assert bash(box, "python3 -c 'print(1)'")["output"] == "1\n"
+    pip = bash(box, "python3 -m pip --version")
+    assert pip["success"] and pip["output"].startswith("pip "), pip
+    assert bash(box, "git init -q . && git status --short && echo clean")["output"] == "clean\n"
+
+
+def _wait(check, timeout=10.0):
+    deadline = time.monotonic() + timeout
+    while not check():
+        assert time.monotonic() < deadline, "waited in vain"
+        time.sleep(0.02)
+
+
+def test_a_background_shell_is_read_and_killed(box, no_leftover_processes):
+    started = bash(box, "echo begun; while :; do sleep 1; done", run_in_background=True)
+    assert started["success"], started
+    shell = started["shell_id"]
+    seen: list[str] = []
+
+    def begun():
+        seen.append(box.dispatch("BashOutput", {"bash_id": shell})["output"])
+        return "begun" in "".join(seen)
+
+    _wait(begun)
+    assert box.dispatch("BashOutput", {"bash_id": shell})["running"]
+    killed = box.dispatch("KillShell", {"shell_id": shell})
+    assert killed["success"] and killed["status"] == "killed", killed
+    assert processes_with(TOKEN_VAR, no_leftover_processes, watchdogs=False) == []
+
+
+def test_a_timeout_leaves_nothing(box, no_leftover_processes):
+    answer = bash(box, "sleep 30", timeout=1000)
+    assert answer["timed_out"] and not answer["success"], answer
+    assert processes_with(TOKEN_VAR, no_leftover_processes, watchdogs=False) == []
+
+
+def test_what_a_foreground_command_leaves_behind_is_stopped(box, no_leftover_processes):
+    answer = bash(box, "sleep 30 & echo started")
+    assert answer["output"].startswith("started\n"), answer
+    assert processes_with(TOKEN_VAR, no_leftover_processes, watchdogs=False) == []
+
+
+@pytest.mark.parametrize("named", ["", "missing"])
+def test_without_bubblewrap_a_named_mode_fails_and_auto_says_why(engines, place, monkeypatch, named):
+    bwrap = os.path.join(place["other"], "bwrap") if named else ""
+    monkeypatch.setenv(sb.BWRAP_VAR, bwrap)
+    found = sb.availability()
+    assert not found.ok and found.bwrap is None and sb.BWRAP_VAR in (found.reason or ""), found
+    engine = engines()
+    with pytest.raises(sb.SandboxUnavailable) as caught:
+        Toolbox(engine, sandbox="workspace", grace=0.3)
+    assert caught.value.reason == found.reason and str(caught.value).startswith("exec: no sandbox here: ")
+    assert engine.shells.list() == [] and os.listdir(place["ws"]) == []
+    auto = Toolbox(engine, sandbox="auto", grace=0.3)
+    answer = bash(auto, "echo ran > made && cat made")
+    assert answer["success"] and answer["output"] == "ran\n" and "sandbox" not in answer
+    assert answer["notes"] == [f"ran unsandboxed: {found.reason}"]
+
+
+AS_NOBODY = ("setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", "--")
+
+
+@pytest.mark.skipif(os.geteuid() != 0 or shutil.which("setpriv") is None,
+                    reason="acting as an ordinary user needs root and setpriv")
+def test_an_ordinary_user_gets_the_same_walls(bwrap_works, place):
+    """Most people run Jupyter as themselves: the same Toolbox, in a child Python as user nobody."""
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
+    # setpriv starts the child with root's capabilities still in hand: whether the engine's own children
+    # (its watchdog is this Python again) can start as nobody is what says the Python is reachable.
+    probe = subprocess.run([*AS_NOBODY, sys.executable, "-c", "import subprocess, sys, execmagic; "
+                            "subprocess.run([sys.executable, '-c', 'pass'], check=True)"], capture_output=True,
+                           timeout=60, env=env, cwd="/")
+    if probe.returncode != 0:
+        pytest.skip("this Python or execmagic is not reachable by user nobody (in a home folder closed to others)")
+    for folder, dirs, files in os.walk(os.path.dirname(place["ws"])):
+        for name in (".", *dirs, *files):
+            os.chown(os.path.join(folder, name), 65534, 65534)
+    child = ("import json, sys\nfrom execmagic import Toolbox\nfrom execmagic.engine import Engine\n"
+             f"engine = Engine(log_dir={place['logs']!r})\n"
+             "try:\n    box = Toolbox(engine, sandbox='workspace', grace=0.3, guard='none')\n"
+             "    print(json.dumps(box.dispatch('Bash', {'command': sys.argv[1]})))\nfinally:\n    engine.close()\n")
+    home = place["home"]
+    command = f"touch made && echo wrote; echo x >> {home}/.bashrc; cat {home}/.ssh/id_rsa; unshare -r true || echo no; id -u"
+    done = subprocess.run([*AS_NOBODY, sys.executable, "-c", child, command], capture_output=True, text=True,
+                          timeout=60, env=env, cwd=place["ws"])
+    assert done.returncode == 0, done.stderr
+    answer = json.loads(done.stdout)
+    assert "error" not in answer, answer
+    assert answer["output"].startswith("wrote\n") and answer["output"].endswith("no\n65534\n"), answer
+    assert SECRETS[".ssh/id_rsa"] not in answer["output"] and read(f"{home}/.bashrc") == "# start-up\n"
