@@ -69,6 +69,8 @@ def place(monkeypatch):
     monkeypatch.chdir(paths["ws"])
     try:
         yield paths
+        # the test process is as it was: where it was, with its own environment
+        assert os.getcwd() == paths["ws"] and os.environ["HOME"] == paths["home"]
     finally:
         shutil.rmtree(top, ignore_errors=True)
 
@@ -182,10 +184,13 @@ def test_git_hooks_and_config_stay_read_only(bwrap_works, engines, place):
 def test_secrets_and_the_kernel_are_out_of_reach(box, place):
     home, runtime, me = place["home"], place["runtime"], os.getpid()
     assert jupyter_runtime_dir() == runtime  # jupyter_core honours JUPYTER_RUNTIME_DIR: that is what is hidden
+    first = bash(box, "echo FIRST-RUN-OUTPUT")  # its logs, and every other run's, are hidden too
     answer = bash(box, f"cat {home}/.ssh/id_rsa {home}/.aws/credentials {runtime}/kernel-1.json; ls -a {runtime}; "
+                       f"ls -A {place['logs']}/0; grep -rs FIRST-RUN {place['logs']}; "
                        f"cat /proc/{me}/environ && echo SEEN; kill -0 {me} && echo REACHED; echo done")
     out = answer["output"]
-    for secret in (*SECRETS.values(), KERNEL_KEY, TOKEN_VAR, "SEEN", "REACHED"):
+    assert first["success"]
+    for secret in (*SECRETS.values(), KERNEL_KEY, TOKEN_VAR, "SEEN", "REACHED", "FIRST-RUN"):
         assert secret not in out, out
     assert out.startswith(".\n..\ndone\n")  # the runtime folder is empty inside
     assert read(f"{runtime}/kernel-1.json") == json.dumps({"key": KERNEL_KEY})  # still there outside
@@ -198,9 +203,8 @@ def _serve(server: socket.socket, accepted: list[bytes]) -> None:
             conn, _ = server.accept()
         except OSError:  # closed: the test is over
             return
-        with conn:
-            with contextlib.suppress(OSError):
-                accepted.append(conn.recv(16))
+        with conn, contextlib.suppress(OSError):
+            accepted.append(conn.recv(16))
 
 
 def test_the_hosts_loopback_is_reached_only_with_the_network_on(bwrap_works, engines, place):
@@ -275,7 +279,8 @@ def _wait(check, timeout=10.0):
 
 
 def test_a_background_shell_is_read_and_killed(box, no_leftover_processes):
-    started = bash(box, "echo begun; while :; do sleep 1; done", run_in_background=True)
+    # a tree that tries to outlive the kill: a child that ignores SIGTERM, one in a session of its own
+    started = bash(box, "(trap '' TERM; sleep 30) & setsid sleep 30 & echo begun; wait", run_in_background=True)
     assert started["success"], started
     shell = started["shell_id"]
     seen: list[str] = []
@@ -287,19 +292,22 @@ def test_a_background_shell_is_read_and_killed(box, no_leftover_processes):
     _wait(begun)
     assert box.dispatch("BashOutput", {"bash_id": shell})["running"]
     killed = box.dispatch("KillShell", {"shell_id": shell})
-    assert killed["success"] and killed["status"] == "killed", killed
+    assert killed["success"] and killed["status"] == "killed" and "SIGKILL" in killed["message"], killed
     assert processes_with(TOKEN_VAR, no_leftover_processes, watchdogs=False) == []
 
 
 def test_a_timeout_leaves_nothing(box, no_leftover_processes):
-    answer = bash(box, "sleep 30", timeout=1000)
+    answer = bash(box, "trap '' TERM; sleep 30 & sleep 30", timeout=1000)
     assert answer["timed_out"] and not answer["success"], answer
     assert processes_with(TOKEN_VAR, no_leftover_processes, watchdogs=False) == []
 
 
 def test_what_a_foreground_command_leaves_behind_is_stopped(box, no_leftover_processes):
-    answer = bash(box, "sleep 30 & echo started")
-    assert answer["output"].startswith("started\n"), answer
+    answer = bash(box, "sleep 30 & (trap '' TERM HUP; exec sleep 30) >/dev/null 2>&1 & "
+                       "setsid sleep 30 >/dev/null 2>&1 & echo started")
+    # bwrap's pid 1 holds the output open for what is left inside: drained, then stopped (TERM, then KILL)
+    assert answer["success"] and answer["output"] == "started\n", answer
+    assert any("stopped" in note and "SIGKILL" in note for note in answer["notes"]), answer
     assert processes_with(TOKEN_VAR, no_leftover_processes, watchdogs=False) == []
 
 
@@ -318,6 +326,22 @@ def test_without_bubblewrap_a_named_mode_fails_and_auto_says_why(engines, place,
     answer = bash(auto, "echo ran > made && cat made")
     assert answer["success"] and answer["output"] == "ran\n" and "sandbox" not in answer
     assert answer["notes"] == [f"ran unsandboxed: {found.reason}"]
+
+
+def test_bwrap_named_by_the_kernels_environment(bwrap_works, engines, place, monkeypatch):
+    """EXECMAGIC_BWRAP naming the real bwrap works; a relative name is refused (it would be looked up
+    from wherever the kernel happens to be); an agent's own ``export`` of it changes nothing."""
+    monkeypatch.setenv(sb.BWRAP_VAR, "bwrap")
+    relative = sb.availability()
+    assert not relative.ok and "absolute path" in (relative.reason or "")
+    monkeypatch.setenv(sb.BWRAP_VAR, bwrap_works.bwrap)
+    assert sb.availability().ok and sb.availability().bwrap == bwrap_works.bwrap
+    engine = engines()
+    box = confined(engine)
+    assert bash(box, f"export {sb.BWRAP_VAR}=; echo x > /etc/nope || echo refused")["output"].startswith("refused\n")
+    assert os.environ[sb.BWRAP_VAR] == bwrap_works.bwrap  # the kernel's own environment is untouched
+    again = Toolbox(engine, sandbox="read-only", guard="none", grace=0.3)
+    assert bash(again, "touch nope || echo refused")["output"].startswith("refused\n")
 
 
 AS_NOBODY = ("setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", "--")

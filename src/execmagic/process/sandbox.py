@@ -304,9 +304,10 @@ def availability(bwrap: str | None = None, *, path: str | None = None) -> Availa
     """Whether the sandbox works here and, if not, why -- decided by one real run of bwrap, then cached.
 
     ``bwrap``: that file; ``path``: the bwrap on that PATH string; neither: the one :data:`BWRAP_VAR`
-    names when it is set, else :func:`find_bwrap`'s.  The probe runs ``true`` with every namespace a sandbox uses, so that a kernel or container
-    that forbids one says so here, once, instead of in every run.  The cache is keyed by what was asked
-    and by :data:`BWRAP_VAR`'s value now, so that changing the variable is seen at the next sandbox set.
+    names when it is set, else :func:`find_bwrap`'s.  The probe runs ``true`` with every namespace a
+    sandbox uses, so that a kernel or container that forbids one says so here, once, instead of in
+    every run.  The cache is keyed by what was asked and by :data:`BWRAP_VAR`'s value now, so that
+    changing the variable is seen the next time a sandbox is set.
     """
     named = os.environ.get(BWRAP_VAR) if bwrap is None and path is None else None
     key = (bwrap, path, named)
