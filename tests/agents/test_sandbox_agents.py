@@ -26,12 +26,14 @@ import threading
 import time
 import uuid
 
+import psutil
 import pytest
 
 from execmagic import Toolbox
 from execmagic.engine import Engine, RunOptions
 from execmagic.engine.sandboxing import jupyter_runtime_dir
 from execmagic.process import sandbox as sb
+from execmagic.process.launch import MARKER_VAR
 from processes import TOKEN_VAR, processes_with
 
 SECRETS = {".ssh/id_rsa": "PRIVATE-KEY-MATERIAL", ".aws/credentials": "aws_secret_access_key=AWS-SECRET"}
@@ -196,6 +198,23 @@ def test_secrets_and_the_kernel_are_out_of_reach(box, place):
     assert read(f"{runtime}/kernel-1.json") == json.dumps({"key": KERNEL_KEY})  # still there outside
 
 
+def test_the_kernels_own_connection_file_is_hidden_wherever_it_lies(bwrap_works, engines, place):
+    """A kernel started with ``-f FILE`` (or by a front end with a folder of its own) keeps its key outside
+    Jupyter's runtime folder: the sandbox hides the file of the kernel this process is, too."""
+    kernelapp = pytest.importorskip("ipykernel.kernelapp")
+    connection = os.path.join(place["other"], "kernel-own.json")
+    with open(connection, "w") as fh:
+        fh.write(json.dumps({"key": KERNEL_KEY}))
+    assert not kernelapp.IPKernelApp.initialized()
+    kernelapp.IPKernelApp.instance(connection_file=connection)  # what a running kernel's application holds
+    try:
+        answer = bash(confined(engines()), f"cat {connection}; echo done")
+    finally:
+        kernelapp.IPKernelApp.clear_instance()
+    assert KERNEL_KEY not in answer["output"] and answer["output"].startswith("done\n"), answer
+    assert read(connection) == json.dumps({"key": KERNEL_KEY})
+
+
 def _serve(server: socket.socket, accepted: list[bytes]) -> None:
     """Accept connections until the test closes the server (each one's first bytes kept)."""
     while True:
@@ -309,6 +328,45 @@ def test_what_a_foreground_command_leaves_behind_is_stopped(box, no_leftover_pro
     assert answer["success"] and answer["output"] == "started\n", answer
     assert any("stopped" in note and "SIGKILL" in note for note in answer["notes"]), answer
     assert processes_with(TOKEN_VAR, no_leftover_processes, watchdogs=False) == []
+
+
+def _running(argument: str) -> list[psutil.Process]:
+    """Live processes whose last argument is ``argument`` (a sleep whose every marker was dropped)."""
+    found = []
+    for proc in psutil.process_iter():
+        with contextlib.suppress(psutil.Error):
+            if proc.cmdline()[-1:] == [argument] and proc.status() != psutil.STATUS_ZOMBIE:
+                found.append(proc)
+    return found
+
+
+@contextlib.contextmanager
+def unmarked_sleep():
+    """A sleep's unique argument; whatever still runs it at the end is killed (and the test fails on it)."""
+    argument = f"3000.{uuid.uuid4().int % 10**9}"
+    try:
+        yield argument
+    finally:
+        for proc in _running(argument):
+            with contextlib.suppress(psutil.Error):
+                proc.kill()
+
+
+def test_a_process_that_drops_every_marker_is_still_stopped(box):
+    """Unsetting the engine's marker and leaving the session loses a process to the engine outside a
+    sandbox; inside, it is still in the sandbox's pid namespace, whose pid 1 (bwrap's, marked before the
+    command could change anything) the stop takes, and with it everything inside."""
+    hide = f"env -u {MARKER_VAR} -u {TOKEN_VAR} setsid"
+    with unmarked_sleep() as argument:
+        answer = bash(box, f"{hide} sleep {argument} </dev/null >/dev/null 2>&1 & echo started")
+        assert answer["output"] == "started\n" and _running(argument) == [], answer
+    with unmarked_sleep() as argument:
+        started = bash(box, f"{hide} sleep {argument} </dev/null >/dev/null 2>&1 & echo started",
+                       run_in_background=True)
+        _wait(lambda: box.dispatch("BashOutput", {"bash_id": started["shell_id"]})["status"] == "exited 0")
+        assert _running(argument)  # a finished background shell's leftovers run on until it is killed
+        killed = box.dispatch("KillShell", {"shell_id": started["shell_id"]})
+        assert "leftover" in killed["message"] and _running(argument) == [], killed
 
 
 @pytest.mark.parametrize("named", ["", "missing"])
