@@ -288,6 +288,28 @@ def test_inside_the_workspace_the_agent_works_normally(box, place):
     pip = bash(box, "python3 -m pip --version")
     assert pip["success"] and pip["output"].startswith("pip "), pip
     assert bash(box, "git init -q . && git status --short && echo clean")["output"] == "clean\n"
+    box.dry_run = True
+    dry = bash(box, "rm -rf src")
+    assert dry["dry_run"] and dry["sandbox"] == box.sandbox.describe() and os.path.isdir(f"{ws}/src"), dry
+
+
+def test_a_secret_exported_inside_is_redacted_in_every_answer(bwrap_works, engines):
+    """Confined runs keep a session of their own: a secret exported there is redacted like one exported in
+    the engine's session -- in the answer of the call that set it and in a background shell's output."""
+    box = Toolbox(engines(), sandbox="workspace", grace=0.3)
+    value = f"plain{uuid.uuid4().hex[:16]}"
+    answer = bash(box, f"export MY_API_KEY={value} && echo {value} > f && cat f")
+    started = bash(box, "cat f", run_in_background=True)
+    read_back: list[str] = []
+
+    def finished():
+        reply = box.dispatch("BashOutput", {"bash_id": started["shell_id"]})
+        read_back.append(reply["output"])
+        return reply["finished_and_read"]
+
+    _wait(finished)
+    assert value not in answer["output"] and "[REDACTED:MY_API_KEY]" in answer["output"], answer
+    assert value not in "".join(read_back) and "[REDACTED:MY_API_KEY]" in "".join(read_back), read_back
 
 
 def _wait(check, timeout=10.0):
@@ -300,7 +322,7 @@ def _wait(check, timeout=10.0):
 def test_a_background_shell_is_read_and_killed(box, no_leftover_processes):
     # a tree that tries to outlive the kill: a child that ignores SIGTERM, one in a session of its own
     started = bash(box, "(trap '' TERM; sleep 30) & setsid sleep 30 & echo begun; wait", run_in_background=True)
-    assert started["success"], started
+    assert started["success"] and started["sandbox"] == box.sandbox.describe(), started
     shell = started["shell_id"]
     seen: list[str] = []
 
