@@ -312,6 +312,32 @@ def test_a_secret_exported_inside_is_redacted_in_every_answer(bwrap_works, engin
     assert value not in "".join(read_back) and "[REDACTED:MY_API_KEY]" in "".join(read_back), read_back
 
 
+def test_a_cwd_that_does_not_exist_inside_does_not_lock_the_agent_out(bwrap_works, engines, place):
+    """The notebook's session may stand in a folder the sandbox replaces by an empty one (below the host's
+    /tmp, below a hidden credential store).  Confined runs start from that session: they run in an empty
+    private copy of the folder (writable in /tmp, read-only in a hidden one), and can ``cd`` away --
+    before, bwrap failed to chdir there, before the command could run, so every confined call failed."""
+    host_tmp = tempfile.mkdtemp(prefix="execmagic-agents-")  # under the shared temp folder, on purpose
+    keys = os.path.join(place["home"], ".ssh", "keys")
+    os.mkdir(keys)
+    try:
+        for folder, writable in ((host_tmp, True), (keys, False)):
+            with open(os.path.join(folder, "host-file"), "w") as fh:
+                fh.write("host\n")
+            engine = engines()
+            box = confined(engine)
+            assert engine.run_script(f"cd {folder}").exit_code == 0
+            answer = bash(box, "pwd; ls -A; touch made-inside && echo made")
+            assert answer["output"].startswith(f"{folder}\n{'made' if writable else ''}"), answer
+            assert answer["success"] is writable and answer["cwd"] == folder, answer
+            assert sorted(os.listdir(folder)) == ["host-file"]
+            moved = bash(box, f"cd {place['ws']} && touch moved")
+            assert moved["success"] and moved["cwd"] == place["ws"], moved
+            os.remove(os.path.join(place["ws"], "moved"))
+    finally:
+        shutil.rmtree(host_tmp, ignore_errors=True)
+
+
 def _wait(check, timeout=10.0):
     deadline = time.monotonic() + timeout
     while not check():

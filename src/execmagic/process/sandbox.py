@@ -395,6 +395,8 @@ class Sandbox:
     seal: tuple[str, ...] = ()
     #: The ``.git`` folders and files kept read-only.
     protected: tuple[str, ...] = ()
+    #: The folders that are empty inside (the private ``/tmp``, the hiding tmpfs): see :meth:`wrap`.
+    emptied: tuple[str, ...] = ()
 
     def wrap(self, argv: Sequence[str], cwd: str, *, readable: Iterable[str] = (),
              writable: Iterable[str] = ()) -> tuple[str, ...]:
@@ -402,11 +404,18 @@ class Sandbox:
 
         ``readable`` / ``writable``: this run's own exceptions to what is hidden (its script, its state
         file), which must exist.  Nothing is looked up on disk here: a run pays for a tuple, no more.
+
+        A ``cwd`` below a folder that is empty inside (the host's ``/tmp``, where a notebook may stand; a
+        hidden folder) does not exist there: it is made, empty, before the chdir -- the command runs in
+        the private copy, as it would in any other private ``/tmp`` path.  Else bwrap fails to chdir
+        before the command runs, and a session standing there could never ``cd`` away.
         """
         if not self.prefix:
             return tuple(argv)
         extra = [arg for p in readable for arg in ("--ro-bind", p, p)]
         extra += [arg for p in writable for arg in ("--bind", p, p)]
+        if any(_within(cwd, folder) and cwd != folder for folder in self.emptied):
+            extra += ["--dir", cwd]  # before the seal: a hiding tmpfs is still writable then
         return (*self.prefix, *extra, *self.seal, "--chdir", cwd, "--", *argv)
 
     def environment(self, env: Mapping[str, str]) -> dict[str, str]:
@@ -451,7 +460,8 @@ def plan_sandbox(spec: SandboxSpec, *, home: str, bwrap: str | None = None) -> S
     args += [a for root in roots for a in ("--bind", root, root)]
     args += [a for path in protected for a in ("--ro-bind", path, path)]
     hiding, seal = _hiding_args(spec, home)
-    return Sandbox(spec, (*args, *hiding), tuple(seal), protected)
+    emptied = (_TMP, *seal[1::2])  # the folders the seal makes read-only are the hiding tmpfs
+    return Sandbox(spec, (*args, *hiding), tuple(seal), protected, emptied)
 
 
 def _checked(spec: SandboxSpec, home: str) -> SandboxSpec:
