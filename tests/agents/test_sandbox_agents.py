@@ -183,6 +183,38 @@ def test_git_hooks_and_config_stay_read_only(bwrap_works, engines, place):
     assert " M tracked" in work["output"] and "1 insertion" in work["output"]
 
 
+def test_a_nested_repository_cannot_be_moved_from_under_its_protection(bwrap_works, engines, place):
+    """The ``.git`` folders kept read-only are found when the sandbox is set, by path.  Renaming the folder
+    that holds a nested repository moved it away from that path: on the next call its ``.git`` was
+    writable (a hook planted there), and a third call moved it back.  The folders between a root and a
+    protected ``.git`` are mount points of their own now, which cannot be renamed or removed."""
+    ws = place["ws"]
+    for repo in ("sub", "deep/er/sub"):
+        subprocess.run(["git", "init", "-q", os.path.join(ws, repo)], check=True, timeout=30)
+    before = {repo: snapshot(os.path.join(ws, repo, ".git")) for repo in ("sub", "deep/er/sub")}
+    box = confined(engines())
+    first = bash(box, "mv sub sub2 && echo MOVED1; mv deep moved && echo MOVED2; mv deep/er deep/moved && echo MOVED3; "
+                      "rm -rf sub && echo REMOVED; mkdir -p sub/.git; touch sub2/.git/hooks/pre-commit; echo tried")
+    second = bash(box, "for d in sub sub2 moved/er/sub deep/moved/sub; do touch $d/.git/hooks/pre-commit && echo WROTE; "
+                       "done; mv sub sub3 && mv sub2 sub && echo RESTORED; echo tried")
+    for answer in (first, second):
+        assert answer["output"].startswith("tried\n") and "Device or resource busy" in answer["output"], answer
+    assert {repo: snapshot(os.path.join(ws, repo, ".git")) for repo in ("sub", "deep/er/sub")} == before
+    assert bash(box, "touch sub/work deep/er/sub/work && rm sub/work && echo fine")["output"] == "fine\n"
+
+
+def test_a_repository_removed_outside_does_not_lock_confined_runs_out(bwrap_works, engines, place):
+    """What the sandbox protects is found once; when the user removes a nested repository later, the
+    confined runs go on (there is nothing left to protect) instead of failing to mount it."""
+    ws = place["ws"]
+    subprocess.run(["git", "init", "-q", os.path.join(ws, "a", "sub")], check=True, timeout=30)
+    box = confined(engines())
+    assert bash(box, "echo before")["output"] == "before\n"
+    shutil.rmtree(os.path.join(ws, "a"))
+    after = bash(box, "echo after; touch made")
+    assert after["success"] and after["output"] == "after\n", after
+
+
 def test_secrets_and_the_kernel_are_out_of_reach(box, place):
     home, runtime, me = place["home"], place["runtime"], os.getpid()
     assert jupyter_runtime_dir() == runtime  # jupyter_core honours JUPYTER_RUNTIME_DIR: that is what is hidden

@@ -9,7 +9,8 @@ What a sandboxed command can and cannot do, by mode:
   is set; a later ``cd`` never moves them).  The ``.git`` folders of the roots, and of repositories
   found up to :data:`GIT_SCAN_DEPTH` levels below them, stay read-only (a hook or a ``core.fsmonitor``
   line written there would run, unsandboxed, at the user's next ``git`` command), unless
-  ``allow_git_writes``.
+  ``allow_git_writes``; the folders between a root and such a ``.git`` cannot be renamed or removed
+  (moving a repository away from the protected path would leave its ``.git`` writable).
 
 In every mode but ``off``: no network (a fresh network namespace with only its own loopback) unless
 ``network``; a fresh ``/proc`` in a pid namespace of its own, so no process outside is visible or can
@@ -82,6 +83,10 @@ is found once, in :func:`plan_sandbox`.  Known limits: a hard link planted in a 
 sandbox was set is the outside file itself, and writable (one made inside fails: ``EXDEV``, a bind
 is a mount of its own); a repository created in a root later, or deeper than the scan, has a
 writable ``.git``; with the network on, the host's abstract Unix sockets are reachable too.
+
+``EXECMAGIC_BWRAP`` (:data:`BWRAP_VAR`), in the kernel's own environment, names the bwrap to use; set
+empty, or to a file that is not there, it says "no bubblewrap here" (named modes fail, ``auto`` runs
+unconfined and says so).
 """
 
 from __future__ import annotations
@@ -458,10 +463,33 @@ def plan_sandbox(spec: SandboxSpec, *, home: str, bwrap: str | None = None) -> S
     protected = () if spec.allow_git_writes else _outermost(git_dirs(roots))
     args = [*_base_args(found.bwrap, spec, found.userns)]
     args += [a for root in roots for a in ("--bind", root, root)]
-    args += [a for path in protected for a in ("--ro-bind", path, path)]
+    # "-try": a repository removed after the sandbox was set has nothing left to protect; without it,
+    # bwrap would fail to mount it, and every later run with it
+    args += [a for folder in _pinned(protected, roots) for a in ("--bind-try", folder, folder)]
+    args += [a for path in protected for a in ("--ro-bind-try", path, path)]
     hiding, seal = _hiding_args(spec, home)
     emptied = (_TMP, *seal[1::2])  # the folders the seal makes read-only are the hiding tmpfs
     return Sandbox(spec, (*args, *hiding), tuple(seal), protected, emptied)
+
+
+def _pinned(protected: Iterable[str], roots: Sequence[str]) -> list[str]:
+    """The folders between a root and each protected ``.git`` path, shallowest first: bound onto
+    themselves (writable, as they were), they become mount points, which cannot be renamed or removed.
+
+    The protection is a mount at the path found when the sandbox was set: renaming a folder that holds
+    a nested repository would move the repository away from it (its ``.git`` writable at the next run,
+    and moved back after).  The root itself is a mount point already; a ``.git`` below a pinned folder
+    can be neither renamed nor removed either (it is a mount point too).  The price: ``mv`` of such a
+    folder fails (``EBUSY``), and a ``rename`` out of it crosses mounts (``EXDEV``: ``mv`` copies).
+    """
+    found: set[str] = set()
+    for path in protected:
+        root = next((r for r in roots if _within(path, r)), None)
+        folder = os.path.dirname(path)
+        while root is not None and folder != root and _within(folder, root):
+            found.add(folder)
+            folder = os.path.dirname(folder)
+    return sorted(found, key=lambda folder: (folder.count("/"), folder))
 
 
 def _checked(spec: SandboxSpec, home: str) -> SandboxSpec:
