@@ -215,6 +215,22 @@ def test_a_repository_removed_outside_does_not_lock_confined_runs_out(bwrap_work
     assert after["success"] and after["output"] == "after\n", after
 
 
+def test_an_agent_started_in_the_home_folder_gets_a_read_only_sandbox(bwrap_works, engines, place, monkeypatch):
+    """A notebook started in the home folder: ``workspace`` refuses to make it writable (an error, as it
+    was asked for by name); ``auto`` confines read-only and says why."""
+    monkeypatch.chdir(place["home"])
+    engine = engines()
+    with pytest.raises(sb.UnsafeRoot) as caught:
+        confined(engine)
+    assert caught.value.path == place["home"] and "home folder" in caught.value.why
+    box = Toolbox(engine, sandbox="auto", guard="none", grace=0.3)
+    answer = bash(box, "echo x >> .bashrc || echo refused; echo x > /tmp/t && echo private")
+    assert answer["output"].startswith("refused\nprivate\n") and answer["sandbox"].startswith("sandbox read-only")
+    assert any(place["home"] in note and "read-only" in note for note in answer["notes"]), answer
+    assert read(f"{place['home']}/.bashrc") == "# start-up\n"
+    monkeypatch.chdir(place["ws"])  # where the fixture expects the test process to be
+
+
 def test_secrets_and_the_kernel_are_out_of_reach(box, place):
     home, runtime, me = place["home"], place["runtime"], os.getpid()
     assert jupyter_runtime_dir() == runtime  # jupyter_core honours JUPYTER_RUNTIME_DIR: that is what is hidden
