@@ -501,18 +501,31 @@ def test_bwrap_named_by_the_kernels_environment(bwrap_works, engines, place, mon
 AS_NOBODY = ("setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", "--")
 
 
+def _python_for_nobody(env: dict[str, str]) -> str | None:
+    """A Python of this version that user nobody can run with this one's packages (``PYTHONPATH``): this
+    one, else the system's.  setpriv starts the child with root's capabilities still in hand, so the test
+    is whether the child can start the same Python again (the engine's watchdog is that Python)."""
+    version = f"python{sys.version_info.major}.{sys.version_info.minor}"
+    for python in (sys.executable, shutil.which(version, path=os.pathsep.join(sb.SYSTEM_DIRS))):
+        if python is None:
+            continue
+        probe = subprocess.run([*AS_NOBODY, python, "-c", "import subprocess, sys, execmagic; "
+                                "subprocess.run([sys.executable, '-c', 'pass'], check=True)"], capture_output=True,
+                               timeout=60, env=env, cwd="/")
+        if probe.returncode == 0:
+            return python
+    return None
+
+
 @pytest.mark.skipif(os.geteuid() != 0 or shutil.which("setpriv") is None,
                     reason="acting as an ordinary user needs root and setpriv")
 def test_an_ordinary_user_gets_the_same_walls(bwrap_works, place):
     """Most people run Jupyter as themselves: the same Toolbox, in a child Python as user nobody."""
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
-    # setpriv starts the child with root's capabilities still in hand: whether the engine's own children
-    # (its watchdog is this Python again) can start as nobody is what says the Python is reachable.
-    probe = subprocess.run([*AS_NOBODY, sys.executable, "-c", "import subprocess, sys, execmagic; "
-                            "subprocess.run([sys.executable, '-c', 'pass'], check=True)"], capture_output=True,
-                           timeout=60, env=env, cwd="/")
-    if probe.returncode != 0:
-        pytest.skip("this Python or execmagic is not reachable by user nobody (in a home folder closed to others)")
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(p for p in sys.path if p)}
+    python = _python_for_nobody(env)
+    if python is None:
+        pytest.skip("no Python of this version that user nobody can run (this one is in a folder closed to "
+                    "others, and the system's is missing or another version)")
     for folder, dirs, files in os.walk(os.path.dirname(place["ws"])):
         for name in (".", *dirs, *files):
             os.chown(os.path.join(folder, name), 65534, 65534)
@@ -522,10 +535,11 @@ def test_an_ordinary_user_gets_the_same_walls(bwrap_works, place):
              "    print(json.dumps(box.dispatch('Bash', {'command': sys.argv[1]})))\nfinally:\n    engine.close()\n")
     home = place["home"]
     command = f"touch made && echo wrote; echo x >> {home}/.bashrc; cat {home}/.ssh/id_rsa; unshare -r true || echo no; id -u"
-    done = subprocess.run([*AS_NOBODY, sys.executable, "-c", child, command], capture_output=True, text=True,
+    done = subprocess.run([*AS_NOBODY, python, "-c", child, command], capture_output=True, text=True,
                           timeout=60, env=env, cwd=place["ws"])
     assert done.returncode == 0, done.stderr
     answer = json.loads(done.stdout)
     assert "error" not in answer, answer
-    assert answer["output"].startswith("wrote\n") and answer["output"].endswith("no\n65534\n"), answer
+    assert answer["output"].startswith("wrote\nno\n65534\n") and "Read-only file system" in answer["output"], answer
+    assert answer["sandbox"].startswith("sandbox workspace") and os.path.exists(f"{place['ws']}/made")
     assert SECRETS[".ssh/id_rsa"] not in answer["output"] and read(f"{home}/.bashrc") == "# start-up\n"
