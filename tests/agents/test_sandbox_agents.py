@@ -307,6 +307,19 @@ def test_privileges_cannot_be_regained(box):
         assert not answer["success"] and answer["exit_code"] != 0, answer
 
 
+def test_the_kernels_settings_are_out_of_reach(box):
+    """Without capabilities, the host's root still owns the files of ``/proc/sys`` (a kernel setting's
+    write checks the owner, not a capability): a fresh ``/proc`` let a sandboxed command of a kernel run
+    as root (a container's) change the whole machine's settings -- ``kernel.core_pattern`` names a
+    program the kernel runs as root.  Each attempt here writes back the value it read: nothing changes
+    even where the walls fail."""
+    settings = [path for path in ("/proc/sys/fs/lease-break-time", "/proc/irq/default_smp_affinity")
+                if os.path.exists(path)]
+    script = "; ".join(f'read v < {path} && echo "$v" > {path} && echo WROTE {path}' for path in settings)
+    answer = bash(box, f"{script}; echo done")
+    assert "WROTE" not in answer["output"] and answer["output"].startswith("done\n"), answer
+
+
 def test_nothing_is_left_behind_for_the_next_unsandboxed_run(bwrap_works, engines, place):
     engine = engines()
     box = confined(engine)

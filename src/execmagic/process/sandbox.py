@@ -15,7 +15,8 @@ What a sandboxed command can and cannot do, by mode:
 In every mode but ``off``: no network (a fresh network namespace with only its own loopback) unless
 ``network``; a fresh ``/proc`` in a pid namespace of its own, so no process outside is visible or can
 be signalled; a minimal ``/dev``; no capabilities and no further user namespaces (``unshare -r``,
-``nsenter`` and ``mount`` cannot regain privileges); hidden behind an empty read-only tmpfs (a folder)
+``nsenter`` and ``mount`` cannot regain privileges); the kernel's settings (``/proc/sys``) read-only, for
+a kernel running as root, who owns them with or without capabilities; hidden behind an empty read-only tmpfs (a folder)
 or ``/dev/null`` (a file): the credential stores of the home folder (:data:`CREDENTIAL_STORES`), the
 sockets under ``/run`` that would run commands outside (systemd, D-Bus, Docker: :data:`OUTSIDE_SOCKETS`),
 and whatever the caller names in ``hidden``.  The shared ``/tmp`` is replaced by the private one
@@ -147,6 +148,9 @@ _GIT_SCAN_LIMIT = 20_000
 BWRAP_VAR = "EXECMAGIC_BWRAP"
 #: Where bwrap is looked for first: folders only an administrator can write in.
 SYSTEM_DIRS = ("/usr/bin", "/bin", "/usr/local/bin", "/usr/sbin", "/sbin")
+#: The parts of ``/proc`` that set the whole machine (``kernel.core_pattern`` names a program the kernel
+#: runs as root; IRQ affinities): made read-only inside, for a kernel that runs as root.
+_KERNEL_SETTINGS = ("/proc/sys", "/proc/irq")
 #: The private temp folder, inside.
 _TMP = "/tmp"
 #: The shared temp folder, outside: as a writable root it would hand out its sockets (tmux, ssh-agent).
@@ -516,6 +520,9 @@ def _base_args(bwrap: str, spec: SandboxSpec, userns: bool) -> list[str]:
     if not spec.network:
         args.append("--unshare-net")
     args += ["--cap-drop", "ALL", "--new-session", "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc"]
+    # The fresh /proc has writable kernel settings for the host's root, capabilities or not (a setting's
+    # write checks the file's owner): read-only, as the rest of the system is.  ("-try": a system without.)
+    args += [a for path in _KERNEL_SETTINGS for a in ("--ro-bind-try", path, path)]
     args += ["--bind", spec.temp, _TMP] if spec.temp is not None else ["--tmpfs", _TMP]
     return args
 
