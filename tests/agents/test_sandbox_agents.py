@@ -36,7 +36,10 @@ from execmagic.process import sandbox as sb
 from execmagic.process.launch import MARKER_VAR
 from processes import TOKEN_VAR, processes_with
 
-SECRETS = {".ssh/id_rsa": "PRIVATE-KEY-MATERIAL", ".aws/credentials": "aws_secret_access_key=AWS-SECRET"}
+SECRETS = {".ssh/id_rsa": "PRIVATE-KEY-MATERIAL", ".aws/credentials": "aws_secret_access_key=AWS-SECRET",
+           ".cache/huggingface/token": "HF-TOKEN", ".kaggle/kaggle.json": "KAGGLE-KEY",
+           ".bash_history": "export API_TOKEN=TYPED-BY-HAND",
+           ".ipython/profile_default/history.sqlite": "os.environ['KEY'] = 'IN-A-CELL'"}
 KERNEL_KEY = "KERNEL-CONNECTION-KEY"
 
 
@@ -235,7 +238,8 @@ def test_secrets_and_the_kernel_are_out_of_reach(box, place):
     home, runtime, me = place["home"], place["runtime"], os.getpid()
     assert jupyter_runtime_dir() == runtime  # jupyter_core honours JUPYTER_RUNTIME_DIR: that is what is hidden
     first = bash(box, "echo FIRST-RUN-OUTPUT")  # its logs, and every other run's, are hidden too
-    answer = bash(box, f"cat {home}/.ssh/id_rsa {home}/.aws/credentials {runtime}/kernel-1.json; ls -a {runtime}; "
+    stores = " ".join(f"{home}/{name}" for name in SECRETS)
+    answer = bash(box, f"cat {stores} {runtime}/kernel-1.json; ls -a {runtime}; "
                        f"ls -A {place['logs']}/0; grep -rs FIRST-RUN {place['logs']}; "
                        f"cat /proc/{me}/environ && echo SEEN; kill -0 {me} && echo REACHED; echo done")
     out = answer["output"]

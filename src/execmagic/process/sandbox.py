@@ -125,11 +125,17 @@ __all__ = [
 
 #: The sandbox modes, weakest first.
 MODES = ("off", "read-only", "workspace")
-#: Credential stores below the home folder, hidden in every sandbox (keys, cloud and registry tokens).
+#: Credential stores below the home folder, hidden in every sandbox (keys, cloud and registry tokens, the
+#: data services of notebooks, database passwords, browser profiles with their session cookies), and the
+#: histories where secrets typed by hand end up (shells, Python, IPython's of every notebook cell).
 CREDENTIAL_STORES = (
     ".ssh", ".aws", ".gnupg", ".config/gcloud", ".kube", ".docker", ".netrc", ".git-credentials", ".pypirc",
     ".azure", ".config/gh", ".npmrc", ".cargo/credentials", ".cargo/credentials.toml", ".password-store",
     ".local/share/keyrings",
+    ".cache/huggingface/token", ".huggingface", ".kaggle", ".databrickscfg", ".config/rclone", ".s3cfg", ".boto",
+    ".vault-token", ".terraform.d/credentials.tfrc.json", ".config/hub", ".pgpass", ".my.cnf", ".m2/settings.xml",
+    ".mozilla", ".config/google-chrome", ".config/chromium",
+    ".bash_history", ".zsh_history", ".python_history", ".ipython",
 )
 #: Sockets and folders of them that run commands outside a sandbox (systemd's user and system managers,
 #: D-Bus, container engines); a user's ``XDG_RUNTIME_DIR`` is below ``/run/user``.
