@@ -83,7 +83,11 @@ busy two-core machine); everything found on disk (the ``.git`` scan, which hidde
 is found once, in :func:`plan_sandbox`.  Known limits: a hard link planted in a root *before* the
 sandbox was set is the outside file itself, and writable (one made inside fails: ``EXDEV``, a bind
 is a mount of its own); a repository created in a root later, or deeper than the scan, has a
-writable ``.git``; with the network on, the host's abstract Unix sockets are reachable too.
+writable ``.git``; with the network on, the host's abstract Unix sockets are reachable too.  What a
+root holds and the user later runs unconfined runs with the command's changes: scripts, a Makefile,
+and Python modules next to a notebook -- a kernel started there by ``python -m ipykernel_launcher``
+imports an ``ipykernel_launcher.py`` from that folder first (Python puts the folder first on the
+module path for ``-m``; ``python -P``, or ``PYTHONSAFEPATH=1``, from 3.11, does not).
 
 ``EXECMAGIC_BWRAP`` (:data:`BWRAP_VAR`), in the kernel's own environment, names the bwrap to use; set
 empty, or to a file that is not there, it says "no bubblewrap here" (named modes fail, ``auto`` runs
