@@ -138,10 +138,11 @@ def test_writes_outside_the_workspace_fail(box, place):
     targets = [f"{home}/{mark}", f"/etc/{mark}", f"{other}/{mark}", f"{os.path.dirname(place['ws'])}/{mark}",
                f"/var/tmp/{mark}", f"{home}/.bashrc"]
     script = "; ".join(f"echo evil >> {t} && echo WROTE {t}" for t in targets)
-    answer = bash(box, f"{script}; echo private > /tmp/{mark} && cat /tmp/{mark}; touch ok")
+    answer = bash(box, f"{script}; for t in /tmp /dev/shm; do echo private > $t/{mark} && cat $t/{mark}; done; "
+                       "touch ok")
     assert "WROTE" not in answer["output"] and "Read-only file system" in answer["output"]
-    assert "private\n" in answer["output"]  # the private /tmp works inside ...
-    assert not os.path.exists(f"/tmp/{mark}")  # ... and the host's /tmp got nothing
+    assert answer["output"].startswith("private\nprivate\n")  # the private /tmp and /dev/shm work inside ...
+    assert not os.path.exists(f"/tmp/{mark}") and not os.path.exists(f"/dev/shm/{mark}")  # ... the host's got nothing
     assert not any(os.path.exists(t) for t in targets if not t.endswith(".bashrc"))
     assert {name: snapshot(place[name]) for name in ("home", "other")} == before
     assert os.path.exists(f"{place['ws']}/ok") and answer["sandbox"].startswith("sandbox workspace: writable ")
