@@ -15,13 +15,14 @@ What a sandboxed command can and cannot do, by mode:
 In every mode but ``off``: no network (a fresh network namespace with only its own loopback) unless
 ``network``; a fresh ``/proc`` in a pid namespace of its own, so no process outside is visible or can
 be signalled; a minimal ``/dev``; no capabilities and no further user namespaces (``unshare -r``,
-``nsenter`` and ``mount`` cannot regain privileges); the kernel's settings (``/proc/sys``) read-only, for
-a kernel running as root, who owns them with or without capabilities; hidden behind an empty read-only tmpfs (a folder)
-or ``/dev/null`` (a file): the credential stores of the home folder (:data:`CREDENTIAL_STORES`), the
-sockets under ``/run`` that would run commands outside (systemd, D-Bus, Docker: :data:`OUTSIDE_SOCKETS`),
-and whatever the caller names in ``hidden``.  The shared ``/tmp`` is replaced by the private one
-because it holds sockets too (tmux, ssh-agent, X11): ``connect()`` works on a read-only mount, so a
-visible socket of a tmux server is a way out.
+``nsenter`` and ``mount`` cannot regain privileges); the kernel's settings (``/proc/sys``) read-only,
+for a kernel running as root, who owns them with or without capabilities; hidden behind an empty
+read-only tmpfs (a folder) or ``/dev/null`` (a file): the credential stores of the home folder
+(:data:`CREDENTIAL_STORES`), the sockets under ``/run`` that would run commands outside (systemd,
+D-Bus, Docker: :data:`OUTSIDE_SOCKETS`), the secrets a container platform mounts
+(:data:`SYSTEM_SECRETS`), and whatever the caller names in ``hidden``.  The shared ``/tmp`` is
+replaced by the private one because it holds sockets too (tmux, ssh-agent, X11): ``connect()`` works
+on a read-only mount, so a visible socket of a tmux server is a way out.
 
 What the caller passes (the engine, which knows these paths; this layer imports no Jupyter):
 
@@ -83,7 +84,8 @@ busy two-core machine); everything found on disk (the ``.git`` scan, which hidde
 is found once, in :func:`plan_sandbox`.  Known limits: a hard link planted in a root *before* the
 sandbox was set is the outside file itself, and writable (one made inside fails: ``EXDEV``, a bind
 is a mount of its own); a repository created in a root later, or deeper than the scan, has a
-writable ``.git``; with the network on, the host's abstract Unix sockets are reachable too.  What a
+writable ``.git``; with the network on, the host's abstract Unix sockets are reachable too, and every
+service on its loopback (a Jupyter server among them: with its token, or none, it runs code unconfined).  What a
 root holds and the user later runs unconfined runs with the command's changes: scripts, a Makefile,
 and Python modules next to a notebook -- a kernel started there by ``python -m ipykernel_launcher``
 imports an ``ipykernel_launcher.py`` from that folder first (Python puts the folder first on the
@@ -113,6 +115,7 @@ __all__ = [
     "MODES",
     "OUTSIDE_SOCKETS",
     "SYSTEM_DIRS",
+    "SYSTEM_SECRETS",
     "Availability",
     "RootChoice",
     "Sandbox",
@@ -147,6 +150,10 @@ OUTSIDE_SOCKETS = (
     "/run/user", "/run/dbus", "/run/systemd/private", "/run/docker.sock", "/run/containerd", "/run/podman",
     "/run/snapd.socket", "/run/snapd-snap.socket",
 )
+#: Secrets a machine mounts for its programs: a Kubernetes pod's service-account token (JupyterHub on
+#: Kubernetes), Docker's and Compose's secrets.  Useless without the network, but readable they can be put
+#: in an answer, for the model's next unconfined step.
+SYSTEM_SECRETS = ("/run/secrets", "/var/run/secrets")
 #: How many folder levels below a writable root are searched for repositories whose ``.git`` stays read-only.
 GIT_SCAN_DEPTH = 3
 #: At most this many folders are looked into by that search (a root with a huge tree is not walked for seconds).
@@ -542,7 +549,8 @@ def _hiding_args(spec: SandboxSpec, home: str) -> tuple[list[str], list[str]]:
     exceptions; and, apart, what makes the hiding tmpfs read-only -- which must come after every exception,
     a run's own too (bwrap makes their mount points in the tmpfs)."""
     wanted = [os.path.join(home, store) for store in CREDENTIAL_STORES]
-    folders, files = _existing(_outermost(_real(p) for p in (*wanted, *OUTSIDE_SOCKETS, *spec.hidden)))
+    everything = (*wanted, *OUTSIDE_SOCKETS, *SYSTEM_SECRETS, *spec.hidden)
+    folders, files = _existing(_outermost(_real(p) for p in everything))
     args = [a for folder in folders for a in ("--tmpfs", folder)]
     args += [a for file in files for a in ("--ro-bind", "/dev/null", file)]
     args += [a for p in spec.readable for a in ("--ro-bind", p, p)]
