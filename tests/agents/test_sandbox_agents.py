@@ -330,13 +330,16 @@ def test_nothing_is_left_behind_for_the_next_unsandboxed_run(bwrap_works, engine
     box = confined(engine)
     plant = ("mkdir -p bin && printf '#!/bin/sh\\necho FAKE-BWRAP\\n' > bin/bwrap && chmod +x bin/bwrap && "
              "echo 'echo FROM-BASH-ENV' > x.sh && export BASH_ENV=$PWD/x.sh && export PATH=$PWD/bin:$PATH && "
-             "type -p bwrap")
+             "type -p bwrap && git() { echo FAKE-GIT; } && export -f git && alias ls='echo FAKE-LS' && "
+             "PROMPT_COMMAND='echo FROM-PROMPT' && trap 'echo FROM-TRAP' EXIT && cd bin")
     planted = bash(box, plant)
-    assert planted["success"] and planted["output"] == f"{place['ws']}/bin/bwrap\n", planted
-    outside = engine.run_script("echo \"[$BASH_ENV]\"; type -p bwrap; echo end")
+    assert planted["success"] and planted["output"].startswith(f"{place['ws']}/bin/bwrap\n"), planted
+    outside = engine.run_script("echo \"[$BASH_ENV]\"; type -p bwrap; git --version; shopt -s expand_aliases; "
+                                "ls -d .; pwd; echo end")
     assert outside.sandbox is None and outside.exit_code == 0
-    assert place["ws"] not in outside.stdout and "FROM-BASH-ENV" not in outside.stdout
-    assert outside.stdout.startswith("[]\n") and outside.stdout.endswith("end\n")
+    planted_words = ("FROM-BASH-ENV", "FAKE-GIT", "FAKE-LS", "FROM-PROMPT", "FROM-TRAP", f"{place['ws']}/bin")
+    assert [word for word in planted_words if word in outside.stdout] == [], outside.stdout
+    assert outside.stdout.startswith("[]\n") and outside.stdout.endswith(f".\n{place['ws']}\nend\n")
     again = bash(box, "echo still confined; echo x > /etc/nope || echo refused")
     assert again["success"] and "still confined\n" in again["output"] and "refused" in again["output"], again
     assert "FAKE-BWRAP" not in again["output"] and again["sandbox"].startswith("sandbox workspace")
