@@ -268,15 +268,17 @@ class Toolbox:
         notes += self.sandbox.notes
         plan = self.engine.plan_script(command, "bash", save_session=not background, env_filter=self._env_filter(held),
                                        sandbox=self.sandbox.sandbox)
+        # every answer says which walls the command met (or would meet), not only a finished run's
+        confined = {"sandbox": plan.sandbox.describe()} if plan.sandbox is not None else {}
         if self.dry_run:
             self.engine.check_guard(plan, self.guard)  # a dry run still says "refused"
             return {"success": True, "dry_run": True, "output": f"[Dry Run] Would execute: {plan.command.display}",
-                    "cwd": plan.command.cwd, "notes": notes}
+                    "cwd": plan.command.cwd, "notes": notes, **confined}
         if background:
             info = self.engine.start_background(plan, guard=self.guard, backend=self.background_on)
             answer = {"success": True, "shell_id": info.id, "pid": info.pid, "status": info.status,
                       "output": f"started in the background as {info.id}; read it with BashOutput",
-                      "log_paths": info.log_paths, "notes": notes}
+                      "log_paths": info.log_paths, "notes": notes, **confined}
             if info.job_id is not None:
                 answer.update(backend=info.backend, job_id=info.job_id)
             return answer
@@ -341,8 +343,12 @@ class Toolbox:
         return parts, self._held.holding(shell)
 
     def _secrets(self) -> dict[str, str]:
-        """What a background shell's output may hold: the secret-looking variables of the session."""
-        return sanitize_env(self.engine.session.environment(), self.env_allow)[1]
+        """What an answer may hold: the secret-looking variables of the sessions -- the engine's, and the
+        one confined runs keep apart from it (a sandboxed ``export API_KEY=…`` lands only there)."""
+        found: dict[str, str] = {}
+        for session in (self.engine.session, self.engine.sandbox_session):
+            found.update(sanitize_env(session.environment(), self.env_allow)[1])
+        return found
 
     def _kill_shell(self, args: dict[str, Any]) -> dict[str, Any]:
         outcome = self.engine.shells.kill(args["shell_id"], grace=self.grace)

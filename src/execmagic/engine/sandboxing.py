@@ -12,15 +12,19 @@ engine, what they enclose -- the same words wherever a sandbox is chosen:
 
 Asked for by name where the sandbox cannot work, a mode fails closed (:class:`SandboxUnavailable`):
 nothing runs unconfined.  What is hidden inside besides the home folder's credential stores:
-Jupyter's runtime folder (kernel connection files: with one, anyone runs code in the kernel),
+Jupyter's runtime folder (kernel connection files: with one, anyone runs code in the kernel), the
+connection file of the kernel this process is, wherever it lies (``ipython kernel -f FILE``, a
+front end that keeps its own folder),
 execmagic's log folders (other runs' logs) and the audit log.  A run's own files (its prelude, state
 file, big script) are bound back by the engine, per run.
 """
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import os
+import sys
 from collections.abc import Sequence
 
 from ..process.sandbox import (
@@ -33,7 +37,7 @@ from ..process.sandbox import (
     resolve_roots,
 )
 
-__all__ = ["SANDBOX_MODES", "SandboxChoice", "choose_sandbox", "jupyter_runtime_dir"]
+__all__ = ["SANDBOX_MODES", "SandboxChoice", "choose_sandbox", "jupyter_runtime_dir", "kernel_connection_file"]
 
 #: Every word a caller may use (the ones of :mod:`..process.sandbox` and ``auto``).
 SANDBOX_MODES = (*MODES, "auto")
@@ -62,6 +66,22 @@ def jupyter_runtime_dir() -> str:
     return find()
 
 
+def kernel_connection_file() -> str | None:
+    """The connection file of the kernel this process is, when it is one (``None`` otherwise).
+
+    Not always in Jupyter's runtime folder: a kernel started with ``-f FILE``, or by a front end with
+    its own folder, keeps its key elsewhere.  Read from the kernel application only when ipykernel is
+    loaded already (this layer never imports a front end: plain Python and agents run without one).
+    """
+    module = sys.modules.get("ipykernel.kernelapp")
+    app = getattr(module, "IPKernelApp", None)
+    with contextlib.suppress(Exception):  # a half-made or foreign application: nothing to add
+        if app is not None and app.initialized():
+            path = app.instance().abs_connection_file
+            return os.path.abspath(path) if isinstance(path, str) and path else None
+    return None
+
+
 def choose_sandbox(mode: str, *, network: bool, roots: Sequence[str], start_dir: str,
                    hidden: Sequence[str], home: str | None = None) -> SandboxChoice:
     """Set the sandbox ``mode`` asks for.
@@ -87,5 +107,6 @@ def choose_sandbox(mode: str, *, network: bool, roots: Sequence[str], start_dir:
                                explicit=mode == "workspace")
         writable, notes = choice.roots, choice.notes
     spec = SandboxSpec(mode="workspace" if writable else "read-only", writable_roots=writable, network=network,
-                       hidden=tuple(os.path.abspath(p) for p in (jupyter_runtime_dir(), *hidden) if p))
+                       hidden=tuple(os.path.abspath(p) for p in (jupyter_runtime_dir(), kernel_connection_file(),
+                                                                 *hidden) if p))
     return SandboxChoice(plan_sandbox(spec, home=home), notes)

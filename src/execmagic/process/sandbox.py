@@ -9,17 +9,20 @@ What a sandboxed command can and cannot do, by mode:
   is set; a later ``cd`` never moves them).  The ``.git`` folders of the roots, and of repositories
   found up to :data:`GIT_SCAN_DEPTH` levels below them, stay read-only (a hook or a ``core.fsmonitor``
   line written there would run, unsandboxed, at the user's next ``git`` command), unless
-  ``allow_git_writes``.
+  ``allow_git_writes``; the folders between a root and such a ``.git`` cannot be renamed or removed
+  (moving a repository away from the protected path would leave its ``.git`` writable).
 
 In every mode but ``off``: no network (a fresh network namespace with only its own loopback) unless
 ``network``; a fresh ``/proc`` in a pid namespace of its own, so no process outside is visible or can
 be signalled; a minimal ``/dev``; no capabilities and no further user namespaces (``unshare -r``,
-``nsenter`` and ``mount`` cannot regain privileges); hidden behind an empty read-only tmpfs (a folder)
-or ``/dev/null`` (a file): the credential stores of the home folder (:data:`CREDENTIAL_STORES`), the
-sockets under ``/run`` that would run commands outside (systemd, D-Bus, Docker: :data:`OUTSIDE_SOCKETS`),
-and whatever the caller names in ``hidden``.  The shared ``/tmp`` is replaced by the private one
-because it holds sockets too (tmux, ssh-agent, X11): ``connect()`` works on a read-only mount, so a
-visible socket of a tmux server is a way out.
+``nsenter`` and ``mount`` cannot regain privileges); the kernel's settings (``/proc/sys``) read-only,
+for a kernel running as root, who owns them with or without capabilities; hidden behind an empty
+read-only tmpfs (a folder) or ``/dev/null`` (a file): the credential stores of the home folder
+(:data:`CREDENTIAL_STORES`), the sockets under ``/run`` that would run commands outside (systemd,
+D-Bus, Docker: :data:`OUTSIDE_SOCKETS`), the secrets a container platform mounts
+(:data:`SYSTEM_SECRETS`), and whatever the caller names in ``hidden``.  The shared ``/tmp`` is
+replaced by the private one because it holds sockets too (tmux, ssh-agent, X11): ``connect()`` works
+on a read-only mount, so a visible socket of a tmux server is a way out.
 
 What the caller passes (the engine, which knows these paths; this layer imports no Jupyter):
 
@@ -81,7 +84,16 @@ busy two-core machine); everything found on disk (the ``.git`` scan, which hidde
 is found once, in :func:`plan_sandbox`.  Known limits: a hard link planted in a root *before* the
 sandbox was set is the outside file itself, and writable (one made inside fails: ``EXDEV``, a bind
 is a mount of its own); a repository created in a root later, or deeper than the scan, has a
-writable ``.git``; with the network on, the host's abstract Unix sockets are reachable too.
+writable ``.git``; with the network on, the host's abstract Unix sockets are reachable too, and every
+service on its loopback (a Jupyter server among them: with its token, or none, it runs code unconfined).  What a
+root holds and the user later runs unconfined runs with the command's changes: scripts, a Makefile,
+and Python modules next to a notebook -- a kernel started there by ``python -m ipykernel_launcher``
+imports an ``ipykernel_launcher.py`` from that folder first (Python puts the folder first on the
+module path for ``-m``; ``python -P``, or ``PYTHONSAFEPATH=1``, from 3.11, does not).
+
+``EXECMAGIC_BWRAP`` (:data:`BWRAP_VAR`), in the kernel's own environment, names the bwrap to use; set
+empty, or to a file that is not there, it says "no bubblewrap here" (named modes fail, ``auto`` runs
+unconfined and says so).
 """
 
 from __future__ import annotations
@@ -97,11 +109,13 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from .errors import ExecError, UsageProblem
 
 __all__ = [
+    "BWRAP_VAR",
     "CREDENTIAL_STORES",
     "GIT_SCAN_DEPTH",
     "MODES",
     "OUTSIDE_SOCKETS",
     "SYSTEM_DIRS",
+    "SYSTEM_SECRETS",
     "Availability",
     "RootChoice",
     "Sandbox",
@@ -118,11 +132,17 @@ __all__ = [
 
 #: The sandbox modes, weakest first.
 MODES = ("off", "read-only", "workspace")
-#: Credential stores below the home folder, hidden in every sandbox (keys, cloud and registry tokens).
+#: Credential stores below the home folder, hidden in every sandbox (keys, cloud and registry tokens, the
+#: data services of notebooks, database passwords, browser profiles with their session cookies), and the
+#: histories where secrets typed by hand end up (shells, Python, IPython's of every notebook cell).
 CREDENTIAL_STORES = (
     ".ssh", ".aws", ".gnupg", ".config/gcloud", ".kube", ".docker", ".netrc", ".git-credentials", ".pypirc",
     ".azure", ".config/gh", ".npmrc", ".cargo/credentials", ".cargo/credentials.toml", ".password-store",
     ".local/share/keyrings",
+    ".cache/huggingface/token", ".huggingface", ".kaggle", ".databrickscfg", ".config/rclone", ".s3cfg", ".boto",
+    ".vault-token", ".terraform.d/credentials.tfrc.json", ".config/hub", ".pgpass", ".my.cnf", ".m2/settings.xml",
+    ".mozilla", ".config/google-chrome", ".config/chromium",
+    ".bash_history", ".zsh_history", ".python_history", ".ipython",
 )
 #: Sockets and folders of them that run commands outside a sandbox (systemd's user and system managers,
 #: D-Bus, container engines); a user's ``XDG_RUNTIME_DIR`` is below ``/run/user``.
@@ -130,12 +150,24 @@ OUTSIDE_SOCKETS = (
     "/run/user", "/run/dbus", "/run/systemd/private", "/run/docker.sock", "/run/containerd", "/run/podman",
     "/run/snapd.socket", "/run/snapd-snap.socket",
 )
+#: Secrets a machine mounts for its programs: a Kubernetes pod's service-account token (JupyterHub on
+#: Kubernetes), Docker's and Compose's secrets.  Useless without the network, but readable they can be put
+#: in an answer, for the model's next unconfined step.
+SYSTEM_SECRETS = ("/run/secrets", "/var/run/secrets")
 #: How many folder levels below a writable root are searched for repositories whose ``.git`` stays read-only.
 GIT_SCAN_DEPTH = 3
 #: At most this many folders are looked into by that search (a root with a huge tree is not walked for seconds).
 _GIT_SCAN_LIMIT = 20_000
+#: The kernel's own environment variable naming the bwrap to use, read when the sandbox is set (from this
+#: process's ``os.environ``, never from a session a sandboxed command could have changed).  An absolute path
+#: is that file; empty, or a file that is not there, means "no bubblewrap here" -- how an administrator or
+#: a test makes the sandbox unavailable on a machine that has one.
+BWRAP_VAR = "EXECMAGIC_BWRAP"
 #: Where bwrap is looked for first: folders only an administrator can write in.
 SYSTEM_DIRS = ("/usr/bin", "/bin", "/usr/local/bin", "/usr/sbin", "/sbin")
+#: The parts of ``/proc`` that set the whole machine (``kernel.core_pattern`` names a program the kernel
+#: runs as root; IRQ affinities): made read-only inside, for a kernel that runs as root.
+_KERNEL_SETTINGS = ("/proc/sys", "/proc/irq")
 #: The private temp folder, inside.
 _TMP = "/tmp"
 #: The shared temp folder, outside: as a writable root it would hand out its sockets (tmux, ssh-agent).
@@ -290,22 +322,41 @@ def find_bwrap(path: str | None = None) -> str | None:
     return None
 
 
-_availability: dict[tuple[str | None, str | None], Availability] = {}
+_availability: dict[tuple[str | None, str | None, str | None], Availability] = {}
 _availability_lock = threading.Lock()
 
 
 def availability(bwrap: str | None = None, *, path: str | None = None) -> Availability:
     """Whether the sandbox works here and, if not, why -- decided by one real run of bwrap, then cached.
 
-    ``bwrap``: that file (else :func:`find_bwrap`, ``path`` as there).  The probe runs ``true`` with
-    every namespace a sandbox uses, so that a kernel or container that forbids one says so here,
-    once, instead of in every run.
+    ``bwrap``: that file; ``path``: the bwrap on that PATH string; neither: the one :data:`BWRAP_VAR`
+    names when it is set, else :func:`find_bwrap`'s.  The probe runs ``true`` with every namespace a
+    sandbox uses, so that a kernel or container that forbids one says so here, once, instead of in
+    every run.  The cache is keyed by what was asked and by :data:`BWRAP_VAR`'s value now, so that
+    changing the variable is seen the next time a sandbox is set.
     """
-    key = (bwrap, path)
+    named = os.environ.get(BWRAP_VAR) if bwrap is None and path is None else None
+    key = (bwrap, path, named)
     with _availability_lock:
         if key not in _availability:
-            _availability[key] = _probe(bwrap if bwrap is not None else find_bwrap(path), explicit=bwrap is not None)
+            if named is not None:
+                _availability[key] = _named_probe(named)
+            else:
+                _availability[key] = _probe(bwrap if bwrap is not None else find_bwrap(path),
+                                            explicit=bwrap is not None)
         return _availability[key]
+
+
+def _named_probe(named: str) -> Availability:
+    """The sandbox with the bwrap :data:`BWRAP_VAR` names: none when it is empty or not there."""
+    if not named:
+        return Availability(None, f"{BWRAP_VAR} is set empty: no bubblewrap here (unset it to look for one)")
+    if not os.path.isabs(named):
+        return Availability(None, f"{BWRAP_VAR} must name bubblewrap by an absolute path, not {named!r}")
+    if not (os.path.isfile(named) and os.access(named, os.X_OK)):
+        return Availability(None, f"{BWRAP_VAR} names {named}, which is not there: no bubblewrap here "
+                                  "(install it, or name the right file)")
+    return _probe(named, explicit=True)
 
 
 def _probe(bwrap: str | None, explicit: bool) -> Availability:
@@ -370,6 +421,8 @@ class Sandbox:
     seal: tuple[str, ...] = ()
     #: The ``.git`` folders and files kept read-only.
     protected: tuple[str, ...] = ()
+    #: The folders that are empty inside (the private ``/tmp``, the hiding tmpfs): see :meth:`wrap`.
+    emptied: tuple[str, ...] = ()
 
     def wrap(self, argv: Sequence[str], cwd: str, *, readable: Iterable[str] = (),
              writable: Iterable[str] = ()) -> tuple[str, ...]:
@@ -377,11 +430,18 @@ class Sandbox:
 
         ``readable`` / ``writable``: this run's own exceptions to what is hidden (its script, its state
         file), which must exist.  Nothing is looked up on disk here: a run pays for a tuple, no more.
+
+        A ``cwd`` below a folder that is empty inside (the host's ``/tmp``, where a notebook may stand; a
+        hidden folder) does not exist there: it is made, empty, before the chdir -- the command runs in
+        the private copy, as it would in any other private ``/tmp`` path.  Else bwrap fails to chdir
+        before the command runs, and a session standing there could never ``cd`` away.
         """
         if not self.prefix:
             return tuple(argv)
         extra = [arg for p in readable for arg in ("--ro-bind", p, p)]
         extra += [arg for p in writable for arg in ("--bind", p, p)]
+        if any(_within(cwd, folder) and cwd != folder for folder in self.emptied):
+            extra += ["--dir", cwd]  # before the seal: a hiding tmpfs is still writable then
         return (*self.prefix, *extra, *self.seal, "--chdir", cwd, "--", *argv)
 
     def environment(self, env: Mapping[str, str]) -> dict[str, str]:
@@ -424,9 +484,33 @@ def plan_sandbox(spec: SandboxSpec, *, home: str, bwrap: str | None = None) -> S
     protected = () if spec.allow_git_writes else _outermost(git_dirs(roots))
     args = [*_base_args(found.bwrap, spec, found.userns)]
     args += [a for root in roots for a in ("--bind", root, root)]
-    args += [a for path in protected for a in ("--ro-bind", path, path)]
+    # "-try": a repository removed after the sandbox was set has nothing left to protect; without it,
+    # bwrap would fail to mount it, and every later run with it
+    args += [a for folder in _pinned(protected, roots) for a in ("--bind-try", folder, folder)]
+    args += [a for path in protected for a in ("--ro-bind-try", path, path)]
     hiding, seal = _hiding_args(spec, home)
-    return Sandbox(spec, (*args, *hiding), tuple(seal), protected)
+    emptied = (_TMP, *seal[1::2])  # the folders the seal makes read-only are the hiding tmpfs
+    return Sandbox(spec, (*args, *hiding), tuple(seal), protected, emptied)
+
+
+def _pinned(protected: Iterable[str], roots: Sequence[str]) -> list[str]:
+    """The folders between a root and each protected ``.git`` path, shallowest first: bound onto
+    themselves (writable, as they were), they become mount points, which cannot be renamed or removed.
+
+    The protection is a mount at the path found when the sandbox was set: renaming a folder that holds
+    a nested repository would move the repository away from it (its ``.git`` writable at the next run,
+    and moved back after).  The root itself is a mount point already; a ``.git`` below a pinned folder
+    can be neither renamed nor removed either (it is a mount point too).  The price: ``mv`` of such a
+    folder fails (``EBUSY``), and a ``rename`` out of it crosses mounts (``EXDEV``: ``mv`` copies).
+    """
+    found: set[str] = set()
+    for path in protected:
+        root = next((r for r in roots if _within(path, r)), None)
+        folder = os.path.dirname(path)
+        while root is not None and folder != root and _within(folder, root):
+            found.add(folder)
+            folder = os.path.dirname(folder)
+    return sorted(found, key=lambda folder: (folder.count("/"), folder))
 
 
 def _checked(spec: SandboxSpec, home: str) -> SandboxSpec:
@@ -453,6 +537,9 @@ def _base_args(bwrap: str, spec: SandboxSpec, userns: bool) -> list[str]:
     if not spec.network:
         args.append("--unshare-net")
     args += ["--cap-drop", "ALL", "--new-session", "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc"]
+    # The fresh /proc has writable kernel settings for the host's root, capabilities or not (a setting's
+    # write checks the file's owner): read-only, as the rest of the system is.  ("-try": a system without.)
+    args += [a for path in _KERNEL_SETTINGS for a in ("--ro-bind-try", path, path)]
     args += ["--bind", spec.temp, _TMP] if spec.temp is not None else ["--tmpfs", _TMP]
     return args
 
@@ -462,7 +549,8 @@ def _hiding_args(spec: SandboxSpec, home: str) -> tuple[list[str], list[str]]:
     exceptions; and, apart, what makes the hiding tmpfs read-only -- which must come after every exception,
     a run's own too (bwrap makes their mount points in the tmpfs)."""
     wanted = [os.path.join(home, store) for store in CREDENTIAL_STORES]
-    folders, files = _existing(_outermost(_real(p) for p in (*wanted, *OUTSIDE_SOCKETS, *spec.hidden)))
+    everything = (*wanted, *OUTSIDE_SOCKETS, *SYSTEM_SECRETS, *spec.hidden)
+    folders, files = _existing(_outermost(_real(p) for p in everything))
     args = [a for folder in folders for a in ("--tmpfs", folder)]
     args += [a for file in files for a in ("--ro-bind", "/dev/null", file)]
     args += [a for p in spec.readable for a in ("--ro-bind", p, p)]
