@@ -35,10 +35,8 @@ pytestmark = pytest.mark.timeout(90)
 
 SERVER = os.path.join(os.path.dirname(sys.executable), "execmagic-mcp")
 KEY = "PRIVATE KEY of the fake home"
-#: Starts the server as if bubblewrap were not installed (it is found in the system folders first,
-#: so no PATH can hide it): the code that finds it answers "nowhere".
-WITHOUT_BWRAP = ("import sys\nimport execmagic.process.sandbox as sb\nsb.find_bwrap = lambda path=None: None\n"
-                 "from execmagic.mcp import main\nsys.exit(main(sys.argv[1:]))")
+#: The server's environment as where bubblewrap is not installed (the kernel's own setting that names it).
+WITHOUT_BWRAP = {sb.BWRAP_VAR: ""}
 
 
 @pytest.fixture(scope="module")
@@ -99,10 +97,10 @@ def answer(result):
     return data
 
 
-def serve(place, body, *args: str, command: str = SERVER, before: tuple[str, ...] = ()):
+def serve(place, body, *args: str, command: str = SERVER, env: dict[str, str] | None = None):
     """Start the server in the workspace with the fake HOME; run ``body(session, server_pid)``."""
-    params = StdioServerParameters(command=command, args=[*before, *args], cwd=place["ws"],
-                                   env={TOKEN_VAR: os.environ[TOKEN_VAR], "HOME": place["home"]})
+    params = StdioServerParameters(command=command, args=list(args), cwd=place["ws"],
+                                   env={TOKEN_VAR: os.environ[TOKEN_VAR], "HOME": place["home"], **(env or {})})
 
     async def main():
         async with stdio_client(params) as (read, write), ClientSession(read, write) as session:
@@ -189,11 +187,10 @@ def test_with_network_the_agent_reaches_the_host(bwrap_works, place, host_port):
     assert reached["output"] == "hello from the host\n" and reached["sandbox"].endswith("network on")
 
 
-def start_problem(place, *args: str, cwd: str, code: str | None = None) -> str:
+def start_problem(place, *args: str, cwd: str, env: dict[str, str] | None = None) -> str:
     """The server's stderr when it refuses to start: exit status 2, one line, no traceback."""
-    argv = [sys.executable, "-c", code, *args] if code else [SERVER, *args]
-    done = subprocess.run(argv, stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=60, cwd=cwd,
-                          env={**os.environ, "HOME": place["home"]})
+    done = subprocess.run([SERVER, *args], stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=60,
+                          cwd=cwd, env={**os.environ, "HOME": place["home"], **(env or {})})
     assert done.returncode == 2 and done.stdout == "", done
     assert done.stderr.count("\n") == 1 and done.stderr.startswith("execmagic-mcp: --")
     return done.stderr
@@ -202,8 +199,8 @@ def start_problem(place, *args: str, cwd: str, code: str | None = None) -> str:
 def test_a_sandbox_that_cannot_work_stops_the_start_in_one_line(bwrap_works, place):
     home = start_problem(place, "--sandbox", "workspace", cwd=place["home"])
     assert "it is the home folder" in home and "--allow-dir DIR" in home
-    missing = start_problem(place, "--sandbox", "workspace", cwd=place["ws"], code=WITHOUT_BWRAP)
-    assert "no sandbox here: bubblewrap is not installed" in missing and "--sandbox auto" in missing
+    missing = start_problem(place, "--sandbox", "workspace", cwd=place["ws"], env=WITHOUT_BWRAP)
+    assert f"no sandbox here: {sb.BWRAP_VAR} is set empty" in missing and "--sandbox auto" in missing
     alone = start_problem(place, "--network", cwd=place["ws"])
     assert "--network goes with a sandbox" in alone
 
@@ -212,9 +209,9 @@ def test_auto_without_bwrap_runs_and_says_why(place):
     async def body(session, _server):
         return answer(await session.call_tool("Bash", {"command": "echo ran"}))
 
-    ran = serve(place, body, "--sandbox", "auto", command=sys.executable, before=("-c", WITHOUT_BWRAP))
+    ran = serve(place, body, "--sandbox", "auto", env=WITHOUT_BWRAP)
     assert ran["output"] == "ran\n" and "sandbox" not in ran
-    assert any(n.startswith("ran unsandboxed: bubblewrap is not installed") for n in ran["notes"])
+    assert any(n.startswith(f"ran unsandboxed: {sb.BWRAP_VAR} is set empty") for n in ran["notes"])
 
 
 def test_the_status_says_where_the_agent_runs(engine):

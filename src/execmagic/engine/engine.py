@@ -50,6 +50,10 @@ _SHELL_START_FAILURES = {
 }
 
 
+#: Bytes of a state file read back at most: an environment is far smaller (Linux caps what exec passes at a
+#: few MB), and what a run can write into its own state file must not cost the kernel its memory.
+_STATE_LIMIT = 16 << 20
+
 #: Variables a standby may differ in from the run that takes it: set per run (the state file's path).
 _PER_RUN = frozenset({STATE_VAR})
 
@@ -292,7 +296,7 @@ class Engine(Planner):
         session = plan.session or self.session
         try:
             with os.fdopen(open_own_file(state_path), "rb") as fh:  # never through a link, never a fifo
-                state = fh.read()
+                state = fh.read(_STATE_LIMIT + 1)  # a sandboxed run can reach its state file: bounded
             os.unlink(state_path)
         except FileNotFoundError:
             state = None
@@ -303,6 +307,9 @@ class Engine(Planner):
         stopped = result.timed_out or result.interrupted or result.signal is not None
         if result.error:  # it never ran
             return result
+        if state is not None and len(state) > _STATE_LIMIT:  # no environment bash can export is this large
+            why = "the shell's state was too large to be a session (something wrote into it)"
+            return dataclasses.replace(result, notes=result.notes + (f"session state unchanged: {why}",))
         if stopped or not state:
             why = "the run was stopped" if stopped else why_no_state(plan.shell_text or "")
             return dataclasses.replace(result, notes=result.notes + (f"session state unchanged: {why}",))

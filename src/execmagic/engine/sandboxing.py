@@ -106,7 +106,12 @@ def choose_sandbox(mode: str, *, network: bool, roots: Sequence[str], start_dir:
         choice = resolve_roots([os.path.abspath(os.path.expanduser(r)) for r in roots] or [start_dir], home=home,
                                explicit=mode == "workspace")
         writable, notes = choice.roots, choice.notes
+    # the kernel's own environment (its python, pip, the packages a command imports) where the private /tmp
+    # would hide it: a virtualenv made under the shared temp folder
+    kernel_env = tuple(sorted({os.path.realpath(p) for p in (sys.prefix, sys.exec_prefix)
+                               if os.path.realpath(p).startswith("/tmp/")}))
     spec = SandboxSpec(mode="workspace" if writable else "read-only", writable_roots=writable, network=network,
+                       readable=kernel_env,
                        hidden=tuple(os.path.abspath(p) for p in (jupyter_runtime_dir(), kernel_connection_file(),
                                                                  *hidden) if p))
     return SandboxChoice(plan_sandbox(spec, home=home), notes)
