@@ -114,6 +114,12 @@ def test_sandbox_writes_only_in_the_workspace_and_hides_keys(ip, place):
     assert "sandbox" not in plain["text/plain"] and "sandbox" not in plain[PROVENANCE]
 
 
+def test_a_dry_run_says_it_would_be_sandboxed(ip, place):
+    cap = run(ip, f"--sandbox --dry-run touch {place['ws']}/never")
+    assert f"# sandbox workspace: writable {place['ws']}, a private /tmp" in cap.stdout + str(cap.outputs)
+    assert not os.path.exists(f"{place['ws']}/never")
+
+
 def test_cd_and_export_stay_among_sandboxed_cells(ip, place):
     ws = place["ws"]
     os.mkdir(f"{ws}/sub")

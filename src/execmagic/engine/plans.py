@@ -78,6 +78,8 @@ class Plan:
             lines.append(f"# env: {name}={'[REDACTED]' if secret_name(name) else self.hide(value)}")
         if self.command.input is not None:
             lines.append(f"# stdin: {len(self.command.input)} bytes")
+        if self.sandbox is not None:
+            lines.append(f"# {self.sandbox.describe()}")
         if self.error is not None:
             lines.append(f"# would fail: {self.hide(str(self.error))}")
         return "\n".join(lines)
