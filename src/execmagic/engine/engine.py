@@ -26,6 +26,7 @@ from ..process.logdir import LogDir
 from ..process.private import create_file, open_own_file
 from ..process.results import KillOutcome, Result, ShellInfo
 from ..process.retention import DEFAULT_QUOTA, DEFAULT_RETENTION_DAYS, prune_log_roots
+from ..process.sandbox import Sandbox
 from ..process.spec import Command, RunOptions
 from ..process.standby import (
     Standby,
@@ -76,10 +77,9 @@ def _name_shell_start_failure(result: Result) -> Result:
 
 
 def _standby_shaped(plan: Plan) -> bool:
-    """A plain ``bash -c SCRIPT`` session run, unsandboxed: what a standby shell can run."""
+    """A plain ``bash -c SCRIPT`` session run: what a standby shell can run (one of its sandbox, if any)."""
     argv = plan.command.argv
-    return (plan.sandbox is None and plan.state_path is not None and plan.error is None and len(argv) == 3
-            and argv[:2] == ("bash", "-c"))
+    return plan.state_path is not None and plan.error is None and len(argv) == 3 and argv[:2] == ("bash", "-c")
 
 
 def _shown(plan: Plan, result: Result) -> Result:
@@ -181,7 +181,7 @@ class Engine(Planner):
         if plan.state_path is not None:
             result = self._update_session(plan, result, warm.env[STATE_VAR] if warm is not None else plan.state_path)
             if self.standby and _standby_shaped(plan) and not plan.env_changes:
-                self.warm.refill()  # for the next run, from the session as this run left it
+                self.warm.refill(plan.sandbox)  # for the next run, from the session as this run left it
         if plan.sandbox is not None:
             result = dataclasses.replace(result, sandbox=plan.sandbox.describe())
         result = _shown(plan, result)
@@ -200,7 +200,9 @@ class Engine(Planner):
         # a new process is guarded from its first instant, not from its report
         expected = self.shells.expect_foreground(marker) if warm is None else (lambda: None)
         try:
-            return run_command(self._confined(plan), options, log_dir=self.logs, label=plan.label, marker=marker,
+            # a standby is started inside the plan's sandbox already: it takes the script, as it is
+            command = self._confined(plan) if warm is None else plan.command
+            return run_command(command, options, log_dir=self.logs, label=plan.label, marker=marker,
                                on_output=on_output, on_progress=on_progress, cancel=cancel,
                                register=self.shells.guard_foreground, standby=warm)
         finally:
@@ -249,20 +251,32 @@ class Engine(Planner):
             return None
         if not runs_in_standby(plan.command.argv[2]):
             return None
-        return self.warm.take(plan.command, _PER_RUN)
+        return self.warm.take(plan.command, _PER_RUN, plan.sandbox)
 
-    def _make_standby(self) -> Standby | None:
-        """Start the bash the next plain session run would get (in the warm shell's worker thread)."""
+    def _make_standby(self, sandbox: Sandbox | None) -> Standby | None:
+        """Start the bash the next plain session run would get (in the warm shell's worker thread), inside
+        ``sandbox`` when that run is to be confined."""
         try:
             name = f"standby-{next(self._standby_counter):04d}"
-            cwd, env = self.plain_bash_setting(name)
+            cwd, env = self.plain_bash_setting(name, sandbox)
             if USER_BASH_ENV_VAR in env or not can_stand_by(env):
                 return None  # the user's BASH_ENV runs at start-up (only ahead of time here), or a function
                 # exported in the environment would take over the standby's boot line
+            confine = None if sandbox is None else functools.partial(self._confine_standby, sandbox, cwd)
             return start_standby(cwd, env, f"{self.token}-{name}", expect=self.shells.expect_foreground,
-                                 register=self.shells.guard_foreground)
+                                 register=self.shells.guard_foreground, confine=confine)
         except (OSError, PreExecError):
             return None
+
+    @staticmethod
+    def _confine_standby(sandbox: Sandbox, cwd: str, argv: list[str],
+                         env: dict[str, str]) -> tuple[tuple[str, ...], dict[str, str]]:
+        """A standby's runner inside ``sandbox``, as :meth:`_confined` puts a run there: its state file made
+        and bound writable, its prelude bound read-only."""
+        state = env[STATE_VAR]
+        os.close(create_file(state))
+        return (sandbox.wrap(argv, cwd, readable=(env["BASH_ENV"],), writable=(state,)),
+                sandbox.environment(env))
 
     def _audit_intent(self, plan: Plan, decision: str) -> str:
         """Record what is about to start, before it starts; :class:`AuditUnavailable` stops it."""

@@ -239,10 +239,13 @@ class Planner:
                     shell_text=text if language in SHELL_LANGUAGES else None, session_env=p.env, notes=notes,
                     script_file=script_file, sandbox=sandbox, session=session)
 
-    def plain_bash_setting(self, name: str) -> tuple[str, dict[str, str]]:
+    def plain_bash_setting(self, name: str, sandbox: Sandbox | None = None) -> tuple[str, dict[str, str]]:
         """The cwd and environment a plain session bash run (no options) would get now, its state saved to
-        ``name.state`` in the log folder: what a standby shell is started with.  ``OSError``: no log folder."""
-        p = self._prepare(cwd=None, env=None, clear_env=False, params=None, isolated=False, input=None, label=name)
+        ``name.state`` in the log folder: what a standby shell is started with (``sandbox``: for a run in it,
+        from the session of sandboxed runs).  ``OSError``: no log folder."""
+        _, session = self._confinement(sandbox)
+        p = self._prepare(cwd=None, env=None, clear_env=False, params=None, isolated=False, input=None, label=name,
+                          session=session)
         return p.cwd, session_env(p.env, *self._session_files(name))
 
     def plan_argv(

@@ -42,7 +42,8 @@ import subprocess
 import sys
 import threading
 import weakref
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
+from typing import NamedTuple
 
 from .errors import PreExecError
 from .inherit import Inherited, inherited
@@ -51,8 +52,8 @@ from .plain_syntax import surely_parses
 from .spec import Command
 from .stop import ignores
 
-__all__ = ["SCRIPT_LIMIT", "STANDBY_ENV_VAR", "Standby", "StandbyGone", "can_stand_by", "idle_pids", "runs_in_standby",
-           "standby_default", "start_standby"]
+__all__ = ["SCRIPT_LIMIT", "STANDBY_ENV_VAR", "Confine", "Standby", "StandbyGone", "can_stand_by", "idle_pids",
+           "runs_in_standby", "standby_default", "start_standby"]
 
 #: ``EXECMAGIC_STANDBY=0`` in the environment: engines of this process start with no standby shell.
 STANDBY_ENV_VAR = "EXECMAGIC_STANDBY"
@@ -263,6 +264,8 @@ class Standby:
         self.marker = marker
         self.runner = runner
         self.inherited = attributes  # what :func:`inherited` said as it was started
+        #: What it was made for, set by its owner (the sandbox it stands in; ``None``: none).
+        self.key: object = None
         self._script_fd: int | None = script_fd
         self._unregister: Callable[[], None] | None = unregister
         self._owner = os.getpid()
@@ -341,29 +344,29 @@ class Standby:
         _close_pipes(self.runner)
 
 
-def start_standby(cwd: str, env: Mapping[str, str], marker: str, *, expect: Expect, register: Register) -> Standby:
+#: Turns a runner's argv and environment into the ones that start it inside walls (a sandbox).
+Confine = Callable[[list[str], dict[str, str]], tuple[Sequence[str], dict[str, str]]]
+
+
+def start_standby(cwd: str, env: Mapping[str, str], marker: str, *, expect: Expect, register: Register,
+                  confine: Confine | None = None) -> Standby:
     """Start a standby for runs in ``cwd`` with ``env`` (what a plain ``bash -c`` run would get).
 
     ``expect`` and ``register`` are the watchdog's (as for :func:`~.foreground.run_command`): the
-    runner is swept if this process dies.  OS refusals raise ``OSError``; a missing bash raises
+    runner is swept if this process dies.  ``confine`` starts it inside a sandbox, as a confined run
+    would start (its argv's first word is then the program that runs: bubblewrap, by its path; the
+    runner's pipes pass through it).  OS refusals raise ``OSError``; a missing bash raises
     :class:`~.errors.PreExecError`.
     """
     run_env = dict(env)
     run_env[MARKER_VAR] = marker
     bash = resolve_executable("bash", cwd, run_env)
     attributes = inherited()
-    prefix: list[str] = []
-    program = bash
     env_tool = _env_with_default_signal() if attributes.ignored & _SIGINT_BIT else None
     if env_tool is not None:
-        # A kernel ignores SIGINT between cells, so a standby started then would ignore it for good (bash
-        # cannot undo an ignored signal), where a run started in a cell -- Python handles SIGINT there --
-        # gets the default.  So env puts it back before bash starts, finding bash on PATH as a run does
-        # (argv[0] stays "bash"; fits() checks the program that runs is that bash), and the standby fits a
-        # run made while SIGINT is handled, as in a cell.
-        prefix, program = [env_tool, "--default-signal=INT"], env_tool
         attributes = attributes._replace(ignored=attributes.ignored & ~_SIGINT_BIT)
     program_path = os.path.realpath(bash)
+    launch = _runner_launch(bash, env_tool, run_env, confine)
     with _fork_lock:  # no fork may inherit the pipes before the Standby holds them (a forked child closes them)
         read_end, write_end = os.pipe()
         ready_read, ready_write = os.pipe()
@@ -371,7 +374,8 @@ def start_standby(cwd: str, env: Mapping[str, str], marker: str, *, expect: Expe
         runner = unregister = None
         try:
             runner = subprocess.Popen(
-                [*prefix, "bash", "-c", _boot(read_end, ready_write)], executable=program, cwd=cwd, env=run_env,
+                [*launch.argv[:-1], _boot(read_end, ready_write)], executable=launch.program,
+                cwd=cwd, env=launch.env,
                 pass_fds=(read_end, ready_write), stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
                 stderr=subprocess.PIPE, start_new_session=True)
             unregister = register(runner.pid, marker)
@@ -385,13 +389,41 @@ def start_standby(cwd: str, env: Mapping[str, str], marker: str, *, expect: Expe
         standby = Standby(cwd=cwd, env=env, marker=marker, runner=runner, script_fd=write_end, unregister=unregister,
                           attributes=attributes, program=program_path)
     try:
-        _wait_until_up(runner, ready_read, program_path, default_int=env_tool is not None)
+        _wait_until_up(runner, ready_read, launch.up_program or program_path, default_int=env_tool is not None)
     except BaseException:
         standby.discard()
         raise
     finally:
         os.close(ready_read)
     return standby
+
+
+class _Launch(NamedTuple):
+    """How a runner is started: its argv (the boot line last, filled in once its pipes exist), the file
+    executed, its environment, and the program it is checked to run once up (``None``: bash)."""
+
+    argv: Sequence[str]
+    program: str
+    env: dict[str, str]
+    up_program: str | None = None
+
+
+def _runner_launch(bash: str, env_tool: str | None, run_env: dict[str, str], confine: Confine | None) -> _Launch:
+    """The runner's launch.  A kernel ignores SIGINT between cells, so a standby started then would ignore it
+    for good (bash cannot undo an ignored signal), where a run started in a cell -- Python handles SIGINT
+    there -- gets the default: ``env_tool`` (``env --default-signal``) puts it back before bash starts,
+    finding bash on PATH as a run does (argv[0] stays "bash"; fits() checks the program that runs is that
+    bash).  Confined: bwrap, then bash inside, with env before both; the runner is checked to be bwrap."""
+    argv: Sequence[str] = ["bash", "-c", ""]
+    if confine is not None:
+        argv, env = confine(list(argv), run_env)
+        program, up_program = argv[0], os.path.realpath(argv[0])
+        if env_tool is not None:
+            return _Launch([env_tool, "--default-signal=INT", *argv], env_tool, env, up_program)
+        return _Launch(argv, program, env, up_program)
+    if env_tool is not None:
+        return _Launch([env_tool, "--default-signal=INT", *argv], env_tool, run_env)
+    return _Launch(argv, bash, run_env)
 
 
 def _failed(runner: subprocess.Popen[bytes] | None, unregister: Callable[[], None] | None, *fds: int) -> None:

@@ -1,0 +1,78 @@
+"""The standby shell inside the sandbox: a confined run costs what an unconfined one does, and stays confined.
+
+A standby stands in for one sandbox only: a confined run never takes one started outside the walls,
+an unconfined run never takes one started inside them.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import tempfile
+
+import pytest
+
+from execmagic.engine import Engine, RunOptions
+from execmagic.process import sandbox as sb
+
+READY = 10.0  # seconds a standby may take to start on a busy machine (awaited, not slept)
+
+
+@pytest.fixture(scope="module")
+def bwrap_works():
+    found = sb.availability()
+    if not found.ok:
+        pytest.skip(f"no sandbox here: {found.reason}")
+
+
+@pytest.fixture
+def place(bwrap_works, monkeypatch):
+    """A workspace and a fake home under /var/tmp (the host's /tmp is private inside the sandbox)."""
+    top = os.path.realpath(tempfile.mkdtemp(prefix="execmagic-standby-sandbox-", dir="/var/tmp"))
+    ws, home = os.path.join(top, "ws"), os.path.join(top, "home")
+    os.mkdir(ws)
+    os.mkdir(home)
+    monkeypatch.setenv("HOME", home)
+    monkeypatch.chdir(ws)
+    try:
+        yield ws, home
+    finally:
+        shutil.rmtree(top, ignore_errors=True)
+
+
+@pytest.fixture
+def engine(place, tmp_path):
+    engine = Engine(log_dir=str(tmp_path / "logs"), options=RunOptions(grace=0.3))
+    engine.standby = True  # on even where EXECMAGIC_STANDBY=0 switched the default off (CI's other run)
+    yield engine
+    engine.close(0.3)
+
+
+def test_a_confined_run_takes_a_standby_started_inside_the_sandbox(engine, place):
+    ws, home = place
+    box = engine.sandbox("workspace").sandbox
+    first = engine.run_script("cd sub 2>/dev/null || mkdir sub && cd sub; export STAGE=one", sandbox=box)
+    assert first.success and first.sandbox
+    standby = engine.warm.wait_ready(READY)
+    assert standby is not None and standby.key is box
+    r = engine.run_script("echo $$ $STAGE $PWD; touch made ~/x /etc/execmagic-x 2>&1 | sed 's/.*: //'", sandbox=box)
+    pid, stage, cwd, *errors = r.stdout.split()
+    assert pid == "2" or int(pid) < 100, r.stdout  # a pid of the sandbox's own namespace: it ran inside
+    assert (stage, cwd) == ("one", f"{ws}/sub") and r.sandbox == first.sandbox
+    assert errors == ["Read-only", "file", "system", "Read-only", "file", "system"]
+    assert os.path.exists(f"{ws}/sub/made") and os.listdir(home) == []
+    assert standby.runner.poll() is not None  # the run was in it (it is gone once its run ended)
+
+
+def test_a_standby_stands_in_for_one_sandbox_only(engine, place):
+    box = engine.sandbox("workspace").sandbox
+    engine.run_script("true")  # unconfined: the next standby is started outside the walls
+    outside = engine.warm.wait_ready(READY)
+    assert outside is not None and outside.key is None
+    confined = engine.run_script("touch ~/never; echo $?", sandbox=box)
+    assert confined.stdout == "1\n" and not os.path.exists(os.path.join(place[1], "never"))
+    assert outside.runner.poll() is not None  # discarded, not used
+    inside = engine.warm.wait_ready(READY)
+    assert inside is not None and inside.key is box
+    plain = engine.run_script("touch ~/plain; echo $?")
+    assert plain.stdout == "0\n" and plain.sandbox is None and os.path.exists(os.path.join(place[1], "plain"))
