@@ -19,10 +19,13 @@ _STANDBY_SCRIPT_FD = re.compile(r"builtin read -r -N 2147483647 -u (\d+) ")
 
 def idle_standby(proc: psutil.Process, env: dict[str, str]) -> bool:
     """Whether ``proc`` is an engine's standby shell that has run nothing yet: still holding the pipe its
-    script comes through (a run closes it first thing)."""
+    script comes through (a run closes it first thing).  In a sandbox, bubblewrap's two processes around
+    such a shell are part of it."""
     if "-standby-" not in env.get("EXECMAGIC_RUN", ""):
         return False
     argv = proc.cmdline()
+    if len(argv) > 4 and os.path.basename(argv[0]) == "bwrap" and argv[-4:-1] == ["--", "bash", "-c"]:
+        return any(idle_standby(child, child.environ()) for child in proc.children(recursive=True))
     if len(argv) != 3 or argv[:2] != ["bash", "-c"]:
         return False
     fd = _STANDBY_SCRIPT_FD.search(argv[2])

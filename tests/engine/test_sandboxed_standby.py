@@ -53,8 +53,8 @@ def test_a_confined_run_takes_a_standby_started_inside_the_sandbox(engine, place
     box = engine.sandbox("workspace").sandbox
     first = engine.run_script("cd sub 2>/dev/null || mkdir sub && cd sub; export STAGE=one", sandbox=box)
     assert first.success and first.sandbox
-    standby = engine.warm.wait_ready(READY)
-    assert standby is not None and standby.key is box
+    standby = engine.warm_for(box).wait_ready(READY)
+    assert standby is not None and engine.warm.ready is None  # started inside, for confined runs only
     r = engine.run_script("echo $$ $STAGE $PWD; touch made ~/x /etc/execmagic-x 2>&1 | sed 's/.*: //'", sandbox=box)
     pid, stage, cwd, *errors = r.stdout.split()
     assert pid == "2" or int(pid) < 100, r.stdout  # a pid of the sandbox's own namespace: it ran inside
@@ -64,15 +64,18 @@ def test_a_confined_run_takes_a_standby_started_inside_the_sandbox(engine, place
     assert standby.runner.poll() is not None  # the run was in it (it is gone once its run ended)
 
 
-def test_a_standby_stands_in_for_one_sandbox_only(engine, place):
+def test_each_sandbox_and_the_outside_keep_a_standby_of_their_own(engine, place):
+    """Alternating confined and unconfined runs each find their own standby: neither is ever taken by the other."""
+    home = place[1]
     box = engine.sandbox("workspace").sandbox
-    engine.run_script("true")  # unconfined: the next standby is started outside the walls
-    outside = engine.warm.wait_ready(READY)
-    assert outside is not None and outside.key is None
-    confined = engine.run_script("touch ~/never; echo $?", sandbox=box)
-    assert confined.stdout == "1\n" and not os.path.exists(os.path.join(place[1], "never"))
-    assert outside.runner.poll() is not None  # discarded, not used
-    inside = engine.warm.wait_ready(READY)
-    assert inside is not None and inside.key is box
-    plain = engine.run_script("touch ~/plain; echo $?")
-    assert plain.stdout == "0\n" and plain.sandbox is None and os.path.exists(os.path.join(place[1], "plain"))
+    for i in range(3):
+        engine.run_script("true")
+        engine.run_script("true", sandbox=box)
+        outside, inside = engine.warm.wait_ready(READY), engine.warm_for(box).wait_ready(READY)
+        assert outside is not None and inside is not None and outside is not inside
+        confined = engine.run_script(f"touch ~/never{i}; echo $?", sandbox=box)
+        assert confined.stdout == "1\n" and inside.runner.poll() is not None  # ran in the confined standby
+        assert outside.runner.poll() is None  # untouched, still waiting
+        plain = engine.run_script(f"touch ~/plain{i}; echo $?")
+        assert plain.stdout == "0\n" and plain.sandbox is None and outside.runner.poll() is not None
+    assert sorted(os.listdir(home)) == ["plain0", "plain1", "plain2"]

@@ -116,7 +116,11 @@ class Engine(Planner):
         self._counter = itertools.count(1)
         self.shells = ShellRegistry(log_dir=lambda: self.logs.ensure(), grace=self.options.grace)
         self.shells.on_kill = self._record_kill
-        self.warm = WarmShell(self._make_standby)
+        self.warm = WarmShell(functools.partial(self._make_standby, None))
+        #: A standby of its own for each sandbox runs are confined in (one outside the walls never runs a
+        #: confined command, nor the reverse; each keeps its own, so alternating runs each find theirs).
+        self._warm_in: dict[Sandbox, WarmShell] = {}
+        self._lock_warm = threading.Lock()
         self._standby = standby_default()
         self._standby_counter = itertools.count(1)
 
@@ -130,7 +134,8 @@ class Engine(Planner):
     def standby(self, on: bool) -> None:
         self._standby = bool(on)
         if not on:
-            self.warm.drop()
+            for warm in self._warm_shells():
+                warm.drop()
 
     # -- running ------------------------------------------------------------------
     def run(
@@ -181,7 +186,7 @@ class Engine(Planner):
         if plan.state_path is not None:
             result = self._update_session(plan, result, warm.env[STATE_VAR] if warm is not None else plan.state_path)
             if self.standby and _standby_shaped(plan) and not plan.env_changes:
-                self.warm.refill(plan.sandbox)  # for the next run, from the session as this run left it
+                self.warm_for(plan.sandbox).refill()  # for the next run, from the session as this run left it
         if plan.sandbox is not None:
             result = dataclasses.replace(result, sandbox=plan.sandbox.describe())
         result = _shown(plan, result)
@@ -251,7 +256,21 @@ class Engine(Planner):
             return None
         if not runs_in_standby(plan.command.argv[2]):
             return None
-        return self.warm.take(plan.command, _PER_RUN, plan.sandbox)
+        return self.warm_for(plan.sandbox).take(plan.command, _PER_RUN)
+
+    def _warm_shells(self) -> list[WarmShell]:
+        with self._lock_warm:
+            return [self.warm, *self._warm_in.values()]
+
+    def warm_for(self, sandbox: Sandbox | None) -> WarmShell:
+        """The standby keeper for runs in ``sandbox`` (``None``: unconfined runs, :attr:`warm`)."""
+        if sandbox is None:
+            return self.warm
+        with self._lock_warm:
+            warm = self._warm_in.get(sandbox)
+            if warm is None:
+                warm = self._warm_in[sandbox] = WarmShell(functools.partial(self._make_standby, sandbox))
+            return warm
 
     def _make_standby(self, sandbox: Sandbox | None) -> Standby | None:
         """Start the bash the next plain session run would get (in the warm shell's worker thread), inside
@@ -401,7 +420,8 @@ class Engine(Planner):
 
     def close(self, grace: float | None = None) -> None:
         """Stop every background shell and helper this engine started (``grace`` before SIGKILL)."""
-        self.warm.close()
+        for warm in self._warm_shells():
+            warm.close()
         self.shells.close(grace)
 
     def run_script(self, script: str, language: str = "bash", *, options: RunOptions | None = None,

@@ -19,7 +19,6 @@ from __future__ import annotations
 import contextlib
 import threading
 from collections.abc import Callable
-from typing import Any
 
 from ..process.spec import Command
 from ..process.standby import Standby
@@ -44,14 +43,11 @@ class WarmShell:
     """The engine's one standby: taken by a run that fits it, started again after a run by a worker thread.
 
     ``make`` starts a standby for the next plain run (``None``: it cannot now, e.g. the log folder
-    cannot be written); it runs in the worker thread.  It is given the *key* the last refill asked
-    for -- the sandbox the next run is expected in (``None``: none) -- and a run takes the standby
-    only with the same key: a standby outside the walls never runs a confined command, nor the reverse.
+    cannot be written); it runs in the worker thread.
     """
 
-    def __init__(self, make: Callable[[Any], Standby | None]) -> None:
+    def __init__(self, make: Callable[[], Standby | None]) -> None:
         self._make = make
-        self._key: Any = None
         self._cond = threading.Condition()
         self._ready: Standby | None = None
         self._wanted = self._making = self._closed = False
@@ -72,9 +68,9 @@ class WarmShell:
             self._cond.wait_for(lambda: self._ready is not None or not (self._making or self._wanted), timeout)
             return self._ready
 
-    def take(self, command: Command, ignore: frozenset[str], key: Any = None) -> Standby | None:
-        """The standby, if ``command`` fits it (``ignore``: variables set per run) and it was made for ``key``;
-        one that does not fit is discarded (its state would be stale)."""
+    def take(self, command: Command, ignore: frozenset[str]) -> Standby | None:
+        """The standby, if ``command`` fits it (``ignore``: variables set per run); one that does not fit is
+        discarded (its state would be stale)."""
         with self._cond:
             self._wanted = False  # one waiting for its delay is not started: this run ends by asking again
             if self._making:
@@ -82,19 +78,18 @@ class WarmShell:
             standby, self._ready = self._ready, None
         if standby is None:
             return None
-        if standby.key is key and standby.fits(command, ignore):
+        if standby.fits(command, ignore):
             self._misses = 0
             return standby
         self._misses += 1
         standby.discard()
         return None
 
-    def refill(self, key: Any = None) -> None:
-        """Have a standby started for the next run, made for ``key`` (in the worker; returns at once)."""
+    def refill(self) -> None:
+        """Have a standby started for the next run (in the worker; returns at once)."""
         with self._cond:
             if self._closed or self._ready is not None:
                 return
-            self._key = key
             if self._misses >= MISSES_BEFORE_BACKOFF:
                 self._skipped += 1
                 if self._skipped % RETRY_EVERY:
@@ -116,12 +111,10 @@ class WarmShell:
                 if not self._wanted:
                     continue
                 self._wanted, self._making = False, True
-                generation, key = self._generation, self._key
+                generation = self._generation
             standby = None
             try:
-                standby = self._make(key)
-                if standby is not None:
-                    standby.key = key
+                standby = self._make()
             finally:
                 with self._cond:
                     self._making = False

@@ -264,8 +264,6 @@ class Standby:
         self.marker = marker
         self.runner = runner
         self.inherited = attributes  # what :func:`inherited` said as it was started
-        #: What it was made for, set by its owner (the sandbox it stands in; ``None``: none).
-        self.key: object = None
         self._script_fd: int | None = script_fd
         self._unregister: Callable[[], None] | None = unregister
         self._owner = os.getpid()
