@@ -21,6 +21,8 @@ import urllib.request
 import nbformat
 import pytest
 
+from processes import TOKEN_VAR, processes_with
+
 pytestmark = pytest.mark.browser
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -44,7 +46,7 @@ def _free_port() -> int:
 
 
 @pytest.fixture
-def lab(tmp_path):
+def lab(tmp_path, no_leftover_processes):
     """A JupyterLab on 127.0.0.1 with a token, serving a copy of the tour with a 5 MB cell added."""
     _need(CHROMIUM is not None, "Debian's chromium is not installed (apt-get install chromium)")
     try:
@@ -98,6 +100,12 @@ def lab(tmp_path):
         except subprocess.TimeoutExpired:
             os.killpg(server.pid, signal.SIGKILL)
             server.wait()
+        # A kernel whose server is gone ends at once (os._exit: ipykernel's parent poller), so its watchdog
+        # sweeps what it had registered -- with a grace, after importing what stops a tree: await that end
+        # (bounded) before the leftover check looks, which allows one second.
+        deadline = time.monotonic() + 10
+        while processes_with(TOKEN_VAR, no_leftover_processes) and time.monotonic() < deadline:
+            time.sleep(0.05)
 
 
 _PROGRESS = """() => {
