@@ -69,3 +69,14 @@ def engine(tmp_path):
 def py():
     """``py(code)`` → argv that runs ``code`` in a child Python (as Trio's tests do)."""
     return lambda code: [sys.executable, "-c", code]
+
+
+@pytest.fixture(scope="session")
+def bwrap_works():
+    """bubblewrap's sandbox works here (probed once), or the test is skipped saying why."""
+    from execmagic.process import sandbox
+
+    found = sandbox.availability()
+    if not found.ok:
+        pytest.skip(f"no sandbox here: {found.reason}")
+    return found

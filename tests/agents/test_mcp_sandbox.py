@@ -39,12 +39,6 @@ KEY = "PRIVATE KEY of the fake home"
 WITHOUT_BWRAP = {sb.BWRAP_VAR: ""}
 
 
-@pytest.fixture(scope="module")
-def bwrap_works():
-    found = sb.availability()
-    if not found.ok:
-        pytest.skip(f"no sandbox here: {found.reason}")
-
 
 @pytest.fixture
 def place():

@@ -43,13 +43,6 @@ SECRETS = {".ssh/id_rsa": "PRIVATE-KEY-MATERIAL", ".aws/credentials": "aws_secre
 KERNEL_KEY = "KERNEL-CONNECTION-KEY"
 
 
-@pytest.fixture(scope="module")
-def bwrap_works():
-    found = sb.availability()
-    if not found.ok:
-        pytest.skip(f"no sandbox here: {found.reason}")
-    return found
-
 
 @pytest.fixture
 def place(monkeypatch):

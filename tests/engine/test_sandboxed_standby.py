@@ -13,16 +13,9 @@ import tempfile
 import pytest
 
 from execmagic.engine import Engine, RunOptions
-from execmagic.process import sandbox as sb
 
 READY = 10.0  # seconds a standby may take to start on a busy machine (awaited, not slept)
 
-
-@pytest.fixture(scope="module")
-def bwrap_works():
-    found = sb.availability()
-    if not found.ok:
-        pytest.skip(f"no sandbox here: {found.reason}")
 
 
 @pytest.fixture
@@ -79,3 +72,26 @@ def test_each_sandbox_and_the_outside_keep_a_standby_of_their_own(engine, place)
         plain = engine.run_script(f"touch ~/plain{i}; echo $?")
         assert plain.stdout == "0\n" and plain.sandbox is None and outside.runner.poll() is not None
     assert sorted(os.listdir(home)) == ["plain0", "plain1", "plain2"]
+
+
+def test_other_engines_logs_are_hidden_even_from_an_engine_logging_elsewhere(place, tmp_path, monkeypatch):
+    """Where the temp folder is not the private /tmp (TMPDIR elsewhere), every engine's default log root is
+    hidden, also from an engine whose own logs go to a folder the user chose."""
+    import tempfile as temp
+
+    shared = temp.mkdtemp(prefix="execmagic-tmpdir-", dir="/var/tmp")
+    monkeypatch.setattr(temp, "tempdir", shared)
+    other = Engine(options=RunOptions(grace=0.3, keep_logs=True))
+    mine = Engine(log_dir=str(tmp_path / "mine"), options=RunOptions(grace=0.3))
+    try:
+        log = other.run_script("echo the-other-engines-secret").log_paths["stdout"]
+        assert log.startswith(shared + "/")
+        box = mine.sandbox("workspace").sandbox
+        r = mine.run_script(f"cat {log}; ls {shared}/execmagic-{os.geteuid()}", sandbox=box)
+        listed = r.stdout.split()  # only this run's own folder shows (its prelude and state are bound back)
+        assert "the-other-engines-secret" not in r.stdout and os.path.basename(other.logs.path) not in listed
+        assert "No such file" in r.stderr
+    finally:
+        other.close(0.3)
+        mine.close(0.3)
+        shutil.rmtree(shared, ignore_errors=True)

@@ -21,7 +21,6 @@ from IPython.utils.capture import capture_output
 
 from execmagic.display import PROVENANCE_MIME as PROVENANCE
 from execmagic.magics import CellCommandFailed
-from execmagic.magics.exec_magics import engine_errors
 from execmagic.process import sandbox as sb
 from magic_calls import magic
 
@@ -54,12 +53,9 @@ def fresh_session(ip, magics, tmp_path):
 
 
 @pytest.fixture
-def place(ip, magics, monkeypatch):
+def place(ip, magics, monkeypatch, bwrap_works):
     """A fake home (with a key), a workspace (the session's cwd and the one allowed dir) and another folder,
     all under /var/tmp; the allowed dirs are emptied again at the end."""
-    found = sb.availability()  # probed once per process
-    if not found.ok:
-        pytest.skip(f"no sandbox here: {found.reason}")
     if not os.access("/var/tmp", os.W_OK):
         pytest.skip("/var/tmp is not writable: no folder outside the shared temp folder")
     top = os.path.realpath(tempfile.mkdtemp(prefix="execmagic-sandbox-magics-", dir="/var/tmp"))
@@ -198,13 +194,16 @@ def test_the_setting_refuses_a_cluster_run(ip, magics, place):
     assert "--sandbox-mode off" in str(info.value)
 
 
-def test_no_sandbox_here_is_one_line_naming_the_fix():
-    """bwrap is found in the system folders first, and the engine takes no other: a missing one cannot be
-    arranged from a test, so the error the engine raises then is put through the magics' translation."""
-    with pytest.raises(UsageError) as info, engine_errors():
-        raise sb.SandboxUnavailable("bubblewrap is not installed: install it (Debian, Ubuntu: apt install bubblewrap)")
-    assert str(info.value) == ("exec: no sandbox here: bubblewrap is not installed: install it (Debian, Ubuntu: apt"
-                               " install bubblewrap); or run it unconfined with --sandbox-mode off")
+def test_no_sandbox_here_is_one_line_naming_the_fix(ip, place, monkeypatch):
+    """Where no bubblewrap can be had (here: the kernel's environment names none), a named mode is one line
+    that says so and names the way out; nothing runs, confined or not."""
+    monkeypatch.setenv(sb.BWRAP_VAR, "")
+    with pytest.raises(UsageError) as info:
+        run(ip, f"--sandbox-mode workspace touch {place['ws']}/ran")
+    message = str(info.value)
+    assert message.startswith(f"exec: no sandbox here: {sb.BWRAP_VAR} is set empty") and "\n" not in message
+    assert message.endswith("; or run it unconfined with --sandbox-mode off")
+    assert not os.path.exists(f"{place['ws']}/ran")
 
 
 def test_background_sandbox_is_confined_and_killed(ip, place):

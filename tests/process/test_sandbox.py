@@ -28,13 +28,6 @@ from execmagic.process.stop import marked_processes, stop_tree
 READ_ONLY = "Read-only file system"
 
 
-@pytest.fixture(scope="session")
-def bwrap_works():
-    found = sb.availability()
-    if not found.ok:
-        pytest.skip(f"no sandbox here: {found.reason}")
-    return found
-
 
 @pytest.fixture
 def place(bwrap_works):

@@ -22,11 +22,11 @@ from ..background.registry import ShellRegistry
 from ..guard.policy import CommandRefused, Guard, Policy, check
 from ..process.errors import PreExecError, UsageProblem
 from ..process.foreground import CancelToken, OutputCallback, ProgressCallback, failed_to_start, run_command
-from ..process.logdir import LogDir
+from ..process.logdir import LogDir, default_root
 from ..process.private import create_file, open_own_file
 from ..process.results import KillOutcome, Result, ShellInfo
 from ..process.retention import DEFAULT_QUOTA, DEFAULT_RETENTION_DAYS, prune_log_roots
-from ..process.sandbox import Sandbox
+from ..process.sandbox import BWRAP_VAR, Sandbox
 from ..process.spec import Command, RunOptions
 from ..process.standby import (
     Standby,
@@ -59,6 +59,13 @@ _STATE_LIMIT = 16 << 20
 _PER_RUN = frozenset({STATE_VAR})
 
 
+def _cwd_or_none() -> str | None:
+    try:
+        return os.getcwd()
+    except OSError:  # the process's folder was removed under it
+        return None
+
+
 def _name_shell_start_failure(result: Result) -> Result:
     """Give a shell's "command not found" / "Permission denied" ending the seed's one-line error form.
 
@@ -89,6 +96,28 @@ def _shown(plan: Plan, result: Result) -> Result:
     return dataclasses.replace(result, cwd=plan.hide(result.cwd), error=plan.hide(result.error or "") or None)
 
 
+def _inside(sandbox: Sandbox, argv: list[str], cwd: str, env: dict[str, str], state: str | None,
+            script: str | None = None) -> tuple[tuple[str, ...], dict[str, str]]:
+    """``argv`` and ``env`` as they run inside ``sandbox``, with the run's own files bound back: its state file
+    writable (made here, empty: a bind needs it to exist; one that cannot be made leaves the session as it
+    was), its prelude and a big script read-only."""
+    writable = []
+    if state is not None:
+        with contextlib.suppress(OSError):
+            os.close(create_file(state))
+        if os.path.isfile(state):
+            writable.append(state)
+    prelude = env.get("BASH_ENV") if state is not None else None
+    readable = [p for p in (prelude, script) if p]
+    return sandbox.wrap(argv, cwd, readable=readable, writable=writable), sandbox.environment(env)
+
+
+def _standby_inside(sandbox: Sandbox, cwd: str, argv: list[str], env: dict[str, str]
+                    ) -> tuple[tuple[str, ...], dict[str, str]]:
+    """A standby's runner inside ``sandbox``, as a run is put there (:func:`_inside`)."""
+    return _inside(sandbox, argv, cwd, env, env[STATE_VAR])
+
+
 class Engine(Planner):
     """Runs commands for one owner (a kernel, a program, an agent) with one persistent shell session."""
 
@@ -98,8 +127,9 @@ class Engine(Planner):
         self.policy = policy or Policy()
         self.session = ShellSession()
         self.sandbox_session = ShellSession(parent=self.session)
-        #: The folder the engine started in: a sandbox's writable root when no allowed_dirs are set.
-        self.start_dir = os.getcwd()
+        #: The folder the engine started in: a sandbox's writable root when no allowed_dirs are set
+        #: (``None``: that folder was already gone; the session's cwd serves then).
+        self.start_dir = _cwd_or_none()
         self._sandboxes: dict[tuple[Any, ...], SandboxChoice] = {}
         self.logs = LogDir(log_dir)
         #: Gone owners' log folders are removed after this many days, and oldest first past the quota
@@ -222,11 +252,14 @@ class Engine(Planner):
         honoured) and :class:`~execmagic.process.sandbox.SandboxUnavailable` (a named mode where
         bubblewrap cannot run: nothing may run unconfined then).
         """
-        hidden = tuple(p for p in (self.logs.root, self.logs.path, self.policy.audit_log) if p)
-        key = (mode, bool(network), self.policy.allowed_roots, self.start_dir, hidden)
+        # every engine's logs (the default root, even when this one logs elsewhere), ours, the audit log
+        hidden = tuple(p for p in (default_root(), self.logs.root, self.logs.path, self.policy.audit_log) if p)
+        start_dir = self.start_dir or self.session.current_cwd()
+        # the bubblewrap named in the kernel's environment is part of the setting: naming another sets it anew
+        key = (mode, bool(network), self.policy.allowed_roots, start_dir, hidden, os.environ.get(BWRAP_VAR))
         choice = self._sandboxes.get(key)
         if choice is None:
-            choice = choose_sandbox(mode, network=network, roots=self.policy.allowed_roots, start_dir=self.start_dir,
+            choice = choose_sandbox(mode, network=network, roots=self.policy.allowed_roots, start_dir=start_dir,
                                     hidden=hidden)
             self._sandboxes[key] = choice
         return choice
@@ -237,17 +270,9 @@ class Engine(Planner):
         sandbox, command = plan.sandbox, plan.command
         if sandbox is None:
             return command
-        writable = []
-        if plan.state_path is not None:
-            with contextlib.suppress(OSError):
-                os.close(create_file(plan.state_path))
-            if os.path.isfile(plan.state_path):
-                writable.append(plan.state_path)
-        prelude = command.env.get("BASH_ENV") if plan.state_path is not None else None
-        readable = [p for p in (prelude, plan.script_file) if p]
-        return dataclasses.replace(command, argv=sandbox.wrap(command.argv, command.cwd, readable=readable,
-                                                              writable=writable),
-                                   env=sandbox.environment(command.env))
+        argv, env = _inside(sandbox, list(command.argv), command.cwd, dict(command.env), plan.state_path,
+                            plan.script_file)
+        return dataclasses.replace(command, argv=argv, env=env)
 
     def _standby_for(self, plan: Plan) -> Standby | None:
         """The standby shell, when ``plan`` is a plain session run whose script it may run and it fits; else
@@ -281,21 +306,11 @@ class Engine(Planner):
             if USER_BASH_ENV_VAR in env or not can_stand_by(env):
                 return None  # the user's BASH_ENV runs at start-up (only ahead of time here), or a function
                 # exported in the environment would take over the standby's boot line
-            confine = None if sandbox is None else functools.partial(self._confine_standby, sandbox, cwd)
+            confine = None if sandbox is None else functools.partial(_standby_inside, sandbox, cwd)
             return start_standby(cwd, env, f"{self.token}-{name}", expect=self.shells.expect_foreground,
                                  register=self.shells.guard_foreground, confine=confine)
         except (OSError, PreExecError):
             return None
-
-    @staticmethod
-    def _confine_standby(sandbox: Sandbox, cwd: str, argv: list[str],
-                         env: dict[str, str]) -> tuple[tuple[str, ...], dict[str, str]]:
-        """A standby's runner inside ``sandbox``, as :meth:`_confined` puts a run there: its state file made
-        and bound writable, its prelude bound read-only."""
-        state = env[STATE_VAR]
-        os.close(create_file(state))
-        return (sandbox.wrap(argv, cwd, readable=(env["BASH_ENV"],), writable=(state,)),
-                sandbox.environment(env))
 
     def _audit_intent(self, plan: Plan, decision: str) -> str:
         """Record what is about to start, before it starts; :class:`AuditUnavailable` stops it."""
