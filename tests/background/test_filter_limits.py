@@ -19,7 +19,10 @@ BOMB = "(?:x{65535}){65535}"
 
 @pytest.mark.parametrize("pattern", [r"\d{4}", "x{1,1000}", "(loss|error).*", r"^epoch \d+", r"[A-Z]{2,5}-\d+",
                                      "(?:x{300}){300}", "x{100000}", "a{,5}b{2,}", r"(?x) \d{4} - \d{2}  # a date",
-                                     "[]{]x{5}", "(?#(unbalanced in a comment)x{9}"])
+                                     "[]{]x{5}", "(?#(unbalanced in a comment)x{9}", "[^]]+", "[]a]{3}",
+                                     # named groups are not verbose mode, whatever letters their names hold
+                                     r"(?P<idx>\d{1,6})/(?P<total>\d{1,6}) \[\d{2}:\d{2}<\d{2}:\d{2}, *"
+                                     r"\d{1,3}\.\d{2}it/s\]"])
 def test_ordinary_filters_stay_legal(pattern):
     assert repeat_cost(pattern) <= MAX_FILTER_COST
     assert cursors.compile_filter(pattern).pattern == pattern
@@ -40,6 +43,8 @@ def test_repeat_cost_multiplies_nesting_and_adds_siblings(pattern, cost):
     "[(](?:x{65535}){65535}",             # a parenthesis in a class does not open a group
     "(?:x{65535}){65535}[",               # malformed: the engine would refuse it, but only after the bomb
     "((?:x{65535}){65535}",               # unbalanced as read here: judged without structure
+    "[](?#]" + "a{99999}" * 100 + "[)]",  # a ']' first is a member: "(?#" is not a comment, the repeats count
+    "[\\](?#]" + "a{99999}" * 3 + "[)]",  # nor after an escaped ']'
 ])
 def test_compile_bombs_are_refused_before_compiling(pattern):
     assert repeat_cost(pattern) > MAX_FILTER_COST

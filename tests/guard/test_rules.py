@@ -297,7 +297,8 @@ def test_table_sizes_and_rules_covered():
     """At least 60 of each, and every rule in the table is exercised by some refused command."""
     assert len(REFUSED) >= 60 and len(ALLOWED) >= 60
     assert len(set(REFUSED)) == len(REFUSED) and len(set(ALLOWED)) == len(ALLOWED)
-    assert {rule for _, rule in REFUSED} == set(RULES_BY_ID)
+    # too-deep needs a walk deeper than Python's stack: test_guard_limits runs one under a low recursion limit
+    assert {rule for _, rule in REFUSED} == set(RULES_BY_ID) - {"too-deep"}
 
 
 def test_guard_levels():

@@ -35,7 +35,7 @@ __all__ = ["repeat_cost"]
 _COUNTED = re.compile(r"\{\s*(\d*)\s*(?:(,)\s*(\d*)\s*)?\}")
 #: An inline flag group that may turn verbose mode on (``(?x)``, ``(?ix:``): overmatching only
 #: means the structure-free bound is used.
-_VERBOSE = re.compile(r"\(\?[^:)]*x", re.IGNORECASE)
+_VERBOSE = re.compile(r"\(\?[a-z0-9-]*x[a-z0-9-]*[:)]", re.IGNORECASE)  # not (?P<idx>…)
 
 
 def _count(match: re.Match[str]) -> int | None:
@@ -81,8 +81,28 @@ def _structure_free_bound(pattern: str) -> int:
     return len(pattern) * math.prod(count for count in counts if count is not None)
 
 
-def _structured_cost(pattern: str) -> int | None:
-    """The sum over atoms of the product of the repeats around them; ``None`` if unbalanced."""
+def _class_end(pattern: str, i: int, *, as_engine: bool) -> int:
+    """Where the class opened at ``i`` ends.  ``as_engine``: as the engine reads it (a ``]`` first, or
+    after ``^``, is a member; ``\\`` escapes); else at the first ``]`` -- the two readings differ only
+    in how much text they hide, and the cost takes the larger of what each sees."""
+    if not as_engine:
+        end = pattern.find("]", i + 1)
+        return len(pattern) if end < 0 else end + 1
+    j = i + 1 + (pattern.startswith("^", i + 1))
+    j += pattern.startswith("]", j)
+    while j < len(pattern):
+        if pattern[j] == "\\":
+            j += 2
+        elif pattern[j] == "]":
+            return j + 1
+        else:
+            j += 1
+    return len(pattern)
+
+
+def _structured_cost(pattern: str, *, as_engine: bool = True, comments: bool = True) -> int | None:
+    """The sum over atoms of the product of the repeats around them; ``None`` if unbalanced.  ``comments``:
+    ``(?#…)`` is skipped (else read as a group, so nothing it seems to hold goes uncounted)."""
     # One frame per open group: [cost of the finished pieces, cost of the last piece], the last
     # kept apart because a repeat right after it multiplies it.
     stack: list[list[int]] = [[0, 0]]
@@ -101,7 +121,7 @@ def _structured_cost(pattern: str) -> int | None:
             frame[0], frame[1] = frame[0] + frame[1], 0
             i += 1
             continue
-        if char == "(" and pattern.startswith("(?#", i):
+        if char == "(" and comments and pattern.startswith("(?#", i):
             end = pattern.find(")", i)
             i = n if end < 0 else end + 1
             continue
@@ -118,8 +138,7 @@ def _structured_cost(pattern: str) -> int | None:
             i += 1
             continue
         if char == "[":
-            end = pattern.find("]", i + 1)
-            i = n if end < 0 else end + 1
+            i = _class_end(pattern, i, as_engine=as_engine)
         else:
             i += 2 if char == "\\" else 1
         frame[0], frame[1] = frame[0] + frame[1], 1
@@ -130,5 +149,12 @@ def _structured_cost(pattern: str) -> int | None:
 
 def repeat_cost(pattern: str) -> int:
     """How many pieces compiling ``pattern`` could unroll, counted conservatively (see the module)."""
-    structured = None if _VERBOSE.search(pattern) else _structured_cost(pattern)
-    return structured if structured is not None else _structure_free_bound(pattern)
+    if _VERBOSE.search(pattern):
+        return _structure_free_bound(pattern)
+    # each way of reading classes and comments, and the one that counts most: text that one reading
+    # hides ("[](?#]" then "a{99999}"…) is counted by another
+    readings = [_structured_cost(pattern, as_engine=engine, comments=comments)
+                for engine in (True, False) for comments in (True, False)]
+    if any(cost is None for cost in readings):
+        return _structure_free_bound(pattern)
+    return max(cost for cost in readings if cost is not None)

@@ -14,7 +14,7 @@ from ..process.errors import ExecError
 from .commands import Simple
 from .levels import GUARDS, Guard
 from .names import Names
-from .rules import Refusal, match
+from .rules import Refusal, match, refuse
 from .walk import walk, walk_argv
 
 __all__ = ["GUARDS", "CommandRefused", "Guard", "Refusal", "check", "find_danger"]
@@ -93,4 +93,7 @@ def check(guard: str, text: str | None = None, argv: Sequence[str] | None = None
         raise ValueError(f"guard must be one of {', '.join(GUARDS)}, not {guard!r}")
     if guard == "none":
         return None
-    return next((r for r in _refusals(text, argv, env) if guard == "all" or r.catastrophic), None)
+    try:
+        return next((r for r in _refusals(text, argv, env) if guard == "all" or r.catastrophic), None)
+    except RecursionError:  # a walk deeper than Python's stack: refused as what cannot be judged
+        return refuse("too-deep", (text if text is not None else " ".join(argv or ()))[:200])

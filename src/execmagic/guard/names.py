@@ -41,6 +41,9 @@ _REFERENCE = re.compile(r"\$(?:\{(?P<braced>[A-Za-z_]\w*)(?:(?P<op>:?[-?=+])(?P<
                         r"|(?P<plain>[A-Za-z_]\w*))")
 #: Values a word may take at most (``for d in a b c`` makes one per item); the rest are not judged.
 _MAX_VALUES = 16
+#: Characters an expanded word may hold at most: a longer one is no path anyone types, and ``a=$a$a``
+#: repeated would double it each time (2**30 characters after thirty) -- it is left as written.
+_MAX_TEXT = 64 * 1024
 #: Commands that give a name a value read at run time: the name is unknown afterwards.
 _READ_VALUES = {"read": {"-d", "-i", "-n", "-N", "-p", "-t", "-u"},
                 "mapfile": {"-d", "-n", "-O", "-s", "-u", "-C", "-c"},
@@ -118,6 +121,8 @@ class Names:
             if found is None:
                 continue
             values, end = found
+            if sum(len(text) for text in texts) + len(values) * max(map(len, values), default=0) > _MAX_TEXT:
+                return [word]
             texts = [text + word[pos:start] + value for text in texts for value in values][:_MAX_VALUES]
             pos = end
         texts = [self._home(text + word[pos:]) for text in texts]

@@ -80,6 +80,8 @@ RULES: tuple[Rule, ...] = (
     Rule("shred-file", False, "{name} destroys {where} beyond recovery", "shred -u ~/.ssh/id_rsa, wipe f, srm f"),
     Rule("startup-file", False, "writes to the shell start-up file {where}: what it holds runs in every new shell",
          "echo … >> ~/.bashrc, ln -sf /dev/null ~/.profile, tee /etc/profile.d/x.sh, sed -i … ~/.zshrc"),
+    Rule("too-deep", True, "is nested too deeply to check (substitutions, quotes or code inside code)",
+         "rm -rf $($($(… two hundred levels …))): what the check cannot follow is not run"),
     Rule("pipe-to-shell", False, "runs code downloaded from the network without looking at it",
          "curl/wget piped into a shell or interpreter, or substituted into one: curl … | sh, "
          "sh -c \"$(curl …)\", bash <(curl …), eval \"$(wget -O- …)\", bash <<< \"$(curl …)\"; "

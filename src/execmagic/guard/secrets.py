@@ -39,8 +39,8 @@ SECRET_NAME = _NameRule()
 #: most positions and redaction stays linear in the text's length (a 30,000-character line redacts in
 #: a few milliseconds; see the benchmarks).
 SECRET_VALUE = re.compile(
-    r"gh[pousr]_[A-Za-z0-9]{30,}|github_pat_[A-Za-z0-9_]{22,}|sk-[A-Za-z0-9_-]{20,}|xox[abposr]-[A-Za-z0-9-]{10,}"
-    r"|A[KS]IA[0-9A-Z]{16}|AIza[0-9A-Za-z_-]{35}|glpat-[A-Za-z0-9_-]{20,}|hf_[A-Za-z0-9]{30,}|npm_[A-Za-z0-9]{36}"
+    r"gh[pousr]_[A-Za-z0-9]{30,}|github_pat_[A-Za-z0-9_]{22,}|sk-(?<![A-Za-z0-9_]sk-)[A-Za-z0-9_-]{20,}|xox[abposr]-[A-Za-z0-9-]{10,}"
+    r"|A[KS]IA(?<![A-Za-z0-9]A[KS]IA)[0-9A-Z]{16}|AIza[0-9A-Za-z_-]{35}|glpat-[A-Za-z0-9_-]{20,}|hf_[A-Za-z0-9]{30,}|npm_[A-Za-z0-9]{36}"
     r"|sk_(?:live|test)_[0-9A-Za-z]{16,}|rk_(?:live|test)_[0-9A-Za-z]{16,}|whsec_[0-9A-Za-z]{24,}"
     r"|SG\.[0-9A-Za-z_-]{16,32}\.[0-9A-Za-z_-]{16,64}|SK(?<![0-9A-Za-z]SK)[0-9a-fA-F]{32}(?![0-9A-Za-z])"
     r"|dapi[0-9a-f]{32}(?:-[0-9]{1,3})?|:(?<=[0-9]{8}:)[0-9A-Za-z_-]{35}(?![0-9A-Za-z_-])"

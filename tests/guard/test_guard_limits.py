@@ -1,0 +1,42 @@
+"""What an attack on the guard and the redaction found: each case stays bounded, judged, and words intact."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import textwrap
+import time
+
+from execmagic.guard.check import check
+from execmagic.guard.secrets import redact
+
+
+def test_a_value_doubled_again_and_again_costs_nothing():
+    """``a=$a$a`` thirty times would be a gigabyte-long word: past 64 KiB a word is left as written."""
+    started = time.monotonic()
+    assert check("catastrophic", text="a=x; " + "; ".join(["a=$a$a"] * 30) + "; rm -rf $a") is None
+    assert time.monotonic() - started < 5  # was minutes and gigabytes (a MemoryError past 28)
+    assert check("catastrophic", text="a=/; a=$a; rm -rf $a").rule == "rm-recursive-root"  # short ones still count
+
+
+def test_nesting_deeper_than_the_check_can_follow_is_refused_not_raised():
+    """A walk that runs out of Python's stack is a refusal (rule too-deep), never an exception in the caller."""
+    code = textwrap.dedent("""
+        import sys
+        from execmagic.guard.check import check
+        text = "rm -rf " + "$(echo " * 40 + "/" + ")" * 40
+        sys.setrecursionlimit(120)
+        refusal = check("catastrophic", text=text, env={})
+        print(refusal.rule if refusal else None)
+    """)
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=False)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == ["too-deep"]
+
+
+def test_words_that_merely_contain_a_key_prefix_are_left_whole():
+    for text in ("/data/task-classification-benchmark-2024/train.csv", "risk-adjusted-returns-quarterly-2024.parquet",
+                 "disk-usage-report-for-the-cluster-2024.txt", "XAKIAIOSFODNN7EXAMPLE"):
+        assert redact(text, {}) == text
+    assert redact("key=sk-abcdefghijklmnopqrstuvwxyz12", {}) == "key=[REDACTED]"
+    assert redact("id AKIAIOSFODNN7EXAMPLE", {}) == "id [REDACTED]"
