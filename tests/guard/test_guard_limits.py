@@ -7,6 +7,8 @@ import sys
 import textwrap
 import time
 
+import pytest
+
 from execmagic.guard.check import check
 from execmagic.guard.secrets import redact
 
@@ -40,3 +42,13 @@ def test_words_that_merely_contain_a_key_prefix_are_left_whole():
         assert redact(text, {}) == text
     assert redact("key=sk-abcdefghijklmnopqrstuvwxyz12", {}) == "key=[REDACTED]"
     assert redact("id AKIAIOSFODNN7EXAMPLE", {}) == "id [REDACTED]"
+
+
+@pytest.mark.parametrize("text", ["rm -rf ${HOME%/}", "rm -rf ${HOME#x}", "rm -rf ${HOME%%/}", "rm -rf ${R%x}"])
+def test_a_literal_trim_of_a_variable_is_judged_as_its_value(text):
+    assert check("catastrophic", text=text, env={"HOME": "/home/me", "R": "/x"}).rule == "rm-recursive-root"
+
+
+@pytest.mark.parametrize("text", ["rm -rf ${HOME%/}/.cache/pip", "rm -rf ./${D#/data/}", "rm -rf ${D%/*}"])
+def test_a_trim_that_leaves_an_ordinary_path_is_allowed(text):
+    assert check("all", text=text, env={"HOME": "/home/me", "D": "/data/run1"}) is None

@@ -37,7 +37,7 @@ _SHELL_SET = frozenset({
     "HOSTTYPE", "OSTYPE", "MACHTYPE", "IFS", "OPTIND", "OPTARG", "OPTERR", "REPLY", "MAPFILE", "PIPESTATUS",
     "FUNCNAME", "DIRSTACK", "COLUMNS", "LINES", "EPOCHSECONDS", "EPOCHREALTIME", "SHELL", "HOME", "PS1", "PS2", "PS4",
     "HISTFILE", "HISTSIZE", "HISTFILESIZE", "MAIL", "MAILCHECK", "TMOUT", "COMP_WORDS", "COMP_CWORD"})
-_REFERENCE = re.compile(r"\$(?:\{(?P<braced>[A-Za-z_]\w*)(?:(?P<op>:?[-?=+])(?P<arg>[^}]*))?\}"
+_REFERENCE = re.compile(r"\$(?:\{(?P<braced>[A-Za-z_]\w*)(?:(?P<op>:?[-?=+]|%%?|##?)(?P<arg>[^}]*))?\}"
                         r"|(?P<plain>[A-Za-z_]\w*))")
 #: Values a word may take at most (``for d in a b c`` makes one per item); the rest are not judged.
 _MAX_VALUES = 16
@@ -152,8 +152,11 @@ class Names:
         reference = _REFERENCE.match(word, start)
         if reference is None:
             return None
-        values = _operator(self.value(reference.group("braced") or reference.group("plain")),
-                           reference.group("op"), reference.group("arg") or "")
+        name, op = reference.group("braced") or reference.group("plain"), reference.group("op")
+        values = self.value(name)
+        if values is None and name == "HOME" and op and self.home:  # ${HOME%/}: paths know $HOME, not this
+            values = (self.home,)
+        values = _operator(values, op, reference.group("arg") or "")
         return None if values is None else (values, reference.end())
 
     def printed(self, body: str) -> str | None:
@@ -186,6 +189,11 @@ def _operator(values: Values, op: str | None, arg: str) -> Values:
         return tuple(value or arg for value in values)
     if op in (":+", "+"):
         return tuple(arg if value else "" for value in values)
+    if op in ("%", "%%", "#", "##"):  # ${HOME%/}: a literal end or start taken off; a pattern is not known
+        if any(c in arg for c in "*?[\\$`'\""):
+            return None
+        cut = str.removesuffix if op.startswith("%") else str.removeprefix
+        return tuple(cut(value, arg) for value in values)
     kept = tuple(value for value in values if value)  # ${X:?}: an empty X stops the shell before the command
     return kept or None
 
