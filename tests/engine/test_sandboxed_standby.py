@@ -95,3 +95,23 @@ def test_other_engines_logs_are_hidden_even_from_an_engine_logging_elsewhere(pla
         other.close(0.3)
         mine.close(0.3)
         shutil.rmtree(shared, ignore_errors=True)
+
+
+@pytest.mark.parametrize("standby", [True, False])
+def test_of_the_engines_own_files_a_sandbox_may_write_only_its_state_folder(engine, standby):
+    """The runtime folder (the prelude, unconfined runs' state files) stays read-only inside; the folder of
+    sandboxed state files is writable there, and what is written in it reaches only the sandboxed session."""
+    engine.standby = standby
+    box = engine.sandbox("workspace").sandbox
+    engine.run_script("true", sandbox=box)
+    if standby:
+        assert engine.warm_for(box).wait_ready(READY) is not None
+    runtime = engine.logs.runtime()
+    folder, prelude = os.path.join(runtime, "sandboxed"), engine._prelude
+    assert prelude is not None and os.path.dirname(prelude) == runtime
+    r = engine.run_script(f'touch {folder}/x && echo state-ok; touch {runtime}/y 2>&1 | sed "s/.*: //"; '
+                          f'{{ echo hi >> {prelude}; }} 2>&1 | sed "s/.*: //"; export ONLY_INSIDE=1', sandbox=box)
+    assert r.stdout.splitlines() == ["state-ok", "Read-only file system", "Read-only file system"], r.stdout
+    assert not os.path.exists(os.path.join(runtime, "y")) and not open(prelude).read().endswith("hi\n")
+    assert engine.run_script("echo ${ONLY_INSIDE:-unset}").stdout == "unset\n"
+    assert engine.run_script("echo $ONLY_INSIDE", sandbox=box).stdout == "1\n"

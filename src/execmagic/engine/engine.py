@@ -23,7 +23,7 @@ from ..guard.policy import CommandRefused, Guard, Policy, check
 from ..process.errors import PreExecError, UsageProblem
 from ..process.foreground import CancelToken, OutputCallback, ProgressCallback, failed_to_start, run_command
 from ..process.logdir import LogDir, default_root
-from ..process.private import create_file, open_own_file
+from ..process.private import open_own_file
 from ..process.results import KillOutcome, Result, ShellInfo
 from ..process.retention import DEFAULT_QUOTA, DEFAULT_RETENTION_DAYS, prune_log_roots
 from ..process.sandbox import BWRAP_VAR, Sandbox
@@ -37,7 +37,7 @@ from ..process.standby import (
     start_standby,
 )
 from .contexts import SHELL_LANGUAGES
-from .plans import Plan, Planner
+from .plans import SANDBOX_STATE_FOLDER, Plan, Planner
 from .sandboxing import SandboxChoice, choose_sandbox
 from .session import STATE_VAR, USER_BASH_ENV_VAR, ShellSession, why_no_state
 from .warm import WarmShell
@@ -98,15 +98,12 @@ def _shown(plan: Plan, result: Result) -> Result:
 
 def _inside(sandbox: Sandbox, argv: list[str], cwd: str, env: dict[str, str], state: str | None,
             script: str | None = None) -> tuple[tuple[str, ...], dict[str, str]]:
-    """``argv`` and ``env`` as they run inside ``sandbox``, with the run's own files bound back: its state file
-    writable (made here, empty: a bind needs it to exist; one that cannot be made leaves the session as it
-    was), its prelude and a big script read-only."""
+    """``argv`` and ``env`` as they run inside ``sandbox``, with the run's own files bound back: the folder of
+    sandboxed state files writable (``state`` is in it: see :meth:`.Planner._session_files`), its prelude and a
+    big script read-only."""
     writable = []
-    if state is not None:
-        with contextlib.suppress(OSError):
-            os.close(create_file(state))
-        if os.path.isfile(state):
-            writable.append(state)
+    if state is not None and os.path.basename(os.path.dirname(state)) == SANDBOX_STATE_FOLDER:
+        writable.append(os.path.dirname(state))
     prelude = env.get("BASH_ENV") if state is not None else None
     readable = [p for p in (prelude, script) if p]
     return sandbox.wrap(argv, cwd, readable=readable, writable=writable), sandbox.environment(env)

@@ -24,6 +24,7 @@ from ..process.capture import os_error_reason
 from ..process.errors import PreExecError
 from ..process.launch import check_cwd
 from ..process.logdir import LogDir
+from ..process.private import private_folder
 from ..process.sandbox import Sandbox
 from ..process.spec import Command
 from .contexts import SHELL_LANGUAGES
@@ -32,7 +33,11 @@ from .languages import script_argv
 from .session import STATE_VAR, ShellSession, session_env, write_prelude
 from .template import expand_argv, expand_params, expand_value, references, resolve
 
-__all__ = ["Plan", "Planner"]
+__all__ = ["SANDBOX_STATE_FOLDER", "Plan", "Planner"]
+
+#: The folder of the runtime folder that holds sandboxed runs' state files: bound writable into their sandbox
+#: (nothing else of the runtime folder is), so that what a sandbox writes there can only be its own session.
+SANDBOX_STATE_FOLDER = "sandboxed"
 
 
 @dataclasses.dataclass(frozen=True)
@@ -113,14 +118,21 @@ class Planner:
     #: The session prelude this planner wrote (written afresh whenever it is gone or its folder moved).
     _prelude: str | None = None
 
-    def _session_files(self, label: str) -> tuple[str, str]:
+    def _session_files(self, label: str, sandboxed: bool = False) -> tuple[str, str]:
         """The state file's path for run ``label`` and the prelude's, both in the private runtime folder
         (``OSError``: it cannot be had).  The prelude is one this planner wrote itself: a file that was
-        already there is never sourced."""
+        already there is never sourced.
+
+        ``sandboxed``: the state file goes in :data:`SANDBOX_STATE_FOLDER` of the runtime folder, the one
+        place there a sandbox may write (it is bound writable into the sandbox whole, once, when the run or
+        its standby starts: a file bound by itself would be a mount point the engine's ``unlink`` has to
+        take apart, which costs a sandboxed run a third of a millisecond more)."""
         folder = self.logs.runtime()
         prelude = self._prelude
         if prelude is None or os.path.dirname(prelude) != folder or not os.path.isfile(prelude):
             prelude = self._prelude = write_prelude(folder)
+        if sandboxed:
+            folder = private_folder(os.path.join(folder, SANDBOX_STATE_FOLDER))
         # the token: two engines may share a folder the user chose, and bash writes this file by name
         return os.path.join(folder, f"{label}.{self.token}.state"), prelude
 
@@ -216,7 +228,7 @@ class Planner:
         error = p.error
         if language == "bash" and not isolated and save_session:
             try:
-                run_env = session_env(p.env, *self._session_files(p.label))
+                run_env = session_env(p.env, *self._session_files(p.label, sandbox is not None))
                 state_path = run_env[STATE_VAR]
             except OSError as exc:  # a full disk costs the session's memory of this run, not the run
                 notes = (f"session state not saved: the log folder cannot be written ({os_error_reason(exc)})",)
@@ -243,10 +255,10 @@ class Planner:
         """The cwd and environment a plain session bash run (no options) would get now, its state saved to
         ``name.state`` in the log folder: what a standby shell is started with (``sandbox``: for a run in it,
         from the session of sandboxed runs).  ``OSError``: no log folder."""
-        _, session = self._confinement(sandbox)
+        sandbox, session = self._confinement(sandbox)
         p = self._prepare(cwd=None, env=None, clear_env=False, params=None, isolated=False, input=None, label=name,
                           session=session)
-        return p.cwd, session_env(p.env, *self._session_files(name))
+        return p.cwd, session_env(p.env, *self._session_files(name, sandbox is not None))
 
     def plan_argv(
         self,
