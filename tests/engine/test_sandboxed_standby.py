@@ -9,6 +9,7 @@ from __future__ import annotations
 import os
 import shutil
 import tempfile
+from pathlib import Path
 
 import pytest
 
@@ -112,6 +113,6 @@ def test_of_the_engines_own_files_a_sandbox_may_write_only_its_state_folder(engi
     r = engine.run_script(f'touch {folder}/x && echo state-ok; touch {runtime}/y 2>&1 | sed "s/.*: //"; '
                           f'{{ echo hi >> {prelude}; }} 2>&1 | sed "s/.*: //"; export ONLY_INSIDE=1', sandbox=box)
     assert r.stdout.splitlines() == ["state-ok", "Read-only file system", "Read-only file system"], r.stdout
-    assert not os.path.exists(os.path.join(runtime, "y")) and not open(prelude).read().endswith("hi\n")
+    assert not os.path.exists(os.path.join(runtime, "y")) and not Path(prelude).read_text().endswith("hi\n")
     assert engine.run_script("echo ${ONLY_INSIDE:-unset}").stdout == "unset\n"
     assert engine.run_script("echo $ONLY_INSIDE", sandbox=box).stdout == "1\n"
