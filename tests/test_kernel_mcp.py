@@ -86,7 +86,8 @@ def port_open(url) -> bool:
 
 
 def test_an_outside_agent_works_in_the_notebooks_session(kernel, tmp_path):
-    url, token = serve(kernel)
+    """Unsandboxed (--sandbox off), the agent works in the notebook's own session: its cd and export carry over."""
+    url, token = serve(kernel, "%mcp serve --sandbox off")
     answers = call(url, token, [
         ("Bash", {"command": f"cd {tmp_path} && export AGENT_MARK=from-the-agent"}),
         ("Bash", {"command": "echo agent-job; exec sleep 60", "run_in_background": True}),

@@ -119,7 +119,8 @@ def marked_sleeps(seconds: int) -> list[psutil.Process]:
     return found
 
 
-def test_a_hostile_agent_stays_in_its_workspace(bwrap_works, place, host_port):
+@pytest.mark.parametrize("asked", [("--sandbox", "workspace"), ()], ids=["workspace", "the-default"])
+def test_a_hostile_agent_stays_in_its_workspace(bwrap_works, place, host_port, asked):
     ws, home, other = place["ws"], place["home"], place["other"]
     etc = f"/etc/execmagic-mcp-sandbox-{os.getpid()}"
 
@@ -163,7 +164,7 @@ def test_a_hostile_agent_stays_in_its_workspace(bwrap_works, place, host_port):
         assert psutil.pid_exists(server)
 
     try:
-        serve(place, body, "--sandbox", "workspace")
+        serve(place, body, *asked)
     finally:
         leaked = os.path.exists(etc)
         with contextlib.suppress(FileNotFoundError):
@@ -195,7 +196,7 @@ def test_a_sandbox_that_cannot_work_stops_the_start_in_one_line(bwrap_works, pla
     assert "it is the home folder" in home and "--allow-dir DIR" in home
     missing = start_problem(place, "--sandbox", "workspace", cwd=place["ws"], env=WITHOUT_BWRAP)
     assert f"no sandbox here: {sb.BWRAP_VAR} is set empty" in missing and "--sandbox auto" in missing
-    alone = start_problem(place, "--network", cwd=place["ws"])
+    alone = start_problem(place, "--sandbox", "off", "--network", cwd=place["ws"])
     assert "--network goes with a sandbox" in alone
 
 
@@ -209,8 +210,10 @@ def test_auto_without_bwrap_runs_and_says_why(place):
 
 
 def test_the_status_says_where_the_agent_runs(engine):
-    off = sandbox_line(Toolbox(engine))
+    off = sandbox_line(Toolbox(engine, sandbox="off"))
     assert off.startswith("unsandboxed: ")
+    default = sandbox_line(Toolbox(engine))  # an agent's default is auto: confined where bubblewrap works
+    assert default.startswith("sandbox ") or default.startswith("unsandboxed: ")
     shown = status_text(McpStatus(True, "http://127.0.0.1:1/mcp", "2026-01-01T09:00:00+00:00", sandbox=off))
     assert shown.splitlines()[1] == f"  agent: {off}"
     line = "sandbox workspace: writable /w, a private /tmp; .git read-only; network off"
@@ -220,8 +223,8 @@ def test_the_status_says_where_the_agent_runs(engine):
 
 @pytest.mark.kernel
 def test_mcp_serve_sandbox_confines_the_agent_and_keeps_the_notebooks_session(bwrap_works, place):
-    """In a kernel started in the workspace: the agent cannot write outside it, and its export stays
-    in its own session -- the notebook's (unsandboxed) session never gets it."""
+    """In a kernel started in the workspace, with the default ``%mcp serve`` (auto): the agent cannot write
+    outside it, and its export stays in its own session -- the notebook's (unsandboxed) session never gets it."""
     from kernel_client import KERNEL_TOKEN_VAR, LOAD, Kernel
     from processes import assert_none_left
     from test_kernel_mcp import call
@@ -232,7 +235,7 @@ def test_mcp_serve_sandbox_confines_the_agent_and_keeps_the_notebooks_session(bw
     try:
         assert kernel.execute(f"import os\nos.chdir({ws!r})").status == "ok"
         assert kernel.execute(LOAD).status == "ok"
-        url, token = kernel_serve(kernel, "%mcp serve --sandbox workspace")
+        url, token = kernel_serve(kernel, "%mcp serve")
         wrote, exported, there = call(url, token, [
             ("Bash", {"command": f"echo pwned > {other}/pwned"}),
             ("Bash", {"command": "export AGENT_MARK=from-the-agent && echo ok > inside.txt"}),
@@ -256,7 +259,7 @@ def test_mcp_serve_sandbox_mistakes_are_one_line(notebook_shell):
     from IPython.core.error import UsageError
 
     for line, said in (("stop --sandbox workspace", "--sandbox goes with serve: %mcp serve --sandbox workspace"),
-                       ("serve --network", "--network goes with a sandbox")):
+                       ("serve --sandbox off --network", "--network goes with a sandbox")):
         with pytest.raises(UsageError) as caught:
             notebook_shell.run_line_magic("mcp", line)
         assert str(caught.value).startswith(said)

@@ -53,9 +53,16 @@ def plugins(tmp_path):
     return str(folder)
 
 
-def params(*args: str) -> StdioServerParameters:
+def params(*args: str, cwd: os.PathLike[str] | None = None) -> StdioServerParameters:
     # the SDK passes only a minimal environment on: the test's marker goes explicitly
-    return StdioServerParameters(command=SERVER, args=list(args), env={TOKEN_VAR: os.environ[TOKEN_VAR]})
+    return StdioServerParameters(command=SERVER, args=list(args), env={TOKEN_VAR: os.environ[TOKEN_VAR]}, cwd=cwd)
+
+
+def server_of(parent: int) -> int:
+    """The pid of the server a client (``parent``) started: found from outside, as a client would know it --
+    the agent's ``$PPID`` is a pid of the sandbox's own namespace, and no process outside it."""
+    (server,) = [p.pid for p in psutil.Process(parent).children() if SERVER in p.cmdline()]
+    return server
 
 
 def answer(result):
@@ -68,9 +75,9 @@ def answer(result):
     return data
 
 
-def run(session_body, *args: str):
+def run(session_body, *args: str, cwd: os.PathLike[str] | None = None):
     async def main():
-        async with stdio_client(params(*args)) as (read, write), ClientSession(read, write) as session:
+        async with stdio_client(params(*args, cwd=cwd)) as (read, write), ClientSession(read, write) as session:
             await session.initialize()
             return await session_body(session)
 
@@ -137,7 +144,6 @@ async def main():
     async with stdio_client(params) as (read, write), ClientSession(read, write) as session:
         await session.initialize()
         await session.call_tool("Bash", {"command": "sleep 61", "run_in_background": True})
-        await session.call_tool("Bash", {"command": "echo $PPID > server.pid"})
         print("ready", flush=True)
         await session.call_tool("Bash", {"command": "sleep 62"})  # still running when the client dies
 
@@ -150,7 +156,7 @@ def test_nothing_is_left_when_the_client_is_killed(tmp_path):
                               stdout=subprocess.PIPE, text=True)
     try:
         assert client.stdout is not None and client.stdout.readline() == "ready\n"
-        server = int((tmp_path / "server.pid").read_text())
+        server = server_of(client.pid)
         deadline = time.monotonic() + 10
         while not any("sleep 62" in " ".join(p.cmdline()) for p in psutil.Process(server).children(recursive=True)):
             assert time.monotonic() < deadline, "the foreground call never started"
@@ -174,7 +180,7 @@ def running(pid):
 def test_a_signal_stops_the_server_and_its_shells(sig):
     async def body(session):
         answer(await session.call_tool("Bash", {"command": "sleep 63", "run_in_background": True}))
-        server = int(answer(await session.call_tool("Bash", {"command": "echo $PPID"}))["output"])
+        server = server_of(os.getpid())
         os.kill(server, sig)  # while the server waits for the client's next message
         with anyio.fail_after(15):
             while running(server):
@@ -211,8 +217,8 @@ def test_secrets_are_redacted_unless_asked_not_to(tmp_path):
 
         return body
 
-    run(body_for(False))
-    run(body_for(True), "--no-redact")
+    run(body_for(False), cwd=tmp_path)  # the server's folder: a sandboxed agent sees it (not the rest of /tmp)
+    run(body_for(True), "--no-redact", cwd=tmp_path)
 
 
 def start_problem(*args: str, code: str | None = None) -> str:
@@ -255,7 +261,7 @@ def test_python_dash_m_is_the_same_command():
 def test_a_killed_server_leaves_its_shells_to_the_watchdog():
     async def body(session):
         answer(await session.call_tool("Bash", {"command": "sleep 68", "run_in_background": True}))
-        server = int(answer(await session.call_tool("Bash", {"command": "echo $PPID"}))["output"])
+        server = server_of(os.getpid())
         os.kill(server, signal.SIGKILL)  # no cleanup at all: the watchdog sees its lifeline end
         with anyio.fail_after(15):
             while running(server):

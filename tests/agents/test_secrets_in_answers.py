@@ -13,7 +13,7 @@ TOKEN = "ghp_" + "a1B2c3D4e5" * 4
 
 @pytest.fixture
 def box(engine):
-    return Toolbox(engine, grace=0.3)
+    return Toolbox(engine, grace=0.3, sandbox="off")  # the test's files are in the host's /tmp
 
 
 def _printed(box, shell, until):

@@ -122,8 +122,9 @@ def test_dry_run_runs_nothing(engine, tmp_path):
     box = Toolbox(engine, dry_run=True)
     target = tmp_path / "made"
     answer = call(box, "Bash", command=f"touch {target}")
+    confined = {"sandbox": box.sandbox.describe()} if box.sandbox.sandbox is not None else {}  # auto: said where
     assert answer == {"success": True, "dry_run": True, "output": f"[Dry Run] Would execute: touch {target}",
-                      "cwd": answer["cwd"], "notes": []}
+                      "cwd": answer["cwd"], "notes": list(box.sandbox.notes), **confined}
     assert not target.exists()
     assert call(box, "Bash", command="rm -rf /")["success"] is False  # a dry run still refuses
 

@@ -90,12 +90,13 @@ class Toolbox:
     def __init__(self, engine: Engine | None = None, *, guard: Guard = "all", env_allow: Iterable[str] = (),
                  redact_secrets: bool = True, dry_run: bool = False, grace: float = 2.0,
                  max_output: int = MAX_OUTPUT_CHARS, background_on: Backend | None = None,
-                 sandbox: str = "off", network: bool = False) -> None:
+                 sandbox: str = "auto", network: bool = False) -> None:
         from ..engine.default import default_engine
 
         self.engine = engine or default_engine()
         #: What the sandbox setting came to (set now: a named mode that cannot work fails here, at once).
         self.sandbox = self.engine.sandbox(sandbox, network=network)
+        self._sandbox_asked = sandbox
         checked = checks.grace(grace, "grace")
         self.grace: float = 2.0 if checked is None else checked
         self.guard = guard
@@ -266,8 +267,14 @@ class Toolbox:
         background = bool(args.get("run_in_background", False))
         held: dict[str, str] = {}
         notes += self.sandbox.notes
+        sandbox = self.sandbox.sandbox
+        elsewhere = self.background_on.name if background and self.background_on is not None else "local"
+        if elsewhere != "local" and sandbox is not None and self._sandbox_asked == "auto":
+            # a job elsewhere runs under that engine's rules: auto says so; a mode named explicitly is refused
+            sandbox = None
+            notes.append(f"ran unsandboxed: the job runs on {elsewhere}, under its own rules")
         plan = self.engine.plan_script(command, "bash", save_session=not background, env_filter=self._env_filter(held),
-                                       sandbox=self.sandbox.sandbox)
+                                       sandbox=sandbox)
         # every answer says which walls the command met (or would meet), not only a finished run's
         confined = {"sandbox": plan.sandbox.describe()} if plan.sandbox is not None else {}
         if self.dry_run:

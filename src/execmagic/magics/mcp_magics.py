@@ -50,31 +50,31 @@ class McpMagics(Magics):
               help="with serve: N sessions at most; one more closes the one idle longest"
                    " (default: ExecMagics.mcp_max_sessions, 100)")
     @argument("--sandbox", choices=SANDBOX_MODES, metavar="MODE",
-              help="with serve: confine the agent's commands (bubblewrap): off (the default), read-only,"
-                   " workspace (only the notebook's folder, or ExecMagics.allowed_dirs, is writable) or auto"
-                   " (workspace where it works, else unsandboxed, saying why)")
+              help="with serve: confine the agent's commands (bubblewrap): auto (the default: workspace where"
+                   " it works, else unsandboxed, saying why), workspace (only the notebook's folder, or"
+                   " ExecMagics.allowed_dirs, is writable), read-only, or off (the agent runs as you)")
     @argument("--network", action="store_true", help="with serve --sandbox: let the agent's commands reach the network")
     @line_magic("mcp")  # type: ignore[arg-type]  # IPython types its decorators for Magics only
     def mcp(self, line: str) -> None:
         """Let an outside agent (any MCP client) work in this notebook's session, while you watch.
 
         ``%mcp serve`` starts a Model Context Protocol server in this kernel (streamable HTTP)
-        offering Bash, BashOutput, KillShell and ListShells over the notebook's own session: the
-        agent's cd and export are the notebook's, and its background shells are listed by %bg,
-        read with %bgout and stopped with %kill. It prints the URL and the path of a file holding
-        the client configuration with the bearer token (mode 0600: the token stays out of the
+        offering Bash, BashOutput, KillShell and ListShells beside the notebook: its background
+        shells are listed by %bg, read with %bgout and stopped with %kill. It prints the URL and
+        the path of a file holding the client configuration with the bearer token (mode 0600: the token stays out of the
         notebook, which may be shared). The server listens on 127.0.0.1 only, and every request
         needs that token (new for each server); without it the answer is 401. Dangerous
         commands are refused (guard "all"), secrets held back and redacted, as for Toolbox.
-        Guardrails, not a sandbox: the agent runs as you -- unless --sandbox confines it.
 
-        With --sandbox workspace the agent's commands run in operating-system walls (bubblewrap):
-        only the notebook's folder (or ExecMagics.allowed_dirs) and a private /tmp are writable,
-        the home folder's credentials are hidden, other processes are invisible, and there is no
-        network unless --network. Its cd and export then stay its own: they start from the
-        notebook's session and never change it. read-only writes nowhere but its /tmp; auto is
-        workspace where the sandbox works, and unsandboxed elsewhere, every answer saying why.
-        A named mode that cannot work here is an error: nothing starts.
+        By default (--sandbox auto) the agent's commands run in operating-system walls
+        (bubblewrap), as with --sandbox workspace: only the notebook's folder (or
+        ExecMagics.allowed_dirs) and a private /tmp are writable, the home folder's credentials
+        are hidden, other processes are invisible, and there is no network unless --network. Its
+        cd and export stay its own: they start from the notebook's session and never change it.
+        Where bubblewrap cannot run, auto runs the agent unsandboxed, every answer saying why.
+        read-only writes nowhere but its /tmp; off shares the notebook's session and runs the
+        agent as you (guardrails only). A named mode that cannot work here is an error: nothing
+        starts.
 
         A session idle for 10 minutes is closed (--idle-timeout), and at most 100 are open at
         once (--max-sessions): one more closes the one idle longest, so clients that come and go
@@ -90,7 +90,7 @@ class McpMagics(Magics):
             %mcp serve
             %mcp serve --port 8765
             %mcp serve --idle-timeout 120 --max-sessions 10
-            %mcp serve --sandbox workspace
+            %mcp serve --sandbox off
             %mcp
             %mcp stop
         """
@@ -102,11 +102,11 @@ class McpMagics(Magics):
         for option, given in (("--sandbox", args.sandbox), ("--network", args.network)):
             if given and args.action != "serve":
                 raise UsageError(f"{option} goes with serve: %mcp serve {option}{'' if given is True else f' {given}'}")
-        if args.network and args.sandbox in (None, "off"):
+        if args.network and args.sandbox == "off":
             raise UsageError("--network goes with a sandbox (without one the agent has the network already):"
                              " %mcp serve --sandbox workspace --network")
         if args.action == "serve":
-            self._serve(args.port, args.idle_timeout, args.max_sessions, args.sandbox or "off", args.network)
+            self._serve(args.port, args.idle_timeout, args.max_sessions, args.sandbox or "auto", args.network)
         elif args.action == "stop":
             print(self.stop() or "no MCP server is running")
         else:

@@ -13,9 +13,11 @@ is stopped before it exits; if it is killed outright, the engine's watchdog stop
 ``--sandbox`` confines every command the agent runs in operating-system walls (bubblewrap; see
 :mod:`execmagic.engine.sandboxing`): ``workspace`` leaves writable only the ``--allow-dir``
 folders, else the folder the server was started in (an MCP client starts it in the project).
-The default is ``off``, not the ``auto`` agents should get eventually: inside the sandbox the
-shared ``/tmp`` is a private empty one and other processes are invisible, so a project under
-``/tmp`` -- or a client that reads ``$PPID`` -- would silently change behaviour for existing users.
+The default is ``auto``: ``workspace`` where bubblewrap works, unsandboxed elsewhere with a note in
+every answer.  Two things a client sees differently inside: the shared ``/tmp`` is a private empty
+one (the server's own folder stays visible and writable, even under ``/tmp``), and ``$PPID`` is a pid
+of the sandbox's own namespace -- a client that wants its server's pid has it from starting it.
+``--sandbox off`` gives the agent the user's whole authority again.
 
 Every mistake at start (a bad manifest, a missing directory, the SDK not installed, a sandbox
 named where it cannot work) is one line on stderr and exit status 2: an MCP client shows that
@@ -63,10 +65,11 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--env-allow", action="append", default=[], metavar="NAME",
                    help="pass this variable on even though it looks secret (repeatable)")
     p.add_argument("--no-redact", action="store_true", help="do not redact secret values from output")
-    p.add_argument("--sandbox", choices=SANDBOX_MODES, default="off",
+    p.add_argument("--sandbox", choices=SANDBOX_MODES, default="auto",
                    help="confine every command (bubblewrap): read-only, or workspace (only the --allow-dir"
                         " folders, else the folder the server starts in, are writable); auto: workspace where"
-                        " it works, else unsandboxed and every answer says why (default: off)")
+                        " it works, else unsandboxed and every answer says why (the default); off: the agent"
+                        " runs as you")
     p.add_argument("--network", action="store_true", help="with --sandbox: let commands reach the network")
     return p
 
