@@ -145,9 +145,8 @@ def test_links_planted_in_the_workspace(bwrap_works, engines, place):
     ws, other = place["ws"], place["other"]
     os.symlink(f"{other}/file", f"{ws}/soft")
     os.symlink(other, f"{ws}/softdir")
-    # A hard link planted before the sandbox is set IS the outside file (same inode): a bind mount cannot
-    # tell it apart, so writing through it changes the file outside.  A documented limit of the sandbox
-    # (see execmagic.process.sandbox); asserted here so that a change of behaviour is noticed.
+    # A hard link planted before the sandbox is set IS the outside file (same inode): the sandbox finds it
+    # when it is set, and keeps it read-only by itself.
     with open(f"{other}/linked", "w") as fh:
         fh.write("outside\n")
     os.link(f"{other}/linked", f"{ws}/hard")
@@ -157,7 +156,7 @@ def test_links_planted_in_the_workspace(bwrap_works, engines, place):
     assert "WROTE" not in answer["output"], answer
     assert read(f"{other}/file") == "outside\n" and not os.path.exists(f"{other}/new")
     assert not os.path.exists(f"{ws}/made-here")  # a hard link made inside crosses mounts: EXDEV
-    assert read(f"{other}/linked") == "outside\nplanted\n"  # the documented limit
+    assert read(f"{other}/linked") == "outside\n" and answer["output"].count("Read-only file system") == 3
 
 
 def test_git_hooks_and_config_stay_read_only(bwrap_works, engines, place):

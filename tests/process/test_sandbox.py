@@ -106,9 +106,29 @@ def test_links_planted_in_the_workspace(place):
     assert run(box, "cat key", ws).stdout == ""
     done = run(box, f"ln {other}/file made-inside", ws)  # a bind is a mount of its own: no link across it
     assert done.returncode != 0 and "cross-device" in done.stderr
-    # the known limit: a hard link that was already there writes to the outside file
-    assert run(box, "echo via-hard-link >> hard", ws).returncode == 0
-    assert read(f"{other}/file") == "outsidevia-hard-link\n"
+    # a hard link that was already there is the outside file: it is found and kept read-only
+    done = run(box, "echo via-hard-link >> hard; rm hard", ws)
+    assert done.stderr.count(READ_ONLY) == 1 and "busy" in done.stderr, done.stderr
+    assert read(f"{other}/file") == "outside" and box.notes == ()
+
+
+def test_hard_links_all_inside_stay_writable_and_many_outside_are_said(place, monkeypatch):
+    ws, other = place["ws"], place["other"]
+    with open(f"{ws}/a", "w") as fh:
+        fh.write("one")
+    os.link(f"{ws}/a", f"{ws}/b")  # every link inside: an ordinary file of the workspace
+    for i in range(5):
+        with open(f"{other}/f{i}", "w") as fh:
+            fh.write("outside")
+        os.link(f"{other}/f{i}", f"{ws}/l{i}")
+    monkeypatch.setattr(sb, "LINK_BIND_LIMIT", 3)
+    box = workspace(place)
+    assert run(box, "echo two >> a; cat b", ws).stdout == "onetwo\n"
+    wrote = [i for i in range(5) if run(box, f"echo x >> l{i}", ws).returncode == 0]
+    assert wrote == [3, 4] and box.notes == (
+        "2 more files of the workspace share their data with files outside it (hard links) and stay writable;"
+        " the first 3 are read-only",)
+    assert sb.linked_outside([ws], limit=2)[1] is False  # a walk cut short says so
 
 
 def test_git_folders_stay_read_only_unless_allowed(place):

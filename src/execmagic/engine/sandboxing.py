@@ -114,4 +114,5 @@ def choose_sandbox(mode: str, *, network: bool, roots: Sequence[str], start_dir:
                        readable=kernel_env,
                        hidden=tuple(os.path.abspath(p) for p in (jupyter_runtime_dir(), kernel_connection_file(),
                                                                  *hidden) if p))
-    return SandboxChoice(plan_sandbox(spec, home=home), notes)
+    sandbox = plan_sandbox(spec, home=home)
+    return SandboxChoice(sandbox, notes + sandbox.notes)

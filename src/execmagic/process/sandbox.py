@@ -79,17 +79,20 @@ How it meets the engine's process handling:
   applies, then the stop of what was left running.  (``--as-pid-1`` would avoid it, but then the
   kernel SIGKILLs every leftover the instant the command ends, without the stop's SIGTERM grace.)
 
-bwrap adds about 5 ms to a start (``bash -c true``: 1.2 ms plain, 6.2 ms sandboxed, on a
-busy two-core machine); everything found on disk (the ``.git`` scan, which hidden paths exist)
-is found once, in :func:`plan_sandbox`.  Known limits: a hard link planted in a root *before* the
-sandbox was set is the outside file itself, and writable (one made inside fails: ``EXDEV``, a bind
-is a mount of its own); a repository created in a root later, or deeper than the scan, has a
-writable ``.git``; with the network on, the host's abstract Unix sockets are reachable too, and every
-service on its loopback (a Jupyter server among them: with its token, or none, it runs code unconfined).  What a
-root holds and the user later runs unconfined runs with the command's changes: scripts, a Makefile,
-and Python modules next to a notebook -- a kernel started there by ``python -m ipykernel_launcher``
-imports an ``ipykernel_launcher.py`` from that folder first (Python puts the folder first on the
-module path for ``-m``; ``python -P``, or ``PYTHONSAFEPATH=1``, from 3.11, does not).
+bwrap adds about 5 ms to a start (``bash -c true``: 1.2 ms plain, 6.2 ms sandboxed, on a busy
+two-core machine); everything found on disk (the ``.git`` scan, which hidden paths exist) is found
+once, in :func:`plan_sandbox`, and so are the files of the roots hard-linked to files outside them
+(put there earlier, by an unconfined step: one made inside fails, ``EXDEV``), bound read-only by
+themselves (:func:`linked_outside`). Known limits: past :data:`LINK_BIND_LIMIT` such files (a
+virtualenv whose files a package manager linked from its cache), or :data:`LINK_SCAN_LIMIT` entries,
+the rest stay writable, and the sandbox's notes say so; a repository created in a root later, or
+deeper than the scan, has a writable ``.git``; with the network on, the host's abstract Unix sockets
+are reachable too, and every service on its loopback (a Jupyter server among them: with its token,
+or none, it runs code unconfined). What a root holds and the user later runs unconfined runs with
+the command's changes: scripts, a Makefile, and Python modules next to a notebook -- a kernel
+started there by ``python -m ipykernel_launcher`` imports an ``ipykernel_launcher.py`` from that
+folder first (Python puts the folder first on the module path for ``-m``; ``python -P``, or
+``PYTHONSAFEPATH=1``, from 3.11, does not).
 
 ``EXECMAGIC_BWRAP`` (:data:`BWRAP_VAR`), in the kernel's own environment, names the bwrap to use; set
 empty, or to a file that is not there, it says "no bubblewrap here" (named modes fail, ``auto`` runs
@@ -112,6 +115,8 @@ __all__ = [
     "BWRAP_VAR",
     "CREDENTIAL_STORES",
     "GIT_SCAN_DEPTH",
+    "LINK_BIND_LIMIT",
+    "LINK_SCAN_LIMIT",
     "MODES",
     "OUTSIDE_SOCKETS",
     "SYSTEM_DIRS",
@@ -126,6 +131,7 @@ __all__ = [
     "availability",
     "find_bwrap",
     "git_dirs",
+    "linked_outside",
     "plan_sandbox",
     "resolve_roots",
 ]
@@ -158,6 +164,12 @@ SYSTEM_SECRETS = ("/run/secrets", "/var/run/secrets")
 GIT_SCAN_DEPTH = 3
 #: At most this many folders are looked into by that search (a root with a huge tree is not walked for seconds).
 _GIT_SCAN_LIMIT = 20_000
+#: At most this many entries of the roots are looked at for files hard-linked outside them (one ``lstat``
+#: each, about a microsecond: a tenth of a second for the whole walk, once, when the sandbox is set).
+LINK_SCAN_LIMIT = 100_000
+#: At most this many such files are kept read-only: each is a mount of its own, which bwrap makes at every
+#: start (thousands cost seconds per run); past it, the rest stay writable and the sandbox says how many.
+LINK_BIND_LIMIT = 64
 #: The kernel's own environment variable naming the bwrap to use, read when the sandbox is set (from this
 #: process's ``os.environ``, never from a session a sandboxed command could have changed).  An absolute path
 #: is that file; empty, or a file that is not there, means "no bubblewrap here" -- how an administrator or
@@ -423,6 +435,8 @@ class Sandbox:
     protected: tuple[str, ...] = ()
     #: The folders that are empty inside (the private ``/tmp``, the hiding tmpfs): see :meth:`wrap`.
     emptied: tuple[str, ...] = ()
+    #: What the caller should say about the walls (files hard-linked outside the roots left writable).
+    notes: tuple[str, ...] = ()
 
     def wrap(self, argv: Sequence[str], cwd: str, *, readable: Iterable[str] = (),
              writable: Iterable[str] = ()) -> tuple[str, ...]:
@@ -488,9 +502,66 @@ def plan_sandbox(spec: SandboxSpec, *, home: str, bwrap: str | None = None) -> S
     # bwrap would fail to mount it, and every later run with it
     args += [a for folder in _pinned(protected, roots) for a in ("--bind-try", folder, folder)]
     args += [a for path in protected for a in ("--ro-bind-try", path, path)]
+    linked, notes = _linked_read_only(roots)
+    args += [a for path in linked for a in ("--ro-bind-try", path, path)]
     hiding, seal = _hiding_args(spec, home)
     emptied = (_TMP, *seal[1::2])  # the folders the seal makes read-only are the hiding tmpfs
-    return Sandbox(spec, (*args, *hiding), tuple(seal), protected, emptied)
+    return Sandbox(spec, (*args, *hiding), tuple(seal), protected, emptied, notes)
+
+
+def _linked_read_only(roots: Sequence[str]) -> tuple[list[str], tuple[str, ...]]:
+    """The files of the roots hard-linked outside them, to keep read-only (at most :data:`LINK_BIND_LIMIT`),
+    and what to say about those left writable or not looked at."""
+    linked, complete = linked_outside(roots)
+    notes = []
+    if len(linked) > LINK_BIND_LIMIT:
+        notes.append(f"{len(linked) - LINK_BIND_LIMIT} more files of the workspace share their data with files"
+                     f" outside it (hard links) and stay writable; the first {LINK_BIND_LIMIT} are read-only")
+    if not complete:
+        notes.append(f"the workspace has over {LINK_SCAN_LIMIT:,} entries: files past them were not checked for"
+                     " hard links to files outside it")
+    return linked[:LINK_BIND_LIMIT], tuple(notes)
+
+
+def linked_outside(roots: Iterable[str], limit: int = LINK_SCAN_LIMIT) -> tuple[list[str], bool]:
+    """The regular files below ``roots`` with a hard link found nowhere in them (another name for the same
+    data, outside the walls: writing through this one writes that file), and whether all was looked at.
+
+    A bind mount cannot tell such a file from the others -- it *is* the outside file -- so it is bound
+    read-only by itself.  Made inside, a hard link to an outside file is impossible (it crosses mounts:
+    ``EXDEV``); one already there (put by an earlier, unconfined step) is what this finds.  Files whose
+    every link is in the roots are left alone; so are ``.git`` folders (read-only already) and symlinks
+    (not followed; a symlink pointing outside is refused by the read-only mount it lands on).
+    """
+    seen: dict[tuple[int, int], list[str]] = {}
+    links: dict[tuple[int, int], int] = {}
+    looked = 0
+    pending = list(roots)
+    while pending:
+        folder = pending.pop()
+        try:
+            with os.scandir(folder) as entries:
+                for entry in entries:
+                    looked += 1
+                    if looked > limit:
+                        return _outside(seen, links), False
+                    if entry.is_dir(follow_symlinks=False):
+                        if entry.name != ".git":
+                            pending.append(entry.path)
+                    elif entry.is_file(follow_symlinks=False):
+                        st = entry.stat(follow_symlinks=False)
+                        if st.st_nlink > 1:
+                            key = (st.st_dev, st.st_ino)
+                            seen.setdefault(key, []).append(entry.path)
+                            links[key] = st.st_nlink
+        except OSError:
+            continue
+    return _outside(seen, links), True
+
+
+def _outside(seen: Mapping[tuple[int, int], list[str]], links: Mapping[tuple[int, int], int]) -> list[str]:
+    """The paths of the files some of whose links were not found inside."""
+    return sorted(path for key, paths in seen.items() if len(paths) < links[key] for path in paths)
 
 
 def _pinned(protected: Iterable[str], roots: Sequence[str]) -> list[str]:
