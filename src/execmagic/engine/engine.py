@@ -17,7 +17,6 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from ..background.backends.base import Backend
-from ..background.backends.slurm import SlurmBackend
 from ..background.registry import ShellRegistry
 from ..guard.policy import CommandRefused, Guard, Policy, check
 from ..process.errors import PreExecError, UsageProblem
@@ -380,15 +379,15 @@ class Engine(Planner):
     def start_background(self, plan: Plan, *, name: str | None = None, timeout: float | None = None,
                          guard: Guard = "catastrophic", backend: Backend | None = None) -> ShellInfo:
         """Start a plan as a background shell (see :class:`~execmagic.engine.shells.ShellRegistry`),
-        on ``backend`` (default: local processes; a :class:`~execmagic.background.backends.slurm.SlurmBackend`
-        submits it to SLURM).
+        on ``backend`` (default: local processes; a backend from
+        :func:`execmagic.background.backends.registry.get` runs it elsewhere, a SLURM job, …).
 
         Plan it with ``save_session=False``: a background shell starts from the session and
         never writes it back.  A plan that cannot start raises its :class:`PreExecError`;
         a refused one :class:`CommandRefused`.
         """
         self.check_guard(plan, guard)
-        if plan.sandbox is not None and backend is not None and backend.name != "local":
+        if plan.sandbox is not None and backend is not None and backend.remote:
             raise UsageProblem(f"a sandbox cannot go with --on {backend.name}: the job runs elsewhere, under that "
                                "engine's own rules")
         error = plan.error or self._outside_roots(plan)
@@ -401,17 +400,18 @@ class Engine(Planner):
                                   cwd=plan.shown_cwd, shell_id=info.id, pid=info.pid)
         return info
 
-    def reattach(self, backend: SlurmBackend) -> list[ShellInfo]:
-        """Take over the cluster jobs ``backend`` finds (an earlier kernel's too: they outlive it) and
-        return every shell on that backend; their output is read again from the start."""
+    def reattach(self, backend: Backend) -> list[ShellInfo]:
+        """Take over the jobs ``backend`` finds (an earlier kernel's too: a cluster's jobs outlive it;
+        see :meth:`~execmagic.background.backends.base.Backend.find_jobs`) and return every shell on
+        that backend; their output is read again from the start."""
         known = {info.job_id for info in self.shells.list() if info.backend == backend.name}
-        for job in backend.find_jobs():
-            if job.job_id in known:
+        for record in backend.find_jobs():
+            if record.job_id in known:
                 continue
-            handle = backend.reattach(job.job_id)
-            meta = handle.meta
-            self.shells.adopt(handle, backend=backend.name, shell_id=meta.shell_id, command=meta.command,
-                              cwd=meta.cwd, marker=meta.marker, timeout=meta.timeout, started_at=meta.started_at)
+            handle = backend.reattach(record.job_id, marker=record.marker)
+            self.shells.adopt(handle, backend=backend.name, shell_id=record.shell_id, command=record.command,
+                              cwd=record.cwd, marker=record.marker, timeout=record.timeout,
+                              started_at=record.started_at)
         return [info for info in self.shells.list() if info.backend == backend.name]
 
     def _record_kill(self, shell_id: str, sig: int | str) -> Callable[[KillOutcome], None]:
