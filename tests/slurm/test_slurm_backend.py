@@ -72,7 +72,9 @@ def test_cleanup_removes_the_jobs_files_too(registry, backend, tmp_path, slurm_l
     out = registry.read(info.id, wait=30)
     while not out.at_end:
         out = registry.read(info.id, wait=10)
-    assert sorted(os.listdir(slurm_logs)) == sorted(f"{info.job_id}.{s}" for s in ("stdout", "stderr", "exit", "json"))
+    names = os.listdir(slurm_logs)  # CLUSTER-JOB-MARKER.SUFFIX: a job id alone is unique only within one cluster
+    assert sorted(n.rpartition(".")[2] for n in names) == sorted(("stdout", "stderr", "exit", "json"))
+    assert all(n.startswith(f"execmagic-test-{info.job_id}-t-") for n in names), names
     assert registry.cleanup(remove_logs=True) == [info.id]
     assert os.listdir(slurm_logs) == []
     assert not os.path.exists(info.log_paths["stdout"])

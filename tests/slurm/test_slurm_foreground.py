@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import threading
 import time
 
@@ -110,3 +111,11 @@ def test_a_queued_run_says_so_in_its_status_line_and_an_interrupt_cancels_it(slu
             time.sleep(0.2)
     finally:
         k.shutdown()
+
+
+def test_a_foreground_run_leaves_no_file_in_the_logs_folder(ip, slurm, slurm_logs):
+    """srun passes the exit code on: the wrapper writes no exit file for a foreground run."""
+    with capture_output():
+        ip.run_line_magic("exec", "--on slurm --no-raise --out r exit 4")
+    assert ip.user_ns["r"].exit_code == 4
+    assert os.listdir(slurm_logs) == []

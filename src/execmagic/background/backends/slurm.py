@@ -29,6 +29,7 @@ import contextlib
 import dataclasses
 import json
 import os
+import re
 import signal as signal_module
 import threading
 from collections.abc import Mapping
@@ -70,6 +71,16 @@ _COMMENT = "execmagic "
 _EXIT_FILE_WAIT = 5.0
 
 
+#: ``ClusterName`` of each cluster this process submitted to, by the ``SLURM_CONF`` that chose it.
+_CLUSTERS: dict[str | None, str] = {}
+_CLUSTERS_LOCK = threading.Lock()
+
+
+def _file_word(text: str) -> str:
+    """``text`` as part of a file name SLURM is given (no ``/``, no ``%`` it would expand)."""
+    return re.sub(r"[^A-Za-z0-9_.-]", "_", text)
+
+
 def _write_private(path: str, text: str) -> None:
     """Replace the file at ``path`` with ``text``, 0600 (a new file beside it, then renamed over it)."""
     partial = write_file(f"{path}.{os.getpid()}.tmp", text.encode(), unique=True)
@@ -88,19 +99,33 @@ def wrapper_text() -> str:
 
 
 class _JobFiles:
-    """The files one job has in the logs folder: its output, its exit code, its record, the grace."""
+    """The files one job has in the logs folder: its output, its exit code, its record, the grace.
+
+    Named after the cluster, the job id *and* the run's marker (``CLUSTER-JOB-MARKER.stdout``): job
+    ids are unique only within one cluster, and start again when a cluster's state is rebuilt,
+    while many sites share one home folder between clusters.  So a job never reads, trusts or
+    removes a file written for another one.
+    """
 
     SUFFIXES = (*STREAMS, "exit", "json", "grace")
 
-    def __init__(self, logs_dir: str, job_id: str) -> None:
+    def __init__(self, logs_dir: str, cluster: str, job_id: str, marker: str) -> None:
         self.logs_dir = logs_dir
+        self.cluster = cluster
         self.job_id = job_id
+        self.marker = marker
+        self.stem = os.path.join(logs_dir, f"{_file_word(cluster)}-{job_id}-{_file_word(marker)}")
+
+    @staticmethod
+    def pattern(logs_dir: str, cluster: str, marker: str) -> str:
+        """The files' path without suffix as ``sbatch`` and the wrapper take it, ``%j`` for the job id."""
+        return os.path.join(logs_dir, f"{_file_word(cluster)}-%j-{_file_word(marker)}")
 
     def path(self, suffix: str) -> str:
-        return os.path.join(self.logs_dir, f"{self.job_id}.{suffix}")
+        return f"{self.stem}.{suffix}"
 
     def write_record(self, record: JobRecord) -> None:
-        fields = dataclasses.asdict(record)
+        fields = {**dataclasses.asdict(record), "cluster": self.cluster}
         with contextlib.suppress(OSError):
             _write_private(self.path("json"), json.dumps(fields))
 
@@ -109,11 +134,13 @@ class _JobFiles:
         try:
             with open(self.path("json")) as fh:
                 fields = json.load(fh)
-            fields.setdefault("job_id", self.job_id)  # records of earlier versions did not say
+            cluster = fields.pop("cluster")
             record = JobRecord(**fields)
-        except (OSError, ValueError, TypeError):
+        except (OSError, ValueError, TypeError, KeyError):
             return None
-        return record if record.job_id == self.job_id else None
+        if (cluster, record.job_id, record.marker) != (self.cluster, self.job_id, self.marker):
+            return None
+        return record
 
     def remove(self) -> None:
         for suffix in self.SUFFIXES:
@@ -129,13 +156,13 @@ class SlurmHandle:
     guard: tuple[int, str] | None = None  # a job outlives its kernel by design
     enforces_timeout = True  # the wrapper applies the timeout, also when the kernel is gone
 
-    def __init__(self, backend: SlurmJobs, job_id: str, meta: JobRecord) -> None:
+    def __init__(self, backend: SlurmJobs, files: _JobFiles, meta: JobRecord) -> None:
         self.backend = backend
-        self.job_id = job_id
+        self.job_id = job_id = files.job_id
         self.pid = int(job_id) if job_id.isdigit() else 0
         #: What the job was started as (shown again by a kernel that reattaches).
         self.meta = meta
-        self.files = _JobFiles(backend.logs_dir, job_id)
+        self.files = files
         self._streams = {name: FileStream(self.files.path(name)) for name in STREAMS}
         self.streams: Mapping[str, int] = {name: s.read_fd for name, s in self._streams.items()}
         self._lock = threading.Lock()
@@ -342,6 +369,17 @@ class SlurmJobs:
         except OSError as exc:
             raise UsageProblem(f"cannot make the SLURM logs folder {self.logs_dir}: {exc.strerror or exc}") from None
 
+    def cluster(self, env: Mapping[str, str] | None = None) -> str:
+        """The name of the cluster ``env`` (the kernel's by default) sends jobs to; asked once."""
+        conf = (env if env is not None else os.environ).get("SLURM_CONF")
+        with _CLUSTERS_LOCK:
+            known = _CLUSTERS.get(conf)
+        if known is None:
+            known = slurm_cli.cluster_name(timeout=self.command_timeout, env=env)
+            with _CLUSTERS_LOCK:
+                _CLUSTERS[conf] = known
+        return known
+
     @staticmethod
     def job_env(command: Command) -> dict[str, str]:
         """The job's environment: the command's, sent to the cluster this kernel knows (its
@@ -356,50 +394,66 @@ class SlurmJobs:
         """Submit ``command`` with ``sbatch``; raises :class:`SlurmError` (a ``PreExecError``) with
         SLURM's own message when it refuses (no ``sbatch``, unreachable controller, bad option)."""
         self.make_logs_folder()
+        env = self.job_env(command)
+        cluster = self.cluster(env)
+        files = _JobFiles.pattern(self.logs_dir, cluster, marker)
         argv = ["sbatch", "--parsable", "--export=ALL", f"--job-name={JOB_PREFIX}{shell_id}",
-                f"--comment={_COMMENT}{marker}", f"--chdir={command.cwd}",
-                f"--output={os.path.join(self.logs_dir, '%j.stdout')}",
-                f"--error={os.path.join(self.logs_dir, '%j.stderr')}", *self.options.sbatch_args(),
-                wrapper_path(), self.logs_dir, f"{timeout or 0:g}", f"{self.grace:g}", marker, "--", *command.argv]
-        out = slurm_cli.run_slurm(argv, timeout=self.command_timeout, env=self.job_env(command), what="sbatch")
+                f"--comment={_COMMENT}{marker}", f"--chdir={command.cwd}", f"--output={files}.stdout",
+                f"--error={files}.stderr", *self.options.sbatch_args(),
+                wrapper_path(), files, f"{timeout or 0:g}", f"{self.grace:g}", marker, "--", *command.argv]
+        out = slurm_cli.run_slurm(argv, timeout=self.command_timeout, env=env, what="sbatch")
         job_id = out.strip().split(";")[0]
         if not job_id.isdigit():
             raise SlurmError(f"sbatch did not answer with a job id (it said {out.strip()[:200]!r})",
                              Failure.PROTOCOL, program="sbatch")
         record = JobRecord(job_id=job_id, shell_id=shell_id, command=command.display, cwd=command.cwd, marker=marker,
                            started_at=now_iso("seconds"), timeout=timeout)
-        handle = SlurmHandle(self, job_id, record)
+        handle = SlurmHandle(self, _JobFiles(self.logs_dir, cluster, job_id, marker), record)
         handle.files.write_record(record)
         self.monitor.add(handle)
         return handle
 
     def reattach(self, job_id: str, *, marker: str = "") -> SlurmHandle:
         """The handle of a job started earlier (by this or an earlier kernel), reading its files from
-        the start; ``marker`` (when given) must be the one its record names."""
+        the start.  ``marker``: the run's, from :meth:`find_jobs`; empty: any.  SLURM must list the job
+        with that marker in its comment (a job id alone may be another cluster's, or a rebuilt
+        one's), and its record must have been written for this cluster, job and marker."""
         if not job_id.isdigit():
             raise UsageProblem(f"not a SLURM job id: {shown_value(job_id)}")
-        record = _JobFiles(self.logs_dir, job_id).read_record()
-        if record is None or (marker and record.marker != marker):
+        job = slurm_cli.queue(timeout=self.command_timeout, every_state=True).get(job_id)
+        listed = _marker_of(job) if job is not None else ""
+        files = _JobFiles(self.logs_dir, self.cluster(), job_id, listed)
+        record = files.read_record() if listed and marker in ("", listed) else None
+        if record is None:
             raise UsageProblem(f"SLURM job {job_id} was not started by execmagic with logs in {self.logs_dir}")
-        handle = SlurmHandle(self, job_id, record)
+        handle = SlurmHandle(self, files, record)
         self.monitor.add(handle)
         return handle
 
     def find_jobs(self) -> list[JobRecord]:
         """This user's jobs that SLURM still lists and execmagic started: their name prefix, the
-        marker in their comment, and a record in the logs folder written for that job and marker."""
+        marker in their comment, and a record in the logs folder written for that cluster, job and
+        marker."""
         found = []
-        for job in slurm_cli.queue(timeout=self.command_timeout).values():
-            if not job.name.startswith(JOB_PREFIX) or not job.comment.startswith(_COMMENT):
+        listed = slurm_cli.queue(timeout=self.command_timeout)
+        cluster = self.cluster() if listed else ""
+        for job in listed.values():
+            marker = _marker_of(job)
+            if not job.name.startswith(JOB_PREFIX) or not marker:
                 continue
-            record = _JobFiles(self.logs_dir, job.job_id).read_record()
-            if record is not None and record.marker == job.comment.removeprefix(_COMMENT):
+            record = _JobFiles(self.logs_dir, cluster, job.job_id, marker).read_record()
+            if record is not None:
                 found.append(record)
         return found
 
     def foreground(self, command: Command, *, name: str) -> SrunRun:
         """``command`` as a foreground run through ``srun`` (see :mod:`.slurm_srun`)."""
         return SrunRun(self, command, name=name)
+
+
+def _marker_of(job: JobState) -> str:
+    """The run's marker execmagic put in the job's comment; empty for a job it did not start."""
+    return job.comment.removeprefix(_COMMENT) if job.comment.startswith(_COMMENT) else ""
 
 
 #: The backend's public name (``execmagic.SlurmBackend``), as the README documents it.

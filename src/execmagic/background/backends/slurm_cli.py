@@ -18,8 +18,8 @@ from collections.abc import Mapping, Sequence
 from ...process.errors import PreExecError
 
 __all__ = [
-    "ENDED_STATES", "PENDING_STATES", "Failure", "JobState", "SlurmError", "cancel", "find_program", "job_record",
-    "queue", "run_slurm", "slurm_message",
+    "ENDED_STATES", "PENDING_STATES", "Failure", "JobState", "SlurmError", "cancel", "cluster_name", "find_program",
+    "job_record", "queue", "run_slurm", "slurm_message",
 ]
 
 #: The job states that mean "not started yet" (squeue's long names).
@@ -160,6 +160,17 @@ def job_record(job_id: str, *, timeout: float, env: Mapping[str, str] | None = N
     return JobState(job_id, fields.get("JobState", "UNKNOWN"), _none(fields.get("Reason", "")),
                     _none(fields.get("NodeList", "")), fields.get("JobName", ""), _none(fields.get("Comment", "")),
                     exit_code)
+
+
+def cluster_name(*, timeout: float, env: Mapping[str, str] | None = None) -> str:
+    """The cluster's ``ClusterName`` (``scontrol show config``): job ids are unique only within one
+    cluster, so files named after a job id must name the cluster too."""
+    out = run_slurm(["scontrol", "show", "config"], timeout=timeout, env=env)
+    for line in out.splitlines():
+        key, _, value = line.partition("=")
+        if key.strip() == "ClusterName" and value.strip():
+            return value.strip()
+    raise SlurmError("scontrol show config named no ClusterName", Failure.PROTOCOL, program="scontrol")
 
 
 def _none(value: str) -> str:

@@ -36,11 +36,10 @@ class SrunRun:
 
         self.job_name = f"{JOB_PREFIX}{name}"
         self._timeout = backend.command_timeout
-        backend.make_logs_folder()
         argv = (slurm_cli.find_program("srun"), "--quit-on-interrupt", "--export=ALL", f"--job-name={self.job_name}",
                 f"--chdir={command.cwd}", *backend.options.sbatch_args(),
-                "bash", "-c", wrapper_text(), "slurm_job.sh", backend.logs_dir, "0", f"{backend.grace:g}",
-                self.job_name, "--", *command.argv)
+                "bash", "-c", wrapper_text(), "slurm_job.sh", "", "0", f"{backend.grace:g}",
+                self.job_name, "--", *command.argv)  # no files: srun passes the exit code on
         #: What runs locally: srun, with the job's environment (``--export=ALL``).
         self.command = dataclasses.replace(command, argv=argv, env=backend.job_env(command))
         self._stopped = threading.Event()
