@@ -7,6 +7,7 @@ autouse leak check proves that nothing of a job survives its test.
 from __future__ import annotations
 
 import os
+import shutil
 import time
 
 import pytest
@@ -73,7 +74,7 @@ def test_cleanup_removes_the_jobs_files_too(registry, backend, tmp_path, slurm_l
     while not out.at_end:
         out = registry.read(info.id, wait=10)
     names = os.listdir(slurm_logs)  # CLUSTER-JOB-MARKER.SUFFIX: a job id alone is unique only within one cluster
-    assert sorted(n.rpartition(".")[2] for n in names) == sorted(("stdout", "stderr", "exit", "json"))
+    assert sorted(n.rpartition(".")[2] for n in names) == sorted(("stdout", "stderr", "slurm", "exit", "json"))
     assert all(n.startswith(f"execmagic-test-{info.job_id}-t-") for n in names), names
     assert registry.cleanup(remove_logs=True) == [info.id]
     assert os.listdir(slurm_logs) == []
@@ -219,3 +220,31 @@ def test_a_new_owner_reattaches_reads_everything_and_kills(registry, backend, tm
         later.close()
     with pytest.raises(UsageProblem):
         fresh.reattach("999999")
+
+
+def test_an_sbatch_that_times_out_after_submitting_is_adopted_not_run_twice(registry, slurm, slurm_logs, tmp_path,
+                                                                           monkeypatch):
+    """sbatch submitted the job but its answer never came in time: the job is found by its marker."""
+    real = shutil.which("sbatch")
+    folder = tmp_path / "bin"
+    folder.mkdir()
+    (folder / "sbatch").write_text(f'#!/bin/sh\n"{real}" "$@" || exit $?\nexec sleep 30\n')
+    (folder / "sbatch").chmod(0o755)
+    monkeypatch.setenv("PATH", f"{folder}{os.pathsep}{os.environ['PATH']}")
+    backend = SlurmBackend(logs_dir=slurm_logs, grace=0.5, command_timeout=2)
+    info = registry.start(bash("echo once; sleep 300", str(tmp_path)), marker_prefix="t", name="slow", backend=backend)
+    assert registry.read(info.id, wait=30).stdout == "once\n"
+    listed = slurm.run("squeue", "--me", "--noheader", "--name=execmagic-slow", "--format=%i").stdout.split()
+    assert listed == [info.job_id]
+    assert registry.kill(info.id).shell.status == "killed"
+
+
+def test_slurms_cancel_notice_is_not_the_commands_stderr(registry, backend, slurm, tmp_path):
+    info = registry.start(bash("echo started; sleep 300", str(tmp_path)), marker_prefix="t", backend=backend)
+    assert registry.read(info.id, wait=30).stdout == "started\n"
+    slurm.run("scancel", info.job_id)
+    out = registry.read(info.id, wait=10)
+    while not out.at_end:
+        out = registry.read(info.id, wait=10)
+    assert out.shell.status == "killed"
+    assert registry.read(info.id, whole_log=True).stderr == ""

@@ -61,7 +61,7 @@ def test_the_second_clusters_job_never_reads_the_first_ones_files(cluster, tmp_p
         earlier.close()
     first.stop()
     left = set(os.listdir(logs))  # the first job's files stay (nothing cleaned them up)
-    assert len(left) == 4
+    assert len(left) == 5  # stdout, stderr, slurm, exit, json
 
     cluster(str(tmp_path / "second"))
     later = ShellRegistry(log_dir=lambda: str(tmp_path / "kernel-2"), grace=0.5, watchdog=False)

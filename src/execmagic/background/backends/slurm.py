@@ -107,7 +107,9 @@ class _JobFiles:
     removes a file written for another one.
     """
 
-    SUFFIXES = (*STREAMS, "exit", "json", "grace")
+    #: ``slurm``: what SLURM itself writes about the job (sbatch's ``--output``), kept apart from
+    #: the command's output so that a cancel notice never shows as the command's stderr.
+    SUFFIXES = (*STREAMS, "slurm", "exit", "json", "grace")
 
     def __init__(self, logs_dir: str, cluster: str, job_id: str, marker: str) -> None:
         self.logs_dir = logs_dir
@@ -398,20 +400,39 @@ class SlurmJobs:
         cluster = self.cluster(env)
         files = _JobFiles.pattern(self.logs_dir, cluster, marker)
         argv = ["sbatch", "--parsable", "--export=ALL", f"--job-name={JOB_PREFIX}{shell_id}",
-                f"--comment={_COMMENT}{marker}", f"--chdir={command.cwd}", f"--output={files}.stdout",
-                f"--error={files}.stderr", *self.options.sbatch_args(),
+                f"--comment={_COMMENT}{marker}", f"--chdir={command.cwd}", f"--output={files}.slurm",
+                f"--error={files}.slurm", *self.options.sbatch_args(),
                 wrapper_path(), files, f"{timeout or 0:g}", f"{self.grace:g}", marker, "--", *command.argv]
-        out = slurm_cli.run_slurm(argv, timeout=self.command_timeout, env=env, what="sbatch")
-        job_id = out.strip().split(";")[0]
-        if not job_id.isdigit():
-            raise SlurmError(f"sbatch did not answer with a job id (it said {out.strip()[:200]!r})",
-                             Failure.PROTOCOL, program="sbatch")
+        try:
+            out = slurm_cli.run_slurm(argv, timeout=self.command_timeout, env=env, what="sbatch")
+        except SlurmError as exc:
+            if exc.failure is not Failure.TIMEOUT:
+                raise
+            job_id = self._submitted(marker, exc, f"{JOB_PREFIX}{shell_id}")
+        else:
+            job_id = out.strip().split(";")[0]
+            if not job_id.isdigit():
+                raise SlurmError(f"sbatch did not answer with a job id (it said {out.strip()[:200]!r})",
+                                 Failure.PROTOCOL, program="sbatch")
         record = JobRecord(job_id=job_id, shell_id=shell_id, command=command.display, cwd=command.cwd, marker=marker,
                            started_at=now_iso("seconds"), timeout=timeout)
         handle = SlurmHandle(self, _JobFiles(self.logs_dir, cluster, job_id, marker), record)
         handle.files.write_record(record)
         self.monitor.add(handle)
         return handle
+
+    def _submitted(self, marker: str, timed_out: SlurmError, job_name: str) -> str:
+        """The id of the job an ``sbatch`` that timed out submitted after all, found by its marker, so
+        it is adopted rather than submitted twice; ``timed_out`` again when SLURM has no such job."""
+        try:
+            listed = slurm_cli.queue(timeout=self.command_timeout, every_state=True)
+        except SlurmError:
+            raise SlurmError(f"{timed_out.issue}; it may have submitted the job all the same (squeue --me"
+                             f" --name={job_name} shows it)", Failure.TIMEOUT, program="sbatch") from None
+        for job in listed.values():
+            if _marker_of(job) == marker:
+                return job.job_id
+        raise timed_out
 
     def reattach(self, job_id: str, *, marker: str = "") -> SlurmHandle:
         """The handle of a job started earlier (by this or an earlier kernel), reading its files from

@@ -16,7 +16,10 @@
 # written for another one.  Empty: no files (a foreground run, whose exit code srun passes on).
 # TIMEOUT 0: none.  GRACE: seconds between the first signal and SIGKILL; the kernel may write another
 # one to FILES.grace just before it signals (a %kill --grace of its own).
-# The script prints nothing of its own: its stdout and stderr are the command's logs.
+# The command's stdout and stderr go to FILES.stdout and FILES.stderr, opened here, so that nothing
+# but the command's own output is in them: what SLURM writes about the job (the "CANCELLED" line of a
+# scancel, this script's own errors) goes to sbatch's --output, FILES.slurm.  With FILES empty (srun)
+# the command writes to this script's stdout and stderr, which srun streams.
 
 files=$1 timeout=$2 grace=$3 marker=$4
 shift 5  # FILES TIMEOUT GRACE MARKER --
@@ -90,7 +93,11 @@ for s in TERM INT HUP QUIT USR1 USR2; do
 done
 trap 'on_signal TERM; how=timeout' ALRM
 
-EXECMAGIC_RUN=$marker setsid "$@" </dev/null &
+if [ -n "$files" ]; then
+  EXECMAGIC_RUN=$marker setsid "$@" </dev/null >"$files.stdout" 2>"$files.stderr" &
+else
+  EXECMAGIC_RUN=$marker setsid "$@" </dev/null &
+fi
 pid=$!
 sid=$pid  # a background child of a non-interactive shell is no group leader: setsid made it its own session
 reaper=""
