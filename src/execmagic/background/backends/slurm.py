@@ -280,7 +280,9 @@ class SlurmHandle:
         if self._returncode is None:
             self._read_exit_file()
         if self._status.phase is Phase.PENDING and any(s.exists() for s in self._streams.values()):
-            self._status = JobStatus(Phase.RUNNING)  # its files exist: it started (squeue will name the node)
+            with self._lock:  # its files exist: it started (squeue will name the node)
+                if self._returncode is None:
+                    self._status = JobStatus(Phase.RUNNING)
         done = all([stream.copy() for stream in self._streams.values()])
         if self._returncode is not None and done:
             for stream in self._streams.values():
@@ -294,7 +296,9 @@ class SlurmHandle:
             return
         if job is not None and not job.ended:
             self._gone_since = None
-            self._status = status_of(job)
+            with self._lock:
+                if self._returncode is None:
+                    self._status = status_of(job)
             return
         if self._gone_since is None:
             self._gone_since = now
@@ -329,7 +333,10 @@ class SlurmHandle:
             self._end(code, JobStatus(Phase.EXITED))
 
     def _end(self, returncode: int, status: JobStatus) -> None:
+        """The job ended: the first to learn how wins (the exit file and the queue are read on two threads)."""
         with self._lock:
+            if self._returncode is not None:
+                return
             self._returncode = returncode
             self._status = status
             writers, self._exit_writers = self._exit_writers, []
@@ -340,8 +347,9 @@ class SlurmHandle:
 
     def fail(self, why: str) -> None:
         """SLURM could not be asked; the job is still whatever it was, say why we do not know more."""
-        if self._returncode is None:
-            self._status = dataclasses.replace(self._status, unknown=why)
+        with self._lock:
+            if self._returncode is None:
+                self._status = dataclasses.replace(self._status, unknown=why)
 
 
 class SlurmJobs:

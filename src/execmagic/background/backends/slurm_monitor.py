@@ -1,10 +1,12 @@
 """The one thread that feeds every SLURM job's output to the reader and asks SLURM how the jobs are.
 
 Per tick (:data:`TICK`): each job copies what its files grew by into its pipes and reads its
-exit-code file (:meth:`MonitoredJob.pump`); then, at most once per :data:`QUEUE_EVERY` seconds, one
+exit-code file (:meth:`MonitoredJob.pump`); and at most once per :data:`QUEUE_EVERY` seconds, one
 ``squeue`` for all jobs of all backends of this process (a controller serves many users), whose
-answer each job learns from (:meth:`MonitoredJob.update`).  A job's answers to the registry are what
-this thread last learned, so nothing under the registry's lock ever runs a SLURM command.
+answer each job learns from (:meth:`MonitoredJob.update`).  The ``squeue`` runs on a thread of its
+own, one at a time: a controller that hangs (up to the command timeout) never holds up the output.
+A job's answers to the registry are what these threads last learned, so nothing under the
+registry's lock ever runs a SLURM command.
 """
 
 from __future__ import annotations
@@ -59,6 +61,7 @@ class Monitor:
         self._lock = threading.Lock()
         self._wake = threading.Event()
         self._thread: threading.Thread | None = None
+        self._asking: threading.Thread | None = None
         self._last_queue = 0.0
         #: Calls of ``squeue`` so far (a test proves they are shared and rate-limited).
         self.queue_calls = 0
@@ -96,10 +99,15 @@ class Monitor:
             self._wake.clear()
 
     def _ask_queue(self, jobs: Sequence[MonitoredJob]) -> None:
+        """Start one ``squeue`` for ``jobs`` on its own thread, unless one still runs or ran lately."""
         now = time.monotonic()
-        if not jobs or now - self._last_queue < QUEUE_EVERY:
+        if not jobs or now - self._last_queue < QUEUE_EVERY or (self._asking is not None and self._asking.is_alive()):
             return
         self._last_queue = now
+        self._asking = threading.Thread(target=self._query, args=(jobs, now), name="execmagic-squeue", daemon=True)
+        self._asking.start()
+
+    def _query(self, jobs: Sequence[MonitoredJob], now: float) -> None:
         timeout = min(j.command_timeout for j in jobs)
         try:
             self.queue_calls += 1
