@@ -232,7 +232,8 @@ class Engine(Planner):
         """Run the plan's command in ``warm`` (already registered with the watchdog) or a new process."""
         marker = warm.marker if warm is not None else f"{self.token}-{plan.label}"
         # a new process is guarded from its first instant, not from its report
-        expected = self.shells.expect_foreground(marker) if warm is None else (lambda: None)
+        expected = (self.shells.expect_foreground(marker, plan.command.on_owner_death) if warm is None
+                    else (lambda: None))
         try:
             # a standby is started inside the plan's sandbox already: it takes the script, as it is
             command = self._confined(plan) if warm is None else plan.command
@@ -276,7 +277,8 @@ class Engine(Planner):
     def _standby_for(self, plan: Plan) -> Standby | None:
         """The standby shell, when ``plan`` is a plain session run whose script it may run and it fits; else
         ``None`` (a script it may not run leaves it waiting for the next run)."""
-        if not self.standby or not _standby_shaped(plan) or USER_BASH_ENV_VAR in plan.command.env:
+        if (not self.standby or not _standby_shaped(plan) or USER_BASH_ENV_VAR in plan.command.env
+                or plan.command.on_owner_death):
             return None
         if not runs_in_standby(plan.command.argv[2]):
             return None

@@ -160,7 +160,10 @@ class Foreground(Protocol):
     streams its stdout and stderr apart and ends with its exit code (``srun`` for SLURM), so the
     local foreground loop shows it live and its stop button stops it."""
 
-    #: The local command that runs the job (the caller runs it as it runs any command).
+    #: The local command that runs the job (the caller runs it as it runs any command).  Its
+    #: :attr:`~execmagic.process.spec.Command.on_owner_death` is the job's own cancel, which the
+    #: owner's watchdog runs if the owner dies mid-run (stopping the local command does not end a
+    #: job elsewhere).
     command: Command
 
     @property

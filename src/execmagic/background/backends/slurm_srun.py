@@ -40,8 +40,14 @@ class SrunRun:
                 f"--chdir={command.cwd}", *backend.options.sbatch_args(),
                 "bash", "-c", wrapper_text(), "slurm_job.sh", "", "0", f"{backend.grace:g}",
                 self.job_name, "--", *command.argv)  # no files: srun passes the exit code on
+        env = backend.job_env(command)
+        # should the kernel die mid-run, its watchdog stops srun and then cancels the job by name
+        # (srun killed outright leaves its allocation running)
+        cancel = [slurm_cli.find_program("scancel"), "--me", f"--name={self.job_name}"]
+        if "SLURM_CONF" in env:
+            cancel = ["env", f"SLURM_CONF={env['SLURM_CONF']}", *cancel]
         #: What runs locally: srun, with the job's environment (``--export=ALL``).
-        self.command = dataclasses.replace(command, argv=argv, env=backend.job_env(command))
+        self.command = dataclasses.replace(command, argv=argv, env=env, on_owner_death=tuple(cancel))
         self._stopped = threading.Event()
         self._thread: threading.Thread | None = None
         self._words: str | None = None
