@@ -91,7 +91,9 @@ class Handle(Protocol):
 
     def describe(self) -> str | None:
         """The backend's own word for the job's state when the return code cannot say it
-        (``queued (Resources)``, ``running on node7``, ``failed: NODE_FAIL``); ``None`` otherwise."""
+        (``queued (Resources)``, ``running on node7``, ``failed: NODE_FAIL``); ``None`` otherwise.
+        A backend keeps the state typed (:class:`~.status.JobStatus`) and answers its
+        :meth:`~.status.JobStatus.words`, so every backend says the same state the same way."""
         ...
 
     def remove_files(self) -> None:
@@ -141,6 +143,8 @@ class Option:
     #: The setting's default, also what it is when unset: empty or 0 means the site's default.
     default: str | int | float = ""
     #: ``--cpus``; ``None``: a setting only (a folder, a timeout: not something to choose per job).
+    #: Never one the magics have already (``--env``, ``--cwd``, ``--timeout``, ``--name``…): those
+    #: apply wherever a command runs, and reach the backend in the :class:`Command` it starts.
     flag: str | None = None
     metavar: str = "VALUE"
     #: Also a setting (``True``), or a flag only.
