@@ -273,3 +273,28 @@ def test_output_keeps_flowing_while_squeue_hangs(registry, backend, tmp_path, mo
     while not done.exists():
         time.sleep(0.1)
     assert registry.kill(info.id).shell.status == "killed"
+
+
+def test_cleanup_never_deletes_files_another_owner_still_reads(registry, backend, tmp_path):
+    """Two owners attached to one job (a kernel that reattached while the first still ran): the
+    first's cleanup right after the job ended leaves the files to the second, which reads them all."""
+    code = "trap 'head -c 8000000 /dev/zero | tr \\\\0 x; exit 0' TERM; echo started; sleep 300 & wait"
+    info = registry.start(bash(code, str(tmp_path)), marker_prefix="t", backend=backend)
+    assert registry.read(info.id, wait=30).stdout == "started\n"
+    other = ShellRegistry(log_dir=lambda: str(tmp_path / "other-logs"), grace=1.0, watchdog=False)
+    try:
+        fresh = SlurmBackend(logs_dir=backend.logs_dir, grace=1.0)
+        handle = fresh.reattach(info.job_id)
+        adopted = other.adopt(handle, backend="slurm", shell_id="twin", command=handle.meta.command,
+                              cwd=handle.meta.cwd, marker=handle.meta.marker)
+        registry.kill(info.id)
+        out = registry.read(info.id, wait=30, max_bytes=1)
+        while not out.at_end:
+            out = registry.read(info.id, wait=30, max_bytes=1)
+        assert registry.cleanup(remove_logs=True) == [info.id]
+        end = other.read(adopted.id, wait=30, max_bytes=1)
+        while not end.at_end:
+            end = other.read(adopted.id, wait=30, max_bytes=1)
+        assert end.shell.stdout_bytes == len("started\n") + 8_000_000
+    finally:
+        other.close()

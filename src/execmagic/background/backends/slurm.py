@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import fcntl
 import json
 import os
 import re
@@ -144,10 +145,44 @@ class _JobFiles:
             return None
         return record
 
-    def remove(self) -> None:
+    def hold(self) -> int | None:
+        """Say that this owner reads the job's files: a shared lock on its record, held by the open
+        descriptor returned (``None``: no record to lock), until :meth:`release`."""
+        try:
+            fd = os.open(self.path("json"), os.O_RDONLY | os.O_CLOEXEC)
+        except OSError:
+            return None
+        try:
+            fcntl.flock(fd, fcntl.LOCK_SH)
+        except OSError:
+            os.close(fd)
+            return None
+        return fd
+
+    @staticmethod
+    def release(fd: int | None) -> None:
+        if fd is not None:
+            with contextlib.suppress(OSError):
+                os.close(fd)
+
+    def remove(self) -> bool:
+        """Delete the job's files unless another owner still reads them (it holds the record's
+        lock: a kernel attached to the same job); True when they are gone."""
+        try:
+            fd = os.open(self.path("json"), os.O_RDONLY | os.O_CLOEXEC)
+        except OSError:
+            fd = None
+        try:
+            if fd is not None:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:  # held by another reader: it is not ours to take away
+            self.release(fd)
+            return False
         for suffix in self.SUFFIXES:
             with contextlib.suppress(OSError):
                 os.unlink(self.path(suffix))
+        self.release(fd)
+        return True
 
 
 class SlurmHandle:
@@ -173,8 +208,14 @@ class SlurmHandle:
         self._gone_since: float | None = None
         self._exit_writers: list[int] = []
         self._escalated = False
+        #: The signal our stop sent, SIGKILL once it escalated (``None``: we never stopped it).
+        self._stopped_with: int | None = None
         self._detached = False
         self.ended = threading.Event()
+        #: The lock that says this owner still reads the job's files (see _JobFiles.hold).
+        self._reading = files.hold()
+        self._copied = False  # the job ended and every byte of its files is in the pipes
+        self._remove_when_copied = False
 
     # -- what the registry asks -----------------------------------------------------
     @property
@@ -209,8 +250,13 @@ class SlurmHandle:
 
     def remove_files(self) -> None:
         """Delete this job's files in the logs folder (output, exit code, record, grace) once it ended:
-        they are the cluster's copy, the registry's logs are the kernel's."""
-        if self._returncode is not None:
+        they are the cluster's copy, the registry's logs are the kernel's.  Not before this owner
+        copied all of them, nor while another owner attached to the job still reads them."""
+        if self._returncode is None:
+            return
+        with self._lock:
+            self._remove_when_copied = not self._copied
+        if not self._remove_when_copied:
             self.files.remove()
 
     def detach(self) -> None:
@@ -219,6 +265,8 @@ class SlurmHandle:
             stream.close()
         self.backend.monitor.forget(self)
         self._detached = True
+        self.files.release(self._reading)
+        self._reading = None
 
     def stop(self, sig: int, grace: float) -> StopReport:
         """Signal the job's tree through the wrapper; SIGKILL it through SLURM if it is still there
@@ -240,10 +288,12 @@ class SlurmHandle:
                 return StopReport()
             self.ended.wait(grace + QUEUE_EVERY * 3)
             return StopReport(signalled=signalled)
+        self._stopped_with = sig
         if not self._cancel(signal_module.Signals(sig).name.removeprefix("SIG")):
             return StopReport()
         if self.ended.wait(grace + 2.0):
             return StopReport(signalled=signalled, killed=signalled if self._escalated else ())
+        self._stopped_with = signal_module.SIGKILL
         with contextlib.suppress(SlurmError):
             slurm_cli.cancel(self.job_id, signal="KILL", timeout=timeout)
         with contextlib.suppress(SlurmError):
@@ -285,6 +335,15 @@ class SlurmHandle:
                     self._status = JobStatus(Phase.RUNNING)
         done = all([stream.copy() for stream in self._streams.values()])
         if self._returncode is not None and done:
+            # everything is in the pipes: this owner reads the files no more (said before the pipes
+            # end, so an owner that saw the end and cleans up finds them copied)
+            self.files.release(self._reading)
+            self._reading = None
+            with self._lock:
+                self._copied = True
+                remove = self._remove_when_copied
+            if remove:
+                self.files.remove()
             for stream in self._streams.values():
                 stream.close()
             return True
@@ -305,7 +364,10 @@ class SlurmHandle:
         self._read_exit_file()
         if self._returncode is not None:
             return
-        if job is None:
+        if self._stopped_with is not None and (job is None or job.state in ("CANCELLED", "FAILED")):
+            # our stop ended it before its wrapper could say how (SIGKILL, or a plain scancel)
+            self._end(-self._stopped_with, JobStatus(Phase.KILLED))
+        elif job is None:
             self._end(1, JobStatus(Phase.LOST, reason="SLURM forgot the job, and it left no exit code"))
         elif job.state in ("CANCELLED", "TIMEOUT", "DEADLINE"):
             self._end(*ended_status(job))  # SLURM ended it, maybe before the wrapper ran
@@ -424,8 +486,9 @@ class SlurmJobs:
                                  Failure.PROTOCOL, program="sbatch")
         record = JobRecord(job_id=job_id, shell_id=shell_id, command=command.display, cwd=command.cwd, marker=marker,
                            started_at=now_iso("seconds"), timeout=timeout)
-        handle = SlurmHandle(self, _JobFiles(self.logs_dir, cluster, job_id, marker), record)
-        handle.files.write_record(record)
+        job_files = _JobFiles(self.logs_dir, cluster, job_id, marker)
+        job_files.write_record(record)
+        handle = SlurmHandle(self, job_files, record)
         self.monitor.add(handle)
         return handle
 
