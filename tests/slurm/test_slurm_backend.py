@@ -278,7 +278,8 @@ def test_output_keeps_flowing_while_squeue_hangs(registry, backend, tmp_path, mo
 def test_cleanup_never_deletes_files_another_owner_still_reads(registry, backend, tmp_path):
     """Two owners attached to one job (a kernel that reattached while the first still ran): the
     first's cleanup right after the job ended leaves the files to the second, which reads them all."""
-    code = "trap 'head -c 8000000 /dev/zero | tr \\\\0 x; exit 0' TERM; echo started; sleep 300 & wait"
+    # the wrapper signals the group and every marked process: the trap must print once
+    code = "trap 'trap \"\" TERM; head -c 8000000 /dev/zero | tr \\\\0 x; exit 0' TERM; echo started; sleep 300 & wait"
     info = registry.start(bash(code, str(tmp_path)), marker_prefix="t", backend=backend)
     assert registry.read(info.id, wait=30).stdout == "started\n"
     other = ShellRegistry(log_dir=lambda: str(tmp_path / "other-logs"), grace=1.0, watchdog=False)
