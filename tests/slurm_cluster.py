@@ -47,7 +47,7 @@ def _free_ports(count: int) -> list[int]:
             s.close()
 
 
-def write_config(folder: str, cpus: int = 2) -> str:
+def write_config(folder: str, cpus: int = 2, name: str = "execmagic-test") -> str:
     """Write ``slurm.conf`` and the munge key into ``folder``; return the config's path."""
     host = socket.gethostname().split(".")[0]
     user = getpass.getuser()
@@ -59,7 +59,7 @@ def write_config(folder: str, cpus: int = 2) -> str:
         fh.write(secrets.token_bytes(1024))
     conf = os.path.join(folder, "slurm.conf")
     lines = [
-        "ClusterName=execmagic-test",
+        f"ClusterName={name}",
         f"SlurmctldHost={host}(127.0.0.1)",
         f"SlurmctldPort={ctld_port}",
         f"SlurmdPort={slurmd_port}",
@@ -98,9 +98,10 @@ def write_config(folder: str, cpus: int = 2) -> str:
 class Cluster:
     """The three daemons of a one-node cluster, started in ``folder``; :meth:`stop` ends them."""
 
-    def __init__(self, folder: str, cpus: int = 2) -> None:
+    def __init__(self, folder: str, cpus: int = 2, name: str = "execmagic-test") -> None:
         self.folder = folder
-        self.conf = write_config(folder, cpus)
+        self.name = name
+        self.conf = write_config(folder, cpus, name)
         self.env = {k: v for k, v in os.environ.items() if k != TOKEN_VAR}
         self.env["SLURM_CONF"] = self.conf
         self.procs: dict[str, subprocess.Popen[bytes]] = {}

@@ -89,3 +89,44 @@ def test_every_module_declares_its_public_names(layer):
             if parts[0] == layer and "__all__" not in fh.read():
                 missing.append(os.path.relpath(path, SRC))
     assert not missing, f"modules without __all__: {missing}"
+
+
+#: What code outside ``background/backends`` may import from it: the protocols, the registry of
+#: backends by name, the local backend (every shell registry's default) and the typed job state.
+BACKEND_SEAM = {"base", "registry", "local", "status"}
+
+
+def backend_imports(path, parts):
+    """(line, module under ``background.backends`` that ``path`` imports) for every such import."""
+    with open(path, encoding="utf-8") as fh:
+        tree = ast.parse(fh.read())
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom):
+            base = parts[:-1][: len(parts) - 1 - (node.level - 1)] if node.level else []
+            module = base + (node.module.split(".") if node.module else [])
+            if not node.level:
+                module = module[1:] if module[:1] == ["execmagic"] else []
+            if module[:2] == ["background", "backends"]:
+                if len(module) > 2:
+                    yield node.lineno, module[2]
+                else:
+                    for alias in node.names:
+                        yield node.lineno, alias.name
+        elif isinstance(node, ast.Import):
+            for alias in node.names:
+                module = alias.name.split(".")
+                if module[:3] == ["execmagic", "background", "backends"] and len(module) > 3:
+                    yield node.lineno, module[3]
+
+
+def test_nothing_above_the_backends_imports_a_backend_by_name():
+    """A new backend is one module and one line in the registry: so no caller may know one by name
+    (``execmagic/__init__.py`` exempt: it re-exports ``SlurmBackend`` as the public API promises)."""
+    wrong = []
+    for path, parts in modules():
+        if parts[:2] == ["background", "backends"] or parts in (["__init__"], ["__main__"]):
+            continue
+        for lineno, name in backend_imports(path, parts):
+            if name not in BACKEND_SEAM and name[:1].islower():
+                wrong.append(f"{os.path.relpath(path, SRC)}:{lineno} imports backends.{name}")
+    assert not wrong, "imports past the backends' seam:\n" + "\n".join(wrong)

@@ -14,8 +14,8 @@ import shlex
 from collections.abc import Sequence
 from typing import Any
 
+from .background.backends import registry
 from .background.backends.base import Backend
-from .background.backends.slurm import SlurmBackend
 from .engine.aio import in_thread
 from .engine.default import close_default_engine, default_engine
 from .engine.engine import Engine
@@ -96,9 +96,10 @@ def start(command: str, *, language: str = "bash", name: str | None = None, time
           on: str | Backend = "local", engine: Engine | None = None) -> ShellInfo:
     """Start a background shell (``timeout``: its maximum lifetime); returns its :class:`ShellInfo`.
 
-    ``on="slurm"`` submits it as a SLURM batch job with the cluster's defaults and its logs under
-    ``~/.execmagic/slurm``; pass ``on=SlurmBackend(SlurmOptions(partition="gpu", cpus=8), logs_dir=…)``
-    to ask for more.  :func:`read` and :func:`kill` work the same on both.
+    ``on`` names a backend (``"slurm"`` submits it as a SLURM batch job with the cluster's defaults
+    and its logs under ``~/.execmagic/slurm``), or is one, made with options
+    (``on=SlurmBackend(SlurmOptions(partition="gpu", cpus=8), logs_dir=…)``).  :func:`read` and
+    :func:`kill` work the same wherever it runs.
     """
     engine = engine or default_engine()
     backend = _backend(on, engine)
@@ -109,14 +110,11 @@ def start(command: str, *, language: str = "bash", name: str | None = None, time
     return engine.start_background(plan, name=name, timeout=timeout, guard=guard, backend=backend)
 
 
-def _backend(on: str | Backend, engine: Engine) -> Backend | None:
+def _backend(on: str | Backend, engine: Engine) -> Backend:
+    """The backend object ``on`` is or names (with its defaults; the registry says which names exist)."""
     if not isinstance(on, str):
         return on
-    if on == "local":
-        return None
-    if on == "slurm":
-        return SlurmBackend(grace=engine.options.grace)
-    raise UsageProblem(f"unknown backend {shown_value(on)}: use 'local' or 'slurm' (or a backend object)")
+    return registry.get(on).backend(grace=engine.options.grace)
 
 
 def read(shell_id: str, *, reader: str = "api", filter: str | None = None, stream: str = "both",

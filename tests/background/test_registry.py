@@ -287,6 +287,34 @@ def test_watchdog_reads_its_record_after_the_owner_is_killed(tmp_path):
     assert not processes_with(TOKEN_VAR, os.environ[TOKEN_VAR])
 
 
+def test_watchdog_runs_a_killed_owners_cleanup_for_the_run_it_swept(tmp_path):
+    """A run that started a job elsewhere names its cancel (``Command.on_owner_death``): the watchdog
+    runs it after sweeping the run, and never for a run that had ended."""
+    swept, ended = tmp_path / "swept", tmp_path / "ended"
+    owner = textwrap.dedent(f"""
+        import dataclasses, os, signal, threading, time
+        from execmagic.engine import Engine, RunOptions
+        engine = Engine(log_dir={str(tmp_path)!r}, options=RunOptions(grace=0.3))
+
+        def with_cleanup(script, flag):
+            plan = engine.plan_script(script)
+            return dataclasses.replace(plan, command=dataclasses.replace(plan.command, on_owner_death=("touch", flag)))
+
+        engine.run(with_cleanup("true", {str(ended)!r}))
+        threading.Thread(target=engine.run, args=(with_cleanup("sleep 300", {str(swept)!r}),), daemon=True).start()
+        time.sleep(0.5)
+        print("started", flush=True)
+        os.kill(os.getpid(), signal.SIGKILL)
+    """)
+    proc = subprocess.run([sys.executable, "-c", owner], capture_output=True, text=True, timeout=30)
+    assert proc.returncode == -signal.SIGKILL and proc.stdout == "started\n", proc.stderr
+    deadline = time.monotonic() + 5
+    while not swept.exists() or processes_with(TOKEN_VAR, os.environ[TOKEN_VAR]):
+        assert time.monotonic() < deadline, "the watchdog did not sweep the run and run its cleanup"
+        time.sleep(0.05)
+    assert not ended.exists()
+
+
 # -- the reader outlives one shell's trouble (issue 8) -------------------------------------------
 TICKER = "for i in $(seq 1 400); do echo tick $i; sleep 0.02; done"
 

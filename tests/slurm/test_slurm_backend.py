@@ -7,6 +7,7 @@ autouse leak check proves that nothing of a job survives its test.
 from __future__ import annotations
 
 import os
+import shutil
 import time
 
 import pytest
@@ -72,7 +73,9 @@ def test_cleanup_removes_the_jobs_files_too(registry, backend, tmp_path, slurm_l
     out = registry.read(info.id, wait=30)
     while not out.at_end:
         out = registry.read(info.id, wait=10)
-    assert sorted(os.listdir(slurm_logs)) == sorted(f"{info.job_id}.{s}" for s in ("stdout", "stderr", "exit", "json"))
+    names = os.listdir(slurm_logs)  # CLUSTER-JOB-MARKER.SUFFIX: a job id alone is unique only within one cluster
+    assert sorted(n.rpartition(".")[2] for n in names) == sorted(("stdout", "stderr", "slurm", "exit", "json"))
+    assert all(n.startswith(f"execmagic-test-{info.job_id}-t-") for n in names), names
     assert registry.cleanup(remove_logs=True) == [info.id]
     assert os.listdir(slurm_logs) == []
     assert not os.path.exists(info.log_paths["stdout"])
@@ -217,3 +220,82 @@ def test_a_new_owner_reattaches_reads_everything_and_kills(registry, backend, tm
         later.close()
     with pytest.raises(UsageProblem):
         fresh.reattach("999999")
+
+
+def test_an_sbatch_that_times_out_after_submitting_is_adopted_not_run_twice(registry, slurm, slurm_logs, tmp_path,
+                                                                           monkeypatch):
+    """sbatch submitted the job but its answer never came in time: the job is found by its marker."""
+    real = shutil.which("sbatch")
+    folder = tmp_path / "bin"
+    folder.mkdir()
+    (folder / "sbatch").write_text(f'#!/bin/sh\n"{real}" "$@" || exit $?\nexec sleep 30\n')
+    (folder / "sbatch").chmod(0o755)
+    monkeypatch.setenv("PATH", f"{folder}{os.pathsep}{os.environ['PATH']}")
+    backend = SlurmBackend(logs_dir=slurm_logs, grace=0.5, command_timeout=2)
+    info = registry.start(bash("echo once; sleep 300", str(tmp_path)), marker_prefix="t", name="slow", backend=backend)
+    assert registry.read(info.id, wait=30).stdout == "once\n"
+    listed = slurm.run("squeue", "--me", "--noheader", "--name=execmagic-slow", "--format=%i").stdout.split()
+    assert listed == [info.job_id]
+    assert registry.kill(info.id).shell.status == "killed"
+
+
+def test_slurms_cancel_notice_is_not_the_commands_stderr(registry, backend, slurm, tmp_path):
+    info = registry.start(bash("echo started; sleep 300", str(tmp_path)), marker_prefix="t", backend=backend)
+    assert registry.read(info.id, wait=30).stdout == "started\n"
+    slurm.run("scancel", info.job_id)
+    out = registry.read(info.id, wait=10)
+    while not out.at_end:
+        out = registry.read(info.id, wait=10)
+    assert out.shell.status == "killed"
+    assert registry.read(info.id, whole_log=True).stderr == ""
+
+
+def test_output_keeps_flowing_while_squeue_hangs(registry, backend, tmp_path, monkeypatch):
+    """The controller hangs (one squeue takes 5 s): the job's output still reaches the reader."""
+    real = shutil.which("squeue")
+    hung, done, go = tmp_path / "hung", tmp_path / "done", tmp_path / "go"
+    folder = tmp_path / "bin"
+    folder.mkdir()
+    (folder / "squeue").write_text(f'#!/bin/sh\nif [ ! -e "{hung}" ]; then touch "{hung}"; sleep 5; touch "{done}";'
+                                   f' exit 1; fi\nexec "{real}" "$@"\n')
+    (folder / "squeue").chmod(0o755)
+    code = f'echo first; while [ ! -e "{go}" ]; do sleep 0.05; done; echo second; sleep 300'
+    info = registry.start(bash(code, str(tmp_path)), marker_prefix="t", backend=backend)
+    assert registry.read(info.id, wait=30).stdout == "first\n"
+    monkeypatch.setenv("PATH", f"{folder}{os.pathsep}{os.environ['PATH']}")
+    deadline = time.monotonic() + 10
+    while not hung.exists():
+        assert time.monotonic() < deadline, "squeue was not asked"
+        time.sleep(0.05)
+    go.touch()
+    assert registry.read(info.id, wait=3).stdout == "second\n"
+    assert not done.exists()  # it came while squeue still hung
+    while not done.exists():
+        time.sleep(0.1)
+    assert registry.kill(info.id).shell.status == "killed"
+
+
+def test_cleanup_never_deletes_files_another_owner_still_reads(registry, backend, tmp_path):
+    """Two owners attached to one job (a kernel that reattached while the first still ran): the
+    first's cleanup right after the job ended leaves the files to the second, which reads them all."""
+    # the wrapper signals the group and every marked process: the trap must print once
+    code = "trap 'trap \"\" TERM; head -c 8000000 /dev/zero | tr \\\\0 x; exit 0' TERM; echo started; sleep 300 & wait"
+    info = registry.start(bash(code, str(tmp_path)), marker_prefix="t", backend=backend)
+    assert registry.read(info.id, wait=30).stdout == "started\n"
+    other = ShellRegistry(log_dir=lambda: str(tmp_path / "other-logs"), grace=1.0, watchdog=False)
+    try:
+        fresh = SlurmBackend(logs_dir=backend.logs_dir, grace=1.0)
+        handle = fresh.reattach(info.job_id)
+        adopted = other.adopt(handle, backend="slurm", shell_id="twin", command=handle.meta.command,
+                              cwd=handle.meta.cwd, marker=handle.meta.marker)
+        registry.kill(info.id)
+        out = registry.read(info.id, wait=30, max_bytes=1)
+        while not out.at_end:
+            out = registry.read(info.id, wait=30, max_bytes=1)
+        assert registry.cleanup(remove_logs=True) == [info.id]
+        end = other.read(adopted.id, wait=30, max_bytes=1)
+        while not end.at_end:
+            end = other.read(adopted.id, wait=30, max_bytes=1)
+        assert end.shell.stdout_bytes == len("started\n") + 8_000_000
+    finally:
+        other.close()

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+import signal
 import threading
 import time
 
@@ -110,3 +112,35 @@ def test_a_queued_run_says_so_in_its_status_line_and_an_interrupt_cancels_it(slu
             time.sleep(0.2)
     finally:
         k.shutdown()
+
+
+def test_a_foreground_run_leaves_no_file_in_the_logs_folder(ip, slurm, slurm_logs):
+    """srun passes the exit code on: the wrapper writes no exit file for a foreground run."""
+    with capture_output():
+        ip.run_line_magic("exec", "--on slurm --no-raise --out r exit 4")
+    assert ip.user_ns["r"].exit_code == 4
+    assert os.listdir(slurm_logs) == []
+
+
+@pytest.mark.kernel
+def test_a_sigkilled_kernel_leaves_no_job_running(slurm, slurm_logs, no_leftover_processes):
+    """srun killed outright leaves its allocation running: the kernel's watchdog cancels the job."""
+    k = Kernel()
+    try:
+        assert k.execute(f"%load_ext execmagic\n%config SlurmBackend.logs_dir = {slurm_logs!r}\n"
+                         "%config ExecMagics.kill_grace = 0.5").status == "ok"
+        k.client.execute(f"%exec --on slurm --env {TOKEN_VAR}={no_leftover_processes} echo started; sleep 300")
+        deadline = time.monotonic() + 30
+        while "RUNNING" not in slurm.run("squeue", "--noheader", "--format=%T").stdout:
+            assert time.monotonic() < deadline, "the job never ran"
+            time.sleep(0.2)
+        os.kill(k.pid, signal.SIGKILL)
+        deadline = time.monotonic() + 20
+        while slurm.run("squeue", "--noheader").stdout.strip():
+            assert time.monotonic() < deadline, "the dead kernel's job is still in the queue"
+            time.sleep(0.2)
+        while processes_with(TOKEN_VAR, no_leftover_processes):
+            assert time.monotonic() < deadline + 5, "something of the job survived its kernel"
+            time.sleep(0.1)
+    finally:
+        k.shutdown(now=True)

@@ -25,6 +25,7 @@ import threading
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
+from ..background.backends import registry
 from ..background.backends.base import Backend
 from ..engine.engine import Engine
 from ..guard.policy import CommandRefused, Guard, redact, sanitize_env
@@ -75,9 +76,10 @@ class Toolbox:
     ``guard`` chooses which dangerous commands are refused (``"all"`` by default; the
     operator -- not the model -- can relax it).  ``env_allow`` names variables to pass on
     even though they look secret.  ``dry_run`` answers what would run, running nothing.
-    ``background_on`` is where ``run_in_background`` commands run (local processes by default;
-    a :class:`~execmagic.background.backends.slurm.SlurmBackend` makes them SLURM jobs) -- the
-    operator's choice, not a tool argument the model could set.
+    ``background_on`` is where ``run_in_background`` commands run: local processes by default, a
+    backend's name (``"slurm"``, with its defaults) or a backend made with options
+    (``SlurmBackend(SlurmOptions(partition="gpu"))``) -- the operator's choice, not a tool argument
+    the model could set.
 
     ``sandbox`` confines every command in operating-system walls (bubblewrap; see
     :mod:`execmagic.engine.sandboxing`): ``"off"``, ``"read-only"``, ``"workspace"`` (the allowed
@@ -89,7 +91,7 @@ class Toolbox:
 
     def __init__(self, engine: Engine | None = None, *, guard: Guard = "all", env_allow: Iterable[str] = (),
                  redact_secrets: bool = True, dry_run: bool = False, grace: float = 2.0,
-                 max_output: int = MAX_OUTPUT_CHARS, background_on: Backend | None = None,
+                 max_output: int = MAX_OUTPUT_CHARS, background_on: str | Backend | None = None,
                  sandbox: str = "auto", network: bool = False) -> None:
         from ..engine.default import default_engine
 
@@ -107,7 +109,9 @@ class Toolbox:
             raise ValueError(f"max_output must be an integer of at least {MIN_OUTPUT_CHARS:,} characters (room for"
                              f" a head, a tail and the note between them), not {max_output!r}")
         self.max_output = max_output
-        self.background_on = background_on
+        #: Where background commands run (``None``: the engine's default, local processes).
+        self.background_on: Backend | None = (registry.get(background_on).backend(grace=self.grace)
+                                              if isinstance(background_on, str) else background_on)
         self._held = Holdback()
         self._reading = threading.Lock()
         self.tools: dict[str, ToolSpec] = {}
@@ -268,11 +272,11 @@ class Toolbox:
         held: dict[str, str] = {}
         notes += self.sandbox.notes
         sandbox = self.sandbox.sandbox
-        elsewhere = self.background_on.name if background and self.background_on is not None else "local"
-        if elsewhere != "local" and sandbox is not None and self._sandbox_asked == "auto":
+        elsewhere = self.background_on if background and self.background_on is not None else None
+        if elsewhere is not None and elsewhere.remote and sandbox is not None and self._sandbox_asked == "auto":
             # a job elsewhere runs under that engine's rules: auto says so; a mode named explicitly is refused
             sandbox = None
-            notes.append(f"ran unsandboxed: the job runs on {elsewhere}, under its own rules")
+            notes.append(f"ran unsandboxed: the job runs on {elsewhere.name}, under its own rules")
         plan = self.engine.plan_script(command, "bash", save_session=not background, env_filter=self._env_filter(held),
                                        sandbox=sandbox)
         # every answer says which walls the command met (or would meet), not only a finished run's

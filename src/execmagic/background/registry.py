@@ -21,7 +21,7 @@ import re
 import signal as signal_module
 import threading
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 
 from ..process import checks
 from ..process.errors import ShellLimitReached, UnknownShell, UsageProblem, shown_value
@@ -370,10 +370,11 @@ class ShellRegistry:
         """The pid of the helper that stops our shells if this process dies (None until the first shell)."""
         return self._watchdog.pid
 
-    def expect_foreground(self, marker: str) -> Callable[[], None]:
+    def expect_foreground(self, marker: str, cleanup: Sequence[str] = ()) -> Callable[[], None]:
         """Tell the watchdog of a foreground run's marker before it is launched (see
-        :meth:`WatchdogLink.expect`); call the result once the run is over."""
-        return self._watchdog.expect(marker)
+        :meth:`WatchdogLink.expect`; ``cleanup``: what it runs after sweeping it, the command's
+        :attr:`~execmagic.process.spec.Command.on_owner_death`); call the result once the run is over."""
+        return self._watchdog.expect(marker, cleanup)
 
     def guard_foreground(self, sid: int, marker: str) -> Callable[[], None]:
         """Have the watchdog stop a foreground run's session if this process dies mid-run (an

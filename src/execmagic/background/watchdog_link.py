@@ -17,11 +17,12 @@ twice per foreground run.  Where no record can be made, the reports go through t
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import subprocess
 import tempfile
 import threading
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 
 __all__ = ["WatchdogLink"]
 
@@ -63,6 +64,7 @@ class WatchdogLink:
         self._record_size = 0
         self._registered: dict[int, str] = {}  # every session reported and not ended
         self._expected: set[str] = set()  # markers told before their launch, not yet reported started
+        self._cleanups: dict[str, str] = {}  # marker -> the JSON argv run after sweeping it (see expect)
 
     @property
     def pid(self) -> int | None:
@@ -95,17 +97,19 @@ class WatchdogLink:
                 self._registered[int(parts[1])] = parts[2]
                 self._expected.discard(parts[2])  # the watchdog drops it too when it reads this line
             else:
-                self._registered.pop(int(parts[1]), None)
+                self._cleanups.pop(self._registered.pop(int(parts[1]), ""), None)
             if self._proc is None or self._proc.poll() is not None:
                 if line.startswith("-"):
                     return  # nothing to tell a watchdog that is not there
                 self._start_locked(skip=int(parts[1]))
             self._report(line)
 
-    def expect(self, marker: str) -> Callable[[], None]:
+    def expect(self, marker: str, cleanup: Sequence[str] = ()) -> Callable[[], None]:
         """Tell the watchdog of a run's marker *before* it is launched, so that an owner killed
         between the launch and the ``+`` report still has it swept (by marker); the returned call,
-        made once the launch is over, withdraws a marker that never got its ``+`` (it did not start)."""
+        made once the launch is over, withdraws a marker that never got its ``+`` (it did not start).
+        ``cleanup``: a command the watchdog runs after sweeping the run (a job's cancel), until
+        the run ends."""
         if not self._enabled or self._closed():
             return lambda: None
         with self._lock:
@@ -113,9 +117,13 @@ class WatchdogLink:
                 self._start_locked()
             self._expected.add(marker)
             self._report(f"* {marker}\n")
+            if cleanup:
+                self._cleanups[marker] = json.dumps(list(cleanup))
+                self._report(f"! {marker} {self._cleanups[marker]}\n")
 
         def done() -> None:
             with self._lock:
+                self._cleanups.pop(marker, None)
                 if marker in self._expected:
                     self._expected.discard(marker)
                     if self._proc is not None:
@@ -137,6 +145,8 @@ class WatchdogLink:
                 self._report(f"+ {sid} {marker}\n")
         for marker in self._expected:
             self._report(f"* {marker}\n")
+        for marker, argv in self._cleanups.items():
+            self._report(f"! {marker} {argv}\n")
 
     def _report(self, line: str) -> None:
         """A ``+``/``-`` report: into the record, or through the pipe when there is none."""
@@ -161,7 +171,8 @@ class WatchdogLink:
     def _everything(self) -> str:
         """Every report still standing, as lines: what a compacted record or a new pipe must hold."""
         return ("".join(f"+ {sid} {marker}\n" for sid, marker in self._registered.items())
-                + "".join(f"* {marker}\n" for marker in self._expected))
+                + "".join(f"* {marker}\n" for marker in self._expected)
+                + "".join(f"! {marker} {argv}\n" for marker, argv in self._cleanups.items()))
 
     def _close_record(self) -> None:
         if self._record is not None:

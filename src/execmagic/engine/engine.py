@@ -17,7 +17,6 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from ..background.backends.base import Backend
-from ..background.backends.slurm import SlurmBackend
 from ..background.registry import ShellRegistry
 from ..guard.policy import CommandRefused, Guard, Policy, check
 from ..process.errors import PreExecError, UsageProblem
@@ -230,7 +229,8 @@ class Engine(Planner):
         """Run the plan's command in ``warm`` (already registered with the watchdog) or a new process."""
         marker = warm.marker if warm is not None else f"{self.token}-{plan.label}"
         # a new process is guarded from its first instant, not from its report
-        expected = self.shells.expect_foreground(marker) if warm is None else (lambda: None)
+        expected = (self.shells.expect_foreground(marker, plan.command.on_owner_death) if warm is None
+                    else (lambda: None))
         try:
             # a standby is started inside the plan's sandbox already: it takes the script, as it is
             command = self._confined(plan) if warm is None else plan.command
@@ -274,7 +274,8 @@ class Engine(Planner):
     def _standby_for(self, plan: Plan) -> Standby | None:
         """The standby shell, when ``plan`` is a plain session run whose script it may run and it fits; else
         ``None`` (a script it may not run leaves it waiting for the next run)."""
-        if not self.standby or not _standby_shaped(plan) or USER_BASH_ENV_VAR in plan.command.env:
+        if (not self.standby or not _standby_shaped(plan) or USER_BASH_ENV_VAR in plan.command.env
+                or plan.command.on_owner_death):
             return None
         if not runs_in_standby(plan.command.argv[2]):
             return None
@@ -377,15 +378,15 @@ class Engine(Planner):
     def start_background(self, plan: Plan, *, name: str | None = None, timeout: float | None = None,
                          guard: Guard = "catastrophic", backend: Backend | None = None) -> ShellInfo:
         """Start a plan as a background shell (see :class:`~execmagic.engine.shells.ShellRegistry`),
-        on ``backend`` (default: local processes; a :class:`~execmagic.background.backends.slurm.SlurmBackend`
-        submits it to SLURM).
+        on ``backend`` (default: local processes; a backend from
+        :func:`execmagic.background.backends.registry.get` runs it elsewhere, a SLURM job, …).
 
         Plan it with ``save_session=False``: a background shell starts from the session and
         never writes it back.  A plan that cannot start raises its :class:`PreExecError`;
         a refused one :class:`CommandRefused`.
         """
         self.check_guard(plan, guard)
-        if plan.sandbox is not None and backend is not None and backend.name != "local":
+        if plan.sandbox is not None and backend is not None and backend.remote:
             raise UsageProblem(f"a sandbox cannot go with --on {backend.name}: the job runs elsewhere, under that "
                                "engine's own rules")
         error = plan.error or self._outside_roots(plan)
@@ -398,17 +399,18 @@ class Engine(Planner):
                                   cwd=plan.shown_cwd, shell_id=info.id, pid=info.pid)
         return info
 
-    def reattach(self, backend: SlurmBackend) -> list[ShellInfo]:
-        """Take over the cluster jobs ``backend`` finds (an earlier kernel's too: they outlive it) and
-        return every shell on that backend; their output is read again from the start."""
+    def reattach(self, backend: Backend) -> list[ShellInfo]:
+        """Take over the jobs ``backend`` finds (an earlier kernel's too: a cluster's jobs outlive it;
+        see :meth:`~execmagic.background.backends.base.Backend.find_jobs`) and return every shell on
+        that backend; their output is read again from the start."""
         known = {info.job_id for info in self.shells.list() if info.backend == backend.name}
-        for job in backend.find_jobs():
-            if job.job_id in known:
+        for record in backend.find_jobs():
+            if record.job_id in known:
                 continue
-            handle = backend.reattach(job.job_id)
-            meta = handle.meta
-            self.shells.adopt(handle, backend=backend.name, shell_id=meta.shell_id, command=meta.command,
-                              cwd=meta.cwd, marker=meta.marker, timeout=meta.timeout, started_at=meta.started_at)
+            handle = backend.reattach(record.job_id, marker=record.marker)
+            self.shells.adopt(handle, backend=backend.name, shell_id=record.shell_id, command=record.command,
+                              cwd=record.cwd, marker=record.marker, timeout=record.timeout,
+                              started_at=record.started_at)
         return [info for info in self.shells.list() if info.backend == backend.name]
 
     def _record_kill(self, shell_id: str, sig: int | str) -> Callable[[KillOutcome], None]:

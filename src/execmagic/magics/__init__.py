@@ -27,7 +27,8 @@ def load(shell: Any) -> None:
     shell.register_magics(exec_magics)
     shell.register_magics(bg_magics)
     shell.register_magics(mcp_magics)
-    shell.configurables.append(exec_magics.slurm)  # so %config SlurmBackend.partition = "gpu" finds it
+    # so %config SlurmBackend.partition = "gpu" finds each backend's settings
+    shell.configurables.extend(exec_magics.backend_settings.values())
     formatters.register(shell)
     # the notebook's engine-wide settings reach the process-wide engine whoever makes it first (a Toolbox too)
     from ..engine.default import set_default_configurer
@@ -67,8 +68,9 @@ def unload(shell: Any) -> None:
     _close_engine()
     atexit.unregister(_close_at_exit)
     registry = shell.magics_manager.magics
-    if loaded[0].slurm in getattr(shell, "configurables", []):
-        shell.configurables.remove(loaded[0].slurm)
+    for settings in loaded[0].backend_settings.values():
+        if settings in getattr(shell, "configurables", []):
+            shell.configurables.remove(settings)
     for magics in loaded:
         for kind, names in magics.magics.items():
             for name in names:

@@ -99,8 +99,8 @@ class BackgroundMagics(Magics):
                   else "no ended shell to remove")
             return
         if not command:
-            if args.on == "slurm" and line.split() == ["--on", "slurm"]:
-                self._reattach_slurm(args)
+            if args.on is not None and line.split() == ["--on", args.on]:
+                self._reattach(args)
                 return
             if line.strip():
                 raise UsageError("%bg needs a command line after its options, e.g. %bg --name job make all")
@@ -113,9 +113,10 @@ class BackgroundMagics(Magics):
         self.exec_magics.start_background(
             args, lambda **kw: self.exec_magics.engine.plan_script(command, "bash", save_session=False, **kw))
 
-    def _reattach_slurm(self, args: Any) -> None:
-        """List the SLURM jobs, taking over those this kernel does not know yet (an earlier kernel's)."""
-        backend = self.exec_magics.slurm.backend(args, self.exec_magics.kill_grace)
+    def _reattach(self, args: Any) -> None:
+        """List the shells on ``--on``'s backend, taking over the jobs this kernel does not know yet
+        (an earlier kernel's: a cluster's jobs outlive it)."""
+        backend = self.exec_magics.backend(args)
         assert backend is not None
         self.exec_magics.sync_background_settings()
         with engine_errors():

@@ -1,97 +1,114 @@
-"""``--on slurm``: the options and the settings that send a command to a SLURM cluster.
+"""``--on NAME``: where a magic's command runs, with the options and settings of each backend.
 
-The defaults are traits of their own section, ``c.SlurmBackend.partition = "gpu"`` in
-``ipython_config.py`` or ``%config SlurmBackend.partition = "gpu"``, named after the backend they
-configure (:class:`execmagic.background.backends.slurm.SlurmBackend`); an option on the magic's line
-wins over its trait.  Turned into a plain backend at call time, as every setting is.
+Nothing here knows any backend: ``--on``'s choices, each backend's flags (``--partition``,
+``--cpus``…), their help and checks, and each backend's settings section come from the backends'
+registry (:mod:`execmagic.background.backends.registry`).  A settings section keeps the public name
+its backend declares (``c.SlurmBackend.partition = "gpu"`` in ``ipython_config.py``, or
+``%config SlurmBackend.partition = "gpu"``); an option on the magic's line wins over its setting.
+Turned into a plain backend at call time, as every setting is.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+import functools
+from collections.abc import Callable, Mapping
+from typing import Any
 
 from IPython.core.error import UsageError
 from IPython.core.magic_arguments import argument
-from traitlets import Float, Int, Unicode
+from traitlets import Float, Int, TraitType, Unicode
 from traitlets.config import Configurable
 
-if TYPE_CHECKING:  # the backend is imported by the first --on slurm, not at %load_ext
-    from ..background.backends import slurm
+from ..background.backends import registry
+from ..background.backends.base import Backend, Option
+from ..process.errors import UsageProblem
 
-__all__ = ["CLUSTER_OPTIONS", "SlurmBackend", "cluster_options"]
+__all__ = ["backend_for", "cluster_options", "settings_classes"]
 
-#: The options that only mean something with ``--on slurm`` (argparse dest → option as typed).
-CLUSTER_OPTIONS = {"partition": "--partition", "cpus": "--cpus", "mem": "--mem", "gpus": "--gpus", "time": "--time",
-                   "account": "--account", "sbatch_args": "--sbatch-args"}
+_TRAITS: dict[type[Any], Callable[..., TraitType[Any, Any]]] = {str: Unicode, int: Int, float: Float}
+
+
+def _flags() -> dict[str, tuple[Option, list[str]]]:
+    """Every backend's flags, each once: its option (as the first backend declaring it reads it) and
+    the backends that take it, in the registry's order."""
+    flags: dict[str, tuple[Option, list[str]]] = {}
+    for spec in registry.specs():
+        for flag, option in spec.flags.items():
+            flags.setdefault(flag, (option, []))[1].append(spec.name)
+    return flags
+
+
+def _flag_help(flag: str) -> str:
+    """``with --on slurm: the partition …``; a flag two backends take says each one's help."""
+    helps: dict[str, list[str]] = {}
+    for spec in registry.specs():
+        option = spec.flags.get(flag)
+        if option is not None:
+            helps.setdefault(option.help, []).append(spec.name)
+    return "; ".join(f"with --on {' or '.join(names)}: {text}" for text, names in helps.items())
+
+
+def _on_help() -> str:
+    """``where to run: local (default) or slurm (a batch job; its logs on a shared folder)``."""
+    parts = [f"{spec.name} ({spec.help})" for spec in registry.specs()]
+    return "where to run: " + (", ".join(parts[:-1]) + " or " + parts[-1] if len(parts) > 1 else parts[0])
 
 
 def cluster_options(func: Callable[..., Any]) -> Callable[..., Any]:
-    """``--on`` and the SLURM options, for the magics that can run on a cluster."""
-    decorators = [
-        argument("--on", choices=("local", "slurm"), default=None,
-                 help="where to run: local (default) or slurm (a batch job; its logs on a shared folder)"),
-        argument("--partition", metavar="NAME", help="with --on slurm: the partition (default: the cluster's)"),
-        argument("--cpus", type=int, metavar="N", help="with --on slurm: CPUs for the job (--cpus-per-task)"),
-        argument("--mem", metavar="SIZE", help="with --on slurm: memory for the job (4G, 500M)"),
-        argument("--gpus", metavar="N", help="with --on slurm: GPUs for the job (2, a100:1)"),
-        argument("--time", metavar="LIMIT", help="with --on slurm: SLURM's time limit (30, 2:00:00, 1-0)"),
-        argument("--account", metavar="NAME", help="with --on slurm: the account the job is charged to"),
-        argument("--sbatch-args", metavar="ARGS",
-                 help='with --on slurm: more sbatch options, quoted as one: --sbatch-args="--qos=debug --exclusive"'),
-    ]
+    """``--on`` and every backend's flags, for the magics that can run elsewhere."""
+    decorators = [argument("--on", choices=registry.names(), default=None, help=_on_help())]
+    for flag, (option, _) in _flags().items():
+        decorators.append(argument(flag, dest=option.name, type=option.kind, metavar=option.metavar,
+                                   help=_flag_help(flag)))
     for decorate in reversed(decorators):
         func = decorate(func)
     return func
 
 
-class SlurmBackend(Configurable):
-    """Defaults for ``--on slurm`` (``%bg``, ``%%exec --bg``): ``c.SlurmBackend.partition = "gpu"``."""
-
-    partition = Unicode("", help="Partition for jobs; empty: the cluster's default partition.").tag(config=True)
-    cpus = Int(0, help="CPUs per job (--cpus-per-task); 0: the cluster's default (one).").tag(config=True)
-    mem = Unicode("", help="Memory per job (4G, 500M); empty: the cluster's default.").tag(config=True)
-    gpus = Unicode("", help="GPUs per job (2, a100:1); empty: none asked for.").tag(config=True)
-    time = Unicode("", help="SLURM time limit per job (30, 2:00:00, 1-0); empty: the partition's.").tag(config=True)
-    account = Unicode("", help="Account jobs are charged to; empty: the user's default account.").tag(config=True)
-    sbatch_args = Unicode("", help='More sbatch options for every job, as typed ("--qos=debug --constraint=a100").'
-                          ).tag(config=True)
-    logs_dir = Unicode(
-        "", help="Folder the jobs write their output and exit codes to; it must be on a filesystem the cluster's"
-                 " nodes share with the kernel. Empty: ~/.execmagic/slurm.",
-    ).tag(config=True)
-    command_timeout = Float(
-        30.0, help="Seconds a SLURM command (sbatch, squeue, scancel) may take before it counts as failed"
-                   " (an unreachable controller makes them retry).",
-    ).tag(config=True)
-
-    def backend(self, args: Any, grace: float) -> slurm.SlurmBackend | None:
-        """The backend ``args`` ask for (``None``: local), each option over its trait; an option
-        given without ``--on slurm`` is a one-line usage error."""
-        on = getattr(args, "on", None)
-        given = [flag for dest, flag in CLUSTER_OPTIONS.items() if getattr(args, dest, None) is not None]
-        if on != "slurm":
-            if given:
-                raise UsageError(f"{given[0]} goes with --on slurm")
-            return None
-        from ..background.backends import slurm
-        from ..process.errors import UsageProblem
-
-        cpus = args.cpus if args.cpus is not None else (self.cpus or None)
-        if cpus is not None and cpus < 1:
-            raise UsageError(f"--cpus needs a whole number of CPUs, at least 1, not {cpus}")
-        try:
-            extra = slurm.sbatch_words(self.sbatch_args) + slurm.sbatch_words(args.sbatch_args or "")
-        except UsageProblem as exc:
-            raise UsageError(str(exc)) from None
-        options = slurm.SlurmOptions(
-            partition=_pick(args.partition, self.partition), cpus=cpus, mem=_pick(args.mem, self.mem),
-            gpus=_pick(args.gpus, self.gpus), time=_pick(args.time, self.time),
-            account=_pick(args.account, self.account), extra=extra)
-        return slurm.SlurmBackend(options, logs_dir=self.logs_dir or None, grace=grace,
-                                  command_timeout=self.command_timeout)
+@functools.cache
+def settings_classes() -> dict[str, type[Configurable]]:
+    """One settings section per backend that has settings, by backend name: a ``Configurable``
+    named as the backend declares (``SlurmBackend``), one trait per option that is a setting."""
+    classes = {}
+    for spec in registry.specs():
+        options = [option for option in spec.options if option.setting]
+        if spec.settings_name is None or not options:
+            continue
+        traits: dict[str, Any] = {
+            option.name: _TRAITS[option.kind](option.default, help=option.setting_help or option.help).tag(config=True)
+            for option in options}
+        traits["__doc__"] = (f"Defaults for ``--on {spec.name}`` (``%bg``, ``%%exec --bg``, ``%exec``):"
+                             f" ``c.{spec.settings_name}.NAME``; an option on the line wins.")
+        traits["__module__"] = __name__
+        classes[spec.name] = type(spec.settings_name, (Configurable,), traits)
+    return classes
 
 
-def _pick(option: str | None, trait: str) -> str | None:
-    value = option if option is not None else trait
-    return value or None
+def __getattr__(name: str) -> type[Configurable]:
+    """A settings section by its public name (``from execmagic.magics.cluster import SlurmBackend``)."""
+    for cls in settings_classes().values():
+        if cls.__name__ == name:
+            return cls
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def backend_for(args: Any, settings: Mapping[str, Configurable], grace: float) -> Backend | None:
+    """The backend ``args`` ask for (``None``: no ``--on``, the default), each option over its
+    setting; a flag given without ``--on`` one of the backends taking it is a one-line usage error."""
+    on = getattr(args, "on", None)
+    flags = _flags()
+    given = [flag for flag, (option, _) in flags.items() if getattr(args, option.name, None) is not None]
+    spec = registry.get(on) if on is not None else None
+    for flag in given:
+        if spec is None or flag not in spec.flags:
+            raise UsageError(f"{flag} goes with --on {' or '.join(flags[flag][1])}")
+    if spec is None:
+        return None
+    line = {option.name: getattr(args, option.name, None) for option in spec.flags.values()}
+    section = settings.get(spec.name)
+    configured = {option.name: getattr(section, option.name) for option in spec.options
+                  if option.setting and section is not None}
+    try:
+        return spec.make(registry.resolve(spec, line, configured), grace)
+    except UsageProblem as exc:
+        raise UsageError(str(exc)) from None

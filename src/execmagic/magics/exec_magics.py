@@ -37,12 +37,15 @@ from ..process.errors import (
     UsageProblem,
     shown_value,
 )
-from .cluster import SlurmBackend, cluster_options
+from .cluster import backend_for, cluster_options, settings_classes
 from .helpfmt import FixedWidthHelp
 from .options import NamespaceParams, parse_line, parse_pairs, split_words
 from .settings import ExecSettings
 
 if TYPE_CHECKING:  # the engine and the renderers are imported by the first command, not at %load_ext
+    from traitlets.config import Configurable
+
+    from ..background.backends.base import Backend
     from ..engine.engine import Plan
     from ..engine.sandboxing import SandboxChoice
     from ..process.results import Result
@@ -162,8 +165,10 @@ class ExecMagics(ExecSettings):
 
     def __init__(self, shell: Any = None, **kwargs: Any) -> None:
         super().__init__(shell=shell, **kwargs)
-        #: The defaults of ``--on slurm`` (``c.SlurmBackend.*``); registered with the shell by ``load``.
-        self.slurm = SlurmBackend(parent=shell) if shell is not None else SlurmBackend()
+        #: Each backend's defaults (``c.SlurmBackend.*`` for ``--on slurm``), by backend name;
+        #: registered with the shell by ``load``.
+        self.backend_settings: dict[str, Configurable] = {
+            name: cls(parent=shell) if shell is not None else cls() for name, cls in settings_classes().items()}
 
     # -- the magics ---------------------------------------------------------------
     @no_var_expand
@@ -330,7 +335,11 @@ class ExecMagics(ExecSettings):
         if value is not None:
             checks.encode_input(value, "--input")
 
-    def _sandbox(self, args: Any) -> SandboxChoice:
+    def backend(self, args: Any) -> Backend | None:
+        """Where ``args`` say to run (``--on`` and its options over their settings); ``None``: no ``--on``."""
+        return backend_for(args, self.backend_settings, self.kill_grace) if hasattr(args, "on") else None
+
+    def _sandbox(self, args: Any, backend: Backend | None) -> SandboxChoice:
         """The sandbox of one run: ``--sandbox-mode``, else ``--sandbox`` (the setting's mode, ``workspace``
         when it is off), else the setting.  Asked for where it cannot be -- a named mode without bubblewrap,
         a job on a cluster -- it is one ``UsageError`` before anything runs, never an unconfined run."""
@@ -342,7 +351,7 @@ class ExecMagics(ExecSettings):
         if mode is None:
             mode = "workspace" if flag and self.sandbox == "off" else self.sandbox
         on = getattr(args, "on", None)
-        if on not in (None, "local") and mode != "off":
+        if backend is not None and backend.remote and mode != "off":
             if flag or mode != "auto":
                 given = "--sandbox" if flag else "--sandbox-mode" if args.sandbox_mode else "ExecMagics.sandbox"
                 raise UsageError(f"{given} {mode!r} does not go with --on {on}: the job runs on the cluster's"
@@ -351,11 +360,11 @@ class ExecMagics(ExecSettings):
         with engine_errors():
             return self.engine.sandbox(mode, network=self.sandbox_network)
 
-    def _plan(self, args: Any, make_plan: Callable[..., Plan]) -> Plan:
+    def _plan(self, args: Any, make_plan: Callable[..., Plan], backend: Backend | None = None) -> Plan:
         out = getattr(args, "out", None)
         if out is not None and (not out.isidentifier() or keyword.iskeyword(out) or out.startswith("__")):
             raise UsageError(f"--out needs a variable name, not {shown_value(out)}")
-        choice = self._sandbox(args)
+        choice = self._sandbox(args, backend)
         with engine_errors():
             self._check_values(args)
             plan = make_plan(
@@ -370,8 +379,8 @@ class ExecMagics(ExecSettings):
         """Start a planned command as a background shell and show its handle (``%bg``, ``%%exec --bg``)."""
         with engine_errors():
             timeout = checks.timeout(args.timeout, "--timeout")  # before the shell joins the reader
-        backend = self.slurm.backend(args, self.kill_grace)
-        plan = self._plan(args, make_plan)
+        backend = self.backend(args)
+        plan = self._plan(args, make_plan, backend)
         if args.dry_run:
             print(plan.describe())
             return
@@ -390,21 +399,25 @@ class ExecMagics(ExecSettings):
         from .live import LiveOutput, StatusLine
 
         options = self.run_options(args.timeout)
-        cluster = self.slurm.backend(args, self.kill_grace) if hasattr(args, "on") else None
-        plan = self._plan(args, make_plan if cluster is None else
-                          lambda **kw: make_plan(save_session=False, **kw))  # a cluster run never writes it back
-        name = f"{self.engine.token}-{next(_FOREGROUND)}"
-        if cluster is not None:
+        backend = self.backend(args)
+        remote = backend is not None and backend.remote
+        # a remote run never writes the session back
+        plan = self._plan(args, make_plan if not remote else lambda **kw: make_plan(save_session=False, **kw), backend)
+        job = None
+        if backend is not None:
             with engine_errors():
-                plan = dataclasses.replace(plan, command=cluster.srun_command(plan.command, name=name))
+                job = backend.foreground(plan.command, name=f"{self.engine.token}-{next(_FOREGROUND)}")
+            if job is not None:
+                plan = dataclasses.replace(plan, command=job.command)
         if args.dry_run:
             print(plan.describe())
             return
         in_kernel = hasattr(self.shell, "kernel")
         cell = CellOutput(self.shell)  # the cell's earlier text goes out while the command runs
         live = None if args.quiet else LiveOutput(self.display_budget)
-        watch = cluster.watch_job(name) if cluster is not None and in_kernel else None
-        status = StatusLine(short_command(plan.command.display), self.status_delay, enabled=in_kernel, state=watch)
+        if job is not None and in_kernel:
+            job.watch()
+        status = StatusLine(short_command(plan.command.display), self.status_delay, enabled=in_kernel, state=job)
         result: Result | None = None
         try:
             with engine_errors():
@@ -412,11 +425,9 @@ class ExecMagics(ExecSettings):
                                          guard=self._guard(args))
         finally:
             status.clear()
-            if watch is not None:
-                watch.stop()
-            if cluster is not None and (result is None or result.interrupted or result.timed_out):
-                with contextlib.suppress(UsageProblem, PreExecError):
-                    cluster.cancel_by_name(name)  # srun may have been stopped before it ended the job
+            if job is not None:
+                with contextlib.suppress(UsageProblem, PreExecError):  # the run's own outcome is what to show
+                    job.finish(stopped=result is None or result.interrupted or result.timed_out)
         if live is not None:
             live.finish(result)
         if args.out:

@@ -76,6 +76,20 @@ def settings_table(shell: Any, configurable: Any = None) -> str:
     return "\n".join(rows)
 
 
+def _backend_settings(shell: Any) -> list[str]:
+    """Each backend's settings section: what it is for, then its table."""
+    from ..background.backends import registry
+
+    parts = []
+    for name, section in shell.magics_manager.registry["ExecMagics"].backend_settings.items():
+        cls = type(section).__name__
+        example = registry.get(name).settings_example or f"{sorted(section.traits(config=True))[0]} = ..."
+        parts += [f"The defaults of `--on {name}` are traits of `{cls}`: `%config {cls}.{example}`,",
+                  f"or `c.{cls}.{example}`; an option on the magic's line wins.", "",
+                  settings_table(shell, section), ""]
+    return parts
+
+
 def _command_line_help() -> str:
     """Each command's ``--help``, at the magics' fixed width (argparse would follow the terminal)."""
     from ..mcp import parser as mcp_parser
@@ -102,9 +116,7 @@ def render_file(shell: Any) -> str:
         "`c.ExecMagics.timeout = 300` in `ipython_config.py`. A refused value is one line, and the previous",
         "value stays.", "",
         settings_table(shell), "",
-        "The defaults of `--on slurm` are traits of `SlurmBackend`: `%config SlurmBackend.partition = \"gpu\"`,",
-        "or `c.SlurmBackend.partition = \"gpu\"`; an option on the magic's line wins.", "",
-        settings_table(shell, shell.magics_manager.registry["ExecMagics"].slurm), "",
+        *_backend_settings(shell),
         "## Command line", "",
         "```text", _command_line_help(), "```", "",
     ])

@@ -19,6 +19,10 @@ class Command:
     input: bytes | None = None
     #: The argv as shown and recorded, secrets redacted (``None``: the same as ``argv``).
     shown_argv: tuple[str, ...] | None = None
+    #: What the watchdog runs if the owner dies while this runs, after stopping its processes: for a
+    #: command that runs a job elsewhere (``srun``), the job's own cancel, which stopping the local
+    #: process does not give (empty: nothing more).
+    on_owner_death: tuple[str, ...] = ()
 
 
 @dataclasses.dataclass(frozen=True)

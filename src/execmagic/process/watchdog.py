@@ -9,6 +9,9 @@ and its ``+`` report still has that run swept, by marker.  When the pipe reaches
 the owner is gone, however it died -- the watchdog stops every shell still
 registered (group, session and environment marker; TERM, grace, KILL) and exits.
 ``q`` means the owner already stopped everything: exit without sweeping.
+``! MARKER ARGV`` (ARGV a JSON array) names a command to run after sweeping MARKER: a run that
+started a job elsewhere (through ``srun``) has that job cancelled too, which stopping the local
+process does not do.
 
 The reports may instead go to a *record*: a file the owner appends to and hands over as an
 open descriptor (``RECORD_FD``), read only after EOF on the pipe.  Every foreground run is
@@ -18,11 +21,14 @@ per report on a busy machine), a line appended to a file wakes nobody.
 
 from __future__ import annotations
 
+import contextlib
+import json
 import os
 import signal
 import subprocess
 import sys
-from collections.abc import Iterable
+from collections.abc import Iterable, MutableMapping
+from typing import Any
 
 __all__ = ["WATCHDOG_VAR", "main", "start_watchdog", "watch"]
 
@@ -49,9 +55,11 @@ def start_watchdog(grace: float, record: int | None = None) -> subprocess.Popen[
     )
 
 
-def watch(lines: Iterable[bytes], grace: float) -> dict[str, int | None]:
+def watch(lines: Iterable[bytes], grace: float,
+          cleanups: MutableMapping[str, list[str]] | None = None) -> dict[str, int | None]:
     """Follow the owner's reports until EOF; what is still registered, marker → session id (``None``:
-    expected, never reported started); ``{}`` after ``q``."""
+    expected, never reported started); ``{}`` after ``q``.  ``cleanups`` collects the ``!`` reports,
+    marker → argv."""
     registered: dict[str, int | None] = {}
     for raw in lines:
         parts = raw.decode(errors="replace").split()
@@ -59,6 +67,11 @@ def watch(lines: Iterable[bytes], grace: float) -> dict[str, int | None]:
             continue
         if parts[0] == "q":
             return {}
+        if parts[0] == "!" and len(parts) >= 3 and cleanups is not None:
+            argv = _argv(raw.decode(errors="replace").split(maxsplit=2)[2])
+            if argv:
+                cleanups[parts[1]] = argv
+            continue
         if parts[0] == "+" and len(parts) == 3:
             registered[parts[2]] = int(parts[1])
         elif parts[0] == "-" and len(parts) == 2:
@@ -69,6 +82,22 @@ def watch(lines: Iterable[bytes], grace: float) -> dict[str, int | None]:
         elif parts[0] == "~" and len(parts) == 2 and registered.get(parts[1], 0) is None:
             del registered[parts[1]]
     return registered
+
+
+def _argv(text: str) -> list[str]:
+    """A ``!`` report's JSON array of strings; empty when it is not one."""
+    try:
+        argv = json.loads(text)
+    except ValueError:
+        return []
+    return argv if isinstance(argv, list) and all(isinstance(word, str) for word in argv) else []
+
+
+def _clean_up(argv: list[str]) -> None:
+    """Run one ``!`` command (bounded: a cancel that cannot reach its cluster must not keep us)."""
+    with contextlib.suppress(OSError, subprocess.SubprocessError):
+        subprocess.run(argv, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                       timeout=30, check=False)
 
 
 def _read_record(fd: int) -> list[bytes]:
@@ -97,9 +126,10 @@ def main(argv: list[str]) -> int:
             told_to_quit = told_to_quit or raw.strip() == b"q"
             yield raw
 
-    left = watch(lifeline(), grace)
+    cleanups: dict[str, list[str]] = {}
+    left = watch(lifeline(), grace, cleanups)
     if record is not None and not told_to_quit:
-        left.update(watch(_read_record(record), grace))
+        left.update(watch(_read_record(record), grace, cleanups))
     if left:
         import threading
 
@@ -111,11 +141,18 @@ def main(argv: list[str]) -> int:
                              kwargs={"marker": marker, "ladder": (signal.SIGTERM,), "grace": min(grace, 1.0)})
             for marker, sid in left.items()
         ]
-        for worker in workers:
-            worker.start()
-        for worker in workers:
-            worker.join()
+        _all_of(workers)
+        # then each swept run's own clean-up (its job elsewhere, which the local stop does not end)
+        _all_of([threading.Thread(target=_clean_up, args=(cleanups[marker],)) for marker in left if marker in cleanups])
     os._exit(0)
+
+
+def _all_of(workers: list[Any]) -> None:
+    """Start the threads, then wait for all of them."""
+    for worker in workers:
+        worker.start()
+    for worker in workers:
+        worker.join()
 
 
 if __name__ == "__main__":

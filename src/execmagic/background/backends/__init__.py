@@ -1,9 +1,14 @@
-"""Where background shells run: the :class:`~.base.Backend` interface and its implementations.
+"""Where background shells run: the :class:`~.base.Backend` interface, its implementations, and the
+:mod:`.registry` that names them (``--on local``, ``--on slurm``, …).
 
-Only :mod:`.local` exists today; a cluster backend (SLURM) is one more module here.
+Nothing outside this package imports a backend's own module: callers go through :mod:`.registry`
+and the protocols of :mod:`.base` (a test checks it).  ``local`` is imported here because it is
+every registry's default.
 """
 
-from .base import STREAMS, Backend, Handle
+from .base import STREAMS, Backend, Foreground, Handle, JobRecord, Option
 from .local import LocalBackend, LocalHandle
+from .status import JobStatus, Phase
 
-__all__ = ["STREAMS", "Backend", "Handle", "LocalBackend", "LocalHandle"]
+__all__ = ["STREAMS", "Backend", "Foreground", "Handle", "JobRecord", "JobStatus", "LocalBackend", "LocalHandle",
+           "Option", "Phase"]

@@ -1,4 +1,4 @@
-"""Background shells as local processes: the only backend today (see :mod:`.base`).
+"""Background shells as local processes: the default backend (see :mod:`.base`).
 
 A local shell is a new session (its leader's pid is the session id) whose stdout and stderr are
 pipes; the reader drains those pipes into the log files.  Stopping goes through
@@ -19,6 +19,7 @@ from ...process.launch import launch
 from ...process.spec import Command
 from ...process.stop import StopReport, remaining, stop_tree
 from ...process.system import pidfd_open
+from .base import JobRecord
 
 __all__ = ["LocalBackend", "LocalHandle"]
 
@@ -81,6 +82,7 @@ class LocalBackend:
     """Start background shells as local processes with :func:`~execmagic.process.launch.launch`."""
 
     name = "local"
+    remote = False
 
     def start(self, command: Command, *, marker: str, log_paths: Mapping[str, str], timeout: float | None = None,
               shell_id: str = "job") -> LocalHandle:
@@ -92,3 +94,11 @@ class LocalBackend:
         """Local shells end with their owner (the watchdog stops them), so there is nothing to find again."""
         raise UsageProblem(f"local background shells cannot be reattached ({shown_value(job_id)}):"
                            " they end with their owner")
+
+    def find_jobs(self) -> list[JobRecord]:
+        """None: local shells end with their owner, so a new owner has nothing to find."""
+        return []
+
+    def foreground(self, command: Command, *, name: str) -> None:
+        """``None``: a local foreground run is the command itself."""
+        return None

@@ -1,90 +1,85 @@
-"""Background shells as SLURM batch jobs (design §3.4 "On a cluster"; see :mod:`.base`).
+"""Background shells as SLURM batch jobs (see :mod:`.base`; the options are in :mod:`.slurm_options`).
 
 A job is submitted with ``sbatch`` through :file:`slurm_job.sh`, a small wrapper shipped with
 execmagic that runs the command in a session of its own, stops its whole tree on a signal or at the
 timeout, and leaves the exit code in a file next to the logs.  The cluster writes the job's stdout
-and stderr into a folder on a shared filesystem (:attr:`SlurmBackend.logs_dir`); the kernel reads
+and stderr into a folder on a shared filesystem (:attr:`SlurmJobs.logs_dir`); the kernel reads
 them from there.  So the registry sees a job as it sees a local shell:
 
-- one process-wide :class:`_Monitor` thread copies what the job files grew by into a pipe per
-  stream, which the registry's reader mirrors into the shell's own logs (cursors, filter, wait and
-  follow work unchanged); it closes the pipes once the job ended and its files are copied;
-- the same thread asks SLURM how the jobs are: one ``squeue`` for all of them, at most once a
-  second, then the exit-code file, then ``scontrol show job`` for a job that left the queue
-  without one.  A handle's answers are that cached state, so nothing under the registry's lock
-  ever runs a SLURM command;
+- the process-wide :class:`~.slurm_monitor.Monitor` thread copies what the job files grew by into a
+  pipe per stream (:class:`~.filepump.FileStream`), which the registry's reader mirrors into the
+  shell's own logs; it closes the pipes once the job ended and its files are copied;
+- the same thread asks SLURM how the jobs are: one ``squeue --states=all`` for all of them, at most
+  once a second, then the exit-code file, then ``scontrol show job`` for the exit code of a job
+  that ended without one.  A handle's answers are that cached, typed state
+  (:class:`~.status.JobStatus`), so nothing under the registry's lock ever runs a SLURM command;
 - stopping is ``scancel --signal=SIG --full`` (the wrapper stops the tree, SIGKILL after its grace),
   a last ``scancel --signal=KILL --full`` if the job is still there after the grace, and a plain
   ``scancel`` for a job that has not started.
 
 Jobs outlive the kernel by design (``guard`` is ``None``: the watchdog leaves them alone); a new
-kernel finds them by their job name prefix and reattaches by job id, reading the files again from
-the start.
+kernel finds them by their job name prefix and the marker in their comment, checks the record kept
+next to their logs, and reattaches by job id, reading the files again from the start.  A foreground
+run (``%exec --on slurm``) is :mod:`.slurm_srun`'s.
 """
 
 from __future__ import annotations
 
 import contextlib
 import dataclasses
+import fcntl
 import json
 import os
-import shlex
+import re
 import signal as signal_module
 import threading
-import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from importlib import resources
 
 from ...process.clock import now_iso
 from ...process.errors import UsageProblem, shown_value
 from ...process.private import make_folder, write_file
-from ...process.pump import grow_pipe
 from ...process.spec import Command
 from ...process.stop import StopReport
 from . import slurm_cli
-from .base import STREAMS
-from .slurm_cli import JobState, SlurmError
+from .base import STREAMS, JobRecord
+from .filepump import FileStream
+from .slurm_cli import Failure, JobState, SlurmError
+from .slurm_monitor import MONITOR, QUEUE_EVERY
+from .slurm_options import (
+    OWNED_SBATCH_OPTIONS,
+    SlurmOptions,
+    check_extra,
+    checked_logs_dir,
+    default_logs_dir,
+    sbatch_words,
+)
+from .slurm_srun import SrunRun
+from .slurm_status import ended_status, status_of
+from .status import JobStatus, Phase
 
 __all__ = [
-    "JOB_PREFIX",
-    "OWNED_SBATCH_OPTIONS",
-    "JobMeta",
-    "NamedJobWatch",
-    "SlurmBackend",
-    "SlurmHandle",
-    "SlurmOptions",
-    "check_extra",
-    "checked_logs_dir",
-    "default_logs_dir",
-    "sbatch_words",
-    "wrapper_path",
+    "JOB_PREFIX", "OWNED_SBATCH_OPTIONS", "SlurmBackend", "SlurmHandle", "SlurmJobs", "SlurmOptions", "check_extra",
+    "checked_logs_dir", "default_logs_dir", "sbatch_words", "wrapper_path", "wrapper_text",
 ]
 
 #: Every job's name starts with this, so a new kernel can find the jobs execmagic started.
 JOB_PREFIX = "execmagic-"
-#: Seconds between two looks at the job files (the first-output latency a user sees, on top of SLURM's).
-_TICK = 0.2
-#: At most one ``squeue`` per this many seconds, for all jobs together (a controller serves many users).
-_QUEUE_EVERY = 1.0
+#: What every job's ``--comment`` starts with, before the run's marker.
+_COMMENT = "execmagic "
 #: Seconds a job may be gone from the queue before its exit-code file must be there (a shared
 #: filesystem shows a file written on another node a little later).
 _EXIT_FILE_WAIT = 5.0
-_READ_SIZE = 1 << 16
 
 
-def default_logs_dir() -> str:
-    """``~/.execmagic/slurm``: under the home folder, which clusters share between login and compute
-    nodes (the kernel's temp folder is local to its machine, where a job's node cannot write)."""
-    return os.path.join(os.path.expanduser("~"), ".execmagic", "slurm")
+#: ``ClusterName`` of each cluster this process submitted to, by the ``SLURM_CONF`` that chose it.
+_CLUSTERS: dict[str | None, str] = {}
+_CLUSTERS_LOCK = threading.Lock()
 
 
-def checked_logs_dir(path: str) -> str:
-    """The logs folder as SLURM must be given it: ``~`` expanded and absolute (SLURM reads a relative
-    path against the job's ``--chdir``, not the kernel's folder), with no ``%`` (SLURM expands it)."""
-    absolute = os.path.abspath(os.path.expanduser(path))
-    if "%" in absolute:
-        raise UsageProblem(f"the SLURM logs folder may not contain '%' (SLURM expands it in file names): {absolute}")
-    return absolute
+def _file_word(text: str) -> str:
+    """``text`` as part of a file name SLURM is given (no ``/``, no ``%`` it would expand)."""
+    return re.sub(r"[^A-Za-z0-9_.-]", "_", text)
 
 
 def _write_private(path: str, text: str) -> None:
@@ -98,88 +93,96 @@ def wrapper_path() -> str:
     return str(resources.files(__package__).joinpath("slurm_job.sh"))
 
 
-@dataclasses.dataclass(frozen=True)
-class SlurmOptions:
-    """What a job asks SLURM for; ``None``/empty: the site's default."""
-
-    partition: str | None = None
-    cpus: int | None = None
-    mem: str | None = None
-    gpus: str | None = None
-    time: str | None = None
-    account: str | None = None
-    #: More ``sbatch`` options, as separate words (``("--qos=debug", "--constraint=a100")``).
-    extra: tuple[str, ...] = ()
-
-    def sbatch_args(self) -> list[str]:
-        args = []
-        for flag, value in (("--partition", self.partition), ("--cpus-per-task", self.cpus), ("--mem", self.mem),
-                            ("--gpus", self.gpus), ("--time", self.time), ("--account", self.account)):
-            if value is not None and value != "":
-                args.append(f"{flag}={value}")
-        check_extra(self.extra)
-        return [*args, *self.extra]
+def wrapper_text() -> str:
+    """The wrapper's text, for ``srun`` (which runs a command, not a script it copies)."""
+    with open(wrapper_path()) as fh:
+        return fh.read()
 
 
-@dataclasses.dataclass(frozen=True)
-class JobMeta:
-    """What a new kernel needs to show a job again: written next to its logs at submission."""
+class _JobFiles:
+    """The files one job has in the logs folder: its output, its exit code, its record, the grace.
 
-    shell_id: str
-    command: str
-    cwd: str
-    marker: str
-    started_at: str
-    timeout: float | None = None
+    Named after the cluster, the job id *and* the run's marker (``CLUSTER-JOB-MARKER.stdout``): job
+    ids are unique only within one cluster, and start again when a cluster's state is rebuilt,
+    while many sites share one home folder between clusters.  So a job never reads, trusts or
+    removes a file written for another one.
+    """
 
+    #: ``slurm``: what SLURM itself writes about the job (sbatch's ``--output``), kept apart from
+    #: the command's output so that a cancel notice never shows as the command's stderr.
+    SUFFIXES = (*STREAMS, "slurm", "exit", "json", "grace")
 
-class _Stream:
-    """One job file being copied into the pipe the registry's reader drains."""
+    def __init__(self, logs_dir: str, cluster: str, job_id: str, marker: str) -> None:
+        self.logs_dir = logs_dir
+        self.cluster = cluster
+        self.job_id = job_id
+        self.marker = marker
+        self.stem = os.path.join(logs_dir, f"{_file_word(cluster)}-{job_id}-{_file_word(marker)}")
 
-    def __init__(self, path: str) -> None:
-        self.path = path
-        self.read_fd, self.write_fd = os.pipe()
-        grow_pipe(self.write_fd)  # a megabyte a tick, not 64 KB: a chatty job's output keeps up
-        os.set_blocking(self.read_fd, False)
-        os.set_blocking(self.write_fd, False)
-        self.offset = 0
-        self.pending = b""  # read from the file, not yet taken by the pipe
+    @staticmethod
+    def pattern(logs_dir: str, cluster: str, marker: str) -> str:
+        """The files' path without suffix as ``sbatch`` and the wrapper take it, ``%j`` for the job id."""
+        return os.path.join(logs_dir, f"{_file_word(cluster)}-%j-{_file_word(marker)}")
 
-    @property
-    def open(self) -> bool:
-        return self.write_fd >= 0
+    def path(self, suffix: str) -> str:
+        return f"{self.stem}.{suffix}"
 
-    def copy(self) -> bool:
-        """Move what the file grew by into the pipe (as much as it takes); True when all is in."""
-        if not self.open:
-            return True
+    def write_record(self, record: JobRecord) -> None:
+        fields = {**dataclasses.asdict(record), "cluster": self.cluster}
+        with contextlib.suppress(OSError):
+            _write_private(self.path("json"), json.dumps(fields))
+
+    def read_record(self) -> JobRecord | None:
+        """The record written at submission; ``None`` when missing, unreadable or another job's."""
         try:
-            while True:
-                if not self.pending:
-                    try:
-                        if os.stat(self.path).st_size <= self.offset:  # nothing new: no need to open it
-                            return True
-                        with open(self.path, "rb") as fh:
-                            fh.seek(self.offset)
-                            self.pending = fh.read(_READ_SIZE)
-                    except FileNotFoundError:  # not created yet: the job has not started
-                        return True
-                    self.offset += len(self.pending)
-                    if not self.pending:
-                        return True
-                written = os.write(self.write_fd, self.pending)
-                self.pending = self.pending[written:]
-        except BlockingIOError:  # the pipe is full: the reader takes it, the rest goes next tick
-            return False
-        except BrokenPipeError:  # the reader closed its end (its owner closed): nobody wants more
-            self.close()
-            return True
+            with open(self.path("json")) as fh:
+                fields = json.load(fh)
+            cluster = fields.pop("cluster")
+            record = JobRecord(**fields)
+        except (OSError, ValueError, TypeError, KeyError):
+            return None
+        if (cluster, record.job_id, record.marker) != (self.cluster, self.job_id, self.marker):
+            return None
+        return record
 
-    def close(self) -> None:
-        if self.open:
+    def hold(self) -> int | None:
+        """Say that this owner reads the job's files: a shared lock on its record, held by the open
+        descriptor returned (``None``: no record to lock), until :meth:`release`."""
+        try:
+            fd = os.open(self.path("json"), os.O_RDONLY | os.O_CLOEXEC)
+        except OSError:
+            return None
+        try:
+            fcntl.flock(fd, fcntl.LOCK_SH)
+        except OSError:
+            os.close(fd)
+            return None
+        return fd
+
+    @staticmethod
+    def release(fd: int | None) -> None:
+        if fd is not None:
             with contextlib.suppress(OSError):
-                os.close(self.write_fd)
-            self.write_fd = -1
+                os.close(fd)
+
+    def remove(self) -> bool:
+        """Delete the job's files unless another owner still reads them (it holds the record's
+        lock: a kernel attached to the same job); True when they are gone."""
+        try:
+            fd = os.open(self.path("json"), os.O_RDONLY | os.O_CLOEXEC)
+        except OSError:
+            fd = None
+        try:
+            if fd is not None:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:  # held by another reader: it is not ours to take away
+            self.release(fd)
+            return False
+        for suffix in self.SUFFIXES:
+            with contextlib.suppress(OSError):
+                os.unlink(self.path(suffix))
+        self.release(fd)
+        return True
 
 
 class SlurmHandle:
@@ -190,25 +193,38 @@ class SlurmHandle:
     guard: tuple[int, str] | None = None  # a job outlives its kernel by design
     enforces_timeout = True  # the wrapper applies the timeout, also when the kernel is gone
 
-    def __init__(self, backend: SlurmBackend, job_id: str, meta: JobMeta) -> None:
+    def __init__(self, backend: SlurmJobs, files: _JobFiles, meta: JobRecord) -> None:
         self.backend = backend
-        self.job_id = job_id
+        self.job_id = job_id = files.job_id
         self.pid = int(job_id) if job_id.isdigit() else 0
+        #: What the job was started as (shown again by a kernel that reattaches).
         self.meta = meta
-        self._files = {name: _Stream(os.path.join(backend.logs_dir, f"{job_id}.{name}")) for name in STREAMS}
-        self.streams: Mapping[str, int] = {name: s.read_fd for name, s in self._files.items()}
-        self.exit_path = os.path.join(backend.logs_dir, f"{job_id}.exit")
+        self.files = files
+        self._streams = {name: FileStream(self.files.path(name)) for name in STREAMS}
+        self.streams: Mapping[str, int] = {name: s.read_fd for name, s in self._streams.items()}
         self._lock = threading.Lock()
         self._returncode: int | None = None
-        self._words: str | None = "queued"
+        self._status = JobStatus(Phase.PENDING)
         self._gone_since: float | None = None
         self._exit_writers: list[int] = []
+        self._escalated = False
+        #: The signal our stop sent, SIGKILL once it escalated (``None``: we never stopped it).
+        self._stopped_with: int | None = None
+        self._detached = False
         self.ended = threading.Event()
+        #: The lock that says this owner still reads the job's files (see _JobFiles.hold).
+        self._reading = files.hold()
+        self._copied = False  # the job ended and every byte of its files is in the pipes
+        self._remove_when_copied = False
 
     # -- what the registry asks -----------------------------------------------------
     @property
     def returncode(self) -> int | None:
         return self._returncode
+
+    @property
+    def status(self) -> JobStatus:
+        return self._status
 
     def poll(self) -> int | None:
         return self._returncode
@@ -216,7 +232,7 @@ class SlurmHandle:
     def describe(self) -> str | None:
         """``queued (Reason)``, ``running on NODE``, ``killed``, ``timed out``, ``failed: …``; ``None``
         when the return code says it all (``exited N``)."""
-        return self._words
+        return self._status.words()
 
     def exit_fd(self) -> int | None:
         """A pipe whose write end the monitor closes when the job ends (so the reader wakes, no polling)."""
@@ -234,19 +250,23 @@ class SlurmHandle:
 
     def remove_files(self) -> None:
         """Delete this job's files in the logs folder (output, exit code, record, grace) once it ended:
-        they are the cluster's copy, the registry's logs are the kernel's."""
+        they are the cluster's copy, the registry's logs are the kernel's.  Not before this owner
+        copied all of them, nor while another owner attached to the job still reads them."""
         if self._returncode is None:
             return
-        for suffix in (*STREAMS, "exit", "json", "grace"):
-            with contextlib.suppress(OSError):
-                os.unlink(os.path.join(self.backend.logs_dir, f"{self.job_id}.{suffix}"))
+        with self._lock:
+            self._remove_when_copied = not self._copied
+        if not self._remove_when_copied:
+            self.files.remove()
 
     def detach(self) -> None:
         """Stop copying the job's files (its owner is closing); the job itself runs on."""
-        for stream in self._files.values():
+        for stream in self._streams.values():
             stream.close()
         self.backend.monitor.forget(self)
         self._detached = True
+        self.files.release(self._reading)
+        self._reading = None
 
     def stop(self, sig: int, grace: float) -> StopReport:
         """Signal the job's tree through the wrapper; SIGKILL it through SLURM if it is still there
@@ -259,25 +279,27 @@ class SlurmHandle:
         timeout = self.backend.command_timeout
         signalled = (self.pid,)
         with contextlib.suppress(OSError):
-            _write_private(os.path.join(self.backend.logs_dir, f"{self.job_id}.grace"), f"{grace:g}\n")
-        if (self._words or "").startswith("queued"):
+            _write_private(self.files.path("grace"), f"{grace:g}\n")
+        if self._status.phase is Phase.PENDING:
             # not started, as far as we know: SLURM's own cancel (``scancel --signal`` would retry for
             # a pending job until it runs); had it just started, SLURM's TERM reaches the wrapper,
             # which stops the tree as for any signal
             if not self._cancel(None):
                 return StopReport()
-            self.ended.wait(grace + _QUEUE_EVERY * 3)
+            self.ended.wait(grace + QUEUE_EVERY * 3)
             return StopReport(signalled=signalled)
+        self._stopped_with = sig
         if not self._cancel(signal_module.Signals(sig).name.removeprefix("SIG")):
             return StopReport()
         if self.ended.wait(grace + 2.0):
             return StopReport(signalled=signalled, killed=signalled if self._escalated else ())
+        self._stopped_with = signal_module.SIGKILL
         with contextlib.suppress(SlurmError):
             slurm_cli.cancel(self.job_id, signal="KILL", timeout=timeout)
         with contextlib.suppress(SlurmError):
             slurm_cli.cancel(self.job_id, signal=None, timeout=timeout)
         self.backend.monitor.wake()
-        survivors = () if self.ended.wait(_EXIT_FILE_WAIT + _QUEUE_EVERY * 2) else signalled
+        survivors = () if self.ended.wait(_EXIT_FILE_WAIT + QUEUE_EVERY * 2) else signalled
         return StopReport(signalled=signalled, killed=signalled, survivors=survivors)
 
     def _cancel(self, signal: str | None) -> bool:
@@ -287,59 +309,75 @@ class SlurmHandle:
             slurm_cli.cancel(self.job_id, signal=signal, timeout=self.backend.command_timeout)
         except SlurmError as exc:
             self.backend.monitor.wake()
-            if exc.code not in ("ETIMEDOUT", "ENOENT") and self.ended.wait(_EXIT_FILE_WAIT + _QUEUE_EVERY * 2):
+            if exc.failure is Failure.REFUSED and self.ended.wait(_EXIT_FILE_WAIT + QUEUE_EVERY * 2):
                 return False
             raise
         self.backend.monitor.wake()
         return True
 
-    # -- what the monitor does ------------------------------------------------------
-    _escalated = False
-    _detached = False
+    # -- what the monitor does (see slurm_monitor.MonitoredJob) ------------------------
+    @property
+    def command_timeout(self) -> float:
+        return self.backend.command_timeout
+
+    @property
+    def needs_queue(self) -> bool:
+        return self._returncode is None
 
     def pump(self) -> bool:
         """Copy new output; read the exit-code file; close the pipes once everything is in.
         True when this handle needs nothing more from the monitor."""
         if self._returncode is None:
             self._read_exit_file()
-        if (self._words or "").startswith("queued") and any(os.path.exists(f.path) for f in self._files.values()):
-            self._words = "running"  # its files exist: it started (squeue will name the node)
-        done = all([stream.copy() for stream in self._files.values()])
+        if self._status.phase is Phase.PENDING and any(s.exists() for s in self._streams.values()):
+            with self._lock:  # its files exist: it started (squeue will name the node)
+                if self._returncode is None:
+                    self._status = JobStatus(Phase.RUNNING)
+        done = all([stream.copy() for stream in self._streams.values()])
         if self._returncode is not None and done:
-            for stream in self._files.values():
+            # everything is in the pipes: this owner reads the files no more (said before the pipes
+            # end, so an owner that saw the end and cleans up finds them copied)
+            self.files.release(self._reading)
+            self._reading = None
+            with self._lock:
+                self._copied = True
+                remove = self._remove_when_copied
+            if remove:
+                self.files.remove()
+            for stream in self._streams.values():
                 stream.close()
             return True
         return False
 
-    @property
-    def needs_queue(self) -> bool:
-        return self._returncode is None
-
     def update(self, job: JobState | None, now: float) -> None:
-        """What ``squeue`` said (``None``: not listed any more)."""
+        """What ``squeue --states=all`` said (``None``: SLURM forgot the job)."""
         if self._returncode is not None:
             return
-        if job is not None:
+        if job is not None and not job.ended:
             self._gone_since = None
-            if job.pending:
-                self._words = f"queued ({job.reason})" if job.reason else "queued"
-            else:
-                self._words = f"running on {job.nodes}" if job.nodes else "running"
+            with self._lock:
+                if self._returncode is None:
+                    self._status = status_of(job)
             return
         if self._gone_since is None:
             self._gone_since = now
         self._read_exit_file()
         if self._returncode is not None:
             return
-        record = slurm_cli.job_record(self.job_id, timeout=self.backend.command_timeout)
-        if record is not None and record.state in ("COMPLETED", "FAILED", "COMPLETING", "RUNNING") \
-                and now - self._gone_since < _EXIT_FILE_WAIT:
-            return  # the wrapper wrote its exit file; the shared filesystem shows it in a moment
-        self._end_from_record(record)
+        if self._stopped_with is not None and (job is None or job.state in ("CANCELLED", "FAILED")):
+            # our stop ended it before its wrapper could say how (SIGKILL, or a plain scancel)
+            self._end(-self._stopped_with, JobStatus(Phase.KILLED))
+        elif job is None:
+            self._end(1, JobStatus(Phase.LOST, reason="SLURM forgot the job, and it left no exit code"))
+        elif job.state in ("CANCELLED", "TIMEOUT", "DEADLINE"):
+            self._end(*ended_status(job))  # SLURM ended it, maybe before the wrapper ran
+        elif job.state not in ("COMPLETED", "FAILED") or now - self._gone_since >= _EXIT_FILE_WAIT:
+            # not the wrapper's own end (whose exit file the shared filesystem shows in a moment)
+            self._end(*ended_status(slurm_cli.job_record(self.job_id, timeout=self.backend.command_timeout)))
 
     def _read_exit_file(self) -> None:
         try:
-            with open(self.exit_path) as fh:
+            with open(self.files.path("exit")) as fh:
                 words = fh.read().split()
         except FileNotFoundError:
             return
@@ -350,29 +388,19 @@ class SlurmHandle:
             self._escalated = "KILL" in words[3:]
             named = getattr(signal_module, "SIG" + words[2], None) if len(words) > 2 else signal_module.SIGTERM
             number = named.value if isinstance(named, signal_module.Signals) else signal_module.SIGTERM
-            self._end(-number, "killed")
+            self._end(-number, JobStatus(Phase.KILLED))
         elif how == "timeout":
-            self._end(124, "timed out")
+            self._end(124, JobStatus(Phase.TIMED_OUT))
         else:
-            self._end(code, None)
+            self._end(code, JobStatus(Phase.EXITED))
 
-    def _end_from_record(self, record: JobState | None) -> None:
-        """A job gone from the queue without an exit file: it never ran its command to the end."""
-        if record is None:
-            self._end(1, "failed: the job left SLURM without an exit code")
-        elif record.state == "CANCELLED":
-            self._end(-signal_module.SIGTERM, "killed")
-        elif record.state in ("TIMEOUT", "DEADLINE"):
-            self._end(124, f"timed out ({record.state})")
-        else:
-            code, sig = record.exit_code or (1, 0)
-            why = record.state + (f" ({record.reason})" if record.reason and record.reason != "None" else "")
-            self._end(-sig if sig else (code or 1), f"failed: {why}")
-
-    def _end(self, returncode: int, words: str | None) -> None:
+    def _end(self, returncode: int, status: JobStatus) -> None:
+        """The job ended: the first to learn how wins (the exit file and the queue are read on two threads)."""
         with self._lock:
+            if self._returncode is not None:
+                return
             self._returncode = returncode
-            self._words = words
+            self._status = status
             writers, self._exit_writers = self._exit_writers, []
         for fd in writers:
             with contextlib.suppress(OSError):
@@ -381,78 +409,20 @@ class SlurmHandle:
 
     def fail(self, why: str) -> None:
         """SLURM could not be asked; the job is still whatever it was, say why we do not know more."""
-        if self._returncode is None and self._words is not None and "(" not in self._words:
-            self._words = f"{self._words} (status unknown: {why})"
-
-
-class _Monitor:
-    """The one thread that feeds every job's output to the reader and asks SLURM how the jobs are."""
-
-    def __init__(self) -> None:
-        self._handles: dict[int, SlurmHandle] = {}
-        self._lock = threading.Lock()
-        self._wake = threading.Event()
-        self._thread: threading.Thread | None = None
-        self._last_queue = 0.0
-        #: Calls of ``squeue`` so far (a test proves they are shared and rate-limited).
-        self.queue_calls = 0
-
-    def add(self, handle: SlurmHandle) -> None:
         with self._lock:
-            self._handles[id(handle)] = handle
-            if self._thread is None or not self._thread.is_alive():
-                self._thread = threading.Thread(target=self._run, name="execmagic-slurm", daemon=True)
-                self._thread.start()
-        self.wake()
-
-    def forget(self, handle: SlurmHandle) -> None:
-        with self._lock:
-            self._handles.pop(id(handle), None)
-
-    def wake(self) -> None:
-        self._wake.set()
-
-    def _run(self) -> None:
-        while True:
-            with self._lock:
-                handles = list(self._handles.values())
-                if not handles:
-                    self._thread = None
-                    return
-            for handle in handles:
-                try:
-                    if handle.pump():
-                        self.forget(handle)
-                except Exception as exc:  # one job's trouble must not stop the others'
-                    handle.fail(str(exc))
-            self._ask_queue([h for h in handles if h.needs_queue])
-            self._wake.wait(_TICK)
-            self._wake.clear()
-
-    def _ask_queue(self, handles: Sequence[SlurmHandle]) -> None:
-        now = time.monotonic()
-        if not handles or now - self._last_queue < _QUEUE_EVERY:
-            return
-        self._last_queue = now
-        timeout = min(h.backend.command_timeout for h in handles)
-        try:
-            self.queue_calls += 1
-            jobs = slurm_cli.queue(timeout=timeout)
-            for handle in handles:
-                handle.update(jobs.get(handle.job_id), now)
-        except SlurmError as exc:
-            for handle in handles:
-                handle.fail(exc.issue)
+            if self._returncode is None:
+                self._status = dataclasses.replace(self._status, unknown=why)
 
 
-#: Shared by every backend of this process: one ``squeue`` for all jobs.
-_MONITOR = _Monitor()
+class SlurmJobs:
+    """Start background shells as SLURM batch jobs (see the module docstring).
 
-
-class SlurmBackend:
-    """Start background shells as SLURM batch jobs (see the module docstring)."""
+    Also importable as :data:`SlurmBackend`, its public name; the settings section that configures
+    ``--on slurm`` in a notebook is called ``SlurmBackend`` too (``c.SlurmBackend.partition``).
+    """
 
     name = "slurm"
+    remote = True
 
     def __init__(self, options: SlurmOptions | None = None, *, logs_dir: str | None = None, grace: float = 2.0,
                  command_timeout: float = 30.0) -> None:
@@ -461,9 +431,9 @@ class SlurmBackend:
         self.grace = grace
         #: Seconds any one SLURM command may take (an unreachable controller is retried by SLURM).
         self.command_timeout = command_timeout
-        self.monitor = _MONITOR
+        self.monitor = MONITOR
 
-    def _make_logs_folder(self) -> None:
+    def make_logs_folder(self) -> None:
         """The logs folder, made 0700 when missing (the job's output lands there, tokens and all; an
         existing folder is the user's, taken as it is)."""
         try:
@@ -471,146 +441,112 @@ class SlurmBackend:
         except OSError as exc:
             raise UsageProblem(f"cannot make the SLURM logs folder {self.logs_dir}: {exc.strerror or exc}") from None
 
+    def cluster(self, env: Mapping[str, str] | None = None) -> str:
+        """The name of the cluster ``env`` (the kernel's by default) sends jobs to; asked once."""
+        conf = (env if env is not None else os.environ).get("SLURM_CONF")
+        with _CLUSTERS_LOCK:
+            known = _CLUSTERS.get(conf)
+        if known is None:
+            known = slurm_cli.cluster_name(timeout=self.command_timeout, env=env)
+            with _CLUSTERS_LOCK:
+                _CLUSTERS[conf] = known
+        return known
+
+    @staticmethod
+    def job_env(command: Command) -> dict[str, str]:
+        """The job's environment: the command's, sent to the cluster this kernel knows (its
+        ``SLURM_CONF``), whatever the session's environment says."""
+        env = dict(command.env)
+        if "SLURM_CONF" in os.environ:
+            env.setdefault("SLURM_CONF", os.environ["SLURM_CONF"])
+        return env
+
     def start(self, command: Command, *, marker: str, log_paths: Mapping[str, str], timeout: float | None = None,
               shell_id: str = "job") -> SlurmHandle:
         """Submit ``command`` with ``sbatch``; raises :class:`SlurmError` (a ``PreExecError``) with
         SLURM's own message when it refuses (no ``sbatch``, unreachable controller, bad option)."""
-        self._make_logs_folder()
-        env = dict(command.env)
-        if "SLURM_CONF" in os.environ:  # the job goes to the cluster this kernel knows, whatever its env says
-            env.setdefault("SLURM_CONF", os.environ["SLURM_CONF"])
+        self.make_logs_folder()
+        env = self.job_env(command)
+        cluster = self.cluster(env)
+        files = _JobFiles.pattern(self.logs_dir, cluster, marker)
         argv = ["sbatch", "--parsable", "--export=ALL", f"--job-name={JOB_PREFIX}{shell_id}",
-                f"--comment=execmagic {marker}", f"--chdir={command.cwd}",
-                f"--output={os.path.join(self.logs_dir, '%j.stdout')}",
-                f"--error={os.path.join(self.logs_dir, '%j.stderr')}", *self.options.sbatch_args(),
-                wrapper_path(), self.logs_dir, f"{timeout or 0:g}", f"{self.grace:g}", marker, "--", *command.argv]
-        out = slurm_cli.run_slurm(argv, timeout=self.command_timeout, env=env, what="sbatch")
-        job_id = out.strip().split(";")[0]
-        if not job_id.isdigit():
-            raise SlurmError(f"sbatch did not answer with a job id (it said {out.strip()[:200]!r})", "EPROTO")
-        meta = JobMeta(shell_id=shell_id, command=command.display, cwd=command.cwd, marker=marker,
-                       started_at=now_iso("seconds"), timeout=timeout)
-        with contextlib.suppress(OSError):
-            _write_private(os.path.join(self.logs_dir, f"{job_id}.json"), json.dumps(dataclasses.asdict(meta)))
-        handle = SlurmHandle(self, job_id, meta)
+                f"--comment={_COMMENT}{marker}", f"--chdir={command.cwd}", f"--output={files}.slurm",
+                f"--error={files}.slurm", *self.options.sbatch_args(),
+                wrapper_path(), files, f"{timeout or 0:g}", f"{self.grace:g}", marker, "--", *command.argv]
+        try:
+            out = slurm_cli.run_slurm(argv, timeout=self.command_timeout, env=env, what="sbatch")
+        except SlurmError as exc:
+            if exc.failure is not Failure.TIMEOUT:
+                raise
+            job_id = self._submitted(marker, exc, f"{JOB_PREFIX}{shell_id}")
+        else:
+            job_id = out.strip().split(";")[0]
+            if not job_id.isdigit():
+                raise SlurmError(f"sbatch did not answer with a job id (it said {out.strip()[:200]!r})",
+                                 Failure.PROTOCOL, program="sbatch")
+        record = JobRecord(job_id=job_id, shell_id=shell_id, command=command.display, cwd=command.cwd, marker=marker,
+                           started_at=now_iso("seconds"), timeout=timeout)
+        job_files = _JobFiles(self.logs_dir, cluster, job_id, marker)
+        job_files.write_record(record)
+        handle = SlurmHandle(self, job_files, record)
         self.monitor.add(handle)
         return handle
+
+    def _submitted(self, marker: str, timed_out: SlurmError, job_name: str) -> str:
+        """The id of the job an ``sbatch`` that timed out submitted after all, found by its marker, so
+        it is adopted rather than submitted twice; ``timed_out`` again when SLURM has no such job."""
+        try:
+            listed = slurm_cli.queue(timeout=self.command_timeout, every_state=True)
+        except SlurmError:
+            raise SlurmError(f"{timed_out.issue}; it may have submitted the job all the same (squeue --me"
+                             f" --name={job_name} shows it)", Failure.TIMEOUT, program="sbatch") from None
+        for job in listed.values():
+            if _marker_of(job) == marker:
+                return job.job_id
+        raise timed_out
 
     def reattach(self, job_id: str, *, marker: str = "") -> SlurmHandle:
-        """The handle of a job started earlier (by this or an earlier kernel), reading its files from the start."""
+        """The handle of a job started earlier (by this or an earlier kernel), reading its files from
+        the start.  ``marker``: the run's, from :meth:`find_jobs`; empty: any.  SLURM must list the job
+        with that marker in its comment (a job id alone may be another cluster's, or a rebuilt
+        one's), and its record must have been written for this cluster, job and marker."""
         if not job_id.isdigit():
             raise UsageProblem(f"not a SLURM job id: {shown_value(job_id)}")
-        try:
-            with open(os.path.join(self.logs_dir, f"{job_id}.json")) as fh:
-                meta = JobMeta(**json.load(fh))
-        except (OSError, ValueError, TypeError):
-            raise UsageProblem(f"SLURM job {job_id} was not started by execmagic with logs in {self.logs_dir}"
-                               ) from None
-        handle = SlurmHandle(self, job_id, meta)
+        job = slurm_cli.queue(timeout=self.command_timeout, every_state=True).get(job_id)
+        listed = _marker_of(job) if job is not None else ""
+        files = _JobFiles(self.logs_dir, self.cluster(), job_id, listed)
+        record = files.read_record() if listed and marker in ("", listed) else None
+        if record is None:
+            raise UsageProblem(f"SLURM job {job_id} was not started by execmagic with logs in {self.logs_dir}")
+        handle = SlurmHandle(self, files, record)
         self.monitor.add(handle)
         return handle
 
-    def srun_command(self, command: Command, *, name: str) -> Command:
-        """``command`` as a foreground run on the cluster: ``srun`` streams the job's stdout and
-        stderr apart and ends with its exit code, so the local foreground loop shows it live.
-
-        The wrapper (its text, so no shared path is needed) runs the command in a session of its own
-        and stops its tree on the interrupt ``srun --quit-on-interrupt`` forwards.  ``name`` ends
-        up in the job name, so a run that had to be stopped can be cancelled by name
-        (:meth:`cancel_by_name`).  The job's environment is the command's (``--export=ALL``).
-        """
-        self._make_logs_folder()
-        env = dict(command.env)
-        if "SLURM_CONF" in os.environ:
-            env.setdefault("SLURM_CONF", os.environ["SLURM_CONF"])
-        with open(wrapper_path()) as fh:
-            wrapper = fh.read()
-        argv = (slurm_cli.find_program("srun"), "--quit-on-interrupt", "--export=ALL", f"--job-name={JOB_PREFIX}{name}",
-                f"--chdir={command.cwd}", *self.options.sbatch_args(),
-                "bash", "-c", wrapper, "slurm_job.sh", self.logs_dir, "0", f"{self.grace:g}", f"{JOB_PREFIX}{name}",
-                "--", *command.argv)
-        return dataclasses.replace(command, argv=argv, env=env)
-
-    def watch_job(self, name: str) -> NamedJobWatch:
-        """Follow the state of the job :meth:`srun_command` named ``name`` (for a status line)."""
-        return NamedJobWatch(self, name)
-
-    def cancel_by_name(self, name: str) -> None:
-        """Cancel this user's job named by :meth:`srun_command` (after an interrupted or timed-out
-        run: ``srun`` may have been stopped before it could end the job)."""
-        slurm_cli.run_slurm(["scancel", "--me", f"--name={JOB_PREFIX}{name}"], timeout=self.command_timeout)
-
-    def find_jobs(self) -> list[JobState]:
-        """This user's jobs that SLURM still lists and execmagic started (by their name prefix)."""
-        jobs = slurm_cli.queue(timeout=self.command_timeout)
-        return [job for job in jobs.values() if job.name.startswith(JOB_PREFIX)
-                and os.path.exists(os.path.join(self.logs_dir, f"{job.job_id}.json"))]
-
-
-class NamedJobWatch:
-    """What SLURM says of the foreground job named by :meth:`SlurmBackend.srun_command`, for a
-    status line (``queued (Resources)``, ``running on node7``): one ``squeue`` a second, on a
-    thread of its own, so a slow controller never holds up the output of the run."""
-
-    def __init__(self, backend: SlurmBackend, name: str, interval: float = _QUEUE_EVERY) -> None:
-        self._argv = ["squeue", "--me", "--noheader", f"--name={JOB_PREFIX}{name}", "--format=%T|%r|%N"]
-        self._timeout = min(backend.command_timeout, 5.0)
-        self._interval = interval
-        self._stopped = threading.Event()
-        #: The latest state in words; ``None`` until SLURM has listed the job.
-        self.words: str | None = None
-        self._thread = threading.Thread(target=self._run, name="execmagic-srun-state", daemon=True)
-        self._thread.start()
-
-    def _run(self) -> None:
-        while not self._stopped.wait(self._interval):
-            try:
-                lines = slurm_cli.run_slurm(self._argv, timeout=self._timeout).splitlines()
-            except SlurmError:
+    def find_jobs(self) -> list[JobRecord]:
+        """This user's jobs that SLURM still lists and execmagic started: their name prefix, the
+        marker in their comment, and a record in the logs folder written for that cluster, job and
+        marker."""
+        found = []
+        listed = slurm_cli.queue(timeout=self.command_timeout)
+        cluster = self.cluster() if listed else ""
+        for job in listed.values():
+            marker = _marker_of(job)
+            if not job.name.startswith(JOB_PREFIX) or not marker:
                 continue
-            if lines and len(fields := lines[0].split("|")) == 3:
-                state, reason, nodes = fields
-                if state in slurm_cli.PENDING_STATES:
-                    self.words = f"queued ({reason})" if reason and reason != "None" else "queued"
-                else:
-                    self.words = f"running on {nodes}" if nodes else "running"
+            record = _JobFiles(self.logs_dir, cluster, job.job_id, marker).read_record()
+            if record is not None:
+                found.append(record)
+        return found
 
-    def stop(self) -> None:
-        self._stopped.set()
-
-
-#: sbatch options the backend sets itself (where the output goes, the job's name and folder, what it
-#: runs and how sbatch answers): given again in ``--sbatch-args`` they would silently take its
-#: output elsewhere, hide the job from a restarted kernel or make sbatch answer with something
-#: other than a job id.
-OWNED_SBATCH_OPTIONS = {
-    "-o": "--output", "--output": "--output", "-e": "--error", "--error": "--error", "-J": "--job-name",
-    "--job-name": "--job-name", "-D": "--chdir", "--chdir": "--chdir", "--parsable": "--parsable",
-    "--wrap": "--wrap", "-a": "--array", "--array": "--array", "--test-only": "--test-only", "-h": "--help",
-    "--help": "--help", "--usage": "--usage", "-V": "--version", "--version": "--version", "--export": "--export",
-    "--comment": "--comment", "-W": "--wait", "--wait": "--wait", "-i": "--input", "--input": "--input",
-}
+    def foreground(self, command: Command, *, name: str) -> SrunRun:
+        """``command`` as a foreground run through ``srun`` (see :mod:`.slurm_srun`)."""
+        return SrunRun(self, command, name=name)
 
 
-def sbatch_words(text: str) -> tuple[str, ...]:
-    """``--sbatch-args "--qos=debug --constraint='a100 80gb'"`` as words, split as a shell would;
-    an option the backend sets itself is refused (see :data:`OWNED_SBATCH_OPTIONS`)."""
-    try:
-        words = tuple(shlex.split(text))
-    except ValueError as exc:
-        raise UsageProblem(f"cannot split --sbatch-args {shown_value(text)}: {exc}") from None
-    check_extra(words)
-    return words
+def _marker_of(job: JobState) -> str:
+    """The run's marker execmagic put in the job's comment; empty for a job it did not start."""
+    return job.comment.removeprefix(_COMMENT) if job.comment.startswith(_COMMENT) else ""
 
 
-def check_extra(words: tuple[str, ...]) -> None:
-    """Refuse extra sbatch words that would override what the backend sets (one line, naming it)."""
-    for word in words:
-        flag = word.split("=", 1)[0]
-        if not flag.startswith("--") and len(flag) > 2 and flag.startswith("-"):
-            flag = flag[:2]  # -ofile, -Jname: a short option with its value attached
-        if flag in OWNED_SBATCH_OPTIONS:
-            raise UsageProblem(f"--sbatch-args may not set {OWNED_SBATCH_OPTIONS[flag]}: execmagic sets it itself"
-                               " (the job's logs, name, folder and id depend on it)")
-
-
+#: The backend's public name (``execmagic.SlurmBackend``), as the README documents it.
+SlurmBackend = SlurmJobs

@@ -1,23 +1,30 @@
 #!/bin/bash
 # execmagic's SLURM job wrapper (submitted by execmagic.background.backends.slurm with sbatch).
 #
-#   slurm_job.sh DIR TIMEOUT GRACE MARKER -- COMMAND [ARG]...
+#   slurm_job.sh FILES TIMEOUT GRACE MARKER -- COMMAND [ARG]...
 #
 # Why a wrapper: SLURM signals a job's process group (proctrack/pgid) or its cgroup; a command that
 # calls setsid escapes the first.  So the command runs in a session of its own, carrying the
 # environment marker execmagic gives every process it starts, and this script stops the session, the
 # group and every marked process itself -- on a signal from scancel, at the timeout, and after the
 # command's leader ended (as a cgroup would).  Its last act is to leave the exit code next to the
-# logs, DIR/$SLURM_JOB_ID.exit, as one line "CODE HOW [SIGNAL]" (HOW: exit, killed, timeout), so the
-# kernel knows how the job ended even after SLURM forgot it (no accounting needed).
+# logs, FILES.exit, as one line "CODE HOW [SIGNAL]" (HOW: exit, killed, timeout), so the kernel knows
+# how the job ended even after SLURM forgot it (no accounting needed).
 #
+# FILES: where the job's files are, a path without its suffix, %j standing for the job id (as in
+# sbatch's --output); it names the cluster, the job and the run's marker, so a job never reads a file
+# written for another one.  Empty: no files (a foreground run, whose exit code srun passes on).
 # TIMEOUT 0: none.  GRACE: seconds between the first signal and SIGKILL; the kernel may write another
-# one to DIR/$SLURM_JOB_ID.grace just before it signals (a %kill --grace of its own).
-# The script prints nothing of its own: its stdout and stderr are the command's logs.
+# one to FILES.grace just before it signals (a %kill --grace of its own).
+# The command's stdout and stderr go to FILES.stdout and FILES.stderr, opened here, so that nothing
+# but the command's own output is in them: what SLURM writes about the job (the "CANCELLED" line of a
+# scancel, this script's own errors) goes to sbatch's --output, FILES.slurm.  With FILES empty (srun)
+# the command writes to this script's stdout and stderr, which srun streams.
 
-dir=$1 timeout=$2 grace=$3 marker=$4
-shift 5  # DIR TIMEOUT GRACE MARKER --
-job=${SLURM_JOB_ID:?slurm_job.sh runs as a SLURM batch job}
+files=$1 timeout=$2 grace=$3 marker=$4
+shift 5  # FILES TIMEOUT GRACE MARKER --
+job=${SLURM_JOB_ID:?slurm_job.sh runs as a SLURM job}
+files=${files//'%j'/$job}
 # The marker comes as an argument, not in our environment: only the command's processes may carry it,
 # or the sweep would find this script's own subshells (a fork shares its parent's /proc/PID/environ).
 # (Under srun the job inherits the marker of the local srun process: our helpers must not carry it.)
@@ -47,7 +54,7 @@ signal_all() {  # $1: signal name
 stop_tree() {
   local g tenths i=0
   g=$grace
-  [ -s "$dir/$job.grace" ] && g=$(head -c 32 "$dir/$job.grace")
+  [ -n "$files" ] && [ -s "$files.grace" ] && g=$(head -c 32 "$files.grace")
   tenths=$(awk -v g="$g" 'BEGIN { t = int(g * 10); print (t > 0 ? t : 0) }')
   signal_all "$1"
   while [ "$i" -lt "$tenths" ] && [ -n "$(members)" ]; do
@@ -73,7 +80,7 @@ reap() {
 
 start_reaper() {
   local code
-  code="$(declare -p sid marker grace dir job); $(declare -f members signal_all stop_tree reap); reap"
+  code="$(declare -p sid marker grace files); $(declare -f members signal_all stop_tree reap); reap"
   exec {reaper}> >(exec setsid bash -c "$code" >/dev/null 2>&1)
 }
 
@@ -86,7 +93,11 @@ for s in TERM INT HUP QUIT USR1 USR2; do
 done
 trap 'on_signal TERM; how=timeout' ALRM
 
-EXECMAGIC_RUN=$marker setsid "$@" </dev/null &
+if [ -n "$files" ]; then
+  EXECMAGIC_RUN=$marker setsid "$@" </dev/null >"$files.stdout" 2>"$files.stderr" &
+else
+  EXECMAGIC_RUN=$marker setsid "$@" </dev/null &
+fi
 pid=$!
 sid=$pid  # a background child of a non-interactive shell is no group leader: setsid made it its own session
 reaper=""
@@ -121,6 +132,6 @@ case $how in
   killed) num=$(kill -l "$stop_with"); code=$((128 + num)); line="$code killed $stop_with${escalated:+ KILL}" ;;
   *) line="$code exit" ;;
 esac
-printf '%s\n' "$line" > "$dir/$job.exit.tmp" && mv -f "$dir/$job.exit.tmp" "$dir/$job.exit"
+[ -n "$files" ] && printf '%s\n' "$line" > "$files.exit.tmp" && mv -f "$files.exit.tmp" "$files.exit"
 echo done >&"$reaper"
 exit "$code"

@@ -1,0 +1,74 @@
+"""Files a job writes, fed into the pipes the registry's reader drains: the part of a backend whose
+jobs write their output into a folder shared with the kernel (a cluster's home folder), rather than
+into pipes of ours.
+
+A :class:`FileStream` remembers how far its file was copied and moves what it grew by into a pipe,
+as much as the pipe takes (the rest goes on the next call), so a backend's one monitor thread can
+feed every job's streams without blocking on any.  The registry's reader then mirrors the pipe into
+the shell's own logs, and cursors, filter, wait and follow work as for a local shell.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+
+from ...process.pump import grow_pipe
+
+__all__ = ["FileStream"]
+
+_READ_SIZE = 1 << 16
+
+
+class FileStream:
+    """One job file being copied into the pipe the registry's reader drains (:attr:`read_fd`)."""
+
+    def __init__(self, path: str) -> None:
+        self.path = path
+        self.read_fd, self.write_fd = os.pipe()
+        grow_pipe(self.write_fd)  # a megabyte a tick, not 64 KB: a chatty job's output keeps up
+        os.set_blocking(self.read_fd, False)
+        os.set_blocking(self.write_fd, False)
+        self.offset = 0
+        self.pending = b""  # read from the file, not yet taken by the pipe
+
+    @property
+    def open(self) -> bool:
+        return self.write_fd >= 0
+
+    def exists(self) -> bool:
+        """Whether the job created its file yet (it started, for a job whose files appear at its start)."""
+        return os.path.exists(self.path)
+
+    def copy(self) -> bool:
+        """Move what the file grew by into the pipe (as much as it takes); True when all is in."""
+        if not self.open:
+            return True
+        try:
+            while True:
+                if not self.pending:
+                    try:
+                        if os.stat(self.path).st_size <= self.offset:  # nothing new: no need to open it
+                            return True
+                        with open(self.path, "rb") as fh:
+                            fh.seek(self.offset)
+                            self.pending = fh.read(_READ_SIZE)
+                    except FileNotFoundError:  # not created yet: the job has not started
+                        return True
+                    self.offset += len(self.pending)
+                    if not self.pending:
+                        return True
+                written = os.write(self.write_fd, self.pending)
+                self.pending = self.pending[written:]
+        except BlockingIOError:  # the pipe is full: the reader takes it, the rest goes next time
+            return False
+        except BrokenPipeError:  # the reader closed its end (its owner closed): nobody wants more
+            self.close()
+            return True
+
+    def close(self) -> None:
+        """End the stream (the reader sees EOF once it drained the pipe)."""
+        if self.open:
+            with contextlib.suppress(OSError):
+                os.close(self.write_fd)
+            self.write_fd = -1

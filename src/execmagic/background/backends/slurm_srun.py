@@ -1,0 +1,76 @@
+"""``%exec --on slurm``: a foreground run through ``srun`` (a :class:`~.base.Foreground`).
+
+``srun`` streams the job's stdout and stderr apart and ends with its exit code, so the local
+foreground loop shows the job live and its stop button reaches it: ``srun --quit-on-interrupt``
+forwards the interrupt to the job's wrapper, which stops the job's whole tree.  The wrapper is
+passed as text (``bash -c``), so no path needs to be shared with the nodes.
+
+Around the run: a status line follows the job's state (one ``squeue`` a second, on a thread of its
+own, so a slow controller never holds up the output), and a run that was stopped is cancelled by its
+job name afterwards (``srun`` may have been stopped before it could end the job).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import threading
+from typing import TYPE_CHECKING
+
+from ...process.spec import Command
+from . import slurm_cli
+from .slurm_cli import SlurmError
+from .slurm_monitor import QUEUE_EVERY
+from .slurm_status import status_of
+
+if TYPE_CHECKING:
+    from .slurm import SlurmJobs
+
+__all__ = ["SrunRun"]
+
+
+class SrunRun:
+    """One foreground run on the cluster, named ``JOB_PREFIX + name`` (unique in this kernel)."""
+
+    def __init__(self, backend: SlurmJobs, command: Command, *, name: str) -> None:
+        from .slurm import JOB_PREFIX, wrapper_text
+
+        self.job_name = f"{JOB_PREFIX}{name}"
+        self._timeout = backend.command_timeout
+        argv = (slurm_cli.find_program("srun"), "--quit-on-interrupt", "--export=ALL", f"--job-name={self.job_name}",
+                f"--chdir={command.cwd}", *backend.options.sbatch_args(),
+                "bash", "-c", wrapper_text(), "slurm_job.sh", "", "0", f"{backend.grace:g}",
+                self.job_name, "--", *command.argv)  # no files: srun passes the exit code on
+        env = backend.job_env(command)
+        # should the kernel die mid-run, its watchdog stops srun and then cancels the job by name
+        # (srun killed outright leaves its allocation running)
+        cancel = [slurm_cli.find_program("scancel"), "--me", f"--name={self.job_name}"]
+        if "SLURM_CONF" in env:
+            cancel = ["env", f"SLURM_CONF={env['SLURM_CONF']}", *cancel]
+        #: What runs locally: srun, with the job's environment (``--export=ALL``).
+        self.command = dataclasses.replace(command, argv=argv, env=env, on_owner_death=tuple(cancel))
+        self._stopped = threading.Event()
+        self._thread: threading.Thread | None = None
+        self._words: str | None = None
+
+    @property
+    def words(self) -> str | None:
+        return self._words
+
+    def watch(self) -> None:
+        if self._thread is None:
+            self._thread = threading.Thread(target=self._run, name="execmagic-srun-state", daemon=True)
+            self._thread.start()
+
+    def _run(self) -> None:
+        while not self._stopped.wait(QUEUE_EVERY):
+            try:
+                listed = slurm_cli.queue(timeout=min(self._timeout, 5.0), name=self.job_name)
+            except SlurmError:
+                continue  # the status line keeps what it said; the run's output goes on
+            if listed:
+                self._words = status_of(next(iter(listed.values()))).words()
+
+    def finish(self, *, stopped: bool) -> None:
+        self._stopped.set()
+        if stopped:
+            slurm_cli.run_slurm(["scancel", "--me", f"--name={self.job_name}"], timeout=self._timeout)
