@@ -556,3 +556,13 @@ def test_an_ordinary_user_gets_the_same_walls(bwrap_works, place):
     assert answer["output"].startswith("wrote\nno\n65534\n") and "Read-only file system" in answer["output"], answer
     assert answer["sandbox"].startswith("sandbox workspace") and os.path.exists(f"{place['ws']}/made")
     assert SECRETS[".ssh/id_rsa"] not in answer["output"] and read(f"{home}/.bashrc") == "# start-up\n"
+
+
+def test_the_bash_tool_tells_the_model_its_walls(bwrap_works, engines, place):
+    """The model reads its walls in the tool's description before it meets them; unconfined, nothing is said."""
+    engine = engines()
+    walls = Toolbox(engine, sandbox="workspace").tools["Bash"].description
+    assert f"Commands run in a sandbox: only {place['ws']} and a private /tmp are writable" in walls
+    assert "there is no network" in walls
+    assert "reachable" in Toolbox(engine, sandbox="workspace", network=True).tools["Bash"].description
+    assert "sandbox" not in Toolbox(engine, sandbox="off").tools["Bash"].description

@@ -84,7 +84,8 @@ class Toolbox:
     ``sandbox`` confines every command in operating-system walls (bubblewrap; see
     :mod:`execmagic.engine.sandboxing`): ``"off"``, ``"read-only"``, ``"workspace"`` (the allowed
     directories, else the folder the engine started in, are writable) or ``"auto"`` (``workspace``
-    where it works; unsandboxed elsewhere, and every answer says why).  ``network`` lets confined
+    where it works; unsandboxed elsewhere, and every answer says why; the default: an agent's
+    commands meet walls, not only text checks).  ``network`` lets confined
     commands reach the network.  Confined commands keep a session of their own, which starts from
     the engine's and never writes back to it.  A mode named where it cannot work raises here.
     """
@@ -119,6 +120,19 @@ class Toolbox:
             self.tools[spec.name] = spec
 
     # -- catalogue ------------------------------------------------------------------------
+    def _walls(self) -> str:
+        """What the Bash tool's description says of the sandbox, so the model knows its walls before it
+        meets them (a write refused reads ``Read-only file system``); nothing when unconfined."""
+        sandbox = self.sandbox.sandbox
+        if sandbox is None:
+            return ""
+        spec = sandbox.spec
+        where = (f"only {', '.join(spec.writable_roots)} and a private /tmp are writable"
+                 if spec.mode == "workspace" else "only a private /tmp is writable")
+        network = "the network is reachable" if spec.network else "there is no network"
+        return (f" Commands run in a sandbox: {where}, the rest of the file system is read-only, {network}, and"
+                " processes outside it are invisible.")
+
     def _builtin_specs(self) -> list[ToolSpec]:
         return [
             ToolSpec("Bash", (
@@ -127,7 +141,7 @@ class Toolbox:
                 "most 600000 ms. Output over 30000 characters is cut in the middle; the full log path is given. "
                 "Use run_in_background for long-running commands, then BashOutput to read them. Quote paths with "
                 "spaces; chain dependent commands with &&. Dangerous commands (recursive deletes of / or ~, "
-                "formatting disks, fork bombs, piping downloads into a shell, …) are refused."),
+                "formatting disks, fork bombs, piping downloads into a shell, …) are refused." + self._walls()),
                 object_schema({
                     "command": {"type": "string", "description": "The command to execute"},
                     "description": {"type": "string",

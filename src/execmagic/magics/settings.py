@@ -94,7 +94,8 @@ class ExecSettings(Magics):
         GUARDS, default_value="catastrophic",
         help="Commands refused before they run: 'catastrophic' (destroys a system or data: rm -rf /, mkfs, dd onto"
              " a disk, fork bombs, …), 'all' (also risky ones: curl | sh, reboot, kill -1), or 'none'."
-             " --allow-dangerous overrides it for one run. A guardrail, not a sandbox.",
+             " --allow-dangerous overrides it for one run. A guardrail that reads text, not a sandbox: for"
+             " walls the operating system keeps, see sandbox (agents get them by default).",
     ).tag(config=True)
     allowed_dirs = List(
         Unicode(), default_value=[],
