@@ -8,6 +8,7 @@ live process may still carry it.
 from __future__ import annotations
 
 import os
+import signal
 import sys
 import uuid
 
@@ -17,6 +18,12 @@ from processes import TOKEN_VAR, assert_none_left, pid_alive
 
 
 def pytest_configure(config):
+    # Started with SIGINT ignored (a CI script's `cmd &`, nohup), Python leaves it ignored, and so does every
+    # process the tests start (an ignored signal survives exec): interrupts and Ctrl-C would test nothing,
+    # and a test that waits for one would hang. The suite takes Python's default back, for itself and thereby
+    # for all it starts (a handled signal is reset to the default at exec).
+    if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
     config.addinivalue_line(
         "markers", "watchdog_outlives_test: the module's engine (and its watchdog) lives across tests; "
         "the module's teardown proves the watchdog ends")
