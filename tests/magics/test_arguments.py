@@ -464,3 +464,18 @@ def test_api_and_tools_refuse_empty_commands_and_unknown_shells_in_their_own_wor
 def test_magics_word_an_unknown_shell_for_a_notebook(ip, magics):
     with pytest.raises(UsageError, match=r"^no background shell 'nope' \(known: none yet\); start one with %bg$"):
         ip.run_line_magic("bgout", "nope")
+
+
+def test_a_refused_config_is_said_once_and_none_means_no_limit(ip, magics, caplog):
+    """One line in the cell, nothing logged besides (%config logs what a configurable raises: ERROR:root:);
+    ``None``, the default of a setting that allows it, can be set back."""
+    try:
+        with capture_output() as cap:
+            ip.run_line_magic("config", "ExecMagics.timeout = -3")
+        assert cap.stderr.count("\n") == 1 and "refused" in cap.stderr
+        assert not [r for r in caplog.records if r.levelname == "ERROR"], caplog.text
+        ip.run_line_magic("config", "ExecMagics.timeout = 300")
+        ip.run_line_magic("config", "ExecMagics.timeout = None")
+        assert magics.timeout is None
+    finally:
+        ip.run_line_magic("config", "ExecMagics.timeout = None")

@@ -39,7 +39,7 @@ def test_a_toolbox_made_before_any_magic_honours_the_notebooks_settings(tmp_path
 ip.run_line_magic("config", "ExecMagics.audit_log = {str(audit)!r}")
 ip.run_line_magic("config", "ExecMagics.allowed_dirs = [{str(allowed)!r}]")
 """
-    toolbox = "box = execmagic.Toolbox(grace=0.3)\n"
+    toolbox = "box = execmagic.Toolbox(grace=0.3, sandbox='off')\n"  # the settings under test, not the walls
     out = run_in_fresh_shell((config + toolbox if order == "config-then-toolbox" else toolbox + config) + f"""
 import json
 ok = box.dispatch("Bash", {{"command": "echo inside"}})

@@ -47,8 +47,8 @@ class LiveOutput:
             self.shown[stream] += cut
             self.over = True
             out.write(
-                f"\n… [live output paused at {format_bytes(self.budget)}; the full output goes to the log;"
-                " its tail is shown when the command ends] …\n"
+                f"\n… [live output paused at {self.budget:,} characters (the display budget); the full output goes"
+                " to the log; its tail is shown when the command ends] …\n"
             )
             self.ends_line = True
         out.flush()

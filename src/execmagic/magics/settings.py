@@ -196,15 +196,15 @@ class ExecSettings(Magics):
                 if isinstance(value, bool) and isinstance(trait, (Int, Float)):  # True seconds is a mistake
                     raise TraitError(f"ExecMagics.{key} = {shown_value(value)} refused:"
                                      " it must be a number, not a bool")
-                try:  # the type alone, before our own checks
-                    getattr(trait, "validate", lambda _owner, checked: checked)(self, value)
+                try:  # the type alone, before our own checks (None where the setting allows it: "no limit")
+                    if not (value is None and trait.allow_none):
+                        getattr(trait, "validate", lambda _owner, checked: checked)(self, value)
                 except TraitError:  # said as every refusal is: traitlets' own message echoes a value whole
                     raise TraitError(f"ExecMagics.{key} = {shown_value(value)} refused:"
                                      f" it must be {trait.info()}") from None
             super().update_config(config)
-        except TraitError as exc:
+        except TraitError as exc:  # said here, once: re-raised, %config would log it again (ERROR:root:...)
             print(f"{' '.join(str(exc).split()).rstrip('.')}; the previous value stays", file=sys.stderr)
-            raise
         finally:
             self._applying_config = False
 
