@@ -1,4 +1,4 @@
-"""JSON-line plugin tools (seed 003): any executable becomes a tool through a manifest.
+"""JSON-line plugin tools: any executable becomes a tool through a manifest.
 
 Protocol, one line each way::
 
@@ -24,7 +24,7 @@ A manifest is TOML or JSON, checked against :data:`MANIFEST_SCHEMA`::
 
     [exec]
     binary = "gpio_write.py"     # inside the manifest's folder, or an absolute path
-    timeout = 10                 # seconds (the seed's default)
+    timeout = 10                 # seconds (the default)
 
     [[parameters]]
     name = "pin"
@@ -65,7 +65,8 @@ __all__ = [
     "PluginParameter", "PluginTool", "load_manifest", "parse_manifest",
 ]
 
-#: Seconds a plugin call may take when its manifest names no timeout (the seed's 10 s).
+#: Seconds a plugin call may take when its manifest names no timeout: a tool call is a quick action
+#: (set a pin, read a sensor); a longer one says so in its manifest.
 DEFAULT_PLUGIN_TIMEOUT = 10.0
 #: Seconds a plugin has to exit once its result line has come, on top of the timeout for the line:
 #: time to close files and flush, not to keep working.  Past them it is stopped and its line stands.
@@ -76,7 +77,7 @@ MAX_PLUGIN_TIMEOUT = 3600.0
 #: How deep ``items`` may nest (an array of arrays of …): function-calling APIs limit nesting, and a
 #: manifest nested hundreds deep would break every tool's catalogue, not only its own.
 MAX_ITEMS_DEPTH = 5
-#: Characters of stderr quoted in an error (the seed quotes up to 512 bytes).
+#: Characters of stderr quoted in an error: enough for a traceback's last lines, small in a model's context.
 STDERR_EXCERPT = 512
 #: Bytes a result line may have: room for a large answer (a file's contents, a table), and a bound
 #: on what one call holds in memory.
@@ -484,7 +485,8 @@ class PluginTool:
         return self._answer(result, first, clock.ended)
 
     def _answer(self, result: Result, first: _FirstLine, ended: str | None = None) -> dict[str, Any]:
-        """The seed's order: could not start, no line, a line that is not a result, then the exit code.
+        """The first problem wins, in this order: could not start, no line, a line that is not a result,
+        then the exit code (a non-zero exit overrides a success line).
 
         ``ended`` is how the call's clock ended it: ``"timeout"`` (no line in time), ``"grace"``
         (the line came, the exit did not), ``None`` (the plugin ended by itself)."""

@@ -1,4 +1,4 @@
-"""Background shells: start, read only what is new, filter, wait, stop, list (design §3.4).
+"""Background shells: start, read only what is new, filter, wait, stop, list.
 
 The registry is the bookkeeping: ids and names, the limit, reads with per-reader cursors, kills,
 cleanup and close.  What it delegates, each to a module of its own:

@@ -66,7 +66,7 @@ def _cwd_or_none() -> str | None:
 
 
 def _name_shell_start_failure(result: Result) -> Result:
-    """Give a shell's "command not found" / "Permission denied" ending the seed's one-line error form.
+    """Give a shell's "command not found" / "Permission denied" ending the one-line ``exec: … (CODE)`` form that a start failure has.
 
     Only the last line is read, by splitting, never by a regex over all of stderr: a command may
     print megabytes without a newline before it exits 127.

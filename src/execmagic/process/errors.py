@@ -39,7 +39,7 @@ class TemplateError(UsageProblem):
 
 
 class PreExecError(ExecError):
-    """A command could not be started; ``str()`` is the seed's ``exec: <issue> (<CODE>)`` line.
+    """A command could not be started; ``str()`` is one ``exec: <issue> (<CODE>)`` line.
 
     Raised inside the engine and turned into a failed ``Result`` (``error`` from
     ``str()``, ``error_code`` from :attr:`code`) by the run functions, so callers see a
