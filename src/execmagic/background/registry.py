@@ -113,11 +113,11 @@ class ShellRegistry:
 
     def start(self, command: Command, *, marker_prefix: str, name: str | None = None,
               timeout: float | None = None, backend: Backend | None = None) -> ShellInfo:
-        """Start ``command`` (an engine :class:`~execmagic.engine.spec.Command`) in the background,
+        """Start ``command`` (an engine :class:`~execmagic.process.spec.Command`) in the background,
         on ``backend`` (default: :attr:`backend`, local processes).
 
         Raises :class:`UsageProblem` for a bad or duplicate name, :class:`ShellLimitReached`
-        past ``max_shells``, and :class:`~execmagic.engine.errors.PreExecError` when it cannot start at all.
+        past ``max_shells``, and :class:`~execmagic.process.errors.PreExecError` when it cannot start at all.
         """
         timeout = checks.timeout(timeout)  # before the shell joins the reader: nan/inf would break its waits
         name = checks.optional_text(name, "name")

@@ -377,7 +377,7 @@ class Engine(Planner):
 
     def start_background(self, plan: Plan, *, name: str | None = None, timeout: float | None = None,
                          guard: Guard = "catastrophic", backend: Backend | None = None) -> ShellInfo:
-        """Start a plan as a background shell (see :class:`~execmagic.engine.shells.ShellRegistry`),
+        """Start a plan as a background shell (see :class:`~execmagic.background.registry.ShellRegistry`),
         on ``backend`` (default: local processes; a backend from
         :func:`execmagic.background.backends.registry.get` runs it elsewhere, a SLURM job, …).
 

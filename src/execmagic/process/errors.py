@@ -1,7 +1,7 @@
 """The exceptions the engine raises on purpose.
 
 An expected outcome of running a program (non-zero exit, timeout, interrupt, a
-command that is not installed) is a :class:`~execmagic.engine.results.Result`
+command that is not installed) is a :class:`~execmagic.process.results.Result`
 value.  These exceptions are for requests the engine cannot carry out at all:
 a malformed template, an unknown language, a bad option.  Each message is one
 line a person can act on.

@@ -6,7 +6,7 @@ while carrying the run's marker?  Both are about processes started since the run
 Linux those are told without listing anything at the start: the kernel hands out pids in turn,
 so the pids between its last one at the start (``/proc/sys/kernel/ns_last_pid``) and at the
 end are all a quick run's new processes can be -- a handful to ask ``getsid`` about, where a
-listing of ``/proc`` at both ends cost about 0.35 ms a run.  A run long enough for the pids to
+listing of ``/proc`` at both ends would cost more than a short run itself.  A run long enough for the pids to
 go round, or one that saw more pids handed out than a listing costs, is answered from one
 listing of ``/proc``, reading the environment of every process outside the session.  Elsewhere
 (no ``/proc``) psutil answers, as :mod:`.stop` does, against a listing taken at the start.
