@@ -171,7 +171,7 @@ def _has_type(value: Any, kind: str) -> bool:
     return isinstance(value, _PYTHON_TYPES[kind])
 
 
-def _shown(value: Any) -> str:
+def _described(value: Any) -> str:
     """A value as a manifest's author wrote it, short: ``the string 'no'``, ``the integer 5``, ``a list``."""
     if value is None:
         return "null"
@@ -192,7 +192,7 @@ def _shown(value: Any) -> str:
 
 
 def _type_problem(value: Any, kind: str) -> str | None:
-    return None if _has_type(value, kind) else f"must be {_TYPE_WORDS[kind]}, not {_shown(value)}"
+    return None if _has_type(value, kind) else f"must be {_TYPE_WORDS[kind]}, not {_described(value)}"
 
 
 def _value_problem(schema: Mapping[str, Any], value: Any) -> str | None:
@@ -200,15 +200,15 @@ def _value_problem(schema: Mapping[str, Any], value: Any) -> str | None:
     if "type" in schema and (problem := _type_problem(value, schema["type"])):
         return problem
     if "enum" in schema and value not in schema["enum"]:
-        return f"must be one of {', '.join(schema['enum'])}, not {_shown(value)}"
+        return f"must be one of {', '.join(schema['enum'])}, not {_described(value)}"
     if "pattern" in schema and not re.fullmatch(schema["pattern"], value):
-        return f"must match ^{schema['pattern']}$ (letters, digits, '_' or '-', at most 64), not {_shown(value)}"
+        return f"must match ^{schema['pattern']}$ (letters, digits, '_' or '-', at most 64), not {_described(value)}"
     if "minLength" in schema and len(value) < schema["minLength"]:
         return "must not be empty"
     if "exclusiveMinimum" in schema and not value > schema["exclusiveMinimum"]:
-        return f"must be more than {schema['exclusiveMinimum']}, not {_shown(value)}"
+        return f"must be more than {schema['exclusiveMinimum']}, not {_described(value)}"
     if "maximum" in schema and not value <= schema["maximum"]:
-        return f"must be at most {schema['maximum']:g}, not {_shown(value)}"
+        return f"must be at most {schema['maximum']:g}, not {_described(value)}"
     return None
 
 
@@ -312,7 +312,8 @@ def parse_manifest(data: Any, base_dir: str = ".", path: str | None = None) -> P
     """
     where = path or "<manifest>"
     if not isinstance(data, Mapping):
-        raise ManifestError(where, None, f"must be a table of [tool], [exec] and [[parameters]], not {_shown(data)}")
+        raise ManifestError(where, None,
+                            f"must be a table of [tool], [exec] and [[parameters]], not {_described(data)}")
     found = _first_problem(MANIFEST_SCHEMA, data, "")
     seen: dict[str, str] = {}
     for i, raw in enumerate(data.get("parameters", []) if found is None else []):

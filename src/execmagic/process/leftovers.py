@@ -53,8 +53,9 @@ def _read_int(path: str) -> int | None:
 
 @dataclasses.dataclass(frozen=True)
 class Births:
-    """What is known at a run's start to tell its new processes at its end: the last pid the kernel handed
-    out, or (where that cannot be read) every pid that existed."""
+    """A run's starting point for telling which processes were born during it: what is known at its
+    start -- the last pid the kernel handed out, or (where that cannot be read) every pid that
+    existed -- so that at its end :meth:`since` names the candidates."""
 
     started: float
     last_pid: int | None
