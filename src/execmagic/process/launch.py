@@ -42,7 +42,7 @@ def check_cwd(cwd: str, shown: str | None = None) -> None:
 
     The path is looked at with one ``stat``, whose error names the problem: a name longer than
     the system takes (``ENAMETOOLONG``) is not a directory that "does not exist".  Any other
-    failure to look (a missing parent, a loop of links) reads as before: it does not exist.
+    failure to look (a missing parent, a loop of links) reads: it does not exist.
     """
     label = shown_value(shown if shown is not None else cwd)
     try:

@@ -10,7 +10,7 @@ tested (``$LINENO``, ``$0``, ``$#``, ``$_``, ``$BASH_EXECUTION_STRING``, ``$SHLV
 errors, ``exit``, ``return``, the EXIT trap) but one: a syntax error reads ``bash: eval: line
 N`` where ``bash -c`` says ``bash: -c: line N``.  So it takes only a script that surely parses
 (:mod:`.plain_syntax`: ``ls -la``, ``cd data && make > log``, ``echo "$HOME"``); any other runs
-cold, with ``bash -c``, and reads exactly as before, and the standby waits for the next run.
+cold, with ``bash -c``, exactly as with no standby at all, and the standby waits for the next run.
 (Asking a ``bash -n`` started beside it instead would cost a second process per standby,
 which eats the start-up it saves when runs come back to back.)  The runner's
 ``read`` takes a pipe a byte at a time, so a script over :data:`SCRIPT_LIMIT` runs cold too.
