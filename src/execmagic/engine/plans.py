@@ -126,7 +126,7 @@ class Planner:
         ``sandboxed``: the state file goes in :data:`SANDBOX_STATE_FOLDER` of the runtime folder, the one
         place there a sandbox may write (it is bound writable into the sandbox whole, once, when the run or
         its standby starts: a file bound by itself would be a mount point the engine's ``unlink`` has to
-        take apart, which costs a sandboxed run a third of a millisecond more)."""
+        take apart, which costs every sandboxed run a little more)."""
         folder = self.logs.runtime()
         prelude = self._prelude
         if prelude is None or os.path.dirname(prelude) != folder or not os.path.isfile(prelude):
