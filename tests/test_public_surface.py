@@ -1,5 +1,5 @@
 """The public face: ``execmagic.__all__`` is pinned, and every name the README and notebooks use
-imports (old module paths still work for one release, with a warning)."""
+imports."""
 
 from __future__ import annotations
 
@@ -9,7 +9,6 @@ import re
 import warnings
 
 import nbformat
-import pytest
 
 import execmagic
 
@@ -54,19 +53,3 @@ def test_every_name_the_docs_use_imports():
             seen += 1
     assert seen >= 10
 
-
-@pytest.mark.parametrize("old, new", [
-    ("execmagic.engine.plugins", "execmagic.agents.plugins"),
-    ("execmagic.engine.tools", "execmagic.agents.tools"),
-    ("execmagic.engine.policy", "execmagic.guard.policy"),
-    ("execmagic.engine.shells", "execmagic.background.registry"),
-    ("execmagic.engine.runner", "execmagic.engine.engine"),
-    ("execmagic.engine.api", "execmagic.api"),
-])
-def test_old_paths_still_import_the_same_modules_with_a_warning(old, new):
-    import sys
-
-    sys.modules.pop(old, None)
-    with pytest.warns(DeprecationWarning, match=f"{old} moved to {new}"):
-        module = importlib.import_module(old)
-    assert module is importlib.import_module(new)

@@ -1,6 +1,6 @@
 """Plugin manifests checked against their schema, binaries kept in their folder, and calls over real plugins.
 
-The seed's own examples are in ``test_seeds.py``; these are the cases it does not write down.
+The protocol's plain examples are in ``test_orchestrator_shapes.py``; these are the harder cases.
 """
 
 from __future__ import annotations

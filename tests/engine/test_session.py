@@ -1,4 +1,4 @@
-"""The persistent shell session (design §3.2)."""
+"""The persistent shell session."""
 
 from __future__ import annotations
 

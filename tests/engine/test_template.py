@@ -1,4 +1,4 @@
-"""Templating (design §3.3): env first, then params, each value a literal of the place it stands in.
+"""Templating: env first, then params, each value a literal of the place it stands in.
 
 The hostile table runs real interpreters: every value, in every context, in
 bash, sh and dash (and Python and node where the context is theirs), must come

@@ -1,4 +1,4 @@
-"""The audit log fails closed, and secrets never reach what is shown or saved (design §3.7)."""
+"""The audit log fails closed, and secrets never reach what is shown or saved."""
 
 from __future__ import annotations
 

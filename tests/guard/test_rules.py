@@ -1,4 +1,4 @@
-"""Guardrails (design §3.7): which commands the dangerous-command rules refuse, and which they let through.
+"""Guardrails: which commands the dangerous-command rules refuse, and which they let through.
 
 Each table is checked four ways: the pure functions (``find_danger``/``check``), a shell cell
 (``Engine.plan_script`` + ``Engine.check_guard``) in every shell language whose text the engine

@@ -1,4 +1,4 @@
-"""What agents use: tools in the shapes models know, JSON-line plugins, and the seed's ``execute``.
+"""What agents use: tools in the shapes models know, JSON-line plugins, and a one-call ``execute``.
 
 Each name is imported on first use: the plugins do not need the tools, nor the tools the plugins.
 """

@@ -70,7 +70,8 @@ def normalise(schema: Mapping[str, Any], arguments: Mapping[str, Any]) -> dict[s
     return out
 
 
-def _shown(value: Any) -> str:
+def _json_excerpt(value: Any) -> str:
+    """A value as the model sent it, as JSON cut to 200 characters (a model's mistake may be huge)."""
     try:
         return json.dumps(value, default=repr)[:200]
     except (ValueError, RecursionError):
@@ -81,7 +82,7 @@ def _type_problem(schema: Mapping[str, Any], value: Any, where: str) -> str | No
     kinds = _kinds(schema)
     if kinds and not any(isinstance(value, _JSON_TYPES.get(k, ())) and not (
             k in ("integer", "number") and isinstance(value, bool)) for k in kinds):
-        return f"{where} must be {' or '.join(kinds)}, not {json_kind(value)} {_shown(value)}"
+        return f"{where} must be {' or '.join(kinds)}, not {json_kind(value)} {_json_excerpt(value)}"
     if isinstance(value, float) and not math.isfinite(value):  # json.loads reads NaN and 1e999
         return f"{where} must be a finite number, not {value!r}"
     if isinstance(value, str):
@@ -90,7 +91,7 @@ def _type_problem(schema: Mapping[str, Any], value: Any, where: str) -> str | No
         except UnicodeEncodeError as exc:
             return f"{where} holds a lone surrogate ({value[exc.start]!r} at position {exc.start}), which is not text"
     if "enum" in schema and value not in schema["enum"]:
-        return f"{where} must be one of {json.dumps(schema['enum'])}, not {_shown(value)}"
+        return f"{where} must be one of {json.dumps(schema['enum'])}, not {_json_excerpt(value)}"
     return None
 
 
@@ -121,7 +122,7 @@ def _object_problem(schema: Mapping[str, Any], value: Mapping[str, Any], where: 
             return f"missing required argument {prefix}{name!r}" if not where else f"{where} is missing {name!r}"
     for name, item in value.items():
         if not isinstance(name, str):
-            return f"argument names must be strings, not {_shown(name)}"
+            return f"argument names must be strings, not {_json_excerpt(name)}"
         if name not in properties:
             if schema.get("additionalProperties", True) is False:
                 known = ", ".join(properties) or "none"

@@ -1,4 +1,4 @@
-"""``execute(config, params)``: the SubprocessPrimitive seed's shape over the engine.
+"""``execute(config, params)``: a one-call run for orchestrators (``SubprocessPrimitive``) over the engine.
 
 A config dict (``command``, ``args``, ``env``, ``cwd``, ``timeout`` in seconds,
 ``capture_output``, ``input_data``) and runtime ``params``; ``${VAR:-default}``
@@ -23,16 +23,17 @@ from ..process.errors import ExecError
 
 __all__ = ["COMPLETE_ENV_SIZE", "DEFAULT_TIMEOUT", "SubprocessPrimitive", "SubprocessResult", "execute"]
 
-#: Default timeout, in seconds, as the seed documents.
+#: Default timeout, in seconds: five minutes covers a build or a test run, and still ends a hang.
 DEFAULT_TIMEOUT = 300
 #: An ``env`` of at least this many variables is taken as complete (already resolved by an
-#: orchestrator) and used as it is; a smaller one is merged over ``os.environ`` (the seed's rule).
+#: orchestrator) and used as it is; a smaller one is merged over ``os.environ``:
+#: a few overrides should not drop ``PATH`` and ``HOME``, while a full environment is meant as written.
 COMPLETE_ENV_SIZE = 50
 
 
 @dataclasses.dataclass(frozen=True)
 class SubprocessResult:
-    """The seed's result: did it work, what it printed, its code and how long it took."""
+    """One run's record: did it work, what it printed, its code and how long it took."""
 
     success: bool
     stdout: str
@@ -48,7 +49,8 @@ def _failure(message: str, duration_ms: int = 0, return_code: int = -1) -> Subpr
 def _os_reason(code: str | None) -> str:
     """The OS's words for an errno name (``"ENOENT"`` → ``"No such file or directory"``); EIO's if unknown.
 
-    The seed ends a start failure with them: ``exec: ls not found in PATH (ENOENT): No such file or directory``.
+    A start failure ends with them, so a reader needs no errno table:
+    ``exec: ls not found in PATH (ENOENT): No such file or directory``.
     """
     number = getattr(errno, code, None) if code else None
     return os.strerror(number if isinstance(number, int) else errno.EIO)
@@ -98,7 +100,8 @@ def _to_parent(stream: str, text: str) -> None:
 
 
 class SubprocessPrimitive:
-    """The seed's class shape: ``await SubprocessPrimitive().execute(config, params)``."""
+    """The same call as a class with an async method, the shape orchestrators await:
+    ``await SubprocessPrimitive().execute(config, params)``."""
 
     def __init__(self, engine: Engine | None = None) -> None:
         self.engine = engine

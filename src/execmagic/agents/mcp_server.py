@@ -432,7 +432,7 @@ class _RoomForOneMore:
             transport.idle_scope.cancel()  # its serving task ends and terminates the transport
 
 
-class _Problems(logging.Handler):
+class _KeptWarnings(logging.Handler):
     """Keeps the server's warnings instead of printing them: a thread's output would land in whichever
     notebook cell runs at the time."""
 
@@ -498,7 +498,7 @@ class HttpServer:
         self.log = CallLog()
         self.started_at: str | None = None
         self._quiet = quiet
-        self._problems = _Problems()
+        self._problems = _KeptWarnings()
         self._saved_loggers: list[tuple[logging.Logger, bool]] = []
         self._thread: threading.Thread | None = None
         self._server: Any = None

@@ -1,4 +1,4 @@
-"""JSON-line plugin tools (seed 003): any executable becomes a tool through a manifest.
+"""JSON-line plugin tools: any executable becomes a tool through a manifest.
 
 Protocol, one line each way::
 
@@ -24,7 +24,7 @@ A manifest is TOML or JSON, checked against :data:`MANIFEST_SCHEMA`::
 
     [exec]
     binary = "gpio_write.py"     # inside the manifest's folder, or an absolute path
-    timeout = 10                 # seconds (the seed's default)
+    timeout = 10                 # seconds (the default)
 
     [[parameters]]
     name = "pin"
@@ -65,7 +65,8 @@ __all__ = [
     "PluginParameter", "PluginTool", "load_manifest", "parse_manifest",
 ]
 
-#: Seconds a plugin call may take when its manifest names no timeout (the seed's 10 s).
+#: Seconds a plugin call may take when its manifest names no timeout: a tool call is a quick action
+#: (set a pin, read a sensor); a longer one says so in its manifest.
 DEFAULT_PLUGIN_TIMEOUT = 10.0
 #: Seconds a plugin has to exit once its result line has come, on top of the timeout for the line:
 #: time to close files and flush, not to keep working.  Past them it is stopped and its line stands.
@@ -76,7 +77,7 @@ MAX_PLUGIN_TIMEOUT = 3600.0
 #: How deep ``items`` may nest (an array of arrays of …): function-calling APIs limit nesting, and a
 #: manifest nested hundreds deep would break every tool's catalogue, not only its own.
 MAX_ITEMS_DEPTH = 5
-#: Characters of stderr quoted in an error (the seed quotes up to 512 bytes).
+#: Characters of stderr quoted in an error: enough for a traceback's last lines, small in a model's context.
 STDERR_EXCERPT = 512
 #: Bytes a result line may have: room for a large answer (a file's contents, a table), and a bound
 #: on what one call holds in memory.
@@ -170,7 +171,7 @@ def _has_type(value: Any, kind: str) -> bool:
     return isinstance(value, _PYTHON_TYPES[kind])
 
 
-def _shown(value: Any) -> str:
+def _described(value: Any) -> str:
     """A value as a manifest's author wrote it, short: ``the string 'no'``, ``the integer 5``, ``a list``."""
     if value is None:
         return "null"
@@ -191,7 +192,7 @@ def _shown(value: Any) -> str:
 
 
 def _type_problem(value: Any, kind: str) -> str | None:
-    return None if _has_type(value, kind) else f"must be {_TYPE_WORDS[kind]}, not {_shown(value)}"
+    return None if _has_type(value, kind) else f"must be {_TYPE_WORDS[kind]}, not {_described(value)}"
 
 
 def _value_problem(schema: Mapping[str, Any], value: Any) -> str | None:
@@ -199,15 +200,15 @@ def _value_problem(schema: Mapping[str, Any], value: Any) -> str | None:
     if "type" in schema and (problem := _type_problem(value, schema["type"])):
         return problem
     if "enum" in schema and value not in schema["enum"]:
-        return f"must be one of {', '.join(schema['enum'])}, not {_shown(value)}"
+        return f"must be one of {', '.join(schema['enum'])}, not {_described(value)}"
     if "pattern" in schema and not re.fullmatch(schema["pattern"], value):
-        return f"must match ^{schema['pattern']}$ (letters, digits, '_' or '-', at most 64), not {_shown(value)}"
+        return f"must match ^{schema['pattern']}$ (letters, digits, '_' or '-', at most 64), not {_described(value)}"
     if "minLength" in schema and len(value) < schema["minLength"]:
         return "must not be empty"
     if "exclusiveMinimum" in schema and not value > schema["exclusiveMinimum"]:
-        return f"must be more than {schema['exclusiveMinimum']}, not {_shown(value)}"
+        return f"must be more than {schema['exclusiveMinimum']}, not {_described(value)}"
     if "maximum" in schema and not value <= schema["maximum"]:
-        return f"must be at most {schema['maximum']:g}, not {_shown(value)}"
+        return f"must be at most {schema['maximum']:g}, not {_described(value)}"
     return None
 
 
@@ -311,7 +312,8 @@ def parse_manifest(data: Any, base_dir: str = ".", path: str | None = None) -> P
     """
     where = path or "<manifest>"
     if not isinstance(data, Mapping):
-        raise ManifestError(where, None, f"must be a table of [tool], [exec] and [[parameters]], not {_shown(data)}")
+        raise ManifestError(where, None,
+                            f"must be a table of [tool], [exec] and [[parameters]], not {_described(data)}")
     found = _first_problem(MANIFEST_SCHEMA, data, "")
     seen: dict[str, str] = {}
     for i, raw in enumerate(data.get("parameters", []) if found is None else []):
@@ -484,7 +486,8 @@ class PluginTool:
         return self._answer(result, first, clock.ended)
 
     def _answer(self, result: Result, first: _FirstLine, ended: str | None = None) -> dict[str, Any]:
-        """The seed's order: could not start, no line, a line that is not a result, then the exit code.
+        """The first problem wins, in this order: could not start, no line, a line that is not a result,
+        then the exit code (a non-zero exit overrides a success line).
 
         ``ended`` is how the call's clock ended it: ``"timeout"`` (no line in time), ``"grace"``
         (the line came, the exit did not), ``None`` (the plugin ended by itself)."""

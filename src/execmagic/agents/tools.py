@@ -43,7 +43,8 @@ __all__ = [
     "ToolSpec", "Toolbox", "cut_middle", "merge_streams", "normalise", "object_schema", "validate",
 ]
 
-#: Characters of output a tool answer carries at most (seed 004); the middle is cut.
+#: Characters of output a tool answer carries at most: a model's context is the budget, and a build log
+#: can be megabytes.  The middle is cut: a run's head (what it did) and tail (how it ended) matter most.
 MAX_OUTPUT_CHARS = 30_000
 #: The smallest output budget an operator may set: a head, a tail and the note that names the log.
 MIN_OUTPUT_CHARS = 1_000

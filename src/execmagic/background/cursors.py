@@ -1,4 +1,4 @@
-"""Reading a background shell's log files: cursors, whole-line cuts, the filter, the tail (design §3.4).
+"""Reading a background shell's log files: cursors, whole-line cuts, the filter, the tail.
 
 The log files are the single record of what a shell printed, whichever backend ran it; a read is
 a byte range ``[cursor, end)`` of one of them.  Everything here is a plain function of a path,

@@ -1,4 +1,4 @@
-"""The one reader thread that drains every background shell into its log files (design §3.4).
+"""The one reader thread that drains every background shell into its log files.
 
 One selector for all shells, not two threads per shell: a chatty shell never blocks on a full
 pipe and memory stays flat whatever it prints.  Each stream's descriptor (from the shell's

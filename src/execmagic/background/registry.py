@@ -1,4 +1,4 @@
-"""Background shells: start, read only what is new, filter, wait, stop, list (design §3.4).
+"""Background shells: start, read only what is new, filter, wait, stop, list.
 
 The registry is the bookkeeping: ids and names, the limit, reads with per-reader cursors, kills,
 cleanup and close.  What it delegates, each to a module of its own:
@@ -113,11 +113,11 @@ class ShellRegistry:
 
     def start(self, command: Command, *, marker_prefix: str, name: str | None = None,
               timeout: float | None = None, backend: Backend | None = None) -> ShellInfo:
-        """Start ``command`` (an engine :class:`~execmagic.engine.spec.Command`) in the background,
+        """Start ``command`` (an engine :class:`~execmagic.process.spec.Command`) in the background,
         on ``backend`` (default: :attr:`backend`, local processes).
 
         Raises :class:`UsageProblem` for a bad or duplicate name, :class:`ShellLimitReached`
-        past ``max_shells``, and :class:`~execmagic.engine.errors.PreExecError` when it cannot start at all.
+        past ``max_shells``, and :class:`~execmagic.process.errors.PreExecError` when it cannot start at all.
         """
         timeout = checks.timeout(timeout)  # before the shell joins the reader: nan/inf would break its waits
         name = checks.optional_text(name, "name")

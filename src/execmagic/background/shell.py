@@ -1,5 +1,5 @@
-"""The mutable state of one background shell and of its log streams (design §2: mutable state
-lives only in the registry and its shells).
+"""The mutable state of one background shell and of its log streams (mutable state lives only
+in the registry and its shells; everything else passes frozen values).
 
 Kept apart from the registry and the reader so both can share it without one reaching into the
 other, and free of any backend detail: a status is derived from the handle's POSIX-style return

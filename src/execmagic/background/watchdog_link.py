@@ -1,4 +1,4 @@
-"""Telling the watchdog process which sessions to stop if this process dies (design §3.4).
+"""Telling the watchdog process which sessions to stop if this process dies (ARCHITECTURE.md, "The watchdog").
 
 A kernel killed with SIGKILL (or by the OOM killer) runs no cleanup, so a small watchdog process
 holds a pipe from us and, on EOF, stops every session it was told about.  This module is our end

@@ -98,9 +98,10 @@ def register(shell: Any) -> None:
 def bundle_of(shell: Any, value: Any) -> dict[str, Any] | None:
     """The bundle ``display(value)`` would publish, made by calling the renderers directly.
 
-    IPython's dispatch asks each of its formatters in turn (about 0.2 ms a value here), where a
-    summary shown after every command needs three.  ``None`` when IPython's answer could differ:
-    a value of another class, or a printer of the user's own registered for it (for any type).
+    IPython's dispatch asks each of its formatters in turn, where a summary shown after every
+    command needs three: that dispatch would be a noticeable share of a short command's time.
+    ``None`` when IPython's answer could differ: a value of another class, or a printer of the
+    user's own registered for it (for any type).
     Formatters switched off (a terminal's take text only) are left out, as IPython leaves them out.
     """
     cls = type(value)

@@ -2,14 +2,14 @@
 
 It never imports IPython, traitlets or the display layer, so plain Python,
 asyncio orchestrators and agents can use it as well as notebooks.  The names
-below are re-exported for code written before the modules moved into layers;
-each is imported on first use (importing one engine module should not import them all).
+below are what a caller of the engine needs in one import (the errors, options and
+results live in :mod:`execmagic.process`); each is imported on first use (importing
+one engine module should not import them all).
 """
 
 from typing import TYPE_CHECKING
 
 from ..process.lazy import lazy_exports
-from . import _moved
 
 __all__ = [
     "Command", "CommandFailed", "Engine", "ExecError", "Plan", "PreExecError", "Result", "RunOptions",
@@ -37,5 +37,3 @@ if TYPE_CHECKING:
     from ..process.stop import StopReport, stop_tree
     from .engine import Engine, Plan
     from .session import ShellSession
-
-_moved.install()

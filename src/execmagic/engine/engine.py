@@ -66,7 +66,8 @@ def _cwd_or_none() -> str | None:
 
 
 def _name_shell_start_failure(result: Result) -> Result:
-    """Give a shell's "command not found" / "Permission denied" ending the seed's one-line error form.
+    """Give a shell's "command not found" / "Permission denied" ending the one-line form of a start
+    failure (``exec: … (CODE)``).
 
     Only the last line is read, by splitting, never by a regex over all of stderr: a command may
     print megabytes without a newline before it exits 127.
@@ -88,8 +89,8 @@ def _standby_shaped(plan: Plan) -> bool:
     return plan.state_path is not None and plan.error is None and len(argv) == 3 and argv[:2] == ("bash", "-c")
 
 
-def _shown(plan: Plan, result: Result) -> Result:
-    """The result as it may be shown and saved: the plan's secrets hidden in its error and cwd too."""
+def _redacted(plan: Plan, result: Result) -> Result:
+    """The result redacted, as it may be shown and saved: the plan's secrets hidden in its error and cwd too."""
     if plan.secrets is None:
         return result
     return dataclasses.replace(result, cwd=plan.hide(result.cwd), error=plan.hide(result.error or "") or None)
@@ -183,7 +184,7 @@ class Engine(Planner):
         self.check_guard(plan, guard)
         error = plan.error or self._outside_roots(plan)
         if error is not None:
-            result = _shown(plan, failed_to_start(plan.command, error))
+            result = _redacted(plan, failed_to_start(plan.command, error))
             note = self.policy.audit_outcome(decision="failed", command=plan.command.display, cwd=plan.shown_cwd,
                                              error=result.error)
             return dataclasses.replace(result, notes=result.notes + (note,)) if note else result
@@ -191,18 +192,18 @@ class Engine(Planner):
         self.start_pruning()
         run = functools.partial(self._run_process, plan, options or self.options, on_output=on_output,
                                 on_progress=on_progress, cancel=cancel)
-        warm = None
+        standby = None
         try:
-            warm = self._standby_for(plan)
-            result = run(warm)
+            standby = self._standby_for(plan)
+            result = run(standby)
         except StandbyGone:  # killed from outside between being taken and its script: nothing of it ran
-            assert warm is not None
-            warm.discard()
-            warm = None
+            assert standby is not None
+            standby.discard()
+            standby = None
             result = run(None)
         except BaseException:  # an interrupt before the run had the standby in hand (or after): never leak it
-            if warm is not None:
-                warm.discard()
+            if standby is not None:
+                standby.discard()
             raise
         if plan.script_file is not None:
             with contextlib.suppress(OSError):
@@ -210,12 +211,13 @@ class Engine(Planner):
         if plan.script and plan.command.argv[0] in SHELL_LANGUAGES:
             result = _name_shell_start_failure(result)
         if plan.state_path is not None:
-            result = self._update_session(plan, result, warm.env[STATE_VAR] if warm is not None else plan.state_path)
+            state = standby.env[STATE_VAR] if standby is not None else plan.state_path
+            result = self._update_session(plan, result, state)
             if self.standby and _standby_shaped(plan) and not plan.env_changes:
                 self.warm_for(plan.sandbox).refill()  # for the next run, from the session as this run left it
         if plan.sandbox is not None:
             result = dataclasses.replace(result, sandbox=plan.sandbox.describe())
-        result = _shown(plan, result)
+        result = _redacted(plan, result)
         note = self.policy.audit_outcome(decision="run", run=run_id, command=plan.command.display,
                                          cwd=plan.shown_cwd, exit_code=result.exit_code,
                                          duration_ms=result.duration_ms, outcome=result.outcome())
@@ -223,20 +225,20 @@ class Engine(Planner):
         notes = told + plan.notes + result.notes + ((note,) if note else ())
         return dataclasses.replace(result, notes=notes) if notes != result.notes else result
 
-    def _run_process(self, plan: Plan, options: RunOptions, warm: Standby | None, *,
+    def _run_process(self, plan: Plan, options: RunOptions, standby: Standby | None, *,
                      on_output: OutputCallback | None, on_progress: ProgressCallback | None,
                      cancel: CancelToken | None) -> Result:
-        """Run the plan's command in ``warm`` (already registered with the watchdog) or a new process."""
-        marker = warm.marker if warm is not None else f"{self.token}-{plan.label}"
+        """Run the plan's command in ``standby`` (already registered with the watchdog) or a new process."""
+        marker = standby.marker if standby is not None else f"{self.token}-{plan.label}"
         # a new process is guarded from its first instant, not from its report
-        expected = (self.shells.expect_foreground(marker, plan.command.on_owner_death) if warm is None
+        expected = (self.shells.expect_foreground(marker, plan.command.on_owner_death) if standby is None
                     else (lambda: None))
         try:
             # a standby is started inside the plan's sandbox already: it takes the script, as it is
-            command = self._confined(plan) if warm is None else plan.command
+            command = self._confined(plan) if standby is None else plan.command
             return run_command(command, options, log_dir=self.logs, label=plan.label, marker=marker,
                                on_output=on_output, on_progress=on_progress, cancel=cancel,
-                               register=self.shells.guard_foreground, standby=warm)
+                               register=self.shells.guard_foreground, standby=standby)
         finally:
             expected()
 
@@ -377,7 +379,7 @@ class Engine(Planner):
 
     def start_background(self, plan: Plan, *, name: str | None = None, timeout: float | None = None,
                          guard: Guard = "catastrophic", backend: Backend | None = None) -> ShellInfo:
-        """Start a plan as a background shell (see :class:`~execmagic.engine.shells.ShellRegistry`),
+        """Start a plan as a background shell (see :class:`~execmagic.background.registry.ShellRegistry`),
         on ``backend`` (default: local processes; a backend from
         :func:`execmagic.background.backends.registry.get` runs it elsewhere, a SLURM job, …).
 

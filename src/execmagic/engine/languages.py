@@ -1,4 +1,4 @@
-"""Language → interpreter mapping for scripts (seed 001, widened to anything on PATH)."""
+"""Language → interpreter mapping for scripts (a known name, or anything on PATH)."""
 
 from __future__ import annotations
 

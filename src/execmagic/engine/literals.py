@@ -1,4 +1,4 @@
-"""A value written as a literal of the place it stands in (design §3.3).
+"""A value written as a literal of the place it stands in (see :mod:`.template` for the why).
 
 Given a :class:`~.contexts.Context`, each function here turns a Python value
 into text that the shell, Python or JavaScript reads back as exactly that value:

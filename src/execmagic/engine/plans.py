@@ -126,7 +126,7 @@ class Planner:
         ``sandboxed``: the state file goes in :data:`SANDBOX_STATE_FOLDER` of the runtime folder, the one
         place there a sandbox may write (it is bound writable into the sandbox whole, once, when the run or
         its standby starts: a file bound by itself would be a mount point the engine's ``unlink`` has to
-        take apart, which costs a sandboxed run a third of a millisecond more)."""
+        take apart, which costs every sandboxed run a little more)."""
         folder = self.logs.runtime()
         prelude = self._prelude
         if prelude is None or os.path.dirname(prelude) != folder or not os.path.isfile(prelude):
@@ -220,7 +220,7 @@ class Planner:
         p = self._prepare(cwd=cwd, env=env, clear_env=clear_env, params=params, isolated=isolated, input=input,
                           env_filter=env_filter, session=session)
         text = expand_params(script, p.params, language=language)
-        (shown,), secrets = self._shown([text], [script, cwd or "", *(env or {}).values()], p,
+        (shown,), secrets = self._shown_and_secrets([text], [script, cwd or "", *(env or {}).values()], p,
                                         lambda params: [expand_params(script, params, language=language)])
         state_path = None
         run_env = p.env
@@ -283,7 +283,7 @@ class Planner:
         if not words:
             error = error or PreExecError("empty command", "EINVAL", exit_code=127)
             words = ("",)
-        shown, secrets = self._shown(list(words), [*map(str, argv), cwd or "", *(env or {}).values()], p,
+        shown, secrets = self._shown_and_secrets(list(words), [*map(str, argv), cwd or "", *(env or {}).values()], p,
                                      lambda params: expand_argv(argv, p.env, params))
         command = Command(argv=words, cwd=p.cwd, env=p.env, display=shlex.join(shown), input=p.input,
                           shown_argv=tuple(shown))
@@ -297,7 +297,7 @@ class Planner:
             return None, self.session
         return sandbox, self.sandbox_session
 
-    def _shown(self, words: list[str], sources: Sequence[str], p: _Prepared,
+    def _shown_and_secrets(self, words: list[str], sources: Sequence[str], p: _Prepared,
                expand: Callable[[Mapping[str, Any]], list[str]]) -> tuple[list[str], dict[str, str] | None]:
         """The command as shown and recorded (summary, provenance, audit log), and the secrets to hide
         wherever else the run shows (its cwd, its errors): values of secret-named templates and

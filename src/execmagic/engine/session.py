@@ -1,4 +1,4 @@
-"""Persistent shell state (design §3.2): ``cd`` and ``export``/``unset`` carry over between runs.
+"""Persistent shell state (ARCHITECTURE.md, "The session"): ``cd`` and ``export``/``unset`` carry over between runs.
 
 Each command is a fresh ``bash`` started with the session's cwd and environment.
 An ``EXIT`` trap writes ``$PWD`` and ``export -p`` (both builtins: no extra

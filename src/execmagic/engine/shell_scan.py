@@ -2,7 +2,8 @@
 
 Tracks exactly what changes how a character is read: quotes (``'…'``, ``"…"``, ``$'…'``),
 backslashes, ``$(…)``, backticks, ``${…}``, ``$((…))``, heredocs (quoted or not, ``<<-``)
-and comments.  Not a full parser: a ``case`` pattern's ``)`` inside ``$(…)`` ends it early.
+and comments; inside ``$(…)`` a ``case`` pattern's ``)`` does not end it.  Not a full parser: it
+follows quoting and nesting, not the grammar.
 """
 
 from __future__ import annotations

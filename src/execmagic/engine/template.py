@@ -1,6 +1,7 @@
-"""``${VAR:-default}`` and ``{name}`` expansion (design §3.3).
+"""``${VAR:-default}`` and ``{name}`` expansion (ARCHITECTURE.md, "The life of a cell").
 
-Two kinds, applied in this order, as the SubprocessPrimitive seed does:
+Two kinds, applied in this order (the environment is the caller's setting, params the
+run's values, so a param can never be read as a variable to expand again):
 
 1. ``${VAR}`` / ``${VAR:-default}`` from the merged environment.  Used for argv
    words, cwd, env values and input -- never for shell script bodies, where bash

@@ -1,4 +1,5 @@
-"""Guardrails (design §3.7): dangerous commands refused, secrets held back, directories and an audit log.
+"""Guardrails: dangerous commands refused, secrets held back, directories and an audit log
+(ARCHITECTURE.md, "Trust boundaries").
 
 These are guardrails against accidents -- an agent's or a tired human's -- not a sandbox.  A
 determined program gets past any pattern list (``base64 -d | sh`` is not looked into); untrusted

@@ -21,7 +21,7 @@ from .words import REDIRECTS, STDIN_REDIRECTS, Op, Word, tokenize, unescape
 __all__ = ["ASSIGNMENT", "DECLARES", "Command", "Simple", "assigned", "command_name", "emitted", "parse", "unwrap"]
 
 
-def _shown(words: Sequence[Word], redirects: Sequence[tuple[str, Word]]) -> str:
+def _quoted_command(words: Sequence[Word], redirects: Sequence[tuple[str, Word]]) -> str:
     """A command as a refusal quotes it: its words, then its redirections (a heredoc by its delimiter).
 
     A word as written, not as expanded (``rm -rf $D``, not the value of ``D``: it may be anything).
@@ -53,7 +53,7 @@ class Command:
             yield from target.code
 
     def shown(self) -> str:
-        return _shown(self.words, self.redirects)
+        return _quoted_command(self.words, self.redirects)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -70,7 +70,7 @@ class Simple:
 
     @property
     def display(self) -> str:
-        return _shown(self.words, self.redirects)
+        return _quoted_command(self.words, self.redirects)
 
 _RESERVED = frozenset({"!", "{", "}", "if", "then", "else", "elif", "fi", "do", "done", "while", "until", "esac"})
 

@@ -133,7 +133,8 @@ def device_path(word: str, cwd: Path | None, *, disks: bool = True) -> str | Non
 
 
 
-def _shown(path: Path) -> str:
+def _path_text(path: Path) -> str:
+    """A path of parts as a refusal names it: ``~/…`` under the home folder, absolute otherwise."""
     return "~/" + "/".join(path[2:]) if path[:2] == HOME else "/" + "/".join(path)
 
 
@@ -141,7 +142,7 @@ def system_file(word: str, cwd: Path | None) -> str | None:
     """``word`` as a path when it names a file the system needs (``/etc/passwd``, ``/boot/…``, ``/bin/sh``)."""
     path = resolve(word, cwd, globs=False)
     if path and (path in _SYSTEM_FILES or path[:-1] in _SYSTEM_FILE_DIRS):
-        return _shown(path)
+        return _path_text(path)
     return None
 
 
@@ -153,7 +154,7 @@ def startup_file(word: str, cwd: Path | None) -> str | None:
     in_home = len(path) >= 3 and path[0] == "home" and (path[1].startswith("~") or len(path) == 3)
     if (in_home and len(path) == 3 and path[2] in _STARTUP_FILES) or path in _SYSTEM_STARTUP or (
             path[:2] == ("etc", "profile.d")) or (in_home and path[2:] == (".config", "fish", "config.fish")):
-        return _shown(path)
+        return _path_text(path)
     return None
 
 

@@ -1,7 +1,7 @@
 """Guardrails that are per engine, not per command: allowed directories and the audit log.
 
 The command check lives in :mod:`.check` (its rules in :mod:`.rules`) and the secret handling in
-:mod:`.secrets`; their names are re-exported here, where callers have always found them.
+:mod:`.secrets`; their names are re-exported here, so a caller of the guard needs one import.
 """
 
 from __future__ import annotations

@@ -12,8 +12,8 @@ __all__ = ["DEFAULT_ENV_ALLOW", "HOLD_LIMIT", "SECRET_NAME", "SECRET_VALUE", "Ma
 
 # -- environment sanitising and redaction ---------------------------------------------------
 class _NameRule:
-    """:func:`~.secret_names.secret_name` where a pattern used to be: ``SECRET_NAME.search(name)`` is
-    true for a name that holds a secret, so code written against the old pattern keeps its meaning."""
+    """:func:`~.secret_names.secret_name` with a compiled pattern's face: ``SECRET_NAME.search(name)`` is
+    true for a name that holds a secret, so it reads like :data:`SECRET_VALUE` beside it."""
 
     def search(self, name: str) -> bool:
         return secret_name(name)

@@ -2,8 +2,8 @@
 
 In a kernel, everything bound for IOPub -- stream text and display messages alike -- is sent by
 one IO thread, from one queue, in order.  ``display()`` first flushes stdout, then stderr, each
-flush waiting for a round trip to that thread; woken from idle it answers in 0.2-0.45 ms here, so
-a short command's summary spent about 0.9 ms waiting.  A foreground run instead has both streams
+flush waiting for a round trip to that thread, which must first wake from idle: two such waits
+were a sizeable share of a short command's time.  A foreground run instead has both streams
 flushed as it starts (the cell's earlier text goes out while the command runs) and its summary
 sent as it ends, neither waited for.  The order stays the notebook's:
 

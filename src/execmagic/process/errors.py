@@ -1,7 +1,7 @@
 """The exceptions the engine raises on purpose.
 
 An expected outcome of running a program (non-zero exit, timeout, interrupt, a
-command that is not installed) is a :class:`~execmagic.engine.results.Result`
+command that is not installed) is a :class:`~execmagic.process.results.Result`
 value.  These exceptions are for requests the engine cannot carry out at all:
 a malformed template, an unknown language, a bad option.  Each message is one
 line a person can act on.
@@ -39,7 +39,7 @@ class TemplateError(UsageProblem):
 
 
 class PreExecError(ExecError):
-    """A command could not be started; ``str()`` is the seed's ``exec: <issue> (<CODE>)`` line.
+    """A command could not be started; ``str()`` is one ``exec: <issue> (<CODE>)`` line.
 
     Raised inside the engine and turned into a failed ``Result`` (``error`` from
     ``str()``, ``error_code`` from :attr:`code`) by the run functions, so callers see a

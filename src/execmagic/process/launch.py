@@ -38,11 +38,11 @@ def parse_env_entry(entry: str, what: str = "env") -> tuple[str, str]:
 
 
 def check_cwd(cwd: str, shown: str | None = None) -> None:
-    """Raise the seed's error line when ``cwd`` cannot be a working directory.
+    """Raise a :class:`PreExecError` (``exec: … (ENOENT)``) when ``cwd`` cannot be a working directory.
 
     The path is looked at with one ``stat``, whose error names the problem: a name longer than
     the system takes (``ENAMETOOLONG``) is not a directory that "does not exist".  Any other
-    failure to look (a missing parent, a loop of links) reads as before: it does not exist.
+    failure to look (a missing parent, a loop of links) reads: it does not exist.
     """
     label = shown_value(shown if shown is not None else cwd)
     try:

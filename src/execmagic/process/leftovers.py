@@ -6,7 +6,7 @@ while carrying the run's marker?  Both are about processes started since the run
 Linux those are told without listing anything at the start: the kernel hands out pids in turn,
 so the pids between its last one at the start (``/proc/sys/kernel/ns_last_pid``) and at the
 end are all a quick run's new processes can be -- a handful to ask ``getsid`` about, where a
-listing of ``/proc`` at both ends cost about 0.35 ms a run.  A run long enough for the pids to
+listing of ``/proc`` at both ends would cost more than a short run itself.  A run long enough for the pids to
 go round, or one that saw more pids handed out than a listing costs, is answered from one
 listing of ``/proc``, reading the environment of every process outside the session.  Elsewhere
 (no ``/proc``) psutil answers, as :mod:`.stop` does, against a listing taken at the start.
@@ -53,8 +53,9 @@ def _read_int(path: str) -> int | None:
 
 @dataclasses.dataclass(frozen=True)
 class Births:
-    """What is known at a run's start to tell its new processes at its end: the last pid the kernel handed
-    out, or (where that cannot be read) every pid that existed."""
+    """A run's starting point for telling which processes were born during it: what is known at its
+    start -- the last pid the kernel handed out, or (where that cannot be read) every pid that
+    existed -- so that at its end :meth:`since` names the candidates."""
 
     started: float
     last_pid: int | None

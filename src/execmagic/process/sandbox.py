@@ -79,8 +79,8 @@ How it meets the engine's process handling:
   applies, then the stop of what was left running.  (``--as-pid-1`` would avoid it, but then the
   kernel SIGKILLs every leftover the instant the command ends, without the stop's SIGTERM grace.)
 
-bwrap adds about 5 ms to a start (``bash -c true``: 1.2 ms plain, 6.2 ms sandboxed, on a busy
-two-core machine); everything found on disk (the ``.git`` scan, which hidden paths exist) is found
+bwrap adds a few times a plain start's cost to every start (new namespaces, the mounts), so
+nothing is looked up per run: everything found on disk (the ``.git`` scan, which hidden paths exist) is found
 once, in :func:`plan_sandbox`, and so are the files of the roots hard-linked to files outside them
 (put there earlier, by an unconfined step: one made inside fails, ``EXDEV``), bound read-only by
 themselves (:func:`linked_outside`). Known limits: past :data:`LINK_BIND_LIMIT` such files (a

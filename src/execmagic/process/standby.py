@@ -1,19 +1,18 @@
 """A bash started before it is needed, so that a run only hands it its script.
 
-Starting bash (exec, dynamic linking, start-up) is most of a short command's time: about
-1.5 ms of the 1.7 ms ``subprocess.run(['bash', '-c', 'true'])`` takes here.  A *standby* is
-that bash started ahead -- with the next run's cwd and environment, in its own process
+Starting bash (exec, dynamic linking, start-up) is most of a short command's time.  A *standby*
+is that bash started ahead -- with the next run's cwd and environment, in its own process
 session, marked and known to the watchdog like any run -- blocked reading its script from a
-pipe.  A run writes the script and reads the output: about 0.2 ms for ``true``.
+pipe.  A run only writes the script and reads the output (the benchmark has the figures).
 
 The standby runs the script with ``eval``, which behaves as ``bash -c`` does in everything
 tested (``$LINENO``, ``$0``, ``$#``, ``$_``, ``$BASH_EXECUTION_STRING``, ``$SHLVL``, command
 errors, ``exit``, ``return``, the EXIT trap) but one: a syntax error reads ``bash: eval: line
 N`` where ``bash -c`` says ``bash: -c: line N``.  So it takes only a script that surely parses
 (:mod:`.plain_syntax`: ``ls -la``, ``cd data && make > log``, ``echo "$HOME"``); any other runs
-cold, with ``bash -c``, and reads exactly as before, and the standby waits for the next run.
-(Asking a ``bash -n`` started beside it instead cost a second process per standby, about as
-much as the cold start it saved when runs come back to back on two cores.)  The runner's
+cold, with ``bash -c``, exactly as with no standby at all, and the standby waits for the next run.
+(Asking a ``bash -n`` started beside it instead would cost a second process per standby,
+which eats the start-up it saves when runs come back to back.)  The runner's
 ``read`` takes a pipe a byte at a time, so a script over :data:`SCRIPT_LIMIT` runs cold too.
 The runner holds nothing but its pipes until used, and is killed with its session when the
 standby is discarded.

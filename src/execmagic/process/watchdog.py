@@ -15,8 +15,8 @@ process does not do.
 
 The reports may instead go to a *record*: a file the owner appends to and hands over as an
 open descriptor (``RECORD_FD``), read only after EOF on the pipe.  Every foreground run is
-reported twice; a line in a pipe wakes this process each time (a quarter of a millisecond
-per report on a busy machine), a line appended to a file wakes nobody.
+reported twice; a line in a pipe wakes this process each time (a cost on every short run,
+on a machine already busy with it), a line appended to a file wakes nobody.
 """
 
 from __future__ import annotations

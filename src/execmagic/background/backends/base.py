@@ -55,8 +55,9 @@ class Handle(Protocol):
     job_id: str
     #: One non-blocking readable descriptor per name of :data:`STREAMS`; EOF means the stream ended.
     streams: Mapping[str, int]
-    #: ``(session id, marker)`` the watchdog stops if the owner dies; ``None`` for jobs that
-    #: outlive their owner by design (a cluster job a new kernel can reattach to).
+    #: The watchdog's key for this job: the ``(session id, marker)`` it stops if the owner dies
+    #: (not a guardrail of :mod:`execmagic.guard`); ``None`` for jobs that outlive their owner by
+    #: design (a cluster job a new kernel can reattach to).
     guard: tuple[int, str] | None
     #: Seconds between status polls when :meth:`exit_fd` gives nothing (so a remote backend is
     #: not asked many times a second).

@@ -196,6 +196,8 @@ class SlurmHandle:
     def __init__(self, backend: SlurmJobs, files: _JobFiles, meta: JobRecord) -> None:
         self.backend = backend
         self.job_id = job_id = files.job_id
+        #: Not a process id: no process of ours runs the job, so the pid a listing shows is the
+        #: SLURM job id (0 for an id that is not a plain number).
         self.pid = int(job_id) if job_id.isdigit() else 0
         #: What the job was started as (shown again by a kernel that reattaches).
         self.meta = meta

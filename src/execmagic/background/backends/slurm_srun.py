@@ -50,11 +50,14 @@ class SrunRun:
         self.command = dataclasses.replace(command, argv=argv, env=env, on_owner_death=tuple(cancel))
         self._stopped = threading.Event()
         self._thread: threading.Thread | None = None
-        self._words: str | None = None
+        #: The job's state as the queue last reported it, in :meth:`~.status.JobStatus.words` form.
+        self._state_words: str | None = None
 
     @property
     def words(self) -> str | None:
-        return self._words
+        """The job's state in words for the progress line (``queued (Resources)``, ``running on
+        node7``), as :meth:`~.base.Handle.describe` gives it; ``None`` until the queue has been asked."""
+        return self._state_words
 
     def watch(self) -> None:
         if self._thread is None:
@@ -68,7 +71,7 @@ class SrunRun:
             except SlurmError:
                 continue  # the status line keeps what it said; the run's output goes on
             if listed:
-                self._words = status_of(next(iter(listed.values()))).words()
+                self._state_words = status_of(next(iter(listed.values()))).words()
 
     def finish(self, *, stopped: bool) -> None:
         self._stopped.set()
