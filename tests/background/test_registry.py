@@ -38,6 +38,18 @@ def shell_processes(engine):
     return processes_with(TOKEN_VAR, os.environ[TOKEN_VAR], exclude=(watchdog,) if watchdog else ())
 
 
+TESTS = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def until_running(*commands):
+    """One line of an owner script (it imports os): wait until ``commands`` run, marked as this test's, so
+    the owner is killed with them up -- not too early on a busy machine, when there would be nothing to
+    sweep and the test would pass without testing anything."""
+    return (f"import sys; sys.path.insert(0, {TESTS!r}); from processes import TOKEN_VAR, commands_with; "
+            f"from waiting import wait_until; wait_until(lambda: {set(commands)!r} <= "
+            "commands_with(TOKEN_VAR, os.environ[TOKEN_VAR]), 10, 'the shells to start')")
+
+
 def log_text(info, stream="stdout"):
     with open(info.log_paths[stream], encoding="utf-8") as fh:
         return fh.read()
@@ -228,12 +240,12 @@ def test_close_stops_everything(engine):
 
 def test_watchdog_stops_shells_when_the_owner_is_killed(tmp_path):
     owner = textwrap.dedent(f"""
-        import os, signal, sys, time
+        import os, signal
         from execmagic.engine import Engine, RunOptions
         engine = Engine(log_dir={str(tmp_path)!r}, options=RunOptions(grace=0.3))
         engine.start_background(engine.plan_script("sleep 300", save_session=False))
         engine.start_background(engine.plan_script("trap '' TERM; setsid sleep 301 & sleep 302", save_session=False))
-        time.sleep(0.5)
+        {until_running("sleep 300", "sleep 301", "sleep 302")}
         print("started", flush=True)
         os.kill(os.getpid(), signal.SIGKILL)
     """)
@@ -246,7 +258,7 @@ def test_watchdog_reads_its_record_after_the_owner_is_killed(tmp_path):
     """Reports go to an in-memory record (no wake per report), compacted as it grows: whatever was
     registered when the owner died -- shells started before and after compactions -- is swept."""
     owner = textwrap.dedent(f"""
-        import os, signal, time
+        import os, signal
         import execmagic.background.watchdog_link as link
         from execmagic.engine import Engine, RunOptions
         link._RECORD_COMPACT = 200  # compact every few reports
@@ -260,7 +272,7 @@ def test_watchdog_reads_its_record_after_the_owner_is_killed(tmp_path):
         watchdog = engine.shells.watchdog_pid
         with open(f"/proc/{{watchdog}}/cmdline", "rb") as fh:
             print(len(fh.read().split(b"\\0")[:-1]), flush=True)  # python -m module grace record
-        time.sleep(0.3)
+        {until_running("sleep 300", "sleep 301", "sleep 302")}
         os.kill(os.getpid(), signal.SIGKILL)
     """)
     proc = subprocess.run([sys.executable, "-c", owner], capture_output=True, text=True, timeout=30)
@@ -273,7 +285,7 @@ def test_watchdog_runs_a_killed_owners_cleanup_for_the_run_it_swept(tmp_path):
     runs it after sweeping the run, and never for a run that had ended."""
     swept, ended = tmp_path / "swept", tmp_path / "ended"
     owner = textwrap.dedent(f"""
-        import dataclasses, os, signal, threading, time
+        import dataclasses, os, signal, threading
         from execmagic.engine import Engine, RunOptions
         engine = Engine(log_dir={str(tmp_path)!r}, options=RunOptions(grace=0.3))
 
@@ -283,7 +295,7 @@ def test_watchdog_runs_a_killed_owners_cleanup_for_the_run_it_swept(tmp_path):
 
         engine.run(with_cleanup("true", {str(ended)!r}))
         threading.Thread(target=engine.run, args=(with_cleanup("sleep 300", {str(swept)!r}),), daemon=True).start()
-        time.sleep(0.5)
+        {until_running("sleep 300")}
         print("started", flush=True)
         os.kill(os.getpid(), signal.SIGKILL)
     """)
