@@ -63,6 +63,18 @@ def processes_with(var: str, value: str, exclude: tuple[int, ...] = (), watchdog
     return found
 
 
+def commands_with(var: str, value: str) -> set[str]:
+    """The command lines (argv joined by spaces) of the live processes marked ``var=value``: what a test
+    waits on to know the processes it started are up."""
+    found = set()
+    for proc in processes_with(var, value):
+        try:
+            found.add(" ".join(proc.cmdline()))
+        except psutil.NoSuchProcess:  # ended since it was found
+            continue
+    return found
+
+
 def assert_none_left(var: str, value: str, exclude: tuple[int, ...] = (), wait: float = 1.0,
                      watchdogs: bool = True) -> None:
     """Fail (after killing them) if processes marked ``var=value`` are still alive after ``wait`` seconds.

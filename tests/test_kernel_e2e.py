@@ -5,14 +5,14 @@ from __future__ import annotations
 import os
 import signal
 import threading
-import time
 
 import psutil
 import pytest
 
 from execmagic.display import PROVENANCE_MIME as PROVENANCE
 from kernel_client import KERNEL_TOKEN_VAR, Kernel, loaded
-from processes import assert_none_left, idle_standbys_of, processes_with
+from processes import assert_none_left, commands_with, idle_standbys_of, processes_with
+from waiting import wait_until
 
 pytestmark = pytest.mark.kernel
 
@@ -163,7 +163,8 @@ def test_interrupting_a_foreground_cell_leaves_background_shells_alone(kernel):
 
 def test_background_output_never_shows_in_another_cell(kernel):
     kernel.execute("%bg --name chatty while true; do echo noise; sleep 0.05; done")
-    time.sleep(0.3)
+    # its first sleep comes after its first noise: from there on it prints while the next cell runs
+    wait_until(lambda: "sleep 0.05" in commands_with(KERNEL_TOKEN_VAR, kernel.token), 10, "the chatty shell to print")
     ex = kernel.execute("print('mine')")
     assert ex.stream_text() == "mine\n"
     kernel.execute("%kill chatty")
@@ -183,7 +184,9 @@ def test_kernel_shutdown_and_restart_leave_no_shell(how):
     try:
         assert k.execute("%load_ext execmagic\n" + STUBBORN_SHELLS).status == "ok"
         old_pid = k.pid
-        time.sleep(0.3)
+        # every shell up (its trap set before its sleep starts), or there would be nothing to leave behind
+        sleeps = {f"sleep {n}" for n in range(300, 305)}
+        wait_until(lambda: sleeps <= commands_with(KERNEL_TOKEN_VAR, k.token), 10, "the stubborn shells' five sleeps")
         if how == "restart":
             k.manager.restart_kernel(now=False)
             k.client.wait_for_ready(timeout=60)
@@ -221,9 +224,8 @@ def test_a_sigkilled_kernel_leaves_nothing_of_a_foreground_command(start):
     try:
         assert k.execute("%load_ext execmagic" + ("\n%exec true" if start == "standby" else "")).status == "ok"
         k.client.execute("%exec (setsid sleep 311 >/dev/null 2>&1 &); ( (sleep 312 &) & ); sleep 313")
-        deadline = time.monotonic() + 20
-        while len(processes_with(KERNEL_TOKEN_VAR, k.token)) < 5 and time.monotonic() < deadline:
-            time.sleep(0.05)  # the kernel, its watchdog and the three sleeps
+        sleeps = {"sleep 311", "sleep 312", "sleep 313"}
+        wait_until(lambda: sleeps <= commands_with(KERNEL_TOKEN_VAR, k.token), 20, "the command's three sleeps")
         os.kill(k.pid, signal.SIGKILL)
         assert_none_left(KERNEL_TOKEN_VAR, k.token, wait=3)
     finally:
@@ -235,10 +237,7 @@ def test_a_standby_never_outlives_its_kernel(end):
     k = Kernel(extra_env={"EXECMAGIC_STANDBY": "1"})
     try:
         assert k.execute("%load_ext execmagic\n%exec true").status == "ok"
-        deadline = time.monotonic() + 20
-        while not (standbys := idle_standbys_of(k.pid)):
-            assert time.monotonic() < deadline, "no standby was started"
-            time.sleep(0.02)
+        standbys = wait_until(lambda: idle_standbys_of(k.pid), 20, "a standby to start")
         if end == "sigkill":
             os.kill(k.pid, signal.SIGKILL)
         else:

@@ -17,6 +17,7 @@ from mcp.shared._httpx_utils import create_mcp_http_client
 
 from kernel_client import KERNEL_TOKEN_VAR, Kernel, loaded
 from processes import assert_none_left
+from waiting import wait_until
 
 pytestmark = [pytest.mark.kernel, pytest.mark.timeout(120)]
 
@@ -148,7 +149,6 @@ def test_mistakes_are_one_line_and_unload_stops_the_server(kernel):
 def test_kernel_shutdown_mid_call_leaves_nothing(tmp_path):
     """The kernel ends while an agent's foreground command runs in the server's thread: it is stopped too."""
     import threading
-    import time
 
     import psutil
 
@@ -167,10 +167,9 @@ def test_kernel_shutdown_mid_call_leaves_nothing(tmp_path):
 
         thread = threading.Thread(target=agent, daemon=True)
         thread.start()
-        deadline = time.monotonic() + 30
-        while not any("sleep 65" in " ".join(p.cmdline()) for p in psutil.Process(own.pid).children(recursive=True)):
-            assert time.monotonic() < deadline, "the agent's call never started"
-            time.sleep(0.05)
+        children = psutil.Process(own.pid).children
+        wait_until(lambda: any("sleep 65" in " ".join(p.cmdline()) for p in children(recursive=True)),
+                   30, "the agent's call to start", interval=0.05)
     finally:
         own.shutdown()
     assert_none_left(KERNEL_TOKEN_VAR, own.token, wait=10)

@@ -14,6 +14,7 @@ from execmagic.agents.plugins import PluginTool, parse_manifest
 from execmagic.agents.schemas import NAME_PATTERN, STRICT_DROPPED, strict_schema
 from execmagic.agents.tools import Toolbox, cut_middle, merge_streams
 from execmagic.guard.secrets import redact
+from waiting import wait_until
 
 # -- what each API requires of a tool definition ----------------------------------------------------
 
@@ -213,8 +214,9 @@ def test_something_that_is_no_tool_call_is_one_clear_error(box):
 
 def test_stderr_header_is_on_its_own_line(box):
     started = box.dispatch("Bash", {"command": "printf x; echo e >&2", "run_in_background": True})
-    while not box.engine.shells.read(started["shell_id"], wait=5, reader="test-wait").at_end:
-        pass  # until the shell has ended and both streams are in
+    # until the shell has ended and both streams are in
+    wait_until(lambda: box.engine.shells.read(started["shell_id"], wait=5, reader="test-wait").at_end, 30,
+               "the shell to end", interval=0)
     answer = box.dispatch("BashOutput", {"bash_id": started["shell_id"]})
     assert answer["output"] == "x\n[stderr]\ne\n"
     assert merge_streams("a\n", "b") == "a\nb" and merge_streams("", "b", "[stderr]\n") == "[stderr]\nb"

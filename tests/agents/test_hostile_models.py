@@ -19,6 +19,7 @@ from execmagic.agents.plugins import ManifestError, PluginTool, parse_manifest
 from execmagic.agents.schemas import strict_schema
 from execmagic.agents.tools import MIN_OUTPUT_CHARS, Toolbox, ToolSpec
 from execmagic.guard.secrets import redact
+from waiting import wait_until
 
 TOKEN = "Zq9xW2vB7nK4pL1mR8tY3sD6fG0hJ5cE"
 
@@ -31,8 +32,8 @@ def box(engine):
 def background(box, command):
     started = box.dispatch("Bash", {"command": command, "run_in_background": True})
     shell = started["shell_id"]
-    while not box.engine.shells.read(shell, wait=10, reader="test-wait").at_end:
-        pass
+    wait_until(lambda: box.engine.shells.read(shell, wait=10, reader="test-wait").at_end, 30, f"{shell} to end",
+               interval=0)
     return shell
 
 

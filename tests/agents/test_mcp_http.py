@@ -22,6 +22,7 @@ import pytest
 from execmagic.agents.mcp_server import DEFAULT_MAX_SESSIONS, HttpServer
 from execmagic.agents.tools import Toolbox
 from execmagic.process.errors import UsageProblem
+from waiting import wait_until
 
 INITIALIZE = json.dumps({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
     "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "test", "version": "1"}}}).encode()
@@ -164,10 +165,8 @@ def test_an_idle_session_is_closed_and_the_shells_it_started_run_on(engine):
                 "params": {"name": "Bash", "arguments": {"command": "sleep 30", "run_in_background": True}}}
         _, _, answer = post(srv, call, session)
         shell_id = json.loads(answer["result"]["content"][0]["text"])["shell_id"]
-        deadline = time.monotonic() + 10
-        while srv.open_sessions and time.monotonic() < deadline:
-            time.sleep(0.05)
-        assert srv.open_sessions == 0 and not alive(srv, session)
+        wait_until(lambda: srv.open_sessions == 0, 10, "the idle session to be closed", interval=0.05)
+        assert not alive(srv, session)
         assert engine.shells.info(shell_id).running  # the notebook's shell, not the session's
     finally:
         srv.stop()

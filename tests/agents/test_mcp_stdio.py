@@ -14,7 +14,6 @@ import signal
 import subprocess
 import sys
 import textwrap
-import time
 
 import anyio
 import psutil
@@ -22,6 +21,7 @@ import pytest
 from mcp import ClientSession, StdioServerParameters, stdio_client
 
 from processes import TOKEN_VAR, assert_none_left
+from waiting import wait_until
 
 pytestmark = pytest.mark.timeout(90)
 
@@ -157,10 +157,9 @@ def test_nothing_is_left_when_the_client_is_killed(tmp_path):
     try:
         assert client.stdout is not None and client.stdout.readline() == "ready\n"
         server = server_of(client.pid)
-        deadline = time.monotonic() + 10
-        while not any("sleep 62" in " ".join(p.cmdline()) for p in psutil.Process(server).children(recursive=True)):
-            assert time.monotonic() < deadline, "the foreground call never started"
-            time.sleep(0.02)
+        children = psutil.Process(server).children
+        wait_until(lambda: any("sleep 62" in " ".join(p.cmdline()) for p in children(recursive=True)),
+                   10, "the foreground call to start")
     finally:
         client.kill()  # SIGKILL: the client runs no cleanup; the server sees its stdin end
         client.wait()

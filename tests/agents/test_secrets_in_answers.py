@@ -7,6 +7,7 @@ import pytest
 
 from execmagic.agents.shaping import Part, shape
 from execmagic.agents.tools import MAX_OUTPUT_CHARS, Toolbox
+from waiting import wait_until
 
 TOKEN = "ghp_" + "a1B2c3D4e5" * 4
 
@@ -28,8 +29,8 @@ def _printed(box, shell, until):
 
 def _ended(box, shell):
     """Wait until the shell ended and all it printed was read (by our own reader)."""
-    while not box.engine.shells.read(shell, reader="test-probe", wait=10).at_end:
-        pass
+    wait_until(lambda: box.engine.shells.read(shell, reader="test-probe", wait=10).at_end, 30, f"{shell} to end",
+               interval=0)
 
 
 def test_a_token_printed_in_two_pieces_is_redacted_across_two_reads(box, tmp_path):

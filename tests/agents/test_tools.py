@@ -12,6 +12,8 @@ import pytest
 from execmagic.agents.tools import MAX_OUTPUT_CHARS, Toolbox
 from execmagic.engine import Engine, RunOptions
 from execmagic.guard.policy import Policy, looks_secret, redact, sanitize_env
+from processes import TOKEN_VAR, commands_with
+from waiting import wait_until
 
 
 @pytest.fixture
@@ -202,7 +204,9 @@ def test_asyncio_api_inside_a_running_loop(engine):
         assert (await execmagic.akill(info.id, engine=engine)).shell.status == "killed"
         assert [i.id for i in await execmagic.ashells(engine=engine)] == [info.id]
         task = asyncio.ensure_future(execmagic.arun("sleep 30 & sleep 31", engine=engine))
-        await asyncio.sleep(0.3)
+        sleeps = {"sleep 30", "sleep 31"}  # running: the cancel must stop a command, not a launch yet to come
+        await asyncio.to_thread(wait_until, lambda: sleeps <= commands_with(TOKEN_VAR, os.environ[TOKEN_VAR]), 10,
+                                "the command's two sleeps")
         begin = time.monotonic()
         task.cancel()
         with pytest.raises(asyncio.CancelledError):

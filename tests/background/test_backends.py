@@ -17,6 +17,7 @@ from execmagic.background.registry import ShellRegistry
 from execmagic.process.errors import UsageProblem
 from execmagic.process.spec import Command
 from execmagic.process.stop import StopReport
+from waiting import wait_until
 
 
 class PolledHandle:
@@ -106,9 +107,8 @@ def test_the_protocols_describe_the_local_backend():
 
 def test_a_polled_backend_streams_reads_and_ends(registry, tmp_path):
     info = registry.start(sh("echo one; echo two >&2; exit 3", tmp_path), marker_prefix="t")
-    out = registry.read(info.id, wait=10)
-    while not out.at_end:
-        out = registry.read(info.id, wait=10)
+    out = wait_until(lambda: got if (got := registry.read(info.id, wait=10)).at_end else None, 30,
+                     "the shell to end", interval=0)
     assert out.shell.status == "exited 3" and out.shell.exit_code == 3
     assert registry.read(info.id, whole_log=True).stdout == "one\n"
     assert registry.read(info.id, whole_log=True, stream="stderr").stderr == "two\n"

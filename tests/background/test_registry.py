@@ -14,7 +14,8 @@ import pytest
 
 from execmagic.engine import PreExecError, UsageProblem
 from execmagic.process.errors import ShellLimitReached, UnknownShell
-from processes import TOKEN_VAR, processes_with
+from processes import TOKEN_VAR, commands_with, processes_with
+from waiting import wait_until
 
 
 def start(engine, script, **kwargs):
@@ -23,18 +24,30 @@ def start(engine, script, **kwargs):
 
 
 def wait_ended(engine, shell_id, timeout=20):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
+    """The shell's info once it has ended: read by a reader of its own (the test's cursor stays put),
+    each read blocking until the end or half a second."""
+    def ended():
         out = engine.shells.read(shell_id, reader="waiter", wait=0.5)
-        if out.at_end:
-            return out.shell
-    raise AssertionError(f"{shell_id} did not end")
+        return out.shell if out.at_end else None
+    return wait_until(ended, timeout, f"{shell_id} to end", interval=0)
 
 
 def shell_processes(engine):
     """Live processes this test started, apart from the engine's watchdog (which outlives shells by design)."""
     watchdog = engine.shells.watchdog_pid
     return processes_with(TOKEN_VAR, os.environ[TOKEN_VAR], exclude=(watchdog,) if watchdog else ())
+
+
+TESTS = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def until_running(*commands):
+    """One line of an owner script (it imports os): wait until ``commands`` run, marked as this test's, so
+    the owner is killed with them up -- not too early on a busy machine, when there would be nothing to
+    sweep and the test would pass without testing anything."""
+    return (f"import sys; sys.path.insert(0, {TESTS!r}); from processes import TOKEN_VAR, commands_with; "
+            f"from waiting import wait_until; wait_until(lambda: {set(commands)!r} <= "
+            "commands_with(TOKEN_VAR, os.environ[TOKEN_VAR]), 10, 'the shells to start')")
 
 
 def log_text(info, stream="stdout"):
@@ -120,23 +133,10 @@ def test_twenty_idle_shells_cost_almost_no_cpu(engine):
     assert used < 0.02 * 5, f"{used:.3f} s of CPU in 5 s"
 
 
-def _cmdline(proc):
-    """A process's command line, or ``None`` when it ended between the listing and the look (the
-    ``( … &)`` subshell exits at once)."""
-    try:
-        return proc.cmdline()
-    except psutil.NoSuchProcess:
-        return None
-
-
 def test_kill_reaches_double_forked_and_setsid_children(engine):
     info = start(engine, "bash -c '(sleep 300 &); setsid sleep 301 & sleep 302'")
-    deadline = time.monotonic() + 5
-    while time.monotonic() < deadline:
-        names = {" ".join(cmdline) for p in shell_processes(engine) if (cmdline := _cmdline(p)) is not None}
-        if {"sleep 300", "sleep 301", "sleep 302"} <= names:
-            break
-        time.sleep(0.02)
+    wanted = {"sleep 300", "sleep 301", "sleep 302"}
+    wait_until(lambda: wanted <= commands_with(TOKEN_VAR, os.environ[TOKEN_VAR]), 5, "the three sleeps to start")
     outcome = engine.shells.kill(info.id)
     assert outcome.message.startswith("bg1 stopped with SIGTERM")
     assert not shell_processes(engine)
@@ -182,8 +182,7 @@ def test_kill_with_chosen_signal_and_kill_all(engine):
 
 def test_leftovers_of_an_exited_shell_are_stopped_by_kill(engine):
     info = start(engine, "sleep 30 >/dev/null 2>&1 & echo started")
-    time.sleep(0.3)
-    assert engine.shells.info(info.id).status == "exited 0"
+    assert wait_ended(engine, info.id).status == "exited 0"
     outcome = engine.shells.kill(info.id)
     assert outcome.message == "bg1 had exited with 0; stopped 1 leftover process(es)"
 
@@ -241,28 +240,25 @@ def test_close_stops_everything(engine):
 
 def test_watchdog_stops_shells_when_the_owner_is_killed(tmp_path):
     owner = textwrap.dedent(f"""
-        import os, signal, sys, time
+        import os, signal
         from execmagic.engine import Engine, RunOptions
         engine = Engine(log_dir={str(tmp_path)!r}, options=RunOptions(grace=0.3))
         engine.start_background(engine.plan_script("sleep 300", save_session=False))
         engine.start_background(engine.plan_script("trap '' TERM; setsid sleep 301 & sleep 302", save_session=False))
-        time.sleep(0.5)
+        {until_running("sleep 300", "sleep 301", "sleep 302")}
         print("started", flush=True)
         os.kill(os.getpid(), signal.SIGKILL)
     """)
     proc = subprocess.run([sys.executable, "-c", owner], capture_output=True, text=True, timeout=30)
     assert proc.returncode == -signal.SIGKILL and proc.stdout == "started\n"
-    deadline = time.monotonic() + 3
-    while processes_with(TOKEN_VAR, os.environ[TOKEN_VAR]) and time.monotonic() < deadline:
-        time.sleep(0.05)
-    assert not processes_with(TOKEN_VAR, os.environ[TOKEN_VAR])
+    wait_until(lambda: not processes_with(TOKEN_VAR, os.environ[TOKEN_VAR]), 3, "the watchdog to stop every shell")
 
 
 def test_watchdog_reads_its_record_after_the_owner_is_killed(tmp_path):
     """Reports go to an in-memory record (no wake per report), compacted as it grows: whatever was
     registered when the owner died -- shells started before and after compactions -- is swept."""
     owner = textwrap.dedent(f"""
-        import os, signal, time
+        import os, signal
         import execmagic.background.watchdog_link as link
         from execmagic.engine import Engine, RunOptions
         link._RECORD_COMPACT = 200  # compact every few reports
@@ -276,15 +272,12 @@ def test_watchdog_reads_its_record_after_the_owner_is_killed(tmp_path):
         watchdog = engine.shells.watchdog_pid
         with open(f"/proc/{{watchdog}}/cmdline", "rb") as fh:
             print(len(fh.read().split(b"\\0")[:-1]), flush=True)  # python -m module grace record
-        time.sleep(0.3)
+        {until_running("sleep 300", "sleep 301", "sleep 302")}
         os.kill(os.getpid(), signal.SIGKILL)
     """)
     proc = subprocess.run([sys.executable, "-c", owner], capture_output=True, text=True, timeout=30)
     assert proc.returncode == -signal.SIGKILL and proc.stdout == "5\n", proc.stderr
-    deadline = time.monotonic() + 3
-    while processes_with(TOKEN_VAR, os.environ[TOKEN_VAR]) and time.monotonic() < deadline:
-        time.sleep(0.05)
-    assert not processes_with(TOKEN_VAR, os.environ[TOKEN_VAR])
+    wait_until(lambda: not processes_with(TOKEN_VAR, os.environ[TOKEN_VAR]), 3, "the watchdog to stop every shell")
 
 
 def test_watchdog_runs_a_killed_owners_cleanup_for_the_run_it_swept(tmp_path):
@@ -292,7 +285,7 @@ def test_watchdog_runs_a_killed_owners_cleanup_for_the_run_it_swept(tmp_path):
     runs it after sweeping the run, and never for a run that had ended."""
     swept, ended = tmp_path / "swept", tmp_path / "ended"
     owner = textwrap.dedent(f"""
-        import dataclasses, os, signal, threading, time
+        import dataclasses, os, signal, threading
         from execmagic.engine import Engine, RunOptions
         engine = Engine(log_dir={str(tmp_path)!r}, options=RunOptions(grace=0.3))
 
@@ -302,16 +295,14 @@ def test_watchdog_runs_a_killed_owners_cleanup_for_the_run_it_swept(tmp_path):
 
         engine.run(with_cleanup("true", {str(ended)!r}))
         threading.Thread(target=engine.run, args=(with_cleanup("sleep 300", {str(swept)!r}),), daemon=True).start()
-        time.sleep(0.5)
+        {until_running("sleep 300")}
         print("started", flush=True)
         os.kill(os.getpid(), signal.SIGKILL)
     """)
     proc = subprocess.run([sys.executable, "-c", owner], capture_output=True, text=True, timeout=30)
     assert proc.returncode == -signal.SIGKILL and proc.stdout == "started\n", proc.stderr
-    deadline = time.monotonic() + 5
-    while not swept.exists() or processes_with(TOKEN_VAR, os.environ[TOKEN_VAR]):
-        assert time.monotonic() < deadline, "the watchdog did not sweep the run and run its cleanup"
-        time.sleep(0.05)
+    wait_until(lambda: swept.exists() and not processes_with(TOKEN_VAR, os.environ[TOKEN_VAR]), 5,
+               "the watchdog to sweep the run and run its cleanup")
     assert not ended.exists()
 
 
@@ -384,9 +375,7 @@ def test_kill_after_an_exit_the_reader_missed_says_exited_not_killed(engine, mon
     monkeypatch.setattr(registry._reader, "_note_exit", blind)
     info = start(engine, "exit 3")
     proc = psutil.Process(info.pid)
-    deadline = time.monotonic() + 10
-    while proc.status() != psutil.STATUS_ZOMBIE and time.monotonic() < deadline:
-        time.sleep(0.01)
+    wait_until(lambda: proc.status() == psutil.STATUS_ZOMBIE, 10, "the shell to exit", interval=0.01)
     assert registry.info(info.id).running  # nobody reaped it yet
     outcome = registry.kill(info.id)
     assert outcome.message == f"{info.id} already exited with 3; nothing to stop"
@@ -404,10 +393,7 @@ def test_close_stops_a_foreground_run_another_thread_still_waits_on(engine, tmp_
         engine.run_script(f"touch {started}; exec sleep 66")), daemon=True)
     start(engine, "exec sleep 67")  # the watchdog runs from here on
     runner.start()
-    deadline = time.monotonic() + 20
-    while not started.exists():
-        assert time.monotonic() < deadline
-        time.sleep(0.02)
+    wait_until(started.exists, 20, "the foreground run to start")
     engine.close(0.3)
     runner.join(20)
     assert results and results[0].signal is not None  # it was stopped, not left to run its 66 s
@@ -434,7 +420,4 @@ def test_an_owner_killed_between_launch_and_report_still_has_the_run_swept(tmp_p
     """)
     proc = subprocess.run([sys.executable, "-c", owner], capture_output=True, text=True, timeout=30)
     assert proc.returncode == -signal.SIGKILL, proc.stderr
-    deadline = time.monotonic() + 3
-    while processes_with(TOKEN_VAR, os.environ[TOKEN_VAR]) and time.monotonic() < deadline:
-        time.sleep(0.05)
-    assert not processes_with(TOKEN_VAR, os.environ[TOKEN_VAR])
+    wait_until(lambda: not processes_with(TOKEN_VAR, os.environ[TOKEN_VAR]), 3, "the watchdog to stop every shell")

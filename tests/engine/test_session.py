@@ -8,6 +8,7 @@ import pytest
 
 from execmagic.engine import RunOptions
 from execmagic.engine.session import parse_export_listing
+from waiting import wait_until
 
 
 def test_cd_export_unset_carry_over(engine, tmp_path, monkeypatch):
@@ -163,7 +164,6 @@ def test_a_run_that_ends_later_does_not_undo_anothers_cd(engine, tmp_path):
     flag = tmp_path / "flag"
     (tmp_path / "d").mkdir()
     slow = {}
-    started = threading.Event()
 
     def export_after_the_flag():
         slow["r"] = engine.run_script(f"touch {tmp_path}/started; while [ ! -e {flag} ]; do sleep 0.01; done;"
@@ -171,8 +171,7 @@ def test_a_run_that_ends_later_does_not_undo_anothers_cd(engine, tmp_path):
 
     thread = threading.Thread(target=export_after_the_flag)
     thread.start()
-    while not (tmp_path / "started").exists():
-        started.wait(0.01)
+    wait_until((tmp_path / "started").exists, 20, "the slow run to start", interval=0.01)
     fast = engine.run_script(f"cd {tmp_path}/d && touch {flag}")
     thread.join(10)
     assert fast.new_cwd == f"{tmp_path}/d" and slow["r"].new_cwd is None

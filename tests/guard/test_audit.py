@@ -15,6 +15,7 @@ from execmagic.agents.tools import Toolbox
 from execmagic.engine import Engine, RunOptions
 from execmagic.guard.policy import AuditUnavailable, Policy
 from processes import TOKEN_VAR, assert_none_left, pid_alive
+from waiting import wait_until
 
 TOKEN = "ghp_" + "Ab3" * 12
 
@@ -86,9 +87,8 @@ def test_a_sigkilled_owner_leaves_its_intent_line_and_no_process(tmp_path, no_le
             "(setsid sleep 31 &) ; ( (sleep 32 &) & ) ; touch {tmp_path}/started; sleep 30")
     """)])
     try:
-        while not (tmp_path / "started").exists():
-            assert owner.poll() is None, "the owner died before its command started"
-            os.sched_yield()
+        wait_until(lambda: (tmp_path / "started").exists() or owner.poll() is not None, 20, "the command to start")
+        assert owner.poll() is None, "the owner died before its command started"
         owner.send_signal(signal.SIGKILL)
         owner.wait(10)
     finally:

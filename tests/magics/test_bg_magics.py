@@ -13,6 +13,7 @@ from IPython.utils.capture import capture_output
 from execmagic.display import PROVENANCE_MIME as PROVENANCE
 from magic_calls import magic
 from processes import TOKEN_VAR, pid_alive, processes_with
+from waiting import wait_until
 
 pytestmark = pytest.mark.watchdog_outlives_test
 
@@ -203,8 +204,8 @@ def test_cleanup_forgets_ended_shells_and_deletes_their_logs(ip):
     magic(ip, "bg", "--name done echo finished")
     magic(ip, "bg", "--name live sleep 30")
     shells = ip.magics_manager.registry["ExecMagics"].engine.shells
-    while not shells.read("done", reader="test", wait=10).at_end:  # the end, not just the output
-        pass
+    # the end, not just the output
+    wait_until(lambda: shells.read("done", reader="test", wait=10).at_end, 30, "'done' to end", interval=0)
     logs = shells.info("done").log_paths
     assert os.path.exists(logs["stdout"])
     assert magic(ip, "bg", "--cleanup").stdout == "removed 1 ended shell(s) and their logs: done\n"

@@ -90,9 +90,18 @@ def test_failed_command_in_run_cell_stops_with_one_line(ip):
 
 
 def test_no_raise_and_trait(ip):
-    run(ip, "--no-raise false")
+    """A failed command is shown (✘) without stopping the cell: for one run with ``--no-raise``, for every
+    run with the trait off."""
+    (summary,) = summaries(run(ip, "--no-raise false"))  # returned: nothing was raised
+    assert summary["text/plain"].startswith("✘ exit 1 · ")
+    with capture_output():
+        assert not ip.run_cell("%exec false\nprint('reached')").success  # the option left the trait on
     ip.run_line_magic("config", "ExecMagics.raise_on_error = False")
-    run(ip, "false")
+    with capture_output() as cap:
+        result = ip.run_cell("%exec false\nprint('reached')")
+    assert result.success and cap.stdout.endswith("reached\n")
+    (summary,) = summaries(cap)
+    assert summary["text/plain"].startswith("✘ exit 1 · ")
 
 
 def test_out_stores_result_even_on_failure(ip):

@@ -13,7 +13,6 @@ import contextlib
 import os
 import shutil
 import tempfile
-import time
 
 import pytest
 from IPython.core.error import UsageError
@@ -23,6 +22,7 @@ from execmagic.display import PROVENANCE_MIME as PROVENANCE
 from execmagic.magics import CellCommandFailed
 from execmagic.process import sandbox as sb
 from magic_calls import magic
+from waiting import wait_until
 
 pytestmark = pytest.mark.watchdog_outlives_test
 
@@ -213,10 +213,8 @@ def test_background_sandbox_is_confined_and_killed(ip, place):
     try:
         (info,) = cap.outputs
         assert "boxed" in info.data["text/plain"]
-        deadline = time.monotonic() + 10
-        while not os.path.exists(f"{ws}/started") and time.monotonic() < deadline:
-            time.sleep(0.02)
-        assert os.path.exists(f"{ws}/started") and os.listdir(other) == []
+        wait_until(lambda: os.path.exists(f"{ws}/started"), 10, "the boxed shell to start")
+        assert os.listdir(other) == []
     finally:
         with capture_output():
             ip.run_line_magic("kill", "boxed")  # the autouse fixture proves nothing is left

@@ -19,6 +19,7 @@ import pytest
 from execmagic import api
 from execmagic.display.render import render_text
 from execmagic.engine import Engine, RunOptions
+from waiting import wait_until
 
 SEQ = ["seq", "1", "150000"]  # about 1 MB of numbered lines: the head and the tail are recognisable
 SEQ_BYTES = sum(len(f"{i}\n") for i in range(1, 150001))
@@ -164,9 +165,8 @@ def test_foreground_run_on_a_full_disk_keeps_its_result(engine_on):
 def test_background_shell_on_a_full_disk_finishes_and_reports(engine_on):
     _kind, engine = engine_on
     info = api.start("seq 1 100000; echo done >&2", engine=engine)
-    out = engine.shells.read(info.id, wait=10)
-    while not out.at_end:
-        out = engine.shells.read(info.id, wait=10)
+    out = wait_until(lambda: got if (got := engine.shells.read(info.id, wait=10)).at_end else None, 30,
+                     "the shell to end", interval=0)
     assert out.shell.status == "exited 0" and out.shell.exit_code == 0 and not out.shell.running
     assert out.shell.lost_bytes == 588895 + len("done\n")  # drained, counted, not stuck on the full disk
 

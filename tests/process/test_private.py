@@ -23,6 +23,7 @@ from execmagic.process.capture import StreamRecorder
 from execmagic.process.private import NotPrivate, create_file, private_folder
 from execmagic.process.retention import prune_log_roots
 from execmagic.process.spec import RunOptions
+from waiting import wait_until
 
 NOBODY = 65534
 as_root = pytest.mark.skipif(os.geteuid() != 0 or shutil.which("setpriv") is None,
@@ -62,9 +63,7 @@ def _leave_records(engine: Engine) -> None:
     assert r.success and r.log_paths
     assert engine.run_script("echo " + "x" * 200_000 + " | wc -c", "sh").success  # a big script, written out
     info = api.start("echo bg-secret-token; echo to-stderr >&2", engine=engine)
-    out = engine.shells.read(info.id, wait=10)
-    while not out.at_end:
-        out = engine.shells.read(info.id, wait=10)
+    wait_until(lambda: engine.shells.read(info.id, wait=10).at_end, 30, "the shell to end", interval=0)
 
 
 def test_every_folder_is_0700_and_every_file_0600(shared_tmp, tmp_path):
@@ -128,9 +127,7 @@ def test_reading_back_never_follows_a_link_or_waits_on_a_fifo(engine, tmp_path):
         with pytest.raises(OSError):
             open_own_file(str(tmp_path / name))
     info = api.start("echo one; echo two", engine=engine)
-    out = engine.shells.read(info.id, wait=10)
-    while not out.at_end:
-        out = engine.shells.read(info.id, wait=10)
+    wait_until(lambda: engine.shells.read(info.id, wait=10).at_end, 30, "the shell to end", interval=0)
     path = info.log_paths["stdout"]
     os.unlink(path)
     os.mkfifo(path)

@@ -10,6 +10,7 @@ import time
 
 from execmagic.engine import Engine, RunOptions
 from execmagic.process.retention import prune_log_folders
+from waiting import wait_until
 
 
 def test_a_thousand_small_runs_leave_no_foreground_logs(tmp_path):
@@ -69,10 +70,7 @@ def test_an_engine_prunes_its_siblings_when_it_first_runs(tmp_path, monkeypatch)
     try:
         engine.run_script("true")
         assert engine.start_pruning() is None  # once per engine
-        deadline = time.monotonic() + 10
-        while stale.exists() and time.monotonic() < deadline:
-            time.sleep(0.01)
-        assert not stale.exists()
+        wait_until(lambda: not stale.exists(), 10, "the stale folder to be pruned", interval=0.01)
         assert Engine(log_dir=str(tmp_path / "mine")).start_pruning() is None  # a chosen folder is not pruned
     finally:
         engine.close(0.3)

@@ -20,6 +20,7 @@ from execmagic.process.launch import MARKER_VAR
 from execmagic.process.spec import Command
 from execmagic.process.stop import remaining, stop_tree
 from execmagic.process.system import ENVIRON_OF_OTHERS
+from waiting import wait_until
 
 pytestmark = pytest.mark.skipif(not ENVIRON_OF_OTHERS, reason="needs other processes' environments (Linux)")
 
@@ -71,11 +72,9 @@ def test_the_watchdog_hears_of_a_shell_before_it_hears_of_its_end(tmp_path):
         env = dict(os.environ)
         for _ in range(30):  # shells that end at once: their end races their start
             registry.start(Command(argv=("true",), cwd=str(tmp_path), env=env, display="true"), marker_prefix="t")
-        deadline = time.monotonic() + 20
         # an exit is noticed and told under the registry's condition, which list() takes: once none
         # runs, every end was told
-        while any(info.running for info in registry.list()) and time.monotonic() < deadline:
-            time.sleep(0.02)
+        wait_until(lambda: not any(info.running for info in registry.list()), 20, "every shell to end")
     finally:
         registry.close()
     seen: set[str] = set()

@@ -20,6 +20,7 @@ from execmagic.engine.warm import MISSES_BEFORE_BACKOFF, RETRY_EVERY
 from execmagic.process.pump import CancelToken
 from execmagic.process.standby import SCRIPT_LIMIT, can_stand_by, idle_pids
 from processes import pid_alive
+from waiting import wait_until
 
 READY = 10.0  # seconds a standby may take to be started on a busy machine (an event is awaited, not slept)
 
@@ -409,10 +410,8 @@ def test_a_forked_child_using_the_engine_leaves_the_parents_standby_run_alone(en
     results = []
     parent_run = threading.Thread(target=lambda: results.append(engine.run_script(f"read line < {fifo}; echo $$")))
     parent_run.start()
-    deadline = time.monotonic() + READY
-    while standby._script_fd is not None:  # handed its script: the run is under way
-        assert time.monotonic() < deadline
-        time.sleep(0.01)
+    # handed its script: the run is under way
+    wait_until(lambda: standby._script_fd is None, READY, "the standby to be handed its script", interval=0.01)
     child = os.fork()
     if child == 0:  # pragma: no cover (the child)
         code = 0 if engine.run_script("echo child").stdout == "child\n" else 1
@@ -487,11 +486,8 @@ def test_a_standby_never_outlives_an_owner_killed_with_sigkill(state, tmp_path):
         if state == "idle":
             pids = [int(pid) for pid in owner.stdout.readline().split()]
         else:  # the run in the standby, and its sleep
-            deadline = time.monotonic() + READY
-            while not (pids := [p.pid for p in psutil.Process(owner.pid).children(recursive=True)
-                                if argv(p)[:2] == ["sleep", "64"]]):
-                assert time.monotonic() < deadline, "the run never started"
-                time.sleep(0.02)
+            pids = wait_until(lambda: [p.pid for p in psutil.Process(owner.pid).children(recursive=True)
+                                       if argv(p)[:2] == ["sleep", "64"]], READY, "the run to start")
             pids.append(psutil.Process(pids[0]).ppid())
         assert pids and all(pid_alive(pid) for pid in pids)
     finally:
