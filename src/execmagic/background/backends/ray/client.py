@@ -188,7 +188,8 @@ class RayClient:
     def __init__(self, address: str | None = None, *, headers: Mapping[str, str] | None = None,
                  timeout: float = 30.0) -> None:
         self.address = dashboard_address(address)
-        self._headers = job_headers(headers)
+        #: Sent with every request; never shown (see :meth:`__repr__`).
+        self.headers = job_headers(headers)
         #: Seconds any one request may take.
         self.timeout = timeout
 
@@ -267,7 +268,7 @@ class RayClient:
 
     def _request(self, method: str, path: str, data: bytes | None = None, *, what: str,
                  content_type: str = "application/json") -> bytes:
-        headers = {**self._headers}
+        headers = {**self.headers}
         if data is not None:
             headers["Content-Type"] = content_type
         request = urllib.request.Request(self.address + path, data=data, method=method, headers=headers)
