@@ -92,6 +92,12 @@ class RayJob:
                    host=meta.get("execmagic_host", ""), started_at=meta.get("execmagic_started", ""),
                    timeout=timeout)
 
+    @property
+    def node_marker(self) -> str:
+        """The marker the job's processes carry on the node: the shell's, made unique to this job --
+        a node is shared by many kernels, and a registry's markers (``PREFIX-bg1-1``) repeat across them."""
+        return f"{self.marker}-{self.tag.strip(':')}"
+
     def metadata(self) -> dict[str, str]:
         return {META_KEY: "1", "execmagic_shell": self.shell_id, "execmagic_command": self.command[:_META_COMMAND],
                 "execmagic_marker": self.marker, "execmagic_tag": self.tag, "execmagic_user": self.user,
@@ -234,6 +240,14 @@ class RayHandle:
         self.backend.monitor.wake()
         if not stopped and self.ended.wait(_STATUS_EVERY * 3):
             return StopReport()  # it had ended meanwhile: the monitor learned how
+        if self.node is None and self.ended.wait(_STATUS_EVERY * 2.5):
+            return StopReport(signalled=signalled)
+        if self.node is None and self._info is not None and self._info.phase is RayPhase.PENDING:
+            # Ray keeps a job that waits for resources PENDING after its stop, and stops it the moment it
+            # would start (its stop is queued on the job's supervisor, which is not placed yet): the
+            # command never runs, so the shell ends here, now
+            self._end(-signal_module.SIGTERM, "stopped before it started")
+            return StopReport(signalled=signalled)
         if self.ended.wait(self.backend.grace + _RAY_STOP_WAIT + 2 * _STATUS_EVERY + 1.0):
             escalated = self._outcome is not None and self._outcome.escalated
             return StopReport(signalled=signalled, killed=signalled if escalated else ())
@@ -431,8 +445,8 @@ class RayBackend:
         if options.working_dir:
             runtime_env["working_dir"] = self.client.upload_folder(os.path.expanduser(options.working_dir))
         body: dict[str, Any] = {
-            "entrypoint": entrypoint(command.argv, tag=job.tag, marker=job.marker, timeout=timeout, grace=self.grace,
-                                     cwd=options.cwd),
+            "entrypoint": entrypoint(command.argv, tag=job.tag, marker=job.node_marker, timeout=timeout,
+                                     grace=self.grace, cwd=options.cwd),
             "submission_id": job.job_id,
             "metadata": job.metadata(),
             **options.submit_fields(),

@@ -157,10 +157,11 @@ def job_headers(headers: Mapping[str, str] | None = None) -> dict[str, str]:
 
 
 def _ray_says(body: bytes) -> str:
-    """Ray's error answer as one short line: the last line of its text (its 400 and 500 answers
-    are Python tracebacks whose last line is the exception)."""
-    lines = [line.strip() for line in body.decode("utf-8", "replace").splitlines() if line.strip()]
-    text = lines[-1] if lines else "no message"
+    """Ray's error answer as one short line, for people: its 400 and 500 answers are Python
+    tracebacks (an agent's, nested in the head's), so the last exception line, else the last line."""
+    lines = [line.strip() for line in body.decode("utf-8", "replace").splitlines() if len(line.strip()) > 1]
+    named = [line for line in lines if not line.startswith("File ") and ("Error" in line or "Exception" in line)]
+    text = (named or lines or ["no message"])[-1]
     return text if len(text) <= _QUOTED else text[:_QUOTED] + "…"
 
 
@@ -277,7 +278,7 @@ class RayClient:
                 return answer.read()
         except urllib.error.HTTPError as exc:
             raise self._http_error(exc, what) from None
-        except (TimeoutError, socket.timeout):
+        except TimeoutError:
             raise RayError(f"{what}: no answer from {self.address} within {self.timeout:g} s", "ETIMEDOUT",
                            address=self.address) from None
         except urllib.error.URLError as exc:

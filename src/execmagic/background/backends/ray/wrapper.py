@@ -26,6 +26,7 @@ shared path or installation is needed on the cluster.
 from __future__ import annotations
 
 import base64
+import contextlib
 import json
 import os
 import select
@@ -64,7 +65,7 @@ class _Framer:
     def frame(self, kind: str, data: bytes) -> None:
         _write_all(1, f"{self.tag}{kind}{base64.b64encode(data).decode('ascii')}\n".encode("ascii"))
 
-    def record(self, kind: str, value: dict) -> None:
+    def record(self, kind: str, value: dict[str, object]) -> None:
         self.frame(kind, json.dumps(value).encode())
 
 
@@ -106,15 +107,11 @@ def members(sid: int, marker: str, exclude: tuple[int, ...]) -> list[int]:
 
 
 def signal_all(sig: int, sid: int, marker: str, exclude: tuple[int, ...]) -> None:
-    try:
+    with contextlib.suppress(OSError):
         os.killpg(sid, sig)
-    except OSError:
-        pass
     for pid in members(sid, marker, exclude):
-        try:
+        with contextlib.suppress(OSError):
             os.kill(pid, sig)
-        except OSError:
-            pass
 
 
 def sweep(sig: int, grace: float, sid: int, marker: str, exclude: tuple[int, ...]) -> bool:
@@ -231,10 +228,8 @@ def run(spec: dict) -> int:
             continue
         for fd in ready:
             if fd == wake_r:
-                try:
+                with contextlib.suppress(BlockingIOError):
                     os.read(wake_r, 512)
-                except BlockingIOError:
-                    pass
                 continue
             try:
                 data = os.read(fd, _CHUNK)
@@ -245,6 +240,7 @@ def run(spec: dict) -> int:
             else:
                 del kinds[fd]
     returncode = proc.wait()
+    record: dict[str, object]
     if how == "timeout":
         record, code = {"how": "timeout"}, 124
     elif how == "stopped":
@@ -253,7 +249,7 @@ def run(spec: dict) -> int:
         record, code = {"how": "signal", "signal": signal.Signals(-returncode).name}, 128 - returncode
     else:
         record, code = {"how": "exit", "code": returncode}, returncode
-    record["code"] = record.get("code", code)
+    record["code"] = code
     record["escalated"] = escalated
     framer.record("X", record)
     _write_all(reaper, b"done\n")
