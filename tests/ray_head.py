@@ -30,6 +30,7 @@ import uuid
 import psutil
 
 from processes import TOKEN_VAR
+from slurm_cluster import _free_ports as free_ports  # free ports on 127.0.0.1, as for SLURM's daemons
 
 HEAD_VAR = "EXECMAGIC_TEST_RAY_HEAD"
 
@@ -56,17 +57,6 @@ def why_not() -> str | None:
     return None
 
 
-def _free_ports(count: int) -> list[int]:
-    socks = [socket.socket() for _ in range(count)]
-    try:
-        for s in socks:
-            s.bind(("127.0.0.1", 0))
-        return [s.getsockname()[1] for s in socks]
-    finally:
-        for s in socks:
-            s.close()
-
-
 class RayHead:
     """One ``ray start --head --block``; :meth:`start` waits for its dashboard, :meth:`stop` ends it."""
 
@@ -74,7 +64,7 @@ class RayHead:
         self.folder = folder
         self.cpus = cpus
         self.id = uuid.uuid4().hex
-        gcs, dashboard, agent_grpc, agent_http, client = _free_ports(5)
+        gcs, dashboard, agent_grpc, agent_http, client = free_ports(5)
         self.address = f"http://127.0.0.1:{dashboard}"
         program = ray_program()
         assert program is not None

@@ -75,6 +75,19 @@ def test_stdout_and_stderr_apart_any_bytes_and_the_exact_exit_code(registry, bac
     assert registry.read(info.id).stdout == ""  # nothing twice
 
 
+def test_megabytes_of_binary_output_arrive_exact(registry, backend):
+    """Many frames, many looks at a growing log: every byte once, in order."""
+    code = "import sys; sys.stdout.buffer.write(bytes(range(256)) * 12000); sys.stderr.write('e' * 100000)"
+    info = registry.start(Command(argv=("python3", "-c", code), cwd="/", env={}, display="python3"),
+                          marker_prefix="t", backend=backend)
+    out = read_to_end(registry, info.id)[-1]
+    assert out.shell.status == "exited 0"
+    with open(out.shell.log_paths["stdout"], "rb") as fh:
+        assert fh.read() == bytes(range(256)) * 12000
+    with open(out.shell.log_paths["stderr"], "rb") as fh:
+        assert fh.read() == b"e" * 100000
+
+
 def test_each_read_gives_only_what_is_new(registry, backend):
     code = "for i in 1 2 3 4 5; do echo line$i; sleep 0.5; done"
     info = registry.start(bash(code), marker_prefix="t", backend=backend)

@@ -53,8 +53,11 @@ JOB_PREFIX = "execmagic-"
 META_KEY = "execmagic"
 #: Seconds between two looks at a job's log (the first-output latency a user sees, on top of Ray's).
 _TICK = 0.2
-#: At most one status request per job per this many seconds.
+#: At most one status request per job per this many seconds...
 _STATUS_EVERY = 1.0
+#: ...except for this long after a submission or a stop, when the user waits for the change (a first
+#: line, a ``%kill``): then every tick.
+_HURRY = 30.0
 #: Ray's own wait between its stop signal and SIGKILL (``RAY_JOB_STOP_WAIT_TIME_S``'s default).
 _RAY_STOP_WAIT = 3.0
 #: Characters of the command kept in a job's metadata (for the listing of a later kernel).
@@ -172,6 +175,7 @@ class RayHandle:
         self._outcome: Outcome | None = None
         self._next_status = 0.0
         self._next_logs = 0.0
+        self._hurry_until = time.monotonic() + _HURRY
         self._detached = False
         self._unknown: str | None = None
 
@@ -237,6 +241,7 @@ class RayHandle:
                 return StopReport()
             raise
         self._next_status = 0.0
+        self._hurry_until = time.monotonic() + _HURRY
         self.backend.monitor.wake()
         if not stopped and self.ended.wait(_STATUS_EVERY * 3):
             return StopReport()  # it had ended meanwhile: the monitor learned how
@@ -259,7 +264,7 @@ class RayHandle:
         ended and everything is in.  True when this handle needs nothing more from the monitor."""
         client = self.backend.client
         if self._returncode is None and now >= self._next_status:
-            self._next_status = now + _STATUS_EVERY
+            self._next_status = now + (_TICK if now < self._hurry_until else _STATUS_EVERY)
             try:
                 self._info = client.info(self.job_id)
                 self._unknown = None
