@@ -250,6 +250,19 @@ def test_a_signalled_foreground_stops_the_whole_job(backend, no_leftover_process
     wait_for(lambda: not sleeps(no_leftover_processes), timeout=5, what="the job's tree to end")
 
 
+def test_the_watchdogs_ladder_on_a_foreground_stops_the_job(backend, no_leftover_processes):
+    """A SIGKILLed kernel's watchdog stops its runs' sessions as here (TERM, a short grace, KILL):
+    the follower has sent Ray's stop before its SIGKILL, and the wrapper stops the tree."""
+    from execmagic.process.stop import stop_tree
+
+    proc = follow(backend, "(setsid sleep 307 &); echo started; sleep 308", start_new_session=True)
+    assert proc.stdout.readline() == b"started\n"
+    wait_for(lambda: len(sleeps(no_leftover_processes)) == 2, what="the two sleeps")
+    stop_tree(proc.pid, leader=proc, ladder=(signal.SIGTERM,), grace=0.2)
+    proc.communicate(timeout=10)
+    wait_for(lambda: not sleeps(no_leftover_processes), timeout=8, what="the job's tree to end")
+
+
 # -- one-line errors -----------------------------------------------------------------------------------
 def test_no_ray_at_the_address(no_ray_address):
     with socket.socket() as s:
