@@ -42,10 +42,13 @@ def median_max(values: list[float]) -> tuple[str, str]:
 
 
 def marked(value: str) -> list[psutil.Process]:
+    """The job's tree (``bash`` and its ``sleep``s), not Ray's own worker that ran the job's supervisor
+    (it carries the job's environment too, and ends about a second after the job)."""
     found = []
-    for proc in psutil.process_iter():
+    for proc in psutil.process_iter(["name"]):
         try:
-            if proc.environ().get(MARK) == value and proc.status() != psutil.STATUS_ZOMBIE:
+            if proc.info["name"] in ("bash", "sleep") and proc.environ().get(MARK) == value \
+                    and proc.status() != psutil.STATUS_ZOMBIE:
                 found.append(proc)
         except (psutil.NoSuchProcess, psutil.AccessDenied, psutil.ZombieProcess, OSError):
             continue

@@ -95,7 +95,11 @@ def members(sid: int, marker: str, exclude: tuple[int, ...]) -> list[int]:
     carries the marker (a ``setsid`` or double-forked child), never the wrapper or its reaper."""
     needle = f"EXECMAGIC_RUN={marker}".encode()
     found = []
-    for name in os.listdir("/proc"):
+    try:
+        names = os.listdir("/proc")
+    except OSError:  # no /proc (a macOS node): the session and group, which killpg reaches, are all we find
+        return []
+    for name in names:
         if not name.isdigit() or int(name) in exclude:
             continue
         stat = _stat(name)
