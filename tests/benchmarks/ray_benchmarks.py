@@ -42,13 +42,14 @@ def median_max(values: list[float]) -> tuple[str, str]:
 
 
 def marked(value: str) -> list[psutil.Process]:
-    """The job's tree (``bash`` and its ``sleep``s), not Ray's own worker that ran the job's supervisor
-    (it carries the job's environment too, and ends about a second after the job)."""
+    """The job's tree (``bash -c TREE`` and its two ``sleep``s), not Ray's own processes that carry the
+    job's environment too (the worker that ran its supervisor, the ``sleep 1`` of its fate-sharing
+    watcher), which end a moment after the job."""
     found = []
-    for proc in psutil.process_iter(["name"]):
+    for proc in psutil.process_iter():
         try:
-            if proc.info["name"] in ("bash", "sleep") and proc.environ().get(MARK) == value \
-                    and proc.status() != psutil.STATUS_ZOMBIE:
+            if proc.cmdline() in (["bash", "-c", TREE], ["sleep", "300"], ["sleep", "301"]) \
+                    and proc.environ().get(MARK) == value and proc.status() != psutil.STATUS_ZOMBIE:
                 found.append(proc)
         except (psutil.NoSuchProcess, psutil.AccessDenied, psutil.ZombieProcess, OSError):
             continue
