@@ -8,13 +8,40 @@ its own, and ``.ci/run`` runs these tests there.  Run by hand elsewhere, they sk
 from __future__ import annotations
 
 import os
+import time
 
+import psutil
 import pytest
 
 import ray_head
 from execmagic.background.backends.ray import RayBackend, RayOptions
 from execmagic.background.registry import ShellRegistry
-from processes import TOKEN_VAR
+from processes import TOKEN_VAR, processes_with
+
+
+def rays_own(proc: psutil.Process) -> bool:
+    """A process of Ray's that carries a job's environment and ends a moment after the job: the worker
+    that ran the job's supervisor, and the supervisor's fate-sharing watcher (``while kill -s 0 …;
+    do sleep 1; done``)."""
+    try:
+        words = proc.cmdline()
+    except (psutil.NoSuchProcess, psutil.AccessDenied, psutil.ZombieProcess):
+        return False
+    line = " ".join(words)
+    return words == ["sleep", "1"] or line.startswith("ray::") or "default_worker.py" in line \
+        or "while kill -s 0" in line
+
+
+@pytest.fixture(autouse=True)
+def rays_own_ended(no_leftover_processes):
+    """Before the leak check: Ray's own processes that carried the test's jobs' environment have ended
+    (they do within a few seconds of the job); the jobs' trees are left to the check itself."""
+    yield
+    deadline = time.monotonic() + 20
+    while any(rays_own(p) for p in processes_with(TOKEN_VAR, no_leftover_processes)):
+        if time.monotonic() > deadline:
+            break
+        time.sleep(0.1)
 
 
 @pytest.fixture(scope="session")

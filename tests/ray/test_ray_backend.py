@@ -51,10 +51,11 @@ def wait_for(predicate, timeout=30.0, what="it", why=lambda: ""):
 
 
 def sleeps(token):
+    """The tests' own sleeps (``sleep 300`` and up), not the ``sleep 1`` of Ray's watcher."""
     found = []
     for proc in processes_with(TOKEN_VAR, token):
         try:
-            if proc.name() == "sleep":
+            if proc.name() == "sleep" and proc.cmdline()[-1].startswith("30"):
                 found.append(proc)
         except psutil.NoSuchProcess:
             continue
