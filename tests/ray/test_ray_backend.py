@@ -55,7 +55,7 @@ def sleeps(token):
     found = []
     for proc in processes_with(TOKEN_VAR, token):
         try:
-            if proc.name() == "sleep" and proc.cmdline()[-1].startswith("30"):
+            if proc.name() == "sleep" and proc.cmdline()[-1].isdigit() and int(proc.cmdline()[-1]) >= 300:
                 found.append(proc)
         except psutil.NoSuchProcess:
             continue
@@ -222,9 +222,9 @@ def test_a_missing_program_is_127_with_the_reason_on_stderr(registry, backend):
 
 
 # -- the foreground: %exec --on ray -----------------------------------------------------------------
-def follow(backend, code, **popen):
+def follow(backend, code, name=None, **popen):
     command = backend.foreground_command(Command(argv=("bash", "-c", code), cwd="/", env=dict(os.environ),
-                                                 display=code))
+                                                 display=code), name=name or f"run-{time.monotonic_ns()}")
     return subprocess.Popen(command.argv, env=command.env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, **popen)
 
 
@@ -262,6 +262,28 @@ def test_the_watchdogs_ladder_on_a_foreground_stops_the_job(backend, no_leftover
     stop_tree(proc.pid, leader=proc, ladder=(signal.SIGTERM,), grace=0.2)
     proc.communicate(timeout=10)
     wait_for(lambda: not sleeps(no_leftover_processes), timeout=8, what="the job's tree to end")
+
+
+def test_a_foreground_jobs_state_is_watched_and_it_can_be_stopped_by_id(backend, no_leftover_processes):
+    """The status line of ``%exec --on ray`` watches the job by the id its name gives; a run killed
+    too hard to stop its job (its follower SIGKILLed) is stopped by that id afterwards."""
+    name = f"fg-{time.monotonic_ns()}"
+    job_id = backend.foreground_job_id(name)
+    watch = backend.watch_job(job_id)
+    try:
+        proc = follow(backend, "(setsid sleep 309 &); echo started; sleep 310", name=name)
+        assert proc.stdout.readline() == b"started\n"
+        wait_for(lambda: watch.words == "running", what="the watch to say running")
+        wait_for(lambda: len(sleeps(no_leftover_processes)) == 2, what="the two sleeps")
+        proc.kill()
+        proc.communicate(timeout=10)
+        time.sleep(0.5)
+        assert len(sleeps(no_leftover_processes)) == 2  # nothing stopped the job
+    finally:
+        watch.stop()
+        assert backend.stop_job(job_id)
+    wait_for(lambda: not sleeps(no_leftover_processes), timeout=8, what="the job's tree to end")
+    assert not backend.stop_job(f"{job_id}-no-such-job")
 
 
 # -- one-line errors -----------------------------------------------------------------------------------

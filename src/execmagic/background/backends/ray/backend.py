@@ -45,7 +45,7 @@ from .client import JobInfo, RayClient, RayError, RayPhase
 from .framing import FrameReader, Outcome, entrypoint, new_tag
 from .options import RayOptions
 
-__all__ = ["JOB_PREFIX", "META_KEY", "RayBackend", "RayHandle", "RayJob"]
+__all__ = ["JOB_PREFIX", "META_KEY", "JobWatch", "RayBackend", "RayHandle", "RayJob", "phase_words"]
 
 #: Every submission id starts with this (``execmagic-NAME-RANDOM``): recognisable in Ray's dashboard.
 JOB_PREFIX = "execmagic-"
@@ -319,11 +319,7 @@ class RayHandle:
         info = self._info
         if self._returncode is not None or info is None:
             return
-        if info.phase is RayPhase.PENDING:
-            reason = info.message.strip().split("\n")[0].rstrip(".")
-            self._words = f"pending ({reason})" if reason else "pending"
-        elif info.phase is RayPhase.RUNNING:
-            self._words = f"running on {self.node}" if self.node else "running"
+        self._words = phase_words(info, self.node) or self._words
 
     def _end_from(self, info: JobInfo | None) -> None:
         """The job ended in Ray; its log is read: the wrapper's record says how, else Ray's fields."""
@@ -367,6 +363,42 @@ class RayHandle:
     def fail(self, why: str) -> None:
         """The monitor failed on this job: say so in the status, keep the last known state."""
         self._unknown = why
+
+
+def phase_words(info: JobInfo, node: str | None = None) -> str | None:
+    """``pending (Ray's reason)`` or ``running on NODE`` for a job not ended yet; ``None`` for one that ended."""
+    if info.phase is RayPhase.PENDING:
+        reason = info.message.strip().split("\n")[0].rstrip(".")
+        return f"pending ({reason})" if reason else "pending"
+    if info.phase is RayPhase.RUNNING:
+        return f"running on {node}" if node else "running"
+    return None
+
+
+class JobWatch:
+    """What Ray says of one job, for the status line of a foreground run (``pending (…)``,
+    ``running``): one request a second on a thread of its own, so a slow dashboard never holds up
+    the run's output."""
+
+    def __init__(self, client: RayClient, job_id: str, interval: float = _STATUS_EVERY) -> None:
+        self._client = client
+        self.job_id = job_id
+        self._interval = interval
+        self._stopped = threading.Event()
+        #: The latest state in words; ``None`` until Ray has listed the job.
+        self.words: str | None = None
+        self._thread = threading.Thread(target=self._run, name="execmagic-ray-watch", daemon=True)
+        self._thread.start()
+
+    def _run(self) -> None:
+        while not self._stopped.wait(self._interval):
+            try:
+                self.words = phase_words(self._client.info(self.job_id)) or self.words
+            except RayError:
+                continue
+
+    def stop(self) -> None:
+        self._stopped.set()
 
 
 def _signal_number(name: str | None) -> int:
@@ -419,6 +451,12 @@ class _Monitor:
 _MONITOR = _Monitor()
 
 
+def _id_word(name: str) -> str:
+    """``execmagic-NAME`` as a job id may be spelt (Ray takes any string; a URL path and a dashboard
+    table read these best)."""
+    return JOB_PREFIX + ("".join(c if c.isalnum() or c in "-_." else "-" for c in name)[:64] or "job")
+
+
 class RayBackend:
     """Start background shells as Ray Jobs (see the module docstring).
 
@@ -460,20 +498,22 @@ class RayBackend:
             body["runtime_env"] = runtime_env
         return body
 
-    def new_job(self, command: Command, *, marker: str, shell_id: str, timeout: float | None) -> RayJob:
-        """The record of a job about to be submitted (its id is ours: a retried submission cannot run twice)."""
+    def new_job(self, command: Command, *, marker: str, shell_id: str, timeout: float | None,
+                job_id: str | None = None) -> RayJob:
+        """The record of a job about to be submitted (its id is ours: a retried submission cannot run
+        twice); ``job_id``: that id, else ``execmagic-SHELL-RANDOM``."""
         user, host = _owner()
-        suffix = new_tag()[2:-1][:8]
-        name = "".join(c if c.isalnum() or c in "-_" else "-" for c in shell_id)[:40] or "job"
-        return RayJob(job_id=f"{JOB_PREFIX}{name}-{suffix}", phase=RayPhase.PENDING, shell_id=shell_id,
+        if job_id is None:
+            job_id = f"{_id_word(shell_id)}-{new_tag()[2:-1][:8]}"
+        return RayJob(job_id=job_id, phase=RayPhase.PENDING, shell_id=shell_id,
                       command=command.display, marker=marker, tag=new_tag(), user=user, host=host,
                       started_at=now_iso("seconds"), timeout=timeout)
 
     def start(self, command: Command, *, marker: str, log_paths: Mapping[str, str], timeout: float | None = None,
-              shell_id: str = "job") -> RayHandle:
+              shell_id: str = "job", job_id: str | None = None) -> RayHandle:
         """Submit ``command``; raises :class:`~.client.RayError` (a ``PreExecError``) in one line when
         Ray is not there or refuses.  ``log_paths`` are not needed: Ray keeps the job's log."""
-        job = self.new_job(command, marker=marker, shell_id=shell_id, timeout=timeout)
+        job = self.new_job(command, marker=marker, shell_id=shell_id, timeout=timeout, job_id=job_id)
         body = self.submit_body(command, job=job, timeout=timeout)
         try:
             self.client.submit(body)
@@ -512,13 +552,34 @@ class RayBackend:
         mine = [job for job in found if everyone or (job.user == user and job.host == host)]
         return sorted(mine, key=lambda job: job.started_at)
 
-    def foreground_command(self, command: Command, *, timeout: float | None = None) -> Command:
+    def foreground_job_id(self, name: str) -> str:
+        """The Ray job id of the foreground run :meth:`foreground_command` named ``name`` (known before
+        it is submitted: a status line can watch it, and a run stopped too hard can be stopped by it)."""
+        return _id_word(name)
+
+    def watch_job(self, job_id: str) -> JobWatch:
+        """Follow what Ray says of ``job_id`` (for a foreground run's status line); ``stop()`` it after."""
+        return JobWatch(self.client, job_id)
+
+    def stop_job(self, job_id: str) -> bool:
+        """Ray's stop of ``job_id`` (after a foreground run that was killed before it could stop its
+        job); False when it had ended, or Ray does not know it."""
+        try:
+            return self.client.stop(job_id)
+        except RayError as exc:
+            if exc.code == "ENOENT":
+                return False
+            raise
+
+    def foreground_command(self, command: Command, *, name: str, timeout: float | None = None) -> Command:
         """``command`` as a local foreground run that runs it as a Ray job: a small process of ours
         (:mod:`.follow`) submits it, writes its stdout and stderr apart as they come, ends with its
         exit code (dies of its signal), and stops the job when it is itself signalled -- by the stop
         button, the foreground loop's timeout, or the watchdog of a kernel that died.  The settings
-        travel in its environment, not its argv (``ps`` shows argv to every user)."""
-        spec = {"address": self.client.address, "grace": self.grace, "timeout": timeout,
+        travel in its environment, not its argv (``ps`` shows argv to every user).  ``name`` (unique
+        per run) names the job: see :meth:`foreground_job_id`."""
+        spec = {"address": self.client.address, "grace": self.grace, "timeout": timeout, "name": name,
+                "job_id": self.foreground_job_id(name),
                 "request_timeout": self.client.timeout, "options": dataclasses.asdict(self.options),
                 "argv": list(command.argv), "display": command.display}
         env = {**command.env, "EXECMAGIC_RAY_FOLLOW": json.dumps(spec)}

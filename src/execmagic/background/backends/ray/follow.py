@@ -58,7 +58,8 @@ def main() -> int:
     signal.set_wakeup_fd(wake_w)
     try:
         backend = _backend(spec)
-        handle = backend.start(command, marker=marker, log_paths={}, timeout=spec.get("timeout"), shell_id="exec")
+        handle = backend.start(command, marker=marker, log_paths={}, timeout=spec.get("timeout"),
+                               shell_id=spec.get("name") or "exec", job_id=spec.get("job_id"))
     except (RayError, ValueError, OSError) as exc:
         _write(2, f"{exc}\n".encode())
         return getattr(exc, "exit_code", 1)
