@@ -181,6 +181,20 @@ def test_a_job_started_in_one_kernel_is_found_by_the_next(ray, backend, tmp_path
         second.close()
 
 
+def test_a_job_let_go_can_still_be_stopped(backend, no_leftover_processes):
+    """An owner closing lets its jobs go (their pipes end); stopping one afterwards still stops it and
+    learns how it ended."""
+    handle = backend.start(bash("trap 'echo bye; exit 0' TERM; echo started; sleep 311 & wait"), marker="t-letgo",
+                           log_paths={})  # it prints after it was let go: nothing may wait on that
+    wait_for(lambda: len(sleeps(no_leftover_processes)) == 1, timeout=60, what="the sleep")
+    handle.detach()
+    for fd in handle.streams.values():
+        os.close(fd)
+    handle.stop(signal.SIGTERM, 1.0)
+    assert handle.returncode == -signal.SIGTERM
+    assert not sleeps(no_leftover_processes)
+
+
 def test_cleanup_deletes_the_job_from_ray(registry, backend):
     info = registry.start(bash("echo done"), marker_prefix="t", backend=backend)
     read_to_end(registry, info.id)

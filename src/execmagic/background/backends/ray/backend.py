@@ -128,7 +128,8 @@ class _Pipe:
         self.pending = b""
 
     def push(self, data: bytes) -> None:
-        self.pending += data
+        if self.write_fd >= 0:  # a closed pipe (its owner let the job go) takes nothing more
+            self.pending += data
 
     def flush(self) -> bool:
         """Move what is pending into the pipe; True when nothing is left pending."""
@@ -147,6 +148,7 @@ class _Pipe:
             with contextlib.suppress(OSError):
                 os.close(self.write_fd)
             self.write_fd = -1
+        self.pending = b""
 
 
 class RayHandle:
