@@ -342,6 +342,10 @@ class RayHandle:
             self._end(info.driver_exit_code, None)  # the wrapper itself was killed by that signal
         elif info.phase is RayPhase.SUCCEEDED:
             self._end(info.driver_exit_code or 0, None)
+        elif self.pid == 0 and info.driver_exit_code is not None:
+            # the entrypoint ran, but the wrapper never said hello: no Python on the node, or it broke
+            self._end(info.driver_exit_code or 1, f"failed: the job's wrapper did not start on the node"
+                      f" (exit {info.driver_exit_code}; see the job's log in Ray's dashboard)")
         else:
             why = info.error_type or "FAILED"
             message = info.message.strip().split("\n")[0]

@@ -114,4 +114,5 @@ def entrypoint(argv: Sequence[str], *, tag: str, marker: str, timeout: float | N
     loader = f"import base64,zlib;exec(compile(zlib.decompress(base64.b64decode('{code}')),'execmagic-wrapper','exec'))"
     spec_text = base64.b64encode(json.dumps(spec).encode()).decode()
     # `command -v` finds the node's Python (python3 first); exec so Ray's child is the wrapper itself
-    return (f"exec \"$(command -v python3 || command -v python)\" -c {shlex.quote(loader)} {spec_text}")
+    return ("py=$(command -v python3 || command -v python) || { echo 'execmagic: no python3 on this Ray node';"
+            f" exit 127; }}; exec \"$py\" -c {shlex.quote(loader)} {spec_text}")
