@@ -98,6 +98,12 @@ def test_cwd_on_the_node_and_a_missing_program(tmp_path):
     assert done.returncode == 127 and b"cannot start 'no-such-program-xyz'" in frames[1].data
 
 
+def test_a_node_without_python_is_told_in_the_log(tmp_path):
+    line = entrypoint(["true"], tag=new_tag(), marker="m", timeout=None, grace=1)
+    done = subprocess.run(["/bin/sh", "-c", line], capture_output=True, timeout=30, env={"PATH": str(tmp_path)})
+    assert (done.returncode, done.stdout) == (127, b"execmagic: no python3 on this Ray node\n")
+
+
 def test_the_reader_takes_complete_lines_only_and_skips_others():
     tag = new_tag()
     reader = FrameReader(tag)

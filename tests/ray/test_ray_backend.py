@@ -235,14 +235,6 @@ def test_a_missing_program_is_127_with_the_reason_on_stderr(registry, backend):
     assert "cannot start 'no-such-program-xyz'" in "".join(p.stderr for p in out)
 
 
-def test_a_node_without_python_says_so(registry, ray, no_leftover_processes):
-    backend = RayBackend(RayOptions(env=((TOKEN_VAR, no_leftover_processes), ("PATH", "/nonexistent"))),
-                         address=ray.address)
-    info = registry.start(bash("echo never"), marker_prefix="t", backend=backend)
-    out = read_to_end(registry, info.id)[-1]
-    assert out.shell.status.startswith("failed: the job's wrapper did not start on the node (exit 127")
-
-
 # -- the foreground: %exec --on ray -----------------------------------------------------------------
 def follow(backend, code, name=None, **popen):
     command = backend.foreground_command(Command(argv=("bash", "-c", code), cwd="/", env=dict(os.environ),
