@@ -58,6 +58,7 @@ class BackendSpec:
 _BUILTIN = (
     "local_spec",
     "slurm_options",
+    "ray_spec",
 )
 
 _lock = threading.Lock()
