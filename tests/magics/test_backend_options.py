@@ -26,15 +26,16 @@ def magics(ip):
 def test_on_offers_every_registered_backend_and_says_what_each_is(ip):
     action = next(a for a in ip.magics_manager.magics["line"]["bg"].parser._actions if a.dest == "on")
     assert tuple(action.choices) == registry.names()
-    assert action.help == "where to run: local (default) or slurm (a batch job; its logs on a shared folder)"
+    assert action.help == ("where to run: local (default), slurm (a batch job; its logs on a shared folder) or ray"
+                           " (a Ray job, through the dashboard's Jobs API)")
 
 
 def test_a_backends_flag_without_its_backend_is_one_line(ip):
     with pytest.raises(UsageError, match=r"^--partition goes with --on slurm$"):
         ip.run_line_magic("bg", "--partition gpu true")
-    with pytest.raises(UsageError, match=r"^--cpus goes with --on slurm$"):
+    with pytest.raises(UsageError, match=r"^--cpus goes with --on slurm or ray$"):
         ip.run_line_magic("bg", "--on local --cpus 2 true")
-    with pytest.raises(UsageError, match=r"^--mem goes with --on slurm$"):
+    with pytest.raises(UsageError, match=r"^--mem goes with --on slurm or ray$"):
         ip.run_line_magic("exec", "--mem 4G true")
 
 

@@ -22,8 +22,8 @@ def test_start_on_a_slurm_backend_then_read_and_reattach(engine, slurm_logs):
 
 
 def test_an_unknown_backend_name_is_a_usage_problem(engine):
-    with pytest.raises(execmagic.UsageProblem, match="unknown backend 'ray'"):
-        execmagic.start("true", on="ray", engine=engine)
+    with pytest.raises(execmagic.UsageProblem, match="unknown backend 'kubernetes'"):
+        execmagic.start("true", on="kubernetes", engine=engine)
 
 
 def test_the_operator_sends_the_agents_background_commands_to_slurm(engine, slurm_logs):

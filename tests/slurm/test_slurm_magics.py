@@ -101,8 +101,8 @@ def test_traits_give_the_defaults_and_options_win(ip, slurm):
 def test_user_mistakes_are_one_line(ip, slurm):
     with pytest.raises(UsageError, match=r"^--partition goes with --on slurm$"):
         ip.run_line_magic("bg", "--partition gpu true")
-    with pytest.raises(UsageError, match="argument --on: invalid choice: 'ray'"):
-        ip.run_cell_magic("exec", "--on ray", "true")
+    with pytest.raises(UsageError, match="argument --on: invalid choice: 'kubernetes'"):
+        ip.run_cell_magic("exec", "--on kubernetes", "true")
     with pytest.raises(UsageError, match="--cpus needs a whole number"):
         ip.run_line_magic("bg", "--on slurm --cpus 0 true")
     with pytest.raises(UsageError, match="cannot split --sbatch-args"):
