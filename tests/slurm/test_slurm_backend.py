@@ -68,16 +68,16 @@ def test_three_reads_are_disjoint_and_in_order_and_the_exit_code_comes_back(regi
     assert registry.read(info.id, whole_log=True).stdout == stdout
 
 
-def test_cleanup_removes_the_jobs_files_too(registry, backend, tmp_path, slurm_logs):
-    info = registry.start(bash("echo done", str(tmp_path)), marker_prefix="t", backend=backend)
+def test_a_jobs_files_go_once_copied_and_cleanup_removes_the_logs(registry, backend, tmp_path, slurm_logs):
+    info = registry.start(bash("echo started; sleep 1; echo done", str(tmp_path)), marker_prefix="t", backend=backend)
     out = registry.read(info.id, wait=30)
+    names = os.listdir(slurm_logs)  # CLUSTER-JOB-MARKER.SUFFIX: a job id alone is unique only within one cluster
+    assert out.stdout.startswith("started") and {"stdout", "stderr", "json"} <= {n.rpartition(".")[2] for n in names}
+    assert all(n.startswith(f"execmagic-test-{info.job_id}-t-") for n in names), names
     while not out.at_end:
         out = registry.read(info.id, wait=10)
-    names = os.listdir(slurm_logs)  # CLUSTER-JOB-MARKER.SUFFIX: a job id alone is unique only within one cluster
-    assert sorted(n.rpartition(".")[2] for n in names) == sorted(("stdout", "stderr", "slurm", "exit", "json"))
-    assert all(n.startswith(f"execmagic-test-{info.job_id}-t-") for n in names), names
+    assert os.listdir(slurm_logs) == []  # every byte is in the kernel's logs: the cluster's copy is gone
     assert registry.cleanup(remove_logs=True) == [info.id]
-    assert os.listdir(slurm_logs) == []
     assert not os.path.exists(info.log_paths["stdout"])
 
 

@@ -141,5 +141,6 @@ class Shell:
             stderr_bytes=self.streams["stderr"].size,
             log_paths={name: s.log_path for name, s in self.streams.items()}, timeout=self.timeout,
             lost_bytes=sum(s.lost for s in self.streams.values()),
-            backend=self.backend, job_id=None if self.backend == "local" else self.handle.job_id,
+            # a job that outlives its owner (a cluster's: no watchdog guard) is known by its id; a process by its pid
+            backend=self.backend, job_id=self.handle.job_id if self.handle.guard is None else None,
         )

@@ -217,7 +217,6 @@ class SlurmHandle:
         #: The lock that says this owner still reads the job's files (see _JobFiles.hold).
         self._reading = files.hold()
         self._copied = False  # the job ended and every byte of its files is in the pipes
-        self._remove_when_copied = False
 
     # -- what the registry asks -----------------------------------------------------
     @property
@@ -257,8 +256,8 @@ class SlurmHandle:
         if self._returncode is None:
             return
         with self._lock:
-            self._remove_when_copied = not self._copied
-        if not self._remove_when_copied:
+            copied = self._copied
+        if copied:  # else the monitor removes them once it has copied them (see pump)
             self.files.remove()
 
     def detach(self) -> None:
@@ -343,9 +342,9 @@ class SlurmHandle:
             self._reading = None
             with self._lock:
                 self._copied = True
-                remove = self._remove_when_copied
-            if remove:
-                self.files.remove()
+            # the cluster's copy is read by nobody now (another owner attached holds the record's lock,
+            # and removes them when it is done in turn): files of ended jobs do not pile up on the share
+            self.files.remove()
             for stream in self._streams.values():
                 stream.close()
             return True
