@@ -6,7 +6,7 @@ Modules, one job each:
   caller's thread), ``pump`` (one run's pipes), ``capture`` (one stream: log, head and tail,
   decoding), ``standby`` (a bash started before it is needed), ``plain_syntax`` (scripts bash
   surely accepts), ``inherit`` (what a new process would inherit), ``sandbox`` (bubblewrap around
-  one argv);
+  one argv), ``sandbox_scan`` (what the sandbox protects inside its roots, found on disk);
 - stopping and cleaning up: ``stop`` (the one routine that stops a tree), ``leftovers`` (what a
   finished command left running), ``watchdog`` (stops what a dead owner left), ``retention`` (old
   log folders);

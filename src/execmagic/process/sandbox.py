@@ -1,5 +1,9 @@
 """An operating-system sandbox for commands: bubblewrap (``bwrap``) namespaces around one argv.
 
+(Over 400 lines, on purpose: this docstring is the sandbox's manual -- what it hides, binds and
+refuses, and why -- and finding bwrap stays with the plan, whose base arguments the probe runs.
+What is found on disk inside the roots is :mod:`.sandbox_scan`.)
+
 What a sandboxed command can and cannot do, by mode:
 
 - ``off``: nothing changes; :meth:`Sandbox.wrap` returns the argv as it is.
@@ -107,9 +111,14 @@ import shutil
 import subprocess
 import sys
 import threading
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 
 from .errors import ExecError, UsageProblem
+from .sandbox_scan import GIT_SCAN_DEPTH, LINK_SCAN_LIMIT, git_dirs, linked_outside
+from .sandbox_scan import outermost as _outermost
+from .sandbox_scan import pinned as _pinned
+from .sandbox_scan import real_path as _real
+from .sandbox_scan import within as _within
 
 __all__ = [
     "BWRAP_VAR",
@@ -160,13 +169,6 @@ OUTSIDE_SOCKETS = (
 #: Kubernetes), Docker's and Compose's secrets.  Useless without the network, but readable they can be put
 #: in an answer, for the model's next unconfined step.
 SYSTEM_SECRETS = ("/run/secrets", "/var/run/secrets")
-#: How many folder levels below a writable root are searched for repositories whose ``.git`` stays read-only.
-GIT_SCAN_DEPTH = 3
-#: At most this many folders are looked into by that search (a root with a huge tree is not walked for seconds).
-_GIT_SCAN_LIMIT = 20_000
-#: At most this many entries of the roots are looked at for files hard-linked outside them (one ``lstat``
-#: each, about a microsecond: a tenth of a second for the whole walk, once, when the sandbox is set).
-LINK_SCAN_LIMIT = 100_000
 #: At most this many such files are kept read-only: each is a mount of its own, which bwrap makes at every
 #: start (thousands cost seconds per run); past it, the rest stay writable and the sandbox says how many.
 LINK_BIND_LIMIT = 64
@@ -255,16 +257,6 @@ class Availability:
         return self.reason is None
 
 
-def _real(path: str) -> str:
-    """The path with every symlink resolved: what a bind mounts, and what comparisons must use."""
-    return os.path.realpath(path)
-
-
-def _within(path: str, folder: str) -> bool:
-    """Whether ``path`` is ``folder`` or below it (both real, absolute)."""
-    return path == folder or path.startswith(folder.rstrip("/") + "/")
-
-
 def _why_unsafe(root: str, home: str) -> str | None:
     """Why the real folder ``root`` may not be writable as a whole (``None``: it may)."""
     if root == "/":
@@ -310,16 +302,6 @@ def resolve_roots(roots: Iterable[str], *, home: str, explicit: bool) -> RootCho
                 raise
             notes.append(f"sandbox: {root} is not writable ({exc.why}); read-only there")
     return RootChoice(roots=_outermost(kept), notes=tuple(notes))
-
-
-def _outermost(paths: Iterable[str]) -> tuple[str, ...]:
-    """The paths that are not below another of them, in order (a nested root adds nothing)."""
-    unique = sorted(set(paths), key=len)
-    kept: list[str] = []
-    for path in unique:
-        if not any(_within(path, other) for other in kept):
-            kept.append(path)
-    return tuple(kept)
 
 
 def find_bwrap(path: str | None = None) -> str | None:
@@ -523,67 +505,6 @@ def _linked_read_only(roots: Sequence[str]) -> tuple[list[str], tuple[str, ...]]
     return linked[:LINK_BIND_LIMIT], tuple(notes)
 
 
-def linked_outside(roots: Iterable[str], limit: int = LINK_SCAN_LIMIT) -> tuple[list[str], bool]:
-    """The regular files below ``roots`` with a hard link found nowhere in them (another name for the same
-    data, outside the walls: writing through this one writes that file), and whether all was looked at.
-
-    A bind mount cannot tell such a file from the others -- it *is* the outside file -- so it is bound
-    read-only by itself.  Made inside, a hard link to an outside file is impossible (it crosses mounts:
-    ``EXDEV``); one already there (put by an earlier, unconfined step) is what this finds.  Files whose
-    every link is in the roots are left alone; so are ``.git`` folders (read-only already) and symlinks
-    (not followed; a symlink pointing outside is refused by the read-only mount it lands on).
-    """
-    seen: dict[tuple[int, int], list[str]] = {}
-    links: dict[tuple[int, int], int] = {}
-    looked = 0
-    pending = list(roots)
-    while pending:
-        folder = pending.pop()
-        try:
-            with os.scandir(folder) as entries:
-                for entry in entries:
-                    looked += 1
-                    if looked > limit:
-                        return _outside(seen, links), False
-                    if entry.is_dir(follow_symlinks=False):
-                        if entry.name != ".git":
-                            pending.append(entry.path)
-                    elif entry.is_file(follow_symlinks=False):
-                        st = entry.stat(follow_symlinks=False)
-                        if st.st_nlink > 1:
-                            key = (st.st_dev, st.st_ino)
-                            seen.setdefault(key, []).append(entry.path)
-                            links[key] = st.st_nlink
-        except OSError:
-            continue
-    return _outside(seen, links), True
-
-
-def _outside(seen: Mapping[tuple[int, int], list[str]], links: Mapping[tuple[int, int], int]) -> list[str]:
-    """The paths of the files some of whose links were not found inside."""
-    return sorted(path for key, paths in seen.items() if len(paths) < links[key] for path in paths)
-
-
-def _pinned(protected: Iterable[str], roots: Sequence[str]) -> list[str]:
-    """The folders between a root and each protected ``.git`` path, shallowest first: bound onto
-    themselves (writable, as they were), they become mount points, which cannot be renamed or removed.
-
-    The protection is a mount at the path found when the sandbox was set: renaming a folder that holds
-    a nested repository would move the repository away from it (its ``.git`` writable at the next run,
-    and moved back after).  The root itself is a mount point already; a ``.git`` below a pinned folder
-    can be neither renamed nor removed either (it is a mount point too).  The price: ``mv`` of such a
-    folder fails (``EBUSY``), and a ``rename`` out of it crosses mounts (``EXDEV``: ``mv`` copies).
-    """
-    found: set[str] = set()
-    for path in protected:
-        root = next((r for r in roots if _within(path, r)), None)
-        folder = os.path.dirname(path)
-        while root is not None and folder != root and _within(folder, root):
-            found.add(folder)
-            folder = os.path.dirname(folder)
-    return sorted(found, key=lambda folder: (folder.count("/"), folder))
-
-
 def _checked(spec: SandboxSpec, home: str) -> SandboxSpec:
     """``spec`` with its roots made real and folded; :class:`SandboxProblem` for a root or a bound path
     that cannot be (a spec may be made by hand, without :func:`resolve_roots`)."""
@@ -639,65 +560,3 @@ def _existing(paths: Iterable[str]) -> tuple[list[str], list[str]]:
         elif os.path.exists(path):
             files.append(path)
     return folders, files
-
-
-def git_dirs(roots: Iterable[str], depth: int = GIT_SCAN_DEPTH) -> Iterator[str]:
-    """The ``.git`` folders (and ``.git`` files with what they point to) in ``roots`` and up to ``depth``
-    levels below, that lie inside a root (outside them everything is read-only already)."""
-    roots = tuple(roots)
-    for root in roots:
-        for entry in _git_entries(root, depth):
-            for path in _git_paths(entry):
-                if any(_within(path, r) for r in roots):
-                    yield path
-
-
-def _git_entries(root: str, depth: int) -> Iterator[str]:
-    """``.git`` entries found breadth-first below ``root`` (symlinks not followed, at most
-    :data:`_GIT_SCAN_LIMIT` folders looked into)."""
-    level = [root]
-    looked = 0
-    for _ in range(depth + 1):
-        below: list[str] = []
-        for folder in level:
-            looked += 1
-            if looked > _GIT_SCAN_LIMIT:
-                return
-            try:
-                with os.scandir(folder) as entries:
-                    for entry in entries:
-                        if entry.name == ".git":
-                            yield entry.path
-                        elif entry.is_dir(follow_symlinks=False):
-                            below.append(entry.path)
-            except OSError:
-                continue
-        level = below
-
-
-def _git_paths(entry: str) -> list[str]:
-    """What to keep read-only for one ``.git`` entry: the folder; or the ``gitdir:`` file, the folder it
-    names and that folder's ``commondir`` (a worktree's hooks and config live in the main repository)."""
-    if os.path.isdir(entry) and not os.path.islink(entry):
-        return [_real(entry)]
-    target = _read_pointer(entry, "gitdir:")
-    if target is None:
-        return [entry] if os.path.isfile(entry) else []
-    paths = [entry, target]
-    common = _read_pointer(os.path.join(target, "commondir"), "")
-    if common is not None:
-        paths.append(common)
-    return paths
-
-
-def _read_pointer(path: str, prefix: str) -> str | None:
-    """The existing folder a one-line pointer file names (relative to the file's folder), or ``None``."""
-    try:
-        with open(path, encoding="utf-8", errors="replace") as fh:
-            line = fh.readline(4096).strip()
-    except OSError:
-        return None
-    if not line.startswith(prefix):
-        return None
-    target = _real(os.path.join(os.path.dirname(path), line[len(prefix):].strip()))
-    return target if os.path.isdir(target) else None
