@@ -1,5 +1,8 @@
 """The engine's front door: turn a request (a script, an argv) into a :class:`Command`, run it, keep the session.
 
+(Over 400 lines, on purpose: the :class:`Engine` is the one object callers hold; planning, the sandbox's
+setting and the session's rules are modules of their own, and what is left here is their order.)
+
 Planning and running are separate so that ``--dry-run`` shows exactly what
 would run -- the same expansion, the same argv -- without running it.
 """

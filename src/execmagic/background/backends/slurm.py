@@ -1,5 +1,8 @@
 """Background shells as SLURM batch jobs (see :mod:`.base`; the options are in :mod:`.slurm_options`).
 
+(Over 400 lines, on purpose: the job's files, its handle and the backend share one naming and locking
+rule for the shared folder; the options, the status, the monitor and ``srun`` are modules of their own.)
+
 A job is submitted with ``sbatch`` through :file:`slurm_job.sh`, a small wrapper shipped with
 execmagic that runs the command in a session of its own, stops its whole tree on a signal or at the
 timeout, and leaves the exit code in a file next to the logs.  The cluster writes the job's stdout

@@ -1,5 +1,8 @@
 """Background shells as Ray Jobs (see :mod:`..base`), through Ray's Jobs REST API.
 
+(Over 400 lines, on purpose: the handle, the monitor that feeds it and the backend share one job record
+and one framing; the REST client, the wrapper, the framing and the options are modules of their own.)
+
 A job is submitted with the command under :mod:`.wrapper` as its entrypoint; the wrapper frames
 the command's stdout and stderr into Ray's one log (see :mod:`.framing`) and ends with a record of
 how the command ended.  So the registry sees a Ray job as it sees a local shell:
