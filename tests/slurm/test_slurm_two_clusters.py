@@ -17,6 +17,7 @@ from execmagic.background.registry import ShellRegistry
 from execmagic.process.errors import UsageProblem
 from execmagic.process.spec import Command
 from processes import TOKEN_VAR, processes_with
+from waiting import wait_until
 
 pytestmark = pytest.mark.timeout(120)
 
@@ -51,17 +52,18 @@ def test_the_second_clusters_job_never_reads_the_first_ones_files(cluster, tmp_p
     first = cluster(str(tmp_path / "first"))
     earlier = ShellRegistry(log_dir=lambda: str(tmp_path / "kernel-1"), grace=0.5, watchdog=False)
     try:
-        gone = earlier.start(bash("echo first; exit 3", str(tmp_path)), marker_prefix="k1",
+        gone = earlier.start(bash("echo first; sleep 1; exit 3", str(tmp_path)), marker_prefix="k1",
                              backend=SlurmBackend(logs_dir=logs, grace=0.5, command_timeout=20))
-        out = earlier.read(gone.id, wait=30)
-        while not out.at_end:
-            out = earlier.read(gone.id, wait=10)
-        assert out.shell.status == "exited 3"
+        assert earlier.read(gone.id, wait=30).stdout == "first\n"
     finally:
-        earlier.close()
+        earlier.close()  # the kernel goes while its job runs on: nobody copies the job's files any more
+    # so the first job's files stay once it ended: stdout, stderr, slurm, exit, json
+    def five_files():
+        names = set(os.listdir(logs))
+        return names if len(names) == 5 else None
+
+    left = wait_until(five_files, 30, "the first job to end and leave its five files")
     first.stop()
-    left = set(os.listdir(logs))  # the first job's files stay (nothing cleaned them up)
-    assert len(left) == 5  # stdout, stderr, slurm, exit, json
 
     cluster(str(tmp_path / "second"))
     later = ShellRegistry(log_dir=lambda: str(tmp_path / "kernel-2"), grace=0.5, watchdog=False)
