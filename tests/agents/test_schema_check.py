@@ -44,3 +44,10 @@ def test_one_walk_two_wordings():
     assert validate(SCHEMA, {"n": 1, "tags": ["a", 5]}) == "argument 'tags'[1] must be string, not integer 5"
     found = first_problem(MANIFEST_SCHEMA, {"tool": {"name": "t"}, "exec": {"binary": "b", "timeout": 0}})
     assert (found.path, found.rule) == (("exec", "timeout"), "exclusiveMinimum")
+
+
+def test_a_tools_numeric_bounds_are_advice_a_manifests_are_rules():
+    schema = object_schema({"timeout": {"type": "integer", "minimum": 1000, "maximum": 600000}})
+    assert validate(schema, {"timeout": 700000}) is None and validate(schema, {"timeout": 5}) is None
+    assert first_problem(schema, {"timeout": 700000}).rule == "maximum"
+    assert first_problem(schema, {"timeout": 5}).rule == "minimum"

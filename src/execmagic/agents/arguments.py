@@ -104,7 +104,7 @@ def validate(schema: Mapping[str, Any], arguments: Mapping[str, Any]) -> str | N
     """The first problem with ``arguments`` against an object schema, at any depth, as one sentence;
     ``None`` if they fit."""
     try:
-        problem = first_problem(schema, arguments)
+        problem = first_problem(schema, arguments, bounds=False)  # a tool clamps its numbers, with a note
     except RecursionError:
         return "arguments nest too deeply"
     return None if problem is None else _worded(problem)

@@ -191,6 +191,8 @@ def _worded(problem: SchemaProblem) -> tuple[str, str]:
                        f" not {_described(value)}")
     if rule == "minLength":
         return field, "must not be empty"
+    if rule == "minimum":
+        return field, f"must be at least {schema['minimum']:g}, not {_described(value)}"
     if rule == "exclusiveMinimum":
         return field, f"must be more than {schema['exclusiveMinimum']}, not {_described(value)}"
     return field, f"must be at most {schema['maximum']:g}, not {_described(value)}"

@@ -13,7 +13,7 @@ rebuilt from its fields; it knows nothing of what matters here beyond the schema
 which ``json.loads`` reads but JSON cannot carry; lone surrogates, which cannot be encoded); and it
 would be a run-time dependency of the Toolbox, which works without the ``mcp`` extra.  The subset
 the tools and manifests use is small: ``type`` (one or a list), ``enum``, ``pattern``,
-``minLength``, ``exclusiveMinimum``, ``maximum``, ``properties``, ``required``,
+``minLength``, ``minimum``, ``exclusiveMinimum``, ``maximum``, ``properties``, ``required``,
 ``additionalProperties: false`` and ``items``.
 """
 
@@ -40,8 +40,8 @@ class SchemaProblem:
 
     ``path`` leads from the top to the value (property names and list indices); ``rule`` is the
     keyword broken -- ``type``, ``finite`` (NaN or infinity), ``text`` (a lone surrogate at
-    ``detail``), ``enum``, ``pattern``, ``minLength``, ``exclusiveMinimum``, ``maximum``,
-    ``required`` (``detail``: the missing name, ``path``: its object), ``additionalProperties``
+    ``detail``), ``enum``, ``pattern``, ``minLength``, ``minimum``, ``exclusiveMinimum``,
+    ``maximum``, ``required`` (``detail``: the missing name, ``path``: its object), ``additionalProperties``
     (``detail``: the names the object may have), ``propertyName`` (a key that is not a string);
     ``schema`` is the schema at ``path``, ``value`` what was found there.
     """
@@ -66,7 +66,8 @@ def has_type(value: Any, kind: str) -> bool:
     return isinstance(value, JSON_TYPES.get(kind, ()))
 
 
-def _scalar_problem(schema: Mapping[str, Any], value: Any, path: tuple[str | int, ...]) -> SchemaProblem | None:
+def _scalar_problem(schema: Mapping[str, Any], value: Any, path: tuple[str | int, ...],
+                    bounds: bool) -> SchemaProblem | None:
     kinds = declared_kinds(schema)
     if kinds and not any(has_type(value, kind) for kind in kinds):
         return SchemaProblem(path, "type", schema, value)
@@ -83,7 +84,9 @@ def _scalar_problem(schema: Mapping[str, Any], value: Any, path: tuple[str | int
         return SchemaProblem(path, "pattern", schema, value)
     if isinstance(value, str) and "minLength" in schema and len(value) < schema["minLength"]:
         return SchemaProblem(path, "minLength", schema, value)
-    if isinstance(value, (int, float)):
+    if bounds and isinstance(value, (int, float)):
+        if "minimum" in schema and not value >= schema["minimum"]:
+            return SchemaProblem(path, "minimum", schema, value)
         if "exclusiveMinimum" in schema and not value > schema["exclusiveMinimum"]:
             return SchemaProblem(path, "exclusiveMinimum", schema, value)
         if "maximum" in schema and not value <= schema["maximum"]:
@@ -92,7 +95,7 @@ def _scalar_problem(schema: Mapping[str, Any], value: Any, path: tuple[str | int
 
 
 def _object_problem(schema: Mapping[str, Any], value: Mapping[Any, Any], path: tuple[str | int, ...],
-                    json_only: bool) -> SchemaProblem | None:
+                    json_only: bool, bounds: bool) -> SchemaProblem | None:
     """Required names first, then each property in the order given (unknown, or wrong, or fine)."""
     properties = schema.get("properties", {})
     for name in schema.get("required", []):
@@ -107,36 +110,40 @@ def _object_problem(schema: Mapping[str, Any], value: Mapping[Any, Any], path: t
             return SchemaProblem((*path, name), "additionalProperties", schema, item, list(properties))
         else:
             sub = {}
-        if found := _walk(sub, item, (*path, name), json_only):
+        if found := _walk(sub, item, (*path, name), json_only, bounds):
             return found
     return None
 
 
-def _walk(schema: Mapping[str, Any], value: Any, path: tuple[str | int, ...], json_only: bool) -> SchemaProblem | None:
+def _walk(schema: Mapping[str, Any], value: Any, path: tuple[str | int, ...], json_only: bool,
+          bounds: bool) -> SchemaProblem | None:
     if not schema and not json_only:
         return None
-    if found := _scalar_problem(schema, value, path):
+    if found := _scalar_problem(schema, value, path, bounds):
         return found
     if isinstance(value, (list, tuple)):
         items = schema.get("items")
         for i, item in enumerate(value):
-            if found := _walk(items if isinstance(items, Mapping) else {}, item, (*path, i), json_only):
+            if found := _walk(items if isinstance(items, Mapping) else {}, item, (*path, i), json_only, bounds):
                 return found
     if isinstance(value, Mapping):
         if isinstance(schema.get("properties"), Mapping):
-            return _object_problem(schema, value, path, json_only)
+            return _object_problem(schema, value, path, json_only, bounds)
         for key, item in value.items():  # a free-form object: its values still have to be JSON
-            if found := _walk({}, item, (*path, key), json_only):
+            if found := _walk({}, item, (*path, key), json_only, bounds):
                 return found
     return None
 
 
-def first_problem(schema: Mapping[str, Any], value: Any, *, json_only: bool = True) -> SchemaProblem | None:
+def first_problem(schema: Mapping[str, Any], value: Any, *, json_only: bool = True,
+                  bounds: bool = True) -> SchemaProblem | None:
     """The first place, depth first, where ``value`` breaks ``schema``; ``None`` if it fits.
 
     With ``json_only`` a part the schema leaves open (``{}``, a free-form object) must still be a
     JSON value: finite numbers, encodable text.  Without it an open part is not looked at (a
-    manifest's ``default`` is checked against its parameter's type, with its own words).  A value
+    manifest's ``default`` is checked against its parameter's type, with its own words).  Without
+    ``bounds`` a number's ``minimum``/``exclusiveMinimum``/``maximum`` are advice, not rules: a tool
+    clamps its own (a model asking a 2-hour timeout gets 10 minutes and a note saying so).  A value
     nested past Python's recursion limit raises :class:`RecursionError`; the caller words that.
     """
-    return _walk(schema, value, (), json_only)
+    return _walk(schema, value, (), json_only, bounds)
