@@ -51,3 +51,9 @@ def test_a_tools_numeric_bounds_are_advice_a_manifests_are_rules():
     assert validate(schema, {"timeout": 700000}) is None and validate(schema, {"timeout": 5}) is None
     assert first_problem(schema, {"timeout": 700000}).rule == "maximum"
     assert first_problem(schema, {"timeout": 5}).rule == "minimum"
+
+
+def test_a_misspelt_name_is_named_before_the_name_it_misses():
+    assert validate(SCHEMA, {"m": 1}).startswith("unknown argument 'm' (expected: n, tags, o)")
+    found = first_problem(MANIFEST_SCHEMA, {"tool": {"nme": "t"}, "exec": {"binary": "b"}})
+    assert (found.path, found.rule) == (("tool", "nme"), "additionalProperties")

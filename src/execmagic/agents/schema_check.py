@@ -96,20 +96,22 @@ def _scalar_problem(schema: Mapping[str, Any], value: Any, path: tuple[str | int
 
 def _object_problem(schema: Mapping[str, Any], value: Mapping[Any, Any], path: tuple[str | int, ...],
                     json_only: bool, bounds: bool) -> SchemaProblem | None:
-    """Required names first, then each property in the order given (unknown, or wrong, or fine)."""
+    """Unknown names first, then missing ones, then each value in the order given.
+
+    An unknown name is most often a misspelt one (``comand``, ``requried``): naming it says what to
+    fix, where "``command`` is missing" would only say what followed from it."""
     properties = schema.get("properties", {})
+    closed = schema.get("additionalProperties", True) is False
+    for name, item in value.items():
+        if not isinstance(name, str):
+            return SchemaProblem(path, "propertyName", schema, name)
+        if closed and name not in properties:
+            return SchemaProblem((*path, name), "additionalProperties", schema, item, list(properties))
     for name in schema.get("required", []):
         if name not in value:
             return SchemaProblem(path, "required", schema, value, name)
     for name, item in value.items():
-        if not isinstance(name, str):
-            return SchemaProblem(path, "propertyName", schema, name)
-        if name in properties:
-            sub = properties[name]
-        elif schema.get("additionalProperties", True) is False:
-            return SchemaProblem((*path, name), "additionalProperties", schema, item, list(properties))
-        else:
-            sub = {}
+        sub = properties.get(name, {})
         if found := _walk(sub, item, (*path, name), json_only, bounds):
             return found
     return None
