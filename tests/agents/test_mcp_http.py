@@ -19,7 +19,7 @@ import urllib.request
 import psutil
 import pytest
 
-from execmagic.agents.mcp_server import DEFAULT_MAX_SESSIONS, HttpServer
+from execmagic.agents.mcp_http import DEFAULT_MAX_SESSIONS, HttpServer
 from execmagic.agents.tools import Toolbox
 from execmagic.process.errors import UsageProblem
 from waiting import wait_until
@@ -186,7 +186,7 @@ def test_fifteen_hundred_sessions_cost_the_serving_process_little(tmp_path):
     keeps at most the cap of them, so its memory grows by a few megabytes, not by 50."""
     script = textwrap.dedent(f"""
         import json, sys
-        from execmagic.agents.mcp_server import HttpServer
+        from execmagic.agents.mcp_http import HttpServer
         from execmagic.agents.tools import Toolbox
         from execmagic.engine import Engine
 

@@ -191,7 +191,7 @@ def make_plugin(tmp_path, body, name="tool", params=(), timeout=None, fmt="toml"
     manifest = tmp_path / f"{name}.toml"
     manifest.write_text("\n".join(lines) + "\n")
     if fmt == "json":
-        from execmagic.agents.plugins import tomllib  # the standard one, or tomli before Python 3.11
+        from execmagic.agents.manifest import tomllib  # the standard one, or tomli before Python 3.11
 
         data = tomllib.loads(manifest.read_text())
         manifest = tmp_path / f"{name}.json"

@@ -5,7 +5,8 @@ of the declared types.  :func:`normalise` reads it as the schema means it (``nul
 property is "not given", as OpenAI's strict mode sends it; ``5000.0`` is the JSON Schema integer
 5000) and fills nothing in.  :func:`validate` then finds the first problem at any depth -- a wrong
 type inside an array, NaN or infinity (which ``json.loads`` reads but JSON cannot carry), a lone
-surrogate (not text: it cannot be encoded), a value outside an enum -- and words it for the model.
+surrogate (not text: it cannot be encoded), a value outside an enum -- with the check that plugin
+manifests use too (:mod:`.schema_check`), and words it for the model.
 """
 
 from __future__ import annotations
@@ -16,14 +17,9 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from ..process.errors import shown_value
+from .schema_check import SchemaProblem, declared_kinds, first_problem
 
 __all__ = ["json_kind", "normalise", "object_schema", "validate"]
-
-_JSON_TYPES: dict[str, tuple[type, ...]] = {
-    "string": (str,), "integer": (int,), "number": (int, float), "boolean": (bool,),
-    "object": (Mapping,), "array": (list, tuple), "null": (type(None),),
-}
-
 
 def object_schema(properties: dict[str, dict[str, Any]], required: Iterable[str] = ()) -> dict[str, Any]:
     """A tool's arguments: these properties, no others (both APIs' strict forms want that said)."""
@@ -39,13 +35,8 @@ def json_kind(value: Any) -> str:
     return type(value).__name__
 
 
-def _kinds(schema: Any) -> list[str]:
-    declared = schema.get("type") if isinstance(schema, Mapping) else None
-    return declared if isinstance(declared, list) else [declared] if isinstance(declared, str) else []
-
-
 def _as_meant(schema: Any, value: Any) -> Any:
-    kinds = _kinds(schema)
+    kinds = declared_kinds(schema)
     if ("integer" in kinds and "number" not in kinds and isinstance(value, float) and math.isfinite(value)
             and value.is_integer()):
         return int(value)
@@ -78,68 +69,42 @@ def _json_excerpt(value: Any) -> str:
         return repr(value)[:200]
 
 
-def _type_problem(schema: Mapping[str, Any], value: Any, where: str) -> str | None:
-    kinds = _kinds(schema)
-    if kinds and not any(isinstance(value, _JSON_TYPES.get(k, ())) and not (
-            k in ("integer", "number") and isinstance(value, bool)) for k in kinds):
-        return f"{where} must be {' or '.join(kinds)}, not {json_kind(value)} {_json_excerpt(value)}"
-    if isinstance(value, float) and not math.isfinite(value):  # json.loads reads NaN and 1e999
+def _label(path: tuple[str | int, ...]) -> str:
+    """Where a value is, as a model reads it: ``argument 'o'``, ``argument 'o'.x``, ``argument 'xs'[0]``."""
+    out = f"argument {path[0]!r}" if path else ""
+    for step in path[1:]:
+        out += f"[{step}]" if isinstance(step, int) else f".{step}"
+    return out
+
+
+def _worded(problem: SchemaProblem) -> str:
+    """A :class:`SchemaProblem` as one sentence for a model (its fields, never another message's text)."""
+    where, value, schema = _label(problem.path), problem.value, problem.schema
+    if problem.rule == "required":
+        return f"{where} is missing {problem.detail!r}" if where else f"missing required argument {problem.detail!r}"
+    if problem.rule == "additionalProperties":
+        parent = _label(problem.path[:-1])
+        known = ", ".join(problem.detail) or "none"
+        return f"unknown argument {parent + '.' if parent else ''}{shown_value(problem.path[-1])} (expected: {known})"
+    if problem.rule == "propertyName":
+        return f"argument names must be strings, not {_json_excerpt(value)}"
+    if problem.rule == "type":
+        return f"{where} must be {' or '.join(declared_kinds(schema))}, not {json_kind(value)} {_json_excerpt(value)}"
+    if problem.rule == "finite":
         return f"{where} must be a finite number, not {value!r}"
-    if isinstance(value, str):
-        try:
-            value.encode("utf-8")
-        except UnicodeEncodeError as exc:
-            return f"{where} holds a lone surrogate ({value[exc.start]!r} at position {exc.start}), which is not text"
-    if "enum" in schema and value not in schema["enum"]:
+    if problem.rule == "text":
+        at = problem.detail
+        return f"{where} holds a lone surrogate ({value[at]!r} at position {at}), which is not text"
+    if problem.rule == "enum":
         return f"{where} must be one of {json.dumps(schema['enum'])}, not {_json_excerpt(value)}"
-    return None
-
-
-def _problem(schema: Mapping[str, Any], value: Any, where: str) -> str | None:
-    """The first problem with ``value`` against ``schema`` at any depth; ``None`` if it fits."""
-    if problem := _type_problem(schema, value, where):
-        return problem
-    items = schema.get("items")
-    if isinstance(value, (list, tuple)):
-        for i, item in enumerate(value):
-            if problem := _problem(items if isinstance(items, Mapping) else {}, item, f"{where}[{i}]"):
-                return problem
-    if isinstance(value, Mapping):
-        properties = schema.get("properties")
-        if isinstance(properties, Mapping):
-            return _object_problem(schema, value, where)
-        for key, item in value.items():  # a free-form object: its values still have to be JSON
-            if problem := _problem({}, item, f"{where}.{key}"):
-                return problem
-    return None
-
-
-def _object_problem(schema: Mapping[str, Any], value: Mapping[str, Any], where: str) -> str | None:
-    properties = schema.get("properties", {})
-    prefix = f"{where}." if where else ""
-    for name in schema.get("required", []):
-        if name not in value:
-            return f"missing required argument {prefix}{name!r}" if not where else f"{where} is missing {name!r}"
-    for name, item in value.items():
-        if not isinstance(name, str):
-            return f"argument names must be strings, not {_json_excerpt(name)}"
-        if name not in properties:
-            if schema.get("additionalProperties", True) is False:
-                known = ", ".join(properties) or "none"
-                return f"unknown argument {prefix}{shown_value(name)} (expected: {known})"
-            if problem := _problem({}, item, f"{prefix}{name}"):
-                return problem
-            continue
-        label = f"argument {name!r}" if not where else f"{prefix}{name}"
-        if problem := _problem(properties[name], item, label):
-            return problem
-    return None
+    return f"{where} does not fit the schema's {problem.rule} ({schema[problem.rule]!r}): {_json_excerpt(value)}"
 
 
 def validate(schema: Mapping[str, Any], arguments: Mapping[str, Any]) -> str | None:
     """The first problem with ``arguments`` against an object schema, at any depth, as one sentence;
     ``None`` if they fit."""
     try:
-        return _object_problem(schema, arguments, "")
+        problem = first_problem(schema, arguments, bounds=False)  # a tool clamps its numbers, with a note
     except RecursionError:
         return "arguments nest too deeply"
+    return None if problem is None else _worded(problem)

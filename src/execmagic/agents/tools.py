@@ -13,6 +13,10 @@ back from the environment and redacted from output (across ``BashOutput`` reads
 too: the end of a read that may be a secret's start waits for the next), output
 cut in the middle to 30,000 characters (saying exactly how much and where the
 full log is).
+
+Over 400 lines on purpose: it is one class whose four handlers share its engine, secrets and
+holdback; the parts that stand alone already live apart (:mod:`.arguments`, :mod:`.answers`,
+:mod:`.schemas`, :mod:`.shaping`).
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """``%mcp``: an MCP server inside the running kernel, so an outside agent works in this notebook's session.
 
-The server (:class:`~execmagic.agents.mcp_server.HttpServer`) runs in a thread of the kernel with
+The server (:class:`~execmagic.agents.mcp_http.HttpServer`) runs in a thread of the kernel with
 its own event loop, over the kernel's own engine: the agent's ``cd`` and ``export`` are the
 notebook's, and its background shells are the ones ``%bg`` lists, ``%bgout`` reads and ``%kill``
 stops.  It listens on 127.0.0.1 only and every request needs a bearer token made for this server
@@ -24,7 +24,7 @@ from .helpfmt import FixedWidthHelp
 from .options import parse_line
 
 if TYPE_CHECKING:  # the server and the tools are imported when a server is asked for, not at %load_ext
-    from ..agents.mcp_server import HttpServer
+    from ..agents.mcp_http import HttpServer
 
 __all__ = ["McpMagics"]
 
@@ -122,7 +122,8 @@ class McpMagics(Magics):
             raise UsageError(f"--port must be between 1 and 65535 (or 0: a free one), not {port}")
         from jupyter_core.paths import jupyter_runtime_dir
 
-        from ..agents.mcp_server import HttpServer, McpUnavailable, sandbox_line, sandbox_trouble
+        from ..agents.mcp_http import HttpServer
+        from ..agents.mcp_server import McpUnavailable, sandbox_line, sandbox_trouble
         from ..agents.tools import Toolbox
 
         with engine_errors():  # checked before anything starts: a bad value is one line

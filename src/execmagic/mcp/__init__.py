@@ -31,7 +31,8 @@ import os
 import sys
 from collections.abc import Sequence
 
-from ..agents.mcp_server import INSTALL_HINT, McpUnavailable, sandbox_line, sandbox_trouble, serve_stdio
+from ..agents.mcp_server import INSTALL_HINT, McpUnavailable, sandbox_line, sandbox_trouble
+from ..agents.mcp_stdio import serve_stdio
 from ..agents.plugins import PluginTool, load_manifest
 from ..agents.tools import Toolbox
 from ..engine.engine import Engine
