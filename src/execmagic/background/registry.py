@@ -25,6 +25,7 @@ from collections.abc import Callable, Iterable, Sequence
 
 from ..process import checks
 from ..process.errors import ShellLimitReached, UnknownShell, UsageProblem, shown_value
+from ..process.plural import counted
 from ..process.results import KillOutcome, ShellInfo, ShellOutput, signal_name
 from ..process.spec import Command
 from ..process.stop import StopReport
@@ -302,9 +303,9 @@ class ShellRegistry:
             if report.killed:
                 message += f", then SIGKILL after {used_grace:g} s"
         else:
-            message = f"{shell_id} had {_ended_phrase(status_before)}; stopped {report.count} leftover process(es)"
+            message = f"{shell_id} had {_ended_phrase(status_before)}; stopped {counted(report.count, 'leftover process', 'leftover processes')}"
         if report.count > 1:
-            message += f" ({report.count} processes)"
+            message += f" ({counted(report.count, 'process', 'processes')})"
         if report.survivors:
             message += f"; could not stop pid {', '.join(map(str, report.survivors))}"
         return KillOutcome(self.info(shell_id), message, signalled=report.count, killed=len(report.killed),
