@@ -303,9 +303,10 @@ class ShellRegistry:
             if report.killed:
                 message += f", then SIGKILL after {used_grace:g} s"
         else:
-            message = f"{shell_id} had {_ended_phrase(status_before)}; stopped {counted(report.count, 'leftover process', 'leftover processes')}"
+            leftovers = counted(report.count, "leftover process", "leftover processes")
+            message = f"{shell_id} had {_ended_phrase(status_before)}; stopped {leftovers}"
         if report.count > 1:
-            message += f" ({counted(report.count, 'process', 'processes')})"
+            message += f" ({report.count} processes)"
         if report.survivors:
             message += f"; could not stop pid {', '.join(map(str, report.survivors))}"
         return KillOutcome(self.info(shell_id), message, signalled=report.count, killed=len(report.killed),

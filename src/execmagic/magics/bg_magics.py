@@ -65,7 +65,8 @@ class BackgroundMagics(Magics):
               help="stop the shell (and all it started) after S seconds (at most a year)")
     @argument("--cwd", metavar="DIR", help="working directory (relative to the session's)")
     @argument("--env", action="append", metavar="K=V", help="set an environment variable (repeatable)")
-    @argument("--clear-env", action="store_true", help="start from an empty environment: only --env values (bash still sets PWD, SHLVL and _ itself)")
+    @argument("--clear-env", action="store_true",
+              help="start from an empty environment: only --env values (bash still sets PWD, SHLVL and _ itself)")
     @argument("--param", action="append", metavar="K=V", help="value for {K} templates (before the namespace)")
     @argument("--isolated", action="store_true", help="start from the kernel's cwd and env, not the session's")
     @argument("--dry-run", action="store_true", help="show the fully expanded command; start nothing")

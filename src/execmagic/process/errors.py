@@ -121,4 +121,5 @@ class ShellLimitReached(ExecError):
         self.running = running
         self.limit = limit
         verb = "is" if running == 1 else "are"
-        super().__init__(f"{counted(running, 'background shell')} {verb} running, the limit is {limit}; stop some first")
+        super().__init__(f"{counted(running, 'background shell')} {verb} running, the limit is {limit};"
+                         " stop some first")
