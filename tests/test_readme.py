@@ -69,7 +69,7 @@ def test_links_lead_somewhere(readme):
         if target.startswith("#"):
             assert target[1:] in anchors, target
         elif "://" not in target:
-            assert os.path.exists(os.path.join(ROOT, target)), target
+            assert os.path.exists(os.path.join(ROOT, target.split("#")[0])), target
 
 
 def test_no_paths_of_a_machine_and_no_insider_words(readme):
