@@ -1,6 +1,6 @@
 """The README is true to the code and short enough to finish: its two commands are the ones CI runs,
-its links lead somewhere, every option and setting it names exists, and the full reference it
-links to is generated from the magics' own help and is current."""
+its links lead somewhere, every option and setting it names exists, every Python block runs as
+shown, and the full reference it links to is generated from the magics' own help and is current."""
 
 from __future__ import annotations
 
@@ -69,7 +69,7 @@ def test_links_lead_somewhere(readme):
         if target.startswith("#"):
             assert target[1:] in anchors, target
         elif "://" not in target:
-            assert os.path.exists(os.path.join(ROOT, target)), target
+            assert os.path.exists(os.path.join(ROOT, target.split("#")[0])), target
 
 
 def test_no_paths_of_a_machine_and_no_insider_words(readme):
@@ -124,3 +124,52 @@ def test_the_tour_as_markdown_tells_stderr_apart():
     body, _ = exporter.from_notebook_node(nbformat.v4.new_notebook(cells=[cell]))
     assert "    fine\n" in body and "stderr│ fine" not in body
     assert "    stderr│ ls: /nope: No such file\n    stderr│ second line\n" in body
+
+
+#: README blocks that cannot run here, by a word they contain, and why: visible in the test's skip reason.
+NEEDS_MORE_THAN_THIS_MACHINE = {
+    "import anthropic": "calls Anthropic's API: needs the network and an ANTHROPIC_API_KEY",
+}
+#: What the README's blocks name, made in a throwaway folder: a tiny project with a Makefile (``make test``,
+#: ``make all``), tests that ``pytest -q`` runs and ``ruff check`` accepts, and a git repository ``repo``.
+PROJECT = {
+    "Makefile": "test:\n\tpython -m pytest -q tests\nall:\n\t@echo built\n",
+    "tests/test_sum.py": "def test_sum():\n    assert sum([1, 2]) == 3\n",
+}
+
+
+def _python_blocks() -> list:
+    with open(README, encoding="utf-8") as fh:
+        text = fh.read()
+    blocks = []
+    for match in re.finditer(r"```python\n(.*?)```", text, re.S):
+        line = text.count("\n", 0, match.start()) + 1
+        skips = [why for word, why in NEEDS_MORE_THAN_THIS_MACHINE.items() if word in match.group(1)]
+        marks = [pytest.mark.skip(reason=f"README.md:{line} {skips[0]}")] if skips else []
+        blocks.append(pytest.param(match.group(1), id=f"README.md:{line}", marks=marks))
+    return blocks
+
+
+def test_some_python_blocks_run_here():
+    """The skip rule must not swallow them all."""
+    runnable = [b for b in _python_blocks() if not b.marks]
+    assert runnable, "every ```python block of the README is skipped"
+
+
+@pytest.mark.parametrize("block", _python_blocks())
+def test_every_python_block_runs_as_shown(block, tmp_path):
+    """Each block, word for word, as a script in a fresh interpreter (this one's), in a folder holding
+    what it names; it must end without an exception, and whatever it started must be gone (conftest)."""
+    import subprocess
+    import sys
+
+    for name, content in PROJECT.items():
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text(content)
+    subprocess.run(["git", "init", "-q", "repo"], cwd=tmp_path, check=True, timeout=30)
+    script = tmp_path.parent / f"{tmp_path.name}-block.py"  # beside the project, not in it: ruff checks that
+    script.write_text(block)
+    env = {**os.environ, "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1"}  # the tiny project's pytest: seconds faster
+    done = subprocess.run([sys.executable, str(script)], cwd=tmp_path, env=env, capture_output=True, text=True,
+                          timeout=120)
+    assert done.returncode == 0, f"{done.stdout}\n{done.stderr}"

@@ -184,7 +184,7 @@ def test_leftovers_of_an_exited_shell_are_stopped_by_kill(engine):
     info = start(engine, "sleep 30 >/dev/null 2>&1 & echo started")
     assert wait_ended(engine, info.id).status == "exited 0"
     outcome = engine.shells.kill(info.id)
-    assert outcome.message == "bg1 had exited with 0; stopped 1 leftover process(es)"
+    assert outcome.message == "bg1 had exited with 0; stopped 1 leftover process"
 
 
 def test_timeout_stops_the_shell(engine):

@@ -124,6 +124,15 @@ def test_kill_answers(ip):
     assert magic(ip, "kill", "--all").stdout == "no background shell is running\n"
 
 
+def test_a_shell_that_traps_the_signal_and_exits_reads_as_its_exit_not_as_killed(ip):
+    """Its trap chose the exit code: the status says that code, as for any exit."""
+    magic(ip, "bg", "--name t trap 'echo caught; exit 7' INT; echo ready; while :; do sleep 0.05; done")
+    assert magic(ip, "bgout", "t --wait 10").stdout == "ready\n"  # the trap is set before the kill
+    assert data(magic(ip, "kill", "t --signal INT"))[0].startswith("■ t stopped with SIGINT")
+    assert data(magic(ip, "bg", ""), PROVENANCE)[0][0]["status"] == "exited 7"
+    assert data(magic(ip, "kill", "t")) == ["■ t already exited with 7; nothing to stop"]
+
+
 @pytest.mark.parametrize(
     "name, line, message",
     [
@@ -208,7 +217,7 @@ def test_cleanup_forgets_ended_shells_and_deletes_their_logs(ip):
     wait_until(lambda: shells.read("done", reader="test", wait=10).at_end, 30, "'done' to end", interval=0)
     logs = shells.info("done").log_paths
     assert os.path.exists(logs["stdout"])
-    assert magic(ip, "bg", "--cleanup").stdout == "removed 1 ended shell(s) and their logs: done\n"
+    assert magic(ip, "bg", "--cleanup").stdout == "removed 1 ended shell and their logs: done\n"
     assert not any(os.path.exists(p) for p in logs.values())
     assert [i.id for i in ip.magics_manager.registry["ExecMagics"].engine.shells.list()] == ["live"]
     with pytest.raises(UsageError, match="--cleanup goes alone"):

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import io
 import json
 import os
 import signal
@@ -66,9 +67,30 @@ def test_cell_exec_languages(ip):
 def test_failed_command_raises_short_error(ip):
     with capture_output() as cap, pytest.raises(CellCommandFailed) as info:
         ip.run_line_magic("exec", "exit 3")
-    assert info.value._render_traceback_() == [f"\x1b[31m{info.value}\x1b[0m"]
+    assert info.value._render_traceback_() == [str(info.value)]  # pytest's stdout is no terminal: no colour
     assert str(info.value) == "command failed (exit 3): the run stops here; --no-raise carries on"
     assert summaries(cap)[0]["text/plain"].startswith("✘ exit 3")
+
+
+def test_the_red_line_is_red_only_where_colour_is_on(ip, monkeypatch):
+    """A kernel's front end renders the colour codes; a terminal gets them unless IPython's colours
+    are off; a pipe or a file never (they would show as raw escape codes)."""
+    with capture_output(), pytest.raises(CellCommandFailed) as info:
+        ip.run_line_magic("exec", "--quiet exit 3")
+    red, plain = f"\x1b[31m{info.value}\x1b[0m", str(info.value)
+    monkeypatch.setattr(ip, "colors", "neutral")  # the test shell starts with colours off
+    assert info.value._render_traceback_() == [plain]  # pytest's stdout is a pipe
+    monkeypatch.setattr(sys, "stdout", io.StringIO())
+    monkeypatch.setattr(sys.stdout, "isatty", lambda: True)
+    assert info.value._render_traceback_() == [red]  # a terminal
+    monkeypatch.setattr(sys, "stdout", io.StringIO())  # no terminal, but a kernel's shell:
+    monkeypatch.setattr(ip, "kernel", object(), raising=False)
+    assert info.value._render_traceback_() == [red]
+    monkeypatch.setattr(ip, "colors", "nocolor")
+    assert info.value._render_traceback_() == [plain]
+    monkeypatch.setattr(ip, "colors", "neutral")
+    monkeypatch.setenv("NO_COLOR", "1")
+    assert info.value._render_traceback_() == [plain]
 
 
 def test_a_failure_is_said_once_in_the_cell(ip):

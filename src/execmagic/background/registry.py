@@ -28,6 +28,7 @@ from collections.abc import Callable, Iterable, Sequence
 
 from ..process import checks
 from ..process.errors import ShellLimitReached, UnknownShell, UsageProblem, shown_value
+from ..process.plural import counted
 from ..process.results import KillOutcome, ShellInfo, ShellOutput, signal_name
 from ..process.spec import Command
 from ..process.stop import StopReport
@@ -305,7 +306,8 @@ class ShellRegistry:
             if report.killed:
                 message += f", then SIGKILL after {used_grace:g} s"
         else:
-            message = f"{shell_id} had {_ended_phrase(status_before)}; stopped {report.count} leftover process(es)"
+            leftovers = counted(report.count, "leftover process", "leftover processes")
+            message = f"{shell_id} had {_ended_phrase(status_before)}; stopped {leftovers}"
         if report.count > 1:
             message += f" ({report.count} processes)"
         if report.survivors:

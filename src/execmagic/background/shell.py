@@ -117,7 +117,9 @@ class Shell:
             return words or "running"
         if self.failure:
             return f"failed: {self.failure}"
-        if self.stopped_as:
+        if self.stopped_as and (rc < 0 or self.stopped_as != "killed"):
+            # a shell that caught the signal and exited on its own terms ended with its own code:
+            # "exited 7" says that; "killed" would hide the code its trap chose
             return self.stopped_as
         if words:
             return words

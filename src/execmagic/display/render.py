@@ -9,6 +9,7 @@ import dataclasses
 import html
 from typing import Any
 
+from ..process.plural import counted
 from ..process.results import Result, format_bytes, format_duration
 from .mime import PROVENANCE_MIME
 
@@ -35,7 +36,7 @@ def short_command(command: str, width: int = _COMMAND_WIDTH) -> str:
     """First line of a command, cut to ``width``, with a hint of what was left out."""
     lines = command.strip().splitlines() or [""]
     first = lines[0]
-    more = f" … (+{len(lines) - 1} lines)" if len(lines) > 1 else ""
+    more = f" … (+{counted(len(lines) - 1, 'line')})" if len(lines) > 1 else ""
     if len(first) > width:
         first = first[: width - 1] + "…"
     return first + more

@@ -139,8 +139,10 @@ class Engine(Planner):
         self._prunes = log_dir is None  # a folder the user chose is theirs to keep
         self._pruning: threading.Thread | None = None
         self.token = uuid.uuid4().hex[:12]
-        #: Put the running interpreter's bin folder first on an inherited PATH (see :mod:`.interpreter`).
-        self.prefer_kernel_env = False
+        #: Put the running interpreter's bin folder first on an inherited PATH (see :mod:`.interpreter`):
+        #: on by default, as in the magics, so ``run("pytest -q")`` from a venv's Python runs that venv's
+        #: pytest, not whichever one the inherited PATH finds first.
+        self.prefer_kernel_env = True
         #: Show and record commands with secrets redacted (they run with the real values).
         self.redact_display = True
         self._counter = itertools.count(1)

@@ -18,6 +18,7 @@ from IPython.core.magic_arguments import argument, kwds, magic_arguments
 from IPython.display import display
 
 from ..process import checks
+from ..process.plural import counted
 from .cluster import cluster_options
 from .exec_magics import ExecMagics, engine_errors, sandbox_options
 from .helpfmt import FixedWidthHelp
@@ -64,7 +65,8 @@ class BackgroundMagics(Magics):
               help="stop the shell (and all it started) after S seconds (at most a year)")
     @argument("--cwd", metavar="DIR", help="working directory (relative to the session's)")
     @argument("--env", action="append", metavar="K=V", help="set an environment variable (repeatable)")
-    @argument("--clear-env", action="store_true", help="start from an empty environment (only --env values)")
+    @argument("--clear-env", action="store_true",
+              help="start from an empty environment: only --env values (bash still sets PWD, SHLVL and _ itself)")
     @argument("--param", action="append", metavar="K=V", help="value for {K} templates (before the namespace)")
     @argument("--isolated", action="store_true", help="start from the kernel's cwd and env, not the session's")
     @argument("--dry-run", action="store_true", help="show the fully expanded command; start nothing")
@@ -95,7 +97,7 @@ class BackgroundMagics(Magics):
             if command or line.split() != ["--cleanup"]:
                 raise UsageError("--cleanup goes alone: %bg --cleanup")
             removed = self.shells.cleanup(remove_logs=True)
-            print(f"removed {len(removed)} ended shell(s) and their logs: {', '.join(removed)}" if removed
+            print(f"removed {counted(len(removed), 'ended shell')} and their logs: {', '.join(removed)}" if removed
                   else "no ended shell to remove")
             return
         if not command:

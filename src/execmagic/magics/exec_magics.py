@@ -13,6 +13,8 @@ import dataclasses
 import itertools
 import json
 import keyword
+import os
+import sys
 from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Any, cast
 
@@ -61,7 +63,22 @@ class _OneRedLine:
     """Mixin: IPython shows an exception with ``_render_traceback_`` as these lines, no traceback."""
 
     def _render_traceback_(self) -> list[str]:
-        return [f"\x1b[31m{self}\x1b[0m"]
+        return [f"\x1b[31m{self}\x1b[0m" if _colours_on() else str(self)]
+
+
+def _colours_on() -> bool:
+    """Colour as IPython itself would: never with ``colors = 'nocolor'`` (or ``NO_COLOR`` set); in a
+    kernel, yes (the front end renders the codes, as it does IPython's own tracebacks); elsewhere only
+    when stdout is a terminal, so a pipe, a file or a log gets the plain line, not escape codes."""
+    from IPython import get_ipython
+
+    shell = get_ipython()
+    if shell is None or str(getattr(shell, "colors", "")).lower() == "nocolor" or os.environ.get("NO_COLOR"):
+        return False
+    if getattr(shell, "kernel", None) is not None:
+        return True
+    isatty = getattr(sys.stdout, "isatty", None)
+    return bool(isatty and isatty())
 
 
 class CellCommandFailed(_OneRedLine, CommandFailed):
@@ -121,7 +138,8 @@ def _common(func: Callable[..., Any]) -> Callable[..., Any]:
                  help="stop the command (and all it started) after S seconds (at most a year)"),
         argument("--cwd", metavar="DIR", help="working directory for this run (relative to the session's)"),
         argument("--env", action="append", metavar="K=V", help="set an environment variable for this run (repeatable)"),
-        argument("--clear-env", action="store_true", help="start from an empty environment (only --env values)"),
+        argument("--clear-env", action="store_true",
+                 help="start from an empty environment: only --env values (bash still sets PWD, SHLVL and _ itself)"),
         argument("--param", action="append", metavar="K=V", help="value for {K} templates (before the namespace)"),
         argument("--input", metavar="TEXT",
                  help="text for the command's stdin ({var} templates work); stdin is closed otherwise"),

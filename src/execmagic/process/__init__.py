@@ -12,7 +12,7 @@ Modules, one job each:
   log folders);
 - files and the system: ``logdir`` (where one engine's files go), ``private`` (files nobody else
   reads or plants), ``system`` (what this OS offers, decided once);
-- values and helpers they share: ``spec``, ``results``, ``errors``, ``checks``, ``clock``,
+- values and helpers they share: ``spec``, ``results``, ``errors``, ``plural``, ``checks``, ``clock``,
   ``lazy`` (names a package exports on first use).
 
 Nothing is re-exported here: importing one module (``python -m execmagic.process.watchdog``

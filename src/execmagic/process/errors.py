@@ -13,6 +13,8 @@ import difflib
 import typing
 from collections.abc import Iterable
 
+from .plural import counted
+
 if typing.TYPE_CHECKING:  # pragma: no cover
     from .results import Result
 
@@ -118,4 +120,6 @@ class ShellLimitReached(ExecError):
     def __init__(self, running: int, limit: int) -> None:
         self.running = running
         self.limit = limit
-        super().__init__(f"{running} background shells are running, the limit is {limit}; stop some first")
+        verb = "is" if running == 1 else "are"
+        super().__init__(f"{counted(running, 'background shell')} {verb} running, the limit is {limit};"
+                         " stop some first")
