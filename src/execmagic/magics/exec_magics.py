@@ -1,5 +1,9 @@
 """``%%exec``, ``%exec`` and ``%spawn``: translate a magic line into an engine request and show the result.
 
+(Over 400 lines, on purpose: one ``Magics`` class holds the three magics IPython registers together,
+sharing their settings and engine; the live output, the cell's display and the cluster options are
+modules of their own.)
+
 This layer owns three things only: parsing (user mistakes become one-line
 ``UsageError``s), configuration (traitlets, turned into plain engine values at
 call time) and presentation (live output, status line, summary, and a short
