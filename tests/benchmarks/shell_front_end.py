@@ -394,6 +394,9 @@ def template_cases() -> tuple[list[TemplateCase], list[TemplateCase]]:
     shell.append(TemplateCase("bash", "echo $(( {v} + 1 ))", ["1 + x"], refuse=True))
     shell.append(TemplateCase("bash", 'echo "${X:-{v}}"', ['a"b$c'], lambda v, m: b'a"b$c\n'))
     shell.append(TemplateCase("bash", 'echo "${X:-{v}}"', ["it's"], refuse=True))
+    kernel = load("test_kernel_templating.py")
+    shell.append(TemplateCase("bash", "printf '<%s>' {v} \"{v}\" '{v}'; echo", kernel.HOSTILE,
+                              lambda v, m: f"<{v}><{v}><{v}>\n".encode()))
     code.append(TemplateCase("python", "def f(): return'{v}'\nprint(f())", ["it's"], lambda v, m: b"it's\n"))
     return shell, code
 
@@ -404,6 +407,12 @@ def guard_cases() -> list[str]:
     texts = [row[0] for row in rules.REFUSED] + list(rules.ALLOWED)
     texts += [row[0] for row in spell.BRIEF + spell.RESPELLINGS] + [row[1] for row in spell.SESSION + spell.SESSION_ALLOWED]
     texts += list(spell.ORDINARY)
+    limits = load("guard/test_guard_limits.py")
+    trims = (limits.test_a_literal_trim_of_a_variable_is_judged_as_its_value,
+             limits.test_a_trim_that_leaves_an_ordinary_path_is_allowed)
+    texts += [text for test in trims
+              for text in test.pytestmark[0].args[1]]
+    texts += ["a=x; " + "; ".join(["a=$a$a"] * 30) + "; rm -rf $a", "rm -rf " + "$(echo " * 40 + "/" + ")" * 40]
     return list(dict.fromkeys(texts))
 
 
