@@ -141,13 +141,19 @@ def _shell_context(node: ts.Node, offset: int, ansi_c: bool | None) -> Context:
     return Context("code", backticks=ticks)
 
 
-def ts_python_contexts(text: str, spans: list[tuple[int, int]], language: str) -> dict[int, Context]:
-    root = PYTHON.parse(_placeholders(text, spans)).root_node
-    found = {}
-    for start, _ in spans:
-        offset = len(text[:start].encode())
-        found[start] = _python_context(root.descendant_for_byte_range(offset, offset))
-    return found
+def _tree_contexts(parser: ts.Parser, classify: Callable[[ts.Node], Context]
+                   ) -> Callable[[str, list[tuple[int, int]], str], dict[int, Context]]:
+    """An answer for one grammar: the context of the smallest node at each template's first byte."""
+
+    def answer(text: str, spans: list[tuple[int, int]], language: str) -> dict[int, Context]:
+        root = parser.parse(_placeholders(text, spans)).root_node
+        found = {}
+        for start, _ in spans:
+            offset = len(text[:start].encode())
+            found[start] = classify(root.descendant_for_byte_range(offset, offset))
+        return found
+
+    return answer
 
 
 def _python_context(node: ts.Node) -> Context:
@@ -165,15 +171,6 @@ def _python_context(node: ts.Node) -> Context:
     return Context("py-code")
 
 
-def ts_node_contexts(text: str, spans: list[tuple[int, int]], language: str) -> dict[int, Context]:
-    root = NODE.parse(_placeholders(text, spans)).root_node
-    found = {}
-    for start, _ in spans:
-        offset = len(text[:start].encode())
-        found[start] = _node_context(root.descendant_for_byte_range(offset, offset))
-    return found
-
-
 def _node_context(node: ts.Node) -> Context:
     for n in _ancestors(node):
         if n.type == "comment":
@@ -188,6 +185,9 @@ def _node_context(node: ts.Node) -> Context:
             return Context("js-regex")
     return Context("js-code")
 
+
+ts_python_contexts = _tree_contexts(PYTHON, _python_context)
+ts_node_contexts = _tree_contexts(NODE, _node_context)
 
 _WORDISH = frozenset({"word", "string", "raw_string", "ansi_c_string", "concatenation", "simple_expansion", "expansion",
                       "command_substitution", "process_substitution", "number", "arithmetic_expansion",
