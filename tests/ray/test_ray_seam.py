@@ -19,7 +19,8 @@ from execmagic.background.backends.ray.jobs import sent_environment
 from execmagic.display import PROVENANCE_MIME as PROVENANCE
 from execmagic.engine import Engine, RunOptions
 from magic_calls import magic
-from processes import TOKEN_VAR
+from processes import TOKEN_VAR, commands_with
+from waiting import wait_until
 
 pytestmark = [pytest.mark.watchdog_outlives_test, pytest.mark.timeout(120)]
 
@@ -76,7 +77,7 @@ def test_what_a_job_is_sent_of_the_environment():
     assert sent_environment(env, inherited) == {"STAGE": "demo"}
 
 
-def test_bg_bgout_and_kill_on_ray(ip, fresh, token_sent):
+def test_bg_bgout_and_kill_on_ray(ip, fresh, token_sent, no_leftover_processes):
     cap = magic(ip, "bg", f"--on ray --name rj {token_sent} echo out; echo err >&2; exit 3")
     started = data(cap, PROVENANCE)[0]
     assert started["backend"] == "ray" and started["job_id"]
@@ -86,6 +87,8 @@ def test_bg_bgout_and_kill_on_ray(ip, fresh, token_sent):
     magic(ip, "bg", f"--on ray --name long {token_sent} echo up; sleep 300")
     cap = magic(ip, "bgout", "long --wait 30")
     assert "up" in cap.stdout
+    # the token went with the job (--env): the leak check below sees its processes on the node
+    wait_until(lambda: "sleep 300" in commands_with(TOKEN_VAR, no_leftover_processes), 30, "the marked sleep")
     cap = magic(ip, "kill", "long")
     listed = "\n".join(data(magic(ip, "bg", "")))
     assert "long" in listed and "killed" in listed and "ray" in listed
@@ -138,3 +141,27 @@ def test_the_api_the_toolbox_and_a_second_engine(ray, tmp_path, monkeypatch, no_
     finally:
         first.close(0.5)
         second.close(0.5)
+
+
+def test_a_sigkilled_kernels_exec_on_ray_job_is_stopped(ray, no_leftover_processes):
+    """The kernel dies mid ``%exec --on ray``: its watchdog stops the local follower, which stops the job
+    on the node -- its whole tree, a ``setsid`` child included."""
+    import os
+    import signal
+
+    from kernel_client import KERNEL_TOKEN_VAR, Kernel
+    from processes import assert_none_left
+
+    kernel = Kernel(extra_env={"RAY_ADDRESS": ray.address})
+    try:
+        assert kernel.execute("%load_ext execmagic\n%config ExecMagics.kill_grace = 0.5").status == "ok"
+        token = f"{TOKEN_VAR}={no_leftover_processes}"
+        kernel.client.execute(f"%exec --on ray --env {token} (setsid sleep 341 &); sleep 342")
+        wait_until(lambda: {"sleep 341", "sleep 342"} <= set(commands_with(TOKEN_VAR, no_leftover_processes)), 60,
+                   "the job's two sleeps on the node")
+        os.kill(kernel.pid, signal.SIGKILL)
+        wait_until(lambda: not [c for c in commands_with(TOKEN_VAR, no_leftover_processes) if c.startswith("sleep")],
+                   20, "the job's tree to end after the kernel died")
+        assert_none_left(KERNEL_TOKEN_VAR, kernel.token, wait=10)
+    finally:
+        kernel.shutdown(now=True)

@@ -5,7 +5,7 @@ API, the Toolbox and reattach reach Ray through the registry like any other back
 What goes with a job: the command, the options (``--cpus``, ``--gpus``, ``--mem``, ``--working-dir``)
 and the environment the notebook *set* -- its session's exports and ``--env`` -- but not the kernel's
 inherited one (``PATH``, ``HOME`` and the rest describe this machine, not the node), nor execmagic's
-own variables (the node's wrapper sets its own marker).
+own variables for a run here (the node's wrapper sets its own marker).
 
 Which jobs a new kernel takes over (the rule every backend follows, see :meth:`~..base.Backend.find_jobs`):
 this user's, started by execmagic from this machine (``user`` and ``host`` in the job's metadata,
@@ -18,7 +18,9 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping
 
+from ....process.launch import MARKER_VAR
 from ....process.spec import Command
+from ....process.watchdog import WATCHDOG_VAR
 from ..base import JobRecord
 from .backend import JobWatch, RayBackend, RayHandle
 from .client import RayPhase
@@ -26,17 +28,18 @@ from .options import RayOptions
 
 __all__ = ["RayForeground", "RayJobs", "sent_environment"]
 
-#: Variables bash sets for itself: never "set by the notebook", whatever their value.
-_BASH_OWN = frozenset({"PWD", "OLDPWD", "SHLVL", "_"})
+#: Variables bash sets for itself, and those execmagic sets for a run here (the run's marker, the session's
+#: state and prelude, the watchdog's, the follower's settings): never "set by the notebook".  The node's
+#: wrapper sets its own marker.
+_NOT_SENT = frozenset({"PWD", "OLDPWD", "SHLVL", "_", "BASH_ENV", MARKER_VAR, "EXECMAGIC_STATE",
+                       "EXECMAGIC_BASH_ENV", WATCHDOG_VAR, "EXECMAGIC_RAY_FOLLOW"})
 
 
 def sent_environment(env: Mapping[str, str], inherited: Mapping[str, str] | None = None) -> dict[str, str]:
     """The variables of ``env`` the notebook set (differing from what the kernel ``inherited``), without
     execmagic's own and bash's: what a job elsewhere gets of the command's environment."""
     inherited = os.environ if inherited is None else inherited
-    return {name: value for name, value in env.items()
-            if inherited.get(name) != value and not name.startswith("EXECMAGIC_") and name != "BASH_ENV"
-            and name not in _BASH_OWN}
+    return {name: value for name, value in env.items() if inherited.get(name) != value and name not in _NOT_SENT}
 
 
 class RayJobs:
