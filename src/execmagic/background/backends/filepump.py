@@ -6,16 +6,20 @@ A :class:`FileStream` remembers how far its file was copied and moves what it gr
 as much as the pipe takes (the rest goes on the next call), so a backend's one monitor thread can
 feed every job's streams without blocking on any.  The registry's reader then mirrors the pipe into
 the shell's own logs, and cursors, filter, wait and follow work as for a local shell.
+
+:class:`JobEnd` is the other half every such backend needs: the moment the job ended, for the reader
+(a descriptor that becomes readable: no polling) and for the backend's own waits (an event).
 """
 
 from __future__ import annotations
 
 import contextlib
 import os
+import threading
 
 from ...process.pump import grow_pipe
 
-__all__ = ["FileStream"]
+__all__ = ["FileStream", "JobEnd"]
 
 _READ_SIZE = 1 << 16
 
@@ -72,3 +76,36 @@ class FileStream:
             with contextlib.suppress(OSError):
                 os.close(self.write_fd)
             self.write_fd = -1
+
+
+class JobEnd:
+    """When a job elsewhere ended: :meth:`fd` gives the reader a descriptor that becomes readable then
+    (the read end of a pipe whose write end :meth:`set` closes), and :attr:`event` is set then.
+
+    A descriptor asked for after the end is readable at once; one asked for while :meth:`set` runs is
+    either closed by it or made readable here -- never left waiting."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._writers: list[int] = []
+        self._done = False
+        #: Set when the job ended (for the backend's own waits: a stop's grace, a cancel).
+        self.event = threading.Event()
+
+    def fd(self) -> int:
+        read_fd, write_fd = os.pipe()
+        with self._lock:
+            if not self._done:
+                self._writers.append(write_fd)
+                return read_fd
+        os.close(write_fd)
+        return read_fd
+
+    def set(self) -> None:
+        with self._lock:
+            self._done = True
+            writers, self._writers = self._writers, []
+        for fd in writers:
+            with contextlib.suppress(OSError):
+                os.close(fd)
+        self.event.set()

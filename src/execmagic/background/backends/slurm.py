@@ -46,7 +46,7 @@ from ...process.spec import Command
 from ...process.stop import StopReport
 from . import slurm_cli
 from .base import STREAMS, JobRecord
-from .filepump import FileStream
+from .filepump import FileStream, JobEnd
 from .slurm_cli import Failure, JobState, SlurmError
 from .slurm_monitor import MONITOR, QUEUE_EVERY
 from .slurm_options import (
@@ -211,12 +211,12 @@ class SlurmHandle:
         self._returncode: int | None = None
         self._status = JobStatus(Phase.PENDING)
         self._gone_since: float | None = None
-        self._exit_writers: list[int] = []
+        self._end_of_job = JobEnd()
         self._escalated = False
         #: The signal our stop sent, SIGKILL once it escalated (``None``: we never stopped it).
         self._stopped_with: int | None = None
         self._detached = False
-        self.ended = threading.Event()
+        self.ended = self._end_of_job.event
         #: The lock that says this owner still reads the job's files (see _JobFiles.hold).
         self._reading = files.hold()
         self._copied = False  # the job ended and every byte of its files is in the pipes
@@ -240,13 +240,7 @@ class SlurmHandle:
 
     def exit_fd(self) -> int | None:
         """A pipe whose write end the monitor closes when the job ends (so the reader wakes, no polling)."""
-        read_fd, write_fd = os.pipe()
-        with self._lock:
-            if self._returncode is None:
-                self._exit_writers.append(write_fd)
-            else:
-                os.close(write_fd)
-        return read_fd
+        return self._end_of_job.fd()
 
     def leftovers(self) -> bool:
         """The wrapper stops what the command left running before the job ends (as a cgroup would)."""
@@ -405,11 +399,7 @@ class SlurmHandle:
                 return
             self._returncode = returncode
             self._status = status
-            writers, self._exit_writers = self._exit_writers, []
-        for fd in writers:
-            with contextlib.suppress(OSError):
-                os.close(fd)
-        self.ended.set()
+        self._end_of_job.set()
 
     def fail(self, why: str) -> None:
         """SLURM could not be asked; the job is still whatever it was, say why we do not know more."""

@@ -44,6 +44,7 @@ from ....process.pump import grow_pipe
 from ....process.spec import Command
 from ....process.stop import StopReport
 from ..base import STREAMS
+from ..filepump import JobEnd
 from .client import JobInfo, RayClient, RayError, RayPhase
 from .framing import FrameReader, Outcome, entrypoint, new_tag
 from .options import RayOptions
@@ -174,8 +175,8 @@ class RayHandle:
         self._lock = threading.Lock()
         self._returncode: int | None = None
         self._words: str | None = "pending"
-        self._exit_writers: list[int] = []
-        self.ended = threading.Event()
+        self._end_of_job = JobEnd()
+        self.ended = self._end_of_job.event
         self._info: JobInfo | None = None
         self._outcome: Outcome | None = None
         self._next_status = 0.0
@@ -201,13 +202,7 @@ class RayHandle:
 
     def exit_fd(self) -> int | None:
         """A pipe whose write end the monitor closes when the job ends (so the reader wakes, no polling)."""
-        read_fd, write_fd = os.pipe()
-        with self._lock:
-            if self._returncode is None:
-                self._exit_writers.append(write_fd)
-            else:
-                os.close(write_fd)
-        return read_fd
+        return self._end_of_job.fd()
 
     def leftovers(self) -> bool:
         """The wrapper stops what the command left running before the job ends."""
@@ -363,11 +358,7 @@ class RayHandle:
                 return
             self._returncode = returncode
             self._words = words
-            writers, self._exit_writers = self._exit_writers, []
-        for fd in writers:
-            with contextlib.suppress(OSError):
-                os.close(fd)
-        self.ended.set()
+        self._end_of_job.set()
 
     def fail(self, why: str) -> None:
         """The monitor failed on this job: say so in the status, keep the last known state."""
