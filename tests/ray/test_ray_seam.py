@@ -73,8 +73,9 @@ def test_ray_is_a_backend_of_the_registry():
 
 def test_what_a_job_is_sent_of_the_environment():
     inherited = {"PATH": "/usr/bin", "HOME": "/home/me", "EXECMAGIC_RUN": "m"}
-    env = {**inherited, "EXECMAGIC_RUN": "other", "STAGE": "demo", "PWD": "/x", "BASH_ENV": "/p"}
-    assert sent_environment(env, inherited) == {"STAGE": "demo"}
+    env = {**inherited, "EXECMAGIC_RUN": "other", "STAGE": "demo", "PWD": "/x", "BASH_ENV": "/p",
+           "PATH": "/venv/bin:/usr/bin", "EXECMAGIC_MINE": "yes"}
+    assert sent_environment(env, inherited) == {"STAGE": "demo", "EXECMAGIC_MINE": "yes"}
 
 
 def test_bg_bgout_and_kill_on_ray(ip, fresh, token_sent, no_leftover_processes):

@@ -30,8 +30,9 @@ __all__ = ["RayForeground", "RayJobs", "sent_environment"]
 
 #: Variables bash sets for itself, and those execmagic sets for a run here (the run's marker, the session's
 #: state and prelude, the watchdog's, the follower's settings): never "set by the notebook".  The node's
-#: wrapper sets its own marker.
-_NOT_SENT = frozenset({"PWD", "OLDPWD", "SHLVL", "_", "BASH_ENV", MARKER_VAR, "EXECMAGIC_STATE",
+#: wrapper sets its own marker.  ``PATH`` stays the node's too: here it names this machine's folders (the
+#: kernel's own environment first, as a run here gets it), which mean nothing there.
+_NOT_SENT = frozenset({"PATH", "PWD", "OLDPWD", "SHLVL", "_", "BASH_ENV", MARKER_VAR, "EXECMAGIC_STATE",
                        "EXECMAGIC_BASH_ENV", WATCHDOG_VAR, "EXECMAGIC_RAY_FOLLOW"})
 
 
