@@ -116,3 +116,17 @@ def test_of_the_engines_own_files_a_sandbox_may_write_only_its_state_folder(engi
     assert not os.path.exists(os.path.join(runtime, "y")) and not Path(prelude).read_text().endswith("hi\n")
     assert engine.run_script("echo ${ONLY_INSIDE:-unset}").stdout == "unset\n"
     assert engine.run_script("echo $ONLY_INSIDE", sandbox=box).stdout == "1\n"
+
+
+def test_what_a_sandbox_plants_at_its_next_state_file_is_replaced(engine):
+    """The folder of sandboxed state files is writable inside: a run can plant a fifo (or a link) where the
+    next run's state goes.  The engine makes that file afresh before the run, so the next run's shell never
+    blocks writing its state into a fifo nobody reads, and its session is saved."""
+    engine.standby = False
+    box = engine.sandbox("workspace").sandbox
+    plan = engine.plan_script("export AFTER=planted-fifo", sandbox=box)
+    assert plan.state_path is not None
+    os.mkfifo(plan.state_path)  # what a sandboxed run could do: it sees its own state files' names
+    r = engine.run(plan, options=RunOptions(grace=0.3, timeout=20))
+    assert r.success and not r.timed_out, r
+    assert engine.run_script("echo $AFTER", sandbox=box).stdout == "planted-fifo\n"

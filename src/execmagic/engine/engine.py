@@ -25,7 +25,7 @@ from ..guard.policy import CommandRefused, Guard, Policy, check
 from ..process.errors import PreExecError, UsageProblem
 from ..process.foreground import CancelToken, OutputCallback, ProgressCallback, failed_to_start, run_command
 from ..process.logdir import LogDir, default_root
-from ..process.private import open_own_file
+from ..process.private import create_file, open_own_file
 from ..process.results import KillOutcome, Result, ShellInfo
 from ..process.retention import DEFAULT_QUOTA, DEFAULT_RETENTION_DAYS, prune_log_roots
 from ..process.sandbox import BWRAP_VAR, Sandbox
@@ -107,6 +107,12 @@ def _inside(sandbox: Sandbox, argv: list[str], cwd: str, env: dict[str, str], st
     writable = []
     if state is not None and os.path.basename(os.path.dirname(state)) == SANDBOX_STATE_FOLDER:
         writable.append(os.path.dirname(state))
+        # sandboxed runs can write in that folder: what one planted at this run's name (a fifo its shell
+        # would block on, a link) is replaced by a fresh empty file of ours, which bash's `>` then fills
+        with contextlib.suppress(OSError):
+            os.unlink(state)
+        with contextlib.suppress(OSError):
+            os.close(create_file(state))
     prelude = env.get("BASH_ENV") if state is not None else None
     readable = [p for p in (prelude, script) if p]
     return sandbox.wrap(argv, cwd, readable=readable, writable=writable), sandbox.environment(env)
