@@ -1,4 +1,4 @@
-"""Our hand-written scanners against tree-sitter, question by question, on the corpora the tests hold.
+"""Our shell reader against tree-sitter, question by question, on the corpora the tests hold.
 
     python tests/benchmarks/shell_front_end.py [--fuzz N] [--repeat N]
 
@@ -7,13 +7,13 @@ Needs ``tree-sitter`` (0.26), ``tree-sitter-bash`` (0.25), ``tree-sitter-python`
 our code answers today, each asked of our scanner and of a tree-sitter based answer (the syntax tree
 plus the few lines a caller would need on top of it, written here):
 
-* **shell template context** (``engine/shell_scan.py``): where a ``{name}`` lands in a bash/sh/dash
+* **shell template context** (``process/shell_lex.py``'s walk): where a ``{name}`` lands in a bash/sh/dash
   script -- code, ``"…"``, ``'…'``, ``$'…'``, heredoc, arithmetic, comment, inside backticks or
   ``"${…}"`` -- which decides how its value is written;
 * **Python/JS template context** (``engine/code_scan.py``): the same for Python and node;
-* **guard words** (``guard/words.py``): the words of a command after quote removal, and the
+* **guard words** (``process/shell_lex.py``'s ``tokenize``): the words of a command after quote removal, and the
   ``$(…)``/backtick/``<(…)`` bodies in each that the shell runs;
-* **surely parses** (``process/plain_syntax.py``): whether ``bash -n`` accepts a script (a *yes*
+* **surely parses** (``process/plain_syntax.py`` over ``shell_lex``'s tokens): whether ``bash -n`` accepts a script (a *yes*
   must never be wrong; a *no* only sends the script to a new bash).
 
 Corpora: the templating tables and both testers' rounds (``tests/engine/test_template.py``), the
@@ -48,11 +48,11 @@ sys.path.insert(0, TESTS)
 
 from execmagic.engine.contexts import ansi_c_quoting, contexts_at  # noqa: E402
 from execmagic.engine.literals import render  # noqa: E402
-from execmagic.engine.scanning import Context  # noqa: E402
 from execmagic.engine.template import _PARAM_REF  # noqa: E402
-from execmagic.guard.words import Word, tokenize, unescape  # noqa: E402
 from execmagic.process.errors import TemplateError  # noqa: E402
 from execmagic.process.plain_syntax import _ALIAS, surely_parses  # noqa: E402
+from execmagic.process.scanning import Context  # noqa: E402
+from execmagic.process.shell_lex import Word, tokenize, unescape  # noqa: E402
 
 SETUP_CODE = ("import time; t = time.perf_counter(); import tree_sitter as ts, tree_sitter_bash as b, "
               "tree_sitter_python as p, tree_sitter_javascript as j; i = time.perf_counter(); "
@@ -498,7 +498,7 @@ def _tally(row: Row, right_ours: bool | None, right_ts: bool | None, shown: str)
 
 
 def compare_words(texts: list[str], repeat: int) -> Row:
-    row = Row("guard words (words.py)")
+    row = Row("guard words (shell_lex.tokenize)")
     for text in texts:
         row.cases += 1
         mine, other = our_words(text), ts_words(text)
@@ -518,7 +518,7 @@ def compare_words(texts: list[str], repeat: int) -> Row:
 
 
 def compare_parses(scripts: list[str], repeat: int) -> tuple[Row, dict[str, int]]:
-    row = Row("surely parses (plain_syntax.py)")
+    row = Row("surely parses (plain_syntax over shell_lex)")
     counts = {"ours_yes": 0, "ts_yes": 0, "bash_yes": 0, "ours_false_yes": 0, "ts_false_yes": 0}
     for script in dict.fromkeys(scripts):
         row.cases += 1
@@ -550,7 +550,7 @@ def main() -> None:
     setup = subprocess.run([sys.executable, "-c", SETUP_CODE], capture_output=True, text=True, check=True)
     imported, parsers = map(float, setup.stdout.split())
     shell, code = template_cases()
-    rows = [compare_templates("shell template context (shell_scan.py)", shell, contexts_at, ts_shell_contexts,
+    rows = [compare_templates("shell template context (shell_lex walk)", shell, contexts_at, ts_shell_contexts,
                               args.repeat),
             compare_templates("Python/JS template context (code_scan.py)", code, contexts_at,
                               lambda s, sp, lang: (ts_python_contexts if lang == "python" else ts_node_contexts)(

@@ -6,7 +6,7 @@ from __future__ import annotations
 import dataclasses
 import re
 
-from .scanning import Context, Scanner
+from ..process.scanning import Context, Scanner
 
 __all__ = ["NodeScanner", "PythonScanner"]
 

@@ -16,9 +16,9 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
+from ..process.scanning import Context, Scanner
+from ..process.shell_lex import ShellScanner, ansi_c_quoting
 from .code_scan import NodeScanner, PythonScanner
-from .scanning import Context, Scanner
-from .shell_scan import ShellScanner, ansi_c_quoting
 
 __all__ = ["NODE_LANGUAGES", "PYTHON_LANGUAGES", "SHELL_LANGUAGES", "Context", "ansi_c_quoting", "contexts_at"]
 

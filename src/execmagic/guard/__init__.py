@@ -6,10 +6,11 @@ determined program gets past any pattern list (``base64 -d | sh`` is not looked 
 code belongs in an OS sandbox (a container, a VM, a separate user).
 
 How a command is judged: its shell text is split into words as a shell splits it
-(:mod:`.words`), into simple commands through ``;``, ``&&``, ``||``, ``|``, ``&``, newlines,
-subshells and wrappers such as ``sudo``, ``env`` (``-S`` too), ``nohup``, ``timeout``, ``chroot``, ``flock``,
-``xargs``, ``parallel``, ``busybox`` (:mod:`.commands`, :mod:`.options`), and the rule table (:mod:`.rules`) is
-applied to each one.
+(:mod:`execmagic.process.shell_lex`, the one reader of shell text, which templating and the standby
+use too), into simple commands through ``;``, ``&&``, ``||``, ``|``, ``&``, newlines, subshells and
+wrappers such as ``sudo``, ``env`` (``-S`` too), ``nohup``, ``timeout``, ``chroot``, ``flock``,
+``xargs``, ``parallel``, ``busybox`` (:mod:`.commands`, :mod:`.options`), and the rule table
+(:mod:`.rules`) is applied to each one.
 Before a command is judged its variables are expanded (:mod:`.names`): with the session's exported
 values when the engine passes them, and what the text assigned before (an unset name is empty, as in
 the shell; a value known only at run time is not guessed).
@@ -21,7 +22,7 @@ programs are searched for the commands they run and the trees they delete (:mod:
 about a place rather than a program (``/etc/passwd``, ``~/.bashrc``) ask :mod:`.targets` what a
 command writes.  ``ssh host 'cmd'`` runs elsewhere and is not looked into.
 
-The modules, lowest first: ``words`` → ``paths`` → ``commands`` → ``options`` → ``names`` →
+The modules, lowest first: ``paths`` → ``commands`` → ``options`` → ``names`` →
 ``targets`` → ``rules`` → ``scripts`` → ``walk`` → ``check``; ``secrets`` and ``policy``
 (allowed directories, the audit log) stand apart.
 """

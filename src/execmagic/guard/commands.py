@@ -15,8 +15,8 @@ import os
 import re
 from collections.abc import Iterator, Sequence
 
+from ..process.shell_lex import REDIRECTS, STDIN_REDIRECTS, Op, Word, tokenize, unescape
 from .paths import Path
-from .words import REDIRECTS, STDIN_REDIRECTS, Op, Word, tokenize, unescape
 
 __all__ = ["ASSIGNMENT", "DECLARES", "Command", "Simple", "assigned", "command_name", "emitted", "parse", "unwrap"]
 

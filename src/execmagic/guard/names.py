@@ -25,9 +25,9 @@ import os
 import re
 from collections.abc import Iterator, Mapping, Sequence
 
+from ..process.shell_lex import Word, backtick_end, paren_end, tokenize
 from .commands import ASSIGNMENT, DECLARES, Command, assigned, emitted, parse, unwrap
 from .options import operands_of
-from .words import Word, backtick_end, paren_end, tokenize
 
 __all__ = ["Names"]
 

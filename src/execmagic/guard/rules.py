@@ -14,11 +14,11 @@ import os
 import re
 from collections.abc import Callable, Sequence
 
+from ..process.shell_lex import WRITES
 from .commands import Simple
 from .options import find_exec, flags_of, operands_of
 from .paths import critical_target, device_path, resolve, startup_file, system_file
 from .targets import archived_and_removed, cleaned_trees, removed, written
-from .words import WRITES
 
 __all__ = ["FORK_CALLS", "MATCHERS", "RULES", "RULES_BY_ID", "Hit", "Refusal", "Rule", "fork_bomb", "match", "refuse"]
 

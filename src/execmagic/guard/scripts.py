@@ -19,9 +19,9 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 
+from ..process.shell_lex import unescape
 from .options import AWKS, SHELLS
 from .paths import Path, critical_target
-from .words import unescape
 
 __all__ = ["MAX_CALLS", "readable", "shell_calls", "tree_deleted"]
 

@@ -11,10 +11,10 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
 
+from ..process.shell_lex import WRITES
 from .commands import Simple
 from .options import flags_of, operands_of
 from .paths import Path, after_cd, resolve
-from .words import WRITES
 
 __all__ = ["archived_and_removed", "cleaned_trees", "removed", "written"]
 

@@ -18,6 +18,7 @@ import os
 import re
 from collections.abc import Generator, Iterable, Iterator, Sequence
 
+from ..process.shell_lex import Word, tokenize
 from .commands import Command, Simple, command_name, emitted, parse, unwrap
 from .names import Names
 from .options import (
@@ -35,7 +36,6 @@ from .options import (
 from .paths import Path, after_cd
 from .rules import FORK_CALLS, Refusal, fork_bomb, refuse
 from .scripts import readable, shell_calls, tree_deleted
-from .words import Word, tokenize
 
 __all__ = ["Walk", "argv_commands", "simple_commands", "walk", "walk_argv"]
 

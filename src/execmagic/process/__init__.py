@@ -1,4 +1,4 @@
-"""The lowest layer: starting, running and stopping processes (standard library and psutil only).
+"""The lowest layer: starting, running and stopping processes, and reading the shell text they run.
 
 Modules, one job each:
 
@@ -10,6 +10,9 @@ Modules, one job each:
 - stopping and cleaning up: ``stop`` (the one routine that stops a tree), ``leftovers`` (what a
   finished command left running), ``watchdog`` (stops what a dead owner left), ``retention`` (old
   log folders);
+- reading shell text: ``shell_lex`` (the one reader: where quotes, substitutions and heredocs end;
+  templating's contexts, the guard's words, the tokens ``plain_syntax`` checks), ``scanning`` (the
+  loop it shares with the Python and JavaScript template scanners);
 - files and the system: ``logdir`` (where one engine's files go), ``private`` (files nobody else
   reads or plants), ``system`` (what this OS offers, decided once);
 - values and helpers they share: ``spec``, ``results``, ``errors``, ``plural``, ``checks``, ``clock``,

@@ -1,0 +1,730 @@
+"""The one reading of shell text: where quotes, substitutions and heredocs begin and end.
+
+Three questions are asked of shell text, and all are answered here, from one walk over it:
+
+- *Where does a template stand?* (:class:`ShellScanner`, for templating): the context at each
+  offset -- code, ``"…"``, ``'…'``, ``$'…'``, a heredoc, arithmetic, a comment, inside backticks or
+  ``"${…}"`` -- which decides how a value is written there;
+- *What are its words?* (:func:`tokenize`, for the guard): the text split into words and operators
+  as a POSIX shell splits it, quotes removed, with the ``$(…)``/backtick/``<(…)`` bodies the shell
+  would run;
+- *Which token is which text?* (:func:`source_tokens`, for the standby's "surely parses" check in
+  :mod:`.plain_syntax`): the same tokens, each with the text it was read from.
+
+The walk (:class:`ShellScanner`'s frame stack) tracks exactly what changes how a character is read:
+quotes (``'…'``, ``"…"``, ``$'…'``), backslashes, ``$(…)``, backticks, ``${…}``, ``$((…))``,
+heredocs (quoted or not, ``<<-``) and comments; inside ``$(…)`` a ``case`` pattern's ``)`` does not
+end it.  Where the word splitter meets a substitution it asks the same walk where it ends
+(:func:`paren_end`, :func:`backtick_end`), so the two never disagree on nesting.
+
+It follows quoting and nesting, not the grammar: odd text (an unclosed quote, an unbalanced
+parenthesis) is read as far as it goes, never raised on.  Hand-written on purpose: measured against
+tree-sitter-bash on the templating, guard and parse corpora (``tests/benchmarks/shell_front_end.md``),
+an error-tolerant parser got cases wrong that this walk gets right.
+
+Over 400 lines, on purpose: it is the one place shell text is read; split, it would be three
+readings again.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+import os
+import re
+import shutil
+from collections.abc import Iterable, Iterator
+from typing import TYPE_CHECKING
+
+from .scanning import Context, Scanner
+
+if TYPE_CHECKING:
+    from typing_extensions import Self
+
+__all__ = ["REDIRECTS", "STDIN_REDIRECTS", "WRITES", "Op", "ShellScanner", "Word", "ansi_c_quoting", "backtick_end",
+           "live_substitutions", "paren_end", "source_tokens", "tokenize", "unescape"]
+
+_ANSI_C = {"bash": True, "zsh": True, "ksh": True, "mksh": True, "dash": False}
+
+
+@functools.cache
+def ansi_c_quoting(language: str) -> bool | None:
+    """Whether the shell reads ``$'…'`` as ANSI-C quoting (bash, zsh, ksh) or as ``$`` then ``'…'`` (dash).
+
+    ``sh`` is whichever shell the system links it to; ``None`` means unknown, and then no
+    value is placed inside ``$'…'`` at all (either reading would let a value escape the other).
+    """
+    if language == "sh":
+        found = shutil.which("sh")
+        language = os.path.basename(os.path.realpath(found)) if found else ""
+    return _ANSI_C.get(language)
+
+
+# -- the walk: one frame per quote, substitution, heredoc or comment open at a position ----------------
+@dataclasses.dataclass
+class _Frame:
+    kind: str            # code, dquote, squote, ansi, heredoc, heredoc-quoted, arith, param, comment, backtick
+    closer: str = ""     # what ends a code frame: "" (top), ")" for $( … ), "`", "}" for ${ … }
+    depth: int = 0       # open parentheses inside an arith frame
+    cases: int = 0       # open "case … esac" inside a $( … ) frame
+    loop: bool = False   # an arithmetic "for (( …; …; … ))", whose ";" are its own
+    delimiter: str = ""
+    strip_tabs: bool = False
+    in_dquote: bool = False
+
+
+# The characters after which a scanner in each frame has something to decide.
+_SHELL_STOPS = {
+    "code": re.compile(r"[\\'\"`$#()<}\n{]"),
+    "dquote": re.compile(r'[\\"`$]'),
+    "squote": re.compile(r"'"),
+    "ansi": re.compile(r"[\\']"),
+    "heredoc": re.compile(r"[\\`$\n]"),
+    "heredoc-quoted": re.compile(r"\n"),
+    "arith": re.compile(r"[\\'\"`$()\];]"),
+    "comment": re.compile(r"\n"),
+    "psquote": re.compile(r"[\\'\"`$]"),
+}
+#: Inside backticks every frame also stops at a backtick (which may end them all) and a backslash (``\\```).
+_TICK_STOPS = {kind: re.compile(r"[`\\]|" + stops.pattern) for kind, stops in _SHELL_STOPS.items()}
+#: Frames where a backslash is an ordinary character (inside backticks, ``\\\\`` is still one backslash).
+_LITERAL_BACKSLASH = frozenset({"squote", "heredoc-quoted", "comment"})
+_CODE_WORDS = re.compile(r"[\\'\"`$#()<}\n{]|\bcase(?=[ \t])|\besac(?=[\s;)&|]|$)")
+_HEREDOC_OP = re.compile(r"<<(-?)[ \t]*((?:[^\s;&|<>()'\"\\]|'[^']*'|\"(?:[^\"\\]|\\.)*\"|\\.)+)")
+# a keyword after which a command (so "case") can stand
+_KEYWORD_BEFORE = re.compile(r"(?<![\w$])(?:then|do|else|elif|if|while|until|time)$")
+_WORD_START_BEFORE = frozenset(" \t\n;&|(<>")  # not ")": $(…)#x is one word
+
+
+class ShellScanner(Scanner):
+    """The walk: reports the context at each template's offset (``run``), and is what
+    :func:`paren_end` and :func:`backtick_end` step through from inside a substitution."""
+
+    def __init__(self, text: str, spans: list[tuple[int, int]], ansi_c: bool | None) -> None:
+        super().__init__(text, spans)
+        self.ansi_c = ansi_c
+        self.stack: list[_Frame] = [_Frame("code")]
+        self.pending: list[_Frame] = []  # heredocs whose bodies start at the next newline
+
+    def _stops(self) -> re.Pattern[str]:
+        frame = self.stack[-1]
+        if frame.kind == "code" and frame.closer == ")":
+            return _CODE_WORDS  # inside $( … ) a case pattern's ")" must not end it
+        stops = _TICK_STOPS if self._in_backticks() else _SHELL_STOPS
+        return stops["code" if frame.kind in ("param", "backtick") else frame.kind]
+
+    def _context(self) -> Context:
+        frames = self.stack
+        ticks = tuple(f.in_dquote for f in reversed(frames) if f.kind == "backtick")
+        top = frames[-1]
+        kind = top.kind
+        if kind == "backtick":
+            kind = "code"
+        elif kind == "ansi" and self.ansi_c is None:
+            kind = "ansi-unknown"
+        elif kind in ("param", "psquote"):  # ${…} is read like the quoting around it
+            outer = next(f for f in reversed(frames) if f.kind not in ("param", "psquote"))
+            kind = "code" if outer.kind == "backtick" else outer.kind
+            top = outer
+            return Context(kind, delimiter=top.delimiter, strip_tabs=top.strip_tabs, backticks=ticks,
+                           in_param=kind != "code")
+        return Context(kind, delimiter=top.delimiter, strip_tabs=top.strip_tabs, backticks=ticks)
+
+    def _step(self, i: int) -> int:
+        frame = self.stack[-1]
+        text = self.text
+        ch = text[i]
+        kind = frame.kind
+        if ch == "\\":
+            if text.startswith("`", i + 1) and self._in_backticks():
+                return self._escaped_backtick(i)
+            if kind in _LITERAL_BACKSLASH:  # only stopped at inside backticks, whose level removes "\\" alone
+                return i + (2 if text.startswith("\\", i + 1) else 1)
+            return i + 2
+        if ch == "`" and self._close_backtick():
+            return i + 1
+        if kind == "psquote" and ch == "'":
+            self.stack.pop()
+            return i + 1
+        if kind in ("squote", "ansi"):
+            self.stack.pop()
+            return i + 1
+        if kind == "comment":
+            self.stack.pop()
+            return i  # the newline (or closing backtick) is the enclosing frame's business
+        if kind == "heredoc-quoted" or (kind == "heredoc" and ch == "\n"):
+            return self._heredoc_line(frame, i + 1)
+        if ch == "$":
+            return self._dollar(i)
+        if ch == "`":
+            self.stack.append(_Frame("backtick", closer="`", in_dquote=self._in_dquote()))
+            return i + 1
+        if kind in ("dquote", "psquote"):
+            if ch == '"' and kind == "dquote":
+                self.stack.pop()
+            return i + 1
+        if kind == "arith":
+            return self._arith(frame, i, ch)
+        return self._code(frame, i, ch)
+
+    def _in_backticks(self) -> bool:
+        return any(f.kind == "backtick" for f in self.stack)
+
+    def _innermost_backtick(self) -> int:
+        """The stack index of the innermost backtick frame, or 0 (the top-level frame is never one)."""
+        return next((at for at in range(len(self.stack) - 1, 0, -1) if self.stack[at].kind == "backtick"), 0)
+
+    def _close_backtick(self) -> bool:
+        """A plain backtick ends the `…` that is open, with whatever was opened inside it since.
+
+        Bash reads a backtick's body up to the next backtick not preceded by a backslash, quotes
+        or not (only then is the body parsed), so ``echo `echo '`'`` ends at the second backtick.
+        Only one plain `…` is ever open: a plain backtick inside one closes it.
+        """
+        at = next((at for at in range(len(self.stack) - 1, 0, -1) if self.stack[at].closer == "`"
+                   and self.stack[at].kind == "backtick"), 0)
+        if at:
+            del self.stack[at:]
+        return bool(at)
+
+    def _escaped_backtick(self, i: int) -> int:
+        """Inside `…`, a \\` opens (or closes) a nested command substitution: one more layer.
+
+        Like a plain backtick one level up, it closes the nested one whatever was opened inside it;
+        inside a quote directly in the outer `…` it is a quoted backtick, nothing more.
+        """
+        at = self._innermost_backtick()
+        if self.stack[at].closer == "\\`":
+            del self.stack[at:]
+        elif self.stack[-1].kind in ("code", "backtick", "dquote", "param"):
+            self.stack.append(_Frame("backtick", closer="\\`", in_dquote=self._in_dquote()))
+        return i + 2
+
+    def _in_dquote(self) -> bool:
+        return any(f.kind == "dquote" for f in self.stack)
+
+    def _dollar(self, i: int) -> int:
+        text = self.text
+        nxt = text[i + 1:i + 3]
+        top = self.stack[-1].kind
+        if nxt.startswith("'") and (top in ("dquote", "heredoc", "psquote") or self._quoted_param(self.stack[-1])):
+            return i + 1  # "$" then a plain "'" (bash reads no $'…' there)
+        if nxt.startswith("'"):
+            if self.ansi_c is False:
+                return i + 1  # dash: "$" then an ordinary '…'
+            self.stack.append(_Frame("ansi"))
+            return i + 2
+        quoted = top in ("dquote", "heredoc", "psquote") or self._quoted_param(self.stack[-1])
+        if nxt.startswith('"') and not quoted:
+            self.stack.append(_Frame("dquote"))
+            return i + 2
+        if nxt.startswith("["):  # $[ … ], bash's old arithmetic
+            self.stack.append(_Frame("arith", closer="]"))
+            return i + 2
+        if nxt == "((":
+            self.stack.append(_Frame("arith"))
+            return i + 3
+        if nxt.startswith("("):
+            self.stack.append(_Frame("code", closer=")"))
+            return i + 2
+        if nxt.startswith("{"):
+            if top != "arith":  # in arithmetic bash counts parentheses only: ${x/a/(} opens one
+                self.stack.append(_Frame("param", closer="}"))
+            return i + 2
+        return i + 1
+
+    def _arith(self, frame: _Frame, i: int, ch: str) -> int:
+        if ch == "(":
+            frame.depth += 1
+        elif ch == ")":
+            if frame.depth:
+                frame.depth -= 1
+            elif self.text.startswith("))", i):
+                self.stack.pop()
+                return i + 2
+        elif ch == "]" and frame.closer == "]" and not frame.depth:
+            self.stack.pop()
+        elif ch == ";" and not frame.loop and frame.closer != "]":
+            # no arithmetic holds a ";": bash read "$((" / "((" as two subshells, "( (…); …)"
+            frame.kind, frame.closer, frame.depth = "code", ")", 0
+        elif ch == '"':
+            self.stack.append(_Frame("dquote"))
+        return i + 1
+
+    def _command_position(self, i: int) -> bool:
+        """Whether a word at ``i`` stands where a command (so a keyword) can: after ``;``, ``&``,
+        ``|``, ``(``, a newline, or at the start of a ``$( … )``."""
+        j = i
+        while j > 0 and self.text[j - 1] in " \t":
+            j -= 1
+        if j == 0 or self.text[j - 1] in ";&|(\n{!" or self.text.startswith("$(", j - 2):
+            return True
+        return _KEYWORD_BEFORE.search(self.text, max(0, j - 6), j) is not None
+
+    def _quoted_param(self, frame: _Frame) -> bool:
+        """A ``${…}`` inside ``"…"`` or a heredoc: bash reads a ``'`` there as a plain character."""
+        if frame.kind != "param":
+            return False
+        outer = next(f for f in reversed(self.stack) if f.kind != "param")
+        return outer.kind in ("dquote", "heredoc")
+
+    def _param(self, frame: _Frame, i: int, ch: str) -> int:
+        """Inside ``${…}`` bash pairs only quotes and substitutions: the first other ``}`` ends it.
+
+        No bracket is counted there (``${x:-(}`` and ``${x:-{a}`` are whole), no ``#`` starts a
+        comment and no ``<<`` a heredoc.
+        """
+        if ch == "'":
+            # inside "${…}" bash pairs single quotes (a "}" between them does not close it) but
+            # reads them as plain characters: the text between is as live as the "…" around it
+            self.stack.append(_Frame("psquote" if self._quoted_param(frame) else "squote"))
+        elif ch == '"':
+            self.stack.append(_Frame("dquote"))
+        elif ch == "}":
+            self.stack.pop()
+        return i + 1
+
+    def _code(self, frame: _Frame, i: int, ch: str) -> int:
+        if frame.kind == "param":
+            return self._param(frame, i, ch)
+        text = self.text
+        at_word_start = i == 0 or text[i - 1] in _WORD_START_BEFORE
+        if ch in "ce":  # the words case / esac (only $( … ) frames stop at them)
+            if ch == "c" and self._command_position(i):
+                frame.cases += 1
+            elif ch == "e" and frame.cases and (i == 0 or text[i - 1] in " \t\n;"):
+                frame.cases -= 1  # an empty "case x in esac" too
+            return i + 4
+        if ch == "'":
+            self.stack.append(_Frame("squote"))
+        elif ch == '"':
+            self.stack.append(_Frame("dquote"))
+        elif ch == "#" and at_word_start:
+            self.stack.append(_Frame("comment"))  # to the newline, or to the backtick that ends a `…`
+        elif ch == "(":
+            after_for = bool(re.search(r"(?<![\w$])for[ \t]*$", text[max(0, i - 8):i]))
+            if text.startswith("((", i) and (at_word_start or after_for or _KEYWORD_BEFORE.search(
+                    text, max(0, i - 6), i)):
+                self.stack.append(_Frame("arith", loop=after_for))
+                return i + 2
+            # a subshell, a group, a function's () or a case's (pattern): its own frame
+            self.stack.append(_Frame("code", closer=")"))
+        elif ch == ")":
+            if frame.closer == ")" and not frame.cases:  # a case pattern's ")" is not the end
+                self.stack.pop()
+        elif ch == "<":
+            return self._heredoc_operator(i)
+        elif ch == "\n" and self.pending:
+            return self._heredoc_line(None, i + 1)
+        return i + 1
+
+    def _heredoc_operator(self, i: int) -> int:
+        text = self.text
+        if text.startswith("<<<", i):
+            return i + 3
+        match = _HEREDOC_OP.match(text, i)
+        if match is None:
+            return i + 1
+        word = re.sub(r"\$(?=['\"])", "", match.group(2))  # $'EOF' ends at EOF, as bash reads it
+        quoted = any(c in word for c in "'\"\\")
+        delimiter = re.sub(r"\\(.)", r"\1", re.sub(r"'([^']*)'|\"((?:[^\"\\]|\\.)*)\"",
+                                                   lambda m: m.group(1) or m.group(2) or "", word))
+        self.pending.append(_Frame("heredoc-quoted" if quoted else "heredoc", delimiter=delimiter,
+                                   strip_tabs=bool(match.group(1))))
+        return match.end()
+
+    def _heredoc_line(self, current: _Frame | None, start: int) -> int:
+        """At the start of a line: end the current heredoc at its delimiter line, open the next pending one."""
+        text = self.text
+        if current is not None:
+            line_end = text.find("\n", start)
+            line = text[start:len(text) if line_end < 0 else line_end]
+            line = line.lstrip("\t") if current.strip_tabs else line
+            in_substitution = any(f.closer == ")" for f in self.stack[:-1])
+            if in_substitution and line.startswith(current.delimiter + ")"):
+                self.stack.pop()  # bash also ends the body at "EOF)" inside $( … ); the ")" is code
+                return start + (len(text[start:]) - len(text[start:].lstrip("\t"))) + len(current.delimiter)
+            if line != current.delimiter:
+                return start
+            self.stack.pop()
+            start = len(text) if line_end < 0 else line_end + 1
+        if self.pending:
+            self.stack.append(self.pending.pop(0))
+            return self._heredoc_line(self.stack[-1], start) if self._at_delimiter(start) else start
+        return start
+
+    def _at_delimiter(self, start: int) -> bool:
+        frame = self.stack[-1]
+        line_end = self.text.find("\n", start)
+        line = self.text[start:len(self.text) if line_end < 0 else line_end]
+        return (line.lstrip("\t") if frame.strip_tabs else line) == frame.delimiter
+
+
+# -- where a substitution ends: the same walk, started inside it ---------------------------------------
+def _close(text: str, start: int, *frames: _Frame) -> int | None:
+    """The index after the closer of the innermost of ``frames`` (opened just before ``start``), or ``None``."""
+    walk = ShellScanner(text, [], ansi_c=True)
+    walk.stack.extend(frames)
+    depth, pos = len(walk.stack), start
+    while True:
+        stop = walk._stops().search(text, pos)
+        if stop is None:
+            return None
+        pos = walk._step(stop.start())
+        if len(walk.stack) < depth:
+            return pos
+
+
+def paren_end(text: str, start: int) -> int:
+    """The index of the ``)`` closing the ``(`` just before ``start`` (quotes respected), or the end of ``text``."""
+    end = _close(text, start, _Frame("code", closer=")"))
+    return len(text) if end is None else end - 1
+
+
+def _backtick(text: str, start: int) -> tuple[str, int]:
+    """The body of the backticks opened just before ``start`` (its own escapes removed), and the index after them."""
+    end = _close(text, start, _Frame("backtick", closer="`"))
+    body = text[start:] if end is None else text[start:end - 1]
+    return re.sub(r"\\([`$\\])", r"\1", body), len(text) + 1 if end is None else end
+
+
+def backtick_end(text: str, start: int) -> int:
+    """The index after the backtick closing the one just before ``start``."""
+    return _backtick(text, start)[1]
+
+
+def _arith_end(text: str, start: int) -> int:
+    """The index of the last ``)`` of the ``$((`` opened just before ``start``, or the end of ``text``.
+
+    Bash counts parentheses there (``${x/a/(}`` opens one) and reads ``$((a); b)`` as a ``$( … )``.
+    """
+    end = _close(text, start, _Frame("arith"))
+    return len(text) if end is None else end - 1
+
+
+def _param_end(text: str, start: int, in_dquote: bool) -> int:
+    """The index of the ``}`` closing the ``${`` just before ``start``, or the end of ``text``."""
+    frames = (_Frame("dquote"), _Frame("param", closer="}")) if in_dquote else (_Frame("param", closer="}"),)
+    end = _close(text, start, *frames)
+    return len(text) if end is None else end - 1
+
+
+# -- words: the text split as a shell splits it -------------------------------------------------------
+class Word(str):
+    """A shell word after quote removal (``$VAR``, ``~`` and ``$(…)`` are left as written).
+
+    ``code``: the bodies of the ``$(…)``, backticks and ``<(…)`` in it that the shell runs (not those
+    in single quotes); ``feed``: the body when the word is a process substitution ``<(…)``;
+    ``quoted``: some of it was quoted; ``shown``: how it is shown (a heredoc shows its delimiter);
+    ``live``: where in the text each ``$`` or backtick the shell expands starts (``None``: not known, all count).
+    """
+
+    code: tuple[str, ...]
+    feed: str | None
+    quoted: bool
+    shown: str
+    live: tuple[int, ...] | None
+
+    def __new__(cls, text: str, code: Iterable[str] = (), feed: str | None = None, quoted: bool = False,
+                shown: str | None = None, live: Iterable[int] | None = None) -> Self:
+        word = super().__new__(cls, text)
+        word.code, word.feed, word.quoted = tuple(code), feed, quoted
+        word.shown = text if shown is None else shown
+        word.live = None if live is None else tuple(live)
+        return word
+
+
+class Op(str):
+    """An operator token: ``;`` (also for a newline), ``&&``, ``|``, ``(``, ``>``, ``<<<``, …"""
+
+
+_OPERATORS = ("<<<", "<<-", "&>>", ";;&", "<<", ">>", "&&", "||", ";;", ";&", "|&", "&>", ">|", ">&", "<&", "<>",
+              "<", ">", ";", "&", "|", "(", ")")
+REDIRECTS = frozenset({"<<<", "<<-", "&>>", "<<", ">>", "&>", ">|", ">&", "<&", "<>", "<", ">"})
+STDIN_REDIRECTS = frozenset({"<<", "<<-", "<<<"})
+WRITES = frozenset({">", ">>", ">|", "&>", "&>>", "<>", ">&"})
+_PLAIN = re.compile(r"[^\s'\"\\$`;&|()<>#]+")
+_DQ_PLAIN = re.compile(r'[^"\\$`]+')
+_LIVE = re.compile(r"\\.|\$\(|`", re.DOTALL)
+_ANSI_ESCAPE = re.compile(r"\\(x[0-9A-Fa-f]{1,2}|[0-7]{1,3}|.)", re.DOTALL)
+_ANSI_CHARS = {"n": "\n", "t": "\t", "r": "\r", "a": "\a", "b": "\b", "f": "\f", "v": "\v", "e": "\x1b",
+               "E": "\x1b", "\\": "\\", "'": "'", '"': '"', "?": "?"}
+
+
+def unescape(text: str) -> str:
+    """``$'…'`` (and ``echo -e``/``printf``) escapes: ``\\n`` is a newline, ``\\x41`` an A."""
+
+    def one(match: re.Match[str]) -> str:
+        code = match.group(1)
+        if code[0] == "x":
+            return chr(int(code[1:], 16))
+        if code[0] in "01234567":
+            return chr(int(code, 8) & 0xFF)
+        return _ANSI_CHARS.get(code, "\\" + code)
+
+    return _ANSI_ESCAPE.sub(one, text) if "\\" in text else text
+
+
+def live_substitutions(text: str) -> Iterator[str]:
+    """The ``$(…)`` and backtick bodies a shell runs when it expands ``text`` (an unquoted heredoc, ``${…}``)."""
+    i = 0
+    while True:
+        match = _LIVE.search(text, i)
+        if match is None:
+            return
+        if match.group() == "$(" and text.startswith("(", match.end()):  # $((…)): what runs inside it
+            end = _arith_end(text, match.end() + 1)
+            yield from live_substitutions(text[match.end() + 1:end])
+            i = end + 1
+        elif match.group() == "$(":
+            end = paren_end(text, match.end())
+            yield text[match.end():end]
+            i = end + 1
+        elif match.group() == "`":
+            body, i = _backtick(text, match.end())
+            yield body
+        else:
+            i = match.end()
+class _Lexer:
+    """Shell text → words and operators, as a POSIX shell splits it.
+
+    It keeps what the rules need: which text was quoted (data), which was live code
+    (``$(…)``, backticks, ``<(…)``), heredoc bodies (each found with one regex search,
+    so a long heredoc costs little), and a skeleton of the text with quoted parts blanked
+    -- what the fork-bomb pattern reads, so ``echo ':(){ :|:& };:'`` is not one.
+    """
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+        self.i = 0
+        self.tokens: list[Word | Op] = []
+        self.skeleton: list[str] = []
+        self.heredocs: list[tuple[int, str, bool, bool]] = []  # token index, delimiter, strip tabs, quoted
+        self.delimiter_next: str | None = None
+        self.sources: list[tuple[int, int]] = []  # where each token was read: (start, end) in the text
+        self.word_start = 0
+        self.arithmetic_end = 0  # where the (( … )) being read ends
+        self._new_word()
+
+    def _new_word(self) -> None:
+        self.parts: list[str] = []
+        self.code: list[str] = []
+        self.feed: str | None = None
+        self.quoted = False
+        self.started = False
+        self.live: list[int] = []
+        self.length = 0
+
+    def _add(self, piece: str, quoted: bool = False, skeleton: str | None = None) -> None:
+        self.parts.append(piece)
+        self.length += len(piece)
+        self.started = True
+        self.quoted |= quoted
+        self.skeleton.append(piece if skeleton is None else skeleton)
+
+    def _end_word(self) -> None:
+        if not self.started:
+            return
+        word = Word("".join(self.parts), self.code, self.feed, self.quoted, live=self.live)
+        if self.delimiter_next is not None:
+            self.heredocs.append((len(self.tokens), word, self.delimiter_next == "<<-", word.quoted))
+            self.delimiter_next = None
+        self.tokens.append(word)
+        self.sources.append((self.word_start, min(self.i, len(self.text))))
+        self._new_word()
+
+    def _operator(self, op: str) -> None:
+        self.tokens.append(Op(op))
+        self.sources.append((self.i, self.i + len(op)))
+        self.skeleton.append(op)
+
+    def run(self) -> list[Word | Op]:
+        text = self.text
+        while self.i < len(text):
+            begin, started = self.i, self.started
+            plain = _PLAIN.match(text, self.i)
+            if plain:
+                self._add(plain.group())
+                self.i = plain.end()
+            else:
+                self._step(text[self.i])
+            if self.started and not started:
+                self.word_start = begin
+        self._end_word()
+        self._read_heredocs()
+        return self.tokens
+
+    def _step(self, char: str) -> None:
+        text, i = self.text, self.i
+        if char == "\n":
+            self._end_word()
+            self._operator(";")
+            self.i += 1
+            self._read_heredocs()
+        elif char.isspace():
+            self._end_word()
+            self.skeleton.append(char)
+            self.i += 1
+        elif char == "#" and not self.started:  # a comment, to the end of the line
+            end = text.find("\n", i)
+            self.i = len(text) if end < 0 else end
+        elif char == "#":
+            self._add("#")
+            self.i += 1
+        elif char == "'":
+            end = text.find("'", i + 1)
+            end = len(text) if end < 0 else end
+            self._add(text[i + 1:end], quoted=True, skeleton="''")
+            self.i = end + 1
+        elif char == '"':
+            self._double_quoted()
+        elif char == "\\":
+            if text.startswith("\\\n", i):  # a line continuation
+                self.i += 2
+            else:
+                self._add(text[i + 1:i + 2], quoted=True, skeleton="''")
+                self.i += 2
+        elif char == "$":
+            self._dollar()
+        elif char == "`":
+            body, self.i = _backtick(text, i + 1)
+            self.code.append(body)
+            self.live.append(self.length)
+            self._add(f"`{body}`", skeleton="``")
+        elif char in "<>" and text.startswith("(", i + 1):
+            self._process_substitution()
+        else:
+            if text.startswith("((", i) and not self.started:
+                self._arithmetic_command()
+            self._redirect_or_operator()
+
+    def _arithmetic_command(self) -> None:
+        """At ``((``: note where it ends if bash reads it as arithmetic (not as two subshells).
+
+        Its words are still judged one by one (``(`` ``(`` and what follows, as ever); only a ``${``
+        inside it is read as bash reads it there, as two characters (bash counts parentheses only).
+        """
+        after_for = bool(self.tokens) and self.tokens[-1] == "for"
+        frame = _Frame("arith", loop=after_for)
+        end = _close(self.text, self.i + 2, frame)
+        if end is not None and frame.kind == "arith":  # a ";" in it made it subshells: kind "code"
+            self.arithmetic_end = end
+
+    def _double_quoted(self) -> None:
+        text, i, parts = self.text, self.i + 1, []
+        while i < len(text) and text[i] != '"':
+            run = _DQ_PLAIN.match(text, i)
+            if run:
+                parts.append(run.group())
+                i = run.end()
+            elif text[i] == "\\":
+                after = text[i + 1:i + 2]
+                parts.append(after if after in '$`"\\' else ("" if after == "\n" else "\\" + after))
+                i += 2
+            elif text[i] == "$":
+                self.live.append(self.length + sum(map(len, parts)))
+                i = self._expansion(i, parts, in_dquote=True)
+            else:
+                body, i = _backtick(text, i + 1)
+                self.code.append(body)
+                self.live.append(self.length + sum(map(len, parts)))
+                parts.append(f"`{body}`")
+        self._add("".join(parts), quoted=True, skeleton='""')
+        self.i = i + 1
+
+    def _expansion(self, i: int, parts: list[str], in_dquote: bool = False) -> int:
+        """``$(…)``, ``$((…))``, ``${…}`` or a plain ``$`` at ``i``: add it to ``parts``; the index after it."""
+        text = self.text
+        if text.startswith("$((", i):  # arithmetic: only the substitutions inside it run
+            end = _arith_end(text, i + 3)
+            self.code.extend(live_substitutions(text[i + 3:end]))
+            parts.append(text[i:end + 1])
+            return end + 1
+        if text.startswith("$(", i):
+            end = paren_end(text, i + 2)
+            self.code.append(text[i + 2:end])
+            parts.append(text[i:end + 1])
+            return end + 1
+        if text.startswith("${", i) and i < self.arithmetic_end:  # in (( … )) bash reads no ${…}
+            parts.append("${")
+            return i + 2
+        if text.startswith("${", i):
+            end = _param_end(text, i + 2, in_dquote)
+            self.code.extend(live_substitutions(text[i + 2:end]))
+            parts.append(text[i:end + 1])
+            return end + 1
+        parts.append("$")
+        return i + 1
+
+    def _dollar(self) -> None:
+        text, i = self.text, self.i
+        if text.startswith("$'", i):  # ANSI-C quoting
+            end = i + 2
+            while end < len(text) and text[end] != "'":
+                end += 2 if text[end] == "\\" else 1
+            self._add(unescape(text[i + 2:end]), quoted=True, skeleton="''")
+            self.i = end + 1
+            return
+        parts: list[str] = []
+        self.live.append(self.length)
+        self.i = self._expansion(i, parts)
+        self._add("".join(parts), skeleton="$" if parts == ["$"] else "$()")
+
+    def _process_substitution(self) -> None:
+        text, i = self.text, self.i
+        end = paren_end(text, i + 2)
+        body = text[i + 2:end]
+        self.code.append(body)
+        if not self.started and text[i] == "<":
+            self.feed = body
+        self._add(text[i:end + 1], skeleton="<()")
+        self.i = end + 1
+
+    def _redirect_or_operator(self) -> None:
+        text, i = self.text, self.i
+        if text[i] in "<>" and self.started and not self.quoted and "".join(self.parts).isdigit():
+            self._new_word()  # "2>": the digits name a file descriptor, they are not a word
+        else:
+            self._end_word()
+        op = next(o for o in _OPERATORS if text.startswith(o, i))
+        self._operator(op)
+        self.i += len(op)
+        if op in ("<<", "<<-"):
+            self.delimiter_next = op
+
+    def _read_heredocs(self) -> None:
+        """Heredoc bodies start on the line after their ``<<``: each becomes the word its delimiter was."""
+        text = self.text
+        for index, delimiter, strip_tabs, quoted in self.heredocs:
+            end_line = re.compile("^" + ("\t*" if strip_tabs else "") + re.escape(delimiter) + "$", re.MULTILINE)
+            found = end_line.search(text, self.i)
+            end, resume = (found.start(), found.end() + 1) if found else (len(text), len(text))
+            body = text[self.i:end]
+            live = () if quoted else tuple(live_substitutions(body))
+            dollars = () if quoted else (m.start() for m in re.finditer(r"\$", body))
+            self.tokens[index] = Word(body, live, quoted=quoted, shown=delimiter, live=dollars)
+            self.i = resume
+        self.heredocs = []
+
+
+
+def tokenize(text: str) -> tuple[list[Word | Op], str]:
+    """The words and operators of shell ``text``, and its skeleton: the text with quoted parts blanked.
+
+    The skeleton is what text-shaped rules read (the fork-bomb pattern), so that
+    ``echo ':(){ :|:& };:'`` -- data -- is not taken for one.
+    """
+    lexer = _Lexer(text)
+    tokens = lexer.run()
+    return tokens, "".join(lexer.skeleton)
+
+
+def source_tokens(text: str) -> list[tuple[Word | Op, str]]:
+    """The words and operators of shell ``text``, each with the text it was read from (a newline's ``;`` with ``"\n"``).
+
+    What a grammar check reads (:mod:`.plain_syntax`): the token says what the shell made of the
+    text, the source how it was spelled.
+    """
+    lexer = _Lexer(text)
+    tokens = lexer.run()
+    return [(token, text[start:end]) for token, (start, end) in zip(tokens, lexer.sources, strict=True)]

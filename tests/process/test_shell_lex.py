@@ -1,0 +1,109 @@
+"""The one reader of shell text, judged by bash where the readings it replaced disagreed with bash.
+
+Templating, the guard and the standby's parse check once read shell text three ways; each table
+here is a place where one of those readings and bash parted, and bash is asked every time.
+"""
+
+from __future__ import annotations
+
+import subprocess
+
+import pytest
+
+from execmagic.engine.template import expand_params
+from execmagic.process.shell_lex import Op, Word, paren_end, source_tokens, tokenize
+
+PAYLOAD = "x; touch {m}"
+
+# Where a value lands after a ${…} or backticks that the old walk closed in the wrong place.
+PLACES = [
+    # bash counts no bracket inside ${…}: the first } ends it, and {v} is code, not "…"
+    ('printf "<%s>" "${x:-(}" {v}', "<(><x; touch {m}>"),
+    ('printf "<%s>" "${x:-{a}b}" {v}', "<{ab}><x; touch {m}>"),
+    ("printf '<%s>' ${x:-{a} {v}", "<{a><x; touch {m}>"),
+    ("printf '<%s>' ${x:-((} {v}", "<((><x; touch {m}>"),
+    # a backtick ends at the next backtick, quotes or not (the substitution fails: a quote left
+    # open), and after it "…" is open again
+    ("printf '<%s>' \"`printf %s \"(`\" {v}", "<><x; touch {m}>"),
+]
+
+
+@pytest.mark.parametrize(("script", "expected"), PLACES)
+def test_a_value_lands_where_bash_reads_it(tmp_path, script, expected):
+    marker = tmp_path / "pwned"
+    text = expand_params(script, {"v": PAYLOAD.format(m=marker)}, language="bash")
+    done = subprocess.run(["bash", "-c", text], capture_output=True, cwd=tmp_path, timeout=10)
+    assert done.stdout.decode() == expected.replace("{m}", str(marker))
+    assert not marker.exists(), text
+
+
+def _argv(script: str) -> list[str]:
+    """What bash passes ``printf '%s\\0'`` for ``script``'s arguments."""
+    done = subprocess.run(["bash", "-c", "printf '%s\\0' " + script], capture_output=True, timeout=10)
+    return done.stdout.decode().split("\0")[:-1]
+
+
+# Substitutions whose end bash finds where the guard's own reading did not.
+BODIES = [
+    ("$(case x in x) echo hit;; esac)", "case x in x) echo hit;; esac", ["hit"]),
+    ("$(echo a # )\n)", "echo a # )\n", ["a"]),
+    ("$(cat <<EOF\n)\nEOF\n)", "cat <<EOF\n)\nEOF\n", [")"]),
+    ("\"$(echo \"(\")\"", 'echo "("', ["("]),
+]
+
+
+@pytest.mark.parametrize(("script", "body", "argv"), BODIES)
+def test_a_substitution_ends_where_bash_ends_it(script, body, argv):
+    tokens, _ = tokenize(script)
+    assert [t.code for t in tokens] == [(body,)]
+    assert _argv(script) == argv
+
+
+def test_a_backtick_ends_at_the_next_backtick_whatever_is_open():
+    script = "`echo ')'` b"
+    tokens, _ = tokenize(script)
+    assert tokens == ["`echo ')'`", "b"] and tokens[0].code == ("echo ')'",)
+    assert _argv(script) == [")", "b"]
+
+
+def test_paren_end_is_the_walks_answer():
+    text = "$(case x in a) b;; esac) tail"
+    assert text[paren_end(text, 2):] == ") tail"
+    assert paren_end("$(unclosed", 2) == len("$(unclosed")
+
+
+def test_each_token_keeps_the_text_it_was_read_from():
+    pairs = source_tokens("A=1 cmd 'a b'\"c\" 2>&1 | tee log\nnext")
+    assert [(type(t).__name__, s) for t, s in pairs] == [
+        ("Word", "A=1"), ("Word", "cmd"), ("Word", "'a b'\"c\""), ("Op", ">&"), ("Word", "1"), ("Op", "|"),
+        ("Word", "tee"), ("Word", "log"), ("Op", "\n"), ("Word", "next")]
+    assert isinstance(pairs[0][0], Word) and isinstance(pairs[3][0], Op) and pairs[2][0] == "a bc"
+
+
+def _runs(script: str, cwd) -> bool:
+    """Whether bash runs ``touch marker`` somewhere in ``script``."""
+    subprocess.run(["bash", "-c", script], capture_output=True, cwd=cwd, timeout=10)
+    return (cwd / "marker").exists()
+
+
+def _seen(script: str) -> bool:
+    """Whether the words of ``script`` show ``touch marker`` as a command, or in code the shell runs."""
+    words = tokenize(script)[0]
+    return any(w == "touch" for w in words) or any("touch marker" in body for w in words
+                                                     if isinstance(w, Word) for body in w.code)
+
+
+# Commands the old readings hid inside an arithmetic expression: bash counts parentheses there,
+# reads no ${…}, and runs the substitutions inside it.
+HIDDEN = [
+    "echo $(( ${x:-\\} ))\ntouch marker\necho }",
+    "(( ${x:-\\} ))\ntouch marker\necho }",
+    "cat <<EOF\n$(( $(touch marker) ))\nEOF",
+    "for ((i=0; i<${#a}; i++)); do :; done; touch marker",
+]
+
+
+@pytest.mark.parametrize("script", HIDDEN)
+def test_what_bash_runs_after_arithmetic_is_seen(tmp_path, script):
+    assert _runs(script, tmp_path)
+    assert _seen(script)
