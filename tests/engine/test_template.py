@@ -8,6 +8,8 @@ out as exactly its own bytes, and nothing it says may run.
 import os
 import pathlib
 import shutil
+import subprocess
+import sys
 
 import pytest
 
@@ -398,3 +400,26 @@ def test_values_a_second_tester_found_stay_values(engine, tmp_path, language, sc
 def test_places_no_literal_can_hold_a_value_are_refused(language, script, value, message):
     with pytest.raises(TemplateError, match=message):
         expand_params(script, {"v": value}, language=language)
+
+
+@pytest.mark.parametrize(("language", "script"), [
+    ("bash", "echo \\{v}"), ("bash", 'echo "\\{v}"'), ("sh", "cat <<EOF\n\\{v}\nEOF"), ("bash", "echo $'\\{v}'"),
+    ("bash", "echo `echo \\\\{v}`"), ("bash", "echo `echo '\\{v}'`"), ("python", "print('\\{v}')"),
+    ("python", 'print(r"\\{v}")'), ("node", "console.log('\\{v}')"), ("node", "console.log(`\\{v}`)"),
+])
+def test_a_value_right_after_a_backslash_is_refused(language, script):
+    """The backslash would escape the literal's first character: ``echo \\'…'`` runs the value as code."""
+    with pytest.raises(TemplateError, match=r"^\{v\} follows a backslash, which would escape"):
+        expand_params(script, {"v": "'\n; touch pwned\n'"}, language=language)
+
+
+@pytest.mark.parametrize(("language", "script", "expected"), [
+    ("bash", "printf '%s' \\\\{v}", "\\a'b\nc"),   # an escaped backslash: the value is one word after it
+    ("bash", "printf '%s' '\\{v}'", "\\a'b\nc"),   # in '…' a backslash is an ordinary character
+    ("bash", "printf '%s' x # \\{v}", "x"),
+    ("python", "import sys; sys.stdout.write('\\\\{v}') # \\{v}", "\\a'b\nc"),
+])
+def test_a_backslash_that_escapes_nothing_is_fine(language, script, expected):
+    text = expand_params(script, {"v": "a'b\nc"}, language=language)
+    argv = ["bash", "-c", text] if language == "bash" else [sys.executable, "-c", text]
+    assert subprocess.run(argv, capture_output=True, text=True, timeout=10).stdout == expected

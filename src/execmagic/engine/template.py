@@ -25,7 +25,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from ..process.errors import TemplateError, shown_value
-from .contexts import contexts_at
+from .contexts import Context, contexts_at
 from .literals import render, text_of
 
 __all__ = ["expand_argv", "expand_env", "expand_params", "expand_value", "references", "resolve"]
@@ -123,6 +123,7 @@ def expand_params(text: str, params: Mapping[str, Any], *, language: str | None 
         if match.group("escaped") is not None:
             out.append("{" + match.group("escaped") + "}")
         elif match.start() in places:
+            _check_not_escaped(text, match.start(), places[match.start()], match.group("ref"))
             out.append(render(value, places[match.start()], match.group("ref")))
         else:
             items = value if isinstance(value, (list, tuple)) else [value]
@@ -130,6 +131,28 @@ def expand_params(text: str, params: Mapping[str, Any], *, language: str | None 
         pos = match.end()
     out.append(text[pos:])
     return "".join(out)
+
+
+#: Places where a backslash is an ordinary character, so it cannot escape what follows it.
+_BACKSLASH_LITERAL = frozenset({"squote", "heredoc-quoted", "comment", "py-comment", "js-comment",
+                                "js-block-comment", "plain"})
+
+
+def _check_not_escaped(text: str, start: int, context: Context, ref: str) -> None:
+    """Refuse a template right after a backslash that would escape its literal's first character.
+
+    ``echo \\{v}`` would give ``echo \\'…'``: the backslash makes the opening quote an ordinary
+    character, and the value is code.  Inside backticks any backslash counts (their level removes
+    one, so ``\\\\`` still escapes).
+    """
+    if context.kind in _BACKSLASH_LITERAL and not context.backticks:
+        return
+    before = start
+    while before and text[before - 1] == "\\":
+        before -= 1
+    if (start - before) % 2 or (start > before and context.backticks):
+        raise TemplateError(f"{{{ref}}} follows a backslash, which would escape the first character of its"
+                            f" literal; remove the backslash (write {{{{{ref}}}}} for literal braces)")
 
 
 def expand_argv(words: Sequence[str], env: Mapping[str, str], params: Mapping[str, Any]) -> list[str]:
