@@ -423,3 +423,35 @@ def test_a_backslash_that_escapes_nothing_is_fine(language, script, expected):
     text = expand_params(script, {"v": "a'b\nc"}, language=language)
     argv = ["bash", "-c", text] if language == "bash" else [sys.executable, "-c", text]
     assert subprocess.run(argv, capture_output=True, text=True, timeout=10).stdout == expected
+
+
+@pytest.mark.parametrize("script", ["x=(<<'E'\n{v}\nE", "x=(|\necho {v}", "a[0]=(;)\necho \"{v}\"", "y+=(a) x=(>)\n{v}"])
+def test_a_value_after_an_array_syntax_error_is_refused(tmp_path, script):
+    """Bash reports a syntax error inside NAME=( … ) and goes on at a later line: what follows is code."""
+    bash_goes_on = script.split("\n")[0] + "\ntouch marker"
+    subprocess.run(["bash", "-c", bash_goes_on], capture_output=True, cwd=tmp_path, timeout=10)
+    assert (tmp_path / "marker").exists()
+    with pytest.raises(TemplateError, match=r"^\{v\} stands after a syntax error in an array assignment"):
+        expand_params(script, {"v": "; touch pwned"}, language="bash")
+
+
+def test_values_inside_a_well_formed_array_stay_values():
+    text = expand_params("x=( {v} \"{v}\" '{v}' # {v}\n ); printf '<%s>' \"${x[@]}\"", {"v": "a b|c;d"})
+    done = subprocess.run(["bash", "-c", text], capture_output=True, text=True, timeout=10)
+    assert done.stdout == "<a b|c;d>" * 3
+
+
+@pytest.mark.parametrize(("language", "script"), [
+    ("python", "x = 1  # note\r{v}"),
+    ("node", "let x = 1 // note\u2028{v}"), ("node", "let x = 1 // note\r{v}"), ("node", "let x = 1 <!-- note\u2029{v}"),
+    ("node", "let x = /a\u2028{v}"),
+])
+def test_a_comment_ends_at_every_line_end_the_language_knows(tmp_path, language, script):
+    """Python ends a line at "\\r" too, JavaScript at "\\r", U+2028 and U+2029: what follows is code."""
+    marker = tmp_path / "pwned"
+    value = (f"__import__('os').system('touch {marker}')" if language == "python"
+             else f"require('fs').writeFileSync('{marker}', '')")
+    text = expand_params(script, {"v": value}, language=language)
+    argv = [sys.executable, "-c", text] if language == "python" else ["node", "-e", text]
+    subprocess.run(argv, capture_output=True, cwd=tmp_path, timeout=30)
+    assert not marker.exists(), text

@@ -11,6 +11,7 @@ import subprocess
 import pytest
 
 from execmagic.engine.template import expand_params
+from execmagic.process.errors import TemplateError
 from execmagic.process.shell_lex import Op, Word, paren_end, source_tokens, tokenize
 
 PAYLOAD = "x; touch {m}"
@@ -107,3 +108,40 @@ HIDDEN = [
 def test_what_bash_runs_after_arithmetic_is_seen(tmp_path, script):
     assert _runs(script, tmp_path)
     assert _seen(script)
+
+
+# Places the old walk misread, each found by running random templates through bash with a payload.
+MISREAD = [
+    # $$ is the shell's pid: the quote after it is an ordinary '…', not $'…'
+    ("x=$$'{v}'; printf '<%s>' \"${x#$$}\"", "'; touch {m}; '", "<'; touch {m}; '>"),
+    # bash ends a heredoc's body at its delimiter line whatever is open in it ("${x:-"… here: cat
+    # fails on it, a bad substitution)
+    ("cat <<EOF\n${x:-\"\nEOF\nprintf '<%s>' {v}", "x; touch {m}", "<x; touch {m}>"),
+]
+
+
+@pytest.mark.parametrize(("script", "payload", "expected"), MISREAD)
+def test_places_the_old_walk_misread(tmp_path, script, payload, expected):
+    marker = tmp_path / "pwned"
+    text = expand_params(script, {"v": payload.replace("{m}", str(marker))}, language="bash")
+    done = subprocess.run(["bash", "-c", text], capture_output=True, cwd=tmp_path, timeout=10)
+    assert done.stdout.decode() == expected.replace("{m}", str(marker))
+    assert not marker.exists(), text
+
+
+def test_a_value_never_ends_a_heredoc_it_is_nested_in():
+    """A line of the literal equal to the delimiter would end the body early, even inside a $(…) there."""
+    for script in ("cat <<EOF\n$(echo {v})\nEOF", "cat <<EOF\n\"${x:-{v}}\"\nEOF"):
+        with pytest.raises(TemplateError, match="which would end the heredoc early"):
+            expand_params(script, {"v": "\nEOF\ntouch pwned #"}, language="bash")
+
+
+def test_the_word_after_dup_is_expanded_twice_by_bash(tmp_path):
+    """``>&WORD`` that is not a number means ``&>WORD``, and bash expands WORD again: quotes do not hold."""
+    subprocess.run(["bash", "-c", "x >&'$(touch marker)'"], capture_output=True, cwd=tmp_path, timeout=10)
+    assert (tmp_path / "marker").exists()
+    for script in ("echo hi >&{v}", "echo hi 1>& \"{v}\"", "echo hi >&$(echo {v})"):
+        with pytest.raises(TemplateError, match=r"in the word after >&, which bash expands a second time"):
+            expand_params(script, {"v": "$(touch pwned)"}, language="bash")
+    assert expand_params("echo hi >&{v} 2>&{w}", {"v": "out.log", "w": "$(x)"}) == "echo hi >&out.log 2>&'$(x)'"
+    assert tokenize("echo >&'$(touch marker)'")[0][-1].code == ("touch marker",)

@@ -13,7 +13,7 @@ __all__ = ["NodeScanner", "PythonScanner"]
 # -- Python ------------------------------------------------------------------------------------
 _PY_STOPS = {
     "code": re.compile(r"[#'\"()\[\]{}]"),
-    "comment": re.compile(r"\n"),
+    "comment": re.compile(r"[\r\n]"),  # Python ends a line at "\r" too
 }
 # in a replacement field a ":" at the top level starts the format spec (where "{" starts code again)
 _FIELD_STOPS = re.compile(r"[#'\"()\[\]{}:]")
@@ -111,9 +111,9 @@ _JS_STOPS = {
     "string'": re.compile(r"[\\'\n]"),
     'string"': re.compile(r'[\\"\n]'),
     "template": re.compile(r"[\\`]|\$\{"),
-    "comment": re.compile(r"\n"),
+    "comment": re.compile(r"[\n\r\u2028\u2029]"),  # JavaScript's line terminators: each ends a // comment
     "block-comment": re.compile(r"\*/"),
-    "regex": re.compile(r"[\\/\[\]\n]"),
+    "regex": re.compile(r"[\\/\[\]\n\r\u2028\u2029]"),
 }
 _CONDITION_BEFORE = re.compile(r"(?<![\w$.])(?:if|while|for|with)\s*$")
 _HTML_CLOSE = re.compile(r"[ \t]*-->")
@@ -173,7 +173,7 @@ class NodeScanner(Scanner):
             top.depth = 1
         elif ch == "]":
             top.depth = 0
-        elif ch == "\n" or (ch == "/" and not top.depth):
+        elif ch in "\n\r\u2028\u2029" or (ch == "/" and not top.depth):
             self.stack.pop()
         return i + 1
 

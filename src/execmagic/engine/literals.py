@@ -76,10 +76,15 @@ def render(value: Any, context: Context, ref: str) -> str:
     text = _shell(value, context, ref)
     for in_dquote in context.backticks:  # each old-style `…` level reads one layer of backslashes
         text = re.sub(r'([\\`$"])' if in_dquote else r"([\\`$])", r"\\\1", text)
+    _check_heredoc(text, context, ref)
     return text
 
 
 # -- shells ------------------------------------------------------------------------------------
+#: What a second expansion leaves as it is: no $, `, quote, backslash, blank, glob or brace.
+_ONCE_SAFE = re.compile(r"[A-Za-z0-9_./+,:=@%^-]*")
+
+
 def _shell(value: Any, context: Context, ref: str) -> str:
     kind = context.kind
     items = [text_of(item, ref) for item in _items(value)]
@@ -87,6 +92,14 @@ def _shell(value: Any, context: Context, ref: str) -> str:
         raise TemplateError(f"{{{ref}}} holds an array subscript with a substitution (like a[$(…)]), which bash"
                             " runs wherever it reads the value as a number ([[ -eq ]], let, declare -i, $(( )));"
                             " refused in shell code")
+    if context.expanded_twice and not all(_ONCE_SAFE.fullmatch(t) for t in items):
+        raise TemplateError(f"{{{ref}}} is in the word after >&, which bash expands a second time when it is not"
+                            " a number (a $ or ` in the value would run); write &> for a file, or use a value of"
+                            " letters, digits and ._/+,:=@%^-")
+    if kind == "unparsed":
+        raise TemplateError(f"{{{ref}}} stands after a syntax error in an array assignment (NAME=( … )), after"
+                            " which bash goes on at a later line, where a value could run as a command;"
+                            " fix the script before it")
     if kind == "code":
         return " ".join(shlex.quote(t) for t in items)
     text = " ".join(items)
@@ -103,7 +116,6 @@ def _shell(value: Any, context: Context, ref: str) -> str:
     if kind == "ansi":
         return text.replace("\\", "\\\\").replace("'", "\\'")
     if kind in ("heredoc", "heredoc-quoted"):
-        _check_heredoc(text, context, ref)
         return re.sub(r"([\\$`])", r"\\\1", text) if kind == "heredoc" else text
     if kind == "arith":
         if not _INTEGER.fullmatch(text):
@@ -116,9 +128,14 @@ def _shell(value: Any, context: Context, ref: str) -> str:
 
 
 def _check_heredoc(text: str, context: Context, ref: str) -> None:
-    for line in text.split("\n"):
-        if (line.lstrip("\t") if context.strip_tabs else line) == context.delimiter:
-            raise TemplateError(f"{{{ref}}} holds a line {context.delimiter!r}, which would end the heredoc early")
+    """No line of the literal may end a heredoc whose body holds it (nested in a substitution there too)."""
+    ends = context.heredoc_ends
+    if not ends and context.kind in ("heredoc", "heredoc-quoted"):
+        ends = ((context.delimiter, context.strip_tabs),)
+    for delimiter, strip_tabs in ends:
+        for line in text.split("\n"):
+            if (line.lstrip("\t") if strip_tabs else line) == delimiter:
+                raise TemplateError(f"{{{ref}}} holds a line {delimiter!r}, which would end the heredoc early")
 
 
 def _comment_text(value: Any, ref: str) -> str:

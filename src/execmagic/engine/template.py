@@ -13,6 +13,10 @@ run's values, so a param can never be read as a variable to expand again):
    shell word unquoted, escaped inside ``"…"``/``'…'``/``$'…'``/heredocs, a Python
    or JSON literal in Python and JavaScript code -- so ``x; rm -rf ~`` or
    ``$(touch pwned)`` stays one harmless value whatever quotes surround it.
+   Where no literal can hold a value safely, the expansion is refused with one line: an
+   integer-only arithmetic place, a line that would end an enclosing heredoc, right after
+   a backslash that would escape the literal, the word after ``>&`` (bash expands it twice),
+   after a syntax error bash skips inside ``NAME=( … )``.
    ``{name!raw}`` inserts it as written.  ``{{name}}`` is the literal text
    ``{name}``.  A ``{word}`` with no such name is left as written, so awk's
    ``{print $1}``, ``find -exec {}`` and bash's ``${HOME}`` survive untouched.

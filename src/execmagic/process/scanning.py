@@ -19,8 +19,9 @@ class Context:
 
     ``kind`` is one of: ``code`` (shell words), ``dquote``, ``squote``, ``ansi`` (``$'…'``),
     ``heredoc`` / ``heredoc-quoted`` (``delimiter`` and ``strip_tabs`` tell where it ends),
-    ``arith`` (``$((…))``), ``comment``; for Python ``py-code``, ``py-string``, ``py-comment``
-    (``prefix``/``quote`` say which string literal); for JavaScript ``js-code``, ``js-string``,
+    ``arith`` (``$((…))``), ``comment``, ``unparsed`` (after a syntax error bash recovers from);
+    for Python ``py-code``, ``py-string``, ``py-comment`` (``prefix``/``quote`` say which string
+    literal); for JavaScript ``js-code``, ``js-string``,
     ``js-template``, ``js-comment``, ``js-block-comment``; ``plain`` for other languages.
     ``backticks`` lists, innermost first, whether each enclosing old-style backtick
     substitution is itself inside double quotes (each one adds a layer of backslash escaping).
@@ -34,6 +35,11 @@ class Context:
     backticks: tuple[bool, ...] = ()
     #: Inside ``${…}`` (within ``"…"`` or a heredoc), where bash pairs single quotes even there.
     in_param: bool = False
+    #: In the word after ``>&`` (or ``1>&``), which bash expands a second time when it is not a number.
+    expanded_twice: bool = False
+    #: The delimiter (and whether tabs are stripped) of every heredoc whose body holds this place, however
+    #: deeply nested in it: a line of the value equal to one would end that body early.
+    heredoc_ends: tuple[tuple[str, bool], ...] = ()
 
 
 class Scanner:

@@ -13,9 +13,14 @@ Three questions are asked of shell text, and all are answered here, from one wal
 
 The walk (:class:`ShellScanner`'s frame stack) tracks exactly what changes how a character is read:
 quotes (``'…'``, ``"…"``, ``$'…'``), backslashes, ``$(…)``, backticks, ``${…}``, ``$((…))``,
-heredocs (quoted or not, ``<<-``) and comments; inside ``$(…)`` a ``case`` pattern's ``)`` does not
-end it.  Where the word splitter meets a substitution it asks the same walk where it ends
-(:func:`paren_end`, :func:`backtick_end`), so the two never disagree on nesting.
+heredocs (quoted or not, ``<<-``) and comments.  It follows bash where bash surprises, each case
+a test judged by bash (``tests/process/test_shell_lex.py``): a backtick ends at the next backtick,
+quotes or not; ``${…}`` counts no brackets, and ``((…))`` reads no ``${…}``; a ``case`` pattern's
+``)`` does not end a ``$(…)``; a heredoc's delimiter line ends its body whatever is open in it;
+``$$'`` is the pid and a quote; the word after ``>&`` is expanded twice; a syntax error inside
+``NAME=( … )`` is skipped and bash goes on at a later line.  Where the word splitter meets a
+substitution it asks the same walk where it ends (:func:`paren_end`, :func:`backtick_end`), so the
+two never disagree on nesting.
 
 It follows quoting and nesting, not the grammar: odd text (an unclosed quote, an unbalanced
 parenthesis) is read as far as it goes, never raised on.  Hand-written on purpose: measured against
@@ -71,11 +76,14 @@ class _Frame:
     delimiter: str = ""
     strip_tabs: bool = False
     in_dquote: bool = False
+    array: bool = False  # a code frame that is a compound assignment, NAME=( … ): words only
 
 
 # The characters after which a scanner in each frame has something to decide.
 _SHELL_STOPS = {
-    "code": re.compile(r"[\\'\"`$#()<}\n{]"),
+    "code": re.compile(r"[\\'\"`$#()<>}\n{]"),
+    "array": re.compile(r"[\\'\"`$#()<>;&|\n]"),
+    "dupword": re.compile(r"[\\'\"`$\s;&|<>()]"),
     "dquote": re.compile(r'[\\"`$]'),
     "squote": re.compile(r"'"),
     "ansi": re.compile(r"[\\']"),
@@ -85,15 +93,27 @@ _SHELL_STOPS = {
     "comment": re.compile(r"\n"),
     "psquote": re.compile(r"[\\'\"`$]"),
 }
-#: Inside backticks every frame also stops at a backtick (which may end them all) and a backslash (``\\```).
-_TICK_STOPS = {kind: re.compile(r"[`\\]|" + stops.pattern) for kind, stops in _SHELL_STOPS.items()}
 #: Frames where a backslash is an ordinary character (inside backticks, ``\\\\`` is still one backslash).
 _LITERAL_BACKSLASH = frozenset({"squote", "heredoc-quoted", "comment"})
-_CODE_WORDS = re.compile(r"[\\'\"`$#()<}\n{]|\bcase(?=[ \t])|\besac(?=[\s;)&|]|$)")
+_CODE_WORDS = re.compile(r"[\\'\"`$#()<>}\n{]|\bcase(?=[ \t])|\besac(?=[\s;)&|]|$)")
 _HEREDOC_OP = re.compile(r"<<(-?)[ \t]*((?:[^\s;&|<>()'\"\\]|'[^']*'|\"(?:[^\"\\]|\\.)*\"|\\.)+)")
 # a keyword after which a command (so "case") can stand
 _KEYWORD_BEFORE = re.compile(r"(?<![\w$])(?:then|do|else|elif|if|while|until|time)$")
+#: The word before a ``(`` that makes it a compound assignment: ``NAME=(``, ``NAME+=(``, ``NAME[k]=(``.
+_ARRAY_ASSIGNMENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(?:\[[^\]\n]*\])?\+?=")
 _WORD_START_BEFORE = frozenset(" \t\n;&|(<>")  # not ")": $(…)#x is one word
+
+
+@functools.cache
+def _stops_for(name: str, in_backticks: bool, in_heredoc_body: bool) -> re.Pattern[str]:
+    """A frame's stops, and more where something encloses it.
+
+    Inside backticks every frame also stops at a backtick (which may end them all) and a backslash
+    (``\\```); inside a heredoc body at every newline (a delimiter line ends the body, whatever is open).
+    """
+    extra = ([r"[`\\]"] if in_backticks else []) + ([r"\n"] if in_heredoc_body else [])
+    pattern = _CODE_WORDS.pattern if name == "case" else _SHELL_STOPS[name].pattern
+    return re.compile("|".join([*extra, pattern]))
 
 
 class ShellScanner(Scanner):
@@ -105,36 +125,50 @@ class ShellScanner(Scanner):
         self.ansi_c = ansi_c
         self.stack: list[_Frame] = [_Frame("code")]
         self.pending: list[_Frame] = []  # heredocs whose bodies start at the next newline
+        self.broken = False  # past a syntax error bash recovers from: where it goes on is not known here
 
     def _stops(self) -> re.Pattern[str]:
         frame = self.stack[-1]
-        if frame.kind == "code" and frame.closer == ")":
-            return _CODE_WORDS  # inside $( … ) a case pattern's ")" must not end it
-        stops = _TICK_STOPS if self._in_backticks() else _SHELL_STOPS
-        return stops["code" if frame.kind in ("param", "backtick") else frame.kind]
+        if frame.array:
+            name = "array"
+        elif frame.kind == "code" and frame.closer == ")":
+            name = "case"  # inside $( … ) a case pattern's ")" must not end it
+        else:
+            name = "code" if frame.kind in ("param", "backtick") else frame.kind
+        in_body = any(f.kind == "heredoc" for f in self.stack[:-1])
+        return _stops_for(name, self._in_backticks(), in_body)
 
     def _context(self) -> Context:
         frames = self.stack
         ticks = tuple(f.in_dquote for f in reversed(frames) if f.kind == "backtick")
+        if self.broken:
+            return Context("unparsed", backticks=ticks)
         top = frames[-1]
         kind = top.kind
-        if kind == "backtick":
+        twice = any(f.kind == "dupword" for f in frames)
+        ends = tuple((f.delimiter, f.strip_tabs) for f in frames if f.kind in ("heredoc", "heredoc-quoted"))
+        if kind in ("backtick", "dupword"):
             kind = "code"
         elif kind == "ansi" and self.ansi_c is None:
             kind = "ansi-unknown"
         elif kind in ("param", "psquote"):  # ${…} is read like the quoting around it
             outer = next(f for f in reversed(frames) if f.kind not in ("param", "psquote"))
-            kind = "code" if outer.kind == "backtick" else outer.kind
+            kind = "code" if outer.kind in ("backtick", "dupword") else outer.kind
             top = outer
             return Context(kind, delimiter=top.delimiter, strip_tabs=top.strip_tabs, backticks=ticks,
-                           in_param=kind != "code")
-        return Context(kind, delimiter=top.delimiter, strip_tabs=top.strip_tabs, backticks=ticks)
+                           in_param=kind != "code", expanded_twice=twice, heredoc_ends=ends)
+        return Context(kind, delimiter=top.delimiter, strip_tabs=top.strip_tabs, backticks=ticks,
+                       expanded_twice=twice, heredoc_ends=ends)
 
     def _step(self, i: int) -> int:
         frame = self.stack[-1]
         text = self.text
         ch = text[i]
         kind = frame.kind
+        if ch == "\n" and kind != "heredoc":
+            body_end = self._body_ends(i)
+            if body_end is not None:
+                return body_end
         if ch == "\\":
             if text.startswith("`", i + 1) and self._in_backticks():
                 return self._escaped_backtick(i)
@@ -196,7 +230,7 @@ class ShellScanner(Scanner):
         at = self._innermost_backtick()
         if self.stack[at].closer == "\\`":
             del self.stack[at:]
-        elif self.stack[-1].kind in ("code", "backtick", "dquote", "param"):
+        elif self.stack[-1].kind in ("code", "backtick", "dquote", "param", "dupword"):
             self.stack.append(_Frame("backtick", closer="\\`", in_dquote=self._in_dquote()))
         return i + 2
 
@@ -207,6 +241,8 @@ class ShellScanner(Scanner):
         text = self.text
         nxt = text[i + 1:i + 3]
         top = self.stack[-1].kind
+        if nxt.startswith("$"):
+            return i + 2  # $$, the shell's pid: a "$" after it starts nothing (not $'…', not $(…))
         if nxt.startswith("'") and (top in ("dquote", "heredoc", "psquote") or self._quoted_param(self.stack[-1])):
             return i + 1  # "$" then a plain "'" (bash reads no $'…' there)
         if nxt.startswith("'"):
@@ -287,6 +323,13 @@ class ShellScanner(Scanner):
     def _code(self, frame: _Frame, i: int, ch: str) -> int:
         if frame.kind == "param":
             return self._param(frame, i, ch)
+        if frame.kind == "dupword":
+            return self._duplicated_word(i, ch)
+        if frame.array and ch in ";&|<>(":
+            # bash reports the syntax error and goes on reading at a later line: nothing after it is
+            # read here as bash would (a value there could be a command), so every place is unknown
+            self.broken = True
+            return i + 1
         text = self.text
         at_word_start = i == 0 or text[i - 1] in _WORD_START_BEFORE
         if ch in "ce":  # the words case / esac (only $( … ) frames stop at them)
@@ -307,16 +350,52 @@ class ShellScanner(Scanner):
                     text, max(0, i - 6), i)):
                 self.stack.append(_Frame("arith", loop=after_for))
                 return i + 2
-            # a subshell, a group, a function's () or a case's (pattern): its own frame
-            self.stack.append(_Frame("code", closer=")"))
+            # a subshell, a group, a function's () or a case's (pattern), or NAME=( … ): its own frame
+            word = max(text.rfind(c, 0, i) for c in " \t\n;&|(") + 1
+            array = _ARRAY_ASSIGNMENT.fullmatch(text, word, i) is not None
+            self.stack.append(_Frame("code", closer=")", array=array))
         elif ch == ")":
             if frame.closer == ")" and not frame.cases:  # a case pattern's ")" is not the end
                 self.stack.pop()
         elif ch == "<":
             return self._heredoc_operator(i)
+        elif ch == ">":
+            return self._duplicating(i)
         elif ch == "\n" and self.pending:
             return self._heredoc_line(None, i + 1)
         return i + 1
+
+    def _duplicating(self, i: int) -> int:
+        """At ``>``: a ``>&`` or ``1>&`` opens the word bash may expand twice (see :func:`_duplicated_word`)."""
+        text = self.text
+        if not text.startswith(">&", i):
+            return i + 1
+        digits = i
+        while digits and text[digits - 1].isdigit():
+            digits -= 1
+        fd_given = digits < i and (digits == 0 or text[digits - 1] in _WORD_START_BEFORE)
+        if fd_given and text[digits:i] != "1":
+            return i + 2  # 2>&1, 3>&-: another descriptor, read once
+        after = i + 2
+        while text.startswith((" ", "\t"), after):
+            after += 1
+        self.stack.append(_Frame("dupword"))
+        return after
+
+    def _duplicated_word(self, i: int, ch: str) -> int:
+        """Inside the word after ``>&``: quotes nest as anywhere; a blank or an operator ends the word.
+
+        When that word is not a number (``>&file``, meaning ``&>file``), bash expands it a second time,
+        so ``>&'$(cmd)'`` runs ``cmd``: every place in it is reported with ``expanded_twice``.
+        """
+        if ch == "'":
+            self.stack.append(_Frame("squote"))
+            return i + 1
+        if ch == '"':
+            self.stack.append(_Frame("dquote"))
+            return i + 1
+        self.stack.pop()
+        return i  # the blank or operator is the enclosing frame's business
 
     def _heredoc_operator(self, i: int) -> int:
         text = self.text
@@ -353,8 +432,26 @@ class ShellScanner(Scanner):
             return self._heredoc_line(self.stack[-1], start) if self._at_delimiter(start) else start
         return start
 
-    def _at_delimiter(self, start: int) -> bool:
-        frame = self.stack[-1]
+    def _body_ends(self, i: int) -> int | None:
+        """At a newline inside something open in a heredoc body: does the next line end that body?
+
+        Bash reads a heredoc's body line by line up to its delimiter line before it reads anything
+        in it, so the delimiter ends the body whatever quote or substitution is open there (only a
+        backslash before the newline joins the lines).  Returns where to go on, or ``None``.
+        """
+        escapes = i
+        while escapes and self.text[escapes - 1] == "\\":
+            escapes -= 1
+        if (i - escapes) % 2:
+            return None
+        for at, frame in enumerate(self.stack[:-1]):
+            if frame.kind == "heredoc" and self._at_delimiter(i + 1, frame):
+                del self.stack[at + 1:]
+                return self._heredoc_line(frame, i + 1)
+        return None
+
+    def _at_delimiter(self, start: int, frame: _Frame | None = None) -> bool:
+        frame = frame or self.stack[-1]
         line_end = self.text.find("\n", start)
         line = self.text[start:len(self.text) if line_end < 0 else line_end]
         return (line.lstrip("\t") if frame.strip_tabs else line) == frame.delimiter
@@ -504,6 +601,7 @@ class _Lexer:
         self.sources: list[tuple[int, int]] = []  # where each token was read: (start, end) in the text
         self.word_start = 0
         self.arithmetic_end = 0  # where the (( … )) being read ends
+        self.expanded_twice = False  # the next word is the target of >&, which bash expands twice
         self._new_word()
 
     def _new_word(self) -> None:
@@ -525,6 +623,9 @@ class _Lexer:
     def _end_word(self) -> None:
         if not self.started:
             return
+        if self.expanded_twice:
+            self.code.extend(live_substitutions("".join(self.parts)))
+            self.expanded_twice = False
         word = Word("".join(self.parts), self.code, self.feed, self.quoted, live=self.live)
         if self.delimiter_next is not None:
             self.heredocs.append((len(self.tokens), word, self.delimiter_next == "<<-", word.quoted))
@@ -535,6 +636,7 @@ class _Lexer:
 
     def _operator(self, op: str) -> None:
         self.tokens.append(Op(op))
+        self.expanded_twice = False
         self.sources.append((self.i, self.i + len(op)))
         self.skeleton.append(op)
 
@@ -653,6 +755,9 @@ class _Lexer:
             self.code.extend(live_substitutions(text[i + 2:end]))
             parts.append(text[i:end + 1])
             return end + 1
+        if text.startswith("$$", i):  # the shell's pid: the "$" after it starts nothing
+            parts.append("$$")
+            return i + 2
         parts.append("$")
         return i + 1
 
@@ -682,15 +787,19 @@ class _Lexer:
 
     def _redirect_or_operator(self) -> None:
         text, i = self.text, self.i
-        if text[i] in "<>" and self.started and not self.quoted and "".join(self.parts).isdigit():
+        fd = "".join(self.parts)
+        if text[i] in "<>" and self.started and not self.quoted and fd.isdigit():
             self._new_word()  # "2>": the digits name a file descriptor, they are not a word
         else:
+            fd = ""
             self._end_word()
         op = next(o for o in _OPERATORS if text.startswith(o, i))
         self._operator(op)
         self.i += len(op)
         if op in ("<<", "<<-"):
             self.delimiter_next = op
+        # bash expands the word after >& twice when it is not a number: >&'$(cmd)' runs cmd
+        self.expanded_twice = op == ">&" and fd in ("", "1")
 
     def _read_heredocs(self) -> None:
         """Heredoc bodies start on the line after their ``<<``: each becomes the word its delimiter was."""
