@@ -145,3 +145,45 @@ def test_the_word_after_dup_is_expanded_twice_by_bash(tmp_path):
             expand_params(script, {"v": "$(touch pwned)"}, language="bash")
     assert expand_params("echo hi >&{v} 2>&{w}", {"v": "out.log", "w": "$(x)"}) == "echo hi >&out.log 2>&'$(x)'"
     assert tokenize("echo >&'$(touch marker)'")[0][-1].code == ("touch marker",)
+
+
+# A tester's round against the one reader (each judged by bash, or dash where named).
+ROUND = [
+    # in a `…` that stands in "…", \" is a quote of the command inside
+    ('printf "<%s>" "`printf %s \\"{v}\\"`"', "$(touch {m})", "<$(touch {m})>"),
+    # but not in a `…` inside "${…}": bash keeps \" as written there
+    ('printf "<%s>" "${x:-`printf %s {v}`}"', "'; touch {m}; '", "<'; touch {m}; '>"),
+    # \` in a heredoc body inside `…` is a command substitution of the command inside
+    ("printf '<%s>' \"`cat <<F\n\\`printf %s {v}\\`\nF\n`\"", "x; touch {m}", "<x; touch {m}>"),
+]
+
+
+@pytest.mark.parametrize(("script", "payload", "expected"), ROUND)
+@pytest.mark.parametrize("shell", ["bash", "dash"])
+def test_a_testers_round_stays_values(tmp_path, shell, script, payload, expected):
+    marker = tmp_path / "pwned"
+    text = expand_params(script, {"v": payload.replace("{m}", str(marker))}, language=shell)
+    done = subprocess.run([shell, "-c", text], capture_output=True, cwd=tmp_path, timeout=10)
+    assert done.stdout.decode() == expected.replace("{m}", str(marker)), text
+    assert not marker.exists(), text
+
+
+def test_a_value_cannot_end_a_heredoc_inside_a_substitution():
+    """Inside $( … ) bash ends a heredoc's body at a line "EOF)" too."""
+    with pytest.raises(TemplateError, match=r"holds a line 'EOF\)', which would end the heredoc early"):
+        expand_params("echo $(cat <<EOF\n{v}\nEOF\n)", {"v": "EOF)\ntouch pwned"}, language="bash")
+
+
+@pytest.mark.parametrize("script", [
+    "(( x='$(touch marker)' ))",                    # (( … )) reads '…' as no quote: the $( … ) runs
+    "true\r#; touch marker",                        # "\r" is a letter to bash, so "#" starts no comment
+    "true\x0b#; touch marker",
+])
+def test_what_bash_runs_the_words_show(tmp_path, script):
+    assert _runs(script, tmp_path)
+    assert _seen(script)
+
+
+def test_a_locale_string_is_a_quote_and_an_odd_escape_is_kept():
+    assert tokenize('rm -rf $""/')[0] == ["rm", "-rf", "/"]
+    assert tokenize("echo $'\\x' $'\\x41'")[0] == ["echo", "\\x", "A"]

@@ -128,14 +128,19 @@ def _shell(value: Any, context: Context, ref: str) -> str:
 
 
 def _check_heredoc(text: str, context: Context, ref: str) -> None:
-    """No line of the literal may end a heredoc whose body holds it (nested in a substitution there too)."""
+    """No line of the literal may end a heredoc whose body holds it (nested in a substitution there too).
+
+    A line that starts with the delimiter and ``)`` is refused too: inside ``$( … )`` it ends the body.
+    """
     ends = context.heredoc_ends
     if not ends and context.kind in ("heredoc", "heredoc-quoted"):
         ends = ((context.delimiter, context.strip_tabs),)
     for delimiter, strip_tabs in ends:
         for line in text.split("\n"):
-            if (line.lstrip("\t") if strip_tabs else line) == delimiter:
-                raise TemplateError(f"{{{ref}}} holds a line {delimiter!r}, which would end the heredoc early")
+            line = line.lstrip("\t") if strip_tabs else line
+            # inside $( … ) bash also ends the body at a line "EOF)" (the ")" ends the substitution)
+            if line == delimiter or line.startswith(delimiter + ")"):
+                raise TemplateError(f"{{{ref}}} holds a line {line!r}, which would end the heredoc early")
 
 
 def _comment_text(value: Any, ref: str) -> str:

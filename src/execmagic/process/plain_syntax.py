@@ -95,6 +95,8 @@ class _Line:
             return False
         if self.redirect.endswith("&") and source.startswith("-") and source != "-":
             return False  # after >& or <&, bash takes "-" alone (close) and reads what follows as a new word
+        if self.redirect and _ASSIGNMENT.match(source):
+            return False  # bash may take an assignment-shaped target for an assignment (">a &>>x=1" is an error)
         if self.leading and not self.redirect and _ASSIGNMENT.match(source) is None:  # the command's name
             if source in _RESERVED:
                 return False

@@ -172,6 +172,8 @@ class ShellScanner(Scanner):
         if ch == "\\":
             if text.startswith("`", i + 1) and self._in_backticks():
                 return self._escaped_backtick(i)
+            if text.startswith('"', i + 1) and self._quote_in_backticks(kind):
+                return i + 2
             if kind in _LITERAL_BACKSLASH:  # only stopped at inside backticks, whose level removes "\\" alone
                 return i + (2 if text.startswith("\\", i + 1) else 1)
             return i + 2
@@ -200,6 +202,20 @@ class ShellScanner(Scanner):
         if kind == "arith":
             return self._arith(frame, i, ch)
         return self._code(frame, i, ch)
+
+    def _quote_in_backticks(self, kind: str) -> bool:
+        """At ``\\"`` inside a `…` that stands in "…": the backtick level makes it a ``"`` of the command
+        inside (``"`echo \\"{v}\\"`"``), so it opens or closes "…" there; whether it did."""
+        at = self._innermost_backtick()
+        if not at or not self.stack[at].in_dquote or any(f.kind == "param" for f in self.stack[at:]):
+            return False
+        if kind == "dquote" and len(self.stack) - 1 > at:
+            self.stack.pop()
+            return True
+        if kind in ("code", "backtick", "dupword"):
+            self.stack.append(_Frame("dquote"))
+            return True
+        return False
 
     def _in_backticks(self) -> bool:
         return any(f.kind == "backtick" for f in self.stack)
@@ -230,12 +246,19 @@ class ShellScanner(Scanner):
         at = self._innermost_backtick()
         if self.stack[at].closer == "\\`":
             del self.stack[at:]
-        elif self.stack[-1].kind in ("code", "backtick", "dquote", "param", "dupword"):
+        elif self.stack[-1].kind in ("code", "backtick", "dquote", "param", "dupword", "heredoc"):
             self.stack.append(_Frame("backtick", closer="\\`", in_dquote=self._in_dquote()))
         return i + 2
 
     def _in_dquote(self) -> bool:
-        return any(f.kind == "dquote" for f in self.stack)
+        """Whether a backtick opened here stands in "…": bash then reads ``\\"`` in it as ``"``.
+
+        Not inside a ``${…}`` there (``"${x:-`…`}"``): bash keeps ``\\"`` as written in that one.
+        """
+        for frame in reversed(self.stack):
+            if frame.kind in ("dquote", "param"):
+                return frame.kind == "dquote"
+        return False
 
     def _dollar(self, i: int) -> int:
         text = self.text
@@ -540,7 +563,7 @@ _OPERATORS = ("<<<", "<<-", "&>>", ";;&", "<<", ">>", "&&", "||", ";;", ";&", "|
 REDIRECTS = frozenset({"<<<", "<<-", "&>>", "<<", ">>", "&>", ">|", ">&", "<&", "<>", "<", ">"})
 STDIN_REDIRECTS = frozenset({"<<", "<<-", "<<<"})
 WRITES = frozenset({">", ">>", ">|", "&>", "&>>", "<>", ">&"})
-_PLAIN = re.compile(r"[^\s'\"\\$`;&|()<>#]+")
+_PLAIN = re.compile(r"[^ \t\n'\"\\$`;&|()<>#]+")  # bash's blanks are space and tab alone: "\r" is a letter
 _DQ_PLAIN = re.compile(r'[^"\\$`]+')
 _LIVE = re.compile(r"\\.|\$\(|`", re.DOTALL)
 _ANSI_ESCAPE = re.compile(r"\\(x[0-9A-Fa-f]{1,2}|[0-7]{1,3}|.)", re.DOTALL)
@@ -553,7 +576,7 @@ def unescape(text: str) -> str:
 
     def one(match: re.Match[str]) -> str:
         code = match.group(1)
-        if code[0] == "x":
+        if code[0] == "x" and len(code) > 1:  # "\x" with no hex digit after it stays as written
             return chr(int(code[1:], 16))
         if code[0] in "01234567":
             return chr(int(code, 8) & 0xFF)
@@ -663,7 +686,7 @@ class _Lexer:
             self._operator(";")
             self.i += 1
             self._read_heredocs()
-        elif char.isspace():
+        elif char in " \t":
             self._end_word()
             self.skeleton.append(char)
             self.i += 1
@@ -711,6 +734,8 @@ class _Lexer:
         end = _close(self.text, self.i + 2, frame)
         if end is not None and frame.kind == "arith":  # a ";" in it made it subshells: kind "code"
             self.arithmetic_end = end
+            # bash reads (( … )) as it reads "…": a '…' there is no quote, and every $( … ) in it runs
+            self.code.extend(live_substitutions(self.text[self.i + 2:end - 2]))
 
     def _double_quoted(self) -> None:
         text, i, parts = self.text, self.i + 1, []
@@ -763,6 +788,9 @@ class _Lexer:
 
     def _dollar(self) -> None:
         text, i = self.text, self.i
+        if text.startswith('$"', i):  # $"…" is "…" translated for the locale: read as "…"
+            self.i += 1
+            return
         if text.startswith("$'", i):  # ANSI-C quoting
             end = i + 2
             while end < len(text) and text[end] != "'":
