@@ -52,3 +52,24 @@ def test_a_literal_trim_of_a_variable_is_judged_as_its_value(text):
 @pytest.mark.parametrize("text", ["rm -rf ${HOME%/}/.cache/pip", "rm -rf ./${D#/data/}", "rm -rf ${D%/*}"])
 def test_a_trim_that_leaves_an_ordinary_path_is_allowed(text):
     assert check("all", text=text, env={"HOME": "/home/me", "D": "/data/run1"}) is None
+
+
+@pytest.mark.parametrize("text", [
+    "echo >&'$(rm -rf /)'",          # >&WORD that is not a number: bash expands WORD a second time
+    "(( x='$(rm -rf /)' ))",         # (( … )) reads '…' as no quote
+    "rm -rf $\"\"/",                 # $"…" is a quote
+    "true\r#; rm -rf /",             # "\r" is a letter to bash: no comment starts there
+    "echo $'\\x'; rm -rf /",         # an escape with no hex digit once raised instead
+    "trap 'rm -rf /' EXIT",          # a trap's command runs later
+    "trap -- 'rm -rf /' INT TERM",
+    "coproc rm -rf /",
+])
+def test_what_a_testers_round_found_is_refused(text):
+    refusal = check("catastrophic", text=text)
+    assert refusal is not None and refusal.rule == "rm-recursive-root"
+
+
+@pytest.mark.parametrize("text", ["trap - EXIT", "trap -p", "trap 'echo bye' EXIT", "coproc cat", "echo hi >&2",
+                                  "echo hi >&out.log"])
+def test_ordinary_traps_and_redirections_are_allowed(text):
+    assert check("all", text=text) is None

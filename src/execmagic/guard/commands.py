@@ -104,7 +104,7 @@ _WRAPPERS: dict[str, set[str]] = {  # wrapper → its options that take a value
     "sudo": {"-u", "-g", "-h", "-p", "-C", "-D", "-r", "-t", "-U"},
     "doas": {"-u", "-C"},
     "env": {"-u", "-C", "-S", "--unset", "--chdir", "--split-string"},
-    "nohup": set(), "time": set(), "command": set(), "exec": {"-a"}, "builtin": set(),
+    "nohup": set(), "time": set(), "command": set(), "exec": {"-a"}, "builtin": set(), "coproc": set(),
     "setsid": set(), "stdbuf": {"-i", "-o", "-e"}, "unbuffer": set(), "pkexec": {"--user"},
     "nice": {"-n", "--adjustment"}, "ionice": {"-c", "-n", "-p", "-t"},
     "timeout": {"-s", "-k", "--signal", "--kill-after"},

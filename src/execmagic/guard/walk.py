@@ -123,6 +123,10 @@ def _handed_on(simple: Simple, command: Command, before: list[Command], depth: i
         args = list(words[1:]) if name == "eval" else after_options(words[1:], {"-n", "--interval"})
         joined = Word(" ".join(args), [c for w in args for c in w.code])
         yield from _as_code(simple, joined, simple.cwd, depth, names)
+    elif name == "trap":  # trap 'CMD' EXIT INT…: CMD runs when one of them comes
+        args = list(words[2:] if len(words) > 1 and words[1] == "--" else words[1:])
+        if len(args) > 1 and not args[0].startswith("-"):
+            yield from _as_code(simple, args[0], simple.cwd, depth, names)
     elif name in ("su", "runuser", "sg", "script", "flock"):  # su -c CMD, script -c CMD, flock F -c CMD
         code = su_command(words)
         if code is not None:

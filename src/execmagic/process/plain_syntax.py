@@ -43,8 +43,8 @@ _JOINS = frozenset({";", "&", "&&", "||", "|"})  # ;; ;& |& and the rest: refuse
 #: Words that can turn alias expansion on or define an alias while the script runs: a later line could then
 #: parse otherwise (even ``bash -n`` would not see it).  Spelled with quotes (``al''ias``) they get by.
 _ALIAS = re.compile(r"\balias\b|expand_aliases|BASH_ALIASES|posix")
-#: Where the reader and bash could split differently: blanks other than space, tab and newline (the reader
-#: splits at any), control characters, and a line continued on the next.
+#: What this check does not vouch for: control characters and blanks other than space, tab and newline
+#: (letters to bash, but easy to misjudge), and a line continued on the next.
 _UNSURE = re.compile(r"[^\S \t\n]|[\x00-\x08\x0e-\x1f\x7f]|\\\n")
 
 

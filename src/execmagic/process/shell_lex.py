@@ -726,8 +726,9 @@ class _Lexer:
     def _arithmetic_command(self) -> None:
         """At ``((``: note where it ends if bash reads it as arithmetic (not as two subshells).
 
-        Its words are still judged one by one (``(`` ``(`` and what follows, as ever); only a ``${``
-        inside it is read as bash reads it there, as two characters (bash counts parentheses only).
+        Its words are still judged one by one (``(`` ``(`` and what follows, as ever), but as bash
+        reads it there: a ``${`` is two characters (bash counts parentheses only), and every ``$( … )``
+        in it runs, quoted or not (bash reads it as it reads "…"), so those become the next word's code.
         """
         after_for = bool(self.tokens) and self.tokens[-1] == "for"
         frame = _Frame("arith", loop=after_for)
