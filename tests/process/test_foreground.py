@@ -214,7 +214,9 @@ def test_grandchild_holding_pipes_does_not_hang(engine):
     r = engine.run_argv(["sh", "-c", "sleep 30 & echo hi"])
     elapsed = time.monotonic() - start
     assert r.stdout == "hi\n" and r.exit_code == 0
-    assert elapsed < 0.8, elapsed
+    # not the grandchild's 30 s: the drain (0.25 s) and a TERM end it.  A hang check, not a speed target:
+    # under load (CI's standby-off run, started cold) this once took 0.9 s against a bound of 0.8
+    assert elapsed < 10, elapsed
     assert any("held the output open" in n for n in r.notes)
 
 
