@@ -36,6 +36,7 @@ import os
 import re
 import signal as signal_module
 import threading
+import time
 from collections.abc import Mapping
 from importlib import resources
 
@@ -513,6 +514,8 @@ class SlurmJobs:
         if record is None:
             raise UsageProblem(f"SLURM job {job_id} was not started by execmagic with logs in {self.logs_dir}")
         handle = SlurmHandle(self, files, record)
+        if job is not None and not job.ended:  # "running on NODE" at once, not "queued" until the first look
+            handle.update(job, time.monotonic())
         self.monitor.add(handle)
         return handle
 
