@@ -28,7 +28,7 @@ from ..process.logdir import LogDir, default_root
 from ..process.private import create_file, open_own_file
 from ..process.results import KillOutcome, Result, ShellInfo
 from ..process.retention import DEFAULT_QUOTA, DEFAULT_RETENTION_DAYS, prune_log_roots
-from ..process.sandbox import BWRAP_VAR, Sandbox
+from ..process.sandbox import BWRAP_VAR, Confined, Sandbox
 from ..process.spec import Command, RunOptions
 from ..process.standby import (
     Standby,
@@ -100,8 +100,8 @@ def _redacted(plan: Plan, result: Result) -> Result:
 
 
 def _inside(sandbox: Sandbox, argv: list[str], cwd: str, env: dict[str, str], state: str | None,
-            script: str | None = None) -> tuple[tuple[str, ...], dict[str, str]]:
-    """``argv`` and ``env`` as they run inside ``sandbox``, with the run's own files bound back: the folder of
+            script: str | None = None) -> Confined:
+    """How ``argv`` starts with ``env`` inside ``sandbox``, with the run's own files bound back: the folder of
     sandboxed state files writable (``state`` is in it: see :meth:`.Planner._session_files`), its prelude and a
     big script read-only."""
     writable = []
@@ -115,11 +115,10 @@ def _inside(sandbox: Sandbox, argv: list[str], cwd: str, env: dict[str, str], st
             os.close(create_file(state))
     prelude = env.get("BASH_ENV") if state is not None else None
     readable = [p for p in (prelude, script) if p]
-    return sandbox.wrap(argv, cwd, readable=readable, writable=writable), sandbox.environment(env)
+    return sandbox.confine(argv, cwd, env, readable=readable, writable=writable)
 
 
-def _standby_inside(sandbox: Sandbox, cwd: str, argv: list[str], env: dict[str, str]
-                    ) -> tuple[tuple[str, ...], dict[str, str]]:
+def _standby_inside(sandbox: Sandbox, cwd: str, argv: list[str], env: dict[str, str]) -> Confined:
     """A standby's runner inside ``sandbox``, as a run is put there (:func:`_inside`)."""
     return _inside(sandbox, argv, cwd, env, env[STATE_VAR])
 
@@ -280,9 +279,9 @@ class Engine(Planner):
         sandbox, command = plan.sandbox, plan.command
         if sandbox is None:
             return command
-        argv, env = _inside(sandbox, list(command.argv), command.cwd, dict(command.env), plan.state_path,
-                            plan.script_file)
-        return dataclasses.replace(command, argv=argv, env=env)
+        confined = _inside(sandbox, list(command.argv), command.cwd, dict(command.env), plan.state_path,
+                           plan.script_file)
+        return dataclasses.replace(command, argv=confined.argv, env=confined.env, fd_args=confined.fd_args)
 
     def _standby_for(self, plan: Plan) -> Standby | None:
         """The standby shell, when ``plan`` is a plain session run whose script it may run and it fits; else

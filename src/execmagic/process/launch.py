@@ -9,17 +9,18 @@ descendants inherit, so even a double-forked daemon can be found later.
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import os
 import shutil
 import subprocess
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping, Sequence
 
 from .checks import ENV_NAME  # the one definition of a variable name
 from .errors import PreExecError, UsageProblem, shown_value
 from .spec import Command
 
-__all__ = ["MARKER_VAR", "check_cwd", "launch", "parse_env_entry", "resolve_executable"]
+__all__ = ["MARKER_VAR", "check_cwd", "handed_args", "launch", "parse_env_entry", "resolve_executable"]
 
 #: Environment variable carried by every process the engine starts (value: the run's token).
 MARKER_VAR = "EXECMAGIC_RUN"
@@ -74,6 +75,31 @@ def resolve_executable(name: str, cwd: str, env: Mapping[str, str]) -> str:
     return found
 
 
+@contextlib.contextmanager
+def handed_args(argv: Sequence[str], fd_args: bytes | None, *, reader: int = 0
+                ) -> Iterator[tuple[list[str], tuple[int, ...]]]:
+    """``argv`` with ``--args FD`` after the program that reads it (``argv[reader]``: bwrap, which may be
+    started through another program), and the fd to pass, while the block runs.
+
+    The fd is a memory file (``memfd``) holding ``fd_args``: nothing on disk to race or leave behind,
+    no pipe that a large environment could fill before the program reads it.  It is close-on-exec here,
+    so only the child it is passed to gets it; it is closed when the block ends (the child has its own).
+    ``fd_args`` ``None``: ``argv`` as it is, no fd.
+    """
+    if fd_args is None:
+        yield list(argv), ()
+        return
+    fd = os.memfd_create("execmagic-args", os.MFD_CLOEXEC)
+    try:
+        view = memoryview(fd_args)
+        while view:
+            view = view[os.write(fd, view):]
+        os.lseek(fd, 0, os.SEEK_SET)
+        yield [*argv[:reader + 1], "--args", str(fd), *argv[reader + 1:]], (fd,)
+    finally:
+        os.close(fd)
+
+
 def launch(command: Command, marker: str) -> subprocess.Popen[bytes]:
     """Start ``command`` in a new session with piped stdout/stderr, marked with ``marker``.
 
@@ -83,16 +109,18 @@ def launch(command: Command, marker: str) -> subprocess.Popen[bytes]:
     env[MARKER_VAR] = marker
     executable = resolve_executable(command.argv[0], command.cwd, env)
     try:
-        return subprocess.Popen(
-            list(command.argv),
-            executable=executable,
-            cwd=command.cwd,
-            env=env,
-            stdin=subprocess.PIPE if command.input is not None else subprocess.DEVNULL,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            start_new_session=True,
-        )
+        with handed_args(command.argv, command.fd_args) as (argv, fds):
+            return subprocess.Popen(
+                argv,
+                executable=executable,
+                cwd=command.cwd,
+                env=env,
+                stdin=subprocess.PIPE if command.input is not None else subprocess.DEVNULL,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                start_new_session=True,
+                pass_fds=fds,
+            )
     except PermissionError:
         raise PreExecError(f"permission denied {shown_value(command.argv[0])}", "EACCES", exit_code=126) from None
     except FileNotFoundError:

@@ -38,11 +38,14 @@ What the caller passes (the engine, which knows these paths; this layer imports 
   code in the next unsandboxed shell), a big cell's script file (read-only), the run's state file
   (writable).  A bind needs its source to exist: create the state file empty (``private.create_file``)
   before the run -- bash's ``> file`` then truncates and writes it in place.  Per-run paths go to
-  :meth:`Sandbox.wrap`, session-wide ones to the spec.
-- the environment: passed to ``Popen`` as always, already without the held-back variables.  Not
-  ``bwrap --clearenv --setenv``: every ``--setenv`` value would sit in bwrap's argv, readable by every
-  user of the machine in ``ps`` and ``/proc/PID/cmdline``.  :meth:`Sandbox.environment` points
-  ``TMPDIR`` (and ``TMP``/``TEMP``) at the private ``/tmp``; the engine's marker variable passes
+  :meth:`Sandbox.confine`, session-wide ones to the spec.
+- the environment: never bwrap's own.  bwrap runs on the host, before any wall exists, so a
+  command's ``export LD_PRELOAD=...`` in its environment would run the command's code there (as root,
+  for a root kernel).  :meth:`Sandbox.confine` starts bwrap with :data:`HOST_ENV` and hands the run's
+  environment inside as ``--setenv`` pairs read from a private file descriptor (``--args FD``), with
+  every other option and private path: on bwrap's argv, which every user reads in ``ps``, stand only
+  its path and the command.  :meth:`Sandbox.environment` points ``TMPDIR`` (and ``TMP``/``TEMP``) at
+  the private ``/tmp``; the engine's marker variable stays in bwrap's own environment and passes
   through, so the engine still finds every sandboxed process by its environment.
 
 Wiring, for the engine (the plan is made once, when the sandbox is set; each run only concatenates)::
@@ -52,10 +55,10 @@ Wiring, for the engine (the plan is made once, when the sandbox is set; each run
     spec = SandboxSpec(mode="workspace" if choice.roots else "read-only", writable_roots=choice.roots,
                        hidden=(runtime_dir, log_root, audit_log), readable=(prelude,))
     sandbox = plan_sandbox(spec, home=home)     # raises UnsafeRoot / SandboxUnavailable / SandboxProblem
-    argv = sandbox.wrap(argv, cwd, readable=(script,), writable=(state_file,))
-    env = sandbox.environment(env)
+    confined = sandbox.confine(argv, cwd, env, readable=(script,), writable=(state_file,))
+    launch(Command(argv=confined.argv, env=confined.env, fd_args=confined.fd_args, ...), marker)
 
-``wrap`` puts bwrap's absolute path first: ``launch`` then runs that file, never a ``bwrap`` found on
+``confine`` puts bwrap's absolute path first: ``launch`` then runs that file, never a ``bwrap`` found on
 the session's PATH (a sandboxed agent could have planted one there).  bwrap finds the command itself
 on the run's PATH, inside the sandbox: resolve it with ``launch.resolve_executable`` first so that
 a missing command is still the engine's own error.  The ``cwd`` must exist inside the sandbox (a
@@ -114,6 +117,7 @@ import threading
 from collections.abc import Iterable, Mapping, Sequence
 
 from .errors import ExecError, UsageProblem
+from .launch import MARKER_VAR
 from .sandbox_scan import GIT_SCAN_DEPTH, LINK_SCAN_LIMIT, git_dirs, linked_outside
 from .sandbox_scan import outermost as _outermost
 from .sandbox_scan import pinned as _pinned
@@ -124,6 +128,7 @@ __all__ = [
     "BWRAP_VAR",
     "CREDENTIAL_STORES",
     "GIT_SCAN_DEPTH",
+    "HOST_ENV",
     "LINK_BIND_LIMIT",
     "LINK_SCAN_LIMIT",
     "MODES",
@@ -131,6 +136,7 @@ __all__ = [
     "SYSTEM_DIRS",
     "SYSTEM_SECRETS",
     "Availability",
+    "Confined",
     "RootChoice",
     "Sandbox",
     "SandboxProblem",
@@ -182,6 +188,12 @@ SYSTEM_DIRS = ("/usr/bin", "/bin", "/usr/local/bin", "/usr/sbin", "/sbin")
 #: The parts of ``/proc`` that set the whole machine (``kernel.core_pattern`` names a program the kernel
 #: runs as root; IRQ affinities): made read-only inside, for a kernel that runs as root.
 _KERNEL_SETTINGS = ("/proc/sys", "/proc/irq")
+#: The whole environment of bwrap itself, which runs on the host before any wall exists.  Nothing of a
+#: run's environment: a sandboxed command can ``export`` anything into its session, and the loader and
+#: interpreter read many variables as code or as where to find it (``LD_PRELOAD``, ``LD_AUDIT``,
+#: ``LD_LIBRARY_PATH``, ``GCONV_PATH``, ``GLIBC_TUNABLES``, ``MALLOC_*``, ``LOCPATH``, ``BASH_ENV``,
+#: ``PYTHON*``...): a list of those would miss the next one, so none passes (as Flatpak after CVE-2021-21261).
+HOST_ENV = {"PATH": "/usr/bin:/bin:/usr/sbin:/sbin"}
 #: The private temp folder, inside.
 _TMP = "/tmp"
 #: The shared temp folder, outside: as a writable root it would hand out its sockets (tmux, ssh-agent).
@@ -373,7 +385,8 @@ def _run_probe(bwrap: str, userns: bool) -> str | None:
     """Run ``true`` in the strictest sandbox; ``None`` when it worked, else bwrap's last line."""
     argv = [*_base_args(bwrap, SandboxSpec(mode="read-only"), userns), "--", "true"]
     try:
-        done = subprocess.run(argv, stdin=subprocess.DEVNULL, capture_output=True, timeout=30, check=False)
+        done = subprocess.run(argv, stdin=subprocess.DEVNULL, capture_output=True, timeout=30, check=False,
+                              env=HOST_ENV)
     except (OSError, subprocess.TimeoutExpired) as exc:
         return str(exc)
     if done.returncode == 0:
@@ -405,6 +418,23 @@ def _namespace_trouble() -> str:
 
 
 @dataclasses.dataclass(frozen=True)
+class Confined:
+    """How to start one sandboxed command: what :func:`~.launch.launch` (or a standby) is given."""
+
+    #: bwrap's path, ``--`` and the command (the only words other users see in ``ps``).
+    argv: tuple[str, ...]
+    #: bwrap's own environment: :data:`HOST_ENV` (and the marker), never the command's.
+    env: dict[str, str]
+    #: The rest of bwrap's arguments, NUL-separated, for ``--args FD`` (``None``: unconfined, ``argv`` as is).
+    fd_args: bytes | None = None
+
+
+def _nul_joined(args: Iterable[str]) -> bytes:
+    """``args`` as bwrap's ``--args`` reads them: each NUL-terminated (``surrogateescape``: bytes as they came)."""
+    return b"".join(os.fsencode(arg) + b"\0" for arg in args)
+
+
+@dataclasses.dataclass(frozen=True)
 class Sandbox:
     """A sandbox set once: the bwrap argv prefix is computed here, each run only appends to it."""
 
@@ -422,27 +452,57 @@ class Sandbox:
 
     def wrap(self, argv: Sequence[str], cwd: str, *, readable: Iterable[str] = (),
              writable: Iterable[str] = ()) -> tuple[str, ...]:
-        """The argv that runs ``argv`` in ``cwd`` inside the sandbox (``off``: ``argv`` itself).
+        """The argv that runs ``argv`` in ``cwd`` inside the sandbox (``off``: ``argv`` itself), every option
+        on it -- for a look at what bwrap is told; runs go through :meth:`confine`, which keeps them off it.
 
         ``readable`` / ``writable``: this run's own exceptions to what is hidden (its script, its state
         file), which must exist.  Nothing is looked up on disk here: a run pays for a tuple, no more.
+        """
+        if not self.prefix:
+            return tuple(argv)
+        return (self.prefix[0], *self._options(cwd, readable, writable), "--", *argv)
+
+    def confine(self, argv: Sequence[str], cwd: str, env: Mapping[str, str], *, readable: Iterable[str] = (),
+                writable: Iterable[str] = ()) -> Confined:
+        """How to start ``argv`` in ``cwd`` with ``env`` inside the sandbox (``off``: as it is).
+
+        bwrap runs outside the walls, so it never gets ``env``: a command's ``export LD_PRELOAD=...`` (or
+        any loader or interpreter variable, :data:`HOST_ENV` says why none passes) would run code of the
+        command's choosing in bwrap itself, on the host, before any namespace exists.  bwrap starts with
+        :data:`HOST_ENV` and reads everything else -- its options, the run's private paths, and ``env``
+        as ``--setenv`` pairs -- from a private file descriptor (``--args FD``), which no other user can
+        read the way ``ps`` shows an argv.  Only bwrap's path and the command itself are on the argv.
+        The marker variable stays in bwrap's own environment (the command inherits it from there), so
+        that a value the command set cannot hide it from the engine's sweep.
+        """
+        if not self.prefix:
+            return Confined(tuple(argv), dict(env))
+        inside = self.environment(env)
+        marker = inside.pop(MARKER_VAR, None)
+        outside = dict(HOST_ENV) if marker is None else {**HOST_ENV, MARKER_VAR: marker}
+        handed = list(self._options(cwd, readable, writable))
+        handed += [arg for name in outside if name not in inside and name != MARKER_VAR
+                   for arg in ("--unsetenv", name)]
+        handed += [arg for name, value in inside.items() for arg in ("--setenv", name, value)]
+        return Confined((self.prefix[0], "--", *argv), outside, _nul_joined(handed))
+
+    def _options(self, cwd: str, readable: Iterable[str], writable: Iterable[str]) -> tuple[str, ...]:
+        """bwrap's options for one run, after its path: the prefix, the run's exceptions, the seal, the cwd.
 
         A ``cwd`` below a folder that is empty inside (the host's ``/tmp``, where a notebook may stand; a
         hidden folder) does not exist there: it is made, empty, before the chdir -- the command runs in
         the private copy, as it would in any other private ``/tmp`` path.  Else bwrap fails to chdir
         before the command runs, and a session standing there could never ``cd`` away.
         """
-        if not self.prefix:
-            return tuple(argv)
         extra = [arg for p in readable for arg in ("--ro-bind", p, p)]
         extra += [arg for p in writable for arg in ("--bind", p, p)]
         if any(_within(cwd, folder) and cwd != folder for folder in self.emptied):
             extra += ["--dir", cwd]  # before the seal: a hiding tmpfs is still writable then
-        return (*self.prefix, *extra, *self.seal, "--chdir", cwd, "--", *argv)
+        return (*self.prefix[1:], *extra, *self.seal, "--chdir", cwd)
 
     def environment(self, env: Mapping[str, str]) -> dict[str, str]:
-        """``env`` for a sandboxed run: a temp folder variable that is set points at the private ``/tmp``
-        (the outside one it named is hidden or read-only inside)."""
+        """``env`` as a sandboxed command sees it: a temp folder variable that is set points at the private
+        ``/tmp`` (the outside one it named is hidden or read-only inside)."""
         out = dict(env)
         if self.prefix:
             for name in ("TMPDIR", "TMP", "TEMP"):

@@ -23,6 +23,11 @@ class Command:
     #: command that runs a job elsewhere (``srun``), the job's own cancel, which stopping the local
     #: process does not give (empty: nothing more).
     on_owner_death: tuple[str, ...] = ()
+    #: More arguments for the program, NUL-separated, that it reads from a file descriptor named after
+    #: ``--args`` (bubblewrap's option, put right after ``argv[0]``) instead of its argv: a sandboxed run's
+    #: environment and private paths, which on the argv every user of the machine would read in ``ps``
+    #: (``None``: none).
+    fd_args: bytes | None = None
 
 
 @dataclasses.dataclass(frozen=True)

@@ -45,14 +45,17 @@ import sys
 import threading
 import weakref
 from collections.abc import Callable, Mapping, Sequence
-from typing import NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
 
 from .errors import PreExecError
 from .inherit import Inherited, inherited
-from .launch import MARKER_VAR, resolve_executable
+from .launch import MARKER_VAR, handed_args, resolve_executable
 from .plain_syntax import surely_parses
 from .spec import Command
 from .stop import ignores
+
+if TYPE_CHECKING:
+    from .sandbox import Confined
 
 __all__ = ["SCRIPT_LIMIT", "STANDBY_ENV_VAR", "Confine", "Standby", "StandbyGone", "can_stand_by", "idle_pids",
            "runs_in_standby", "standby_default", "start_standby"]
@@ -344,8 +347,10 @@ class Standby:
         _close_pipes(self.runner)
 
 
-#: Turns a runner's argv and environment into the ones that start it inside walls (a sandbox).
-Confine = Callable[[list[str], dict[str, str]], tuple[Sequence[str], dict[str, str]]]
+#: Turns a runner's argv and environment into how it starts inside walls (a sandbox): the argv, the
+#: environment of the program that starts (never the runner's own: it runs outside the walls) and the
+#: arguments it reads from a file descriptor (see :func:`.launch.handed_args`).
+Confine = Callable[[list[str], dict[str, str]], "Confined"]
 
 
 def start_standby(cwd: str, env: Mapping[str, str], marker: str, *, expect: Expect, register: Register,
@@ -373,11 +378,12 @@ def start_standby(cwd: str, env: Mapping[str, str], marker: str, *, expect: Expe
         expected = expect(marker)
         runner = unregister = None
         try:
-            runner = subprocess.Popen(
-                [*launch.argv[:-1], _boot(read_end, ready_write)], executable=launch.program,
-                cwd=cwd, env=launch.env,
-                pass_fds=(read_end, ready_write), stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                stderr=subprocess.PIPE, start_new_session=True)
+            with handed_args([*launch.argv[:-1], _boot(read_end, ready_write)], launch.fd_args,
+                             reader=launch.reader) as (argv, fds):
+                runner = subprocess.Popen(
+                    argv, executable=launch.program, cwd=cwd, env=launch.env,
+                    pass_fds=(read_end, ready_write, *fds), stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                    stderr=subprocess.PIPE, start_new_session=True)
             unregister = register(runner.pid, marker)
         except BaseException:
             _failed(runner, unregister, write_end, ready_read)
@@ -400,12 +406,16 @@ def start_standby(cwd: str, env: Mapping[str, str], marker: str, *, expect: Expe
 
 class _Launch(NamedTuple):
     """How a runner is started: its argv (the boot line last, filled in once its pipes exist), the file
-    executed, its environment, and the program it is checked to run once up (``None``: bash)."""
+    executed, its environment, the program it is checked to run once up (``None``: bash), and the
+    arguments handed through a file descriptor (``None``: none)."""
 
     argv: Sequence[str]
     program: str
     env: dict[str, str]
     up_program: str | None = None
+    fd_args: bytes | None = None
+    #: Where in ``argv`` the program that reads ``fd_args`` stands.
+    reader: int = 0
 
 
 def _runner_launch(bash: str, env_tool: str | None, run_env: dict[str, str], confine: Confine | None) -> _Launch:
@@ -416,11 +426,13 @@ def _runner_launch(bash: str, env_tool: str | None, run_env: dict[str, str], con
     bash).  Confined: bwrap, then bash inside, with env before both; the runner is checked to be bwrap."""
     argv: Sequence[str] = ["bash", "-c", ""]
     if confine is not None:
-        argv, env = confine(list(argv), run_env)
+        confined = confine(list(argv), run_env)
+        argv, env = confined.argv, confined.env
         program, up_program = argv[0], os.path.realpath(argv[0])
-        if env_tool is not None:
-            return _Launch([env_tool, "--default-signal=INT", *argv], env_tool, env, up_program)
-        return _Launch(argv, program, env, up_program)
+        if env_tool is not None:  # `env` runs outside the walls too: it gets bwrap's environment
+            return _Launch([env_tool, "--default-signal=INT", *argv], env_tool, env, up_program, confined.fd_args,
+                           reader=2)
+        return _Launch(argv, program, env, up_program, confined.fd_args)
     if env_tool is not None:
         return _Launch([env_tool, "--default-signal=INT", *argv], env_tool, run_env)
     return _Launch(argv, bash, run_env)
