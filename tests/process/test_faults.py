@@ -19,6 +19,7 @@ import pytest
 from execmagic import api
 from execmagic.display.render import render_text
 from execmagic.engine import Engine, RunOptions
+from execmagic.process.results import OutputUnavailable
 from waiting import wait_until
 
 SEQ = ["seq", "1", "150000"]  # about 1 MB of numbered lines: the head and the tail are recognisable
@@ -142,13 +143,21 @@ def engine_on(full_disk):
 
 
 def assert_head_tail_and_note(r, log_kept: bool):
+    kept = r.stdout_capture.text
     assert r.success and r.exit_code == 0 and r.stdout_capture.bytes == SEQ_BYTES
-    assert r.stdout.startswith("1\n2\n3\n") and r.stdout.endswith("149999\n150000\n")
-    assert r.truncated and "omitted from the middle" in r.stdout
+    assert kept.startswith("1\n2\n3\n") and kept.endswith("149999\n150000\n")
+    assert r.truncated and "omitted from the middle" in kept
     note = next(n for n in r.notes if n.startswith("log incomplete: "))
     assert note.startswith("log incomplete: No space left on device (stdout ")
-    assert ("the log " in r.stdout and "is incomplete" in r.stdout) if log_kept else ("not logged" in r.stdout)
+    assert ("the log " in kept and "is incomplete" in kept) if log_kept else ("not logged" in kept)
     assert f"  note: {note}" in render_text(r)
+    # the whole value is nowhere: asking for it is an error that says so, never the head and tail as if whole
+    with pytest.raises(OutputUnavailable, match=r"^\[Errno 5\] stdout was kept in memory only in part") as info:
+        r.stdout  # noqa: B018
+    assert (info.value.stream, info.value.reason) == ("stdout", "No space left on device")
+    assert info.value.log_path == r.stdout_capture.log_path
+    with pytest.raises(OSError):
+        r.stdout_capture.read_bytes()
 
 
 def test_foreground_run_on_a_full_disk_keeps_its_result(engine_on):

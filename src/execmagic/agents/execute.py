@@ -87,7 +87,8 @@ def execute(config: Mapping[str, Any], params: Mapping[str, Any] | None = None, 
         return _failure(f"exec: {exc}")
     if result.error:
         return _failure(f"{result.error}: {_os_reason(result.error_code)}", result.duration_ms)
-    stdout, stderr = (result.stdout, result.stderr) if capture else ("", "")
+    # the kept head and tail (1 MB at most, the middle noted), not the whole output read back from the log
+    stdout, stderr = (result.stdout_capture.text, result.stderr_capture.text) if capture else ("", "")
     if result.timed_out:
         separator = "\n" if stderr and not stderr.endswith("\n") else ""
         stderr += f"{separator}exec: timed out after {timeout:g}s (TIMEOUT)"

@@ -204,26 +204,27 @@ class PluginTool:
         (the line came, the exit did not), ``None`` (the plugin ended by itself)."""
         if result.error:
             return self._fail(f"could not start: {result.error}")
+        stderr = result.stderr_capture.text  # what memory kept (the head and tail), not the whole log read back
         if result.stdout_capture.binary:
-            return self._fail("wrote binary output on stdout, not a result line", result.stderr)
+            return self._fail("wrote binary output on stdout, not a result line", stderr)
         if first.too_large:
             return self._fail(f"sent a result too large: its line passed {MAX_RESULT_LINE // (1024 * 1024)} MiB",
-                              result.stderr)
+                              stderr)
         line = first.line
         stopped = result.timed_out or (result.interrupted and ended is not None)
         if not line:
             if stopped:
-                return self._fail(f"timed out after {self.manifest.timeout:g}s", result.stderr)
-            return self._fail("wrote nothing on stdout (empty output)", result.stderr)
+                return self._fail(f"timed out after {self.manifest.timeout:g}s", stderr)
+            return self._fail("wrote nothing on stdout (empty output)", stderr)
         try:
             answer = json.loads(line)
         except json.JSONDecodeError as exc:
             shown = line if len(line) <= 200 else line[:200] + "…"
-            return self._fail(f"output is not a result line: {exc} (got: {shown!r})", result.stderr)
+            return self._fail(f"output is not a result line: {exc} (got: {shown!r})", stderr)
         if not isinstance(answer, Mapping) or not isinstance(answer.get("success"), bool):
-            return self._fail(f"output has no boolean 'success' (got: {line[:200]!r})", result.stderr)
+            return self._fail(f"output has no boolean 'success' (got: {line[:200]!r})", stderr)
         if result.exit_code != 0 and not stopped:  # its own non-zero exit wins; a stop of ours is no verdict
-            return self._fail(f"exited with {result.outcome()}", result.stderr)
+            return self._fail(f"exited with {result.outcome()}", stderr)
         error = answer.get("error")
         return {"success": answer["success"], "output": _as_text(answer.get("output")),
                 "error": None if error is None else _as_text(error)}

@@ -15,7 +15,7 @@ from collections.abc import Callable, Hashable, Sequence
 
 from ..process.results import format_bytes
 
-__all__ = ["Holdback", "Part", "cut_middle", "merge_streams", "shape"]
+__all__ = ["Holdback", "Part", "cut_middle", "merge_streams", "shape", "split_budget"]
 
 
 @dataclasses.dataclass(frozen=True)
@@ -108,7 +108,7 @@ def _hint(path: str | None) -> str:
     return f"; full output in {path}" if path else ""
 
 
-def _shares(sizes: Sequence[int], budget: int) -> list[int]:
+def split_budget(sizes: Sequence[int], budget: int) -> list[int]:
     """Split ``budget`` over texts of ``sizes``: the short ones keep all of themselves, the rest share."""
     shares = [0] * len(sizes)
     left, waiting = budget, sorted(range(len(sizes)), key=lambda i: sizes[i])
@@ -147,7 +147,7 @@ def shape(parts: Sequence[Part], limit: int, clean: Callable[[str], str] = str) 
 
 def _cut(texts: Sequence[str], parts: Sequence[Part], budget: int) -> list[str]:
     """Each text cut in its middle to its share of ``budget``."""
-    shares = _shares([len(t) for t in texts], budget)
+    shares = split_budget([len(t) for t in texts], budget)
     return [cut_middle(text, share, _hint(part.log_path), part.whole_bytes)
             for text, share, part in zip(texts, shares, parts, strict=True)]
 

@@ -6,48 +6,61 @@ the provenance record as JSON under :data:`PROVENANCE_MIME`.  The record does no
 ``application/json`` would show every summary line as an expandable tree.  A vendor ``+json``
 type is stored in the notebook as JSON all the same, and frontends that do not know it fall back
 to the HTML.
+
+A result is rendered with the shell's current :class:`~execmagic.display.render.View` (the display budget,
+whether volatile fields are left out), asked for at each rendering: a setting changed with ``%config``
+applies to the next value shown, and to a ``Result`` displayed by hand as to a command's summary.
 """
 
 from __future__ import annotations
 
 import contextlib
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from IPython.core.formatters import BaseFormatter
 from traitlets import ObjectName, Unicode
 
 from .mime import PROVENANCE_MIME
 
+if TYPE_CHECKING:  # the renderers are imported by the first value shown
+    from .render import View
+
 __all__ = ["ProvenanceFormatter", "bundle_of", "register", "unregister"]
 
+#: A renderer as registered: the value, and the shell's view at that moment (``None``: the default one).
+Renderer = Callable[[Any, "Callable[[], View] | None"], Any]
 
-def _render(module: str, name: str, *attrs: str, **kwargs: Any) -> Callable[[Any], Any]:
-    """A renderer imported when the first value is shown (``%load_ext`` imports none of them)."""
 
-    def render(obj: Any) -> Any:
+def _render(module: str, name: str, *attrs: str, viewed: bool = False, **kwargs: Any) -> Renderer:
+    """A renderer imported when the first value is shown (``%load_ext`` imports none of them); ``viewed``:
+    it takes the shell's view."""
+
+    def render(obj: Any, view: Callable[[], View] | None) -> Any:
         from importlib import import_module
 
         for attr in attrs:  # Summary renders its result
             obj = getattr(obj, attr)
-        return getattr(import_module(module, __package__), name)(obj, **kwargs)
+        settings = {"view": view()} if viewed and view is not None else {}
+        return getattr(import_module(module, __package__), name)(obj, **kwargs, **settings)
 
     return render
 
 
-def _method(name: str) -> Callable[[Any], Any]:
-    return lambda obj: getattr(obj, name)()
+def _method(name: str) -> Renderer:
+    return lambda obj, view: getattr(obj, name)()
 
 
 _RESULTS, _RENDER, _SHELLS = "execmagic.process.results", ".render", ".shells"
 # (module, class) → (text/plain, text/html, provenance JSON); registered by name: IPython looks the
 # class up when the first value of it is shown, so registering imports none of these modules
-_RENDERERS: dict[tuple[str, str], tuple[Callable[[Any], str], Callable[[Any], str], Callable[[Any], Any]]] = {
-    (_RESULTS, "Result"): (_render(_RENDER, "render_text"), _render(_RENDER, "render_html"),
-                           _render(_RENDER, "render_json")),
+_RENDERERS: dict[tuple[str, str], tuple[Renderer, Renderer, Renderer]] = {
+    (_RESULTS, "Result"): (_render(_RENDER, "render_text", viewed=True), _render(_RENDER, "render_html", viewed=True),
+                           _render(_RENDER, "render_json", viewed=True)),
     ("execmagic.display.render", "Summary"): (
-        _render(_RENDER, "render_text", "result", panes=False), _render(_RENDER, "render_html", "result", panes=False),
-        _render(_RENDER, "render_json", "result")),
+        _render(_RENDER, "render_text", "result", viewed=True, panes=False),
+        _render(_RENDER, "render_html", "result", viewed=True, panes=False),
+        _render(_RENDER, "render_json", "result", viewed=True)),
     (_RESULTS, "ShellInfo"): (_render(_SHELLS, "started_text"), _render(_SHELLS, "started_html"), _method("to_json")),
     ("execmagic.display.shells", "ShellTable"): (_render(_SHELLS, "table_text"), _render(_SHELLS, "table_html"),
                                                  _method("to_json")),
@@ -79,7 +92,12 @@ _REGISTERED: dict[tuple[str, str], dict[str, tuple[Callable[..., Any], Callable[
 _MIMES = ("text/plain", "text/html", PROVENANCE_MIME)
 
 
-def register(shell: Any) -> None:
+def _bound(renderer: Renderer, view: Callable[[], View] | None) -> Callable[[Any], Any]:
+    return lambda obj: renderer(obj, view)
+
+
+def register(shell: Any, view: Callable[[], View] | None = None) -> None:
+    """Register the renderers with ``shell``'s formatters; ``view`` gives the settings results are shown with."""
     display = shell.display_formatter
     if PROVENANCE_MIME not in display.formatters:
         provenance = ProvenanceFormatter(parent=display)
@@ -88,8 +106,10 @@ def register(shell: Any) -> None:
         display.formatters[PROVENANCE_MIME] = provenance
     formatters = display.formatters
     for (module, name), renderers in _RENDERERS.items():
-        printers = {mime: (_plain(render) if mime == "text/plain" else render, render)
-                    for mime, render in zip(_MIMES, renderers, strict=True)}
+        printers: dict[str, tuple[Callable[..., Any], Callable[[Any], Any]]] = {}
+        for mime, renderer in zip(_MIMES, renderers, strict=True):
+            render = _bound(renderer, view)
+            printers[mime] = (_plain(render) if mime == "text/plain" else render, render)
         for mime, (printer, _) in printers.items():
             formatters[mime].for_type_by_name(module, name, printer)
         _REGISTERED[module, name] = printers

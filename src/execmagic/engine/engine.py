@@ -79,7 +79,7 @@ def _name_shell_start_failure(result: Result) -> Result:
     if known is None or result.error:
         return result
     endings, issue, code = known
-    last = result.stderr[-4096:].rstrip("\n").rpartition("\n")[2]
+    last = result.stderr_capture.text[-4096:].rstrip("\n").rpartition("\n")[2]  # the kept tail: never the log
     parts = last.split(": ")  # "bash: line 1: NAME: command not found", "sh: 1: NAME: not found"
     if len(parts) < 3 or parts[-1] not in endings or not parts[-2] or any(c.isspace() for c in parts[-2]):
         return result

@@ -29,7 +29,7 @@ def load(shell: Any) -> None:
     shell.register_magics(mcp_magics)
     # so %config SlurmBackend.partition = "gpu" finds each backend's settings
     shell.configurables.extend(exec_magics.backend_settings.values())
-    formatters.register(shell)
+    formatters.register(shell, view=exec_magics.display_view)
     # the notebook's engine-wide settings reach the process-wide engine whoever makes it first (a Toolbox too)
     from ..engine.default import set_default_configurer
 

@@ -150,6 +150,9 @@ def _common(func: Callable[..., Any]) -> Callable[..., Any]:
         argument("--out", metavar="NAME", help="store the Result in the variable NAME"),
         argument("--no-raise", action="store_true", help="do not raise when the command fails"),
         argument("--quiet", action="store_true", help="no live output; show the result with its output at the end"),
+        argument("--capture", action="store_true",
+                 help="return the Result instead of showing it: files = %%exec --capture ls, then files.lines;"
+                      " a failure is shown and raises as usual"),
         argument("--isolated", action="store_true", help="run outside the persistent session (kernel cwd and env)"),
         argument("--dry-run", action="store_true", help="show the fully expanded command; run nothing"),
         argument("--allow-dangerous", action="store_true",
@@ -204,7 +207,7 @@ class ExecMagics(ExecSettings):
     @sandbox_options
     @cluster_options
     @cell_magic("exec")  # type: ignore[arg-type]  # IPython types its decorators for Magics only
-    def exec_cell(self, line: str, cell: str) -> None:
+    def exec_cell(self, line: str, cell: str) -> Result | None:
         """Run the cell as a script; bash by default, in the persistent session.
 
         Examples::
@@ -234,15 +237,15 @@ class ExecMagics(ExecSettings):
         with engine_errors():
             checks.text(cell, "the cell")
         if args.bg:
-            for option in ("input", "out", "quiet"):
+            for option in ("input", "out", "quiet", "capture"):
                 if getattr(args, option):
                     raise UsageError(f"--{option} does not apply to --bg (read a background shell with %%bgout)")
             self.start_background(args, lambda **kw: self.engine.plan_script(cell, language, save_session=False,
                                                                               errexit=errexit, **kw))
-            return
+            return None
         if args.name is not None:
             raise UsageError("--name goes with --bg")
-        self._run(args, lambda **kw: self.engine.plan_script(cell, language, errexit=errexit, **kw))
+        return self._run(args, lambda **kw: self.engine.plan_script(cell, language, errexit=errexit, **kw))
 
     @no_var_expand
     @magic_arguments(name="exec")
@@ -253,7 +256,7 @@ class ExecMagics(ExecSettings):
     @sandbox_options
     @cluster_options
     @line_magic("exec")  # type: ignore[arg-type]  # IPython types its decorators for Magics only
-    def exec_line(self, line: str) -> None:
+    def exec_line(self, line: str) -> Result | None:
         """Run one shell line in the persistent session (``cd``/``export`` carry over).
 
         Options go before the command; everything after the first non-option word
@@ -267,6 +270,7 @@ class ExecMagics(ExecSettings):
             %exec --sandbox ./build.sh             # writes only in the workspace, no network
             %exec --sandbox-mode read-only ./analyse.sh
             %exec --on slurm --cpus 4 python prepare.py    # through srun, streamed live
+            files = %exec --capture ls             # the Result: files.lines, files.stdout (all of it)
         """
         args, command = parse_line(line, self.exec_line.parser, command_follows=True)
         if not command:
@@ -274,7 +278,7 @@ class ExecMagics(ExecSettings):
         with engine_errors():
             checks.text(command, "the command line")
         errexit = self._errexit(args, "bash")
-        self._run(args, lambda **kw: self.engine.plan_script(command, "bash", errexit=errexit, **kw))
+        return self._run(args, lambda **kw: self.engine.plan_script(command, "bash", errexit=errexit, **kw))
 
     @no_var_expand
     @magic_arguments(name="spawn")
@@ -287,7 +291,7 @@ class ExecMagics(ExecSettings):
     @_common
     @sandbox_options
     @line_magic("spawn")  # type: ignore[arg-type]  # IPython types its decorators for Magics only
-    def spawn(self, line: str) -> None:
+    def spawn(self, line: str) -> Result | None:
         """Run one program with an argument vector: no shell in between.
 
         The line is split into words the way a shell splits them (quotes respected);
@@ -313,7 +317,7 @@ class ExecMagics(ExecSettings):
             if not isinstance(payload, dict):
                 raise UsageError(f"--json-args needs a JSON object, not {type(payload).__name__}")
             args.input = json.dumps(payload) + "\n"
-        self._run(args, lambda **kw: self.engine.plan_argv(argv, **kw))
+        return self._run(args, lambda **kw: self.engine.plan_argv(argv, **kw))
 
     @staticmethod
     def _spawn_argv(args: Any, rest: str) -> list[str]:
@@ -414,9 +418,9 @@ class ExecMagics(ExecSettings):
         for note in plan.notes:  # a background shell has no result to carry them
             print(f"note: {note}")
 
-    def _run(self, args: Any, make_plan: Callable[..., Plan]) -> None:
-        from ..display.formatters import bundle_of
-        from ..display.render import Summary, short_command
+    def _run(self, args: Any, make_plan: Callable[..., Plan]) -> Result | None:
+        """Run a planned command in the foreground and show it; the Result itself with ``--capture``."""
+        from ..display.render import short_command
         from .kernel_io import CellOutput
         from .live import LiveOutput, StatusLine
 
@@ -433,10 +437,10 @@ class ExecMagics(ExecSettings):
                 plan = dataclasses.replace(plan, command=job.command)
         if args.dry_run:
             print(plan.describe())
-            return
+            return None
         in_kernel = hasattr(self.shell, "kernel")
         cell = CellOutput(self.shell)  # the cell's earlier text goes out while the command runs
-        live = None if args.quiet else LiveOutput(self.display_budget)
+        live = None if args.quiet or args.capture else LiveOutput(self.display_budget)
         if job is not None and in_kernel:
             job.watch()
         status = StatusLine(short_command(plan.command.display), self.status_delay, enabled=in_kernel, state=job)
@@ -454,19 +458,32 @@ class ExecMagics(ExecSettings):
             live.finish(result)
         if args.out:
             self.ipython.user_ns[args.out] = result
-        value = result if args.quiet else Summary(result)
+        if args.capture and not self._raises(result, args):
+            return result  # shown once: by IPython, as the cell's value, when it is not assigned
+        self._show(result if args.quiet or args.capture else None, result, cell)
+        self._raise_if_failed(result, args)
+        return None
+
+    def _show(self, value: Any, result: Result, cell: Any) -> None:
+        """Show ``value`` (``None``: the summary line of ``result``, whose output was streamed)."""
+        from ..display.formatters import bundle_of
+        from ..display.render import Summary
+
+        value = Summary(result) if value is None else value
         data = bundle_of(self.shell, value)  # made directly when the renderers are ours
         if data is None:
             display(value)
         else:
             cell.show(data)
-        self._raise_if_failed(result, args)
+
+    def _raises(self, result: Result, args: Any) -> bool:
+        """Whether the run ends the cell with an error (interrupted, or failed and raising is on)."""
+        return result.interrupted or not (result.success or args.no_raise or not self.raise_on_error)
 
     def _raise_if_failed(self, result: Result, args: Any) -> None:
         if result.interrupted:
             from ..display.render import short_command
 
             raise CommandInterrupted(f"interrupted: {short_command(result.command)} (its processes were stopped)")
-        if result.success or args.no_raise or not self.raise_on_error:
-            return
-        raise CellCommandFailed(result)
+        if self._raises(result, args):
+            raise CellCommandFailed(result)

@@ -2,8 +2,10 @@
 
 Jupyter drops output past ~1 MB/s ("IOPub data rate exceeded") and a browser
 slows down long before a page holds megabytes of text, so each command gets a
-display budget: past it the cell shows one marker, and at the end the tail of
-each cut stream.  Every byte is in the log files all the same.
+display budget: live output pauses at three quarters of it with one marker, and
+at the end the last quarter shows the end of each cut stream (where errors are).
+All a cell receives of the output stays within the budget; every byte is in the
+log files all the same.
 """
 
 from __future__ import annotations
@@ -11,9 +13,23 @@ from __future__ import annotations
 import sys
 from typing import Any, TextIO
 
+from ..agents.shaping import split_budget
+from ..display.cut import head, tail
 from ..process.results import Result, format_bytes
 
-__all__ = ["LiveOutput", "StatusLine"]
+__all__ = ["LiveOutput", "StatusLine", "log_over"]
+
+#: The share of the budget kept for the end of the output: a command's last lines say how it went.
+TAIL_SHARE = 4
+
+
+def log_over(budget: int) -> int:
+    """Bytes of a stream past which its log is written, so that every cut of the display can point at it.
+
+    The smallest stream the display cuts is one whose unseen part outgrows its half of the tail's room
+    (both streams cut at once): more than ``budget / (2 * TAIL_SHARE)`` characters, hence as many bytes.
+    """
+    return max(budget // (2 * TAIL_SHARE), 1)
 
 
 class LiveOutput:
@@ -21,7 +37,8 @@ class LiveOutput:
 
     def __init__(self, budget: int) -> None:
         self.budget = max(budget, 0)
-        self.tail_budget = max(self.budget // 4, 100)
+        self.tail_budget = self.budget // TAIL_SHARE
+        self.live_budget = self.budget - self.tail_budget
         self.shown = {"stdout": 0, "stderr": 0}
         self.seen = {"stdout": 0, "stderr": 0}
         self.over = False
@@ -35,21 +52,20 @@ class LiveOutput:
         self.seen[stream] += len(text)
         if self.over:
             return
-        room = self.budget - sum(self.shown.values())
+        room = self.live_budget - sum(self.shown.values())
         out = self._stream(stream)
         if len(text) <= room:
             out.write(text)
             self.shown[stream] += len(text)
             self.ends_line = text.endswith("\n")
         else:
-            cut = text.rfind("\n", 0, room) + 1 or room  # end on a whole line when one fits
-            out.write(text[:cut])
-            self.shown[stream] += cut
+            shown = head(text, room)  # end on a whole line when one is near
+            out.write(shown)
+            self.shown[stream] += len(shown)
             self.over = True
-            out.write(
-                f"\n… [live output paused at {self.budget:,} characters (the display budget); the full output goes"
-                " to the log; its tail is shown when the command ends] …\n"
-            )
+            gap = "" if (shown.endswith("\n") if shown else self.ends_line) else "\n"
+            out.write(f"{gap}… [live output paused at the display budget ({self.budget:,} characters); the end is"
+                      " shown when the command ends; all of it goes to the log] …\n")
             self.ends_line = True
         out.flush()
 
@@ -61,26 +77,22 @@ class LiveOutput:
             self.ends_line = True
 
     def finish(self, result: Result) -> None:
-        """After the run: the tail of each stream that was cut, and where the full log is."""
+        """After the run: the end of each stream that was cut, within the budget's last quarter, and where the
+        whole of it is."""
         if not self.over:
             self.finish_line()
             return
-        for stream in ("stdout", "stderr"):
-            unseen = self.seen[stream] - self.shown[stream]
-            if unseen <= 0:
-                continue
-            text = getattr(result, stream)
-            tail = text[-min(self.tail_budget, unseen):]
-            if len(tail) < len(text) and text[-len(tail) - 1] != "\n" and "\n" in tail[:-1]:
-                tail = tail[tail.index("\n") + 1:]  # start on a whole line
+        unseen = {s: self.seen[s] - self.shown[s] for s in ("stdout", "stderr") if self.seen[s] > self.shown[s]}
+        for (stream, count), room in zip(unseen.items(), split_budget(list(unseen.values()), self.tail_budget),
+                                         strict=True):
             capture = result.stdout_capture if stream == "stdout" else result.stderr_capture
+            end = tail(capture.text, min(room, count))
+            what = "the rest below" if len(end) >= count else f"its last {len(end):,} characters below"
+            where = capture.log_hint() if capture.log_path or capture.log_error else "not logged"
             out = self._stream(stream)
-            where = (f"full log: {capture.log_path}" if capture.log_error is None
-                     else f"log incomplete: {capture.log_error}")
-            shown = f"{format_bytes(capture.bytes)} on {stream}; last {len(tail)} characters below; {where}"
-            out.write(f"\n… [{shown}] …\n")
-            out.write(tail)
-            if not tail.endswith("\n"):
+            out.write(f"… [{format_bytes(capture.bytes)} on {stream}; {what}; {where}] …\n")
+            out.write(end)
+            if end and not end.endswith("\n"):
                 out.write("\n")
             out.flush()
 

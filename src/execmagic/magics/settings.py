@@ -24,6 +24,7 @@ from ..process import checks
 from ..process.errors import UsageProblem, shown_value
 
 if TYPE_CHECKING:
+    from ..display.render import View
     from ..engine.engine import Engine
     from ..process.spec import RunOptions
 
@@ -70,7 +71,14 @@ class ExecSettings(Magics):
         0.25, help="Seconds to keep reading after the command exited while a leftover process holds its output.",
     ).tag(config=True)
     display_budget = Int(
-        100_000, help="Characters of live output a cell receives per command; the rest goes to the log, tail shown.",
+        100_000, help="Characters of a command's output a cell receives, however it gets there (live, --quiet, a"
+                      " displayed Result, in each format): past it, the start and the end with the log's path; all"
+                      " of it is in the log and in the Result's .stdout.",
+    ).tag(config=True)
+    stable_output = Bool(
+        False, help="Leave what changes from run to run -- durations, start times, log paths in the saved record"
+                    " -- out of what a cell shows and saves, so a runbook kept in git changes only where its"
+                    " commands or their outcomes did. What ran, its output and how it ended stay.",
     ).tag(config=True)
     keep_bytes = Int(
         1_000_000, help="Bytes of each stream kept in memory in the Result (head + tail); what does not fit is in"
@@ -320,7 +328,14 @@ class ExecSettings(Magics):
                 raise UsageError(str(exc)) from None
         else:
             timeout = self.timeout
-        # past the display budget the cell shows only the tail: from there on the log is written, so the
-        # message that says so can point at it
+        from .live import log_over
+
+        # a stream the display may cut is logged, so that the cut can point at the whole of it
         return RunOptions(timeout=timeout, grace=self.kill_grace, drain=self.drain_time, keep_bytes=self.keep_bytes,
-                          keep_logs=self.keep_logs, log_over=self.display_budget)
+                          keep_logs=self.keep_logs, log_over=log_over(self.display_budget))
+
+    def display_view(self) -> View:
+        """How results are shown now (asked at each rendering, so ``%config`` applies to the next one)."""
+        from ..display.render import View
+
+        return View(budget=self.display_budget, stable=self.stable_output)

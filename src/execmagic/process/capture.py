@@ -28,7 +28,7 @@ import os
 from collections.abc import Callable
 from typing import BinaryIO
 
-from .results import StreamCapture, format_bytes
+from .results import StreamCapture, format_bytes, log_hint
 
 __all__ = [
     "BINARY_MIN_BYTES", "BINARY_SNIFF_BYTES", "BINARY_UNDECODABLE_SHARE", "StreamRecorder",
@@ -85,6 +85,20 @@ def _decode_edge(data: bytes, *, at_start: bool) -> str:
     return decoder.decode(data, final=False)  # an incomplete last character is held back, not replaced
 
 
+def _whole_lines(head: bytes, tail: bytes, tail_starts_line: bool) -> tuple[bytes, bytes]:
+    """The kept head and tail of a cut stream trimmed to whole lines, so that a row of data is never shown
+    half (``…85184\\n85`` + ``572\\n428573…``); a part whose line breaks are far from its cut (long lines, or
+    none) keeps its cut inside a line.  A newline is one byte that is never part of a UTF-8 character, so a
+    cut just after one splits no character."""
+    end = head.rfind(b"\n") + 1
+    if end and end >= len(head) // 2:
+        head = head[:end]
+    start = tail.find(b"\n") + 1
+    if not tail_starts_line and 0 < start <= len(tail) // 2:
+        tail = tail[start:]
+    return head, tail
+
+
 def os_error_reason(exc: OSError) -> str:
     """``"No space left on device"``: the reason an errno stands for, without the path or the number."""
     if exc.errno:
@@ -99,11 +113,13 @@ class StreamRecorder:
                  defer_log: bool = False, log_over: int | None = None) -> None:
         self.name = name
         self._open_log = open_log
-        self._log_over = keep_bytes if log_over is None else min(log_over, keep_bytes)
+        self._half = max(keep_bytes // 2, 1)
+        # never past what memory holds (the head and the tail): output that memory cuts is always in a log,
+        # where the whole of it is read back from (an odd keep_bytes holds one byte less than it says)
+        self._log_over = min(keep_bytes if log_over is None else log_over, 2 * self._half)
         # output not yet written to the log (while deferring; None once the log is being written)
         self._pending: list[bytes] | None = [] if defer_log else None
         self._pending_size = 0
-        self._half = max(keep_bytes // 2, 1)
         self._head = bytearray()
         self._tail = bytearray()
         self._decoder = codecs.getincrementaldecoder("utf-8")("replace")
@@ -231,12 +247,7 @@ class StreamRecorder:
         self._log = None
 
     def _log_hint(self) -> str:
-        """Where the whole stream is, said honestly when the log stopped short."""
-        if self.log_error is None:
-            return f"full output in {self.log_path}"
-        if self.log_path is None:
-            return f"not logged: {self.log_error}"
-        return f"the log {self.log_path} is incomplete: {self.log_error}"
+        return log_hint(self.log_path, self.log_error)
 
     # -- the end ----------------------------------------------------------------------------
     def finish(self, keep_log: bool = False) -> StreamCapture:
@@ -247,7 +258,8 @@ class StreamRecorder:
         UTF-8): the log is where the exact bytes can be had (:meth:`StreamCapture.read_bytes`).
         """
         self.live_remainder()  # an incomplete last character counts as undecodable
-        if keep_log or self._carriage_return or self.undecodable:
+        cut = self.total > 2 * self._half  # the tail is trimmed only past twice its size
+        if keep_log or cut or self._carriage_return or self.undecodable:
             self._write_pending()
         self._pending = None
         self._close_log()
@@ -255,22 +267,21 @@ class StreamRecorder:
             text = f"[binary output: {format_bytes(self.total)}; {self._log_hint()}]"
             return StreamCapture(text=text, bytes=self.total, truncated=True, binary=True, log_path=self.log_path,
                                  log_error=self.log_error)
-        if self.total <= 2 * self._half:  # all of it is held (the tail is trimmed only past twice its size)
+        if not cut:  # all of it is held
             text = (bytes(self._head) + bytes(self._tail)).decode("utf-8", "replace")
-            truncated = False
         else:
             tail = bytes(self._tail[-self._half :])
-            omitted = self.total - len(self._head) - len(tail)
-            text = (
-                _decode_edge(bytes(self._head), at_start=False)
-                + f"\n… [{format_bytes(omitted)} omitted from the middle; {self._log_hint()}] …\n"
-                + _decode_edge(tail, at_start=True)
-            )
-            truncated = True
+            starts_line = len(self._tail) > self._half and self._tail[-self._half - 1] == 0x0A  # else unknown
+            head, tail = _whole_lines(bytes(self._head), tail, tail_starts_line=starts_line)
+            omitted = self.total - len(head) - len(tail)
+            text = _decode_edge(head, at_start=False)
+            text += ("" if text.endswith("\n") else "\n") + (
+                f"… [{format_bytes(omitted)} omitted from the middle; {self._log_hint()}] …\n"
+                + _decode_edge(tail, at_start=True))
         return StreamCapture(
             text=collapse_carriage_returns(text),
             bytes=self.total,
-            truncated=truncated,
+            truncated=cut,
             log_path=self.log_path,
             undecodable=self.undecodable,
             log_error=self.log_error,

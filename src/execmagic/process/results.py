@@ -5,15 +5,16 @@ from __future__ import annotations
 import builtins
 import dataclasses
 import errno
+import functools
 import os
 import signal as _signal
 from typing import Any
 
-from .errors import CommandFailed
+from .errors import CommandFailed, shown_value
 
 __all__ = [
-    "TIMEOUT_EXIT_CODE", "KillOutcome", "Result", "ShellInfo", "ShellOutput", "StreamCapture", "exit_code_of",
-    "format_bytes", "format_duration", "signal_name",
+    "TIMEOUT_EXIT_CODE", "KillOutcome", "OutputUnavailable", "Result", "ShellInfo", "ShellOutput", "StreamCapture",
+    "exit_code_of", "format_bytes", "format_duration", "log_hint", "signal_name",
 ]
 
 #: Exit code reported for a run stopped by its timeout (the ``timeout(1)`` convention).
@@ -64,9 +65,35 @@ def format_bytes(n: int) -> str:
     return f"{n} B"  # pragma: no cover
 
 
+def log_hint(log_path: str | None, log_error: str | None) -> str:
+    """Where the whole stream is, said honestly when the log stopped short (or was never written)."""
+    if log_error is None:
+        return f"full output in {log_path}"
+    if log_path is None:
+        return f"not logged: {log_error}"
+    return f"the log {log_path} is incomplete: {log_error}"
+
+
+class OutputUnavailable(OSError):
+    """The whole of a stream was asked for, and the part memory did not keep cannot be read back: its log
+    stopped short (a full disk) or is gone.  The head and tail kept in memory are still in the capture."""
+
+    def __init__(self, stream: str, log_path: str | None, reason: str) -> None:
+        self.stream = stream
+        self.log_path = log_path
+        self.reason = reason
+        super().__init__(errno.EIO, f"{stream} was kept in memory only in part and its log cannot be read back"
+                                    f" ({reason}); .{stream}_capture.text has its start and end", log_path)
+
+
 @dataclasses.dataclass(frozen=True)
 class StreamCapture:
-    """What one output stream produced: text kept in memory, totals, and the full log on disk."""
+    """What one output stream produced: text kept in memory, totals, and the full log on disk.
+
+    :attr:`text` is bounded (the start and the end of a long stream, with a note of what is left out): what
+    displays and agents show.  :attr:`whole_text` is all of it, read back from the log when memory kept only
+    part of it, on first use (a 200 MB run costs its 1 MB in memory until someone asks for the rest).
+    """
 
     text: str = ""
     bytes: int = 0
@@ -78,12 +105,23 @@ class StreamCapture:
     #: Why the log on disk stopped short (``"No space left on device"``); ``None`` when it holds every byte.
     log_error: str | None = None
 
+    def __repr__(self) -> str:  # a megabyte of text is no repr: the value's own fields say what it holds
+        return (f"StreamCapture(text={shown_value(self.text)}, bytes={self.bytes}, truncated={self.truncated},"
+                f" binary={self.binary}, log_path={self.log_path!r}, undecodable={self.undecodable},"
+                f" log_error={self.log_error!r})")
+
+    def log_hint(self) -> str:
+        """``full output in PATH``, or why the log is not whole."""
+        return log_hint(self.log_path, self.log_error)
+
     def read_bytes(self) -> builtins.bytes:  # the field named bytes hides the type here
         """Every byte the command wrote on this stream, exactly: ``\r`` progress lines, ``\r\n`` and
         bytes that are not UTF-8 as written.  Read from the log, which is kept whenever :attr:`text`
         differs from them (or is cut); otherwise :attr:`text` is exact.  ``OSError`` when the log is
         gone or stopped short."""
         if self.log_path is None:
+            if self.truncated:  # the log could not even be opened: the middle is nowhere
+                raise OSError(errno.EIO, f"the output was not logged ({self.log_error})")
             return self.text.encode("utf-8", "surrogateescape")
         if self.log_error is not None:
             raise OSError(errno.EIO, f"the log stopped short ({self.log_error})", self.log_path)
@@ -91,6 +129,19 @@ class StreamCapture:
 
         with os.fdopen(open_own_file(self.log_path), "rb") as fh:
             return fh.read()
+
+    @functools.cached_property
+    def whole_text(self) -> str:
+        """All of the stream as text, as :attr:`text` would be had memory held every byte: decoded (bytes
+        that are not UTF-8 as U+FFFD), ``\r`` progress lines collapsed to what a terminal ends with.
+        Read back from the log the first time when :attr:`text` is cut (then kept: it is the value asked
+        for); a binary stream stays its one-line note (:meth:`read_bytes` has its bytes).  ``OSError``
+        when the log is gone or stopped short."""
+        if not self.truncated or self.binary:
+            return self.text
+        from .capture import collapse_carriage_returns  # the capture module writes captures: not at import
+
+        return collapse_carriage_returns(self.read_bytes().decode("utf-8", "replace"))
 
 
 @dataclasses.dataclass(frozen=True)
@@ -130,11 +181,32 @@ class Result:
 
     @property
     def stdout(self) -> str:
-        return self.stdout_capture.text
+        """Everything the command wrote on stdout (read back from the log when memory kept only its start and
+        end; :class:`OutputUnavailable` when that log cannot be read).  ``stdout_capture.text`` is the
+        bounded form that displays show."""
+        return self._whole("stdout")
 
     @property
     def stderr(self) -> str:
-        return self.stderr_capture.text
+        """Everything the command wrote on stderr; see :attr:`stdout`."""
+        return self._whole("stderr")
+
+    @functools.cached_property
+    def lines(self) -> list[str]:
+        """stdout as a list of lines, split at newlines only (a form feed or ``\x1c`` inside a row is data),
+        without their line ends: ``files = %exec --capture ls`` then ``files.lines``."""
+        text = self.stdout
+        lines = text.split("\n")
+        if lines[-1] == "":
+            lines.pop()  # the newline that ends the last line starts no new one
+        return lines
+
+    def _whole(self, stream: str) -> str:
+        capture: StreamCapture = getattr(self, f"{stream}_capture")
+        try:
+            return capture.whole_text
+        except OSError as exc:
+            raise OutputUnavailable(stream, capture.log_path, capture.log_error or exc.strerror or str(exc)) from exc
 
     @property
     def truncated(self) -> bool:
