@@ -190,7 +190,7 @@ def test_tour_in_jupyterlab(lab, tmp_path):
                         raw: rawSummaries.length,
                         iopub: body.includes('IOPub data rate exceeded'),
                         bigMarker: big.includes('live output paused'),
-                        bigTail: big.includes('full log:'),
+                        bigTail: big.includes('full output in'),
                         bigSummary: big.includes('✔ exit 0'),
                         bigLength: big.length,
                         pageLength: body.length,

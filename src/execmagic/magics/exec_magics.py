@@ -440,7 +440,7 @@ class ExecMagics(ExecSettings):
             return None
         in_kernel = hasattr(self.shell, "kernel")
         cell = CellOutput(self.shell)  # the cell's earlier text goes out while the command runs
-        live = None if args.quiet or args.capture else LiveOutput(self.display_budget)
+        live = None if args.quiet or args.capture else LiveOutput(self.display_budget, keep_end=True)
         if job is not None and in_kernel:
             job.watch()
         status = StatusLine(short_command(plan.command.display), self.status_delay, enabled=in_kernel, state=job)

@@ -33,11 +33,17 @@ def log_over(budget: int) -> int:
 
 
 class LiveOutput:
-    """The ``on_output`` callback of one run: writes to the cell's stdout/stderr within a budget."""
+    """The ``on_output`` callback of one run: writes to the cell's stdout/stderr within a budget.
 
-    def __init__(self, budget: int) -> None:
+    ``keep_end``: the run's end is shown by :meth:`finish` (a foreground run), so live output pauses
+    at three quarters of the budget; without it (a read of a background shell, which ends when the
+    read does) the whole budget is shown live.
+    """
+
+    def __init__(self, budget: int, keep_end: bool = False) -> None:
         self.budget = max(budget, 0)
-        self.tail_budget = self.budget // TAIL_SHARE
+        self.keep_end = keep_end
+        self.tail_budget = self.budget // TAIL_SHARE if keep_end else 0
         self.live_budget = self.budget - self.tail_budget
         self.shown = {"stdout": 0, "stderr": 0}
         self.seen = {"stdout": 0, "stderr": 0}
@@ -64,8 +70,9 @@ class LiveOutput:
             self.shown[stream] += len(shown)
             self.over = True
             gap = "" if (shown.endswith("\n") if shown else self.ends_line) else "\n"
-            out.write(f"{gap}… [live output paused at the display budget ({self.budget:,} characters); the end is"
-                      " shown when the command ends; all of it goes to the log] …\n")
+            end = "the end is shown when the command ends; " if self.keep_end else ""
+            out.write(f"{gap}… [live output paused at the display budget ({self.budget:,} characters); {end}all of"
+                      " it goes to the log] …\n")
             self.ends_line = True
         out.flush()
 
