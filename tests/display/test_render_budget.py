@@ -32,6 +32,7 @@ def runs(tmp_path_factory):
             "fits": engine.run_script("echo hi"),
             "hostile": engine.run_script("head -c 30000 /dev/zero | tr '\\0' '<'"),
             "long_command": engine.run_script("true " + "x" * 10_000),
+            "binary": engine.run_argv(["head", "-c", "20000", "/dev/urandom"]),
         }
     finally:
         engine.close()
@@ -78,6 +79,13 @@ def test_output_whole_in_memory_but_over_the_budget_points_at_the_value(runs):
     text = render_text(r, view=View(budget=BUDGET))
     assert "only its start and end shown; all of it in the Result's .stdout" in text
     assert render_text(r, view=View(budget=10_000)).endswith("999\n1000")  # within the budget: whole
+
+
+def test_binary_output_is_its_note(runs):
+    r = runs["binary"]
+    text = render_text(r, view=View(budget=BUDGET))
+    assert text.split("\n")[1:] == ["── stdout · 20.0 KB · binary ──", r.stdout_capture.text]
+    assert r.stdout_capture.text.startswith("[binary output: 20.0 KB; full output in ")
 
 
 def test_a_result_within_the_budget_is_shown_as_before(runs):

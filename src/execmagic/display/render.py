@@ -98,6 +98,8 @@ def _panes(result: Result, view: View) -> dict[str, _Pane]:
 
 def _pane(stream: str, capture: StreamCapture, room: int) -> _Pane:
     title = f"{stream} · {format_bytes(capture.bytes)}"
+    if capture.binary:  # its text is one line that says so and where the bytes are
+        return _Pane(f"{title} · binary", capture.text[:room])
     cut = head_and_tail(capture.text, room)
     if cut is None and not capture.truncated:
         return _Pane(title, capture.text)
