@@ -55,6 +55,7 @@ if TYPE_CHECKING:  # the engine and the renderers are imported by the first comm
     from ..engine.engine import Plan
     from ..engine.sandboxing import SandboxChoice
     from ..process.results import Result
+    from .kernel_io import CellOutput
 
 __all__ = ["CellCommandFailed", "CommandInterrupted", "ExecMagics", "StartFailed", "engine_errors", "sandbox_options"]
 
@@ -420,7 +421,7 @@ class ExecMagics(ExecSettings):
 
     def _run(self, args: Any, make_plan: Callable[..., Plan]) -> Result | None:
         """Run a planned command in the foreground and show it; the Result itself with ``--capture``."""
-        from ..display.render import short_command
+        from ..display.render import Summary, short_command
         from .kernel_io import CellOutput
         from .live import LiveOutput, StatusLine
 
@@ -460,16 +461,13 @@ class ExecMagics(ExecSettings):
             self.ipython.user_ns[args.out] = result
         if args.capture and not self._raises(result, args):
             return result  # shown once: by IPython, as the cell's value, when it is not assigned
-        self._show(result if args.quiet or args.capture else None, result, cell)
+        self._show(result if args.quiet or args.capture else Summary(result), cell)  # streamed: the summary only
         self._raise_if_failed(result, args)
         return None
 
-    def _show(self, value: Any, result: Result, cell: Any) -> None:
-        """Show ``value`` (``None``: the summary line of ``result``, whose output was streamed)."""
+    def _show(self, value: Any, cell: CellOutput) -> None:
         from ..display.formatters import bundle_of
-        from ..display.render import Summary
 
-        value = Summary(result) if value is None else value
         data = bundle_of(self.shell, value)  # made directly when the renderers are ours
         if data is None:
             display(value)
