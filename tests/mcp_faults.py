@@ -48,13 +48,16 @@ async def until(predicate: Callable[[], object], timeout: float, what: str) -> N
     pytest.fail(f"waited {timeout} s for {what}")
 
 
-async def give_up(session, how: str, command: str, started: Callable[[], bool]) -> None:
-    """Call ``Bash`` with ``command`` and give up on it (``how``: one of :data:`HOW`) once ``started()``.
+async def give_up(session, how: str, command: str, started: Callable[[], bool], tool: str = "Bash",
+                  arguments: dict | None = None) -> None:
+    """Call ``tool`` (``Bash`` with ``command``, else with ``arguments``) and give up on it (``how``: one of
+    :data:`HOW`) once ``started()``.
 
     ``cancel`` cancels the call's task as soon as its command runs; ``timeout`` lets the client's read
     timeout (:data:`CLIENT_TIMEOUT`) end it, and checks that the command was running by then.
     """
     seen = []
+    arguments = {"command": command} if arguments is None else arguments
 
     async def watch() -> None:
         await until(started, 30, "the call's command to start")
@@ -62,13 +65,13 @@ async def give_up(session, how: str, command: str, started: Callable[[], bool]) 
 
     async with anyio.create_task_group() as group:
         if how == "cancel":
-            group.start_soon(session.call_tool, "Bash", {"command": command})
+            group.start_soon(session.call_tool, tool, arguments)
             await watch()
             group.cancel_scope.cancel()
         else:
             group.start_soon(watch)
             with pytest.raises(MCPError, match="timed out"):
-                await session.call_tool("Bash", {"command": command}, read_timeout_seconds=CLIENT_TIMEOUT)
+                await session.call_tool(tool, arguments, read_timeout_seconds=CLIENT_TIMEOUT)
             assert seen, f"the command had not started within the client's timeout ({CLIENT_TIMEOUT} s)"
 
 

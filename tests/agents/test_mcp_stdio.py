@@ -157,6 +157,25 @@ def test_a_call_the_client_gives_up_on_is_stopped_with_its_tree(how, tmp_path):
     run(body, cwd=tmp_path)
 
 
+def test_a_plugin_call_the_client_cancels_is_stopped_with_its_tree(tmp_path):
+    """A plugin is a command too: the client's cancel stops it and all it started, long before its timeout."""
+    folder = tmp_path / "plugins"
+    folder.mkdir()
+    (folder / "slow.sh").write_text("#!/bin/sh\nread line\nsleep 314 & sleep 315\nwait\n")
+    (folder / "slow.sh").chmod(0o755)
+    (folder / "slow.toml").write_text('[tool]\nname = "slow"\nversion = "1"\ndescription = "Takes its time"\n'
+                                      '[exec]\nbinary = "slow.sh"\ntimeout = 120\n')
+    slow = {"sleep 314", "sleep 315"}
+
+    async def body(session):
+        server = server_of(os.getpid())
+        await give_up(session, "cancel", "", lambda: running_under(server) >= slow, tool="slow", arguments={})
+        await until(lambda: not slow & running_under(server), 10, "the cancelled plugin's tree to be gone")
+        assert answer(await session.call_tool("Bash", {"command": "echo still here"}))["output"] == "still here\n"
+
+    run(body, "--plugins", str(folder), cwd=tmp_path)
+
+
 CLIENT = """
 import anyio, os, sys
 from mcp import ClientSession, StdioServerParameters, stdio_client
