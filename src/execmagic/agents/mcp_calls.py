@@ -136,10 +136,12 @@ class _Cancel:
 class CallRunner:
     """Runs tool calls in daemon threads, stops those the client gives up on, and keeps the record of each."""
 
-    def __init__(self, toolbox: Toolbox, log: CallLog, *, cancel_wait: float = CANCEL_WAIT) -> None:
+    def __init__(self, toolbox: Toolbox, log: CallLog, *, cancel_wait: float = CANCEL_WAIT,
+                 max_calls: int = MAX_CONCURRENT_CALLS) -> None:
         self.toolbox = toolbox
         self.log = log
         self.cancel_wait = cancel_wait
+        self.max_calls = max_calls
         #: Set by a server that is stopping: the calls it cancels are its own doing, not the client's.
         self.stopping = False
         self._slots: asyncio.Semaphore | None = None  # made in the server's own loop, at its first call
@@ -173,7 +175,7 @@ class CallRunner:
 
     async def __call__(self, name: str, arguments: dict[str, Any]) -> dict[str, Any]:
         if self._slots is None:
-            self._slots = asyncio.Semaphore(MAX_CONCURRENT_CALLS)
+            self._slots = asyncio.Semaphore(self.max_calls)
         started, at = time.monotonic(), now_iso("seconds")
         try:
             await self._slots.acquire()
