@@ -336,3 +336,31 @@ def test_a_request_without_the_token_is_told_where_the_token_is(server, tmp_path
     with open(path) as fh:
         assert json.load(fh)["mcpServers"]["execmagic"]["headers"]["Authorization"] == f"Bearer {server.token}"
     assert server.token not in told
+
+
+def test_another_session_cannot_cancel_a_call(server):
+    """A cancel names a request id, and ids are per session: another client's notifications/cancelled for
+    every id the first may have used stops nothing of the first's."""
+    import anyio
+
+    async def body(session):
+        async with anyio.create_task_group() as group:
+            group.start_soon(session.call_tool, "Bash", {"command": TREE})
+            await until(lambda: running_under(os.getpid()) >= TREE_PROCESSES, 30, "the call's command to start")
+
+            def stranger():
+                other = open_session(server)
+                for request_id in (*range(10), *map(str, range(10))):
+                    cancel = {"jsonrpc": "2.0", "method": "notifications/cancelled",
+                              "params": {"requestId": request_id, "reason": "not yours"}}
+                    assert post(server, cancel, other)[0] == 202
+                assert alive(server, other)  # answered after its own cancels: they have all been handled
+
+            await anyio.to_thread.run_sync(stranger)
+            assert running_under(os.getpid()) >= TREE_PROCESSES
+            group.cancel_scope.cancel()  # its own client's cancel does stop it
+        await until(lambda: not TREE_PROCESSES & running_under(os.getpid()), 10, "the call's tree to be gone")
+
+    anyio.run(_session, server, body)
+    wait_until(lambda: server.log.total == 1, 10, "the call's record")
+    assert [c.outcome for c in server.log.latest()] == ["cancelled by the client: its command was stopped"]
