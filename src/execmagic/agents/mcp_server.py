@@ -20,7 +20,7 @@ Two ways to serve:
   every request needing a random bearer token; ``%mcp serve`` runs it in the kernel, over the
   kernel's own engine, so an outside agent works in the notebook's session.
 
-This module is what both share: the protocol (:func:`build_server`), the missing-SDK error, the
+This module is what both share: the protocol (:func:`build_server`), the SDK check, the
 status ``%mcp`` shows and the sandbox lines; the calls and their log are :mod:`.mcp_calls`, each
 transport its own module, so each can be read without the others.
 
@@ -32,7 +32,9 @@ session is only a conversation: the background shells an agent started belong to
 the notebook's -- and closing the session leaves them running.
 
 The SDK is an optional extra (``execmagic[mcp]``, i.e. ``pip install 'mcp>=2.3'``); this module imports it only when
-a server is built, and says how to install it when it is missing (:class:`McpUnavailable`).
+a server is built, and says how to install it when it is missing (:class:`McpUnavailable`) or
+older than the server needs (:class:`McpTooOld`: another package may pin it lower, and ``pip check``
+is silent; an old SDK would fail with a ``TypeError`` deep in :func:`build_server`).
 """
 
 from __future__ import annotations
