@@ -16,6 +16,7 @@ from mcp.client.streamable_http import streamable_http_client
 from mcp.shared._httpx_utils import create_mcp_http_client
 
 from kernel_client import KERNEL_TOKEN_VAR, Kernel, loaded
+from mcp_faults import TREE, TREE_PROCESSES, give_up, running_under, until
 from processes import assert_none_left
 from waiting import wait_until
 
@@ -144,6 +145,30 @@ def test_mistakes_are_one_line_and_unload_stops_the_server(kernel):
     assert not port_open(url)
     assert kernel.execute("%load_ext execmagic\n%config ExecMagics.kill_grace = 0.5").status == "ok"
     assert kernel.execute("%mcp stop").stream_text() == "no MCP server is running\n"
+
+
+def test_a_call_the_agent_cancels_is_stopped_and_shown_cancelled(kernel):
+    """In the sandbox (the default), over HTTP: the client's cancel stops the call's command and all it
+    started, the server goes on, and %mcp shows the call as cancelled."""
+    url, token = serve(kernel)
+
+    async def main():
+        async with create_mcp_http_client(headers={"Authorization": f"Bearer {token}"}) as http, \
+                streamable_http_client(url, http_client=http) as (read, write), \
+                ClientSession(read, write) as session:
+            await session.initialize()
+            await give_up(session, "cancel", TREE, lambda: running_under(kernel.pid) >= TREE_PROCESSES)
+            await until(lambda: not TREE_PROCESSES & running_under(kernel.pid), 10, "the cancelled call's tree to be gone")
+            result = await session.call_tool("Bash", {"command": "echo still here"})
+            assert json.loads(result.content[0].text)["output"] == "still here\n"
+
+    anyio.run(main)
+    wait_until(lambda: "2 calls" in kernel.execute("%mcp").of_type("display_data")[0]["content"]["data"]["text/plain"],
+               10, "both calls in %mcp")
+    (data,) = [m["content"]["data"] for m in kernel.execute("%mcp").of_type("display_data")]
+    (row,) = [line for line in data["text/plain"].splitlines() if TREE in line]
+    assert " ⊘ " in row and "cancelled by the client: its command was stopped" in row
+    assert kernel.execute("%mcp stop").status == "ok"
 
 
 def test_kernel_shutdown_mid_call_leaves_nothing(tmp_path):

@@ -19,9 +19,11 @@ import urllib.request
 import psutil
 import pytest
 
-from execmagic.agents.mcp_http import DEFAULT_MAX_SESSIONS, HttpServer
+from execmagic.agents.mcp_http import DEFAULT_MAX_SESSIONS, HttpServer, unauthorized
 from execmagic.agents.tools import Toolbox
+from execmagic.display.mcp import status_text
 from execmagic.process.errors import UsageProblem
+from mcp_faults import HOW, TREE, TREE_PROCESSES, give_up, running_under, until
 from waiting import wait_until
 
 INITIALIZE = json.dumps({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
@@ -30,7 +32,7 @@ INITIALIZE = json.dumps({"jsonrpc": "2.0", "id": 1, "method": "initialize", "par
 
 @pytest.fixture
 def server(engine):
-    srv = HttpServer(Toolbox(engine, sandbox="off"))  # the front door; the sandbox has tests of its own
+    srv = HttpServer(Toolbox(engine, sandbox="off", grace=0.3))  # the front door; the sandbox has tests of its own
     srv.start()
     yield srv
     srv.stop()
@@ -241,3 +243,124 @@ def test_the_next_server_removes_the_client_configs_of_gone_kernels(engine, tmp_
         finally:
             srv.stop()
             newer.kill()
+
+
+# -- a call the client gives up on ---------------------------------------------------------------------
+async def _session(server, body):
+    from mcp import ClientSession
+    from mcp.client.streamable_http import streamable_http_client
+    from mcp.shared._httpx_utils import create_mcp_http_client
+
+    async with create_mcp_http_client(headers={"Authorization": f"Bearer {server.token}"}) as http, \
+            streamable_http_client(server.url, http_client=http) as (read, write), \
+            ClientSession(read, write) as session:
+        await session.initialize()
+        return await body(session)
+
+
+def _answer(result):
+    return json.loads(result.content[0].text)
+
+
+@pytest.mark.parametrize("how", HOW)
+def test_a_call_the_client_gives_up_on_is_stopped_and_shown_cancelled(server, how):
+    """notifications/cancelled (a cancel, the client's timeout) stops the command with all it started; %mcp
+    shows the call as cancelled; the background shell an earlier call started runs on."""
+    import anyio
+
+    async def body(session):
+        started = _answer(await session.call_tool("Bash", {"command": "exec sleep 311", "run_in_background": True}))
+        await give_up(session, how, TREE, lambda: running_under(os.getpid()) >= TREE_PROCESSES)
+        await until(lambda: not TREE_PROCESSES & running_under(os.getpid()), 10, "the cancelled call's tree to be gone")
+        await until(lambda: server.log.total == 2, 10, "the cancelled call's record")
+        assert server.toolbox.engine.shells.info(started["shell_id"]).running
+        assert _answer(await session.call_tool("Bash", {"command": "echo still here"}))["output"] == "still here\n"
+
+    try:
+        anyio.run(_session, server, body)
+    finally:
+        server.toolbox.engine.shells.kill_all()
+    cancelled = server.log.latest()[1]
+    assert (cancelled.tool, cancelled.summary, cancelled.cancelled, cancelled.success) == ("Bash", TREE, True, False)
+    assert cancelled.outcome == "cancelled by the client: its command was stopped"
+    row = [line for line in status_text(server.status()).splitlines() if TREE in line]
+    assert len(row) == 1 and " ⊘ " in row[0] and "cancelled by the client" in row[0]
+
+
+def test_a_call_in_flight_when_the_server_stops_is_stopped_too(engine):
+    """Nobody is left to read its answer: its command goes with the server, and %mcp says why."""
+    import anyio
+
+    srv = HttpServer(Toolbox(engine, sandbox="off", grace=0.3))
+    srv.start()
+    failures = []
+
+    async def body(session):
+        async def call():
+            try:
+                await session.call_tool("Bash", {"command": TREE})
+            except Exception as exc:  # the server went away under it: expected
+                failures.append(exc)
+
+        async with anyio.create_task_group() as group:
+            group.start_soon(call)
+            await until(lambda: running_under(os.getpid()) >= TREE_PROCESSES, 30, "the call's command to start")
+            await anyio.to_thread.run_sync(srv.stop)
+            await until(lambda: not TREE_PROCESSES & running_under(os.getpid()), 10, "the call's tree to be gone")
+            group.cancel_scope.cancel()
+
+    try:
+        anyio.run(_session, srv, body)
+    except Exception:  # the client's own teardown against a closed server
+        pass
+    finally:
+        srv.stop()
+    wait_until(lambda: srv.log.total == 1, 10, "the call's record")
+    (call,) = srv.log.latest()
+    assert call.cancelled and call.outcome == "cancelled: the server stopped: its command was stopped"
+
+
+def test_a_request_without_the_token_is_told_where_the_token_is(server, tmp_path):
+    def refusal():
+        request = urllib.request.Request(server.url, data=INITIALIZE, headers={"Content-Type": "application/json"})
+        with pytest.raises(urllib.error.HTTPError) as caught:
+            urllib.request.urlopen(request, timeout=10)
+        assert caught.value.code == 401
+        return json.loads(caught.value.read())["error"]
+
+    assert refusal() == unauthorized(None)
+    assert "the client configuration file %mcp serve printed" in refusal()
+    path = server.write_client_config(str(tmp_path / "runtime"))
+    told = refusal()
+    assert told == unauthorized(path) and path in told and "mcpServers.execmagic.headers.Authorization" in told
+    with open(path) as fh:
+        assert json.load(fh)["mcpServers"]["execmagic"]["headers"]["Authorization"] == f"Bearer {server.token}"
+    assert server.token not in told
+
+
+def test_another_session_cannot_cancel_a_call(server):
+    """A cancel names a request id, and ids are per session: another client's notifications/cancelled for
+    every id the first may have used stops nothing of the first's."""
+    import anyio
+
+    async def body(session):
+        async with anyio.create_task_group() as group:
+            group.start_soon(session.call_tool, "Bash", {"command": TREE})
+            await until(lambda: running_under(os.getpid()) >= TREE_PROCESSES, 30, "the call's command to start")
+
+            def stranger():
+                other = open_session(server)
+                for request_id in (*range(10), *map(str, range(10))):
+                    cancel = {"jsonrpc": "2.0", "method": "notifications/cancelled",
+                              "params": {"requestId": request_id, "reason": "not yours"}}
+                    assert post(server, cancel, other)[0] == 202
+                assert alive(server, other)  # answered after its own cancels: they have all been handled
+
+            await anyio.to_thread.run_sync(stranger)
+            assert running_under(os.getpid()) >= TREE_PROCESSES
+            group.cancel_scope.cancel()  # its own client's cancel does stop it
+        await until(lambda: not TREE_PROCESSES & running_under(os.getpid()), 10, "the call's tree to be gone")
+
+    anyio.run(_session, server, body)
+    wait_until(lambda: server.log.total == 1, 10, "the call's record")
+    assert [c.outcome for c in server.log.latest()] == ["cancelled by the client: its command was stopped"]

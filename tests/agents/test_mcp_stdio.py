@@ -20,6 +20,7 @@ import psutil
 import pytest
 from mcp import ClientSession, StdioServerParameters, stdio_client
 
+from mcp_faults import HOW, TREE, TREE_PROCESSES, give_up, old_sdk, running_under, until
 from processes import TOKEN_VAR, assert_none_left
 from waiting import wait_until
 
@@ -54,8 +55,12 @@ def plugins(tmp_path):
 
 
 def params(*args: str, cwd: os.PathLike[str] | None = None) -> StdioServerParameters:
-    # the SDK passes only a minimal environment on: the test's marker goes explicitly
-    return StdioServerParameters(command=SERVER, args=list(args), env={TOKEN_VAR: os.environ[TOKEN_VAR]}, cwd=cwd)
+    # the SDK passes only a minimal environment on: the test's marker goes explicitly, and so does the
+    # source under test when the suite runs with PYTHONPATH (else the installed copy would be served)
+    env = {TOKEN_VAR: os.environ[TOKEN_VAR]}
+    if os.environ.get("PYTHONPATH"):
+        env["PYTHONPATH"] = os.environ["PYTHONPATH"]
+    return StdioServerParameters(command=SERVER, args=list(args), env=env, cwd=cwd)
 
 
 def server_of(parent: int) -> int:
@@ -133,6 +138,42 @@ def test_the_mcp_client_lists_runs_polls_kills_and_is_refused(plugins):
 
     left_running = run(body, "--plugins", plugins)
     assert not psutil.pid_exists(left_running) or psutil.Process(left_running).status() == psutil.STATUS_ZOMBIE
+
+
+@pytest.mark.parametrize("how", HOW)
+def test_a_call_the_client_gives_up_on_is_stopped_with_its_tree(how, tmp_path):
+    """notifications/cancelled (a cancel, or the client's timeout) stops the command and all it started,
+    in the sandbox (the default); the background shell an earlier call started runs on, and so does the session."""
+    async def body(session):
+        started = answer(await session.call_tool("Bash", {"command": "exec sleep 311", "run_in_background": True}))
+        server = server_of(os.getpid())
+        await give_up(session, how, TREE, lambda: running_under(server) >= TREE_PROCESSES)
+        await until(lambda: not TREE_PROCESSES & running_under(server), 10, "the cancelled call's tree to be gone")
+        shells = answer(await session.call_tool("ListShells", {}))["shells"]
+        assert [(s["id"], s["status"]) for s in shells] == [(started["shell_id"], "running")]
+        assert "sleep 311" in running_under(server)
+        assert answer(await session.call_tool("Bash", {"command": "echo still here"}))["output"] == "still here\n"
+
+    run(body, cwd=tmp_path)
+
+
+def test_a_plugin_call_the_client_cancels_is_stopped_with_its_tree(tmp_path):
+    """A plugin is a command too: the client's cancel stops it and all it started, long before its timeout."""
+    folder = tmp_path / "plugins"
+    folder.mkdir()
+    (folder / "slow.sh").write_text("#!/bin/sh\nread line\nsleep 314 & sleep 315\nwait\n")
+    (folder / "slow.sh").chmod(0o755)
+    (folder / "slow.toml").write_text('[tool]\nname = "slow"\nversion = "1"\ndescription = "Takes its time"\n'
+                                      '[exec]\nbinary = "slow.sh"\ntimeout = 120\n')
+    slow = {"sleep 314", "sleep 315"}
+
+    async def body(session):
+        server = server_of(os.getpid())
+        await give_up(session, "cancel", "", lambda: running_under(server) >= slow, tool="slow", arguments={})
+        await until(lambda: not slow & running_under(server), 10, "the cancelled plugin's tree to be gone")
+        assert answer(await session.call_tool("Bash", {"command": "echo still here"}))["output"] == "still here\n"
+
+    run(body, "--plugins", str(folder), cwd=tmp_path)
 
 
 CLIENT = """
@@ -249,6 +290,27 @@ def test_without_the_sdk_it_says_how_to_install_it():
     err = start_problem(code="import sys; sys.modules['mcp'] = None\n"
                              "from execmagic.mcp import main; sys.exit(main([]))")
     assert err == "execmagic-mcp: the MCP SDK is not installed: pip install 'mcp>=2.3' (what the optional extra execmagic[mcp] adds)\n"
+
+
+def test_an_older_sdk_is_one_line_saying_what_to_install(tmp_path):
+    """A neighbour package pinned mcp lower (pip check is silent): the server says so, and starts nothing."""
+    path = os.pathsep.join(filter(None, [old_sdk(tmp_path / "site"), os.environ.get("PYTHONPATH")]))
+    done = subprocess.run([SERVER], stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=60,
+                          env={**os.environ, "PYTHONPATH": path})
+    assert (done.returncode, done.stdout) == (2, "")
+    assert done.stderr == ("execmagic-mcp: the MCP server needs mcp>=2.3, and mcp 1.30.0 is installed (another"
+                           " package may have pinned it lower): pip install 'mcp>=2.3' (what the optional extra"
+                           " execmagic[mcp] adds)\n")
+
+
+def test_the_sdk_the_server_needs_is_the_one_the_package_asks_for():
+    import re
+
+    from execmagic.agents.mcp_server import MIN_SDK
+
+    with open(os.path.join(os.path.dirname(__file__), "..", "..", "pyproject.toml"), encoding="utf-8") as fh:
+        asked = set(re.findall(r'"mcp>=([\d.]+)"', fh.read()))
+    assert asked == {".".join(map(str, MIN_SDK))}
 
 
 def test_python_dash_m_is_the_same_command():

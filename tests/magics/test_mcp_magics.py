@@ -7,9 +7,10 @@ import os
 import pytest
 from IPython.core.error import UsageError
 
-from execmagic.agents.mcp_server import CallRecord, McpStatus
+from execmagic.agents.mcp_server import CallRecord, McpStatus, McpTooOld, require_sdk, sdk_version
 from execmagic.display.mcp import status_html, status_text
 from magic_calls import magic as call
+from mcp_faults import old_sdk
 
 pytestmark = pytest.mark.watchdog_outlives_test
 
@@ -96,3 +97,34 @@ def test_without_the_sdk_serve_says_how_to_install_it(ip, monkeypatch):
     assert str(caught.value) == ("the MCP server needs the 'mcp' package (mcp is missing): "
                                  "pip install 'mcp>=2.3' (what the optional extra execmagic[mcp] adds)")
     assert magic(ip, "stop").stdout == "no MCP server is running\n"
+
+
+def test_an_older_sdk_is_one_line_saying_what_to_install(ip, monkeypatch, tmp_path):
+    """The SDK's version is read from its distribution, the first on the path: one older than the server
+    needs (a neighbour package's pin) is named, with what to install, and nothing starts."""
+    monkeypatch.syspath_prepend(old_sdk(tmp_path / "site", "1.30.0", package=False))
+    assert sdk_version() == "1.30.0"
+    with pytest.raises(McpTooOld) as too_old:
+        require_sdk()
+    assert (too_old.value.installed, too_old.value.needed) == ("1.30.0", "2.3")
+    with pytest.raises(UsageError) as caught:
+        magic(ip, "serve")
+    assert str(caught.value) == ("the MCP server needs mcp>=2.3, and mcp 1.30.0 is installed (another package may"
+                                 " have pinned it lower): pip install 'mcp>=2.3' (what the optional extra"
+                                 " execmagic[mcp] adds); then restart the kernel")
+    assert magic(ip, "stop").stdout == "no MCP server is running\n"
+
+
+@pytest.mark.parametrize("version", ["2.3.0rc1", "2.10.0", "3.0", "not a version"])
+def test_a_new_enough_or_unreadable_sdk_version_lets_it_try(monkeypatch, tmp_path, version):
+    monkeypatch.syspath_prepend(old_sdk(tmp_path / "site", version, package=False))
+    assert sdk_version() == version
+    require_sdk()
+
+
+def test_a_cancelled_call_is_marked_as_such():
+    call = CallRecord("2026-01-01T10:00:00+00:00", "Bash", "sleep 30", False,
+                      "cancelled by the client: its command was stopped", 1200, cancelled=True)
+    status = McpStatus(True, "http://127.0.0.1:1/mcp", "2026-01-01T09:00:00+00:00", "all", 1, (call,))
+    assert "10:00:00  Bash  sleep 30  ⊘   cancelled by the client: its command was stopped  1200" in status_text(status)
+    assert '<span style="color:#6e7781">⊘</span>' in status_html(status)

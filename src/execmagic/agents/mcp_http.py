@@ -28,13 +28,13 @@ from typing import Any
 from ..process import checks
 from ..process.clock import now_iso
 from ..process.retention import running_since
-from .mcp_calls import CallLog
+from .mcp_calls import CallLog, CallRunner
 from .mcp_server import SERVER_NAME, McpStatus, build_server, require_sdk, sandbox_line
 from .tools import Toolbox
 
 __all__ = [
     "DEFAULT_IDLE_TIMEOUT", "DEFAULT_MAX_SESSIONS", "SHUTDOWN_GRACE", "STARTUP_TIMEOUT", "HttpServer", "client_config",
-    "remove_stale_client_configs",
+    "remove_stale_client_configs", "unauthorized",
 ]
 
 #: Seconds a stopping HTTP server waits for open requests (an agent's event stream stays open for ever).
@@ -56,12 +56,22 @@ def client_config(url: str, token: str, name: str = SERVER_NAME) -> dict[str, An
     return {"mcpServers": {name: {"type": "http", "url": url, "headers": {"Authorization": f"Bearer {token}"}}}}
 
 
+def unauthorized(config_path: str | None) -> str:
+    """What a request without the token is told: where the token is (a client configured by hand
+    often has the URL right and the header missing).  The file is readable by its owner only."""
+    where = f"the file {config_path}" if config_path else "the client configuration file %mcp serve printed"
+    return (f"unauthorized: send the header 'Authorization: Bearer <token>'; the token is in {where}, under"
+            f" mcpServers.{SERVER_NAME}.headers.Authorization (or use that file as the client's MCP configuration)")
+
+
 class _RequireToken:
     """ASGI middleware: every HTTP request needs ``Authorization: Bearer <token>``, else 401."""
 
     def __init__(self, app: Any, token: str) -> None:
         self.app = app
         self._token = token.encode()
+        #: The client configuration file holding the token, once written: the 401 names it.
+        self.config_path: str | None = None
 
     def _allowed(self, headers: list[tuple[bytes, bytes]]) -> bool:
         for key, value in headers:
@@ -72,7 +82,7 @@ class _RequireToken:
 
     async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
         if scope["type"] == "http" and not self._allowed(scope.get("headers", [])):
-            body = b'{"error": "unauthorized: send the Authorization: Bearer token %mcp serve printed"}'
+            body = json.dumps({"error": unauthorized(self.config_path)}).encode()
             await send({"type": "http.response.start", "status": 401, "headers": [
                 (b"content-type", b"application/json"), (b"content-length", str(len(body)).encode()),
                 (b"www-authenticate", b'Bearer realm="execmagic"')]})
@@ -186,8 +196,9 @@ class HttpServer:
     """Streamable-HTTP MCP server on 127.0.0.1, in a thread with its own event loop, behind a bearer token.
 
     ``port=0`` picks a free port.  The token is new for each server (``secrets.token_urlsafe``);
-    a request without it gets 401.  :meth:`stop` closes the port; calls still running go on to
-    their own end (their processes belong to the engine, which the owner stops).  A session idle
+    a request without it gets 401 that says where the token is.  :meth:`stop` closes the port and
+    stops the calls still running (nobody is left to read their answers; their record says so); the
+    background shells they started are the engine's, which the owner stops.  A session idle
     for ``idle_timeout`` seconds is closed (``None``: never), and at most ``max_sessions`` are open
     at once (see the module); the shells a session's agent started stay the engine's.
     """
@@ -203,6 +214,7 @@ class HttpServer:
         self.requested_port = port
         self.token = token or secrets.token_urlsafe(32)
         self.log = CallLog()
+        self.calls = CallRunner(toolbox, self.log)
         self.started_at: str | None = None
         self._quiet = quiet
         self._problems = _KeptWarnings()
@@ -212,6 +224,7 @@ class HttpServer:
         self._socket: socket.socket | None = None
         self._failure: BaseException | None = None
         self._sessions: _RoomForOneMore | None = None
+        self._door: _RequireToken | None = None
         self.port: int | None = None
         #: Where :meth:`write_client_config` put the configuration (removed by :meth:`stop`).
         self.config_path: str | None = None
@@ -244,6 +257,8 @@ class HttpServer:
             json.dump(self.client_config(), fh)
             fh.write("\n")
         self.config_path = path
+        if self._door is not None:
+            self._door.config_path = path
         return path
 
     @property
@@ -285,11 +300,11 @@ class HttpServer:
             raise
         sock.set_inheritable(False)  # the shells the agent starts must not hold the port open
         self._socket, self.port = sock, sock.getsockname()[1]
-        mcp_server = build_server(self.toolbox, self.log)
+        mcp_server = build_server(self.toolbox, self.log, self.calls)
         app = mcp_server.streamable_http_app(host=self.host, session_idle_timeout=self.idle_timeout,
                                              max_sessions=self.max_sessions)
         self._sessions = _RoomForOneMore(app, mcp_server.session_manager, self.max_sessions)
-        app = _RequireToken(self._sessions, self.token)  # the token first: a stranger closes no session
+        app = self._door = _RequireToken(self._sessions, self.token)  # the token first: a stranger closes no session
         config = uvicorn.Config(app, log_config=None, access_log=False, lifespan="on", ws="none",
                                 timeout_graceful_shutdown=SHUTDOWN_GRACE)
         self._server = uvicorn.Server(config)
@@ -313,6 +328,7 @@ class HttpServer:
 
     def stop(self, timeout: float = 10.0) -> None:
         """Stop serving and close the port (idempotent)."""
+        self.calls.stopping = True  # the calls cancelled from here on are the server's doing
         if self._server is not None:
             self._server.should_exit = True
         if self._thread is not None:
@@ -324,4 +340,6 @@ class HttpServer:
             with contextlib.suppress(OSError):
                 os.unlink(self.config_path)  # the token is worthless now; its file goes too
             self.config_path = None
+            if self._door is not None:
+                self._door.config_path = None
         self._restore_loggers()

@@ -6,7 +6,9 @@ source every client format is made from, and are never re-derived from Python si
 
 A call runs :meth:`Toolbox.dispatch` in a daemon thread (a ``Bash`` call may take minutes; the
 event loop goes on serving ``BashOutput`` polls and other clients meanwhile, and a call still
-running never holds up the process's exit -- the watchdog stops what it started).  The answer is
+running never holds up the process's exit -- the watchdog stops what it started).  A call the
+client cancels (``notifications/cancelled``, which the SDK's client also sends at its own timeout)
+is stopped with everything its command started (:mod:`.mcp_calls`).  The answer is
 one text content block holding :func:`~execmagic.agents.answers.answer_text` -- the same JSON a
 model reads from the Anthropic and OpenAI answers -- plus the same dict as structured content;
 ``isError`` is set when ``success`` is false.
@@ -18,7 +20,7 @@ Two ways to serve:
   every request needing a random bearer token; ``%mcp serve`` runs it in the kernel, over the
   kernel's own engine, so an outside agent works in the notebook's session.
 
-This module is what both share: the protocol (:func:`build_server`), the missing-SDK error, the
+This module is what both share: the protocol (:func:`build_server`), the SDK check, the
 status ``%mcp`` shows and the sandbox lines; the calls and their log are :mod:`.mcp_calls`, each
 transport its own module, so each can be read without the others.
 
@@ -30,12 +32,15 @@ session is only a conversation: the background shells an agent started belong to
 the notebook's -- and closing the session leaves them running.
 
 The SDK is an optional extra (``execmagic[mcp]``, i.e. ``pip install 'mcp>=2.3'``); this module imports it only when
-a server is built, and says how to install it when it is missing (:class:`McpUnavailable`).
+a server is built, and says how to install it when it is missing (:class:`McpUnavailable`) or
+older than the server needs (:class:`McpTooOld`: another package may pin it lower, and ``pip check``
+is silent; an old SDK would fail with a ``TypeError`` deep in :func:`build_server`).
 """
 
 from __future__ import annotations
 
 import dataclasses
+import re
 from typing import Any
 
 from ..process.errors import UsageProblem
@@ -45,29 +50,69 @@ from .mcp_calls import MAX_CALLS_KEPT, MAX_CONCURRENT_CALLS, CallLog, CallRecord
 from .tools import Toolbox
 
 __all__ = [
-    "INSTALL_HINT", "MAX_CALLS_KEPT", "MAX_CONCURRENT_CALLS", "SERVER_NAME", "CallLog", "CallRecord",
-    "McpStatus", "McpUnavailable", "build_server", "require_sdk", "sandbox_line", "sandbox_trouble",
+    "INSTALL_HINT", "MAX_CALLS_KEPT", "MAX_CONCURRENT_CALLS", "MIN_SDK", "SERVER_NAME", "CallLog", "CallRecord",
+    "McpStatus", "McpTooOld", "McpUnavailable", "build_server", "require_sdk", "sandbox_line", "sandbox_trouble",
+    "sdk_version",
 ]
 
 SERVER_NAME = "execmagic"
-INSTALL_HINT = "pip install 'mcp>=2.3' (what the optional extra execmagic[mcp] adds)"
+#: The oldest ``mcp`` SDK the server is written for (pyproject's ``mcp>=``): the low-level server's
+#: handler keywords and the streamable-HTTP options came with 2.x, and an older one fails with a
+#: ``TypeError`` deep in :func:`build_server`.
+MIN_SDK = (2, 3)
+_MIN_SDK_TEXT = ".".join(map(str, MIN_SDK))
+INSTALL_HINT = f"pip install 'mcp>={_MIN_SDK_TEXT}' (what the optional extra execmagic[mcp] adds)"
 
 
 class McpUnavailable(UsageProblem):
     """The ``mcp`` SDK is not installed: one line saying how to get it."""
 
-    def __init__(self, missing: str) -> None:
+    def __init__(self, missing: str, why: str | None = None) -> None:
         self.missing = missing
-        super().__init__(f"the MCP server needs the 'mcp' package ({missing} is missing): {INSTALL_HINT}")
+        super().__init__(why or f"the MCP server needs the 'mcp' package ({missing} is missing): {INSTALL_HINT}")
+
+
+class McpTooOld(McpUnavailable):
+    """The ``mcp`` SDK is older than :data:`MIN_SDK` (another package may have pinned it lower, and
+    ``pip check`` says nothing of it): one line saying which is installed and what to install."""
+
+    def __init__(self, installed: str) -> None:
+        self.installed = installed
+        self.needed = _MIN_SDK_TEXT
+        super().__init__("mcp", f"the MCP server needs mcp>={_MIN_SDK_TEXT}, and mcp {installed} is installed"
+                                f" (another package may have pinned it lower): {INSTALL_HINT}")
+
+
+def sdk_version() -> str | None:
+    """The installed ``mcp`` SDK's version, from the metadata of the first distribution on ``sys.path``
+    (where ``import mcp`` finds the package too); ``None`` if it has no metadata (a vendored copy)."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("mcp")
+    except PackageNotFoundError:
+        return None
+
+
+def _release(version: str) -> tuple[int, ...]:
+    """The leading release numbers of a version (``2.3.0rc1`` → ``(2, 3, 0)``): enough to compare with
+    :data:`MIN_SDK` without a dependency on ``packaging``."""
+    found = re.match(r"\d+(?:\.\d+)*", version.strip())
+    return tuple(int(part) for part in found.group().split(".")) if found else ()
 
 
 def require_sdk() -> None:
-    """Fail with :class:`McpUnavailable` (not an ``ImportError`` traceback) when the extra is missing."""
+    """Fail with :class:`McpUnavailable` (not an ``ImportError`` or ``TypeError`` traceback) when the
+    extra is missing, or with :class:`McpTooOld` when its SDK is older than :data:`MIN_SDK`."""
     for name in ("mcp", "uvicorn", "starlette"):
         try:
             __import__(name)
         except ImportError:
             raise McpUnavailable(name) from None
+    installed = sdk_version()
+    release = _release(installed) if installed is not None else ()
+    if release and release < MIN_SDK:  # a version we cannot read: let it try
+        raise McpTooOld(str(installed))
 
 
 def _version() -> str:
@@ -79,13 +124,14 @@ def _version() -> str:
         return "0"
 
 
-def build_server(toolbox: Toolbox, log: CallLog | None = None) -> Any:
-    """An :class:`mcp.server.lowlevel.Server` offering ``toolbox``'s tools (built-in and plugins)."""
+def build_server(toolbox: Toolbox, log: CallLog | None = None, calls: CallRunner | None = None) -> Any:
+    """An :class:`mcp.server.lowlevel.Server` offering ``toolbox``'s tools (built-in and plugins), its calls
+    run by ``calls`` (a server that stops tells it first, so its cancelled calls say why)."""
     require_sdk()
     from mcp import types
     from mcp.server.lowlevel import Server
 
-    calls = CallRunner(toolbox, log if log is not None else CallLog())
+    calls = calls or CallRunner(toolbox, log if log is not None else CallLog())
 
     async def list_tools(ctx: Any, params: Any) -> Any:
         return types.ListToolsResult(tools=[types.Tool.model_validate(d) for d in toolbox.schemas("mcp")])

@@ -100,10 +100,12 @@ class _FirstLine:
 class _CallClock:
     """The two ends of a plugin call: ``timeout`` seconds for the result line, then ``grace`` more
     for the exit.  Either end stops the run through its :class:`CancelToken` (the run then stops the
-    plugin's whole tree); :attr:`ended` says which end it was (``None``: the plugin ended first)."""
+    plugin's whole tree); :attr:`ended` says which end it was (``None``: the plugin ended first, or
+    the caller's ``token`` stopped it -- the caller's to close, so the clock uses it and leaves it open)."""
 
-    def __init__(self, timeout: float, grace: float) -> None:
-        self.cancel = CancelToken()
+    def __init__(self, timeout: float, grace: float, token: CancelToken | None = None) -> None:
+        self.cancel = token or CancelToken()
+        self._owns_token = token is None
         self.grace = grace
         self.ended: str | None = None
         self._lock = threading.Lock()
@@ -133,7 +135,8 @@ class _CallClock:
         with self._lock:
             self._closed = True
             self._timer.cancel()
-        self.cancel.close()
+        if self._owns_token:
+            self.cancel.close()
 
 
 def _as_text(value: Any) -> str:
@@ -174,18 +177,20 @@ class PluginTool:
         return object_schema(properties, [p.name for p in self.manifest.parameters if p.required])
 
     def spec(self) -> ToolSpec:
-        return ToolSpec(self.manifest.name, self.manifest.description, self.schema(), self.call)
+        return ToolSpec(self.manifest.name, self.manifest.description, self.schema(), self.call, cancellable=True)
 
     def _fail(self, what: str, stderr: str = "") -> dict[str, Any]:
         excerpt = stderr.strip()[:STDERR_EXCERPT]
         return {"success": False, "output": "",
                 "error": f"plugin '{self.manifest.name}' {what}" + (f"; stderr: {excerpt}" if excerpt else "")}
 
-    def call(self, arguments: Mapping[str, Any]) -> dict[str, Any]:
-        """Send ``arguments`` as one JSON line, as given; return the plugin's ``{success, output, error}`` answer."""
+    def call(self, arguments: Mapping[str, Any], cancel: CancelToken | None = None) -> dict[str, Any]:
+        """Send ``arguments`` as one JSON line, as given; return the plugin's ``{success, output, error}`` answer.
+
+        ``cancel`` (from another thread) stops the plugin and its tree: the answer says ``interrupted``."""
         line = json.dumps(dict(arguments), allow_nan=False) + "\n"  # validated: no NaN can be here
         plan = self.engine.plan_argv([self.manifest.binary], input=line, isolated=True)
-        clock = _CallClock(self.manifest.timeout, self.exit_grace)
+        clock = _CallClock(self.manifest.timeout, self.exit_grace, cancel)
         first = _FirstLine(on_line=clock.line_came)
         # The run's own timeout is only a backstop: the clock ends the call first, at either end.
         backstop = self.manifest.timeout + self.exit_grace + 1.0
@@ -194,6 +199,8 @@ class PluginTool:
             result = self.engine.run(plan, options=options, on_output=first, guard="none", cancel=clock.cancel)
         finally:
             clock.close()
+        if result.interrupted and cancel is not None and cancel.cancelled and clock.ended is None:  # not the clock's
+            return {**self._fail("was cancelled: it was stopped", result.stderr), "status": "interrupted"}
         return self._answer(result, first, clock.ended)
 
     def _answer(self, result: Result, first: _FirstLine, ended: str | None = None) -> dict[str, Any]:

@@ -36,6 +36,7 @@ from ..guard.policy import CommandRefused, Guard, redact, sanitize_env
 from ..guard.secrets import secret_tail
 from ..process import checks
 from ..process.errors import ExecError, ShellLimitReached, UnknownShell, UsageProblem, shown_value
+from ..process.pump import CancelToken
 from ..process.results import ShellOutput
 from .answers import answer_text, calls_in, read_call
 from .arguments import normalise, object_schema, validate
@@ -58,7 +59,8 @@ MAX_TIMEOUT_MS = 600_000
 #: The cursor name the tools read background output with: a human's ``%bgout`` does not move it.
 AGENT_READER = "agent"
 
-Handler = Callable[[dict[str, Any]], dict[str, Any]]
+#: A tool's handler: its arguments, and for a :attr:`ToolSpec.cancellable` tool a ``cancel`` keyword too.
+Handler = Callable[..., dict[str, Any]]
 
 
 @dataclasses.dataclass(frozen=True)
@@ -69,6 +71,9 @@ class ToolSpec:
     description: str
     parameters: dict[str, Any]
     handler: Handler
+    #: Whether ``handler`` takes ``cancel=`` (a :class:`CancelToken` that stops the command it runs, with
+    #: everything that command started): a caller that gives up -- an MCP client's cancel -- stops it.
+    cancellable: bool = False
 
     def definition(self, style: str, strict: bool = False) -> dict[str, Any]:
         """This tool in one client's format (see :mod:`execmagic.agents.schemas`)."""
@@ -155,7 +160,7 @@ class Toolbox:
                                 "default": DEFAULT_TIMEOUT_MS, "minimum": MIN_TIMEOUT_MS, "maximum": MAX_TIMEOUT_MS},
                     "run_in_background": {"type": "boolean", "default": False,
                                           "description": "Run command in background, use BashOutput to read output"},
-                }, required=["command"]), self._bash),
+                }, required=["command"]), self._bash, cancellable=True),
             ToolSpec("BashOutput", (
                 "Retrieves output from a running or completed background bash shell: only what is new since the "
                 "last check, stdout and stderr, with the shell's status (running, exited N, killed, timed out) "
@@ -221,8 +226,13 @@ class Toolbox:
                 for call in calls_in(message) for reply in (self.dispatch(call.name, call.arguments),)]
 
     # -- dispatch -------------------------------------------------------------------------
-    def dispatch(self, name: str, arguments: Mapping[str, Any] | str | None = None) -> dict[str, Any]:
-        """Run tool ``name`` with ``arguments``; always a JSON-able dict, never an exception."""
+    def dispatch(self, name: str, arguments: Mapping[str, Any] | str | None = None, *,
+                 cancel: CancelToken | None = None) -> dict[str, Any]:
+        """Run tool ``name`` with ``arguments``; always a JSON-able dict, never an exception.
+
+        ``cancel`` (from another thread) stops a foreground ``Bash`` command and all it started; the
+        answer then says ``interrupted``.  A background shell the call started is not stopped by it.
+        """
         try:
             spec = self.tools.get(name) if isinstance(name, str) else None
             if spec is None:
@@ -239,7 +249,8 @@ class Toolbox:
             problem = validate(spec.parameters, arguments)
             if problem:
                 return _error(f"{name}: {problem}")
-            answer = spec.handler(dict(arguments))
+            answer = (spec.handler(dict(arguments), cancel=cancel) if spec.cancellable and cancel is not None
+                      else spec.handler(dict(arguments)))
         except CommandRefused as exc:  # worded for a model: it cannot override the guard, the user can
             answer = _error(f"{exc.refusal.describe()}; this tool does not run it; ask the user to run it themselves")
         except UnknownShell as exc:  # worded for a model: how to start one with these tools
@@ -278,7 +289,7 @@ class Toolbox:
     def _clean(self, text: str, held: Mapping[str, str]) -> str:
         return redact(text, held) if self.redact_secrets else text
 
-    def _bash(self, args: dict[str, Any]) -> dict[str, Any]:
+    def _bash(self, args: dict[str, Any], cancel: CancelToken | None = None) -> dict[str, Any]:
         command = checks.text(args["command"], "command")
         if not command.strip():
             raise UsageProblem("command is empty: give the shell command to run")
@@ -314,7 +325,7 @@ class Toolbox:
             return answer
         options = dataclasses.replace(self.engine.options, timeout=checks.timeout(clamped / 1000), grace=self.grace,
                                       log_over=self.max_output)
-        result = self.engine.run(plan, options=options, guard=self.guard)
+        result = self.engine.run(plan, options=options, guard=self.guard, cancel=cancel)
         parts = [Part(capture.text, log_path=capture.log_path,
                       whole_bytes=capture.bytes if capture.truncated and not capture.binary else None)
                  for capture in (result.stdout_capture, result.stderr_capture)]

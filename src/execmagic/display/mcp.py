@@ -23,9 +23,13 @@ def _headline(status: McpStatus) -> str:
             f"{status.calls_total} call{'s' if status.calls_total != 1 else ''} · %mcp stop ends it")
 
 
+def _mark(call: CallRecord) -> str:
+    """The ``ok`` column: done, failed, or cancelled (the client gave up on it: it was never answered)."""
+    return "⊘" if call.cancelled else "✔" if call.success else "✘"
+
+
 def _row(call: CallRecord) -> tuple[str, ...]:
-    return (call.at[11:19], call.tool, call.summary, "✔" if call.success else "✘", call.outcome,
-            str(call.duration_ms))
+    return (call.at[11:19], call.tool, call.summary, _mark(call), call.outcome, str(call.duration_ms))
 
 
 def _sandbox(status: McpStatus) -> str | None:
@@ -63,7 +67,8 @@ def status_html(status: McpStatus) -> str:
     for call in calls:
         cells = [html.escape(c) for c in _row(call)]
         cells[2] = f"<code>{cells[2]}</code>"
-        cells[3] = f'<span style="color:{_GREEN if call.success else _RED}">{cells[3]}</span>'
+        colour = _GREY if call.cancelled else _GREEN if call.success else _RED
+        cells[3] = f'<span style="color:{colour}">{cells[3]}</span>'
         body.append("<tr>" + "".join(f'<td style="text-align:left">{c}</td>' for c in cells) + "</tr>")
     table = (f'<table class="execmagic-mcp-calls" style="font-size:12px"><thead><tr>{header}</tr></thead>'
              f"<tbody>{''.join(body)}</tbody></table>")

@@ -82,8 +82,10 @@ class McpMagics(Magics):
         running: they are the notebook's.
 
         ``%mcp`` shows the server's state, the sandbox its agent runs in and its latest calls;
-        ``%mcp stop`` ends it (so do %unload_ext and the kernel's end). Needs the MCP SDK:
-        pip install 'mcp>=2.3' (the extra execmagic[mcp]).
+        a call the client cancelled or gave up on at its timeout is stopped with all its command
+        started (not the background shells it started) and shows as cancelled (⊘). ``%mcp stop``
+        ends the server and the calls in flight (so do %unload_ext and the kernel's end). Needs the
+        MCP SDK: pip install 'mcp>=2.3' (the extra execmagic[mcp]).
 
         Examples::
 
@@ -123,8 +125,22 @@ class McpMagics(Magics):
         from jupyter_core.paths import jupyter_runtime_dir
 
         from ..agents.mcp_http import HttpServer
-        from ..agents.mcp_server import McpUnavailable, sandbox_line, sandbox_trouble
+        from ..agents.mcp_server import (
+            SERVER_NAME,
+            McpTooOld,
+            McpUnavailable,
+            require_sdk,
+            sandbox_line,
+            sandbox_trouble,
+        )
         from ..agents.tools import Toolbox
+
+        try:  # first: an SDK that is missing or too old is one line, before anything is set up
+            require_sdk()
+        except McpTooOld as exc:  # the old one is imported in this kernel by now: an install needs a restart
+            raise UsageError(f"{exc}; then restart the kernel") from None
+        except McpUnavailable as exc:
+            raise UsageError(str(exc)) from None
 
         with engine_errors():  # checked before anything starts: a bad value is one line
             idle_timeout = checks.timeout(self.exec_magics.mcp_idle_timeout if idle_timeout is None else idle_timeout,
@@ -157,7 +173,8 @@ class McpMagics(Magics):
         session = ("The agent works in this notebook's session" if toolbox.sandbox.sandbox is None else
                    "The agent works in a session of its own, started from this notebook's (its cd and export stay"
                    " out of it)")
-        print(f"MCP server listening at {server.url} (127.0.0.1 only; every request needs its bearer token)\n"
+        print(f"MCP server listening at {server.url} (127.0.0.1 only; every request needs its bearer token, in the"
+              f" file below under mcpServers.{SERVER_NAME}.headers.Authorization)\n"
               f"client config, token included (readable by you only, kept out of this notebook): {path}\n"
               f"agent: {sandbox_line(toolbox)}\n"
               f"{session}: %bg lists its shells, %mcp its calls; %mcp stop ends the server.")

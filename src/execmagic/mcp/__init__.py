@@ -19,9 +19,9 @@ one (the server's own folder stays visible and writable, even under ``/tmp``), a
 of the sandbox's own namespace -- a client that wants its server's pid has it from starting it.
 ``--sandbox off`` gives the agent the user's whole authority again.
 
-Every mistake at start (a bad manifest, a missing directory, the SDK not installed, a sandbox
-named where it cannot work) is one line on stderr and exit status 2: an MCP client shows that
-line in its server log.
+Every mistake at start (a bad manifest, a missing directory, the SDK not installed or older than
+the server needs, a sandbox named where it cannot work) is one line on stderr and exit status 2: an
+MCP client shows that line in its server log.
 """
 
 from __future__ import annotations
@@ -31,7 +31,7 @@ import os
 import sys
 from collections.abc import Sequence
 
-from ..agents.mcp_server import INSTALL_HINT, McpUnavailable, sandbox_line, sandbox_trouble
+from ..agents.mcp_server import INSTALL_HINT, McpTooOld, McpUnavailable, require_sdk, sandbox_line, sandbox_trouble
 from ..agents.mcp_stdio import serve_stdio
 from ..agents.plugins import PluginTool, load_manifest
 from ..agents.tools import Toolbox
@@ -117,9 +117,12 @@ def build_toolbox(args: argparse.Namespace) -> Toolbox:
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = parser().parse_args(argv)
-    try:
-        import mcp  # noqa: F401  # the SDK is the optional extra: say how to get it, in one line
-    except ImportError:
+    try:  # the SDK is the optional extra, and a neighbour may pin it lower: say what to install, in one line
+        require_sdk()
+    except McpTooOld as exc:
+        print(f"{PROG}: {exc}", file=sys.stderr)
+        return 2
+    except McpUnavailable:
         print(f"{PROG}: the MCP SDK is not installed: {INSTALL_HINT}", file=sys.stderr)
         return 2
     try:
