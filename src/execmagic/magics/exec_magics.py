@@ -45,7 +45,7 @@ from ..process.errors import (
 )
 from .cluster import backend_for, cluster_options, settings_classes
 from .helpfmt import FixedWidthHelp
-from .options import NamespaceParams, parse_line, parse_pairs, split_words
+from .options import NotebookVariables, parse_line, parse_pairs, split_words, template_params
 from .settings import ExecSettings
 
 if TYPE_CHECKING:  # the engine and the renderers are imported by the first command, not at %load_ext
@@ -135,6 +135,13 @@ def engine_errors() -> Iterator[None]:
         raise StartFailed(str(exc)) from None
 
 
+def _filled_note(plan: Plan) -> str:
+    """One line that says which ``{name}`` filled with what (a secret's value hidden): a fill is never silent."""
+    shown = list(dict.fromkeys(plan.shown_fill(fill) for fill in plan.fills))
+    more = f"; and {len(shown) - 4} more (--dry-run lists them)" if len(shown) > 4 else ""
+    return "filled " + "; ".join(shown[:4]) + more
+
+
 def _common(func: Callable[..., Any]) -> Callable[..., Any]:
     """The options every running magic shares (applied bottom-up, so they list in this order)."""
     decorators = [
@@ -144,7 +151,9 @@ def _common(func: Callable[..., Any]) -> Callable[..., Any]:
         argument("--env", action="append", metavar="K=V", help="set an environment variable for this run (repeatable)"),
         argument("--clear-env", action="store_true",
                  help="start from an empty environment: only --env values (bash still sets PWD, SHLVL and _ itself)"),
-        argument("--param", action="append", metavar="K=V", help="value for {K} templates (before the namespace)"),
+        argument("--param", action="append", metavar="K=V|NAME",
+                 help="fill {K} everywhere with the text V; a bare NAME: the notebook's NAME, keeping its type"
+                      " (other notebook variables fill only where the shell would expand $VAR)"),
         argument("--input", metavar="TEXT",
                  help="text for the command's stdin ({var} templates work); stdin is closed otherwise"),
         argument("--out", metavar="NAME", help="store the Result in the variable NAME"),
@@ -341,9 +350,11 @@ class ExecMagics(ExecSettings):
             raise UsageError(f"--errexit applies to bash and sh cells; a {language} cell stops at an uncaught error")
         return self.errexit if args.errexit is None else args.errexit
 
-    def _params(self, args: Any) -> NamespaceParams:
+    def _templates(self, args: Any) -> dict[str, Any]:
+        """What fills ``{name}``: ``--param`` values everywhere, the notebook's variables where ``$VAR`` would."""
         shell = self.ipython
-        return NamespaceParams(parse_pairs(args.param, "param"), shell.user_ns, shell.user_ns_hidden)
+        variables = NotebookVariables(shell.user_ns, shell.user_ns_hidden)
+        return {"params": template_params(args.param, variables), "variables": variables}
 
     def _guard(self, args: Any) -> Guard:
         return "none" if getattr(args, "allow_dangerous", False) else cast(Guard, self.guard)
@@ -391,11 +402,15 @@ class ExecMagics(ExecSettings):
             self._check_values(args)
             plan = make_plan(
                 cwd=args.cwd, env=parse_pairs(args.env, "env"), clear_env=args.clear_env,
-                params=self._params(args), input=getattr(args, "input", None), isolated=args.isolated,
+                input=getattr(args, "input", None), isolated=args.isolated, **self._templates(args),
                 sandbox=choice.sandbox,
             )
-        # said with the result: an auto that could not confine, a root left out
-        return dataclasses.replace(plan, notes=choice.notes + plan.notes) if choice.notes else plan
+        # said with the result: what filled a {name} (--dry-run lists each), an auto that could not confine, a root
+        # left out
+        notes = choice.notes + plan.notes
+        if plan.fills and not args.dry_run:
+            notes = (_filled_note(plan), *notes)
+        return dataclasses.replace(plan, notes=notes) if notes != plan.notes else plan
 
     def start_background(self, args: Any, make_plan: Callable[..., Plan]) -> None:
         """Start a planned command as a background shell and show its handle (``%bg``, ``%%exec --bg``)."""
