@@ -93,7 +93,7 @@ class Plan:
             lines.append(f"# env: {name}={'[REDACTED]' if secret_name(name) else self.hide(value)}")
         if self.command.input is not None:
             lines.append(f"# stdin: {len(self.command.input)} bytes")
-        lines += [f"# filled: {self.shown_fill(fill)}" for fill in self.fills]
+        lines += [f"# filled: {shown}" for shown in dict.fromkeys(map(self.shown_fill, self.fills))]
         lines += [f"# note: {note}" for note in self.notes]
         if self.sandbox is not None:
             lines.append(f"# {self.sandbox.describe()}")

@@ -6,8 +6,13 @@ run's values, so a param can never be read as a variable to expand again):
 1. ``${VAR}`` / ``${VAR:-default}`` from the merged environment.  Used for argv
    words, cwd, env values and input -- never for shell script bodies, where bash
    expands them itself with the environment we pass.
-2. ``{name}`` from caller-supplied params (then, in a notebook, its namespace),
-   with ``{name.attr}`` and ``{name[key]}`` as in ``str.format`` (never calls).
+2. ``{name}`` from caller-supplied params, everywhere; then from ``variables`` (a notebook's
+   namespace) only where a shell would expand ``$VAR`` -- unquoted words, ``"…"``, unquoted
+   heredoc bodies, values that pass through no interpreter -- never in ``'…'``, a quoted
+   heredoc, or a Python/JavaScript/other interpreter's code.  Notebooks are full of ``i``, ``n``,
+   ``x``: a variable silently written into an f-string or an awk program is a wrong result
+   nobody notices, so only names the user passed fill code.  ``{name.attr}`` and
+   ``{name[key]}`` work as in ``str.format`` (never calls).
    In a script the value is written as a literal *of the place it stands in*
    (:mod:`.contexts` finds the place, :mod:`.literals` writes the literal): one
    shell word unquoted, escaped inside ``"…"``/``'…'``/``$'…'``/heredocs, a Python
@@ -18,8 +23,11 @@ run's values, so a param can never be read as a variable to expand again):
    a backslash that would escape the literal, the word after ``>&`` (bash expands it twice),
    after a syntax error bash skips inside ``NAME=( … )``.
    ``{name!raw}`` inserts it as written.  ``{{name}}`` is the literal text
-   ``{name}``.  A ``{word}`` with no such name is left as written, so awk's
-   ``{print $1}``, ``find -exec {}`` and bash's ``${HOME}`` survive untouched.
+   ``{name}`` where a ``{name}`` would fill; elsewhere braces stay exactly as written
+   (``docker inspect -f '{{.State.Running}}'``).  A ``{word}`` with no such name is left as
+   written, so awk's ``{print $1}``, ``find -exec {}`` and bash's ``${HOME}`` survive untouched;
+   one close to a known name is a note (a typo), and ``{name!r}``, ``{name.upper()}`` or
+   ``{name:>8}`` where ``{name}`` would fill are refused (they would otherwise run as text).
 """
 
 from __future__ import annotations

@@ -216,6 +216,17 @@ class ExecMagics(ExecSettings):
     def exec_cell(self, line: str, cell: str) -> None:
         """Run the cell as a script; bash by default, in the persistent session.
 
+        Templates: ``{name}`` is filled from ``--param name=text`` (text, as typed) or ``--param name``
+        (the notebook's ``name``, keeping its type: a list stays a list in a python cell) everywhere in
+        the cell.  Any other notebook variable fills only where the shell would expand ``$VAR``:
+        unquoted words, "…", unquoted heredocs and the options' values -- never in '…', $'…', a
+        quoted heredoc, or the code of a python, node or other interpreter's cell.  A value is
+        quoted for where it lands; ``{name!raw}`` is as written; ``{{name}}`` is a brace where
+        ``{name}`` would fill, and braces elsewhere stay as written.  Where it can still surprise:
+        code inside "…" (``python -c "print(f'{x}')"``) and ``xargs -I{f}`` when the notebook has an
+        ``f``: write ``{{x}}``, ``{{f}}`` there.  A typo, a form that is not filled (``{x!r}``) and a name left
+        in '…' are told in one line; ``--dry-run`` lists what filled.
+
         Examples::
 
             %%exec
@@ -227,6 +238,13 @@ class ExecMagics(ExecSettings):
 
             %%exec --param name=world --no-raise
             echo hello {name}      # {name} is shell-quoted; {name!raw} inserts it as written
+
+            %%exec
+            echo {title}           # a notebook variable: filled, one shell word
+            awk '{n}' data.csv     # in single quotes: awk's own program, left as written
+
+            %%exec python --param sizes
+            print(sum({sizes}))    # the notebook's list, as a Python list
 
             %%exec --sandbox
             make test              # the workspace writable, the rest read-only; no network
@@ -301,7 +319,9 @@ class ExecMagics(ExecSettings):
 
         The line is split into words the way a shell splits them (quotes respected);
         nothing else of a shell happens: no pipes, globs or $VAR (``${VAR}`` and
-        ``{name}`` templating still apply, one word stays one argument).
+        ``{name}`` templating still apply, one word stays one argument).  Each word is
+        a value, its quotes already removed: a notebook variable fills it even where it
+        was in '…' (write ``{{name}}`` for braces).
 
         Examples::
 
