@@ -154,3 +154,12 @@ def test_dry_run_lists_every_fill_and_hides_secrets(kernel):
     assert "# filled: {workdir} = '/tmp/w' (notebook variable)" in shown
     assert "# filled: {api_token} = [REDACTED] (notebook variable)" in shown
     assert "hunter2" not in shown
+
+
+def test_spawn_keeps_a_notebook_variable_out_of_single_quotes(kernel):
+    """``%spawn`` has no shell, but its line is split as a shell splits it: ``'…'`` is left as written."""
+    assert kernel.execute("n = 5\nv = 'x y'").status == "ok"
+    ex = kernel.execute("%spawn printf '<%s>' '{n}' {n} \"{n}\" '{{n}}' 'a{v}b'")
+    assert ex.stream_text().rstrip("\n") == "<{n}><5><5><{{n}}><a{v}b>"
+    ex = kernel.execute("%spawn --param n printf '<%s>' '{n}' '{{n}}' \"{v}\"")
+    assert ex.stream_text().rstrip("\n") == "<5><{n}><x y>"

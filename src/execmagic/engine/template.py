@@ -35,15 +35,15 @@ from __future__ import annotations
 import dataclasses
 import re
 from collections import ChainMap
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from typing import Any
 
 from ..process.errors import TemplateError, shown_value
 from .contexts import SHELL_LANGUAGES, Context, contexts_at, expands_variables
 from .literals import render, text_of
 
-__all__ = ["Fill", "Filled", "expand_argv", "expand_env", "expand_params", "expand_value", "fill", "references",
-           "resolve"]
+__all__ = ["Fill", "Filled", "expand_argv", "expand_env", "expand_params", "expand_value", "fill", "hold",
+           "references", "resolve"]
 
 _ENV_REF = re.compile(r"\$\{(?P<body>[^}]*)\}|\$\{(?P<open>[^}]*)$")
 _ENV_BODY = re.compile(r"(?P<name>[A-Za-z_][A-Za-z0-9_]*)(?::-(?P<default>.*))?", re.DOTALL)
@@ -322,6 +322,25 @@ def _reported(filled: Filled, report: list[Filled] | None) -> str:
     if report is not None and (filled.fills or filled.notes):
         report.append(filled)
     return filled.text
+
+
+def hold(text: str, params: Collection[str]) -> str:
+    """``text`` with every template that is not one of ``params`` written so that filling it as a value
+    gives back exactly ``text``'s braces: for ``'…'`` of a line that is split into words before it is
+    filled (``%spawn``), where a notebook variable must not fill, as in a shell's ``'…'``.
+
+    ``{n}`` and ``{n!r}`` become ``{{n}}`` and ``{{n!r}}`` (escapes); an escape ``{{n}}`` becomes
+    ``{{{n}}}``, which an escape inside braces fills back to ``{{n}}``.
+    """
+    def held(match: re.Match[str]) -> str:
+        escaped = match.group("escaped")
+        if escaped is not None:
+            first = _FIRST_NAME.match(escaped)
+            return match.group(0) if first is not None and first.group(0) in params else "{" + match.group(0) + "}"
+        name = match.group("name") or match.group("odd_name")
+        return match.group(0) if name in params else "{" + match.group(0) + "}"
+
+    return _TEMPLATE.sub(held, text) if "{" in text else text
 
 
 def references(text: str) -> list[tuple[str, str]]:

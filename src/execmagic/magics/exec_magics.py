@@ -319,9 +319,8 @@ class ExecMagics(ExecSettings):
 
         The line is split into words the way a shell splits them (quotes respected);
         nothing else of a shell happens: no pipes, globs or $VAR (``${VAR}`` and
-        ``{name}`` templating still apply, one word stays one argument).  Each word is
-        a value, its quotes already removed: a notebook variable fills it even where it
-        was in '…' (write ``{{name}}`` for braces).
+        ``{name}`` templating still apply, one word stays one argument; a notebook
+        variable fills outside '…', a ``--param`` everywhere).
 
         Examples::
 
@@ -354,8 +353,11 @@ class ExecMagics(ExecSettings):
                 raise UsageError(f"--argv needs a JSON array of strings: {exc}") from None
             if not isinstance(argv, list) or not argv or not all(isinstance(a, str) for a in argv):
                 raise UsageError('--argv needs a non-empty JSON array of strings, e.g. ["ls", "-la"]')
-        else:
-            argv = split_words(rest)
+        else:  # a notebook variable stays out of '…', as a shell keeps $VAR out (a --param fills it)
+            from ..engine.template import hold
+
+            named = {entry.split("=", 1)[0] for entry in args.param or []}
+            argv = split_words(rest, lambda quoted: hold(quoted, named))
         if not argv:
             raise UsageError("%spawn needs a command, e.g. %spawn git status")
         with engine_errors():

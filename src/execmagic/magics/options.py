@@ -15,7 +15,7 @@ from __future__ import annotations
 import argparse
 import re
 import shlex
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
 from IPython.core.error import UsageError
@@ -136,9 +136,36 @@ def _unquote(word: str) -> str:
     return parts[0] if parts else ""
 
 
-def split_words(text: str) -> list[str]:
-    """Split a command line into words the way a shell does (quotes respected), nothing more."""
+def split_words(text: str, in_single_quotes: Callable[[str], str] | None = None) -> list[str]:
+    """Split a command line into words the way a shell does (quotes respected), nothing more.
+
+    ``in_single_quotes`` rewrites the text of each ``'…'`` first (``%spawn`` keeps a notebook
+    variable out of it there, as a shell keeps ``$VAR`` out)."""
+    if in_single_quotes is not None:
+        text = _single_quoted(text, in_single_quotes)
     return shell_words(text, "the command line")
+
+
+def _single_quoted(text: str, rewrite: Callable[[str], str]) -> str:
+    """``text`` with the inside of each ``'…'`` rewritten, quotes found as :func:`shlex.split` finds them."""
+    out: list[str] = []
+    pos, i, quote = 0, 0, ""
+    while i < len(text):
+        ch = text[i]
+        if quote == "'":
+            if ch == "'":
+                out.append(rewrite(text[pos:i]))
+                pos, quote = i, ""
+        elif ch == "\\" and (not quote or text[i + 1:i + 2] in ('"', "\\")):
+            i += 1  # an escaped character (in "…" only \" and \\ are escapes)
+        elif ch == '"':
+            quote = "" if quote else '"'
+        elif ch == "'" and not quote:
+            out.append(text[pos:i + 1])
+            pos, quote = i + 1, "'"
+        i += 1
+    out.append(text[pos:])  # an unclosed quote is shlex's to refuse
+    return "".join(out)
 
 
 def parse_pairs(entries: list[str] | None, what: str) -> dict[str, str]:
