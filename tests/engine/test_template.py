@@ -502,7 +502,7 @@ def test_what_filled_and_what_was_left_is_told():
     assert done.notes == (
         "{n_row} names no variable and was left as written; did you mean {n_rows}?",
         "{w}, {n} in single quotes are left as written: notebook variables fill only where the shell expands $VAR;"
-        " --param w --param n fills it there too",
+        " --param w --param n fill them there too",
     )
     # a typo of a param is told anywhere; a variable's only where it would fill; awk and find say nothing
     assert fill("print('{limt}')", {"limit": 1}, language="python").notes[0].endswith("did you mean {limit}?")

@@ -257,7 +257,8 @@ class _Walk:
             shown = ", ".join(f"{{{n}}}" for n in names[:3]) + (", …" if len(names) > 3 else "")
             notes.append(f"{shown} {where} {'is' if len(names) == 1 else 'are'} left as written: notebook variables"
                          " fill only where the shell expands $VAR; "
-                         + " ".join(f"--param {n}" for n in names[:3]) + " fills it there too")
+                         + " ".join(f"--param {n}" for n in names[:3])
+                         + (" fills it there too" if len(names) == 1 else " fill them there too"))
         return tuple(notes)
 
 
