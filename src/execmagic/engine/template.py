@@ -158,6 +158,9 @@ def fill(text: str, params: Mapping[str, Any], *, language: str | None = "bash",
     return walk.run()
 
 
+#: Distinct unknown names checked for a typo per text: each check reads every known name, and a text with
+#: thousands of distinct ``{word}``\ s (a JSON template, generated code) must cost what its length costs.
+_TYPO_CHECKS = 20
 _SHELL_PLACES = {"squote": "in single quotes", "ansi": "in $'…'", "ansi-unknown": "in $'…'",
                  "heredoc-quoted": "in a quoted heredoc"}
 
@@ -172,6 +175,7 @@ class _Walk:
         self.chosen: dict[int, Any] = {}   # start -> value (an escape's: its text)
         self.places: dict[int, Context] = {}
         self.typos: dict[str, str] = {}
+        self.asked: set[tuple[str, bool]] = set()  # names checked for a typo (and whether variables counted)
         self.left: dict[str, str] = {}    # a notebook variable left as written -> where
 
     def run(self) -> Filled:
@@ -213,7 +217,8 @@ class _Walk:
             return not match.group("raw")
         if name in self.variables and context is not None and context.kind in _SHELL_PLACES:
             self.left.setdefault(name, _SHELL_PLACES[context.kind])
-        elif name not in self.variables and name not in self.typos:
+        elif name not in self.variables and (name, fills_here) not in self.asked and len(self.asked) < _TYPO_CHECKS:
+            self.asked.add((name, fills_here))
             self._typo(name, fills_here)
         return False
 
