@@ -504,6 +504,14 @@ def test_what_filled_and_what_was_left_is_told():
         "{w}, {n} in single quotes are left as written: notebook variables fill only where the shell expands $VAR;"
         " --param w --param n fill them there too",
     )
+    # in a python or node cell: a name in a plain string literal may be an old template; f-strings, code and
+    # template literals are the language's own
+    assert fill("print('{w}', f'{w}', {w}) # {w}", {}, language="python", variables={"w": 1}).notes == (
+        "{w} in a Python string is left as written: notebook variables fill only where a shell would expand $VAR,"
+        " never in a python or node cell's code; --param w fills it there too",)
+    assert fill("log(`${w} {w}`, {w})", {}, language="node", variables={"w": 1}).notes == ()
+    assert fill("log('{w}')", {}, language="node", variables={"w": 1}).notes[0].startswith(
+        "{w} in a JavaScript string is left as written")
     # a typo of a param is told anywhere; a variable's only where it would fill; awk and find say nothing
     assert fill("print('{limt}')", {"limit": 1}, language="python").notes[0].endswith("did you mean {limit}?")
     assert fill("print(f'{n_row}')", {}, language="python", variables={"n_rows": 1}).notes == ()

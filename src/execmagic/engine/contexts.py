@@ -59,5 +59,9 @@ def contexts_at(text: str, spans: Iterable[tuple[int, int]], language: str,
     elif language in NODE_LANGUAGES:
         scanner = NodeScanner(text, wanted)
     else:
-        return {start: Context("plain") for start, _ in wanted}
+        found = {start: Context("plain") for start, _ in wanted}
+        if replaced is not None:
+            for start, context in found.items():
+                replaced(start, context)
+        return found
     return scanner.run(replaced)

@@ -181,16 +181,12 @@ class _Walk:
     def run(self) -> Filled:
         if not self.matches:
             return Filled(self.text)
-        if self.language in SHELL_LANGUAGES:
+        if self.language is None:  # a value: every place is one where a variable fills
+            for start in self.matches:
+                self._decide(start, None, True)
+        else:
             spans = [m.span() for m in self.matches.values()]
             self.places = contexts_at(self.text, spans, self.language, self._decide)
-        else:
-            every = self.language is None  # a value: every place is one where a variable fills
-            for start in self.matches:
-                self._decide(start, None, every)
-            spans = [self.matches[s].span() for s in self.chosen if _quoted(self.matches[s])]
-            if spans and self.language is not None:
-                self.places = contexts_at(self.text, spans, self.language)
         return Filled(self._text(), self._fills(), self._notes())
 
     def _decide(self, start: int, context: Context | None, fills_here: bool = False) -> bool:
@@ -215,8 +211,9 @@ class _Walk:
         if known:
             self.chosen[start] = _lookup(match, self.params if name in self.params else self.variables)
             return not match.group("raw")
-        if name in self.variables and context is not None and context.kind in _SHELL_PLACES:
-            self.left.setdefault(name, _SHELL_PLACES[context.kind])
+        where = _left_place(context) if name in self.variables and context is not None else None
+        if where is not None:
+            self.left.setdefault(name, where)
         elif name not in self.variables and (name, fills_here) not in self.asked and len(self.asked) < _TYPO_CHECKS:
             self.asked.add((name, fills_here))
             self._typo(name, fills_here)
@@ -260,11 +257,23 @@ class _Walk:
             names = list(self.left)
             where = self.left[names[0]]
             shown = ", ".join(f"{{{n}}}" for n in names[:3]) + (", …" if len(names) > 3 else "")
+            rule = ("the shell expands $VAR" if self.language in SHELL_LANGUAGES
+                    else "a shell would expand $VAR, never in a python or node cell's code")
             notes.append(f"{shown} {where} {'is' if len(names) == 1 else 'are'} left as written: notebook variables"
-                         " fill only where the shell expands $VAR; "
+                         f" fill only where {rule}; "
                          + " ".join(f"--param {n}" for n in names[:3])
                          + (" fills it there too" if len(names) == 1 else " fill them there too"))
         return tuple(notes)
+
+
+def _left_place(context: Context) -> str | None:
+    """Where a notebook variable left as written may be one an older notebook meant to fill: text in quotes
+    (code, comments and f-strings are the language's own, and say nothing)."""
+    if context.kind in _SHELL_PLACES:
+        return _SHELL_PLACES[context.kind]
+    if context.kind == "py-string" and "f" not in context.prefix:
+        return "in a Python string"
+    return "in a JavaScript string" if context.kind == "js-string" else None
 
 
 def _quoted(match: re.Match[str]) -> bool:
