@@ -478,6 +478,12 @@ def test_a_notebook_variable_fills_only_where_a_shell_expands_a_variable(languag
     assert expand_params(script, {}, language=language, variables=variables) == expected
 
 
+def test_a_notebook_variable_fills_the_options_values_and_argv_words():
+    """``--cwd``, ``--env`` and ``--input`` values and ``%spawn``'s words pass through no interpreter: every place fills."""
+    assert expand_value("{w}/x {{w}}", ENV, {}, {"w": "a b"}) == "a b/x {w}"
+    assert expand_argv(["ls", "{xs}", "-{w}"], ENV, {}, {"xs": ["a", "b c"], "w": "l"}) == ["ls", "a", "b c", "-l"]
+
+
 @pytest.mark.parametrize("language", ["bash", "python", "node", "perl"])
 def test_a_param_fills_everywhere_and_wins_over_a_variable(language):
     text = expand_params("x = '{w}'", {"w": "p"}, language=language, variables={"w": "v"})
