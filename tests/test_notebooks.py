@@ -53,7 +53,7 @@ def test_papermill_parameters_reach_the_steps(tmp_path):
     result, nb = _papermill(tmp_path, "-p", "package", "mathlib", "-p", "break_on_purpose", "False")
     assert result.returncode == 0, result.stderr[-2000:]
     assert "Passed unknown parameter" not in result.stderr
-    assert "./mathlib/__init__.py" in _stdout_of(nb, "%%exec --errexit\ncd {project}")
+    assert "./mathlib/__init__.py" in _stdout_of(nb, "%%exec --errexit --param package\ncd {project}")
     assert _stdout_of(nb, "%exec --isolated rm -rf") == "removed\n"  # ran to the end
     assert _project_dirs(tmp_path) == []
 

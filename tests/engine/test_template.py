@@ -14,7 +14,7 @@ import sys
 import pytest
 
 from execmagic.engine.contexts import ansi_c_quoting
-from execmagic.engine.template import expand_argv, expand_env, expand_params, expand_value
+from execmagic.engine.template import expand_argv, expand_env, expand_params, expand_value, fill
 from execmagic.process.errors import TemplateError
 
 ENV = {"HOME": "/home/u", "EMPTY": "", "PY": "/usr/bin/python3"}
@@ -455,3 +455,93 @@ def test_a_comment_ends_at_every_line_end_the_language_knows(tmp_path, language,
     argv = [sys.executable, "-c", text] if language == "python" else ["node", "-e", text]
     subprocess.run(argv, capture_output=True, cwd=tmp_path, timeout=30)
     assert not marker.exists(), text
+
+
+# -- a notebook variable goes where $VAR would go; a param everywhere ------------------------------------
+WHERE = [
+    ("bash", "echo {w} \"{w}\" $(( {n} )) ${X:-{w}}", "echo 'a b' \"a b\" $(( 5 )) ${X:-'a b'}"),
+    ("bash", "cat <<EOF\n{w}\nEOF", "cat <<EOF\na b\nEOF"),
+    ("bash", "awk '{n}' f; sed -n '{p}'; echo $'{w}'", "awk '{n}' f; sed -n '{p}'; echo $'{w}'"),
+    ("bash", "cat <<'EOF'\n{w}\nEOF\n# {w}", "cat <<'EOF'\n{w}\nEOF\n# {w}"),
+    ("bash", "echo \"$(awk '{n}')\" `echo {w}`", "echo \"$(awk '{n}')\" `echo 'a b'`"),
+    ("dash", "echo {w} '{w}'", "echo 'a b' '{w}'"),
+    ("python", 'for i in range(3): print(f"item {i}", "{w}", {n})', 'for i in range(3): print(f"item {i}", "{w}", {n})'),
+    ("node", "console.log(`${i}`, '{w}', {n})", "console.log(`${i}`, '{w}', {n})"),
+    ("perl", "print '{w}'", "print '{w}'"),
+    (None, "{w}/{n}", "a b/5"),
+]
+
+
+@pytest.mark.parametrize(("language", "script", "expected"), WHERE)
+def test_a_notebook_variable_fills_only_where_a_shell_expands_a_variable(language, script, expected):
+    variables = {"w": "a b", "n": 5, "p": "/data/raw", "i": 42}
+    assert expand_params(script, {}, language=language, variables=variables) == expected
+
+
+def test_a_notebook_variable_fills_the_options_values_and_argv_words():
+    """``--cwd``, ``--env`` and ``--input`` values and ``%spawn``'s words pass through no interpreter: every place fills."""
+    assert expand_value("{w}/x {{w}}", ENV, {}, {"w": "a b"}) == "a b/x {w}"
+    assert expand_argv(["ls", "{xs}", "-{w}"], ENV, {}, {"xs": ["a", "b c"], "w": "l"}) == ["ls", "a", "b c", "-l"]
+
+
+@pytest.mark.parametrize("language", ["bash", "python", "node", "perl"])
+def test_a_param_fills_everywhere_and_wins_over_a_variable(language):
+    text = expand_params("x = '{w}'", {"w": "p"}, language=language, variables={"w": "v"})
+    assert text == "x = 'p'"
+
+
+@pytest.mark.parametrize(("language", "script", "expected"), [
+    ("bash", "docker inspect -f '{{.State.Running}}' c; echo {{x}} \"{{y}}\"",
+     "docker inspect -f '{{.State.Running}}' c; echo {x} \"{y}\""),
+    ("bash", "echo '{{v}}' '{{x}}'", "echo '{v}' '{{x}}'"),        # where {v} fills, {{v}} is its escape
+    ("python", 'print(f"{{x}}", f"{{v}}")', 'print(f"{{x}}", f"{v}")'),
+    ("node", "const o = {{a: 1}}", "const o = {{a: 1}}"),
+])
+def test_double_braces_are_a_brace_only_where_a_template_would_fill(language, script, expected):
+    assert expand_params(script, {"v": 1}, language=language, variables={"x": 2}) == expected
+
+
+def test_what_filled_and_what_was_left_is_told():
+    done = fill("echo {w} '{w}' {n_row} '{n}' {undefined} '{print}' {v}", {"v": [1, 2]}, language="bash",
+                variables={"w": "x", "n": 1, "n_rows": 3})
+    assert [(f.ref, f.value, f.from_variables) for f in done.fills] == [("w", "x", True), ("v", [1, 2], False)]
+    assert done.notes == (
+        "{n_row} names no variable and was left as written; did you mean {n_rows}?",
+        "{w}, {n} in single quotes are left as written: notebook variables fill only where the shell expands $VAR;"
+        " --param w --param n fill them there too",
+    )
+    # in a python or node cell: a name in a plain string literal may be an old template; f-strings, code and
+    # template literals are the language's own
+    assert fill("print('{w}', f'{w}', {w}) # {w}", {}, language="python", variables={"w": 1}).notes == (
+        "{w} in a Python string is left as written: notebook variables fill only where a shell would expand $VAR,"
+        " never in a python or node cell's code; --param w fills it there too",)
+    assert fill("log(`${w} {w}`, {w})", {}, language="node", variables={"w": 1}).notes == ()
+    assert fill("log('{w}')", {}, language="node", variables={"w": 1}).notes[0].startswith(
+        "{w} in a JavaScript string is left as written")
+    # a typo of a param is told anywhere; a variable's only where it would fill; awk and find say nothing
+    assert fill("print('{limt}')", {"limit": 1}, language="python").notes[0].endswith("did you mean {limit}?")
+    assert fill("print(f'{n_row}')", {}, language="python", variables={"n_rows": 1}).notes == ()
+    assert fill("awk '{print $1}' f; find . -exec echo {} \\;", {}, variables={"print": 1}).notes == ()
+
+
+@pytest.mark.parametrize("form", ["{x!r}", "{x.upper()}", "{x:>10}", "{x[0]!s}", "{x(1)}"])
+def test_a_form_that_is_not_filled_is_refused_where_it_would_fill(form):
+    with pytest.raises(TemplateError, match=r"is a form that is not filled.*write \{\{"):
+        expand_params(f"echo {form}", {}, variables={"x": "v"})
+    with pytest.raises(TemplateError, match="is a form that is not filled"):
+        expand_params(f"print(f'{form}')", {"x": "v"}, language="python")
+    # where the name would not fill, it is the language's own text
+    assert expand_params(f"echo '{form}'", {}, variables={"x": "v"}) == f"echo '{form}'"
+    assert expand_params(f"print(f'{form}')", {}, language="python", variables={"x": "v"}) == f"print(f'{form}')"
+    assert expand_params("cp f.{x,y} {a..c}", {}, variables={"x": "v", "a": 1}) == "cp f.{x,y} {a..c}"
+
+
+def test_a_template_left_as_written_is_read_as_the_text_it_is(tmp_path):
+    """``'{a[']}`` left as written ends the quote at its own ``'``: what follows is code to bash, and a
+    value there must be written as code, not as text of a quote the walk would wrongly think still open."""
+    marker = tmp_path / "pwned"
+    script = "printf '<%s>' '{a[']}{v}'x'"
+    text = expand_params(script, {"v": f"x; touch {marker}"}, variables={"a": {"'": 1}})
+    done = subprocess.run(["bash", "-c", text], capture_output=True, cwd=tmp_path, timeout=10)
+    assert not marker.exists(), text
+    assert done.stdout.decode() == f"<{{a[]}}x; touch {marker}x>"

@@ -167,8 +167,10 @@ def test_params_namespace_quoting_and_raw(ip):
     assert run(ip, "--param danger=safe echo {danger}").stdout == "safe\n"
     assert run(ip, "echo '{exit}' {undefined_name}").stdout == "{exit} {undefined_name}\n"
     assert run(ip, "", "echo a b | awk '{print $2}'").stdout == "b\n"
-    with pytest.raises(UsageError, match="malformed param entry"):
+    with pytest.raises(UsageError, match="--param novalue: the notebook has no variable 'novalue'"):
         run(ip, "--param novalue echo")
+    with pytest.raises(UsageError, match="malformed param entry"):
+        run(ip, "--param =x echo")
 
 
 def test_ipython_var_expansion_is_off(ip):

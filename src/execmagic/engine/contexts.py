@@ -14,13 +14,14 @@ a 10 MB heredoc with a template on its first line costs almost nothing.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 
 from ..process.scanning import Context, Scanner
 from ..process.shell_lex import ShellScanner, ansi_c_quoting
 from .code_scan import NodeScanner, PythonScanner
 
-__all__ = ["NODE_LANGUAGES", "PYTHON_LANGUAGES", "SHELL_LANGUAGES", "Context", "ansi_c_quoting", "contexts_at"]
+__all__ = ["NODE_LANGUAGES", "PYTHON_LANGUAGES", "SHELL_LANGUAGES", "Context", "ansi_c_quoting", "contexts_at",
+           "expands_variables"]
 
 #: Languages whose scripts are read by a POSIX-style shell (and are quoted like one).
 SHELL_LANGUAGES = frozenset({"bash", "sh", "dash", "zsh", "ksh", "mksh", "ash", "busybox"})
@@ -28,10 +29,26 @@ PYTHON_LANGUAGES = frozenset({"python", "python3"})
 NODE_LANGUAGES = frozenset({"node", "javascript", "js"})
 
 
-def contexts_at(text: str, spans: Iterable[tuple[int, int]], language: str) -> dict[int, Context]:
+#: Where a shell expands ``$VAR``: words, ``"…"`` (``"${…}"`` too), unquoted heredoc bodies, ``$(( ))``.
+#: Not ``'…'``, ``$'…'``, quoted heredocs or comments -- nor text after a syntax error, whose reading is unknown.
+_EXPANDING = frozenset({"code", "dquote", "heredoc", "arith"})
+
+
+def expands_variables(context: Context) -> bool:
+    """Whether a shell would expand ``$VAR`` at this place: where a notebook variable may fill a ``{name}``.
+
+    (Every other place of a shell script, and all of a Python, JavaScript or other interpreter's code, is
+    text the user wrote as it must run: awk, jq and sed programs, f-strings, dicts.)
+    """
+    return context.kind in _EXPANDING
+
+
+def contexts_at(text: str, spans: Iterable[tuple[int, int]], language: str,
+                replaced: Callable[[int, Context], bool] | None = None) -> dict[int, Context]:
     """The context at the start of each template span ``(start, end)`` in ``text`` written in ``language``.
 
-    The spans' own text (``{cfg['k']}``) is skipped: it is replaced, never read as code.
+    The spans' own text (``{cfg['k']}``) is skipped: it is replaced, never read as code.  ``replaced``
+    (see :meth:`~execmagic.process.scanning.Scanner.run`) decides that span by span, from its context.
     """
     wanted = sorted(spans)
     scanner: Scanner
@@ -42,5 +59,9 @@ def contexts_at(text: str, spans: Iterable[tuple[int, int]], language: str) -> d
     elif language in NODE_LANGUAGES:
         scanner = NodeScanner(text, wanted)
     else:
-        return {start: Context("plain") for start, _ in wanted}
-    return scanner.run()
+        found = {start: Context("plain") for start, _ in wanted}
+        if replaced is not None:
+            for start, context in found.items():
+                replaced(start, context)
+        return found
+    return scanner.run(replaced)

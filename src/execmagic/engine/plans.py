@@ -21,7 +21,7 @@ from ..guard.policy import Policy
 from ..guard.secret_names import secret_name
 from ..guard.secrets import Masked, redact, secret_env
 from ..process.capture import os_error_reason
-from ..process.errors import PreExecError
+from ..process.errors import PreExecError, shown_value
 from ..process.launch import check_cwd
 from ..process.logdir import LogDir
 from ..process.private import private_folder
@@ -31,7 +31,7 @@ from .contexts import SHELL_LANGUAGES
 from .interpreter import kernel_bin_first, kernel_tool_notes
 from .languages import script_argv
 from .session import STATE_VAR, ShellSession, session_env, write_prelude
-from .template import expand_argv, expand_params, expand_value, references, resolve
+from .template import Fill, Filled, expand_argv, expand_value, fill, references, resolve
 
 __all__ = ["SANDBOX_STATE_FOLDER", "Plan", "Planner"]
 
@@ -64,10 +64,20 @@ class Plan:
     sandbox: Sandbox | None = None
     #: The session the run reads and, for a session run, writes back (a sandboxed run's is its own).
     session: ShellSession | None = dataclasses.field(default=None, repr=False)
+    #: Every ``{name}`` filled, with its value and where it came from (shown by ``--dry-run``).
+    fills: tuple[Fill, ...] = dataclasses.field(default=(), repr=False)
 
     def hide(self, text: str) -> str:
         """``text`` as it may be shown or recorded: the plan's secrets and credential shapes redacted."""
         return text if self.secrets is None or not text else redact(text, self.secrets)
+
+    def shown_fill(self, fill: Fill) -> str:
+        """``{ref} = value (from …)``, the value as short as an error quotes one; a secret's hidden."""
+        texts = _texts(fill.value)
+        secret = self.secrets is not None and (secret_name(fill.ref) or any(
+            t and t in self.secrets.values() for t in texts))
+        value = "[REDACTED]" if secret else self.hide(shown_value(fill.value))
+        return f"{{{fill.ref}}} = {value} ({'notebook variable' if fill.from_variables else '--param'})"
 
     @property
     def shown_cwd(self) -> str:
@@ -83,6 +93,8 @@ class Plan:
             lines.append(f"# env: {name}={'[REDACTED]' if secret_name(name) else self.hide(value)}")
         if self.command.input is not None:
             lines.append(f"# stdin: {len(self.command.input)} bytes")
+        lines += [f"# filled: {shown}" for shown in dict.fromkeys(map(self.shown_fill, self.fills))]
+        lines += [f"# note: {note}" for note in self.notes]
         if self.sandbox is not None:
             lines.append(f"# {self.sandbox.describe()}")
         if self.error is not None:
@@ -95,11 +107,14 @@ class _Prepared(NamedTuple):
     cwd: str
     env: dict[str, str]
     params: Mapping[str, Any]
+    variables: Mapping[str, Any]
     input: bytes | None
     error: PreExecError | None
     changes: dict[str, str]
     #: The PATH before the kernel's bin folder was put first (``None``: not moved).
     moved_path: str | None = None
+    #: What filled the templates of cwd, env values and input.
+    filled: tuple[Filled, ...] = ()
 
 
 class Planner:
@@ -145,6 +160,7 @@ class Planner:
         params: Mapping[str, Any] | None,
         isolated: bool,
         input: str | bytes | None,
+        variables: Mapping[str, Any] | None = None,
         env_filter: Callable[[dict[str, str]], dict[str, str]] | None = None,
         label: str | None = None,
         session: ShellSession | None = None,
@@ -158,6 +174,8 @@ class Planner:
         from ..process import checks
 
         params = params or {}
+        variables = variables or {}
+        report: list[Filled] = []
         env = checks.environment(env)
         cwd = checks.optional_text(cwd, "cwd")
         input = checks.input_value(input)
@@ -171,12 +189,13 @@ class Planner:
         merged = dict(base_env)
         changes: dict[str, str] = {}
         for name, value in (env or {}).items():
-            merged[name] = changes[name] = checks.text(expand_value(value, merged, params), f"env value of {name}")
+            merged[name] = changes[name] = checks.text(expand_value(value, merged, params, variables, report),
+                                                       f"env value of {name}")
         base_cwd = os.getcwd() if isolated else session.current_cwd()
         error = None
         run_cwd = base_cwd
         if cwd is not None:
-            shown = checks.text(expand_value(cwd, merged, params), "cwd")
+            shown = checks.text(expand_value(cwd, merged, params, variables, report), "cwd")
             run_cwd = os.path.normpath(os.path.join(base_cwd, os.path.expanduser(shown)))
             try:
                 check_cwd(run_cwd, shown)
@@ -184,11 +203,11 @@ class Planner:
                 error = exc
         data: bytes | None
         if isinstance(input, str):
-            data = checks.encode_input(expand_value(input, merged, params))
+            data = checks.encode_input(expand_value(input, merged, params, variables, report))
         else:
             data = input  # bytes go to stdin unchanged: never templated, never shown as b'…'
         label = label if label is not None else f"{next(self._counter):04d}"
-        return _Prepared(label, run_cwd, merged, params, data, error, changes, moved_path)
+        return _Prepared(label, run_cwd, merged, params, variables, data, error, changes, moved_path, tuple(report))
 
     def plan_script(
         self,
@@ -199,6 +218,7 @@ class Planner:
         env: Mapping[str, str] | None = None,
         clear_env: bool = False,
         params: Mapping[str, Any] | None = None,
+        variables: Mapping[str, Any] | None = None,
         input: str | bytes | None = None,
         isolated: bool = False,
         save_session: bool = True,
@@ -207,6 +227,9 @@ class Planner:
         sandbox: Sandbox | None = None,
     ) -> Plan:
         """Plan a script run.  ``{name}`` values are shell-quoted in bash/sh scripts (``{name!raw}`` opts out).
+
+        ``params`` fill ``{name}`` everywhere; ``variables`` (a notebook's) only where a shell would expand
+        ``$VAR`` -- never in single quotes, quoted heredocs, or a Python/JavaScript/other interpreter's code.
 
         ``errexit``: a bash/sh script stops at its first failed command (``set -e``, and ``pipefail`` in
         bash); without it a script's status is its last command's, as in bash.
@@ -218,20 +241,22 @@ class Planner:
         """
         sandbox, session = self._confinement(sandbox)
         p = self._prepare(cwd=cwd, env=env, clear_env=clear_env, params=params, isolated=isolated, input=input,
-                          env_filter=env_filter, session=session)
-        text = expand_params(script, p.params, language=language)
-        (shown,), secrets = self._shown_and_secrets([text], [script, cwd or "", *(env or {}).values()], p,
-                                        lambda params: [expand_params(script, params, language=language)])
+                          variables=variables, env_filter=env_filter, session=session)
+        filled = fill(script, p.params, language=language, variables=p.variables)
+        text = filled.text
+        (shown,), secrets = self._shown_and_secrets(
+            [text], [script, cwd or "", *(env or {}).values()], p,
+            lambda params, variables: [fill(script, params, language=language, variables=variables).text])
         state_path = None
         run_env = p.env
-        notes: tuple[str, ...] = ()
+        notes, fills = _filled_notes((*p.filled, filled))
         error = p.error
         if language == "bash" and not isolated and save_session:
             try:
                 run_env = session_env(p.env, *self._session_files(p.label, sandbox is not None))
                 state_path = run_env[STATE_VAR]
             except OSError as exc:  # a full disk costs the session's memory of this run, not the run
-                notes = (f"session state not saved: the log folder cannot be written ({os_error_reason(exc)})",)
+                notes += (f"session state not saved: the log folder cannot be written ({os_error_reason(exc)})",)
         script_path = os.path.join(self.logs.path, f"{p.label}.script")
         script_file = None
         try:
@@ -249,7 +274,7 @@ class Planner:
         return Plan(command, p.label, state_path=state_path, script=True, secrets=secrets, error=error,
                     env_changes=p.changes,
                     shell_text=text if language in SHELL_LANGUAGES else None, session_env=p.env, notes=notes,
-                    script_file=script_file, sandbox=sandbox, session=session)
+                    script_file=script_file, sandbox=sandbox, session=session, fills=fills)
 
     def plain_bash_setting(self, name: str, sandbox: Sandbox | None = None) -> tuple[str, dict[str, str]]:
         """The cwd and environment a plain session bash run (no options) would get now, its state saved to
@@ -268,6 +293,7 @@ class Planner:
         env: Mapping[str, str] | None = None,
         clear_env: bool = False,
         params: Mapping[str, Any] | None = None,
+        variables: Mapping[str, Any] | None = None,
         input: str | bytes | None = None,
         isolated: bool = False,
         env_filter: Callable[[dict[str, str]], dict[str, str]] | None = None,
@@ -277,19 +303,21 @@ class Planner:
         (``sandbox``: as for :meth:`plan_script`)."""
         sandbox, session = self._confinement(sandbox)
         p = self._prepare(cwd=cwd, env=env, clear_env=clear_env, params=params, isolated=isolated, input=input,
-                          env_filter=env_filter, session=session)
-        words = tuple(expand_argv(argv, p.env, p.params))
+                          variables=variables, env_filter=env_filter, session=session)
+        report = list(p.filled)
+        words = tuple(expand_argv(argv, p.env, p.params, p.variables, report))
         error = p.error
         if not words:
             error = error or PreExecError("empty command", "EINVAL", exit_code=127)
             words = ("",)
         shown, secrets = self._shown_and_secrets(list(words), [*map(str, argv), cwd or "", *(env or {}).values()], p,
-                                     lambda params: expand_argv(argv, p.env, params))
+                                     lambda params, variables: expand_argv(argv, p.env, params, variables))
         command = Command(argv=words, cwd=p.cwd, env=p.env, display=shlex.join(shown), input=p.input,
                           shown_argv=tuple(shown))
+        notes, fills = _filled_notes(report)
         return Plan(command, p.label, error=error, env_changes=p.changes, secrets=secrets,
-                    notes=kernel_tool_notes(words[0], p.env.get("PATH", ""), p.moved_path), sandbox=sandbox,
-                    session=session)
+                    notes=notes + kernel_tool_notes(words[0], p.env.get("PATH", ""), p.moved_path), sandbox=sandbox,
+                    session=session, fills=fills)
 
     def _confinement(self, sandbox: Sandbox | None) -> tuple[Sandbox | None, ShellSession]:
         """The sandbox a plan runs in (``None`` for none, or one set ``off``) and the session it uses."""
@@ -298,21 +326,31 @@ class Planner:
         return sandbox, self.sandbox_session
 
     def _shown_and_secrets(self, words: list[str], sources: Sequence[str], p: _Prepared,
-               expand: Callable[[Mapping[str, Any]], list[str]]) -> tuple[list[str], dict[str, str] | None]:
+               expand: Callable[[Mapping[str, Any], Mapping[str, Any]], list[str]]
+               ) -> tuple[list[str], dict[str, str] | None]:
         """The command as shown and recorded (summary, provenance, audit log), and the secrets to hide
         wherever else the run shows (its cwd, its errors): values of secret-named templates and
         variables, and credential-shaped text.  What runs is ``words``, untouched."""
         if not self.redact_display:
             return words, None
         refs = {(name, ref) for source in sources for name, ref in references(source)
-                if secret_name(ref) and name in p.params}
+                if secret_name(ref) and (name in p.params or name in p.variables)}
         secrets = secret_env(p.env)
-        for _name, ref in sorted(refs):
-            for i, item in enumerate(_texts(resolve(ref, p.params))):
+        for name, ref in sorted(refs):
+            for i, item in enumerate(_texts(resolve(ref, p.params if name in p.params else p.variables))):
                 secrets[f"{ref}#{i}" if i else ref] = item
         if refs:
-            words = expand(ChainMap({name: Masked(name) for name, _ in refs}, p.params))  # type: ignore[arg-type]
+            def masked(values: Mapping[str, Any]) -> Mapping[str, Any]:
+                return ChainMap({name: Masked(name) for name, _ in refs if name in values}, values)  # type: ignore[arg-type]
+
+            words = expand(masked(p.params), masked(p.variables))
         return [redact(word, secrets) for word in words], secrets
+
+
+def _filled_notes(report: Sequence[Filled]) -> tuple[tuple[str, ...], tuple[Fill, ...]]:
+    """The notes of every filled text (each said once) and all that filled them."""
+    notes = tuple(dict.fromkeys(note for filled in report for note in filled.notes))
+    return notes, tuple(f for filled in report for f in filled.fills)
 
 
 def _sets_path(session: ShellSession | None) -> bool:

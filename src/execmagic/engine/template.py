@@ -6,8 +6,13 @@ run's values, so a param can never be read as a variable to expand again):
 1. ``${VAR}`` / ``${VAR:-default}`` from the merged environment.  Used for argv
    words, cwd, env values and input -- never for shell script bodies, where bash
    expands them itself with the environment we pass.
-2. ``{name}`` from caller-supplied params (then, in a notebook, its namespace),
-   with ``{name.attr}`` and ``{name[key]}`` as in ``str.format`` (never calls).
+2. ``{name}`` from caller-supplied params, everywhere; then from ``variables`` (a notebook's
+   namespace) only where a shell would expand ``$VAR`` -- unquoted words, ``"…"``, unquoted
+   heredoc bodies, values that pass through no interpreter -- never in ``'…'``, a quoted
+   heredoc, or a Python/JavaScript/other interpreter's code.  Notebooks are full of ``i``, ``n``,
+   ``x``: a variable silently written into an f-string or an awk program is a wrong result
+   nobody notices, so only names the user passed fill code.  ``{name.attr}`` and
+   ``{name[key]}`` work as in ``str.format`` (never calls).
    In a script the value is written as a literal *of the place it stands in*
    (:mod:`.contexts` finds the place, :mod:`.literals` writes the literal): one
    shell word unquoted, escaped inside ``"…"``/``'…'``/``$'…'``/heredocs, a Python
@@ -18,21 +23,27 @@ run's values, so a param can never be read as a variable to expand again):
    a backslash that would escape the literal, the word after ``>&`` (bash expands it twice),
    after a syntax error bash skips inside ``NAME=( … )``.
    ``{name!raw}`` inserts it as written.  ``{{name}}`` is the literal text
-   ``{name}``.  A ``{word}`` with no such name is left as written, so awk's
-   ``{print $1}``, ``find -exec {}`` and bash's ``${HOME}`` survive untouched.
+   ``{name}`` where a ``{name}`` would fill; elsewhere braces stay exactly as written
+   (``docker inspect -f '{{.State.Running}}'``).  A ``{word}`` with no such name is left as
+   written, so awk's ``{print $1}``, ``find -exec {}`` and bash's ``${HOME}`` survive untouched;
+   one close to a known name is a note (a typo), and ``{name!r}``, ``{name.upper()}`` or
+   ``{name:>8}`` where ``{name}`` would fill are refused (they would otherwise run as text).
 """
 
 from __future__ import annotations
 
+import dataclasses
 import re
-from collections.abc import Mapping, Sequence
+from collections import ChainMap
+from collections.abc import Collection, Mapping, Sequence
 from typing import Any
 
 from ..process.errors import TemplateError, shown_value
-from .contexts import Context, contexts_at
+from .contexts import SHELL_LANGUAGES, Context, contexts_at, expands_variables
 from .literals import render, text_of
 
-__all__ = ["expand_argv", "expand_env", "expand_params", "expand_value", "references", "resolve"]
+__all__ = ["Fill", "Filled", "expand_argv", "expand_env", "expand_params", "expand_value", "fill", "hold",
+           "references", "resolve"]
 
 _ENV_REF = re.compile(r"\$\{(?P<body>[^}]*)\}|\$\{(?P<open>[^}]*)$")
 _ENV_BODY = re.compile(r"(?P<name>[A-Za-z_][A-Za-z0-9_]*)(?::-(?P<default>.*))?", re.DOTALL)
@@ -43,6 +54,14 @@ _PARAM_REF = re.compile(
     r"(?P<access>(?:\.[A-Za-z][A-Za-z0-9_]*|\[[^\[\]{}\n]*\])*))(?P<raw>!raw)?\}"
 )
 _ACCESS = re.compile(r"\.(?P<attr>[A-Za-z][A-Za-z0-9_]*)|\[(?P<key>[^\]]*)\]")
+# What a text's templates are: _PARAM_REF's two kinds, then "{name…}" in a form that is not filled (a call,
+# a conversion other than !raw, a format spec), which is told rather than left to run as literal text.
+_TEMPLATE = re.compile(
+    _PARAM_REF.pattern
+    + r"|(?<!\$)\{(?P<odd_name>[A-Za-z_][A-Za-z0-9_]*)(?P<odd>(?:\.[A-Za-z][A-Za-z0-9_]*|\[[^\[\]{}\n]*\])*"
+      r"(?:!(?!raw\})[A-Za-z][A-Za-z0-9_]*|:[^{}\n]*|\([^{}\n]*))\}"
+)
+_FIRST_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
 
 def expand_env(text: str, env: Mapping[str, str]) -> str:
@@ -100,41 +119,166 @@ def _lookup(match: re.Match[str], params: Mapping[str, Any]) -> Any:
     return value
 
 
-def expand_params(text: str, params: Mapping[str, Any], *, language: str | None = "bash") -> str:
-    """Replace ``{name}`` references from ``params``, each written as a literal of ``language`` where it stands.
+@dataclasses.dataclass(frozen=True)
+class Fill:
+    """One ``{ref}`` that was filled: its value, and whether it came from a param or the notebook's variables."""
 
-    ``language=None`` inserts values as written (for cwd, env values and input, which never
-    pass through an interpreter).  ``{name!raw}`` is always as written.
+    ref: str
+    value: Any
+    from_variables: bool
+
+
+@dataclasses.dataclass(frozen=True)
+class Filled:
+    """A text with its templates filled, what filled them, and what to tell the user about the others."""
+
+    text: str
+    fills: tuple[Fill, ...] = ()
+    notes: tuple[str, ...] = ()
+
+
+def expand_params(text: str, params: Mapping[str, Any], *, language: str | None = "bash",
+                  variables: Mapping[str, Any] | None = None) -> str:
+    """Replace ``{name}`` references, each written as a literal of ``language`` where it stands (see :func:`fill`)."""
+    return fill(text, params, language=language, variables=variables).text
+
+
+def fill(text: str, params: Mapping[str, Any], *, language: str | None = "bash",
+         variables: Mapping[str, Any] | None = None) -> Filled:
+    """Fill ``{name}`` references: a name of ``params`` everywhere, a name of ``variables`` (the notebook's)
+    only where a shell would expand ``$VAR`` (never in a Python, JavaScript or other interpreter's code).
+
+    ``language=None`` is for cwd, env values, input and argv words, which never pass through an
+    interpreter: every name fills there, as written.  ``{name!raw}`` is always as written; ``{{…}}`` is a
+    brace only where a ``{…}`` would fill, and stays as written elsewhere.
     """
     if "{" not in text:
-        return text
-    found: list[tuple[re.Match[str], Any]] = []
-    for match in _PARAM_REF.finditer(text):
-        if match.group("escaped") is not None:
-            found.append((match, None))
+        return Filled(text)
+    walk = _Walk(text, params, variables or {}, language)
+    return walk.run()
+
+
+#: Distinct unknown names checked for a typo per text: each check reads every known name, and a text with
+#: thousands of distinct ``{word}``\ s (a JSON template, generated code) must cost what its length costs.
+_TYPO_CHECKS = 20
+_SHELL_PLACES = {"squote": "in single quotes", "ansi": "in $'…'", "ansi-unknown": "in $'…'",
+                 "heredoc-quoted": "in a quoted heredoc"}
+
+
+class _Walk:
+    """One pass of :func:`fill`: which templates fill (by name and place), their literals, and the notes."""
+
+    def __init__(self, text: str, params: Mapping[str, Any], variables: Mapping[str, Any],
+                 language: str | None) -> None:
+        self.text, self.params, self.variables, self.language = text, params, variables, language
+        self.matches = {m.start(): m for m in _TEMPLATE.finditer(text)}
+        self.chosen: dict[int, Any] = {}   # start -> value (an escape's: its text)
+        self.places: dict[int, Context] = {}
+        self.typos: dict[str, str] = {}
+        self.asked: set[tuple[str, bool]] = set()  # names checked for a typo (and whether variables counted)
+        self.left: dict[str, str] = {}    # a notebook variable left as written -> where
+
+    def run(self) -> Filled:
+        if not self.matches:
+            return Filled(self.text)
+        if self.language is None:  # a value: every place is one where a variable fills
+            for start in self.matches:
+                self._decide(start, None, True)
         else:
-            value = _lookup(match, params)
-            if value is not _MISSING:
-                found.append((match, value))
-    if not found:
-        return text
-    quoted = [m.span() for m, _ in found if m.group("escaped") is None and not m.group("raw")]
-    places = contexts_at(text, quoted, language) if language is not None and quoted else {}
-    out: list[str] = []
-    pos = 0
-    for match, value in found:
-        out.append(text[pos:match.start()])
+            spans = [m.span() for m in self.matches.values()]
+            self.places = contexts_at(self.text, spans, self.language, self._decide)
+        return Filled(self._text(), self._fills(), self._notes())
+
+    def _decide(self, start: int, context: Context | None, fills_here: bool = False) -> bool:
+        """Whether the template at ``start`` fills; for the shell walk, whether its text is skipped."""
+        match = self.matches[start]
+        if context is not None:
+            fills_here = expands_variables(context)
         if match.group("escaped") is not None:
-            out.append("{" + match.group("escaped") + "}")
-        elif match.start() in places:
-            _check_not_escaped(text, match.start(), places[match.start()], match.group("ref"))
-            out.append(render(value, places[match.start()], match.group("ref")))
-        else:
-            items = value if isinstance(value, (list, tuple)) else [value]
-            out.append(" ".join(text_of(item, match.group("ref")) for item in items))
-        pos = match.end()
-    out.append(text[pos:])
-    return "".join(out)
+            first = _FIRST_NAME.match(match.group("escaped"))
+            if fills_here or (first is not None and first.group(0) in self.params):
+                self.chosen[start] = "{" + match.group("escaped") + "}"
+            return False  # read as written: its text is the user's, braces aside
+        name = match.group("name") or match.group("odd_name")
+        known = name in self.params or (fills_here and name in self.variables)
+        if match.group("odd_name"):
+            if known:
+                raise TemplateError(f"{{{name}{match.group('odd')}}} is a form that is not filled: only {{{name}}},"
+                                    f" {{{name}.attr}}, {{{name}[key]}} and {{{name}!raw}} are (no calls,"
+                                    f" conversions or format specs); write {{{{{name}{match.group('odd')}}}}}"
+                                    " to keep it as written")
+            return False
+        if known:
+            self.chosen[start] = _lookup(match, self.params if name in self.params else self.variables)
+            return not match.group("raw")
+        where = _left_place(context) if name in self.variables and context is not None else None
+        if where is not None:
+            self.left.setdefault(name, where)
+        elif name not in self.variables and (name, fills_here) not in self.asked and len(self.asked) < _TYPO_CHECKS:
+            self.asked.add((name, fills_here))
+            self._typo(name, fills_here)
+        return False
+
+    def _typo(self, name: str, fills_here: bool) -> None:
+        import difflib
+
+        names = [*self.params, *(self.variables if fills_here else ())]
+        close = difflib.get_close_matches(name, names, n=1, cutoff=0.8) if names else []
+        if close:
+            self.typos[name] = close[0]
+
+    def _text(self) -> str:
+        out: list[str] = []
+        pos = 0
+        for start, value in sorted(self.chosen.items()):
+            match = self.matches[start]
+            out.append(self.text[pos:start])
+            if match.group("escaped") is not None:
+                out.append(value)
+            elif start in self.places and _quoted(match):
+                _check_not_escaped(self.text, start, self.places[start], match.group("ref"))
+                out.append(render(value, self.places[start], match.group("ref")))
+            else:
+                items = value if isinstance(value, (list, tuple)) else [value]
+                out.append(" ".join(text_of(item, match.group("ref")) for item in items))
+            pos = match.end()
+        out.append(self.text[pos:])
+        return "".join(out)
+
+    def _fills(self) -> tuple[Fill, ...]:
+        return tuple(Fill(m.group("ref"), value, m.group("name") not in self.params)
+                     for m, value in ((self.matches[s], v) for s, v in sorted(self.chosen.items()))
+                     if m.group("escaped") is None)
+
+    def _notes(self) -> tuple[str, ...]:
+        notes = [f"{{{name}}} names no variable and was left as written; did you mean {{{close}}}?"
+                 for name, close in self.typos.items()]
+        if self.left:
+            names = list(self.left)
+            where = self.left[names[0]]
+            shown = ", ".join(f"{{{n}}}" for n in names[:3]) + (", …" if len(names) > 3 else "")
+            rule = ("the shell expands $VAR" if self.language in SHELL_LANGUAGES
+                    else "a shell would expand $VAR, never in a python or node cell's code")
+            notes.append(f"{shown} {where} {'is' if len(names) == 1 else 'are'} left as written: notebook variables"
+                         f" fill only where {rule}; "
+                         + " ".join(f"--param {n}" for n in names[:3])
+                         + (" fills it there too" if len(names) == 1 else " fill them there too"))
+        return tuple(notes)
+
+
+def _left_place(context: Context) -> str | None:
+    """Where a notebook variable left as written may be one an older notebook meant to fill: text in quotes
+    (code, comments and f-strings are the language's own, and say nothing)."""
+    if context.kind in _SHELL_PLACES:
+        return _SHELL_PLACES[context.kind]
+    if context.kind == "py-string" and "f" not in context.prefix:
+        return "in a Python string"
+    return "in a JavaScript string" if context.kind == "js-string" else None
+
+
+def _quoted(match: re.Match[str]) -> bool:
+    """Whether a filled template is written as a literal of its place (not ``{name!raw}``, not an escape)."""
+    return match.group("escaped") is None and not match.group("raw")
 
 
 #: Places where a backslash is an ordinary character, so it cannot escape what follows it.
@@ -159,28 +303,59 @@ def _check_not_escaped(text: str, start: int, context: Context, ref: str) -> Non
                             f" literal; remove the backslash (write {{{{{ref}}}}} for literal braces)")
 
 
-def expand_argv(words: Sequence[str], env: Mapping[str, str], params: Mapping[str, Any]) -> list[str]:
-    """Expand each argv word: env first, then params as written (no shell is involved).
+def expand_argv(words: Sequence[str], env: Mapping[str, str], params: Mapping[str, Any],
+                variables: Mapping[str, Any] | None = None, report: list[Filled] | None = None) -> list[str]:
+    """Expand each argv word: env first, then params and variables as written (no shell is involved).
 
     A word that is exactly ``{name}`` whose value is a list or tuple becomes one
     argument per item, so ``%spawn ls {files}`` passes every file name intact.
+    ``report`` collects what filled each word (for the notes and ``--dry-run``).
     """
     out: list[str] = []
+    names = ChainMap(dict(params), dict(variables or {})) if variables else params
     for word in words:
         word = expand_env(word, env)
         whole = _PARAM_REF.fullmatch(word)
         if whole and whole.group("ref"):
-            value = _lookup(whole, params)
+            value = _lookup(whole, names)
             if isinstance(value, (list, tuple)):
                 out.extend(text_of(item, whole.group("ref")) for item in value)
+                if report is not None:
+                    report.append(Filled(word, (Fill(whole.group("ref"), value, whole.group("name") not in params),)))
                 continue
-        out.append(expand_params(word, params, language=None))
+        out.append(_reported(fill(word, params, language=None, variables=variables), report))
     return out
 
 
-def expand_value(text: str, env: Mapping[str, str], params: Mapping[str, Any]) -> str:
+def expand_value(text: str, env: Mapping[str, str], params: Mapping[str, Any],
+                 variables: Mapping[str, Any] | None = None, report: list[Filled] | None = None) -> str:
     """Both kinds, as written: for cwd, env values and input, which never pass through a shell."""
-    return expand_params(expand_env(text, env), params, language=None)
+    return _reported(fill(expand_env(text, env), params, language=None, variables=variables), report)
+
+
+def _reported(filled: Filled, report: list[Filled] | None) -> str:
+    if report is not None and (filled.fills or filled.notes):
+        report.append(filled)
+    return filled.text
+
+
+def hold(text: str, params: Collection[str]) -> str:
+    """``text`` with every template that is not one of ``params`` written so that filling it as a value
+    gives back exactly ``text``'s braces: for ``'…'`` of a line that is split into words before it is
+    filled (``%spawn``), where a notebook variable must not fill, as in a shell's ``'…'``.
+
+    ``{n}`` and ``{n!r}`` become ``{{n}}`` and ``{{n!r}}`` (escapes); an escape ``{{n}}`` becomes
+    ``{{{n}}}``, which an escape inside braces fills back to ``{{n}}``.
+    """
+    def held(match: re.Match[str]) -> str:
+        escaped = match.group("escaped")
+        if escaped is not None:
+            first = _FIRST_NAME.match(escaped)
+            return match.group(0) if first is not None and first.group(0) in params else "{" + match.group(0) + "}"
+        name = match.group("name") or match.group("odd_name")
+        return match.group(0) if name in params else "{" + match.group(0) + "}"
+
+    return _TEMPLATE.sub(held, text) if "{" in text else text
 
 
 def references(text: str) -> list[tuple[str, str]]:

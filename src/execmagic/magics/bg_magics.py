@@ -67,7 +67,8 @@ class BackgroundMagics(Magics):
     @argument("--env", action="append", metavar="K=V", help="set an environment variable (repeatable)")
     @argument("--clear-env", action="store_true",
               help="start from an empty environment: only --env values (bash still sets PWD, SHLVL and _ itself)")
-    @argument("--param", action="append", metavar="K=V", help="value for {K} templates (before the namespace)")
+    @argument("--param", action="append", metavar="K=V|NAME",
+              help="fill {K} everywhere with the text V; a bare NAME: the notebook's NAME, keeping its type")
     @argument("--isolated", action="store_true", help="start from the kernel's cwd and env, not the session's")
     @argument("--dry-run", action="store_true", help="show the fully expanded command; start nothing")
     @argument("--allow-dangerous", action="store_true", help="start even what a guardrail refuses")

@@ -45,7 +45,7 @@ from ..process.errors import (
 )
 from .cluster import backend_for, cluster_options, settings_classes
 from .helpfmt import FixedWidthHelp
-from .options import NamespaceParams, parse_line, parse_pairs, split_words
+from .options import NotebookVariables, parse_line, parse_pairs, split_words, template_params
 from .settings import ExecSettings
 
 if TYPE_CHECKING:  # the engine and the renderers are imported by the first command, not at %load_ext
@@ -136,6 +136,13 @@ def engine_errors() -> Iterator[None]:
         raise StartFailed(str(exc)) from None
 
 
+def _filled_note(plan: Plan) -> str:
+    """One line that says which ``{name}`` filled with what (a secret's value hidden): a fill is never silent."""
+    shown = list(dict.fromkeys(plan.shown_fill(fill) for fill in plan.fills))
+    more = f"; and {len(shown) - 4} more (--dry-run lists them)" if len(shown) > 4 else ""
+    return "filled " + "; ".join(shown[:4]) + more
+
+
 def _common(func: Callable[..., Any]) -> Callable[..., Any]:
     """The options every running magic shares (applied bottom-up, so they list in this order)."""
     decorators = [
@@ -145,7 +152,9 @@ def _common(func: Callable[..., Any]) -> Callable[..., Any]:
         argument("--env", action="append", metavar="K=V", help="set an environment variable for this run (repeatable)"),
         argument("--clear-env", action="store_true",
                  help="start from an empty environment: only --env values (bash still sets PWD, SHLVL and _ itself)"),
-        argument("--param", action="append", metavar="K=V", help="value for {K} templates (before the namespace)"),
+        argument("--param", action="append", metavar="K=V|NAME",
+                 help="fill {K} everywhere with the text V; a bare NAME: the notebook's NAME, keeping its type"
+                      " (other notebook variables fill only where the shell would expand $VAR)"),
         argument("--input", metavar="TEXT",
                  help="text for the command's stdin ({var} templates work); stdin is closed otherwise"),
         argument("--out", metavar="NAME", help="store the Result in the variable NAME"),
@@ -211,6 +220,17 @@ class ExecMagics(ExecSettings):
     def exec_cell(self, line: str, cell: str) -> Result | None:
         """Run the cell as a script; bash by default, in the persistent session.
 
+        Templates: ``{name}`` is filled from ``--param name=text`` (text, as typed) or ``--param name``
+        (the notebook's ``name``, keeping its type: a list stays a list in a python cell) everywhere in
+        the cell.  Any other notebook variable fills only where the shell would expand ``$VAR``:
+        unquoted words, "…", unquoted heredocs and the options' values -- never in '…', $'…', a
+        quoted heredoc, or the code of a python, node or other interpreter's cell.  A value is
+        quoted for where it lands; ``{name!raw}`` is as written; ``{{name}}`` is a brace where
+        ``{name}`` would fill, and braces elsewhere stay as written.  Where it can still surprise:
+        code inside "…" (``python -c "print(f'{x}')"``) and ``xargs -I{f}`` when the notebook has an
+        ``f``: write ``{{x}}``, ``{{f}}`` there.  A typo, a form that is not filled (``{x!r}``) and a name left
+        in '…' are told in one line; ``--dry-run`` lists what filled.
+
         Examples::
 
             %%exec
@@ -222,6 +242,13 @@ class ExecMagics(ExecSettings):
 
             %%exec --param name=world --no-raise
             echo hello {name}      # {name} is shell-quoted; {name!raw} inserts it as written
+
+            %%exec
+            echo {title}           # a notebook variable: filled, one shell word
+            awk '{n}' data.csv     # in single quotes: awk's own program, left as written
+
+            %%exec python --param sizes
+            print(sum({sizes}))    # the notebook's list, as a Python list
 
             %%exec --sandbox
             make test              # the workspace writable, the rest read-only; no network
@@ -297,7 +324,8 @@ class ExecMagics(ExecSettings):
 
         The line is split into words the way a shell splits them (quotes respected);
         nothing else of a shell happens: no pipes, globs or $VAR (``${VAR}`` and
-        ``{name}`` templating still apply, one word stays one argument).
+        ``{name}`` templating still apply, one word stays one argument; a notebook
+        variable fills outside '…', a ``--param`` everywhere).
 
         Examples::
 
@@ -330,8 +358,11 @@ class ExecMagics(ExecSettings):
                 raise UsageError(f"--argv needs a JSON array of strings: {exc}") from None
             if not isinstance(argv, list) or not argv or not all(isinstance(a, str) for a in argv):
                 raise UsageError('--argv needs a non-empty JSON array of strings, e.g. ["ls", "-la"]')
-        else:
-            argv = split_words(rest)
+        else:  # a notebook variable stays out of '…', as a shell keeps $VAR out (a --param fills it)
+            from ..engine.template import hold
+
+            named = {entry.split("=", 1)[0] for entry in args.param or []}
+            argv = split_words(rest, lambda quoted: hold(quoted, named))
         if not argv:
             raise UsageError("%spawn needs a command, e.g. %spawn git status")
         with engine_errors():
@@ -346,9 +377,11 @@ class ExecMagics(ExecSettings):
             raise UsageError(f"--errexit applies to bash and sh cells; a {language} cell stops at an uncaught error")
         return self.errexit if args.errexit is None else args.errexit
 
-    def _params(self, args: Any) -> NamespaceParams:
+    def _templates(self, args: Any) -> dict[str, Any]:
+        """What fills ``{name}``: ``--param`` values everywhere, the notebook's variables where ``$VAR`` would."""
         shell = self.ipython
-        return NamespaceParams(parse_pairs(args.param, "param"), shell.user_ns, shell.user_ns_hidden)
+        variables = NotebookVariables(shell.user_ns, shell.user_ns_hidden)
+        return {"params": template_params(args.param, variables), "variables": variables}
 
     def _guard(self, args: Any) -> Guard:
         return "none" if getattr(args, "allow_dangerous", False) else cast(Guard, self.guard)
@@ -396,11 +429,15 @@ class ExecMagics(ExecSettings):
             self._check_values(args)
             plan = make_plan(
                 cwd=args.cwd, env=parse_pairs(args.env, "env"), clear_env=args.clear_env,
-                params=self._params(args), input=getattr(args, "input", None), isolated=args.isolated,
+                input=getattr(args, "input", None), isolated=args.isolated, **self._templates(args),
                 sandbox=choice.sandbox,
             )
-        # said with the result: an auto that could not confine, a root left out
-        return dataclasses.replace(plan, notes=choice.notes + plan.notes) if choice.notes else plan
+        # said with the result: what filled a {name} (--dry-run lists each), an auto that could not confine, a root
+        # left out
+        notes = choice.notes + plan.notes
+        if plan.fills and not args.dry_run:
+            notes = (_filled_note(plan), *notes)
+        return dataclasses.replace(plan, notes=notes) if notes != plan.notes else plan
 
     def start_background(self, args: Any, make_plan: Callable[..., Plan]) -> None:
         """Start a planned command as a background shell and show its handle (``%bg``, ``%%exec --bg``)."""

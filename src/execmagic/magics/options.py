@@ -6,7 +6,7 @@ split the same way everywhere: as shell words, quotes removed
 ``%exec``, ``%spawn`` and ``%bg`` take options *then* a command line that must
 reach the engine exactly as typed (its quotes, ``-la`` flags and all), so their
 leading options are split off by position and only they go through the magic's
-argparse parser.  ``{name}`` lookups see the notebook's namespace without
+argparse parser.  ``{name}`` lookups see ``--param`` values, then the notebook's namespace without
 IPython's own hidden names (``exit``, ``In``, ``Out``…), so awk's ``{exit}`` survives.
 """
 
@@ -15,15 +15,15 @@ from __future__ import annotations
 import argparse
 import re
 import shlex
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
 from IPython.core.error import UsageError
 
 from ..process.errors import UsageProblem, shown_value
 
-__all__ = ["NamespaceParams", "parse_line", "parse_pairs", "shell_words", "split_leading_options", "split_words",
-           "unknown_option"]
+__all__ = ["NotebookVariables", "parse_line", "parse_pairs", "shell_words", "split_leading_options", "split_words",
+           "template_params", "unknown_option"]
 
 # One shell word: unquoted runs, '…', "…" (with escapes), or a backslash escape.
 _WORD = re.compile(r"""(?:[^\s'"\\]+|'[^']*'|"(?:[^"\\]|\\.)*"|\\.)+""", re.DOTALL)
@@ -136,9 +136,36 @@ def _unquote(word: str) -> str:
     return parts[0] if parts else ""
 
 
-def split_words(text: str) -> list[str]:
-    """Split a command line into words the way a shell does (quotes respected), nothing more."""
+def split_words(text: str, in_single_quotes: Callable[[str], str] | None = None) -> list[str]:
+    """Split a command line into words the way a shell does (quotes respected), nothing more.
+
+    ``in_single_quotes`` rewrites the text of each ``'…'`` first (``%spawn`` keeps a notebook
+    variable out of it there, as a shell keeps ``$VAR`` out)."""
+    if in_single_quotes is not None:
+        text = _single_quoted(text, in_single_quotes)
     return shell_words(text, "the command line")
+
+
+def _single_quoted(text: str, rewrite: Callable[[str], str]) -> str:
+    """``text`` with the inside of each ``'…'`` rewritten, quotes found as :func:`shlex.split` finds them."""
+    out: list[str] = []
+    pos, i, quote = 0, 0, ""
+    while i < len(text):
+        ch = text[i]
+        if quote == "'":
+            if ch == "'":
+                out.append(rewrite(text[pos:i]))
+                pos, quote = i, ""
+        elif ch == "\\" and (not quote or text[i + 1:i + 2] in ('"', "\\")):
+            i += 1  # an escaped character (in "…" only \" and \\ are escapes)
+        elif ch == '"':
+            quote = "" if quote else '"'
+        elif ch == "'" and not quote:
+            out.append(text[pos:i + 1])
+            pos, quote = i + 1, "'"
+        i += 1
+    out.append(text[pos:])  # an unclosed quote is shlex's to refuse
+    return "".join(out)
 
 
 def parse_pairs(entries: list[str] | None, what: str) -> dict[str, str]:
@@ -155,11 +182,30 @@ def parse_pairs(entries: list[str] | None, what: str) -> dict[str, str]:
     return pairs
 
 
-class NamespaceParams(Mapping[str, Any]):
-    """``--param`` values first, then the user's namespace minus IPython's hidden and private names."""
+def template_params(entries: list[str] | None, variables: Mapping[str, Any]) -> dict[str, Any]:
+    """The ``--param`` values: ``K=V`` is the text ``V`` as typed (so ``n=5`` is ``'5'`` in a Python cell, as
+    ``--env`` and a shell give text); a bare ``NAME`` is the notebook's ``NAME`` with its type (a list, an
+    int), for a value that must land as what it is.  A bare name the notebook lacks is a ``UsageError``."""
+    import difflib
 
-    def __init__(self, params: Mapping[str, Any], user_ns: Mapping[str, Any], hidden: Mapping[str, Any]) -> None:
-        self._params = params
+    named = [entry for entry in entries or [] if "=" not in entry]
+    params: dict[str, Any] = parse_pairs([entry for entry in entries or [] if "=" in entry], "param")
+    for name in named:
+        if not name.isidentifier():
+            raise UsageError(f"--param needs NAME=VALUE or the name of a notebook variable, not {shown_value(name)}")
+        if name not in variables:
+            close = difflib.get_close_matches(name, list(variables), n=1, cutoff=0.8)
+            hint = f"; did you mean {close[0]}?" if close else "; define it first, or give --param NAME=VALUE"
+            raise UsageError(f"--param {name}: the notebook has no variable {name!r}{hint}")
+        params[name] = variables[name]
+    return params
+
+
+class NotebookVariables(Mapping[str, Any]):
+    """The user's namespace minus IPython's hidden and private names: what ``{name}`` may fill from where a
+    shell would expand ``$VAR`` (``exit``, ``In``, ``Out``… are IPython's, so awk's ``{exit}`` survives)."""
+
+    def __init__(self, user_ns: Mapping[str, Any], hidden: Mapping[str, Any]) -> None:
         self._ns = user_ns
         self._hidden = hidden
 
@@ -169,18 +215,15 @@ class NamespaceParams(Mapping[str, Any]):
         return not (name in self._hidden and self._hidden[name] is self._ns[name])
 
     def __getitem__(self, name: str) -> Any:
-        if name in self._params:
-            return self._params[name]
         if self._visible(name):
             return self._ns[name]
         raise KeyError(name)
 
     def __contains__(self, name: object) -> bool:
-        return isinstance(name, str) and (name in self._params or self._visible(name))
+        return isinstance(name, str) and self._visible(name)
 
     def __iter__(self) -> Iterator[str]:
-        yield from self._params
-        yield from (n for n in self._ns if n not in self._params and self._visible(n))
+        return (n for n in list(self._ns) if self._visible(n))
 
     def __len__(self) -> int:
         return sum(1 for _ in self)

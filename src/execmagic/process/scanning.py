@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import dataclasses
 import re
+from collections.abc import Callable
 
 __all__ = ["Context", "Scanner"]
 
@@ -49,7 +50,10 @@ class Scanner:
         self.text = text
         self.spans = spans
 
-    def run(self) -> dict[int, Context]:
+    def run(self, replaced: Callable[[int, Context], bool] | None = None) -> dict[int, Context]:
+        """The context at each span's start.  ``replaced(start, context)``, asked at each span in order,
+        says whether its text is replaced (skipped, never read) or stays as written (read as the text it
+        is, since what the interpreter reads next depends on it); without it every span is replaced."""
         found: dict[int, Context] = {}
         text, pos, index = self.text, 0, 0
         while index < len(self.spans):
@@ -57,8 +61,9 @@ class Scanner:
             end = stop.start() if stop else len(text)
             start, span_end = self.spans[index]
             if start <= end:
-                found[start] = self._context()
-                pos = max(pos, span_end)
+                found[start] = context = self._context()
+                if replaced is None or replaced(start, context):
+                    pos = max(pos, span_end)
                 index += 1
                 continue
             if stop is None:
