@@ -70,6 +70,8 @@ class Kernel:
             if msg["msg_type"] == "status" and msg["content"]["execution_state"] == "idle":
                 break
         reply = self.client.get_shell_msg(timeout=timeout)
+        while reply["parent_header"].get("msg_id") != msg_id:  # a late kernel_info_reply of wait_for_ready's
+            reply = self.client.get_shell_msg(timeout=max(deadline - time.monotonic(), 0.01))
         return Execution(reply, messages, started)
 
     def shutdown(self, now: bool = False) -> None:

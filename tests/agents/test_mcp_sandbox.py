@@ -249,6 +249,7 @@ def test_mcp_serve_sandbox_confines_the_agent_and_keeps_the_notebooks_session(bw
         status = kernel.execute("%mcp")
         (data,) = [m["content"]["data"] for m in status.of_type("display_data")]
         assert f"agent: sandbox workspace: writable {ws}, a private /tmp" in data["text/plain"]
+        assert "; hidden: the home folder" in data["text/plain"]  # what is hidden and shown, in the same line
         assert kernel.execute("%mcp stop").status == "ok"
     finally:
         kernel.shutdown()
