@@ -31,7 +31,11 @@ private keys): a kernel running as root owns them, and inside it keeps its uid; 
 
 What stays reachable (said in the README): a Unix socket in a folder none of this covers (``/var/tmp``,
 ``/srv``, ``/opt``, ``/mnt``, another user's home as its permissions allow) -- and the ones the
-commands' own programs make in the roots, which is what a workspace needs.
+commands' own programs make in the roots, which is what a workspace needs.  Known limits: inside a
+folder shown whole (a user's ``~/.config``), the credential stores hidden again are the known ones that
+existed when the sandbox was set; a file only root may read is hidden by a mount at its path, so one
+created later shows, and one removed while the sandbox is set makes its runs fail (bwrap cannot make
+the mount point on the read-only system) until the sandbox is set again.
 """
 
 from __future__ import annotations
