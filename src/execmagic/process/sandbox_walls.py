@@ -57,11 +57,10 @@ WALLS = ("/run", "/var/run", "/var/lib", "/var/snap", "/nix/var/nix/daemon-socke
 #: Hugging Face's and PyTorch's caches (a script that loads one works offline; their tokens lie elsewhere).
 HOME_SHOWN = (".config/git/ignore", ".config/matplotlib", ".cache/huggingface/hub", ".cache/huggingface/datasets",
               ".cache/torch")
-#: Below ``/var/lib``, shown read-only: package databases (``dpkg -l``, ``apt``, ``rpm -q``), the CA
+#: Below ``/var/lib``, shown read-only: package databases (``dpkg -l``, ``apt show``, ``rpm -q``), the CA
 #: certificates some systems keep there, the machine id, the system's user lookups through SSSD (an LDAP
-#: user's own name: ``id``, ``ls -l``, ``ssh``), TeX's and XML's generated catalogues, the man index.
-VAR_LIB_SHOWN = ("dpkg", "apt", "rpm", "dnf", "pacman", "ucf", "alternatives", "ca-certificates", "dbus",
-                 "sss/mc", "sss/pipes/nss", "texmf", "xml-core", "sgml-base", "man-db")
+#: user's own name: ``id``, ``ls -l``, ``ssh``).  Kept short: each is a mount at every start.
+VAR_LIB_SHOWN = ("dpkg", "apt", "rpm", "pacman", "ca-certificates", "dbus", "sss/mc", "sss/pipes/nss")
 #: Where files only root may read are looked for when the sandbox is set: the system's settings, and Debian's
 #: copies of its password files (``/var/backups/shadow.bak``).
 ROOT_ONLY_FOLDERS = ("/etc", "/var/backups")
@@ -160,23 +159,46 @@ def find_walls(home: str, *, visible: Iterable[str] = (), roots: Sequence[str] =
 def root_only(folders: Sequence[str] | None = None,
               limit: int | None = None) -> tuple[tuple[str, ...], tuple[str, ...]]:
     """The files and the folders below ``folders`` (:data:`ROOT_ONLY_FOLDERS`) that others may not read and
-    this process may: what a kernel running as root would read inside (an ordinary user's kernel only finds
-    what its groups let it read).  A folder others may not enter is taken whole; symlinks are not followed
-    (what one points to is judged where it lies)."""
+    this process may by their owner and group bits: what a kernel running as root reads inside, where it
+    keeps uid 0 but no capability (an ordinary user's kernel only finds what its groups let it read).  A
+    folder others may not enter is taken whole; symlinks are not followed (what one points to is judged
+    where it lies).  An empty file or folder has nothing to hide: each hidden one is a mount at every
+    start, so it is left out."""
     files: list[str] = []
     hidden: list[str] = []
 
+    groups = {os.getegid(), *os.getgroups()}
+
     def visit(entry: os.DirEntry[str]) -> bool:
-        mode = entry.stat(follow_symlinks=False).st_mode
-        if stat.S_ISDIR(mode):
-            if mode & stat.S_IXOTH:
+        st = entry.stat(follow_symlinks=False)
+        if stat.S_ISDIR(st.st_mode):
+            if st.st_mode & stat.S_IXOTH:
                 return True
-            if os.access(entry.path, os.X_OK):
+            if _allowed(st, groups, 0o1) and _has_entries(entry.path):
                 hidden.append(entry.path)
-        elif not stat.S_ISLNK(mode) and not mode & stat.S_IROTH and os.access(entry.path, os.R_OK):
+        elif (not stat.S_ISLNK(st.st_mode) and not st.st_mode & stat.S_IROTH and _allowed(st, groups, 0o4)
+              and not (stat.S_ISREG(st.st_mode) and st.st_size == 0)):
             files.append(entry.path)
         return False
 
     walk([real_path(f) for f in (ROOT_ONLY_FOLDERS if folders is None else folders) if os.path.isdir(f)],
          ROOT_ONLY_LIMIT if limit is None else limit, visit)
     return tuple(files), tuple(hidden)
+
+
+def _allowed(st: os.stat_result, groups: set[int], bit: int) -> bool:
+    """Whether this process may read (``bit`` 4) or enter (1) what ``st`` describes by its mode bits alone,
+    as a process without capabilities does (root's own files by their owner bits, others' by theirs)."""
+    if st.st_uid == os.geteuid():
+        return bool(st.st_mode >> 6 & bit)
+    if st.st_gid in groups:
+        return bool(st.st_mode >> 3 & bit)
+    return bool(st.st_mode & bit)
+
+
+def _has_entries(folder: str) -> bool:
+    try:
+        with os.scandir(folder) as entries:
+            return next(entries, None) is not None
+    except OSError:
+        return True  # cannot tell: hide it
