@@ -221,3 +221,35 @@ def test_run_and_var_lib_are_the_sandboxs_own(place):
     if os.path.isfile(resolver):
         with open(resolver) as fh:
             assert run(online, "cat /etc/resolv.conf", place["ws"]).stdout == fh.read()
+
+
+AS_NOBODY = ("setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", "--")
+
+
+@pytest.mark.skipif(os.geteuid() != 0 or shutil.which("setpriv") is None or not os.path.isfile("/usr/bin/python3"),
+                    reason="acting as an ordinary user needs root, setpriv and the system's Python")
+def test_an_ordinary_users_sandbox_keeps_host_sockets_out_of_reach(place, bwrap_works):
+    """A socket others may connect to (a docker group's, a database's) is what an ordinary user's agent would
+    reach: planted by root in /run before and after setup, refused inside a sandbox bwrap makes as that user."""
+    if subprocess.run([*AS_NOBODY, bwrap_works.bwrap, "--unshare-user", "--ro-bind", "/", "/", "true"],
+                      capture_output=True, timeout=30).returncode != 0:
+        pytest.skip("no unprivileged user namespaces here")
+    ws = place["ws"]
+    write(f"{ws}/connect.py", CONNECT)
+    for folder, dirs, files in os.walk(place["top"]):
+        for name in (".", *dirs, *files):
+            os.chown(os.path.join(folder, name), 65534, 65534)
+    made = tempfile.mkdtemp(prefix="execmagic-socket-test-", dir="/run")
+    os.chmod(made, 0o755)
+    connect = ["/usr/bin/python3", f"{ws}/connect.py", f"{made}/before.sock", f"{made}/after.sock"]
+    try:
+        with listening(f"{made}/before.sock"):
+            box = plan(place)
+            with listening(f"{made}/after.sock"):
+                outside = subprocess.run([*AS_NOBODY, *connect], capture_output=True, text=True, timeout=30, cwd="/")
+                done = subprocess.run([*AS_NOBODY, *box.wrap(connect, ws)], capture_output=True, text=True,
+                                      timeout=30, cwd="/", env={"PATH": "/usr/bin:/bin", "LC_ALL": "C"})
+    finally:
+        shutil.rmtree(made, ignore_errors=True)
+    assert outside.stdout.count("reached") == 2, outside  # outside the sandbox, that user reaches both
+    assert done.stdout.count("refused") == 2 and "reached" not in done.stdout, (done.stdout, done.stderr)
