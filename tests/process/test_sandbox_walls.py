@@ -110,6 +110,15 @@ def test_paths_to_show_are_checked(place):
     assert run(box, "echo ok", place["ws"]).stdout == "ok\n" and "not-there" not in box.walls
 
 
+@pytest.mark.parametrize("home", ["/", "/usr", "/nonexistent-home"])
+def test_a_home_folder_that_cannot_be_hidden_leaves_the_system_working(place, home):
+    """A service user's home may be ``/`` or a system folder, and uid 65534's is ``/nonexistent``: hiding
+    those would hide the system (or fail to make a mount point), so their known stores are hidden by name."""
+    box = sb.plan_sandbox(sb.SandboxSpec(mode="workspace", writable_roots=(place["ws"],)), home=home)
+    assert run(box, "ls /usr/bin/env && echo ok", place["ws"]).stdout.endswith("ok\n")
+    assert box.walls.startswith("hidden: the home folder's known credential stores; the host's /run"), box.walls
+
+
 def test_files_only_root_may_read_show_empty(place, monkeypatch):
     """Found when the sandbox is set, in the folders named (the system's ``/etc`` by default): a file others
     may not read, a folder they may not enter; symlinks and what others may read stay as they are."""

@@ -76,7 +76,7 @@ class Walls:
 
     #: The home folder, hidden (real path; ``None``: there is none, or it holds the system's own folders).
     home: str | None
-    #: Folders replaced by an empty tmpfs (the home folder first), real paths.
+    #: Folders replaced by an empty tmpfs, real paths (none below another).
     emptied: tuple[str, ...] = ()
     #: Paths inside them bound back read-only (they existed when the sandbox was set).
     shown: tuple[str, ...] = ()
@@ -112,6 +112,8 @@ class Walls:
         parts = []
         if self.home is not None:
             parts.append("the home folder" + _shown_in(self.home, self.shown, self.roots))
+        else:  # no home folder, or one that holds the system: the sandbox hides its known stores by name
+            parts.append("the home folder's known credential stores")
         others = [f for f in self.emptied if f != self.home]
         if others:
             words = [f"{f} (but package databases and user lookups)" if f == "/var/lib" else f for f in others]
