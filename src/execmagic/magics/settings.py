@@ -227,6 +227,13 @@ class ExecSettings(Magics):
             raise _refuse(proposal, f"it must be a number of seconds from 0 to {checks.MAX_SECONDS:.0f} (a year)")
         return value
 
+    @validate("sandbox_readable")
+    def _check_sandbox_readable(self, proposal: Any) -> Any:
+        for path in proposal["value"]:  # a relative one would be read against wherever the kernel stands
+            if not os.path.isabs(os.path.expanduser(path)):
+                raise _refuse(proposal, f"each path must be absolute or start with ~, not {shown_value(path)}")
+        return proposal["value"]
+
     @validate("display_budget", "keep_bytes", "max_background_shells", "log_quota")
     def _check_count(self, proposal: Any) -> Any:
         if not 1 <= proposal["value"] <= _MAX_COUNT:
