@@ -17,10 +17,12 @@ import subprocess
 import sys
 import tempfile
 
+import psutil
 import pytest
 
 from execmagic.process import sandbox as sb
 from execmagic.process import sandbox_walls as walls
+from waiting import wait_until
 
 READ_ONLY = "Read-only file system"
 #: The stores an attacker read through the old list, each with a secret of its own (made before the sandbox).
@@ -214,6 +216,43 @@ def test_host_sockets_are_out_of_reach_before_and_after_setup(place):
     finally:
         for folder in made:
             shutil.rmtree(folder, ignore_errors=True)
+
+
+#: A server on a Unix socket of the workspace: answers one client, then ends.
+SERVER = """
+import socket
+server = socket.socket(socket.AF_UNIX)
+server.bind("served.sock")
+server.listen(1)
+conn = server.accept()[0]
+conn.sendall(b"served across runs")
+conn.close()
+"""
+
+
+def test_a_socket_the_workspace_serves_is_reached_from_another_run(place):
+    """A program of one sandboxed run (a background shell's server) and a client in the next: both see the
+    workspace, and a socket there is a file of it (the network namespaces apart do not matter)."""
+    ws = place["ws"]
+    write(f"{ws}/server.py", SERVER)
+    write(f"{ws}/connect.py", CONNECT)
+    python = os.path.realpath(sys.executable)
+    box = plan(place)
+    server = subprocess.Popen(box.wrap([python, "server.py"], ws), env=box.environment(dict(os.environ)),
+                              stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    try:
+        wait_until(lambda: os.path.exists(f"{ws}/served.sock") or server.poll() is not None, 10, "the server to listen")
+        done = run(box, f"{python} -c \"import socket; s = socket.socket(socket.AF_UNIX); s.connect('served.sock');"
+                        " print(s.recv(64).decode())\"", ws)
+        assert done.stdout == "served across runs\n", (done.stderr, server.poll())
+        assert server.wait(10) == 0
+    finally:
+        if server.poll() is None:  # bwrap and what it started inside, whose pid 1 outlives a killed bwrap
+            for proc in [*psutil.Process(server.pid).children(recursive=True), psutil.Process(server.pid)]:
+                with contextlib.suppress(psutil.Error):
+                    proc.kill()
+            server.wait(10)
+        server.stderr.close()
 
 
 def test_run_and_var_lib_are_the_sandboxs_own(place):
