@@ -162,3 +162,13 @@ def test_a_store_made_after_the_sandbox_was_set_stays_hidden(fake_home, standby)
     assert answer["output"] == f"hidden\n{home}:\n.config\n\n{home}/.config:\ntool\n", answer
     line = sandbox_line(box)  # what %mcp and the server's start say
     assert line.startswith("sandbox workspace: writable ") and "; hidden: the home folder but ~/.config/tool" in line
+
+
+def test_read_only_mode_shows_its_folder_in_the_hidden_home(in_real_home):
+    """``read-only`` is no use if the project cannot be read: the folder it would have made writable is shown,
+    read-only, while the rest of the home folder stays hidden."""
+    _home, ws, engine = in_real_home
+    box = Toolbox(engine, sandbox="read-only", guard="none", grace=0.3)
+    answer = bash(box, "cat tracked; touch new 2>/dev/null || echo refused; git log --oneline | wc -l")
+    assert answer["output"] == "one\nrefused\n1\n" and answer["sandbox"].startswith("sandbox read-only"), answer
+    assert not os.path.exists(f"{ws}/new")
