@@ -538,7 +538,8 @@ class Sandbox:
 def plan_sandbox(spec: SandboxSpec, *, home: str, bwrap: str | None = None) -> Sandbox:
     """Set a sandbox: check the spec, find what exists on disk, build the bwrap argv prefix once.
 
-    ``home``: the user's home folder (its credential stores are hidden; it may not be a root).
+    ``home``: the user's home folder (hidden but for what is shown in it, :mod:`.sandbox_walls`; it may not be
+    a root).
     Raises :class:`SandboxProblem` / :class:`UnsafeRoot` for a spec that cannot be honoured and
     :class:`SandboxUnavailable` when bwrap cannot run here (see :func:`availability`).
     """
