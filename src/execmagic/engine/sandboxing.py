@@ -138,7 +138,10 @@ def choose_sandbox(mode: str, *, network: bool, roots: Sequence[str], start_dir:
                                if os.path.realpath(p).startswith("/tmp/")}))
     # read-only: the folder it would have made writable stays readable (the home folder stays hidden)
     viewed = () if writable else _shown([os.path.abspath(os.path.expanduser(r)) for r in roots] or [start_dir], home)
-    visible = (*_shown(interpreter_paths(), home), *viewed, *(os.path.abspath(os.path.expanduser(p)) for p in readable))
+    # "~" is the home folder the sandbox hides (the caller's ``home``, which may not be $HOME's)
+    added = (os.path.abspath(home + p[1:] if p == "~" or p.startswith("~/") else os.path.expanduser(p))
+             for p in readable)
+    visible = (*_shown(interpreter_paths(), home), *viewed, *added)
     spec = SandboxSpec(mode="workspace" if writable else "read-only", writable_roots=writable, network=network,
                        readable=kernel_env, visible=visible,
                        hidden=tuple(os.path.abspath(p) for p in (jupyter_runtime_dir(), kernel_connection_file(),
