@@ -200,6 +200,23 @@ def test_a_sandbox_that_cannot_work_stops_the_start_in_one_line(bwrap_works, pla
     assert "--network goes with a sandbox" in alone
 
 
+def test_readable_shows_a_path_of_the_hidden_home(bwrap_works, place):
+    """The home folder is hidden whole; ``--readable`` shows a path of it, read-only, and the key stays hidden."""
+    home = place["home"]
+    os.makedirs(f"{home}/.config/tool")
+    with open(f"{home}/.config/tool/settings", "w") as fh:
+        fh.write("shown\n")
+
+    async def body(session, _server):
+        return answer(await session.call_tool("Bash", {"command": "cat ~/.config/tool/settings ~/.ssh/id_rsa; ls -A ~"}))
+
+    own = {"PYTHONPATH": os.environ["PYTHONPATH"]} if "PYTHONPATH" in os.environ else {}  # this checkout's code
+    seen = serve(place, body, "--sandbox", "workspace", "--readable", "~/.config/tool", env=own)
+    lines = seen["output"].splitlines()  # (stdout and stderr as they came)
+    assert lines[0] == "shown" and ".config" in lines and KEY not in seen["output"], seen
+    assert len(lines) == 3 and "No such file or directory" in seen["output"], seen
+
+
 def test_auto_without_bwrap_runs_and_says_why(place):
     async def body(session, _server):
         return answer(await session.call_tool("Bash", {"command": "echo ran"}))
@@ -249,6 +266,7 @@ def test_mcp_serve_sandbox_confines_the_agent_and_keeps_the_notebooks_session(bw
         status = kernel.execute("%mcp")
         (data,) = [m["content"]["data"] for m in status.of_type("display_data")]
         assert f"agent: sandbox workspace: writable {ws}, a private /tmp" in data["text/plain"]
+        assert "; hidden: the home folder" in data["text/plain"]  # what is hidden and shown, in the same line
         assert kernel.execute("%mcp stop").status == "ok"
     finally:
         kernel.shutdown()

@@ -213,7 +213,8 @@ def test_a_repository_removed_outside_does_not_lock_confined_runs_out(bwrap_work
 
 def test_an_agent_started_in_the_home_folder_gets_a_read_only_sandbox(bwrap_works, engines, place, monkeypatch):
     """A notebook started in the home folder: ``workspace`` refuses to make it writable (an error, as it
-    was asked for by name); ``auto`` confines read-only and says why."""
+    was asked for by name); ``auto`` confines read-only and says why -- with the home folder hidden, not
+    shown read-only: what is in it is the user's, keys and tokens included."""
     monkeypatch.chdir(place["home"])
     engine = engines()
     with pytest.raises(sb.UnsafeRoot) as caught:
@@ -222,7 +223,9 @@ def test_an_agent_started_in_the_home_folder_gets_a_read_only_sandbox(bwrap_work
     box = Toolbox(engine, sandbox="auto", guard="none", grace=0.3)
     answer = bash(box, "echo x >> .bashrc || echo refused; echo x > /tmp/t && echo private")
     assert answer["output"].startswith("refused\nprivate\n") and answer["sandbox"].startswith("sandbox read-only")
-    assert any(place["home"] in note and "read-only" in note for note in answer["notes"]), answer
+    assert any(place["home"] in note and "hidden there" in note for note in answer["notes"]), answer
+    assert bash(box, "ls -A; cat .bashrc")["output"].split() == ["cat:", ".bashrc:", "No", "such", "file", "or",
+                                                                "directory"]
     assert read(f"{place['home']}/.bashrc") == "# start-up\n"
     monkeypatch.chdir(place["ws"])  # where the fixture expects the test process to be
 

@@ -110,6 +110,23 @@ def test_sandbox_writes_only_in_the_workspace_and_hides_keys(ip, place):
     assert "sandbox" not in plain["text/plain"] and "sandbox" not in plain[PROVENANCE]
 
 
+def test_sandbox_readable_shows_a_tools_settings_in_the_hidden_home(ip, magics, place):
+    """The home folder is hidden whole; ``ExecMagics.sandbox_readable`` shows a path of it, read-only (``~``
+    is the home folder the sandbox hides), and the home folder itself is refused in one line."""
+    home = place["home"]
+    os.makedirs(f"{home}/.config/tool")
+    with open(f"{home}/.config/tool/settings", "w") as fh:
+        fh.write("shown\n")
+    assert run(ip, "--sandbox cat ~/.config/tool/settings 2>&1; echo").stdout.startswith("cat: ")
+    with setting(ip, magics, "sandbox_readable", ["~/.config/tool"]):
+        cap = run(ip, "--sandbox cat ~/.config/tool/settings; touch ~/.config/tool/x 2>/dev/null || echo refused;"
+                      " cat ~/.ssh/id_rsa 2>/dev/null; echo end")
+        assert cap.stdout == "shown\nrefused\nend\n"
+    with setting(ip, magics, "sandbox_readable", ["~"]), pytest.raises(UsageError) as caught:
+        run(ip, "--sandbox true")
+    assert "whole home folder" in str(caught.value) and "\n" not in str(caught.value)
+
+
 def test_a_dry_run_says_it_would_be_sandboxed(ip, place):
     cap = run(ip, f"--sandbox --dry-run touch {place['ws']}/never")
     assert f"# sandbox workspace: writable {place['ws']}, a private /tmp" in cap.stdout + str(cap.outputs)

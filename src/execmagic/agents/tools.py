@@ -96,19 +96,21 @@ class Toolbox:
     directories, else the folder the engine started in, are writable) or ``"auto"`` (``workspace``
     where it works; unsandboxed elsewhere, and every answer says why; the default: an agent's
     commands meet walls, not only text checks).  ``network`` lets confined
-    commands reach the network.  Confined commands keep a session of their own, which starts from
-    the engine's and never writes back to it.  A mode named where it cannot work raises here.
+    commands reach the network; ``readable`` shows more paths, read-only, where the sandbox hides them (the
+    home folder is hidden but for the workspace, the kernel's Python and a few secret-free settings).
+    Confined commands keep a session of their own, which starts from the engine's and never writes back
+    to it.  A mode named where it cannot work raises here.
     """
 
     def __init__(self, engine: Engine | None = None, *, guard: Guard = "all", env_allow: Iterable[str] = (),
                  redact_secrets: bool = True, dry_run: bool = False, grace: float = 2.0,
                  max_output: int = MAX_OUTPUT_CHARS, background_on: str | Backend | None = None,
-                 sandbox: str = "auto", network: bool = False) -> None:
+                 sandbox: str = "auto", network: bool = False, readable: Iterable[str] = ()) -> None:
         from ..engine.default import default_engine
 
         self.engine = engine or default_engine()
         #: What the sandbox setting came to (set now: a named mode that cannot work fails here, at once).
-        self.sandbox = self.engine.sandbox(sandbox, network=network)
+        self.sandbox = self.engine.sandbox(sandbox, network=network, readable=tuple(readable))
         self._sandbox_asked = sandbox
         checked = checks.grace(grace, "grace")
         self.grace: float = 2.0 if checked is None else checked
@@ -141,7 +143,7 @@ class Toolbox:
                  if spec.mode == "workspace" else "only a private /tmp is writable")
         network = "the network is reachable" if spec.network else "there is no network"
         return (f" Commands run in a sandbox: {where}, the rest of the file system is read-only, {network}, and"
-                " processes outside it are invisible.")
+                f" processes outside it are invisible; {sandbox.walls}.")
 
     def _builtin_specs(self) -> list[ToolSpec]:
         return [

@@ -253,9 +253,10 @@ class Engine(Planner):
             expected()
 
     # -- the sandbox -----------------------------------------------------------------------
-    def sandbox(self, mode: str, *, network: bool = False) -> SandboxChoice:
+    def sandbox(self, mode: str, *, network: bool = False, readable: Sequence[str] = ()) -> SandboxChoice:
         """The sandbox ``mode`` asks for (see :mod:`.sandboxing`), set once for these settings and kept:
         its writable roots are the allowed directories, else :attr:`start_dir`, as they are now.
+        ``readable``: more paths shown read-only where the sandbox hides (a tool's settings in the home folder).
 
         Raises :class:`~execmagic.process.sandbox.SandboxProblem` (a mode or root that cannot be
         honoured) and :class:`~execmagic.process.sandbox.SandboxUnavailable` (a named mode where
@@ -265,11 +266,12 @@ class Engine(Planner):
         hidden = tuple(p for p in (default_root(), self.logs.root, self.logs.path, self.policy.audit_log) if p)
         start_dir = self.start_dir or self.session.current_cwd()
         # the bubblewrap named in the kernel's environment is part of the setting: naming another sets it anew
-        key = (mode, bool(network), self.policy.allowed_roots, start_dir, hidden, os.environ.get(BWRAP_VAR))
+        key = (mode, bool(network), self.policy.allowed_roots, start_dir, hidden, os.environ.get(BWRAP_VAR),
+               tuple(readable))
         choice = self._sandboxes.get(key)
         if choice is None:
             choice = choose_sandbox(mode, network=network, roots=self.policy.allowed_roots, start_dir=start_dir,
-                                    hidden=hidden)
+                                    hidden=hidden, readable=tuple(readable))
             self._sandboxes[key] = choice
         return choice
 

@@ -11,7 +11,11 @@ engine, what they enclose -- the same words wherever a sandbox is chosen:
   ``auto`` falls back to ``read-only`` with a note; asked for by name, the same root is an error.
 
 Asked for by name where the sandbox cannot work, a mode fails closed (:class:`SandboxUnavailable`):
-nothing runs unconfined.  What is hidden inside besides the home folder's credential stores:
+nothing runs unconfined.  The home folder is hidden by allow-list (:mod:`..process.sandbox_walls`); shown
+in it, read-only: the kernel's own Python (:func:`interpreter_paths`: its installation, its virtual
+environment, the folders on its module path -- pyenv, a user site, an editable install live in the home
+folder), the paths a caller adds (``readable``), and in ``read-only`` mode the folder it would have made
+writable (a notebook's project: read-only is no use if it cannot be read).  What is hidden inside besides:
 Jupyter's runtime folder (kernel connection files: with one, anyone runs code in the kernel), the
 connection file of the kernel this process is, wherever it lies (``ipython kernel -f FILE``, a
 front end that keeps its own folder),
@@ -36,8 +40,10 @@ from ..process.sandbox import (
     plan_sandbox,
     resolve_roots,
 )
+from ..process.sandbox_scan import within
 
-__all__ = ["SANDBOX_MODES", "SandboxChoice", "choose_sandbox", "jupyter_runtime_dir", "kernel_connection_file"]
+__all__ = ["SANDBOX_MODES", "SandboxChoice", "choose_sandbox", "interpreter_paths", "jupyter_runtime_dir",
+           "kernel_connection_file"]
 
 #: Every word a caller may use (the ones of :mod:`..process.sandbox` and ``auto``).
 SANDBOX_MODES = (*MODES, "auto")
@@ -82,12 +88,32 @@ def kernel_connection_file() -> str | None:
     return None
 
 
+def interpreter_paths() -> tuple[str, ...]:
+    """The folders the kernel's Python runs from, to show inside the sandbox: its installation and virtual
+    environment (``sys.prefix`` and kin), the folder of its real executable, and the absolute folders on its
+    module path (a user site, an editable install's source).  A sandboxed ``python``, ``pip`` or script then
+    imports what the kernel imports, wherever that lies (pyenv keeps Python in ``~/.pyenv``)."""
+    found = {sys.prefix, sys.exec_prefix, sys.base_prefix, sys.base_exec_prefix,
+             os.path.dirname(os.path.realpath(sys.executable))}
+    found.update(p for p in sys.path if p and os.path.isabs(p))
+    return tuple(sorted(os.path.realpath(p) for p in found if os.path.exists(p)))
+
+
+def _shown(paths: Sequence[str], home: str) -> tuple[str, ...]:
+    """``paths`` without the home folder and what holds it (a module path entry of ``~`` itself, a read-only
+    view of a notebook started there): showing those would undo the hiding."""
+    real_home = os.path.realpath(home)
+    return tuple(p for p in paths if not within(real_home, os.path.realpath(p)))
+
+
 def choose_sandbox(mode: str, *, network: bool, roots: Sequence[str], start_dir: str,
-                   hidden: Sequence[str], home: str | None = None) -> SandboxChoice:
+                   hidden: Sequence[str], home: str | None = None, readable: Sequence[str] = ()) -> SandboxChoice:
     """Set the sandbox ``mode`` asks for.
 
     ``roots``: the allowed directories (when set, they are the writable roots, and a bad one is an
     error); else ``start_dir`` is.  ``hidden``: more paths to hide (log folders, the audit log).
+    ``readable``: more paths shown read-only where the sandbox hides (``~`` allowed; the home folder itself
+    is refused: it would show every credential in it).
     Raises :class:`SandboxProblem` for a mode or a root that cannot be honoured, and
     :class:`SandboxUnavailable` for an explicit mode where bubblewrap cannot run.
     """
@@ -110,8 +136,14 @@ def choose_sandbox(mode: str, *, network: bool, roots: Sequence[str], start_dir:
     # would hide it: a virtualenv made under the shared temp folder
     kernel_env = tuple(sorted({os.path.realpath(p) for p in (sys.prefix, sys.exec_prefix)
                                if os.path.realpath(p).startswith("/tmp/")}))
+    # read-only: the folder it would have made writable stays readable (the home folder stays hidden)
+    viewed = () if writable else _shown([os.path.abspath(os.path.expanduser(r)) for r in roots] or [start_dir], home)
+    # "~" is the home folder the sandbox hides (the caller's ``home``, which may not be $HOME's)
+    added = (os.path.abspath(home + p[1:] if p == "~" or p.startswith("~/") else os.path.expanduser(p))
+             for p in readable)
+    visible = (*_shown(interpreter_paths(), home), *viewed, *added)
     spec = SandboxSpec(mode="workspace" if writable else "read-only", writable_roots=writable, network=network,
-                       readable=kernel_env,
+                       readable=kernel_env, visible=visible,
                        hidden=tuple(os.path.abspath(p) for p in (jupyter_runtime_dir(), kernel_connection_file(),
                                                                  *hidden) if p))
     sandbox = plan_sandbox(spec, home=home)

@@ -418,7 +418,7 @@ class ExecMagics(ExecSettings):
                                  " nodes, under their rules (--sandbox-mode off runs it there)")
             return SandboxChoice(None, (f"ran unsandboxed: a job --on {on} runs under the cluster's rules",))
         with engine_errors():
-            return self.engine.sandbox(mode, network=self.sandbox_network)
+            return self.engine.sandbox(mode, network=self.sandbox_network, readable=self.sandbox_readable)
 
     def _plan(self, args: Any, make_plan: Callable[..., Plan], backend: Backend | None = None) -> Plan:
         out = getattr(args, "out", None)

@@ -151,7 +151,7 @@ class McpMagics(Magics):
         self.exec_magics.sync_background_settings()
         try:  # a sandbox that cannot work here: one line, and nothing starts
             toolbox = Toolbox(engine, guard="all", grace=self.exec_magics.kill_grace, sandbox=sandbox,
-                              network=network)
+                              network=network, readable=self.exec_magics.sandbox_readable)
         except (SandboxProblem, SandboxUnavailable) as exc:
             raise UsageError(sandbox_trouble(sandbox, exc, auto="%mcp serve --sandbox auto",
                                              root_fix="start the notebook in the project folder or set"

@@ -134,12 +134,19 @@ class ExecSettings(Magics):
         help="Operating-system walls around every command (bubblewrap, Linux): 'off', 'read-only' (nothing writable"
              " but a private /tmp), 'workspace' (also allowed_dirs, else the folder the kernel started in; .git"
              " stays read-only) or 'auto' (workspace where the sandbox works, else unsandboxed with a note). In"
-             " every mode but off: no network (see sandbox_network), the home folder's credential stores and"
-             " Jupyter's connection files hidden, no process outside visible. A named mode that cannot work"
-             " here is an error, never an unconfined run. --sandbox / --sandbox-mode per command.",
+             " every mode but off: no network (see sandbox_network), the home folder hidden but the workspace,"
+             " the kernel's Python and secret-free settings (see sandbox_readable), the host's /run and /var/lib"
+             " sockets and Jupyter's connection files hidden, no process outside visible. A named mode that"
+             " cannot work here is an error, never an unconfined run. --sandbox / --sandbox-mode per command.",
     ).tag(config=True)
     sandbox_network = Bool(
         False, help="Let sandboxed commands use the network (off: only their own loopback).",
+    ).tag(config=True)
+    sandbox_readable = List(
+        Unicode(), default_value=[],
+        help="More paths sandboxed commands may read where the sandbox hides them (in the home folder: a tool's"
+             " settings, ~/.local/bin; ~ allowed, the home folder itself refused). Credential stores inside"
+             " them stay hidden; a path that is missing is left out. %mcp serve's agent gets them too.",
     ).tag(config=True)
 
     redact_provenance = Bool(
@@ -227,6 +234,13 @@ class ExecSettings(Magics):
         if not math.isfinite(value) or not 0 <= value <= checks.MAX_SECONDS:
             raise _refuse(proposal, f"it must be a number of seconds from 0 to {checks.MAX_SECONDS:.0f} (a year)")
         return value
+
+    @validate("sandbox_readable")
+    def _check_sandbox_readable(self, proposal: Any) -> Any:
+        for path in proposal["value"]:  # a relative one would be read against wherever the kernel stands
+            if not os.path.isabs(os.path.expanduser(path)):
+                raise _refuse(proposal, f"each path must be absolute or start with ~, not {shown_value(path)}")
+        return proposal["value"]
 
     @validate("display_budget", "keep_bytes", "max_background_shells", "log_quota")
     def _check_count(self, proposal: Any) -> Any:

@@ -72,6 +72,9 @@ def parser() -> argparse.ArgumentParser:
                         " it works, else unsandboxed and every answer says why (the default); off: the agent"
                         " runs as you")
     p.add_argument("--network", action="store_true", help="with --sandbox: let commands reach the network")
+    p.add_argument("--readable", action="append", default=[], metavar="PATH",
+                   help="with --sandbox: show PATH, read-only, where the sandbox hides (the home folder is hidden"
+                        " but the workspace, the kernel's Python and a few secret-free settings; repeatable)")
     return p
 
 
@@ -97,7 +100,7 @@ def build_toolbox(args: argparse.Namespace) -> Toolbox:
         engine.session.cwd = roots[0]  # start inside the allowed directories, not where the client happened to be
     try:
         toolbox = Toolbox(engine, guard=args.guard, env_allow=args.env_allow, redact_secrets=not args.no_redact,
-                          sandbox=args.sandbox, network=args.network)
+                          sandbox=args.sandbox, network=args.network, readable=args.readable)
     except (SandboxProblem, SandboxUnavailable) as exc:
         engine.close()
         raise StartProblem(sandbox_trouble(args.sandbox, exc, auto="start with --sandbox auto",

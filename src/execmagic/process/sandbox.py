@@ -20,13 +20,18 @@ In every mode but ``off``: no network (a fresh network namespace with only its o
 ``network``; a fresh ``/proc`` in a pid namespace of its own, so no process outside is visible or can
 be signalled; a minimal ``/dev``; no capabilities and no further user namespaces (``unshare -r``,
 ``nsenter`` and ``mount`` cannot regain privileges); the kernel's settings (``/proc/sys``) read-only,
-for a kernel running as root, who owns them with or without capabilities; hidden behind an empty
-read-only tmpfs (a folder) or ``/dev/null`` (a file): the credential stores of the home folder
-(:data:`CREDENTIAL_STORES`), the sockets under ``/run`` that would run commands outside (systemd,
-D-Bus, Docker: :data:`OUTSIDE_SOCKETS`), the secrets a container platform mounts
-(:data:`SYSTEM_SECRETS`), and whatever the caller names in ``hidden``.  The shared ``/tmp`` is
-replaced by the private one because it holds sockets too (tmux, ssh-agent, X11): ``connect()`` works
-on a read-only mount, so a visible socket of a tmux server is a way out.
+for a kernel running as root, who owns them with or without capabilities; hidden by allow-list
+(:mod:`.sandbox_walls`): the home folder is an empty read-only tmpfs but for the roots in it, the paths
+the caller shows (``visible``: the kernel's interpreter, a user's additions) and a short list of
+secret-free configuration, and so are the host's ``/run`` and ``/var/lib`` (their Unix sockets: Docker,
+D-Bus, databases, other users' runtime folders), whatever appears there later included; the files of
+``/etc`` only root may read show empty.  Hidden behind an empty read-only tmpfs (a folder) or
+``/dev/null`` (a file), where the walls do not cover them already: the credential stores of the home
+folder that lie in a path shown there (:data:`CREDENTIAL_STORES`: ``visible=("~/.config",)`` still hides
+``~/.config/gcloud``), the secrets a container platform mounts (:data:`SYSTEM_SECRETS`), and whatever the
+caller names in ``hidden``.  The shared ``/tmp`` is replaced by the private one because it holds sockets
+too (tmux, ssh-agent, X11): ``connect()`` works on a read-only mount, so a visible socket of a tmux
+server is a way out.
 
 What the caller passes (the engine, which knows these paths; this layer imports no Jupyter):
 
@@ -123,6 +128,7 @@ from .sandbox_scan import outermost as _outermost
 from .sandbox_scan import pinned as _pinned
 from .sandbox_scan import real_path as _real
 from .sandbox_scan import within as _within
+from .sandbox_walls import Walls, find_walls
 
 __all__ = [
     "BWRAP_VAR",
@@ -132,7 +138,6 @@ __all__ = [
     "LINK_BIND_LIMIT",
     "LINK_SCAN_LIMIT",
     "MODES",
-    "OUTSIDE_SOCKETS",
     "SYSTEM_DIRS",
     "SYSTEM_SECRETS",
     "Availability",
@@ -153,9 +158,11 @@ __all__ = [
 
 #: The sandbox modes, weakest first.
 MODES = ("off", "read-only", "workspace")
-#: Credential stores below the home folder, hidden in every sandbox (keys, cloud and registry tokens, the
-#: data services of notebooks, database passwords, browser profiles with their session cookies), and the
-#: histories where secrets typed by hand end up (shells, Python, IPython's of every notebook cell).
+#: Credential stores below the home folder (keys, cloud and registry tokens, the data services of notebooks,
+#: database passwords, browser profiles with their session cookies, agents' and package indexes' logins,
+#: settings files that hold tokens), and the histories where secrets typed by hand end up (shells, Python,
+#: IPython's of every notebook cell, database shells).  The home folder is hidden whole (:mod:`.sandbox_walls`):
+#: these are hidden again where a path shown in it holds them -- a second line, never the first.
 CREDENTIAL_STORES = (
     ".ssh", ".aws", ".gnupg", ".config/gcloud", ".kube", ".docker", ".netrc", ".git-credentials", ".pypirc",
     ".azure", ".config/gh", ".npmrc", ".cargo/credentials", ".cargo/credentials.toml", ".password-store",
@@ -163,13 +170,11 @@ CREDENTIAL_STORES = (
     ".cache/huggingface/token", ".huggingface", ".kaggle", ".databrickscfg", ".config/rclone", ".s3cfg", ".boto",
     ".vault-token", ".terraform.d/credentials.tfrc.json", ".config/hub", ".pgpass", ".my.cnf", ".m2/settings.xml",
     ".mozilla", ".config/google-chrome", ".config/chromium",
-    ".bash_history", ".zsh_history", ".python_history", ".ipython",
-)
-#: Sockets and folders of them that run commands outside a sandbox (systemd's user and system managers,
-#: D-Bus, container engines); a user's ``XDG_RUNTIME_DIR`` is below ``/run/user``.
-OUTSIDE_SOCKETS = (
-    "/run/user", "/run/dbus", "/run/systemd/private", "/run/docker.sock", "/run/containerd", "/run/podman",
-    "/run/snapd.socket", "/run/snapd-snap.socket",
+    ".config/git/credentials", ".config/git/config", ".gitconfig", ".claude", ".claude.json", ".codex", ".gemini",
+    ".config/github-copilot", ".cache/huggingface/stored_tokens", ".config/pip", ".pip", ".condarc",
+    ".config/containers/auth.json", ".jupyter", ".local/share/jupyter/runtime",
+    ".bash_history", ".zsh_history", ".python_history", ".ipython", ".psql_history", ".mysql_history",
+    ".sqlite_history", ".node_repl_history", ".Rhistory", ".lesshst",
 )
 #: Secrets a machine mounts for its programs: a Kubernetes pod's service-account token (JupyterHub on
 #: Kubernetes), Docker's and Compose's secrets.  Useless without the network, but readable they can be put
@@ -233,8 +238,12 @@ class SandboxSpec:
     writable_roots: tuple[str, ...] = ()
     #: Share the host's network (else a namespace with only its own loopback).
     network: bool = False
-    #: More files and folders to hide, beyond :data:`CREDENTIAL_STORES` and :data:`OUTSIDE_SOCKETS`.
+    #: More files and folders to hide, beyond the walls and :data:`CREDENTIAL_STORES`.
     hidden: tuple[str, ...] = ()
+    #: Paths shown read-only where the walls hide (the home folder, ``/run``, ``/var/lib``): the kernel's
+    #: interpreter and environment, a user's additions.  One that is missing is left out; one that is the
+    #: home folder, or holds it, is refused (it would show every credential of it).
+    visible: tuple[str, ...] = ()
     #: Paths bound back read-only after the hiding (session-wide: the prelude).
     readable: tuple[str, ...] = ()
     #: Files and folders bound back writable after the hiding.
@@ -312,7 +321,10 @@ def resolve_roots(roots: Iterable[str], *, home: str, explicit: bool) -> RootCho
         except SandboxProblem as exc:
             if explicit:
                 raise
-            notes.append(f"sandbox: {root} is not writable ({exc.why}); read-only there")
+            # the home folder is hidden, not only read-only: a note that said "read-only" would mislead
+            there = ("hidden there but for what the sandbox shows" if _real(root) == _real(home)
+                     else "read-only there")
+            notes.append(f"sandbox: {root} is not writable ({exc.why}); {there}")
     return RootChoice(roots=_outermost(kept), notes=tuple(notes))
 
 
@@ -449,6 +461,8 @@ class Sandbox:
     emptied: tuple[str, ...] = ()
     #: What the caller should say about the walls (files hard-linked outside the roots left writable).
     notes: tuple[str, ...] = ()
+    #: One line: what is hidden and what is shown inside it (:meth:`.sandbox_walls.Walls.describe`).
+    walls: str = ""
 
     def wrap(self, argv: Sequence[str], cwd: str, *, readable: Iterable[str] = (),
              writable: Iterable[str] = ()) -> tuple[str, ...]:
@@ -524,7 +538,8 @@ class Sandbox:
 def plan_sandbox(spec: SandboxSpec, *, home: str, bwrap: str | None = None) -> Sandbox:
     """Set a sandbox: check the spec, find what exists on disk, build the bwrap argv prefix once.
 
-    ``home``: the user's home folder (its credential stores are hidden; it may not be a root).
+    ``home``: the user's home folder (hidden but for what is shown in it, :mod:`.sandbox_walls`; it may not be
+    a root).
     Raises :class:`SandboxProblem` / :class:`UnsafeRoot` for a spec that cannot be honoured and
     :class:`SandboxUnavailable` when bwrap cannot run here (see :func:`availability`).
     """
@@ -538,7 +553,8 @@ def plan_sandbox(spec: SandboxSpec, *, home: str, bwrap: str | None = None) -> S
     if not found.ok or found.bwrap is None:
         raise SandboxUnavailable(found.reason or "", found.detail)
     protected = () if spec.allow_git_writes else _outermost(git_dirs(roots))
-    args = [*_base_args(found.bwrap, spec, found.userns)]
+    walls = find_walls(home, visible=spec.visible, roots=roots, network=spec.network)
+    args = [*_base_args(found.bwrap, spec, found.userns), *walls.args()]
     args += [a for root in roots for a in ("--bind", root, root)]
     # "-try": a repository removed after the sandbox was set has nothing left to protect; without it,
     # bwrap would fail to mount it, and every later run with it
@@ -546,9 +562,10 @@ def plan_sandbox(spec: SandboxSpec, *, home: str, bwrap: str | None = None) -> S
     args += [a for path in protected for a in ("--ro-bind-try", path, path)]
     linked, notes = _linked_read_only(roots)
     args += [a for path in linked for a in ("--ro-bind-try", path, path)]
-    hiding, seal = _hiding_args(spec, home)
+    hiding, seal = _hiding_args(spec, home, walls)
+    seal = [*seal, *(a for folder in walls.sealed() for a in ("--remount-ro", folder))]
     emptied = (_TMP, *seal[1::2])  # the folders the seal makes read-only are the hiding tmpfs
-    return Sandbox(spec, (*args, *hiding), tuple(seal), protected, emptied, notes)
+    return Sandbox(spec, (*args, *hiding), tuple(seal), protected, emptied, notes, walls.describe())
 
 
 def _linked_read_only(roots: Sequence[str]) -> tuple[list[str], tuple[str, ...]]:
@@ -577,6 +594,11 @@ def _checked(spec: SandboxSpec, home: str) -> SandboxSpec:
     for path in spec.hidden:  # one that does not exist has nothing to hide; a relative one hides by chance
         if not os.path.isabs(path):
             raise SandboxProblem(path, "a hidden path must be absolute")
+    for path in spec.visible:
+        if not os.path.isabs(path):
+            raise SandboxProblem(path, "a path shown in the sandbox must be absolute")
+        if _within(_real(home), _real(path)):
+            raise SandboxProblem(path, "it would show the whole home folder: name the folders in it that tools need")
     return dataclasses.replace(spec, writable_roots=roots)
 
 
@@ -596,13 +618,13 @@ def _base_args(bwrap: str, spec: SandboxSpec, userns: bool) -> list[str]:
     return args
 
 
-def _hiding_args(spec: SandboxSpec, home: str) -> tuple[list[str], list[str]]:
-    """Hide what exists of the credential stores, outside sockets and ``spec.hidden``, and bind back the
-    exceptions; and, apart, what makes the hiding tmpfs read-only -- which must come after every exception,
-    a run's own too (bwrap makes their mount points in the tmpfs)."""
+def _hiding_args(spec: SandboxSpec, home: str, walls: Walls) -> tuple[list[str], list[str]]:
+    """Hide what exists of the credential stores, the system's secrets and ``spec.hidden`` where the walls do
+    not already, and bind back the exceptions; and, apart, what makes the hiding tmpfs read-only -- which
+    must come after every exception, a run's own too (bwrap makes their mount points in the tmpfs)."""
     wanted = [os.path.join(home, store) for store in CREDENTIAL_STORES]
-    everything = (*wanted, *OUTSIDE_SOCKETS, *SYSTEM_SECRETS, *spec.hidden)
-    folders, files = _existing(_outermost(_real(p) for p in everything))
+    everything = (*wanted, *SYSTEM_SECRETS, *spec.hidden)
+    folders, files = _existing(p for p in _outermost(_real(p) for p in everything) if not walls.covers(p))
     args = [a for folder in folders for a in ("--tmpfs", folder)]
     args += [a for file in files for a in ("--ro-bind", "/dev/null", file)]
     args += [a for p in spec.readable for a in ("--ro-bind", p, p)]

@@ -14,10 +14,10 @@ The paths here are real (symlinks resolved) and absolute, as bind mounts take th
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 
 __all__ = ["GIT_SCAN_DEPTH", "LINK_SCAN_LIMIT", "git_dirs", "linked_outside", "outermost", "pinned", "real_path",
-           "within"]
+           "walk", "within"]
 
 #: How many folder levels below a writable root are searched for repositories whose ``.git`` stays read-only.
 GIT_SCAN_DEPTH = 3
@@ -48,6 +48,29 @@ def outermost(paths: Iterable[str]) -> tuple[str, ...]:
     return tuple(kept)
 
 
+def walk(roots: Iterable[str], limit: int, visit: Callable[[os.DirEntry[str]], bool]) -> bool:
+    """Call ``visit`` on each entry below ``roots`` (symlinks not followed; a folder is walked into when
+    ``visit`` returns true for it), at most ``limit`` entries; whether every entry was looked at.
+
+    A folder that cannot be read, or whose ``visit`` raises :class:`OSError` (an entry gone meanwhile),
+    is left for the next."""
+    looked = 0
+    pending = list(roots)
+    while pending:
+        folder = pending.pop()
+        try:
+            with os.scandir(folder) as entries:
+                for entry in entries:
+                    looked += 1
+                    if looked > limit:
+                        return False
+                    if visit(entry) and entry.is_dir(follow_symlinks=False):
+                        pending.append(entry.path)
+        except OSError:
+            continue
+    return True
+
+
 def linked_outside(roots: Iterable[str], limit: int = LINK_SCAN_LIMIT) -> tuple[list[str], bool]:
     """The regular files below ``roots`` with a hard link found nowhere in them (another name for the same
     data, outside the walls: writing through this one writes that file), and whether all was looked at.
@@ -60,28 +83,20 @@ def linked_outside(roots: Iterable[str], limit: int = LINK_SCAN_LIMIT) -> tuple[
     """
     seen: dict[tuple[int, int], list[str]] = {}
     links: dict[tuple[int, int], int] = {}
-    looked = 0
-    pending = list(roots)
-    while pending:
-        folder = pending.pop()
-        try:
-            with os.scandir(folder) as entries:
-                for entry in entries:
-                    looked += 1
-                    if looked > limit:
-                        return _outside(seen, links), False
-                    if entry.is_dir(follow_symlinks=False):
-                        if entry.name != ".git":
-                            pending.append(entry.path)
-                    elif entry.is_file(follow_symlinks=False):
-                        st = entry.stat(follow_symlinks=False)
-                        if st.st_nlink > 1:
-                            key = (st.st_dev, st.st_ino)
-                            seen.setdefault(key, []).append(entry.path)
-                            links[key] = st.st_nlink
-        except OSError:
-            continue
-    return _outside(seen, links), True
+
+    def visit(entry: os.DirEntry[str]) -> bool:
+        if entry.is_dir(follow_symlinks=False):
+            return entry.name != ".git"
+        if entry.is_file(follow_symlinks=False):
+            st = entry.stat(follow_symlinks=False)
+            if st.st_nlink > 1:
+                key = (st.st_dev, st.st_ino)
+                seen.setdefault(key, []).append(entry.path)
+                links[key] = st.st_nlink
+        return False
+
+    complete = walk(roots, limit, visit)
+    return _outside(seen, links), complete
 
 
 def _outside(seen: Mapping[tuple[int, int], list[str]], links: Mapping[tuple[int, int], int]) -> list[str]:
