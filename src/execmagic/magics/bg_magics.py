@@ -135,7 +135,8 @@ class BackgroundMagics(Magics):
               help="only lines matching REGEX (the rest stays in the log); quote it: --filter 'loss|error'")
     @argument("--stream", choices=("stdout", "stderr", "both"), default="both", help="which output to show")
     @argument("--wait", type=float, default=0.0, metavar="S",
-              help="wait up to S seconds for new output or the end (inf: until the shell ends)")
+              help="wait up to S seconds for new output (with --filter: a matching line) or the end"
+                   " (inf: until the shell ends)")
     @argument("--tail", type=int, metavar="N", help="the last N lines of the whole log instead of what is new")
     @argument("--all", action="store_true", help="the whole log instead of what is new")
     @argument("--follow", action="store_true",
@@ -149,6 +150,7 @@ class BackgroundMagics(Magics):
             %bgout bg1
             %bgout bg1 --wait 10
             %bgout train --filter "loss|error" --follow
+            %bgout train --wait 60 --filter ERROR   # up to a minute for an ERROR line
             %bgout bg1 --tail 20
             %bgout bg1 --wait inf      # until the shell ends
         """
