@@ -187,6 +187,18 @@ def test_unload_stops_background_shells_and_the_watchdog(ip):
         ip.run_line_magic("load_ext", "execmagic")
 
 
+def test_reload_keeps_background_shells_listed_readable_and_killable(ip):
+    magic(ip, "bg", "--name keeper echo before; sleep 30")
+    assert "before" in magic(ip, "bgout", "keeper --wait 5").stdout
+    watchdog = ip.magics_manager.registry["ExecMagics"].engine.shells.watchdog_pid
+    ip.run_line_magic("reload_ext", "execmagic")
+    table = magic(ip, "bg", "")
+    assert [(row["id"], row["status"]) for row in data(table, PROVENANCE)[0]] == [("keeper", "running")]
+    assert ip.magics_manager.registry["ExecMagics"].engine.shells.watchdog_pid == watchdog and pid_alive(watchdog)
+    assert data(magic(ip, "kill", "keeper"))[0].startswith("■ keeper")
+    assert not processes_with(TOKEN_VAR, os.environ[TOKEN_VAR], exclude=(watchdog,))
+
+
 def test_a_finished_name_can_be_reused(ip):
     magic(ip, "bg", "--name job true")
     follow(ip, "job")
