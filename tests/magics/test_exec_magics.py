@@ -405,6 +405,22 @@ def test_errexit_in_a_big_cell_that_goes_through_a_file(ip):
     big = "# padding\n" * 12_000 + "echo a\nfalse\necho b\n"
     cap = run(ip, "--errexit --no-raise", big)
     assert cap.stdout == "a\n"
+    assert cap.stderr == "--errexit stopped the cell at line 12002: exit 1\n"
+
+
+def test_errexit_names_the_line_that_stopped_the_cell_and_says_sigpipe(ip):
+    cap = run(ip, "--errexit --no-raise", "echo a\nf() { false; }\nf\necho b")
+    assert cap.stdout == "a\n" and cap.stderr == "--errexit stopped the cell at line 2: exit 1\n"
+    cap = run(ip, "--errexit --no-raise", "seq 1 1000000 | head -2\necho b")
+    assert cap.stdout == "1\n2\n"
+    assert cap.stderr.startswith("--errexit stopped the cell at line 1: exit 141: SIGPIPE, a reader such as head"
+                                 " closed the pipe early, and pipefail counts that as a failure")
+    # a failure set +e lets pass is not named, nor one inside a command substitution (no -e there)
+    cap = run(ip, "--errexit --no-raise", "set +e\nfalse\nx=$(false; echo in)\nset -e\necho $x")
+    assert cap.stdout == "in\n" and cap.stderr == ""
+    # a failed subshell is named once, by its own line
+    cap = run(ip, "--errexit --no-raise", "(\n  false\n)")
+    assert cap.stderr == "--errexit stopped the cell at line 3: exit 1\n"
 
 
 def test_a_mistyped_language_gets_a_suggestion(ip):

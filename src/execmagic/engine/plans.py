@@ -241,7 +241,9 @@ class Planner:
             error = error or PreExecError(f"cannot write the script to '{script_path}': {os_error_reason(exc)}",
                                           errno.errorcode.get(exc.errno or 0, "EIO"), exit_code=126)
             argv = (language, script_path)
-        shown_argv = (*argv[:-1], shown) if shown != text and argv[-1] == text else argv
+        last = argv[-1]  # the script, maybe after the errexit trap (see languages.ERREXIT_TRAP)
+        shown_argv = (*argv[:-1], last[:len(last) - len(text)] + shown) if shown != text and last.endswith(text) \
+            else argv
         command = Command(argv=argv, cwd=p.cwd, env=run_env, display=shown.strip("\n"), input=p.input,
                           shown_argv=shown_argv)
         if language in SHELL_LANGUAGES:
