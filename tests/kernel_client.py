@@ -69,8 +69,10 @@ class Kernel:
                 on_message(msg)
             if msg["msg_type"] == "status" and msg["content"]["execution_state"] == "idle":
                 break
-        reply = self.client.get_shell_msg(timeout=timeout)
-        return Execution(reply, messages, started)
+        while True:  # a reply to an earlier request (a kernel_info that wait_for_ready sent twice) is not ours
+            reply = self.client.get_shell_msg(timeout=max(deadline - time.monotonic(), 0.01))
+            if reply["parent_header"].get("msg_id") == msg_id:
+                return Execution(reply, messages, started)
 
     def shutdown(self, now: bool = False) -> None:
         self.client.stop_channels()
