@@ -5,6 +5,8 @@ from __future__ import annotations
 import io
 import json
 import os
+import re
+import select
 import signal
 import sys
 import threading
@@ -269,17 +271,42 @@ def test_interrupt_stops_the_command(ip):
     timer.start()
     start = time.monotonic()
     try:
-        with pytest.raises(CommandInterrupted), capture_output():
+        with pytest.raises(CommandInterrupted) as stopped, capture_output() as cap:
             ip.run_line_magic("exec", "sleep 30 & sleep 31")
     finally:
         timer.cancel()
     assert time.monotonic() - start < 5
+    # the status is said once: the summary says what was interrupted, the red line only what is new
+    (summary,) = [o.data["text/plain"] for o in cap.outputs]
+    assert re.match(r"✘ interrupted · .* · sleep 30 & sleep 31\n  note: stopped \d+ process", summary), summary
+    assert str(stopped.value) == "the run stops here"
 
 
 def test_reload_ext(ip):
     ip.run_line_magic("reload_ext", "execmagic")
     assert run(ip, "echo again").stdout == "again\n"
     assert "exec" in ip.magics_manager.magics["line"]
+
+
+def test_a_terminal_marks_each_stderr_line_as_the_tour_does(ip):
+    main, side = os.openpty()
+    real_stderr = sys.stderr
+    with open(side, "w", encoding="utf-8") as terminal:  # a real terminal, as IPython's would be
+        sys.stderr = terminal
+        try:
+            with capture_output(stderr=False) as cap:  # stdout: captured, as a pipe is (never marked)
+                ip.run_line_magic("exec", "echo out; printf 'e1\\ne' >&2; sleep 0.3; echo '2' >&2; echo last")
+        finally:
+            sys.stderr = real_stderr
+    shown = b""
+    while select.select([main], [], [], 0)[0]:
+        try:
+            shown += os.read(main, 4096)
+        except OSError:  # the other side is closed: all read
+            break
+    os.close(main)
+    assert shown.decode().replace("\r\n", "\n") == "stderr│ e1\nstderr│ e2\n"
+    assert cap.stdout.startswith("out\nlast\n")
 
 
 def test_terminal_shows_text_only(ip):

@@ -103,7 +103,11 @@ class CellCommandFailed(_OneRedLine, CommandFailed):
 
 
 class CommandInterrupted(_OneRedLine, KeyboardInterrupt):
-    """The user interrupted the cell; the command's processes are already stopped."""
+    """The user interrupted the cell; the command's processes are already stopped.
+
+    As with :class:`CellCommandFailed`, the ✘ summary just above says what ran and that it was
+    interrupted; this line says only what is new.
+    """
 
 
 class StartFailed(_OneRedLine, Exception):
@@ -463,10 +467,8 @@ class ExecMagics(ExecSettings):
         self._raise_if_failed(result, args)
 
     def _raise_if_failed(self, result: Result, args: Any) -> None:
-        if result.interrupted:
-            from ..display.render import short_command
-
-            raise CommandInterrupted(f"interrupted: {short_command(result.command)} (its processes were stopped)")
+        if result.interrupted:  # the ✘ status line just above says what was interrupted: not said twice
+            raise CommandInterrupted("the run stops here")
         if result.success or args.no_raise or not self.raise_on_error:
             return
         raise CellCommandFailed(result)
