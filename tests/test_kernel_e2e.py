@@ -343,3 +343,16 @@ def test_reload_ext_keeps_the_background_shells(kernel):
     ended = kernel.execute("%kill kept")
     assert ended.status == "ok" and "kept stopped with SIGTERM" in str(ended.of_type("display_data"))
     assert not [p for p in processes_with(KERNEL_TOKEN_VAR, kernel.token) if "sleep 300" in " ".join(p.cmdline())]
+
+
+def test_the_kernels_own_python_is_said_once_per_kernel():
+    k = Kernel(extra_env={"PATH": "/usr/local/bin:/usr/bin:/bin"})  # as a Jupyter elsewhere starts it
+    try:
+        assert k.execute("%load_ext execmagic").status == "ok"
+        notes = [str(k.execute("%exec python3 -c pass; pip --version >/dev/null").of_type("display_data"))
+                 for _ in range(3)]
+        assert "python3 is the kernel's own" in notes[0] and "pip is the kernel's own" in notes[0]
+        assert not any("kernel's own" in shown for shown in notes[1:])
+    finally:
+        k.shutdown()
+    assert_none_left(KERNEL_TOKEN_VAR, k.token, wait=3)

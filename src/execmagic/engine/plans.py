@@ -117,6 +117,16 @@ class Planner:
     sandbox_session: ShellSession
     #: The session prelude this planner wrote (written afresh whenever it is gone or its folder moved).
     _prelude: str | None = None
+    #: The kernel-tool notes already given: each is said once per engine (a kernel's), not on every call.
+    _tool_notes_given: frozenset[str] = frozenset()
+
+    def _tool_notes(self, text: str, p: _Prepared) -> tuple[str, ...]:
+        """What :func:`.kernel_tool_notes` says of ``text``, less what this engine said before: a notebook
+        that calls ``python3`` in every cell learns which one it is from the first."""
+        notes = tuple(note for note in kernel_tool_notes(text, p.env.get("PATH", ""), p.moved_path)
+                      if note not in self._tool_notes_given)
+        self._tool_notes_given = self._tool_notes_given | set(notes)
+        return notes
 
     def _session_files(self, label: str, sandboxed: bool = False) -> tuple[str, str]:
         """The state file's path for run ``label`` and the prelude's, both in the private runtime folder
@@ -247,7 +257,7 @@ class Planner:
         command = Command(argv=argv, cwd=p.cwd, env=run_env, display=shown.strip("\n"), input=p.input,
                           shown_argv=shown_argv)
         if language in SHELL_LANGUAGES:
-            notes += kernel_tool_notes(text, p.env.get("PATH", ""), p.moved_path)
+            notes += self._tool_notes(text, p)
         return Plan(command, p.label, state_path=state_path, script=True, secrets=secrets, error=error,
                     env_changes=p.changes,
                     shell_text=text if language in SHELL_LANGUAGES else None, session_env=p.env, notes=notes,
@@ -290,7 +300,7 @@ class Planner:
         command = Command(argv=words, cwd=p.cwd, env=p.env, display=shlex.join(shown), input=p.input,
                           shown_argv=tuple(shown))
         return Plan(command, p.label, error=error, env_changes=p.changes, secrets=secrets,
-                    notes=kernel_tool_notes(words[0], p.env.get("PATH", ""), p.moved_path), sandbox=sandbox,
+                    notes=self._tool_notes(words[0], p), sandbox=sandbox,
                     session=session)
 
     def _confinement(self, sandbox: Sandbox | None) -> tuple[Sandbox | None, ShellSession]:
