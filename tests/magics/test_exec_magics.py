@@ -36,6 +36,7 @@ def fresh_session(ip, tmp_path):
     magics = ip.magics_manager.registry["ExecMagics"]
     magics.engine.session.reset()
     yield
+    magics = ip.magics_manager.registry["ExecMagics"]  # a new one after %reload_ext, made from %config's values
     for name, default in (("timeout", None), ("raise_on_error", True), ("display_budget", 100_000),
                           ("default_language", "bash"), ("errexit", False)):
         setattr(magics, name, default)
@@ -298,14 +299,13 @@ def test_a_terminal_marks_each_stderr_line_as_the_tour_does(ip):
                 ip.run_line_magic("exec", "echo out; printf 'e1\\ne' >&2; sleep 0.3; echo '2' >&2; echo last")
         finally:
             sys.stderr = real_stderr
-    shown = b""
-    while select.select([main], [], [], 0)[0]:
-        try:
+        terminal.write("END\n")  # read up to here: a pty hands bytes over a moment after they are written
+        terminal.flush()
+        shown = b""
+        while b"END" not in shown and select.select([main], [], [], 10)[0]:
             shown += os.read(main, 4096)
-        except OSError:  # the other side is closed: all read
-            break
     os.close(main)
-    assert shown.decode().replace("\r\n", "\n") == "stderr│ e1\nstderr│ e2\n"
+    assert shown.decode().replace("\r\n", "\n") == "stderr│ e1\nstderr│ e2\nEND\n"
     assert cap.stdout.startswith("out\nlast\n")
 
 
@@ -451,8 +451,8 @@ def test_errexit_names_the_line_that_stopped_the_cell_and_says_sigpipe(ip):
 
 
 def test_a_mistyped_language_gets_a_suggestion(ip):
-    with pytest.raises(UsageError, match=r"^exec: unknown language 'pyhton': no interpreter of that name on PATH "
-                                         r"\(EINVAL\); did you mean 'python'\?$"):
+    with pytest.raises(UsageError, match=r"^unknown language 'pyhton': no interpreter of that name on PATH;"
+                                         r" did you mean 'python'\?$"):
         run(ip, "pyhton", "print(1)")
     with pytest.raises(UsageError, match=r"unknown language 'qwzx'[^;]*$"):  # nothing close: no guess
         run(ip, "qwzx", "print(1)")

@@ -130,7 +130,7 @@ class BackgroundMagics(Magics):
     @no_var_expand
     @magic_arguments(name="bgout")
     @kwds(formatter_class=FixedWidthHelp)
-    @argument("id", help="the shell's id (bg1, or its --name)")
+    @argument("id", nargs="?", help="the shell's id (bg1, or its --name)")
     @argument("--filter", metavar="REGEX",
               help="only lines matching REGEX (the rest stays in the log); quote it: --filter 'loss|error'")
     @argument("--stream", choices=("stdout", "stderr", "both"), default="both", help="which output to show")
@@ -157,6 +157,10 @@ class BackgroundMagics(Magics):
         from .live import LiveOutput
 
         args, _ = parse_line(line, self.bgout.parser)
+        if args.id is None:  # said as %kill says it, with the ids there are (argparse would name "id" only)
+            ids = self.shells.ids()
+            which = f"shells: {', '.join(ids)}" if ids else "there is none yet; %bg starts one"
+            raise UsageError(f"%bgout needs the id of the shell to read ({which}), e.g. %bgout {(ids or ['bg1'])[-1]}")
         with engine_errors():
             wait = checks.wait(args.wait, "--wait")
         if args.follow and (args.tail is not None or args.all):
