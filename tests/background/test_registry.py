@@ -325,7 +325,7 @@ def test_watchdog_runs_a_killed_owners_cleanup_for_the_run_it_swept(tmp_path):
     assert not ended.exists()
 
 
-# -- the reader outlives one shell's trouble (issue 8) -------------------------------------------
+# -- the reader outlives one shell's trouble ------------------------------------------------------
 TICKER = "for i in $(seq 1 400); do echo tick $i; sleep 0.02; done"
 
 
