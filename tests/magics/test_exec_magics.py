@@ -448,6 +448,9 @@ def test_errexit_names_the_line_that_stopped_the_cell_and_says_sigpipe(ip):
     # a failed subshell is named once, by its own line
     cap = run(ip, "--errexit --no-raise", "(\n  false\n)")
     assert cap.stderr == "--errexit stopped the cell at line 3: exit 1\n"
+    # a set -x trace shows the script's commands, not the trap's
+    cap = run(ip, "--errexit --no-raise", "set -x\nfalse")
+    assert cap.stderr == "+ false\n--errexit stopped the cell at line 2: exit 1\n"
 
 
 def test_a_mistyped_language_gets_a_suggestion(ip):

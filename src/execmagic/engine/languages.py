@@ -34,15 +34,16 @@ ERREXIT_FLAGS: dict[str, tuple[str, ...]] = {"bash": ("-e", "-o", "pipefail"), "
 #: its writer is stopped by SIGPIPE when ``head`` has read enough.  An ``ERR`` trap put before the
 #: script on its first line (line numbers stay the user's), one line of the script's own stderr; silent
 #: where ``set +e`` let a failure pass.  ``set -E`` so that a failure inside a function is named too; the
-#: trap speaks in the script's own process only, so a subshell that failed is named once, by its line.
+#: trap speaks in the script's own process only, so a subshell that failed is named once, by its line; what
+#: it does is kept out of a ``set -x`` trace (its stderr is /dev/null, its line goes out on a copy of it).
 #: A script's own ``ERR`` trap replaces it.
 ERREXIT_TRAP = (
-    r"""set -E; trap '__execmagic_status=$?; if [[ $- == *e* && $BASHPID == "$$" ]]; then __execmagic_why=;"""
+    r"""set -E; trap '{ __execmagic_status=$?; if [[ $- == *e* && $BASHPID == "$$" ]]; then __execmagic_why=;"""
     r""" [[ $__execmagic_status != 141 ]] || __execmagic_why=": SIGPIPE, a reader such as head closed the pipe early,"""
     r""" and pipefail counts that as a failure (|| true lets the line pass)";"""
     r""" builtin printf "%s\n" "--errexit stopped the cell at line $LINENO:"""
-    r""" exit $__execmagic_status$__execmagic_why" >&2;"""
-    r""" fi; builtin unset __execmagic_status __execmagic_why' ERR; """
+    r""" exit $__execmagic_status$__execmagic_why" >&3;"""
+    r""" fi; builtin unset __execmagic_status __execmagic_why; } 3>&2 2>/dev/null' ERR; """
 )
 #: Bytes of script passed inline at most.  Linux refuses one argument over 128 KiB (E2BIG),
 #: so a bigger cell (a heredoc of data) goes through a file: a shell sources it (``$0``, ``$@``
