@@ -448,6 +448,11 @@ def test_errexit_names_the_line_that_stopped_the_cell_and_says_sigpipe(ip):
     # a failed subshell is named once, by its own line
     cap = run(ip, "--errexit --no-raise", "(\n  false\n)")
     assert cap.stderr == "--errexit stopped the cell at line 3: exit 1\n"
+    # a secret stays out of the recorded argv, trap or not
+    cap = run(ip, "--errexit --param api_token=s3cr3t-value-42 echo {api_token} >/dev/null")
+    argv = summaries(cap)[0][PROVENANCE]["argv"]
+    assert argv[:4] == ["bash", "-e", "-o", "pipefail"] and "s3cr3t-value-42" not in json.dumps(argv)
+    assert argv[-1].startswith("set -E; trap ") and argv[-1].endswith("ERR; echo '[REDACTED:api_token]' >/dev/null")
     # a set -x trace shows the script's commands, not the trap's
     cap = run(ip, "--errexit --no-raise", "set -x\nfalse")
     assert cap.stderr == "+ false\n--errexit stopped the cell at line 2: exit 1\n"
