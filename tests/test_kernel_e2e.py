@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gzip
 import os
 import signal
 import threading
@@ -311,3 +312,47 @@ def test_a_setsid_daemon_is_stopped_when_its_cell_ends(kernel):
     assert ex.status == "ok"
     assert "setsid or a double fork" in str(ex.of_type("display_data"))
     assert not [p for p in processes_with(KERNEL_TOKEN_VAR, kernel.token) if "sleep 315" in " ".join(p.cmdline())]
+
+
+def test_a_preview_through_head_under_errexit_names_its_line_and_sigpipe(kernel, tmp_path):
+    with gzip.open(tmp_path / "sorted.csv.gz", "wt") as fh:
+        fh.writelines(f"{i},row {i}\n" for i in range(300_000))
+    ex = kernel.execute(f"%%exec --errexit\ncd {tmp_path}\nzcat sorted.csv.gz | head -3\necho after")
+    kernel.execute("%exec cd -")
+    assert ex.status == "error" and ex.stream_text() == "0,row 0\n1,row 1\n2,row 2\n"
+    (error,) = ex.of_type("error")
+    assert "exit 141" in error["content"]["traceback"][0]
+    assert ex.stream_text("stderr").startswith("--errexit stopped the cell at line 2: exit 141: SIGPIPE, a reader"
+                                               " such as head closed the pipe early")
+
+
+def test_bgout_waits_for_a_line_its_filter_keeps(kernel):
+    kernel.execute("%bg --name noisy for i in $(seq 1 10); do echo step $i; sleep 0.1; done; echo ERROR late; sleep 30")
+    ex = kernel.execute("%bgout noisy --wait 30 --filter ERROR")
+    assert ex.status == "ok" and ex.stream_text() == "ERROR late\n"
+    assert kernel.execute("%kill noisy").status == "ok"
+
+
+def test_reload_ext_keeps_the_background_shells(kernel):
+    kernel.execute("%bg --name kept echo before; sleep 300")
+    assert "before" in kernel.execute("%bgout kept --wait 10").stream_text()
+    assert kernel.execute("%reload_ext execmagic").status == "ok"
+    listed = kernel.execute("%bg").of_type("display_data")[0]["content"]["data"][PROVENANCE]
+    assert [row["status"] for row in listed if row["id"] == "kept"] == ["running"]
+    kernel.execute("%exec echo again")
+    ended = kernel.execute("%kill kept")
+    assert ended.status == "ok" and "kept stopped with SIGTERM" in str(ended.of_type("display_data"))
+    assert not [p for p in processes_with(KERNEL_TOKEN_VAR, kernel.token) if "sleep 300" in " ".join(p.cmdline())]
+
+
+def test_the_kernels_own_python_is_said_once_per_kernel():
+    k = Kernel(extra_env={"PATH": "/usr/local/bin:/usr/bin:/bin"})  # as a Jupyter elsewhere starts it
+    try:
+        assert k.execute("%load_ext execmagic").status == "ok"
+        notes = [str(k.execute("%exec python3 -c pass; pip --version >/dev/null").of_type("display_data"))
+                 for _ in range(3)]
+        assert "python3 is the kernel's own" in notes[0] and "pip is the kernel's own" in notes[0]
+        assert not any("kernel's own" in shown for shown in notes[1:])
+    finally:
+        k.shutdown()
+    assert_none_left(KERNEL_TOKEN_VAR, k.token, wait=3)

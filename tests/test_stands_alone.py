@@ -2,7 +2,9 @@
 
 Whoever clones the repository must find the reasoning inside it: in the docstrings, the README
 and the architecture page beside the reference.  A citation of an outside document ("design §3.4",
-"seed 003", "the seed's rule") sends the reader to a page they do not have.
+"seed 003", "the seed's rule"), of a tracker's numbers ("issue 8") or of how the work was organised
+(a brief and its tables, a tester and their rounds) sends the reader to a page they do not have; a
+test says what it checks, not who found the case.
 """
 
 from __future__ import annotations
@@ -16,7 +18,13 @@ import pytest
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 ARCHITECTURE = os.path.join("src", "execmagic", "ARCHITECTURE.md")
 #: Citations of documents outside the repository.  Put together so this file does not match itself.
-OUTSIDE = re.compile("|".join([r"design\s*" + "§", r"\bseed\s+\d{3}\b", r"\bthe\s+" + r"seed"]), re.I)
+OUTSIDE = re.compile("|".join([
+    r"design\s*" + "§", r"\bseed\s+\d{3}\b", r"\bthe\s+" + r"seed",
+    r"\bissue\s*#?" + r"\d+",  # a tracker's number
+    # a brief and its tables, a tester and their rounds, in words and in names (test_what_a_tester_found, BRIEF)
+    r"\bthe\s+" + r"brief\b", r"(?<![a-z])brief" + r"'s\b", r"(?-i:(?<![A-Za-z])BRIEF(?![A-Za-z]))",
+    r"(?<![a-z])test" + r"ers?(?![a-z])",
+]), re.I)
 
 
 def _tracked_text_files():
@@ -41,9 +49,13 @@ def test_no_file_cites_a_document_outside_the_repository():
 
 
 def test_the_pattern_finds_what_it_is_for():
-    for cited in ("see design " + "§3.2", "(seed " + "003)", "as " + "the seed does", "The " + "seed's rule"):
+    for cited in ("see design " + "§3.2", "(seed " + "003)", "as " + "the seed does", "The " + "seed's rule",
+                  "(issue" + " 8)", "Issue" + " #28", "the" + " brief's table", "as the" + " Brief says",
+                  "spell." + "BRIEF + x", "a" + " tester's round", "both" + " testers' rounds",
+                  "what a" + " tester found", "test_what_a_" + "testers_round"):
         assert OUTSIDE.search(cited), cited
-    for fine in ("random.Random(seed)", "a seed of 42", "--seed-file=munged.seed", "seeds=3"):
+    for fine in ("random.Random(seed)", "a seed of 42", "--seed-file=munged.seed", "seeds=3", "pytest", "a brief pause",
+                 "briefly", "issues: none", "the lead byte", "tests/", "a session's exports", "the contest"):
         assert not OUTSIDE.search(fine), fine
 
 

@@ -88,7 +88,10 @@ def load_ipython_extension(ipython: Any) -> None:
 
 
 def unload_ipython_extension(ipython: Any) -> None:
-    """``%unload_ext execmagic``: stop everything the extension started and remove what it registered."""
-    from .magics import unload
+    """``%unload_ext execmagic``: stop everything the extension started and remove what it registered.
 
-    unload(ipython)
+    ``%reload_ext execmagic`` calls this and then :func:`load_ipython_extension`: the background shells
+    are kept for the reloaded magics (listed, readable, killable), since a reload is not a goodbye."""
+    from .magics import reloading, unload
+
+    unload(ipython, keep_shells=reloading(ipython))

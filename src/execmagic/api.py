@@ -122,7 +122,8 @@ def read(shell_id: str, *, reader: str = "api", filter: str | None = None, strea
          engine: Engine | None = None) -> ShellOutput:
     """What a background shell printed since this ``reader``'s last look, and its status.
 
-    ``wait`` blocks up to that many seconds for news; ``math.inf`` waits until the shell ends.
+    ``wait`` blocks up to that many seconds for news (with ``filter``: for a line it keeps); ``math.inf``
+    waits until the shell ends.
     """
     engine = engine or default_engine()
     return engine.shells.read(checks.text(shell_id, "shell_id"), reader=checks.text(reader, "reader"),

@@ -109,6 +109,25 @@ def test_wait_gives_up_at_its_time_and_at_exit(engine):
     assert out.shell.status == "exited 4" and out.shell.exit_code == 4 and out.at_end
 
 
+def test_a_filtered_wait_waits_for_a_matching_line_not_any_line(engine):
+    info = start(engine, "for i in 1 2 3 4 5 6 7 8; do echo \"step $i\"; sleep 0.1; done; echo 'ERROR disk full' >&2;"
+                         " sleep 30")
+    out = engine.shells.read(info.id, pattern="ERROR", wait=20)
+    assert out.stderr == "ERROR disk full\n" and out.stdout == "" and out.shell.running
+    assert out.filtered_out["stdout"] == 8  # the steps were passed over while waiting, not lost
+    assert engine.shells.read(info.id, whole_log=True).stdout.count("step") == 8
+
+
+def test_a_filtered_wait_ends_at_its_time_or_at_the_end_without_a_match(engine):
+    chatty = start(engine, "while :; do echo tick; sleep 0.05; done")
+    begin = time.monotonic()
+    out = engine.shells.read(chatty.id, pattern="ERROR", wait=0.6)
+    assert out.stdout == "" and time.monotonic() - begin >= 0.55 and out.filtered_out["stdout"] > 0
+    ending = start(engine, "echo fine; sleep 0.2; exit 3")
+    out = engine.shells.read(ending.id, pattern="ERROR", wait=30)
+    assert out.at_end and out.shell.exit_code == 3 and out.stdout == ""
+
+
 def test_fifty_megabytes_unread_finishes_with_bounded_memory(engine):
     me = psutil.Process()
     before = me.memory_info().rss
@@ -306,7 +325,7 @@ def test_watchdog_runs_a_killed_owners_cleanup_for_the_run_it_swept(tmp_path):
     assert not ended.exists()
 
 
-# -- the reader outlives one shell's trouble (issue 8) -------------------------------------------
+# -- the reader outlives one shell's trouble ------------------------------------------------------
 TICKER = "for i in $(seq 1 400); do echo tick $i; sleep 0.02; done"
 
 

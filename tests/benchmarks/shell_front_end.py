@@ -16,7 +16,7 @@ plus the few lines a caller would need on top of it, written here):
 * **surely parses** (``process/plain_syntax.py`` over ``shell_lex``'s tokens): whether ``bash -n`` accepts a script (a *yes*
   must never be wrong; a *no* only sends the script to a new bash).
 
-Corpora: the templating tables and both testers' rounds (``tests/engine/test_template.py``), the
+Corpora: the templating tables and both rounds of attacks (``tests/engine/test_template.py``), the
 guard tables (``tests/guard/test_rules.py``, ``tests/guard/test_respellings.py``), and
 ``tests/process/test_plain_syntax.py``'s lists and its random-script generator (unfiltered).
 Where the two answers differ, bash (or python3/node) is the judge: a template answer is right when
@@ -405,7 +405,8 @@ def guard_cases() -> list[str]:
     rules = load("guard/test_rules.py")
     spell = load("guard/test_respellings.py")
     texts = [row[0] for row in rules.REFUSED] + list(rules.ALLOWED)
-    texts += [row[0] for row in spell.BRIEF + spell.RESPELLINGS] + [row[1] for row in spell.SESSION + spell.SESSION_ALLOWED]
+    texts += [row[0] for row in spell.GOT_THROUGH + spell.RESPELLINGS]
+    texts += [row[1] for row in spell.SESSION + spell.SESSION_ALLOWED]
     texts += list(spell.ORDINARY)
     limits = load("guard/test_guard_limits.py")
     trims = (limits.test_a_literal_trim_of_a_variable_is_judged_as_its_value,

@@ -277,7 +277,7 @@ def test_the_table_is_as_wide_as_promised():
     assert len(SHELL_CONTEXTS) >= 7 and len(PYTHON_CONTEXTS) >= 2 and len(JS_CONTEXTS) >= 2
 
 
-# -- places a first tester found values escaping from (each ran its payload once) -------------
+# -- places a first round of attacks found values escaping from (each ran its payload once) ----
 ESCAPES = [
     ("bash", 'X=; printf "%s\\036" "${X:-\'{v}\'}"', "'{p}'"),
     ("sh", 'X=; printf "%s\\036" "${X:-\'{v}\'}"', "'{p}'"),
@@ -353,7 +353,7 @@ def test_python_source_after_a_keyword_and_lone_surrogates():
     assert expand_params("x = {v}", {"v": "\ud800"}, language="python") == "x = '\\ud800'"
 
 
-# -- places a second tester found (each ran its payload once) -------------------------------------
+# -- places a second round of attacks found (each ran its payload once) ----------------------------
 JS_PAYLOAD = "'+require('child_process').execSync('touch {m}')+'"
 SECOND_ROUND = [
     ("bash", "echo $(echo a)#{v}", ";touch {m}", "a#;touch {m}"),
@@ -381,7 +381,7 @@ SECOND_ROUND = [
 
 
 @pytest.mark.parametrize("language, script, value, expected", SECOND_ROUND)
-def test_values_a_second_tester_found_stay_values(engine, tmp_path, language, script, value, expected):
+def test_values_a_second_round_of_attacks_found_stay_values(engine, tmp_path, language, script, value, expected):
     if shutil.which(language) is None:
         pytest.skip(f"{language} is not installed")
     marker = tmp_path / "pwned"

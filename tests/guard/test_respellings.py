@@ -28,7 +28,7 @@ BASE_ENV = {"HOME": HOME, "PATH": "/usr/local/bin:/usr/bin:/bin", "USER": "alice
             "SHELL": "/bin/bash"}
 
 #: The rows that got through even under guard "all", and the level that must refuse each.
-BRIEF: list[tuple[str, str]] = [
+GOT_THROUGH: list[tuple[str, str]] = [
     ("awk 'BEGIN{system(\"rm -rf ~\")}'", "catastrophic"),
     ("mawk 'BEGIN{system(\"rm -rf ~\")}'", "catastrophic"),
     ("busybox awk 'BEGIN{system(\"rm -rf ~\")}'", "catastrophic"),
@@ -183,7 +183,7 @@ def _env(exports: dict[str, str], home: str = HOME) -> dict[str, str]:
 
 
 # -- the rule level: check() with the session's variables ---------------------------------------------
-@pytest.mark.parametrize(("command", "level"), BRIEF + RESPELLINGS)
+@pytest.mark.parametrize(("command", "level"), GOT_THROUGH + RESPELLINGS)
 def test_refused_at_its_level(command, level):
     refusal = check(level, command, env=BASE_ENV)
     assert refusal is not None, command
@@ -208,7 +208,7 @@ def test_ordinary_work_is_allowed(command):
 
 def test_table_sizes():
     assert len(RESPELLINGS) >= 30 and len(ORDINARY) >= 80
-    assert len(set(ORDINARY)) == len(ORDINARY) and not {c for c, _ in BRIEF} & {c for c, _ in RESPELLINGS}
+    assert len(set(ORDINARY)) == len(ORDINARY) and not {c for c, _ in GOT_THROUGH} & {c for c, _ in RESPELLINGS}
 
 
 def test_a_refusal_quotes_the_variable_not_its_value():
@@ -231,7 +231,7 @@ def _refused_by_tool(engine, command, level):
     return answer.get("success") is False and "refused" in answer.get("error", "")
 
 
-@pytest.mark.parametrize(("command", "level"), BRIEF + RESPELLINGS)
+@pytest.mark.parametrize(("command", "level"), GOT_THROUGH + RESPELLINGS)
 def test_refused_by_the_agent_tool(engine, command, level):
     assert _refused_by_tool(engine, command, level), command
 
@@ -268,7 +268,7 @@ def test_the_two_calls_that_deleted_a_home_folder(engine, tmp_path):
 
 # -- a %%exec cell in a real InteractiveShell ---------------------------------------------------------
 #: Rows that delete a home folder: the sample handed to a cell, whose session's HOME is a temporary folder.
-CELL_SAMPLE = [row for row in BRIEF + RESPELLINGS if "~" in row[0] or "HOME" in row[0] or "homedir" in row[0]][:12]
+CELL_SAMPLE = [row for row in GOT_THROUGH + RESPELLINGS if "~" in row[0] or "HOME" in row[0] or "homedir" in row[0]][:12]
 #: In the cells' session PATH holds only stand-ins of these, which exit 97: should the guard ever let a row
 #: through, nothing of this machine is touched (the rows' builtins -- cd, echo, source -- destroy nothing here).
 STAND_INS = ("rm", "dd", "truncate", "find", "bash", "sh", "python3", "awk", "mawk", "gawk", "nawk", "busybox", "lua",

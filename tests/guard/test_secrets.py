@@ -11,7 +11,7 @@ from execmagic.guard.secret_names import secret_name
 from execmagic.guard.secrets import SECRET_NAME, looks_secret, redact, sanitize_env, secret_env, secret_tail
 
 SECRET_NAMES = [
-    # the brief's table
+    # names people give credentials
     "ENCRYPTION_KEY", "MASTER_KEY", "SSH_KEY", "stripe_key", "API_KEY", "SECRET_KEY", "AWS_SECRET_ACCESS_KEY",
     "DB_PASSWD", "DB_PWD", "SESSION_SECRET", "GOOGLE_CREDENTIALS", "auth_token", "COOKIE_SECRET",
     # more of our own: camelCase, dots and dashes, plurals of the noun itself, last-word nouns
@@ -23,7 +23,7 @@ SECRET_NAMES = [
     "PGPASSWORD", "MYSQL_PWD", "NGROK_AUTHTOKEN", "JUPYTER_TOKEN", "KAGGLE_KEY", "GCP_SA_KEY", "HTPASSWD",
 ]
 NOT_SECRET_NAMES = [
-    # the brief's table
+    # names of data work that say key, token or pwd
     "primary_key", "foreign_key", "sort_key", "partition_key", "cache_key", "join_key", "object_key", "PUBLIC_KEY",
     "hotkey", "AWS_ACCESS_KEY_ID", "KEYBOARD", "PWD", "OLDPWD", "author", "tokenizer", "max_tokens", "AUTH_METHOD",
     # more of our own: keys of data work, tokens of tokenizers, names *about* a credential

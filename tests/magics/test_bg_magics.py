@@ -144,6 +144,8 @@ def test_a_shell_that_traps_the_signal_and_exits_reads_as_its_exit_not_as_killed
         ("bg", "--name job sleep 1", "named 'job' is already running"),
         ("kill", "job --signal SIGFOO", "unknown signal 'SIGFOO'"),
         ("kill", "", r"^%kill needs the id of the shell to stop \(running: job\), or --all$"),
+        ("bgout", "", r"^%bgout needs the id of the shell to read \(shells: job\), e\.g\. %bgout job$"),
+        ("bgout", "--wait 5", r"^%bgout needs the id of the shell to read \(shells: job\)"),
         ("bgout", "jbo", r"^no background shell 'jbo' \(known: job\); did you mean 'job'\?$"),
         ("kill", "job --all", "not both"),
         ("bg", "--timeout 0 sleep 1", "positive"),
@@ -185,6 +187,18 @@ def test_unload_stops_background_shells_and_the_watchdog(ip):
         assert watchdog is not None and not pid_alive(watchdog)
     finally:
         ip.run_line_magic("load_ext", "execmagic")
+
+
+def test_reload_keeps_background_shells_listed_readable_and_killable(ip):
+    magic(ip, "bg", "--name keeper echo before; sleep 30")
+    assert "before" in magic(ip, "bgout", "keeper --wait 5").stdout
+    watchdog = ip.magics_manager.registry["ExecMagics"].engine.shells.watchdog_pid
+    ip.run_line_magic("reload_ext", "execmagic")
+    table = magic(ip, "bg", "")
+    assert [(row["id"], row["status"]) for row in data(table, PROVENANCE)[0]] == [("keeper", "running")]
+    assert ip.magics_manager.registry["ExecMagics"].engine.shells.watchdog_pid == watchdog and pid_alive(watchdog)
+    assert data(magic(ip, "kill", "keeper"))[0].startswith("■ keeper")
+    assert not processes_with(TOKEN_VAR, os.environ[TOKEN_VAR], exclude=(watchdog,))
 
 
 def test_a_finished_name_can_be_reused(ip):
@@ -246,3 +260,18 @@ def test_follow_gathers_lines_into_a_few_blocks_in_order(ip):
     assert "".join(shown) == "".join(f"line {i}\n" for i in range(1, 21))  # all of it, in order
     assert len(shown) <= 10, shown  # gathered: fewer writes than half the lines
     assert err.getvalue() == "half\n"
+
+
+def test_bgout_without_an_id_says_so_when_there_is_no_shell(ip):
+    with pytest.raises(UsageError, match=r"^%bgout needs the id of the shell to read \(there is none yet; %bg starts"
+                                         r" one\), e\.g\. %bgout bg1$"):
+        ip.run_line_magic("bgout", "")
+
+
+def test_a_shell_that_cannot_start_says_why_in_words_the_code_stays_in_the_fields(ip):
+    from execmagic.magics import StartFailed
+
+    with pytest.raises(StartFailed) as failed:
+        ip.run_line_magic("bg", "--cwd ghost-dir sleep 1")
+    assert str(failed.value) == "could not start: working directory does not exist 'ghost-dir'"
+    assert failed.value.code == "ENOENT"

@@ -6,6 +6,8 @@ import io
 import itertools
 import json
 import os
+import re
+import select
 import signal
 import sys
 import threading
@@ -35,6 +37,7 @@ def fresh_session(ip, tmp_path):
     magics = ip.magics_manager.registry["ExecMagics"]
     magics.engine.session.reset()
     yield
+    magics = ip.magics_manager.registry["ExecMagics"]  # a new one after %reload_ext, made from %config's values
     for name, default in (("timeout", None), ("raise_on_error", True), ("display_budget", 100_000),
                           ("default_language", "bash"), ("errexit", False)):
         setattr(magics, name, default)
@@ -281,17 +284,41 @@ def test_interrupt_stops_the_command(ip):
     timer.start()
     start = time.monotonic()
     try:
-        with pytest.raises(CommandInterrupted), capture_output():
+        with pytest.raises(CommandInterrupted) as stopped, capture_output() as cap:
             ip.run_line_magic("exec", "sleep 30 & sleep 31")
     finally:
         timer.cancel()
     assert time.monotonic() - start < 5
+    # the status is said once: the summary says what was interrupted, the red line only what is new
+    (summary,) = [o.data["text/plain"] for o in cap.outputs]
+    assert re.match(r"✘ interrupted · .* · sleep 30 & sleep 31\n  note: stopped \d+ process", summary), summary
+    assert str(stopped.value) == "the run stops here"
 
 
 def test_reload_ext(ip):
     ip.run_line_magic("reload_ext", "execmagic")
     assert run(ip, "echo again").stdout == "again\n"
     assert "exec" in ip.magics_manager.magics["line"]
+
+
+def test_a_terminal_marks_each_stderr_line_as_the_tour_does(ip):
+    main, side = os.openpty()
+    real_stderr = sys.stderr
+    with open(side, "w", encoding="utf-8") as terminal:  # a real terminal, as IPython's would be
+        sys.stderr = terminal
+        try:
+            with capture_output(stderr=False) as cap:  # stdout: captured, as a pipe is (never marked)
+                ip.run_line_magic("exec", "echo out; printf 'e1\\ne' >&2; sleep 0.3; echo '2' >&2; echo last")
+        finally:
+            sys.stderr = real_stderr
+        terminal.write("END\n")  # read up to here: a pty hands bytes over a moment after they are written
+        terminal.flush()
+        shown = b""
+        while b"END" not in shown and select.select([main], [], [], 10)[0]:
+            shown += os.read(main, 4096)
+    os.close(main)
+    assert shown.decode().replace("\r\n", "\n") == "stderr│ e1\nstderr│ e2\nEND\n"
+    assert cap.stdout.startswith("out\nlast\n")
 
 
 def test_terminal_shows_text_only(ip):
@@ -417,11 +444,35 @@ def test_errexit_in_a_big_cell_that_goes_through_a_file(ip):
     big = "# padding\n" * 12_000 + "echo a\nfalse\necho b\n"
     cap = run(ip, "--errexit --no-raise", big)
     assert cap.stdout == "a\n"
+    assert cap.stderr == "--errexit stopped the cell at line 12002: exit 1\n"
+
+
+def test_errexit_names_the_line_that_stopped_the_cell_and_says_sigpipe(ip):
+    cap = run(ip, "--errexit --no-raise", "echo a\nf() { false; }\nf\necho b")
+    assert cap.stdout == "a\n" and cap.stderr == "--errexit stopped the cell at line 2: exit 1\n"
+    cap = run(ip, "--errexit --no-raise", "seq 1 1000000 | head -2\necho b")
+    assert cap.stdout == "1\n2\n"
+    assert cap.stderr.startswith("--errexit stopped the cell at line 1: exit 141: SIGPIPE, a reader such as head"
+                                 " closed the pipe early, and pipefail counts that as a failure")
+    # a failure set +e lets pass is not named, nor one inside a command substitution (no -e there)
+    cap = run(ip, "--errexit --no-raise", "set +e\nfalse\nx=$(false; echo in)\nset -e\necho $x")
+    assert cap.stdout == "in\n" and cap.stderr == ""
+    # a failed subshell is named once, by its own line
+    cap = run(ip, "--errexit --no-raise", "(\n  false\n)")
+    assert cap.stderr == "--errexit stopped the cell at line 3: exit 1\n"
+    # a secret stays out of the recorded argv, trap or not
+    cap = run(ip, "--errexit --param api_token=s3cr3t-value-42 echo {api_token} >/dev/null")
+    argv = summaries(cap)[0][PROVENANCE]["argv"]
+    assert argv[:4] == ["bash", "-e", "-o", "pipefail"] and "s3cr3t-value-42" not in json.dumps(argv)
+    assert argv[-1].startswith("set -E; trap ") and argv[-1].endswith("ERR; echo '[REDACTED:api_token]' >/dev/null")
+    # a set -x trace shows the script's commands, not the trap's
+    cap = run(ip, "--errexit --no-raise", "set -x\nfalse")
+    assert cap.stderr == "+ false\n--errexit stopped the cell at line 2: exit 1\n"
 
 
 def test_a_mistyped_language_gets_a_suggestion(ip):
-    with pytest.raises(UsageError, match=r"^exec: unknown language 'pyhton': no interpreter of that name on PATH "
-                                         r"\(EINVAL\); did you mean 'python'\?$"):
+    with pytest.raises(UsageError, match=r"^unknown language 'pyhton': no interpreter of that name on PATH;"
+                                         r" did you mean 'python'\?$"):
         run(ip, "pyhton", "print(1)")
     with pytest.raises(UsageError, match=r"unknown language 'qwzx'[^;]*$"):  # nothing close: no guess
         run(ip, "qwzx", "print(1)")

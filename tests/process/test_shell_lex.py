@@ -147,7 +147,7 @@ def test_the_word_after_dup_is_expanded_twice_by_bash(tmp_path):
     assert tokenize("echo >&'$(touch marker)'")[0][-1].code == ("touch marker",)
 
 
-# A tester's round against the one reader (each judged by bash, or dash where named).
+# A round of attacks against the one reader (each judged by bash, or dash where named).
 ROUND = [
     # in a `…` that stands in "…", \" is a quote of the command inside
     ('printf "<%s>" "`printf %s \\"{v}\\"`"', "$(touch {m})", "<$(touch {m})>"),
@@ -160,7 +160,7 @@ ROUND = [
 
 @pytest.mark.parametrize(("script", "payload", "expected"), ROUND)
 @pytest.mark.parametrize("shell", ["bash", "dash"])
-def test_a_testers_round_stays_values(tmp_path, shell, script, payload, expected):
+def test_a_round_of_attacks_stays_values(tmp_path, shell, script, payload, expected):
     marker = tmp_path / "pwned"
     text = expand_params(script, {"v": payload.replace("{m}", str(marker))}, language=shell)
     done = subprocess.run([shell, "-c", text], capture_output=True, cwd=tmp_path, timeout=10)

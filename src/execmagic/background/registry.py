@@ -25,6 +25,7 @@ import signal as signal_module
 import threading
 import time
 from collections.abc import Callable, Iterable, Sequence
+from typing import Any
 
 from ..process import checks
 from ..process.errors import ShellLimitReached, UnknownShell, UsageProblem, shown_value
@@ -217,8 +218,8 @@ class ShellRegistry:
 
         ``pattern`` keeps only matching lines while the cursor still moves past everything;
         ``tail`` (last N lines) and ``whole_log`` look at the whole log instead of what is new.
-        ``wait`` blocks up to that many seconds until there is something new or the shell ends
-        (``math.inf``: until it ends).
+        ``wait`` blocks up to that many seconds until there is something new -- with ``pattern``, a line it
+        keeps -- or the shell ends (``math.inf``: until it ends).
         At most ``max_bytes`` per stream are returned (the latest); the rest is counted as skipped.
         """
         if stream not in ("stdout", "stderr", "both"):
@@ -229,12 +230,15 @@ class ShellRegistry:
         regex = compile_filter(checks.optional_text(pattern, "filter"))
         names = STREAMS if stream == "both" else (stream,)
         look_back = tail is not None or whole_log
+        if wait > 0 and not look_back and regex is not None:
+            self._wait_for_match(shell_id, reader, names, regex, wait, max_bytes)
+            wait = 0.0  # waited: what follows reads what is there now
         with self._cond:
             shell = self._get(shell_id)
             self._reader.ensure_alive()
             cursor = cursors.cursor_for(shell.cursors, reader, STREAMS)
             if wait > 0 and not look_back:
-                self._wait_for_news(shell, cursor, names, regex is not None, wait)
+                self._wait_for_news(shell, cursor, names, False, wait)
             ranges = {}
             for n in names:
                 start = 0 if look_back else cursor[n]
@@ -251,6 +255,32 @@ class ShellRegistry:
                            filtered_out={n: c.filtered_out for n, c in cuts.items() if c.filtered_out is not None},
                            filter=pattern, at_end=at_end,
                            filter_gave_up=tuple(n for n, c in cuts.items() if c.filter_gave_up))
+
+    def _wait_for_match(self, shell_id: str, reader: str, names: tuple[str, ...], regex: Any, wait: float,
+                        max_bytes: int) -> None:
+        """Block until a line ``regex`` keeps arrived past ``reader``'s cursor, the shell ended with every
+        stream drained, or ``wait`` seconds passed: "wait up to S seconds for an ERROR line" is what a
+        filtered wait means, so lines the filter drops do not end it.  What arrives is matched outside
+        the condition (the reader thread must not wait on a regex), each byte once; the cursor itself
+        does not move here -- the read that follows returns the match and moves it."""
+        deadline = time.monotonic() + wait
+        with self._cond:
+            shell = self._get(shell_id)
+            seen = dict(cursors.cursor_for(shell.cursors, reader, STREAMS))
+        while True:
+            with self._cond:
+                self._wait_for_news(shell, seen, names, True, max(deadline - time.monotonic(), 0.0))
+                ends = {n: shell.readable_end(n, seen[n], True) for n in names}
+                ended = shell.drained and not shell.running
+                paths = {n: shell.streams[n].log_path for n in names}
+            for n in names:
+                if ends[n] > seen[n]:
+                    cut = cursors.read_cut(paths[n], seen[n], ends[n], max_bytes=max_bytes, regex=regex)
+                    if cut.text or cut.filter_gave_up:
+                        return
+                    seen[n] = ends[n]
+            if ended or time.monotonic() >= deadline:
+                return
 
     def _wait_for_news(self, shell: Shell, cursor: dict[str, int], names: tuple[str, ...], whole_lines: bool,
                        wait: float) -> None:

@@ -11,7 +11,7 @@ from collections.abc import Mapping
 from ..process.errors import UnknownLanguage, did_you_mean
 from ..process.private import write_file
 
-__all__ = ["ERREXIT_FLAGS", "INLINE_LIMIT", "known_language", "script_argv"]
+__all__ = ["ERREXIT_FLAGS", "ERREXIT_TRAP", "INLINE_LIMIT", "known_language", "script_argv"]
 
 #: Languages with a known way to pass the script as an argument.  Python is the
 #: kernel's own interpreter, so a notebook's virtualenv is the one that runs.
@@ -29,6 +29,22 @@ _INLINE: dict[str, tuple[str, ...]] = {
 #: ``pipefail`` (a failure anywhere in a pipeline fails it; dash has no pipefail).  As flags on the
 #: interpreter's command line rather than a first line of the script, so the user's line numbers stay.
 ERREXIT_FLAGS: dict[str, tuple[str, ...]] = {"bash": ("-e", "-o", "pipefail"), "sh": ("-e",), "dash": ("-e",)}
+#: What bash says when ``set -e`` stops a script, which by itself it does silently: the line that stopped
+#: it, and for exit 141 why -- with ``pipefail`` the commonest preview, ``zcat data.gz | head -3``, fails as
+#: its writer is stopped by SIGPIPE when ``head`` has read enough.  An ``ERR`` trap put before the
+#: script on its first line (line numbers stay the user's), one line of the script's own stderr; silent
+#: where ``set +e`` let a failure pass.  ``set -E`` so that a failure inside a function is named too; the
+#: trap speaks in the script's own process only, so a subshell that failed is named once, by its line; what
+#: it does is kept out of a ``set -x`` trace (its stderr is /dev/null, its line goes out on a copy of it).
+#: A script's own ``ERR`` trap replaces it.
+ERREXIT_TRAP = (
+    r"""set -E; trap '{ __execmagic_status=$?; if [[ $- == *e* && $BASHPID == "$$" ]]; then __execmagic_why=;"""
+    r""" [[ $__execmagic_status != 141 ]] || __execmagic_why=": SIGPIPE, a reader such as head closed the pipe early,"""
+    r""" and pipefail counts that as a failure (|| true lets the line pass)";"""
+    r""" builtin printf "%s\n" "--errexit stopped the cell at line $LINENO:"""
+    r""" exit $__execmagic_status$__execmagic_why" >&3;"""
+    r""" fi; builtin unset __execmagic_status __execmagic_why; } 3>&2 2>/dev/null' ERR; """
+)
 #: Bytes of script passed inline at most.  Linux refuses one argument over 128 KiB (E2BIG),
 #: so a bigger cell (a heredoc of data) goes through a file: a shell sources it (``$0``, ``$@``
 #: and the session's EXIT trap stay as they are), other interpreters run it.
@@ -79,15 +95,17 @@ def script_argv(language: str, script: str, env: Mapping[str, str], script_path:
     removes after the run.
     """
     inline = _INLINE.get(language)
+    trap = ""
     if inline is not None and errexit and language in ERREXIT_FLAGS:
         inline = (inline[0], *ERREXIT_FLAGS[language], *inline[1:])
+        trap = ERREXIT_TRAP if language == "bash" else ""  # dash (sh) has no ERR trap, nor pipefail
     if inline is not None:
         # The interpreter being missing is a run failure (exit 127), reported when it is launched.
         if len(script) * 4 <= INLINE_LIMIT or len(script.encode("utf-8", "surrogateescape")) <= INLINE_LIMIT:
-            return (*inline, script), None
+            return (*inline, trap + script), None
         script_path = _write(script_path, script)
         if inline[0] in ("bash", "sh", "dash"):
-            return (*inline, ". " + shlex.quote(script_path)), script_path
+            return (*inline, trap + ". " + shlex.quote(script_path)), script_path
         return (inline[0], script_path), script_path
     path = env.get("PATH", os.defpath)
     if not language or not known_language(language, path):

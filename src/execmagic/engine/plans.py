@@ -132,6 +132,16 @@ class Planner:
     sandbox_session: ShellSession
     #: The session prelude this planner wrote (written afresh whenever it is gone or its folder moved).
     _prelude: str | None = None
+    #: The kernel-tool notes already given: each is said once per engine (a kernel's), not on every call.
+    _tool_notes_given: frozenset[str] = frozenset()
+
+    def _tool_notes(self, text: str, p: _Prepared) -> tuple[str, ...]:
+        """What :func:`.kernel_tool_notes` says of ``text``, less what this engine said before: a notebook
+        that calls ``python3`` in every cell learns which one it is from the first."""
+        notes = tuple(note for note in kernel_tool_notes(text, p.env.get("PATH", ""), p.moved_path)
+                      if note not in self._tool_notes_given)
+        self._tool_notes_given = self._tool_notes_given | set(notes)
+        return notes
 
     def _session_files(self, label: str, sandboxed: bool = False) -> tuple[str, str]:
         """The state file's path for run ``label`` and the prelude's, both in the private runtime folder
@@ -266,11 +276,13 @@ class Planner:
             error = error or PreExecError(f"cannot write the script to '{script_path}': {os_error_reason(exc)}",
                                           errno.errorcode.get(exc.errno or 0, "EIO"), exit_code=126)
             argv = (language, script_path)
-        shown_argv = (*argv[:-1], shown) if shown != text and argv[-1] == text else argv
+        last = argv[-1]  # the script, maybe after the errexit trap (see languages.ERREXIT_TRAP)
+        shown_argv = (*argv[:-1], last[:len(last) - len(text)] + shown) if shown != text and last.endswith(text) \
+            else argv
         command = Command(argv=argv, cwd=p.cwd, env=run_env, display=shown.strip("\n"), input=p.input,
                           shown_argv=shown_argv)
         if language in SHELL_LANGUAGES:
-            notes += kernel_tool_notes(text, p.env.get("PATH", ""), p.moved_path)
+            notes += self._tool_notes(text, p)
         return Plan(command, p.label, state_path=state_path, script=True, secrets=secrets, error=error,
                     env_changes=p.changes,
                     shell_text=text if language in SHELL_LANGUAGES else None, session_env=p.env, notes=notes,
@@ -316,8 +328,7 @@ class Planner:
                           shown_argv=tuple(shown))
         notes, fills = _filled_notes(report)
         return Plan(command, p.label, error=error, env_changes=p.changes, secrets=secrets,
-                    notes=notes + kernel_tool_notes(words[0], p.env.get("PATH", ""), p.moved_path), sandbox=sandbox,
-                    session=session, fills=fills)
+                    notes=notes + self._tool_notes(words[0], p), sandbox=sandbox, session=session, fills=fills)
 
     def _confinement(self, sandbox: Sandbox | None) -> tuple[Sandbox | None, ShellSession]:
         """The sandbox a plan runs in (``None`` for none, or one set ``off``) and the session it uses."""

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import atexit
 import sys
+from types import FrameType
 from typing import Any
 
 from ..display import formatters
@@ -12,7 +13,7 @@ from .exec_magics import CellCommandFailed, CommandInterrupted, ExecMagics, Star
 from .mcp_magics import McpMagics
 
 __all__ = ["BackgroundMagics", "CellCommandFailed", "CommandInterrupted", "ExecMagics", "McpMagics", "StartFailed",
-           "load", "unload"]
+           "load", "reloading", "unload"]
 
 _LOADED: dict[int, tuple[ExecMagics, BackgroundMagics, McpMagics]] = {}
 
@@ -56,8 +57,30 @@ def _close_at_exit(exec_magics: ExecMagics, mcp_magics: McpMagics) -> None:
     _close_engine(grace=min(exec_magics.kill_grace, EXIT_GRACE))
 
 
-def unload(shell: Any) -> None:
-    """Stop the MCP server and every background shell, then remove the magics, renderers and exit hook."""
+def reloading(shell: Any) -> bool:
+    """Whether this unload is the first half of ``%reload_ext``.
+
+    IPython's ``ExtensionManager.reload_extension`` calls the extension's unload hook, re-imports the
+    package's ``__init__`` (its submodules, and with them the process-wide engine, stay as they are),
+    then calls the load hook; nothing tells the unload hook which of the two it is part of.  That
+    method's frame on the stack, for this shell's extension manager, is the one witness.
+    """
+    manager = getattr(shell, "extension_manager", None)
+    frame: FrameType | None = sys._getframe(1)
+    while frame is not None:
+        if frame.f_code.co_name == "reload_extension" and manager is not None \
+                and frame.f_locals.get("self") is manager:
+            return True
+        frame = frame.f_back
+    return False
+
+
+def unload(shell: Any, keep_shells: bool = False) -> None:
+    """Stop the MCP server and every background shell, then remove the magics, renderers and exit hook.
+
+    ``keep_shells`` (a reload): the engine -- its session, background shells and watchdog -- is left
+    running for the magics the next :func:`load` makes.
+    """
     loaded = _LOADED.pop(id(shell), None)
     if loaded is None:
         return
@@ -65,7 +88,8 @@ def unload(shell: Any) -> None:
     default = sys.modules.get("execmagic.engine.default")
     if default is not None:
         default.set_default_configurer(None)
-    _close_engine()
+    if not keep_shells:
+        _close_engine()
     atexit.unregister(_close_at_exit)
     registry = shell.magics_manager.magics
     for settings in loaded[0].backend_settings.values():

@@ -131,12 +131,13 @@ class BackgroundMagics(Magics):
     @no_var_expand
     @magic_arguments(name="bgout")
     @kwds(formatter_class=FixedWidthHelp)
-    @argument("id", help="the shell's id (bg1, or its --name)")
+    @argument("id", nargs="?", help="the shell's id (bg1, or its --name)")
     @argument("--filter", metavar="REGEX",
               help="only lines matching REGEX (the rest stays in the log); quote it: --filter 'loss|error'")
     @argument("--stream", choices=("stdout", "stderr", "both"), default="both", help="which output to show")
     @argument("--wait", type=float, default=0.0, metavar="S",
-              help="wait up to S seconds for new output or the end (inf: until the shell ends)")
+              help="wait up to S seconds for new output (with --filter: a matching line) or the end"
+                   " (inf: until the shell ends)")
     @argument("--tail", type=int, metavar="N", help="the last N lines of the whole log instead of what is new")
     @argument("--all", action="store_true", help="the whole log instead of what is new")
     @argument("--follow", action="store_true",
@@ -150,12 +151,17 @@ class BackgroundMagics(Magics):
             %bgout bg1
             %bgout bg1 --wait 10
             %bgout train --filter "loss|error" --follow
+            %bgout train --wait 60 --filter ERROR   # up to a minute for an ERROR line
             %bgout bg1 --tail 20
             %bgout bg1 --wait inf      # until the shell ends
         """
         from .live import LiveOutput
 
         args, _ = parse_line(line, self.bgout.parser)
+        if args.id is None:  # said as %kill says it, with the ids there are (argparse would name "id" only)
+            ids = self.shells.ids()
+            which = f"shells: {', '.join(ids)}" if ids else "there is none yet; %bg starts one"
+            raise UsageError(f"%bgout needs the id of the shell to read ({which}), e.g. %bgout {(ids or ['bg1'])[-1]}")
         with engine_errors():
             wait = checks.wait(args.wait, "--wait")
         if args.follow and (args.tail is not None or args.all):

@@ -46,6 +46,7 @@ from ..process.errors import (
 from .cluster import backend_for, cluster_options, settings_classes
 from .helpfmt import FixedWidthHelp
 from .options import NotebookVariables, parse_line, parse_pairs, split_words, template_params
+from .people import start_words, usage_words
 from .settings import ExecSettings
 
 if TYPE_CHECKING:  # the engine and the renderers are imported by the first command, not at %load_ext
@@ -104,11 +105,20 @@ class CellCommandFailed(_OneRedLine, CommandFailed):
 
 
 class CommandInterrupted(_OneRedLine, KeyboardInterrupt):
-    """The user interrupted the cell; the command's processes are already stopped."""
+    """The user interrupted the cell; the command's processes are already stopped.
+
+    As with :class:`CellCommandFailed`, the ✘ summary just above says what ran and that it was
+    interrupted; this line says only what is new.
+    """
 
 
 class StartFailed(_OneRedLine, Exception):
-    """A background command could not start (``exec: … not found in PATH (ENOENT)``)."""
+    """A background command could not start (``could not start: working directory does not exist 'data'``);
+    ``code`` is the errno name (``ENOENT``), for code to read."""
+
+    def __init__(self, message: str, code: str = "") -> None:
+        super().__init__(message)
+        self.code = code
 
 
 @contextlib.contextmanager
@@ -122,18 +132,20 @@ def engine_errors() -> Iterator[None]:
     except SandboxUnavailable as exc:  # a named mode that cannot work: nothing runs unconfined instead
         raise UsageError(f"{exc}; or run it unconfined with --sandbox-mode off") from None
     except SandboxProblem as exc:  # a writable root that cannot be one (the home folder, /, a missing folder)
-        raise UsageError(f"{exc}; set ExecMagics.allowed_dirs to the project's folders, or use --sandbox-mode"
-                         " read-only") from None
+        raise UsageError(f"{usage_words(exc)}; set ExecMagics.allowed_dirs to the project's folders, or use"
+                         " --sandbox-mode read-only") from None
     except CommandRefused as exc:  # worded for a notebook user: the magic's own override
         raise UsageError(f"{exc.refusal.describe()}; pass --allow-dangerous to run it anyway") from None
     except UnknownShell as exc:  # worded for a notebook user: how to start one here
         raise UsageError(f"{exc}{'' if exc.known else '; start one with %bg'}") from None
     except ShellLimitReached as exc:
         raise UsageError(f"{exc} (%kill one, or raise ExecMagics.max_background_shells)") from None
-    except (UsageProblem, AuditUnavailable) as exc:
+    except UsageProblem as exc:
+        raise UsageError(usage_words(exc)) from None
+    except AuditUnavailable as exc:
         raise UsageError(str(exc)) from None
     except PreExecError as exc:
-        raise StartFailed(str(exc)) from None
+        raise StartFailed(start_words(exc), exc.code) from None
 
 
 def _filled_note(plan: Plan) -> str:
@@ -516,9 +528,7 @@ class ExecMagics(ExecSettings):
         return result.interrupted or not (result.success or args.no_raise or not self.raise_on_error)
 
     def _raise_if_failed(self, result: Result, args: Any) -> None:
-        if result.interrupted:
-            from ..display.render import short_command
-
-            raise CommandInterrupted(f"interrupted: {short_command(result.command)} (its processes were stopped)")
+        if result.interrupted:  # the ✘ status line just above says what was interrupted: not said twice
+            raise CommandInterrupted("the run stops here")
         if self._raises(result, args):
             raise CellCommandFailed(result)

@@ -16,6 +16,7 @@ from typing import Any, TextIO
 from ..agents.shaping import split_budget
 from ..display.cut import head, tail
 from ..process.results import Result, format_bytes
+from .stderr_mark import StderrMarks
 
 __all__ = ["LiveOutput", "StatusLine", "log_over"]
 
@@ -49,10 +50,10 @@ class LiveOutput:
         self.seen = {"stdout": 0, "stderr": 0}
         self.over = False
         self.ends_line = True
+        self._stderr_marks = StderrMarks()
 
-    @staticmethod
-    def _stream(name: str) -> TextIO:
-        return sys.stdout if name == "stdout" else sys.stderr
+    def _stream(self, name: str) -> TextIO:
+        return sys.stdout if name == "stdout" else self._stderr_marks.on(sys.stderr)
 
     def __call__(self, stream: str, text: str) -> None:
         self.seen[stream] += len(text)

@@ -177,7 +177,9 @@ def parse_pairs(entries: list[str] | None, what: str) -> dict[str, str]:
 
             name, value = parse_env_entry(entry, what)
         except UsageProblem as exc:
-            raise UsageError(str(exc)) from None
+            from .people import usage_words
+
+            raise UsageError(usage_words(exc)) from None
         pairs[name] = value
     return pairs
 

@@ -19,7 +19,8 @@ if typing.TYPE_CHECKING:  # pragma: no cover
     from .results import Result
 
 __all__ = [
-    "CommandFailed", "ExecError", "PreExecError", "ShellLimitReached", "TemplateError", "UnknownLanguage",
+    "CommandFailed", "ExecError", "MalformedEntry", "PreExecError", "ShellLimitReached", "TemplateError",
+    "UnknownLanguage",
     "UnknownShell", "UsageProblem", "did_you_mean", "shown_value",
 ]
 
@@ -100,6 +101,16 @@ class UnknownShell(UsageProblem):
         hint = f"; did you mean {self.suggestion!r}?" if self.suggestion else ""  # one of ours: short
         ids = ", ".join(known) if known else "none yet"
         super().__init__(f"no background shell {shown_value(shell_id)} (known: {ids}){hint}")
+
+
+class MalformedEntry(UsageProblem):
+    """A ``NAME=VALUE`` entry (of ``what``: ``env``, ``param``) that is not one (``problem``: what is wrong)."""
+
+    def __init__(self, what: str, entry: str, problem: str) -> None:
+        self.what = what
+        self.entry = entry
+        self.problem = problem
+        super().__init__(f"exec: malformed {what} entry {shown_value(entry)}: {problem} (EINVAL)")
 
 
 class UnknownLanguage(UsageProblem):

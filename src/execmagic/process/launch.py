@@ -17,7 +17,7 @@ import subprocess
 from collections.abc import Iterator, Mapping, Sequence
 
 from .checks import ENV_NAME  # the one definition of a variable name
-from .errors import PreExecError, UsageProblem, shown_value
+from .errors import MalformedEntry, PreExecError, shown_value
 from .spec import Command
 
 __all__ = ["MARKER_VAR", "check_cwd", "handed_args", "launch", "parse_env_entry", "resolve_executable"]
@@ -31,10 +31,9 @@ def parse_env_entry(entry: str, what: str = "env") -> tuple[str, str]:
     (``what`` names the option it came from: ``env``, ``param``)."""
     name, sep, value = entry.partition("=")
     if not sep:
-        raise UsageProblem(f"exec: malformed {what} entry {shown_value(entry)}: expected NAME=VALUE (EINVAL)")
+        raise MalformedEntry(what, entry, "expected NAME=VALUE")
     if not ENV_NAME.fullmatch(name):
-        raise UsageProblem(f"exec: malformed {what} entry {shown_value(entry)}: {shown_value(name)} is not a"
-                           " variable name (EINVAL)")
+        raise MalformedEntry(what, entry, f"{shown_value(name)} is not a variable name")
     return name, value
 
 
