@@ -103,9 +103,9 @@ def test_sandbox_writes_only_in_the_workspace_and_hides_keys(ip, place):
     assert cap.stdout == "end\n"
     assert os.path.isfile(f"{ws}/made") and os.listdir(home) == [".ssh"] and os.listdir(other) == []
     bundle = summary(cap)
-    line = f"sandbox workspace: writable {ws}, a private /tmp; .git read-only; network off"
-    assert f"\n  {line}" in bundle["text/plain"]
-    assert line in bundle["text/html"] and bundle[PROVENANCE]["sandbox"] == line
+    line = bundle[PROVENANCE]["sandbox"]  # the /tmp's size and the limits follow, with what this machine allows
+    assert line.startswith(f"sandbox workspace: writable {ws}, a private /tmp") and "; .git read-only; network off" in line
+    assert f"\n  {line}" in bundle["text/plain"] and line in bundle["text/html"]
     plain = summary(run(ip, "true"))  # no flag, setting off: not confined, and no sandbox line
     assert "sandbox" not in plain["text/plain"] and "sandbox" not in plain[PROVENANCE]
 

@@ -123,6 +123,7 @@ from .sandbox_scan import outermost as _outermost
 from .sandbox_scan import pinned as _pinned
 from .sandbox_scan import real_path as _real
 from .sandbox_scan import within as _within
+from .sandbox_session import SessionWalls
 
 __all__ = [
     "BWRAP_VAR",
@@ -427,6 +428,8 @@ class Confined:
     env: dict[str, str]
     #: The rest of bwrap's arguments, NUL-separated, for ``--args FD`` (``None``: unconfined, ``argv`` as is).
     fd_args: bytes | None = None
+    #: Where bwrap stands in ``argv`` (after the program that enters the session's namespaces, if any).
+    reader: int = 0
 
 
 def _nul_joined(args: Iterable[str]) -> bytes:
@@ -449,6 +452,8 @@ class Sandbox:
     emptied: tuple[str, ...] = ()
     #: What the caller should say about the walls (files hard-linked outside the roots left writable).
     notes: tuple[str, ...] = ()
+    #: The session's holder (its ``/tmp`` and limits, see :mod:`.sandbox_session`), which runs enter first.
+    walls: SessionWalls | None = None
 
     def wrap(self, argv: Sequence[str], cwd: str, *, readable: Iterable[str] = (),
              writable: Iterable[str] = ()) -> tuple[str, ...]:
@@ -484,7 +489,8 @@ class Sandbox:
         handed += [arg for name in outside if name not in inside and name != MARKER_VAR
                    for arg in ("--unsetenv", name)]
         handed += [arg for name, value in inside.items() for arg in ("--setenv", name, value)]
-        return Confined((self.prefix[0], "--", *argv), outside, _nul_joined(handed))
+        entry = self.walls.entry() if self.walls is not None else ()
+        return Confined((*entry, self.prefix[0], "--", *argv), outside, _nul_joined(handed), reader=len(entry))
 
     def _options(self, cwd: str, readable: Iterable[str], writable: Iterable[str]) -> tuple[str, ...]:
         """bwrap's options for one run, after its path: the prefix, the run's exceptions, the seal, the cwd.
@@ -515,16 +521,21 @@ class Sandbox:
         mode = self.spec.mode
         if mode == "off":
             return "sandbox off"
-        writable = [*self.spec.writable_roots, "a private /tmp"] if mode == "workspace" else ["a private /tmp"]
+        tmp, limits = ("a private /tmp", "") if self.walls is None else self.walls.describe()
+        writable = [*self.spec.writable_roots, tmp] if mode == "workspace" else [tmp]
         git = "" if mode != "workspace" or self.spec.allow_git_writes else "; .git read-only"
         network = "on" if self.spec.network else "off"
-        return f"sandbox {mode}: writable {', '.join(writable)}{git}; network {network}"
+        limited = f"; {limits}" if limits else ""
+        return f"sandbox {mode}: writable {', '.join(writable)}{git}; network {network}{limited}"
 
 
-def plan_sandbox(spec: SandboxSpec, *, home: str, bwrap: str | None = None) -> Sandbox:
+def plan_sandbox(spec: SandboxSpec, *, home: str, bwrap: str | None = None,
+                 walls: SessionWalls | None = None) -> Sandbox:
     """Set a sandbox: check the spec, find what exists on disk, build the bwrap argv prefix once.
 
     ``home``: the user's home folder (its credential stores are hidden; it may not be a root).
+    ``walls``: the session's holder (:func:`.sandbox_session.start_walls`): runs enter it, and its ``/tmp``
+    is bound there (it replaces ``spec.temp``).
     Raises :class:`SandboxProblem` / :class:`UnsafeRoot` for a spec that cannot be honoured and
     :class:`SandboxUnavailable` when bwrap cannot run here (see :func:`availability`).
     """
@@ -532,6 +543,8 @@ def plan_sandbox(spec: SandboxSpec, *, home: str, bwrap: str | None = None) -> S
         raise SandboxProblem(spec.mode, f"unknown sandbox mode (one of: {', '.join(MODES)})")
     if spec.mode == "off":
         return Sandbox(spec)
+    if walls is not None:
+        spec = dataclasses.replace(spec, temp=walls.folder)
     spec = _checked(spec, home)
     roots = spec.writable_roots
     found = availability(bwrap)
@@ -548,7 +561,7 @@ def plan_sandbox(spec: SandboxSpec, *, home: str, bwrap: str | None = None) -> S
     args += [a for path in linked for a in ("--ro-bind-try", path, path)]
     hiding, seal = _hiding_args(spec, home)
     emptied = (_TMP, *seal[1::2])  # the folders the seal makes read-only are the hiding tmpfs
-    return Sandbox(spec, (*args, *hiding), tuple(seal), protected, emptied, notes)
+    return Sandbox(spec, (*args, *hiding), tuple(seal), protected, emptied, notes, walls)
 
 
 def _linked_read_only(roots: Sequence[str]) -> tuple[list[str], tuple[str, ...]]:

@@ -1,0 +1,153 @@
+"""A sandboxed session's own /tmp (kept from one call to the next, of a bounded size, gone with the session)
+and its process limit: real bubblewrap, as root and as an ordinary user."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import tempfile
+
+import pytest
+
+from execmagic.engine import Engine, RunOptions
+from execmagic.process.sandbox_session import Limits
+from waiting import wait_until
+
+READY = 10.0  # seconds a standby may take to start on a busy machine (awaited, not slept)
+
+
+@pytest.fixture
+def place(bwrap_works, monkeypatch):
+    """A workspace and a fake home under /var/tmp (the host's /tmp is private inside the sandbox)."""
+    top = os.path.realpath(tempfile.mkdtemp(prefix="execmagic-limits-", dir="/var/tmp"))
+    ws, home = os.path.join(top, "ws"), os.path.join(top, "home")
+    os.mkdir(ws)
+    os.mkdir(home)
+    monkeypatch.setenv("HOME", home)
+    monkeypatch.chdir(ws)
+    try:
+        yield ws
+    finally:
+        shutil.rmtree(top, ignore_errors=True)
+
+
+def _engine(tmp_path, standby: bool, limits: Limits | None = None) -> Engine:
+    engine = Engine(log_dir=str(tmp_path / "logs"), options=RunOptions(grace=0.3))
+    engine.standby = standby
+    if limits is not None:
+        engine.sandbox_limits = limits
+    return engine
+
+
+def _walls(engine: Engine):
+    box = engine.sandbox("workspace").sandbox
+    if box.walls is None:
+        pytest.skip(f"no session /tmp here: {engine.sandbox('workspace').notes}")
+    return box, box.walls
+
+
+@pytest.mark.parametrize("standby", [True, False])
+def test_a_file_in_tmp_is_there_at_the_next_call_and_gone_with_the_session(place, tmp_path, standby):
+    engine = _engine(tmp_path, standby)
+    try:
+        box, walls = _walls(engine)
+        first = engine.run_script("echo plan > /tmp/plan && ls /tmp", sandbox=box)
+        assert first.success, first
+        if standby:
+            engine.warm_for(box).wait_ready(READY)
+        second = engine.run_script("cat /tmp/plan; df -k /tmp | tail -1", sandbox=box)
+        assert second.stdout.startswith("plan\n") and "tmpfs" in second.stdout, second
+        assert "kept for the session" in second.sandbox
+        # a background shell of the session sees it too, and what it writes there is seen by the next run
+        info = engine.start_background(engine.plan_script("cat /tmp/plan > /tmp/seen", sandbox=box,
+                                                          save_session=False))
+        wait_until(lambda: not engine.shells.info(info.id).running, READY, "the background shell to end")
+        assert engine.run_script("cat /tmp/seen", sandbox=box).stdout == "plan\n"
+        assert os.listdir(walls.folder) == []  # on the host: nothing (it is mounted in the session's namespace)
+        if os.path.exists("/tmp/plan"):  # the host's /tmp never got it
+            with open("/tmp/plan") as fh:
+                assert fh.read() != "plan\n"
+    finally:
+        engine.close(0.3)
+    assert walls.holder.poll() is not None and not os.path.exists(walls.folder)
+
+
+def test_another_engine_has_another_tmp(place, tmp_path):
+    one, two = _engine(tmp_path / "1", False), _engine(tmp_path / "2", False)
+    try:
+        box_one, _ = _walls(one)
+        box_two, _ = _walls(two)
+        one.run_script("echo mine > /tmp/secret", sandbox=box_one)
+        r = two.run_script("cat /tmp/secret", sandbox=box_two)
+        assert r.exit_code != 0 and "mine" not in r.stdout
+    finally:
+        one.close(0.3)
+        two.close(0.3)
+
+
+def test_a_full_tmp_ends_the_command_with_one_line_saying_why(place, tmp_path):
+    engine = _engine(tmp_path, False, Limits(tmp_bytes=1 << 20))
+    try:
+        box, _ = _walls(engine)
+        r = engine.run_script("head -c 3000000 /dev/zero > /tmp/big", sandbox=box)
+        assert r.exit_code != 0
+        said = [n for n in r.notes if "/tmp is full" in n]
+        assert len(said) == 1 and "\n" not in said[0], r.notes
+        assert "1 MiB" in r.sandbox
+        after = engine.run_script("rm /tmp/big; echo ok > /tmp/small && cat /tmp/small", sandbox=box)
+        assert after.stdout == "ok\n" and not any("full" in n for n in after.notes)
+    finally:
+        engine.close(0.3)
+
+
+def test_a_fork_bomb_is_bounded_and_the_kernel_and_other_shells_live(place, tmp_path):
+    engine = _engine(tmp_path, False, Limits(processes=64))
+    try:
+        box, walls = _walls(engine)
+        if not walls.processes_limited:
+            pytest.skip(f"processes cannot be limited here: {walls.describe()[1]}")
+        shell = engine.start_background(engine.plan_script("sleep 60", sandbox=box, save_session=False))
+        # passes the guard (it reads text: only the classic shapes are refused), runs into the limit
+        r = engine.run_script("perl -e 'fork while 1'", sandbox=box, options=RunOptions(timeout=3, grace=0.3))
+        assert r.timed_out and "\n" not in r.outcome(), r.outcome()  # the timeout ends it, in one line
+        assert engine.shells.info(shell.id).running  # the other shell lived
+        assert engine.run_script("echo alive", sandbox=box).stdout == "alive\n"
+        assert engine.run_script("echo outside").stdout == "outside\n"
+        counted = engine.run_script("perl -e '$n = 0; for (1..200) { my $p = fork; last unless defined $p; "
+                                    "if (!$p) { sleep 3; exit } $n++ } print qq($n\\n)'", sandbox=box)
+        assert 0 < int(counted.stdout) < 64, counted  # the shell, bwrap and this run's own count too
+        engine.shells.kill(shell.id)
+    finally:
+        engine.close(0.3)
+
+
+def test_the_sandbox_line_says_what_is_not_limited_and_why(place, tmp_path):
+    engine = _engine(tmp_path, False)
+    try:
+        box, walls = _walls(engine)
+        line = box.describe()
+        assert "memory not limited (" in line and "\n" not in line
+        assert ("processes not limited (" in line) == (not walls.processes_limited)
+        if os.geteuid() == 0:
+            assert "processes not limited (the kernel runs as root" in line
+        else:
+            assert "at most 1024 processes" in line
+    finally:
+        engine.close(0.3)
+
+
+def test_a_read_only_sandbox_of_a_folder_under_the_temp_folder_shows_it(bwrap_works, tmp_path, monkeypatch):
+    top = os.path.realpath(tempfile.mkdtemp(prefix="execmagic-ro-", dir="/tmp"))
+    try:
+        with open(os.path.join(top, "data.csv"), "w") as fh:
+            fh.write("a,b\n")
+        monkeypatch.chdir(top)
+        engine = _engine(tmp_path, False)
+        try:
+            box = engine.sandbox("read-only").sandbox
+            r = engine.run_script("cat data.csv; touch new 2>/dev/null || echo read-only", sandbox=box)
+            assert r.stdout == "a,b\nread-only\n", r
+        finally:
+            engine.close(0.3)
+    finally:
+        shutil.rmtree(top, ignore_errors=True)
