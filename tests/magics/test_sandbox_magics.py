@@ -136,6 +136,16 @@ def test_read_only_cell_writes_nowhere_but_its_tmp(ip, place):
     assert "sandbox read-only: writable a private /tmp" in summary(cap)["text/plain"]
 
 
+def test_tmp_is_kept_between_cells_with_the_size_the_setting_gives(ip, magics, place):
+    with setting(ip, magics, "sandbox_tmp_size", 3 << 20):
+        run(ip, "--sandbox echo plan > /tmp/plan")
+        cap = run(ip, "--sandbox cat /tmp/plan; df -k /tmp | tail -1")
+        assert cap.stdout.startswith("plan\n") and cap.stdout.split()[2] == "3072", cap.stdout
+        assert "a private /tmp of 3 MiB kept for the session" in summary(cap)["text/plain"]
+        ip.run_line_magic("config", "ExecMagics.sandbox_tmp_size = 1000")  # refused, with a line saying why
+        assert magics.sandbox_tmp_size == 3 << 20
+
+
 def test_the_setting_confines_plain_cells(ip, magics, place):
     other = place["other"]
     with setting(ip, magics, "sandbox", "workspace"):

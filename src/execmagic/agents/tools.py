@@ -92,7 +92,9 @@ class Toolbox:
     where it works; unsandboxed elsewhere, and every answer says why; the default: an agent's
     commands meet walls, not only text checks).  ``network`` lets confined
     commands reach the network.  Confined commands keep a session of their own, which starts from
-    the engine's and never writes back to it.  A mode named where it cannot work raises here.
+    the engine's and never writes back to it, and a private ``/tmp`` kept from one call to the next,
+    whose size and process limit are the engine's (``engine.sandbox_limits``, a
+    :class:`~execmagic.process.sandbox_session.Limits`).  A mode named where it cannot work raises here.
     """
 
     def __init__(self, engine: Engine | None = None, *, guard: Guard = "all", env_allow: Iterable[str] = (),
