@@ -3,8 +3,11 @@ and its process limit: real bubblewrap, as root and as an ordinary user."""
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
+import subprocess
+import sys
 import tempfile
 
 import pytest
@@ -72,6 +75,27 @@ def test_a_file_in_tmp_is_there_at_the_next_call_and_gone_with_the_session(place
     assert walls.holder.poll() is not None and not os.path.exists(walls.folder)
 
 
+_DIES = """
+import json, os, sys
+from execmagic.engine import Engine
+engine = Engine(log_dir=sys.argv[1])
+box = engine.sandbox("workspace").sandbox
+assert engine.run_script("echo x > /tmp/x", sandbox=box).success
+walls = box.walls
+print(json.dumps([walls.holder.pid, walls.folder, list(walls.cgroup.folders if walls.cgroup else ())]), flush=True)
+os._exit(0)  # no close: as a kernel that is killed
+"""
+
+
+def test_the_tmp_and_the_cgroup_go_when_the_owner_dies_without_closing(place, tmp_path):
+    done = subprocess.run([sys.executable, "-c", _DIES, str(tmp_path / "logs")], capture_output=True, text=True,
+                          timeout=60, check=False)
+    assert done.returncode == 0, done.stderr
+    holder, folder, cgroups = json.loads(done.stdout)
+    wait_until(lambda: not os.path.exists(f"/proc/{holder}"), 10, "the holder to end")
+    wait_until(lambda: not any(os.path.exists(p) for p in (folder, *cgroups)), 30, "its folders to go")
+
+
 def test_another_engine_has_another_tmp(place, tmp_path):
     one, two = _engine(tmp_path / "1", False), _engine(tmp_path / "2", False)
     try:
@@ -121,14 +145,32 @@ def test_a_fork_bomb_is_bounded_and_the_kernel_and_other_shells_live(place, tmp_
         engine.close(0.3)
 
 
+def test_memory_past_the_limit_ends_that_command_with_one_line_and_the_session_lives(place, tmp_path):
+    engine = _engine(tmp_path, False, Limits(memory=96 << 20))
+    try:
+        box, walls = _walls(engine)
+        if walls.cgroup is None:
+            pytest.skip(f"memory cannot be limited here: {walls.describe()[1]}")
+        hog = "python3 -c 'b = bytearray(400 << 20); b[::4096] = b\"x\" * len(b[::4096])'"
+        r = engine.run_script(hog, sandbox=box)
+        assert r.exit_code != 0
+        said = [n for n in r.notes if "memory limit" in n]
+        assert len(said) == 1 and "\n" not in said[0], (r.notes, r.stderr[-500:])
+        assert engine.run_script("echo alive", sandbox=box).stdout == "alive\n"
+        assert not any("memory limit" in n for n in engine.run_script("false", sandbox=box).notes)
+    finally:
+        engine.close(0.3)
+    assert all(not os.path.exists(folder) for folder in walls.cgroup.folders)
+
+
 def test_the_sandbox_line_says_what_is_not_limited_and_why(place, tmp_path):
     engine = _engine(tmp_path, False)
     try:
         box, walls = _walls(engine)
         line = box.describe()
-        assert "memory not limited (" in line and "\n" not in line
+        assert ("memory not limited (" in line) == (walls.cgroup is None) and "\n" not in line
         assert ("processes not limited (" in line) == (not walls.processes_limited)
-        if os.geteuid() == 0:
+        if os.geteuid() == 0 and walls.cgroup is None:
             assert "processes not limited (the kernel runs as root" in line
         else:
             assert "at most 1024 processes" in line

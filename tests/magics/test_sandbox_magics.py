@@ -10,6 +10,7 @@ one per setting).  Tests that need bwrap skip when it cannot make its namespaces
 from __future__ import annotations
 
 import contextlib
+import html
 import os
 import shutil
 import tempfile
@@ -105,7 +106,7 @@ def test_sandbox_writes_only_in_the_workspace_and_hides_keys(ip, place):
     bundle = summary(cap)
     line = bundle[PROVENANCE]["sandbox"]  # the /tmp's size and the limits follow, with what this machine allows
     assert line.startswith(f"sandbox workspace: writable {ws}, a private /tmp") and "; .git read-only; network off" in line
-    assert f"\n  {line}" in bundle["text/plain"] and line in bundle["text/html"]
+    assert f"\n  {line}" in bundle["text/plain"] and html.escape(line) in bundle["text/html"]
     plain = summary(run(ip, "true"))  # no flag, setting off: not confined, and no sandbox line
     assert "sandbox" not in plain["text/plain"] and "sandbox" not in plain[PROVENANCE]
 

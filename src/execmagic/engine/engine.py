@@ -125,12 +125,19 @@ def _standby_inside(sandbox: Sandbox, cwd: str, argv: list[str], env: dict[str, 
 
 
 def _walls_said(sandbox: Sandbox, result: Result) -> tuple[str, ...]:
-    """Why a sandboxed run that failed may have: its session's ``/tmp`` is full (one line, or nothing)."""
+    """Why a sandboxed run that failed may have: its session's ``/tmp`` is full, or its memory limit was
+    reached (one line each, or nothing)."""
     walls = sandbox.walls
-    if walls is None or result.exit_code == 0 or not walls.tmp_full():
+    if walls is None or result.exit_code == 0:
         return ()
-    return (f"the sandbox's /tmp is full ({walls.limits.tmp_bytes:,} bytes, kept for the session): remove files "
-            "there, or raise the limit",)
+    said = []
+    if walls.took_oom_kills():
+        said.append(f"the sandbox's memory limit ({walls.limits.memory:,} bytes for the session, its /tmp included) "
+                    "was reached: the kernel killed a process of it")
+    if walls.tmp_full():
+        said.append(f"the sandbox's /tmp is full ({walls.limits.tmp_bytes:,} bytes, kept for the session): remove "
+                    "files there, or raise the limit")
+    return tuple(said)
 
 
 class Engine(Planner):

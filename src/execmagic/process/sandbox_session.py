@@ -18,9 +18,11 @@ its own limit unchanged (so nothing of the user's outside counts), the inner one
 after lowering its limit to :attr:`Limits.processes`: every process of every run of the session is counted
 together against it, a fork bomb's ``fork`` fails with ``EAGAIN`` there, and nothing outside is touched.
 The kernel exempts uid 0 from that limit (a kernel running as root), and older kernels count a user's
-processes machine-wide: then it is "not limited", and :meth:`SessionWalls.describe` says why.  Memory would
-need a cgroup of our own (cgroup v2 delegated to the user, or a root kernel's cgroups), which is not made
-here: it is "not limited", and the sandbox's line says so.
+processes machine-wide.  Where a cgroup of the session's own can be made (:mod:`.sandbox_cgroup`: a root
+kernel's, or cgroup v2 delegated to the user) it bounds the processes too, and the memory (:attr:`Limits.memory`,
+the ``/tmp`` counted in it); a run enters it first.  What cannot be limited is "not limited", and
+:meth:`SessionWalls.describe` says why, in the sandbox's one line.  A dead engine's holder removes the
+session's folder and cgroups itself, at the end of its pipe.
 
 Nothing of a session's environment reaches the holder or ``nsenter`` (they run outside the walls): both
 start with :data:`~.sandbox.HOST_ENV`; the holder is this interpreter in isolated mode (``-I -S``).
@@ -39,8 +41,10 @@ import sys
 import threading
 
 from .private import fallback_folder
+from .sandbox_cgroup import SessionCgroup, make_cgroup
 
-__all__ = ["DEFAULT_PROCESSES", "DEFAULT_TMP_BYTES", "Limits", "SessionWalls", "WallsUnavailable", "start_walls"]
+__all__ = ["DEFAULT_MEMORY", "DEFAULT_PROCESSES", "DEFAULT_TMP_BYTES", "Limits", "SessionWalls", "WallsUnavailable",
+           "start_walls"]
 
 #: A session's ``/tmp``: 1 GiB.  It is memory that cannot be swapped out; half the machine's (a tmpfs's
 #: own default) let three shells take gigabytes.  A setting raises it for work that needs more.
@@ -48,17 +52,24 @@ DEFAULT_TMP_BYTES = 1 << 30
 #: A session's processes (and threads): a build's ``make -j``, a pool of workers and a browser fit many
 #: times over; a fork bomb stops there, far below what would starve the machine (tens of thousands).
 DEFAULT_PROCESSES = 1024
+#: A session's memory, where a cgroup can bound it: half the machine's, so that the kernel and the rest of the
+#: machine keep the other half whatever the session does (its /tmp is counted in it).
+DEFAULT_MEMORY = os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE") // 2
 #: Seconds the holder may take to make its namespaces (a loaded machine starts Python slowly).
 _START_TIMEOUT = 10.0
+#: Seconds a closing engine waits for its holder to tidy up and end (what the session ran is stopped by then).
+_CLOSE_WAIT = 5.0
 #: The environment of the programs that run outside the walls (as :data:`.sandbox.HOST_ENV`).
 _HOST_ENV = {"PATH": "/usr/bin:/bin:/usr/sbin:/sbin"}
 #: Where ``nsenter`` is looked for: folders only an administrator writes in (never a session's PATH).
 _SYSTEM_DIRS = "/usr/bin:/bin:/usr/sbin:/sbin"
 
 # The holder, run by this interpreter with -I -S: argv is the process limit (0: none), the tmpfs's bytes,
-# its folder, whether to make user namespaces.  It says "." when ready, or "!" and why, then waits for EOF.
+# its folder, whether to make user namespaces.  It says "." when ready, or "!" and why, then reads the session's
+# cgroup folders until EOF (the engine closed, or this process died), and then removes them and its folder
+# (a cgroup that still holds a process being stopped is tried again for 20 s).
 _HOLDER = r"""
-import ctypes, os, resource, sys
+import ctypes, os, resource, sys, time
 libc = ctypes.CDLL(None, use_errno=True)
 def check(rc, what):
     if rc != 0:
@@ -80,7 +91,17 @@ check(libc.mount(b"none", b"/", None, 0x4000 | (1 << 19), None), "cannot make mo
 check(libc.mount(b"tmpfs", folder.encode(), b"tmpfs", 2 | 4, f"size={size},mode=1777".encode()),
       "cannot mount a tmpfs")
 sys.stdout.write(".\n"); sys.stdout.flush()
-sys.stdin.read()
+cgroups = [line for line in sys.stdin.read().split("\n") if line]
+libc.umount2(folder.encode(), 2)
+for path in [folder, *cgroups]:
+    for _ in range(100):
+        try:
+            os.rmdir(path)
+            break
+        except FileNotFoundError:
+            break
+        except OSError:
+            time.sleep(0.2)
 """
 
 
@@ -92,6 +113,8 @@ class Limits:
     tmp_bytes: int = DEFAULT_TMP_BYTES
     #: Processes and threads of the session's runs together.
     processes: int = DEFAULT_PROCESSES
+    #: Bytes of memory of the session's runs together (and of its ``/tmp``), where a cgroup can be made.
+    memory: int = DEFAULT_MEMORY
 
 
 def _kernel_counts_per_namespace() -> bool:
@@ -105,8 +128,8 @@ def _kernel_counts_per_namespace() -> bool:
 
 def _format_bytes(n: int) -> str:
     for unit, size in (("GiB", 1 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10)):
-        if n >= size and n % size == 0:
-            return f"{n // size} {unit}"
+        if n >= size:
+            return f"{n // size} {unit}" if n % size == 0 else f"{n / size:.1f} {unit}"
     return f"{n} bytes"
 
 
@@ -115,6 +138,10 @@ class SessionWalls:
 
     def __init__(self, holder: subprocess.Popen[bytes], folder: str, nsenter: str, userns: bool,
                  limits: Limits, processes_limited: bool, why_processes: str) -> None:
+        #: The session's cgroup, when one could be made (:meth:`add_cgroup`), and why not.
+        self.cgroup: SessionCgroup | None = None
+        self._why_memory = "no cgroup was asked for"
+        self._oom_seen = 0
         self.holder = holder
         #: The host folder the tmpfs covers (in the holder's mount namespace only): bound at ``/tmp``.
         self.folder = folder
@@ -129,16 +156,45 @@ class SessionWalls:
         """The argv that enters the holder's namespaces, before bwrap's (which follows it)."""
         pid = self.holder.pid
         users = (f"--user=/proc/{pid}/ns/user",) if self.userns else ()
+        moved = self.cgroup.entry() if self.cgroup is not None else ()
         # --wd=.: entering a mount namespace moves to its root; the folder the run was started in is opened
         # first and gone back to (bwrap's own cwd is the run's: what a standby's fit is checked by)
-        return (self._nsenter, *users, f"--mount=/proc/{pid}/ns/mnt", "--wd=.", "--preserve-credentials", "--")
+        return (*moved, self._nsenter, *users, f"--mount=/proc/{pid}/ns/mnt", "--wd=.", "--preserve-credentials",
+                "--")
+
+    def add_cgroup(self, name: str) -> None:
+        """Make the session's cgroup (see :mod:`.sandbox_cgroup`), or keep why there is none."""
+        memory = self.limits.memory
+        self.cgroup, why = make_cgroup(name, memory=memory, processes=self.limits.processes)
+        if self.cgroup is not None:
+            self.processes_limited = self.processes_limited or bool(self.limits.processes)
+            assert self.holder.stdin is not None
+            with contextlib.suppress(OSError):  # the holder removes them once this process is gone
+                self.holder.stdin.write("".join(f"{f}\n" for f in self.cgroup.folders).encode())
+                self.holder.stdin.flush()
+        elif memory:
+            self._why_memory = why
+            if not self.processes_limited and self.limits.processes:
+                self._why_processes += f"; {why}"
 
     def describe(self) -> tuple[str, str]:
         """What the sandbox's one line says of the ``/tmp`` and of the limits (what is not limited says why)."""
         tmp = f"a private /tmp of {_format_bytes(self.limits.tmp_bytes)} kept for the session"
         processes = (f"at most {self.limits.processes} processes" if self.processes_limited
                      else f"processes not limited ({self._why_processes})")
-        return tmp, f"{processes}; memory not limited (no cgroup of its own is made)"
+        cgroup = self.cgroup
+        memory = (f"memory at most {_format_bytes(cgroup.memory)}" if cgroup is not None and cgroup.memory
+                  else f"memory not limited ({self._why_memory})")
+        return tmp, f"{processes}; {memory}"
+
+    def took_oom_kills(self) -> bool:
+        """Whether the kernel killed a process of the session for its memory limit since the last look."""
+        if self.cgroup is None:
+            return False
+        with self._lock:
+            now = self.cgroup.oom_kills()
+            seen, self._oom_seen = self._oom_seen, now
+        return now > seen
 
     def alive(self) -> bool:
         return self.holder.poll() is None
@@ -157,14 +213,19 @@ class SessionWalls:
             if self.holder.stdin is not None:
                 with contextlib.suppress(OSError):
                     self.holder.stdin.close()
-            with contextlib.suppress(OSError):
-                self.holder.kill()
-            with contextlib.suppress(subprocess.TimeoutExpired):
-                self.holder.wait(timeout=5)
+            try:
+                self.holder.wait(timeout=_CLOSE_WAIT)  # it removes its folder and the cgroups, then ends
+            except subprocess.TimeoutExpired:
+                with contextlib.suppress(OSError):
+                    self.holder.kill()
+                with contextlib.suppress(subprocess.TimeoutExpired):
+                    self.holder.wait(timeout=_CLOSE_WAIT)
             if self.holder.stdout is not None:
                 self.holder.stdout.close()
             with contextlib.suppress(OSError):
                 os.rmdir(self.folder)
+            if self.cgroup is not None:
+                self.cgroup.close()
 
 
 class WallsUnavailable(OSError):
@@ -210,4 +271,5 @@ def start_walls(limits: Limits, *, userns: bool) -> SessionWalls:
     if line != ".":
         walls.close()
         raise WallsUnavailable(line[1:] if line.startswith("!") else "the holder did not start")
+    walls.add_cgroup(f"execmagic-sandbox-{holder.pid}-{os.path.basename(folder)}")
     return walls
