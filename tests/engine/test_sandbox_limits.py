@@ -134,6 +134,8 @@ def test_a_fork_bomb_is_bounded_and_the_kernel_and_other_shells_live(place, tmp_
         # passes the guard (it reads text: only the classic shapes are refused), runs into the limit
         r = engine.run_script("perl -e 'fork while 1'", sandbox=box, options=RunOptions(timeout=3, grace=0.3))
         assert r.timed_out and "\n" not in r.outcome(), r.outcome()  # the timeout ends it, in one line
+        if walls.cgroup is not None:  # where a cgroup counts refused forks, a line says the limit was reached
+            assert [n for n in r.notes if "process limit (64 for the session) was reached" in n], r.notes
         assert engine.shells.info(shell.id).running  # the other shell lived
         assert engine.run_script("echo alive", sandbox=box).stdout == "alive\n"
         assert engine.run_script("echo outside").stdout == "outside\n"

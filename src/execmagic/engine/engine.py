@@ -125,15 +125,19 @@ def _standby_inside(sandbox: Sandbox, cwd: str, argv: list[str], env: dict[str, 
 
 
 def _walls_said(sandbox: Sandbox, result: Result) -> tuple[str, ...]:
-    """Why a sandboxed run that failed may have: its session's ``/tmp`` is full, or its memory limit was
-    reached (one line each, or nothing)."""
+    """Why a sandboxed run that failed may have: its session's ``/tmp`` is full, or its memory or process
+    limit was reached (one line each, or nothing)."""
     walls = sandbox.walls
     if walls is None or result.exit_code == 0:
         return ()
     said = []
-    if walls.took_oom_kills():
+    memory, processes = walls.limits_reached()
+    if memory:
         said.append(f"the sandbox's memory limit ({walls.limits.memory:,} bytes for the session, its /tmp included) "
                     "was reached: the kernel killed a process of it")
+    if processes:
+        said.append(f"the sandbox's process limit ({walls.limits.processes:,} for the session) was reached: forks "
+                    "failed (a command that forks without end runs into it)")
     if walls.tmp_full():
         said.append(f"the sandbox's /tmp is full ({walls.limits.tmp_bytes:,} bytes, kept for the session): remove "
                     "files there, or raise the limit")

@@ -43,12 +43,19 @@ class SessionCgroup:
     def oom_kills(self) -> int:
         """How many processes the kernel killed for the cgroup's memory limit (``memory.events``, v2;
         ``memory.oom_control``, v1); 0 where it cannot be read."""
+        return self._count(("memory.events", "memory.oom_control"), "oom_kill")
+
+    def forks_refused(self) -> int:
+        """How many forks the cgroup's process limit refused (``pids.events``); 0 where it cannot be read."""
+        return self._count(("pids.events",), "max")
+
+    def _count(self, files: tuple[str, ...], key: str) -> int:
         for folder in self.folders:
-            for name in ("memory.events", "memory.oom_control"):
+            for name in files:
                 with contextlib.suppress(OSError, ValueError), open(os.path.join(folder, name), encoding="ascii") as fh:
                     for line in fh:
-                        key, _, value = line.partition(" ")
-                        if key == "oom_kill":
+                        found, _, value = line.partition(" ")
+                        if found == key:
                             return int(value)
         return 0
 

@@ -141,7 +141,7 @@ class SessionWalls:
         #: The session's cgroup, when one could be made (:meth:`add_cgroup`), and why not.
         self.cgroup: SessionCgroup | None = None
         self._why_memory = "no cgroup was asked for"
-        self._oom_seen = 0
+        self._seen = (0, 0)
         self.holder = holder
         #: The host folder the tmpfs covers (in the holder's mount namespace only): bound at ``/tmp``.
         self.folder = folder
@@ -187,14 +187,15 @@ class SessionWalls:
                   else f"memory not limited ({self._why_memory})")
         return tmp, f"{processes}; {memory}"
 
-    def took_oom_kills(self) -> bool:
-        """Whether the kernel killed a process of the session for its memory limit since the last look."""
+    def limits_reached(self) -> tuple[bool, bool]:
+        """Whether the session's memory limit made the kernel kill a process, and whether its process limit
+        refused a fork, since the last look (where its cgroup counts them)."""
         if self.cgroup is None:
-            return False
+            return False, False
         with self._lock:
-            now = self.cgroup.oom_kills()
-            seen, self._oom_seen = self._oom_seen, now
-        return now > seen
+            now = (self.cgroup.oom_kills(), self.cgroup.forks_refused())
+            seen, self._seen = self._seen, now
+        return now[0] > seen[0], now[1] > seen[1]
 
     def alive(self) -> bool:
         return self.holder.poll() is None
