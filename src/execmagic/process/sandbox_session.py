@@ -34,6 +34,7 @@ import contextlib
 import dataclasses
 import os
 import platform
+import secrets
 import select
 import shutil
 import subprocess
@@ -64,10 +65,11 @@ _HOST_ENV = {"PATH": "/usr/bin:/bin:/usr/sbin:/sbin"}
 #: Where ``nsenter`` is looked for: folders only an administrator writes in (never a session's PATH).
 _SYSTEM_DIRS = "/usr/bin:/bin:/usr/sbin:/sbin"
 
-# The holder, run by this interpreter with -I -S: argv is the process limit (0: none), the tmpfs's bytes,
-# its folder, whether to make user namespaces.  It says "." when ready, or "!" and why, then reads the session's
-# cgroup folders until EOF (the engine closed, or this process died), and then removes them and its folder
-# (a cgroup that still holds a process being stopped is tried again for 20 s).
+# The holder, run by this interpreter with -I -S: its first line on stdin (not its argv, which every user reads
+# in ps) is the process limit (0: none), the tmpfs's bytes, its folder, whether to make user namespaces.  It
+# says "." when ready, or "!" and why, then reads the session's cgroup folders until EOF (the engine closed,
+# or this process died), and then removes them and its folder (a cgroup that still holds a process being
+# stopped is tried again for 20 s).
 _HOLDER = r"""
 import ctypes, os, resource, sys, time
 libc = ctypes.CDLL(None, use_errno=True)
@@ -80,7 +82,8 @@ def userns():
     for name, text in (("setgroups", "deny"), ("uid_map", f"{uid} {uid} 1"), ("gid_map", f"{gid} {gid} 1")):
         with open("/proc/self/" + name, "w") as fh:
             fh.write(text)
-processes, size, folder, use_userns = int(sys.argv[1]), int(sys.argv[2]), sys.argv[3], sys.argv[4] == "1"
+words = sys.stdin.readline().rstrip("\n").split("\0")
+processes, size, folder, use_userns = int(words[0]), int(words[1]), words[2], words[3] == "1"
 if use_userns:
     userns()
     if processes:
@@ -257,20 +260,25 @@ def start_walls(limits: Limits, *, userns: bool) -> SessionWalls:
         raise WallsUnavailable("nsenter (util-linux) is not installed")
     limited, why = _processes_setting(limits, userns)
     folder = fallback_folder("execmagic-tmp-")
-    argv = [sys.executable, "-I", "-S", "-c", _HOLDER, str(limits.processes if limited else 0),
-            str(limits.tmp_bytes), folder, "1" if userns else "0"]
+    told = "\0".join([str(limits.processes if limited else 0), str(limits.tmp_bytes), folder, "1" if userns else "0"])
     try:
-        holder = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
-                                  env=_HOST_ENV, cwd="/", start_new_session=True)
+        holder = subprocess.Popen([sys.executable, "-I", "-S", "-c", _HOLDER], stdin=subprocess.PIPE,
+                                  stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=_HOST_ENV, cwd="/",
+                                  start_new_session=True)
     except OSError as exc:
         os.rmdir(folder)
         raise WallsUnavailable(f"the holder could not start: {exc.strerror}") from None
     walls = SessionWalls(holder, folder, nsenter, userns, limits, limited, why)
-    assert holder.stdout is not None
+    assert holder.stdout is not None and holder.stdin is not None
+    try:
+        holder.stdin.write(f"{told}\n".encode())
+        holder.stdin.flush()
+    except OSError:
+        pass  # it ended already: said below
     ready = select.select([holder.stdout], [], [], _START_TIMEOUT)[0]
     line = holder.stdout.readline().decode(errors="replace").strip() if ready else ""
     if line != ".":
         walls.close()
         raise WallsUnavailable(line[1:] if line.startswith("!") else "the holder did not start")
-    walls.add_cgroup(f"execmagic-sandbox-{holder.pid}-{os.path.basename(folder)}")
+    walls.add_cgroup(f"execmagic-sandbox-{holder.pid}-{secrets.token_hex(4)}")
     return walls
