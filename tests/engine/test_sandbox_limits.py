@@ -96,6 +96,25 @@ def test_the_tmp_and_the_cgroup_go_when_the_owner_dies_without_closing(place, tm
     wait_until(lambda: not any(os.path.exists(p) for p in (folder, *cgroups)), 30, "its folders to go")
 
 
+def test_no_private_path_of_the_session_is_on_an_argv(place, tmp_path):
+    """What other users read in ps: neither the holder's nor a run's argv names the session's /tmp folder."""
+    engine = _engine(tmp_path, True)
+    try:
+        box, walls = _walls(engine)
+        engine.run_script("true", sandbox=box)
+        standby = engine.warm_for(box).wait_ready(READY)
+        with open(f"/proc/{walls.holder.pid}/cmdline", "rb") as fh:
+            assert walls.folder.encode() not in fh.read()
+        confined = box.confine(["bash", "-c", "true"], place, {"PATH": "/usr/bin:/bin"})
+        assert not any(walls.folder in word for word in confined.argv)
+        assert walls.folder.encode() in (confined.fd_args or b"")  # it goes to bwrap by its fd
+        if standby is not None:
+            with open(f"/proc/{standby.runner.pid}/cmdline", "rb") as fh:
+                assert walls.folder.encode() not in fh.read()
+    finally:
+        engine.close(0.3)
+
+
 def test_another_engine_has_another_tmp(place, tmp_path):
     one, two = _engine(tmp_path / "1", False), _engine(tmp_path / "2", False)
     try:
