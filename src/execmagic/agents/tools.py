@@ -137,8 +137,9 @@ class Toolbox:
         where = (f"only {', '.join(spec.writable_roots)} and a private /tmp are writable"
                  if spec.mode == "workspace" else "only a private /tmp is writable")
         network = "the network is reachable" if spec.network else "there is no network"
-        return (f" Commands run in a sandbox: {where}, the rest of the file system is read-only, {network}, and"
-                " processes outside it are invisible.")
+        kept = " (/tmp is kept from one call to the next)" if sandbox.walls is not None else ""
+        return (f" Commands run in a sandbox: {where}{kept}, the rest of the file system is read-only, {network},"
+                " and processes outside it are invisible.")
 
     def _builtin_specs(self) -> list[ToolSpec]:
         return [

@@ -8,7 +8,10 @@ What a sandboxed command can and cannot do, by mode:
 
 - ``off``: nothing changes; :meth:`Sandbox.wrap` returns the argv as it is.
 - ``read-only``: the whole file system is visible read-only; the only writable place is a private
-  ``/tmp`` (an empty tmpfs, or the caller's own ``temp`` folder bound there).
+  ``/tmp``: the session's, of a bounded size and kept from one run to the next, when the sandbox is
+  planned with ``walls`` (:mod:`.sandbox_session`: runs enter its namespaces first, which also hold
+  the session's process and memory limits); else an empty tmpfs per run, or the caller's own ``temp``
+  folder bound there.
 - ``workspace``: as ``read-only``, plus the *writable roots* (absolute folders fixed when the sandbox
   is set; a later ``cd`` never moves them).  The ``.git`` folders of the roots, and of repositories
   found up to :data:`GIT_SCAN_DEPTH` levels below them, stay read-only (a hook or a ``core.fsmonitor``
