@@ -567,5 +567,6 @@ def test_the_bash_tool_tells_the_model_its_walls(bwrap_works, engines, place):
     walls = Toolbox(engine, sandbox="workspace").tools["Bash"].description
     assert f"Commands run in a sandbox: only {place['ws']} and a private /tmp are writable" in walls
     assert "there is no network" in walls
+    assert "(/tmp is kept from one call to the next)" in walls  # so the model may leave a plan there
     assert "reachable" in Toolbox(engine, sandbox="workspace", network=True).tools["Bash"].description
     assert "sandbox" not in Toolbox(engine, sandbox="off").tools["Bash"].description

@@ -385,6 +385,7 @@ def test_every_setting_is_checked_on_its_own(ip, magics, tmp_path):
         "redact_provenance": False, "keep_logs": True, "log_retention_days": 3.0, "log_quota": 10_000,
         "errexit": True, "standby": False, "mcp_idle_timeout": 60.0, "mcp_max_sessions": 5, "sandbox": "auto",
         "sandbox_network": True, "stable_output": True, "sandbox_readable": ["~/.config/tool", "/opt/data"],
+        "sandbox_tmp_size": 64 << 20, "sandbox_processes": 256, "sandbox_memory": 1 << 30,
     }
     bad = {
         "timeout": "float('nan')", "kill_grace": "-1.0", "drain_time": "float('inf')", "display_budget": "0",
@@ -394,7 +395,8 @@ def test_every_setting_is_checked_on_its_own(ip, magics, tmp_path):
         "redact_provenance": "2", "keep_logs": "'x'", "log_retention_days": "-1.0", "log_quota": "0",
         "errexit": "'on'", "standby": "'sometimes'", "mcp_idle_timeout": "0.0", "mcp_max_sessions": "0",
         "sandbox": "'sandboxed'", "sandbox_network": "'off'", "stable_output": "'yes'",
-        "sandbox_readable": "['relative/path']",
+        "sandbox_readable": "['relative/path']", "sandbox_tmp_size": "1000", "sandbox_processes": "3",
+        "sandbox_memory": "-2",
     }
     configurable = set(magics.traits(config=True))
     assert set(good) == configurable == set(bad), configurable ^ set(good)

@@ -10,6 +10,7 @@ one per setting).  Tests that need bwrap skip when it cannot make its namespaces
 from __future__ import annotations
 
 import contextlib
+import html
 import os
 import shutil
 import tempfile
@@ -103,9 +104,9 @@ def test_sandbox_writes_only_in_the_workspace_and_hides_keys(ip, place):
     assert cap.stdout == "end\n"
     assert os.path.isfile(f"{ws}/made") and os.listdir(home) == [".ssh"] and os.listdir(other) == []
     bundle = summary(cap)
-    line = f"sandbox workspace: writable {ws}, a private /tmp; .git read-only; network off"
-    assert f"\n  {line}" in bundle["text/plain"]
-    assert line in bundle["text/html"] and bundle[PROVENANCE]["sandbox"] == line
+    line = bundle[PROVENANCE]["sandbox"]  # the /tmp's size and the limits follow, with what this machine allows
+    assert line.startswith(f"sandbox workspace: writable {ws}, a private /tmp") and "; .git read-only; network off" in line
+    assert f"\n  {line}" in bundle["text/plain"] and html.escape(line) in bundle["text/html"]
     plain = summary(run(ip, "true"))  # no flag, setting off: not confined, and no sandbox line
     assert "sandbox" not in plain["text/plain"] and "sandbox" not in plain[PROVENANCE]
 
@@ -151,6 +152,16 @@ def test_read_only_cell_writes_nowhere_but_its_tmp(ip, place):
     cap = run(ip, "--sandbox-mode read-only", f"touch {ws}/x 2>/dev/null || echo refused\necho kept > /tmp/t\ncat /tmp/t")
     assert cap.stdout == "refused\nkept\n" and os.listdir(ws) == []
     assert "sandbox read-only: writable a private /tmp" in summary(cap)["text/plain"]
+
+
+def test_tmp_is_kept_between_cells_with_the_size_the_setting_gives(ip, magics, place):
+    with setting(ip, magics, "sandbox_tmp_size", 3 << 20):
+        run(ip, "--sandbox echo plan > /tmp/plan")
+        cap = run(ip, "--sandbox cat /tmp/plan; df -k /tmp | tail -1")
+        assert cap.stdout.startswith("plan\n") and cap.stdout.split()[2] == "3072", cap.stdout
+        assert "a private /tmp of 3 MiB kept for the session" in summary(cap)["text/plain"]
+        ip.run_line_magic("config", "ExecMagics.sandbox_tmp_size = 1000")  # refused, with a line saying why
+        assert magics.sandbox_tmp_size == 3 << 20
 
 
 def test_the_setting_confines_plain_cells(ip, magics, place):

@@ -88,8 +88,8 @@ def test_the_home_folder_shows_only_what_is_allowed(place):
     # the workspace in it stays writable; the home folder itself is read-only (nothing left there vanishes)
     done = run(box, f"echo made > {ws}/f && cat {ws}/f; echo x > {home}/new; mkdir {home}/.ssh2", ws)
     assert done.stdout == "made\n" and done.stderr.count(READ_ONLY) == 2, done.stderr
-    assert box.walls.startswith("hidden: the home folder but the workspace and ~/.cache/huggingface/hub, "
-                                "~/.config/git/ignore, ~/.config/tool (read-only); the host's /run"), box.walls
+    assert box.visibility.startswith("hidden: the home folder but the workspace and ~/.cache/huggingface/hub, "
+                                "~/.config/git/ignore, ~/.config/tool (read-only); the host's /run"), box.visibility
 
 
 def test_a_store_inside_a_shown_folder_stays_hidden(place):
@@ -109,7 +109,7 @@ def test_paths_to_show_are_checked(place):
             plan(place, visible=(bad,))
         assert caught.value.path == bad and why in caught.value.why
     box = plan(place, visible=(f"{home}/not-there",))  # a setting naming what this machine lacks: left out
-    assert run(box, "echo ok", place["ws"]).stdout == "ok\n" and "not-there" not in box.walls
+    assert run(box, "echo ok", place["ws"]).stdout == "ok\n" and "not-there" not in box.visibility
 
 
 @pytest.mark.parametrize("home", ["/", "/usr", "/nonexistent-home"])
@@ -118,7 +118,7 @@ def test_a_home_folder_that_cannot_be_hidden_leaves_the_system_working(place, ho
     those would hide the system (or fail to make a mount point), so their known stores are hidden by name."""
     box = sb.plan_sandbox(sb.SandboxSpec(mode="workspace", writable_roots=(place["ws"],)), home=home)
     assert run(box, "ls /usr/bin/env && echo ok", place["ws"]).stdout.endswith("ok\n")
-    assert box.walls.startswith("hidden: the home folder's known credential stores; the host's /run"), box.walls
+    assert box.visibility.startswith("hidden: the home folder's known credential stores; the host's /run"), box.visibility
 
 
 def test_files_only_root_may_read_show_empty(place, monkeypatch):
@@ -136,7 +136,7 @@ def test_files_only_root_may_read_show_empty(place, monkeypatch):
     done = run(box, f"cat {etc}/passwd; cat {etc}/shadow {etc}/shadow-link {etc}/ssh/ssh_host_ed25519_key; "
                     f"ls -A {etc}/ssl/private", place["ws"])
     assert done.stdout == "root:x:0:0\n", done.stdout
-    assert box.walls.endswith(f"3 files of {etc} only root may read"), box.walls
+    assert box.visibility.endswith(f"3 files of {etc} only root may read"), box.visibility
 
 
 @pytest.mark.skipif(os.geteuid() != 0 or not os.path.isfile("/etc/shadow"), reason="a root kernel's /etc/shadow")

@@ -188,7 +188,7 @@ def sandbox_line(toolbox: Toolbox) -> str:
     or ``unsandboxed: <why>`` -- so nobody takes a server for confined when it is not."""
     choice = toolbox.sandbox
     if choice.sandbox is not None:
-        return "; ".join((choice.sandbox.describe(), choice.sandbox.walls, *choice.notes))
+        return "; ".join((choice.sandbox.describe(), choice.sandbox.visibility, *choice.notes))
     if choice.notes:  # "auto" where the sandbox cannot work: the note says why
         return "; ".join(choice.notes)
     return "unsandboxed: the sandbox is off (the agent runs as you)"

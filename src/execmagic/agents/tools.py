@@ -99,7 +99,9 @@ class Toolbox:
     commands reach the network; ``readable`` shows more paths, read-only, where the sandbox hides them (the
     home folder is hidden but for the workspace, the kernel's Python and a few secret-free settings).
     Confined commands keep a session of their own, which starts from the engine's and never writes back
-    to it.  A mode named where it cannot work raises here.
+    to it, and a private ``/tmp`` kept from one call to the next, whose size and process limit are the
+    engine's (``engine.sandbox_limits``, a :class:`~execmagic.process.sandbox_session.Limits`).  A mode
+    named where it cannot work raises here.
     """
 
     def __init__(self, engine: Engine | None = None, *, guard: Guard = "all", env_allow: Iterable[str] = (),
@@ -142,8 +144,9 @@ class Toolbox:
         where = (f"only {', '.join(spec.writable_roots)} and a private /tmp are writable"
                  if spec.mode == "workspace" else "only a private /tmp is writable")
         network = "the network is reachable" if spec.network else "there is no network"
-        return (f" Commands run in a sandbox: {where}, the rest of the file system is read-only, {network}, and"
-                f" processes outside it are invisible; {sandbox.walls}.")
+        kept = " (/tmp is kept from one call to the next)" if sandbox.walls is not None else ""
+        return (f" Commands run in a sandbox: {where}{kept}, the rest of the file system is read-only, {network},"
+                f" and processes outside it are invisible; {sandbox.visibility}.")
 
     def _builtin_specs(self) -> list[ToolSpec]:
         return [

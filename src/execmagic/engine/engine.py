@@ -29,6 +29,7 @@ from ..process.private import create_file, open_own_file
 from ..process.results import KillOutcome, Result, ShellInfo
 from ..process.retention import DEFAULT_QUOTA, DEFAULT_RETENTION_DAYS, prune_log_roots
 from ..process.sandbox import BWRAP_VAR, Confined, Sandbox
+from ..process.sandbox_session import Limits
 from ..process.spec import Command, RunOptions
 from ..process.standby import (
     Standby,
@@ -40,7 +41,7 @@ from ..process.standby import (
 )
 from .contexts import SHELL_LANGUAGES
 from .plans import SANDBOX_STATE_FOLDER, Plan, Planner
-from .sandboxing import SandboxChoice, choose_sandbox
+from .sandboxing import SandboxChoice, SessionTmp, choose_sandbox
 from .session import STATE_VAR, USER_BASH_ENV_VAR, ShellSession, why_no_state
 from .warm import WarmShell
 
@@ -123,6 +124,26 @@ def _standby_inside(sandbox: Sandbox, cwd: str, argv: list[str], env: dict[str, 
     return _inside(sandbox, argv, cwd, env, env[STATE_VAR])
 
 
+def _walls_said(sandbox: Sandbox, result: Result) -> tuple[str, ...]:
+    """Why a sandboxed run that failed may have: its session's ``/tmp`` is full, or its memory or process
+    limit was reached (one line each, or nothing)."""
+    walls = sandbox.walls
+    if walls is None or result.exit_code == 0:
+        return ()
+    said = []
+    memory, processes = walls.limits_reached()
+    if memory:
+        said.append(f"the sandbox's memory limit ({walls.limits.memory:,} bytes for the session, its /tmp included) "
+                    "was reached: the kernel killed a process of it")
+    if processes:
+        said.append(f"the sandbox's process limit ({walls.limits.processes:,} for the session) was reached: forks "
+                    "failed (a command that forks without end runs into it)")
+    if walls.tmp_full():
+        said.append(f"the sandbox's /tmp is full ({walls.limits.tmp_bytes:,} bytes, kept for the session): remove "
+                    "files there, or raise the limit")
+    return tuple(said)
+
+
 class Engine(Planner):
     """Runs commands for one owner (a kernel, a program, an agent) with one persistent shell session."""
 
@@ -160,6 +181,9 @@ class Engine(Planner):
         self._lock_warm = threading.Lock()
         self._standby = standby_default()
         self._standby_counter = itertools.count(1)
+        #: What the sandboxed session may use: its ``/tmp``'s size, its processes (see :mod:`.sandbox_session`).
+        self.sandbox_limits = Limits()
+        self._session_walls = SessionTmp(lambda: self.sandbox_limits)
 
     @property
     def standby(self) -> bool:
@@ -226,7 +250,8 @@ class Engine(Planner):
             if self.standby and _standby_shaped(plan) and not plan.env_changes:
                 self.warm_for(plan.sandbox).refill()  # for the next run, from the session as this run left it
         if plan.sandbox is not None:
-            result = dataclasses.replace(result, sandbox=plan.sandbox.describe())
+            result = dataclasses.replace(result, sandbox=plan.sandbox.describe(), notes=result.notes + _walls_said(
+                plan.sandbox, result))
         result = _redacted(plan, result)
         note = self.policy.audit_outcome(decision="run", run=run_id, command=plan.command.display,
                                          cwd=plan.shown_cwd, exit_code=result.exit_code,
@@ -266,12 +291,15 @@ class Engine(Planner):
         hidden = tuple(p for p in (default_root(), self.logs.root, self.logs.path, self.policy.audit_log) if p)
         start_dir = self.start_dir or self.session.current_cwd()
         # the bubblewrap named in the kernel's environment is part of the setting: naming another sets it anew
+        # new limits make a new session /tmp: the next setting takes them
         key = (mode, bool(network), self.policy.allowed_roots, start_dir, hidden, os.environ.get(BWRAP_VAR),
-               tuple(readable))
+               tuple(readable), self.sandbox_limits)
         choice = self._sandboxes.get(key)
+        if choice is not None and choice.sandbox is not None and not self._session_walls.alive(choice.sandbox.walls):
+            choice = None  # its holder is gone (killed from outside): a new one, rather than runs that fail
         if choice is None:
             choice = choose_sandbox(mode, network=network, roots=self.policy.allowed_roots, start_dir=start_dir,
-                                    hidden=hidden, readable=tuple(readable))
+                                    hidden=hidden, readable=tuple(readable), session=self._session_walls)
             self._sandboxes[key] = choice
         return choice
 
@@ -283,7 +311,8 @@ class Engine(Planner):
             return command
         confined = _inside(sandbox, list(command.argv), command.cwd, dict(command.env), plan.state_path,
                            plan.script_file)
-        return dataclasses.replace(command, argv=confined.argv, env=confined.env, fd_args=confined.fd_args)
+        return dataclasses.replace(command, argv=confined.argv, env=confined.env, fd_args=confined.fd_args,
+                                   fd_reader=confined.reader)
 
     def _standby_for(self, plan: Plan) -> Standby | None:
         """The standby shell, when ``plan`` is a plain session run whose script it may run and it fits; else
@@ -451,6 +480,7 @@ class Engine(Planner):
         for warm in self._warm_shells():
             warm.close()
         self.shells.close(grace)
+        self._session_walls.close()
 
     def run_script(self, script: str, language: str = "bash", *, options: RunOptions | None = None,
                    on_output: OutputCallback | None = None, on_progress: ProgressCallback | None = None,

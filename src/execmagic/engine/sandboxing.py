@@ -29,7 +29,8 @@ import contextlib
 import dataclasses
 import os
 import sys
-from collections.abc import Sequence
+import threading
+from collections.abc import Callable, Sequence
 
 from ..process.sandbox import (
     MODES,
@@ -41,8 +42,9 @@ from ..process.sandbox import (
     resolve_roots,
 )
 from ..process.sandbox_scan import within
+from ..process.sandbox_session import Limits, SessionWalls, WallsUnavailable, start_walls
 
-__all__ = ["SANDBOX_MODES", "SandboxChoice", "choose_sandbox", "interpreter_paths", "jupyter_runtime_dir",
+__all__ = ["SANDBOX_MODES", "SandboxChoice", "SessionTmp", "choose_sandbox", "interpreter_paths", "jupyter_runtime_dir",
            "kernel_connection_file"]
 
 #: Every word a caller may use (the ones of :mod:`..process.sandbox` and ``auto``).
@@ -107,13 +109,15 @@ def _shown(paths: Sequence[str], home: str) -> tuple[str, ...]:
 
 
 def choose_sandbox(mode: str, *, network: bool, roots: Sequence[str], start_dir: str,
-                   hidden: Sequence[str], home: str | None = None, readable: Sequence[str] = ()) -> SandboxChoice:
+                   hidden: Sequence[str], home: str | None = None, readable: Sequence[str] = (),
+                   session: SessionTmp | None = None) -> SandboxChoice:
     """Set the sandbox ``mode`` asks for.
 
     ``roots``: the allowed directories (when set, they are the writable roots, and a bad one is an
     error); else ``start_dir`` is.  ``hidden``: more paths to hide (log folders, the audit log).
     ``readable``: more paths shown read-only where the sandbox hides (``~`` allowed; the home folder itself
     is refused: it would show every credential in it).
+    ``session``: the session's ``/tmp`` and limits (``None``: a ``/tmp`` per run, nothing limited).
     Raises :class:`SandboxProblem` for a mode or a root that cannot be honoured, and
     :class:`SandboxUnavailable` for an explicit mode where bubblewrap cannot run.
     """
@@ -133,9 +137,11 @@ def choose_sandbox(mode: str, *, network: bool, roots: Sequence[str], start_dir:
                                explicit=mode == "workspace")
         writable, notes = choice.roots, choice.notes
     # the kernel's own environment (its python, pip, the packages a command imports) where the private /tmp
-    # would hide it: a virtualenv made under the shared temp folder
-    kernel_env = tuple(sorted({os.path.realpath(p) for p in (sys.prefix, sys.exec_prefix)
-                               if os.path.realpath(p).startswith("/tmp/")}))
+    # would hide it: a virtualenv made under the shared temp folder; and, read-only, the folder a read-only
+    # sandbox is about (a notebook under /tmp would look empty)
+    looked_at = (roots or [start_dir]) if mode == "read-only" else []
+    kernel_env = tuple(sorted({os.path.realpath(p) for p in (sys.prefix, sys.exec_prefix, *looked_at)
+                               if os.path.realpath(p).startswith("/tmp/") and os.path.isdir(p)}))
     # read-only: the folder it would have made writable stays readable (the home folder stays hidden)
     viewed = () if writable else _shown([os.path.abspath(os.path.expanduser(r)) for r in roots] or [start_dir], home)
     # "~" is the home folder the sandbox hides (the caller's ``home``, which may not be $HOME's)
@@ -146,5 +152,42 @@ def choose_sandbox(mode: str, *, network: bool, roots: Sequence[str], start_dir:
                        readable=kernel_env, visible=visible,
                        hidden=tuple(os.path.abspath(p) for p in (jupyter_runtime_dir(), kernel_connection_file(),
                                                                  *hidden) if p))
-    sandbox = plan_sandbox(spec, home=home)
-    return SandboxChoice(sandbox, notes + sandbox.notes)
+    walls, walls_notes = session.walls(availability().userns) if session is not None else (None, ())
+    sandbox = plan_sandbox(spec, home=home, walls=walls)
+    return SandboxChoice(sandbox, notes + sandbox.notes + walls_notes)
+
+
+class SessionTmp:
+    """A session's holder of its ``/tmp`` and limits (:mod:`..process.sandbox_session`), started with the
+    first sandbox set and shared by every sandbox of the session; one again when the limits change."""
+
+    def __init__(self, limits: Callable[[], Limits]) -> None:
+        self._limits = limits
+        self._current: SessionWalls | None = None
+        self._every: list[SessionWalls] = []
+        self._lock = threading.Lock()
+
+    def walls(self, userns: bool) -> tuple[SessionWalls | None, tuple[str, ...]]:
+        """The running holder, or ``None`` and why there is none (runs then get a ``/tmp`` each, unlimited)."""
+        limits = self._limits()
+        with self._lock:
+            current = self._current
+            if current is None or current.limits != limits or current.userns != userns or not current.alive():
+                try:
+                    current = self._current = start_walls(limits, userns=userns)
+                except WallsUnavailable as exc:
+                    self._current = None
+                    return None, (f"sandbox: each command gets a /tmp of its own, not kept, and processes are not "
+                                  f"limited ({exc.why})",)
+                self._every.append(current)
+            return current, ()
+
+    def alive(self, walls: SessionWalls | None) -> bool:
+        """Whether ``walls`` is still the session's (a holder killed from outside, or other limits: not)."""
+        return walls is None or (walls is self._current and walls.alive() and walls.limits == self._limits())
+
+    def close(self) -> None:
+        with self._lock:
+            every, self._every, self._current = self._every, [], None
+        for walls in every:
+            walls.close()

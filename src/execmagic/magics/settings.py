@@ -22,6 +22,7 @@ from ..engine.sandboxing import SANDBOX_MODES
 from ..guard.levels import GUARDS
 from ..process import checks
 from ..process.errors import UsageProblem, shown_value
+from ..process.sandbox_session import DEFAULT_MEMORY, DEFAULT_PROCESSES, DEFAULT_TMP_BYTES, Limits
 
 if TYPE_CHECKING:
     from ..display.render import View
@@ -148,6 +149,21 @@ class ExecSettings(Magics):
              " settings, ~/.local/bin; ~ allowed, the home folder itself refused). Credential stores inside"
              " them stay hidden; a path that is missing is left out. %mcp serve's agent gets them too.",
     ).tag(config=True)
+    sandbox_tmp_size = Int(
+        DEFAULT_TMP_BYTES, help="Bytes of the sandboxed session's private /tmp, kept from one command to the next"
+                                " (memory that cannot be swapped out; default 1 GiB). A change starts an empty one.",
+    ).tag(config=True)
+    sandbox_processes = Int(
+        DEFAULT_PROCESSES, help="Processes (and threads) the sandboxed session may run at once, all its commands"
+                                " and background shells together, where the machine allows (for a kernel running as"
+                                " root: where a cgroup can be made, see sandbox_memory); 0: no limit.",
+    ).tag(config=True)
+    sandbox_memory = Int(
+        -1, help="Bytes of memory the sandboxed session may use, its commands, background shells and /tmp together"
+                 " (-1: half the machine's), where a cgroup of its own can be made (a kernel running as root, or"
+                 " cgroup v2 delegated to the user); 0: no limit. Past it, the kernel kills a process of the session,"
+                 " and the summary says so.",
+    ).tag(config=True)
 
     redact_provenance = Bool(
         True, help="Show and save commands with secrets redacted (values of secret-named templates and variables,"
@@ -248,6 +264,25 @@ class ExecSettings(Magics):
             raise _refuse(proposal, f"it must be from 1 to {_MAX_COUNT:,}")
         return proposal["value"]
 
+    @validate("sandbox_tmp_size")
+    def _check_tmp_size(self, proposal: Any) -> Any:
+        if not 1 << 20 <= proposal["value"] <= 1 << 50:  # under a MiB nothing works; a tmpfs takes no more
+            raise _refuse(proposal, "it must be from 1 MiB (1048576) to 2**50 bytes")
+        return proposal["value"]
+
+    @validate("sandbox_memory")
+    def _check_memory(self, proposal: Any) -> Any:
+        if proposal["value"] not in (-1, 0) and not 16 << 20 <= proposal["value"] <= 1 << 60:  # under 16 MiB: no bash
+            raise _refuse(proposal, "it must be -1 (half the machine's), 0 (no limit) or from 16 MiB (16777216) to "
+                                    "2**60 bytes")
+        return proposal["value"]
+
+    @validate("sandbox_processes")
+    def _check_processes(self, proposal: Any) -> Any:
+        if proposal["value"] != 0 and not 16 <= proposal["value"] <= _MAX_COUNT:  # fewer: bash and bwrap alone
+            raise _refuse(proposal, f"it must be 0 (no limit) or from 16 to {_MAX_COUNT:,}")
+        return proposal["value"]
+
     @validate("default_language")
     def _check_language(self, proposal: Any) -> Any:
         from ..engine.languages import known_language
@@ -302,7 +337,7 @@ class ExecSettings(Magics):
 
     # -- reaching the engine ------------------------------------------------------------------
     @observe("log_dir", "allowed_dirs", "audit_log", "prefer_kernel_env", "redact_provenance", "log_retention_days",
-             "log_quota", "standby")
+             "log_quota", "standby", "sandbox_tmp_size", "sandbox_processes", "sandbox_memory")
     def _engine_setting_changed(self, change: dict[str, Any]) -> None:
         default = sys.modules.get("execmagic.engine.default")
         if default is not None:  # else no engine exists yet: it gets the settings when it is made
@@ -324,6 +359,8 @@ class ExecSettings(Magics):
         engine.redact_display = self.redact_provenance
         engine.log_retention_days = self.log_retention_days
         engine.log_quota = self.log_quota
+        engine.sandbox_limits = Limits(tmp_bytes=self.sandbox_tmp_size, processes=self.sandbox_processes,
+                                       memory=DEFAULT_MEMORY if self.sandbox_memory == -1 else self.sandbox_memory)
         engine.start_pruning()  # once per kernel, in the background, with these values
 
     def sync_background_settings(self) -> None:

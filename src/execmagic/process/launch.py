@@ -108,7 +108,7 @@ def launch(command: Command, marker: str) -> subprocess.Popen[bytes]:
     env[MARKER_VAR] = marker
     executable = resolve_executable(command.argv[0], command.cwd, env)
     try:
-        with handed_args(command.argv, command.fd_args) as (argv, fds):
+        with handed_args(command.argv, command.fd_args, reader=command.fd_reader) as (argv, fds):
             return subprocess.Popen(
                 argv,
                 executable=executable,

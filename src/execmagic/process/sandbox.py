@@ -8,7 +8,10 @@ What a sandboxed command can and cannot do, by mode:
 
 - ``off``: nothing changes; :meth:`Sandbox.wrap` returns the argv as it is.
 - ``read-only``: the whole file system is visible read-only; the only writable place is a private
-  ``/tmp`` (an empty tmpfs, or the caller's own ``temp`` folder bound there).
+  ``/tmp``: the session's, of a bounded size and kept from one run to the next, when the sandbox is
+  planned with ``walls`` (:mod:`.sandbox_session`: runs enter its namespaces first, which also hold
+  the session's process and memory limits); else an empty tmpfs per run, or the caller's own ``temp``
+  folder bound there.
 - ``workspace``: as ``read-only``, plus the *writable roots* (absolute folders fixed when the sandbox
   is set; a later ``cd`` never moves them).  The ``.git`` folders of the roots, and of repositories
   found up to :data:`GIT_SCAN_DEPTH` levels below them, stay read-only (a hook or a ``core.fsmonitor``
@@ -128,6 +131,7 @@ from .sandbox_scan import outermost as _outermost
 from .sandbox_scan import pinned as _pinned
 from .sandbox_scan import real_path as _real
 from .sandbox_scan import within as _within
+from .sandbox_session import SessionWalls
 from .sandbox_walls import Walls, find_walls
 
 __all__ = [
@@ -439,6 +443,8 @@ class Confined:
     env: dict[str, str]
     #: The rest of bwrap's arguments, NUL-separated, for ``--args FD`` (``None``: unconfined, ``argv`` as is).
     fd_args: bytes | None = None
+    #: Where bwrap stands in ``argv`` (after the program that enters the session's namespaces, if any).
+    reader: int = 0
 
 
 def _nul_joined(args: Iterable[str]) -> bytes:
@@ -462,7 +468,9 @@ class Sandbox:
     #: What the caller should say about the walls (files hard-linked outside the roots left writable).
     notes: tuple[str, ...] = ()
     #: One line: what is hidden and what is shown inside it (:meth:`.sandbox_walls.Walls.describe`).
-    walls: str = ""
+    visibility: str = ""
+    #: The session's holder (its ``/tmp`` and limits, see :mod:`.sandbox_session`), which runs enter first.
+    walls: SessionWalls | None = None
 
     def wrap(self, argv: Sequence[str], cwd: str, *, readable: Iterable[str] = (),
              writable: Iterable[str] = ()) -> tuple[str, ...]:
@@ -498,7 +506,8 @@ class Sandbox:
         handed += [arg for name in outside if name not in inside and name != MARKER_VAR
                    for arg in ("--unsetenv", name)]
         handed += [arg for name, value in inside.items() for arg in ("--setenv", name, value)]
-        return Confined((self.prefix[0], "--", *argv), outside, _nul_joined(handed))
+        entry = self.walls.entry() if self.walls is not None else ()
+        return Confined((*entry, self.prefix[0], "--", *argv), outside, _nul_joined(handed), reader=len(entry))
 
     def _options(self, cwd: str, readable: Iterable[str], writable: Iterable[str]) -> tuple[str, ...]:
         """bwrap's options for one run, after its path: the prefix, the run's exceptions, the seal, the cwd.
@@ -529,17 +538,22 @@ class Sandbox:
         mode = self.spec.mode
         if mode == "off":
             return "sandbox off"
-        writable = [*self.spec.writable_roots, "a private /tmp"] if mode == "workspace" else ["a private /tmp"]
+        tmp, limits = ("a private /tmp", "") if self.walls is None else self.walls.describe()
+        writable = [*self.spec.writable_roots, tmp] if mode == "workspace" else [tmp]
         git = "" if mode != "workspace" or self.spec.allow_git_writes else "; .git read-only"
         network = "on" if self.spec.network else "off"
-        return f"sandbox {mode}: writable {', '.join(writable)}{git}; network {network}"
+        limited = f"; {limits}" if limits else ""
+        return f"sandbox {mode}: writable {', '.join(writable)}{git}; network {network}{limited}"
 
 
-def plan_sandbox(spec: SandboxSpec, *, home: str, bwrap: str | None = None) -> Sandbox:
+def plan_sandbox(spec: SandboxSpec, *, home: str, bwrap: str | None = None,
+                 walls: SessionWalls | None = None) -> Sandbox:
     """Set a sandbox: check the spec, find what exists on disk, build the bwrap argv prefix once.
 
     ``home``: the user's home folder (hidden but for what is shown in it, :mod:`.sandbox_walls`; it may not be
     a root).
+    ``walls``: the session's holder (:func:`.sandbox_session.start_walls`): runs enter it, and its ``/tmp``
+    is bound there (it replaces ``spec.temp``).
     Raises :class:`SandboxProblem` / :class:`UnsafeRoot` for a spec that cannot be honoured and
     :class:`SandboxUnavailable` when bwrap cannot run here (see :func:`availability`).
     """
@@ -547,14 +561,16 @@ def plan_sandbox(spec: SandboxSpec, *, home: str, bwrap: str | None = None) -> S
         raise SandboxProblem(spec.mode, f"unknown sandbox mode (one of: {', '.join(MODES)})")
     if spec.mode == "off":
         return Sandbox(spec)
+    if walls is not None:
+        spec = dataclasses.replace(spec, temp=walls.folder)
     spec = _checked(spec, home)
     roots = spec.writable_roots
     found = availability(bwrap)
     if not found.ok or found.bwrap is None:
         raise SandboxUnavailable(found.reason or "", found.detail)
     protected = () if spec.allow_git_writes else _outermost(git_dirs(roots))
-    walls = find_walls(home, visible=spec.visible, roots=roots, network=spec.network)
-    args = [*_base_args(found.bwrap, spec, found.userns), *walls.args()]
+    seen = find_walls(home, visible=spec.visible, roots=roots, network=spec.network)
+    args = [*_base_args(found.bwrap, spec, found.userns), *seen.args()]
     args += [a for root in roots for a in ("--bind", root, root)]
     # "-try": a repository removed after the sandbox was set has nothing left to protect; without it,
     # bwrap would fail to mount it, and every later run with it
@@ -562,10 +578,10 @@ def plan_sandbox(spec: SandboxSpec, *, home: str, bwrap: str | None = None) -> S
     args += [a for path in protected for a in ("--ro-bind-try", path, path)]
     linked, notes = _linked_read_only(roots)
     args += [a for path in linked for a in ("--ro-bind-try", path, path)]
-    hiding, seal = _hiding_args(spec, home, walls)
-    seal = [*seal, *(a for folder in walls.sealed() for a in ("--remount-ro", folder))]
+    hiding, seal = _hiding_args(spec, home, seen)
+    seal = [*seal, *(a for folder in seen.sealed() for a in ("--remount-ro", folder))]
     emptied = (_TMP, *seal[1::2])  # the folders the seal makes read-only are the hiding tmpfs
-    return Sandbox(spec, (*args, *hiding), tuple(seal), protected, emptied, notes, walls.describe())
+    return Sandbox(spec, (*args, *hiding), tuple(seal), protected, emptied, notes, seen.describe(), walls)
 
 
 def _linked_read_only(roots: Sequence[str]) -> tuple[list[str], tuple[str, ...]]:

@@ -28,6 +28,9 @@ class Command:
     #: environment and private paths, which on the argv every user of the machine would read in ``ps``
     #: (``None``: none).
     fd_args: bytes | None = None
+    #: Where the program that reads ``fd_args`` stands in ``argv`` (bwrap, after what enters a sandboxed
+    #: session's namespaces).
+    fd_reader: int = 0
 
 
 @dataclasses.dataclass(frozen=True)

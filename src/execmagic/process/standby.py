@@ -427,12 +427,12 @@ def _runner_launch(bash: str, env_tool: str | None, run_env: dict[str, str], con
     argv: Sequence[str] = ["bash", "-c", ""]
     if confine is not None:
         confined = confine(list(argv), run_env)
-        argv, env = confined.argv, confined.env
-        program, up_program = argv[0], os.path.realpath(argv[0])
+        argv, env, reader = confined.argv, confined.env, confined.reader
+        program, up_program = argv[0], os.path.realpath(argv[reader])  # what enters a session execs bwrap
         if env_tool is not None:  # `env` runs outside the walls too: it gets bwrap's environment
             return _Launch([env_tool, "--default-signal=INT", *argv], env_tool, env, up_program, confined.fd_args,
-                           reader=2)
-        return _Launch(argv, program, env, up_program, confined.fd_args)
+                           reader=reader + 2)
+        return _Launch(argv, program, env, up_program, confined.fd_args, reader=reader)
     if env_tool is not None:
         return _Launch([env_tool, "--default-signal=INT", *argv], env_tool, run_env)
     return _Launch(argv, bash, run_env)
