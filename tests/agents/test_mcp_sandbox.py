@@ -179,7 +179,7 @@ def test_with_network_the_agent_reaches_the_host(bwrap_works, place, host_port):
         return answer(await session.call_tool("Bash", {"command": reach(host_port)}))
 
     reached = serve(place, body, "--sandbox", "workspace", "--network")
-    assert reached["output"] == "hello from the host\n" and reached["sandbox"].endswith("network on")
+    assert reached["output"] == "hello from the host\n" and "; network on" in reached["sandbox"]
 
 
 def start_problem(place, *args: str, cwd: str, env: dict[str, str] | None = None) -> str:
