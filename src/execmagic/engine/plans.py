@@ -30,6 +30,7 @@ from ..process.spec import Command
 from .contexts import SHELL_LANGUAGES
 from .interpreter import kernel_bin_first, kernel_tool_notes
 from .languages import script_argv
+from .sandboxing import kernel_environment_note
 from .session import STATE_VAR, ShellSession, session_env, write_prelude
 from .template import expand_argv, expand_params, expand_value, references, resolve
 
@@ -246,6 +247,7 @@ class Planner:
                           shown_argv=shown_argv)
         if language in SHELL_LANGUAGES:
             notes += kernel_tool_notes(text, p.env.get("PATH", ""), p.moved_path)
+            notes += kernel_environment_note(sandbox, text)
         return Plan(command, p.label, state_path=state_path, script=True, secrets=secrets, error=error,
                     env_changes=p.changes,
                     shell_text=text if language in SHELL_LANGUAGES else None, session_env=p.env, notes=notes,
@@ -288,7 +290,8 @@ class Planner:
         command = Command(argv=words, cwd=p.cwd, env=p.env, display=shlex.join(shown), input=p.input,
                           shown_argv=tuple(shown))
         return Plan(command, p.label, error=error, env_changes=p.changes, secrets=secrets,
-                    notes=kernel_tool_notes(words[0], p.env.get("PATH", ""), p.moved_path), sandbox=sandbox,
+                    notes=kernel_tool_notes(words[0], p.env.get("PATH", ""), p.moved_path)
+                    + kernel_environment_note(sandbox, shlex.join(words[:4])), sandbox=sandbox,
                     session=session)
 
     def _confinement(self, sandbox: Sandbox | None) -> tuple[Sandbox | None, ShellSession]:

@@ -16,7 +16,9 @@ Jupyter's runtime folder (kernel connection files: with one, anyone runs code in
 connection file of the kernel this process is, wherever it lies (``ipython kernel -f FILE``, a
 front end that keeps its own folder),
 execmagic's log folders (other runs' logs) and the audit log.  A run's own files (its prelude, state
-file, big script) are bound back by the engine, per run.
+file, big script) are bound back by the engine, per run.  The kernel's own virtual environment is
+read-only inside when it lies in the workspace (:func:`kernel_environment`: what is installed there
+runs at every kernel start, unconfined); any other environment in the workspace stays writable.
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import os
+import re
 import sys
 from collections.abc import Sequence
 
@@ -36,8 +39,10 @@ from ..process.sandbox import (
     plan_sandbox,
     resolve_roots,
 )
+from ..process.sandbox_scan import within
 
-__all__ = ["SANDBOX_MODES", "SandboxChoice", "choose_sandbox", "jupyter_runtime_dir", "kernel_connection_file"]
+__all__ = ["SANDBOX_MODES", "SandboxChoice", "choose_sandbox", "jupyter_runtime_dir", "kernel_connection_file",
+           "kernel_environment", "kernel_environment_note"]
 
 #: Every word a caller may use (the ones of :mod:`..process.sandbox` and ``auto``).
 SANDBOX_MODES = (*MODES, "auto")
@@ -82,6 +87,32 @@ def kernel_connection_file() -> str | None:
     return None
 
 
+def kernel_environment(roots: Sequence[str]) -> tuple[str, ...]:
+    """The kernel's own environment (``sys.prefix``), bound read-only where the walls would not leave it so:
+    under the shared temp folder, which the private ``/tmp`` would hide (its python, its pip, the packages a
+    command imports), and inside a writable root -- a virtual environment in the workspace, whose
+    ``site-packages`` and ``.pth`` files the kernel runs at every start, unconfined.  Another virtual
+    environment in the workspace stays writable (``pip install`` into it is ordinary work)."""
+    prefixes = {os.path.realpath(p) for p in (sys.prefix, sys.exec_prefix)}
+    return tuple(sorted(p for p in prefixes if p.startswith("/tmp/") or any(within(p, root) for root in roots)))
+
+
+#: A pip, uv or conda named in a sandboxed script: it may try to install into the kernel's own environment.
+_INSTALLERS = re.compile(r"(?<![\w./-])(?:pip3?|uv|conda|mamba|micromamba)(?![\w./-])")
+
+
+def kernel_environment_note(sandbox: Sandbox | None, text: str) -> tuple[str, ...]:
+    """What to say beside a sandboxed script that runs an installer while the kernel's own environment is
+    read-only inside (:func:`kernel_environment`): why ``pip install`` into it fails, and what to do."""
+    if sandbox is None or not sandbox.spec.writable_roots or not _INSTALLERS.search(text):
+        return ()
+    inside = [p for p in sandbox.spec.readable if any(within(p, root) for root in sandbox.spec.writable_roots)]
+    if not inside:
+        return ()
+    return (f"the kernel's own environment ({inside[0]}) is read-only in the sandbox: what is installed there runs"
+            " unconfined at every kernel start; install into another virtual environment in the workspace",)
+
+
 def choose_sandbox(mode: str, *, network: bool, roots: Sequence[str], start_dir: str,
                    hidden: Sequence[str], home: str | None = None) -> SandboxChoice:
     """Set the sandbox ``mode`` asks for.
@@ -106,12 +137,8 @@ def choose_sandbox(mode: str, *, network: bool, roots: Sequence[str], start_dir:
         choice = resolve_roots([os.path.abspath(os.path.expanduser(r)) for r in roots] or [start_dir], home=home,
                                explicit=mode == "workspace")
         writable, notes = choice.roots, choice.notes
-    # the kernel's own environment (its python, pip, the packages a command imports) where the private /tmp
-    # would hide it: a virtualenv made under the shared temp folder
-    kernel_env = tuple(sorted({os.path.realpath(p) for p in (sys.prefix, sys.exec_prefix)
-                               if os.path.realpath(p).startswith("/tmp/")}))
     spec = SandboxSpec(mode="workspace" if writable else "read-only", writable_roots=writable, network=network,
-                       readable=kernel_env,
+                       readable=kernel_environment(writable),
                        hidden=tuple(os.path.abspath(p) for p in (jupyter_runtime_dir(), kernel_connection_file(),
                                                                  *hidden) if p))
     sandbox = plan_sandbox(spec, home=home)

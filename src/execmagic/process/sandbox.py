@@ -548,7 +548,9 @@ def plan_sandbox(spec: SandboxSpec, *, home: str, bwrap: str | None = None) -> S
     args += [a for root in roots for a in ("--bind", root, root)]
     # "-try": a repository removed after the sandbox was set has nothing left to protect; without it,
     # bwrap would fail to mount it, and every later run with it
-    args += [a for folder in _pinned(protected, roots) for a in ("--bind-try", folder, folder)]
+    # the folders above the kernel's own environment too, where it is bound read-only in a root (a renamed
+    # parent would let a new environment be made at its path, which the next kernel start runs)
+    args += [a for folder in _pinned((*protected, *spec.readable), roots) for a in ("--bind-try", folder, folder)]
     args += [a for path in protected for a in ("--ro-bind-try", path, path)]
     linked, notes = _linked_read_only(roots)
     args += [a for path in linked for a in ("--ro-bind-try", path, path)]
