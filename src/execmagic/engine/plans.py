@@ -31,7 +31,7 @@ from .contexts import SHELL_LANGUAGES
 from .interpreter import kernel_bin_first, kernel_tool_notes
 from .languages import script_argv
 from .sandboxing import kernel_environment_note
-from .session import STATE_VAR, ShellSession, session_env, write_prelude
+from .session import STATE_VAR, ShellSession, handed_fds, prelude_path, session_env
 from .template import expand_argv, expand_params, expand_value, references, resolve
 
 __all__ = ["SANDBOX_STATE_FOLDER", "Plan", "Planner"]
@@ -120,9 +120,10 @@ class Planner:
     _prelude: str | None = None
 
     def _session_files(self, label: str, sandboxed: bool = False) -> tuple[str, str]:
-        """The state file's path for run ``label`` and the prelude's, both in the private runtime folder
-        (``OSError``: it cannot be had).  The prelude is one this planner wrote itself: a file that was
-        already there is never sourced.
+        """The state file's path for run ``label``, in the private runtime folder (``OSError``: it cannot be
+        had), and what ``BASH_ENV`` names for the prelude: the process's sealed memory file (``/dev/fd/N``,
+        handed to the run: nothing on disk), or, where there is none, a file this planner wrote itself there
+        (a file that was already there is never sourced).
 
         ``sandboxed``: the state file goes in :data:`SANDBOX_STATE_FOLDER` of the runtime folder, the one
         place there a sandbox may write (it is bound writable into the sandbox whole, once, when the run or
@@ -130,8 +131,9 @@ class Planner:
         take apart, which costs every sandboxed run a little more)."""
         folder = self.logs.runtime()
         prelude = self._prelude
-        if prelude is None or os.path.dirname(prelude) != folder or not os.path.isfile(prelude):
-            prelude = self._prelude = write_prelude(folder)
+        if prelude is None or (not prelude.startswith("/dev/fd/") and (
+                os.path.dirname(prelude) != folder or not os.path.isfile(prelude))):
+            prelude = self._prelude = prelude_path(folder)
         if sandboxed:
             folder = private_folder(os.path.join(folder, SANDBOX_STATE_FOLDER))
         # the token: two engines may share a folder the user chose, and bash writes this file by name
@@ -244,7 +246,7 @@ class Planner:
             argv = (language, script_path)
         shown_argv = (*argv[:-1], shown) if shown != text and argv[-1] == text else argv
         command = Command(argv=argv, cwd=p.cwd, env=run_env, display=shown.strip("\n"), input=p.input,
-                          shown_argv=shown_argv)
+                          shown_argv=shown_argv, pass_fds=handed_fds(run_env))
         if language in SHELL_LANGUAGES:
             notes += kernel_tool_notes(text, p.env.get("PATH", ""), p.moved_path)
             notes += kernel_environment_note(sandbox, text)

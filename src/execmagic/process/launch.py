@@ -119,7 +119,7 @@ def launch(command: Command, marker: str) -> subprocess.Popen[bytes]:
                 stdout=subprocess.PIPE,
                 stderr=subprocess.PIPE,
                 start_new_session=True,
-                pass_fds=fds,
+                pass_fds=(*fds, *command.pass_fds),
             )
     except PermissionError:
         raise PreExecError(f"permission denied {shown_value(command.argv[0])}", "EACCES", exit_code=126) from None

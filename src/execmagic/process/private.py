@@ -15,10 +15,12 @@ when it exists, and what we write into it is 0600 all the same.
 from __future__ import annotations
 
 import errno
+import fcntl
 import os
 import secrets
 import stat
 import tempfile
+from collections.abc import Callable
 
 __all__ = [
     "FILE_MODE",
@@ -30,6 +32,7 @@ __all__ = [
     "make_folder",
     "open_own_file",
     "private_folder",
+    "sealed_memory_file",
     "why_not_private",
     "write_file",
 ]
@@ -189,3 +192,30 @@ def write_file(path: str, data: bytes, *, unique: bool = False) -> str:
     finally:
         os.close(fd)
     return path
+
+
+def sealed_memory_file(name: str, content: Callable[[int], bytes]) -> int | None:
+    """A memory file (``memfd``) holding ``content(fd)`` (what it holds may name its own descriptor: a shell
+    that reads it closes it then), sealed so that nobody -- a process it is handed to
+    included -- can ever write, grow or shrink it; its descriptor (close-on-exec), or ``None`` where the
+    system has none (not Linux, or a kernel without sealing: the caller writes a private file instead).
+
+    A file a shell reads by ``/dev/fd/N`` from such a descriptor has no path: nothing in a folder to
+    check, to swap between the check and the read, or to leave behind."""
+    create = getattr(os, "memfd_create", None)
+    if create is None:
+        return None
+    try:
+        fd = create(name, os.MFD_CLOEXEC | os.MFD_ALLOW_SEALING)
+    except OSError:
+        return None
+    try:
+        view = memoryview(content(fd))
+        while view:
+            view = view[os.write(fd, view):]
+        seals = fcntl.F_SEAL_WRITE | fcntl.F_SEAL_GROW | fcntl.F_SEAL_SHRINK | fcntl.F_SEAL_SEAL
+        fcntl.fcntl(fd, fcntl.F_ADD_SEALS, seals)
+    except OSError:
+        os.close(fd)
+        return None
+    return fd

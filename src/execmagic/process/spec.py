@@ -28,6 +28,9 @@ class Command:
     #: environment and private paths, which on the argv every user of the machine would read in ``ps``
     #: (``None``: none).
     fd_args: bytes | None = None
+    #: Descriptors of the engine's the program is handed, at the same numbers (the session prelude, which
+    #: bash reads as ``/dev/fd/N``: see :func:`execmagic.engine.session.prelude_fd`).
+    pass_fds: tuple[int, ...] = ()
 
 
 @dataclasses.dataclass(frozen=True)
