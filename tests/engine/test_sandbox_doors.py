@@ -11,11 +11,13 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import threading
 import zipfile
 
 import pytest
 
 from execmagic.engine import Engine, RunOptions
+from waiting import wait_until
 
 READ_ONLY = "Read-only file system"
 #: What `pip install` of a wheel is told: no index, no cache (the fake home is read-only inside), quiet.
@@ -88,3 +90,49 @@ def test_the_kernels_own_environment_is_read_only_inside_and_another_stays_writa
     assert other.exit_code == 0 and other.stdout == "1\n", other.stderr
     assert not [p for p in os.listdir(f"{ws}/kernel-env") if p.endswith(".pth")]
     assert engine.run_script("echo plain > note.txt", sandbox=box).notes == ()  # no installer: nothing said
+
+
+def _every_command_line() -> dict[int, str]:
+    """What any user of the machine reads of each process's argv (``ps``, ``/proc/PID/cmdline``)."""
+    lines = {}
+    for name in os.listdir("/proc"):
+        if name.isdigit():
+            try:
+                with open(f"/proc/{name}/cmdline", "rb") as fh:
+                    lines[int(name)] = fh.read().replace(b"\0", b" ").decode("utf-8", "replace")
+            except OSError:  # gone meanwhile
+                continue
+    return lines
+
+
+@pytest.mark.parametrize("sandboxed", [False, True], ids=["unconfined", "sandboxed"])
+@pytest.mark.parametrize("standby", [True, False], ids=["standby", "cold"])
+@pytest.mark.parametrize("size", ["small", "big"])
+def test_no_secret_and_no_private_path_stands_on_any_argv(engine, place, sandboxed, standby, size):
+    """A `{db_password}` value is shown as [REDACTED], and every local user could read it in `ps` while the
+    run lasted; a big script's private path too.  The script goes by a descriptor instead."""
+    ws, _home = place
+    engine.standby = standby
+    box = engine.sandbox("workspace").sandbox if sandboxed else None
+    secret = f"s3cr3t-{os.urandom(6).hex()}"
+    padding = f"cat > /dev/null <<'EOF'\n{('x' * 99 + chr(10)) * 1200}EOF\n" if size == "big" else ""
+    script = padding + "echo {db_password} > /dev/null; touch ready; while [ -e go ]; do sleep 0.02; done; echo done"
+    open(f"{ws}/go", "w").close()
+    engine.run_script("true", sandbox=box)  # a first run: the standby is made for the next
+    if standby:
+        assert engine.warm_for(box).wait_ready(10) is not None
+    results = []
+    worker = threading.Thread(target=lambda: results.append(
+        engine.run_script(script, params={"db_password": secret}, sandbox=box)))
+    worker.start()
+    try:
+        wait_until(lambda: os.path.exists(f"{ws}/ready"), 30, "the run to start")
+        seen = _every_command_line()
+    finally:
+        os.remove(f"{ws}/go")
+        worker.join(30)
+    (result,) = results
+    assert result.stdout == "done\n" and "[REDACTED:db_password]" in result.command, result
+    private = (engine.logs.path, engine.logs.runtime())
+    assert [line for line in seen.values() if secret in line or any(p in line for p in private)] == []
+    assert any("bash" in line for pid, line in seen.items() if pid != os.getpid())  # the run was looked at

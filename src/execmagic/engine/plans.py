@@ -29,7 +29,7 @@ from ..process.sandbox import Sandbox
 from ..process.spec import Command
 from .contexts import SHELL_LANGUAGES
 from .interpreter import kernel_bin_first, kernel_tool_notes
-from .languages import script_argv
+from .languages import ERREXIT_FLAGS, INLINE_LIMIT, script_argv
 from .sandboxing import kernel_environment_note
 from .session import STATE_VAR, ShellSession, handed_fds, prelude_path, session_env
 from .template import expand_argv, expand_params, expand_value, references, resolve
@@ -237,16 +237,18 @@ class Planner:
                 notes = (f"session state not saved: the log folder cannot be written ({os_error_reason(exc)})",)
         script_path = os.path.join(self.logs.path, f"{p.label}.script")
         script_file = None
+        argv, boot = _handed(language, text, shown, errexit)
         try:
-            script_path = os.path.join(self.logs.runtime(), f"{p.label}.script")
-            argv, script_file = script_argv(language, text, p.env, script_path, errexit=errexit)
+            if boot is None:
+                script_path = os.path.join(self.logs.runtime(), f"{p.label}.script")
+                argv, script_file = script_argv(language, text, p.env, script_path, errexit=errexit)
         except OSError as exc:
             error = error or PreExecError(f"cannot write the script to '{script_path}': {os_error_reason(exc)}",
                                           errno.errorcode.get(exc.errno or 0, "EIO"), exit_code=126)
             argv = (language, script_path)
         shown_argv = (*argv[:-1], shown) if shown != text and argv[-1] == text else argv
         command = Command(argv=argv, cwd=p.cwd, env=run_env, display=shown.strip("\n"), input=p.input,
-                          shown_argv=shown_argv, pass_fds=handed_fds(run_env))
+                          shown_argv=shown_argv, pass_fds=handed_fds(run_env), script_boot=boot)
         if language in SHELL_LANGUAGES:
             notes += kernel_tool_notes(text, p.env.get("PATH", ""), p.moved_path)
             notes += kernel_environment_note(sandbox, text)
@@ -318,6 +320,34 @@ class Planner:
         if refs:
             words = expand(ChainMap({name: Masked(name) for name, _ in refs}, p.params))  # type: ignore[arg-type]
         return [redact(word, secrets) for word in words], secrets
+
+
+#: How a shell started with ``-c`` reads its script from a descriptor (``{fd}``) instead of its argv, where
+#: every user of the machine reads it (see :attr:`.Command.script_boot`).  bash: as ``bash -c`` would run it
+#: in all but a syntax error's first words (``bash: eval: line N`` for ``bash: -c: line N``): ``$0``, ``$#``,
+#: ``$LINENO``, ``$_``, ``$BASH_EXECUTION_STRING``, runtime errors, exit codes are the same (the standby's
+#: way, :mod:`..process.standby`); a ``read`` of a memory file, no process more.  sh (dash) has no ``read``
+#: of a whole file, nor redirections of descriptors past 9: ``cat`` reads it by ``/dev/fd/N`` (and the
+#: descriptor stays open in the script), and its errors read ``sh: N: eval: ...``.
+_SCRIPT_BOOTS = {
+    "bash": ('IFS= builtin read -r -d "" -u {fd} BASH_EXECUTION_STRING || builtin :; command exec {fd}<&-; '
+             'builtin : "$BASH"; builtin eval "$BASH_EXECUTION_STRING"'),
+    "sh": 'eval "$(cat /dev/fd/{fd})"',
+    "dash": 'eval "$(cat /dev/fd/{fd})"',
+}
+
+
+def _handed(language: str, text: str, shown: str, errexit: bool) -> tuple[tuple[str, ...], str | None]:
+    """The argv of a shell script that must not stand on the argv, and how the shell reads it instead
+    (:data:`_SCRIPT_BOOTS`): one that holds a secret (what is shown of it is redacted: ``ps`` would show
+    every user the value) or is too big for an argument (it went through a file, whose private path
+    ``ps`` showed).  ``((), None)``: the script goes as :func:`.languages.script_argv` puts it."""
+    boot = _SCRIPT_BOOTS.get(language)
+    if boot is None or "\0" in text:  # a NUL: the shell's own refusal, as ever (a read would cut the script)
+        return (), None
+    if shown == text and (len(text) * 4 <= INLINE_LIMIT or len(text.encode("utf-8", "surrogatepass")) <= INLINE_LIMIT):
+        return (), None
+    return (language, *(ERREXIT_FLAGS[language] if errexit else ()), "-c", text), boot
 
 
 def _sets_path(session: ShellSession | None) -> bool:

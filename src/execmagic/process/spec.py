@@ -28,6 +28,11 @@ class Command:
     #: environment and private paths, which on the argv every user of the machine would read in ``ps``
     #: (``None``: none).
     fd_args: bytes | None = None
+    #: How the program reads its script from a descriptor instead of its argv, where every user of the machine
+    #: reads it in ``ps`` (a secret of the run's; a big script's private path): a command line that takes the
+    #: place of ``argv``'s last word, ``{fd}`` standing for the descriptor of a memory file that holds that
+    #: word (see :func:`~.launch.handed_script`; ``None``: the argv as it is).
+    script_boot: str | None = None
     #: Descriptors of the engine's the program is handed, at the same numbers (the session prelude, which
     #: bash reads as ``/dev/fd/N``: see :func:`execmagic.engine.session.prelude_fd`).
     pass_fds: tuple[int, ...] = ()
