@@ -34,6 +34,7 @@ __all__ = [
     "private_folder",
     "sealed_memory_file",
     "why_not_private",
+    "why_swappable",
     "write_file",
 ]
 
@@ -134,9 +135,33 @@ def make_folder(path: str) -> str:
     return path
 
 
-def fallback_folder(prefix: str) -> str:
-    """A new private folder in the temp folder, with an unguessable name (``mkdtemp``: 0700, ours)."""
-    return tempfile.mkdtemp(prefix=prefix)
+def fallback_folder(prefix: str, folder: str | None = None) -> str:
+    """A new private folder in ``folder`` (default: the temp folder), with an unguessable name (``mkdtemp``:
+    0700, ours)."""
+    return tempfile.mkdtemp(prefix=prefix, dir=folder)
+
+
+def why_swappable(path: str) -> str | None:
+    """Why another user could swap what lies in ``path`` or any folder above it (``None``: nobody can).
+
+    A folder that others may write lets them rename any entry in it -- our folder too, whatever its own
+    mode -- and put theirs in its place, between a check of ours and a later open by path; unless it has
+    the sticky bit (``/tmp``: only an entry's owner may rename it).  A group scratch folder (``0775``, or
+    ``0777`` without ``t``) is such a folder; so is one another user owns, who may change its mode."""
+    folder = os.path.realpath(path)
+    while True:
+        try:
+            st = os.stat(folder)
+        except OSError as exc:
+            return f"{folder} cannot be looked at ({_why_unopenable(exc)})"
+        if st.st_uid not in (0, os.geteuid()):
+            return f"{folder} belongs to another user (uid {st.st_uid})"
+        if st.st_mode & 0o022 and not st.st_mode & stat.S_ISVTX:
+            return f"others may write in {folder} and it has no sticky bit"
+        parent = os.path.dirname(folder)
+        if parent == folder:
+            return None
+        folder = parent
 
 
 def create_file(path: str, flags: int = os.O_WRONLY) -> int:
