@@ -14,7 +14,7 @@ import sys
 
 import pytest
 
-from execmagic.magics.kernel_launcher import BOOTSTRAP
+from execmagic.magics.kernel_launcher import BOOTSTRAP, kernel_argv
 from execmagic.magics.kernelspec import kernel_dict
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -41,12 +41,25 @@ def _run(kc, code: str) -> str:
     return "".join(out)
 
 
+#: A Python 3.10 with ipykernel (and execmagic's dependencies) to start a kernel of: named by this variable, as
+#: a machine with one has it (3.10 has no ``-P``: its kernelspec starts through the bootstrap).
+PYTHON310_VAR = "EXECMAGIC_TEST_PYTHON310"
+
+
+def _python310() -> str:
+    python = os.environ.get(PYTHON310_VAR, "")
+    if not python or not os.access(python, os.X_OK):
+        pytest.skip(f"no Python 3.10 with ipykernel named in {PYTHON310_VAR} (this machine's Python is "
+                    f"{sys.version_info.major}.{sys.version_info.minor})")
+    return python
+
+
 @pytest.mark.kernel
 @pytest.mark.timeout(300)
-@pytest.mark.parametrize("form", ["safe-path", "bootstrap"])
+@pytest.mark.parametrize("form", ["safe-path", "bootstrap", "python3.10"])
 def test_a_kernel_restarted_in_a_folder_with_planted_modules_runs_none_of_them(tmp_path, form):
     """``safe-path``: what install-kernel writes for this Python (``-P``, 3.11 and newer); ``bootstrap``: the
-    wheel's kernelspec, and what install-kernel writes for 3.10 (``-c``)."""
+    wheel's kernelspec (``-c``); ``python3.10``: what install-kernel writes for 3.10 (``-c`` too), run by 3.10."""
     from jupyter_client.kernelspec import KernelSpecManager
     from jupyter_client.manager import KernelManager
 
@@ -55,7 +68,9 @@ def test_a_kernel_restarted_in_a_folder_with_planted_modules_runs_none_of_them(t
         path.mkdir(parents=True)
     _plant(folder, marks)
     spec = kernel_dict("launcher test")
-    if form == "bootstrap":
+    if form == "python3.10":
+        spec["argv"] = [*kernel_argv(_python310(), safe_path=False), *spec["argv"][spec["argv"].index("-f"):]]
+    elif form == "bootstrap":
         with open(os.path.join(ROOT, "jupyter-config", "kernels", "execmagic", "kernel.json")) as fh:
             shipped = json.load(fh)["argv"]
         assert shipped[1:3] == ["-c", BOOTSTRAP]
