@@ -121,9 +121,14 @@ def test_no_secret_and_no_private_path_stands_on_any_argv(engine, place, sandbox
     engine.run_script("true", sandbox=box)  # a first run: the standby is made for the next
     if standby:
         assert engine.warm_for(box).wait_ready(10) is not None
+    _assert_off_every_argv(engine, ws, script, "bash", secret, box)
+
+
+def _assert_off_every_argv(engine, ws, script, language, secret, box) -> None:
+    """Run ``script`` (it makes ``ready``, then waits for ``go`` to go) and look at every argv meanwhile."""
     results = []
     worker = threading.Thread(target=lambda: results.append(
-        engine.run_script(script, params={"db_password": secret}, sandbox=box)))
+        engine.run_script(script, language, params={"db_password": secret}, sandbox=box)))
     worker.start()
     try:
         wait_until(lambda: os.path.exists(f"{ws}/ready"), 30, "the run to start")
@@ -135,4 +140,15 @@ def test_no_secret_and_no_private_path_stands_on_any_argv(engine, place, sandbox
     assert result.stdout == "done\n" and "[REDACTED:db_password]" in result.command, result
     private = (engine.logs.path, engine.logs.runtime())
     assert [line for line in seen.values() if secret in line or any(p in line for p in private)] == []
-    assert any("bash" in line for pid, line in seen.items() if pid != os.getpid())  # the run was looked at
+    assert any(" -c " in line for pid, line in seen.items() if pid != os.getpid())  # the run was looked at
+
+
+@pytest.mark.parametrize("language", ["python", "sh"])
+def test_a_secret_in_a_python_or_sh_cell_stays_off_the_argv_too(engine, place, language):
+    ws, _home = place
+    secret = f"s3cr3t-{os.urandom(6).hex()}"
+    open(f"{ws}/go", "w").close()
+    script = ("import os, time\nx = {db_password}\nopen('ready', 'w').close()\n"
+              "while os.path.exists('go'):\n    time.sleep(0.02)\nprint('done')") if language == "python" else \
+        "x={db_password}; touch ready; while [ -e go ]; do sleep 0.02; done; echo done"
+    _assert_off_every_argv(engine, ws, script, language, secret, None)

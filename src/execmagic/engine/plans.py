@@ -13,6 +13,7 @@ import errno
 import itertools
 import os
 import shlex
+import sys
 from collections import ChainMap
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, NamedTuple
@@ -334,7 +335,10 @@ _SCRIPT_BOOTS = {
              'builtin : "$BASH"; builtin eval "$BASH_EXECUTION_STRING"'),
     "sh": 'eval "$(cat /dev/fd/{fd})"',
     "dash": 'eval "$(cat /dev/fd/{fd})"',
+    # the kernel's Python: as `python -c` would run it but for one frame more in a traceback (the boot's own)
+    "python": 'exec(compile(open({fd}, encoding="utf-8", errors="surrogateescape").read(), "<string>", "exec"))',
 }
+_SCRIPT_BOOTS["python3"] = _SCRIPT_BOOTS["python"]
 
 
 def _handed(language: str, text: str, shown: str, errexit: bool) -> tuple[tuple[str, ...], str | None]:
@@ -347,7 +351,8 @@ def _handed(language: str, text: str, shown: str, errexit: bool) -> tuple[tuple[
         return (), None
     if shown == text and (len(text) * 4 <= INLINE_LIMIT or len(text.encode("utf-8", "surrogatepass")) <= INLINE_LIMIT):
         return (), None
-    return (language, *(ERREXIT_FLAGS[language] if errexit else ()), "-c", text), boot
+    program = sys.executable if language.startswith("python") else language  # the kernel's, as script_argv has it
+    return (program, *(ERREXIT_FLAGS.get(language, ()) if errexit else ()), "-c", text), boot
 
 
 def _sets_path(session: ShellSession | None) -> bool:
