@@ -37,8 +37,9 @@ What the caller passes (the engine, which knows these paths; this layer imports 
   connection files hold the key that lets anyone run code in the kernel), execmagic's log root, the
   audit log, a user's ``log_dir``.
 - ``readable`` / ``writable``: the exceptions a run needs inside what is hidden, bound back at the
-  same path after the hiding: the session prelude (read-only: a sandbox that could rewrite it would run
-  code in the next unsandboxed shell), a big cell's script file (read-only), the run's state file
+  same path after the hiding: the session prelude where it is a file (read-only: a sandbox that could
+  rewrite it would run code in the next unsandboxed shell; the engine's is a sealed memory file handed
+  as a descriptor, which passes through bwrap as it is), a script file (read-only), the run's state file
   (writable).  A bind needs its source to exist: create the state file empty (``private.create_file``)
   before the run -- bash's ``> file`` then truncates and writes it in place.  Per-run paths go to
   :meth:`Sandbox.confine`, session-wide ones to the spec.
