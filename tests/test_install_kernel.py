@@ -100,6 +100,9 @@ def test_user_install_goes_to_the_users_jupyter_folder_and_keeps_configured_exte
     # extra_extensions adds to the extensions of ipython_config.py instead of replacing them
     assert "--IPKernelApp.extra_extensions=execmagic" in spec["argv"]
     assert "{connection_file}" in spec["argv"]
+    # nothing of the notebook's folder is imported while the kernel starts (see test_kernel_launcher.py)
+    start = ["-P", "-m", "execmagic.magics.kernel_launcher"] if sys.version_info >= (3, 11) else ["-c"]
+    assert spec["argv"][2:2 + len(start)] == start and "ipykernel_launcher" not in spec["argv"]
     again = install("--display-name", "My kernel, again", env=env)  # after moving an environment: install again
     assert again.returncode == 0, again.stderr
 

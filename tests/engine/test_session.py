@@ -118,6 +118,29 @@ def test_a_syntax_error_reads_as_bash_wrote_it_for_the_users_lines(engine, tmp_p
     assert "trap" not in r.stderr
 
 
+@pytest.mark.parametrize("standby", [True, False], ids=["standby", "cold"])
+def test_the_prelude_is_in_no_folder_and_no_run_can_change_or_keep_it(engine, standby):
+    """bash reads the prelude from a descriptor the engine hands it (a sealed memory file): there is no path
+    another user could swap between a check and bash's read, a run cannot rewrite what the next run sources
+    (even through the kernel's own descriptor, which a run of the same user can open), and the shell's copy
+    is closed before the script starts."""
+    engine.standby = standby
+    plan = engine.plan_script("true")
+    prelude = plan.command.env["BASH_ENV"]
+    assert prelude.startswith("/dev/fd/") and int(prelude[8:]) in plan.command.pass_fds
+    engine.run_script("export BEFORE=1")
+    if standby:
+        assert engine.warm.wait_ready(10) is not None
+    kernel_copy = f"/proc/{os.getpid()}/fd/{prelude[8:]}"
+    r = engine.run_script(f"ls /proc/$$/fd; echo 'touch planted' >> {kernel_copy}; export AFTER=$BEFORE")
+    assert sorted(r.stdout.split(), key=int) == ["0", "1", "2"], r.stdout  # nothing of the engine's left open
+    assert "Operation not permitted" in r.stderr, r.stderr
+    with open(kernel_copy) as fh:
+        assert "touch planted" not in fh.read()
+    r = engine.run_script('echo "$_" | grep -c bash; echo "$AFTER"')
+    assert r.stdout == "1\n1\n", r.stdout  # the session works, and $_ starts as bash -c starts it
+
+
 def test_state_notes_name_what_really_happened(engine, tmp_path):
     replaced = engine.run_script("exec true")
     assert "session state unchanged: the shell replaced itself (exec)" in replaced.notes

@@ -74,7 +74,7 @@ def test_every_folder_is_0700_and_every_file_0600(shared_tmp, tmp_path):
         root = os.path.dirname(engine.logs.path)
         assert root == os.path.join(shared_tmp, f"execmagic-{os.geteuid()}") and engine.logs.take_notes() == ()
         modes = _modes(root)
-        assert any(p.endswith(".stdout.log") for p in modes) and any("session-prelude" in p for p in modes)
+        assert any(p.endswith(".stdout.log") for p in modes) and engine._prelude.startswith("/dev/fd/")
         assert stat.S_IMODE(os.stat(root).st_mode) == 0o700
         assert {p: m for p, m in modes.items() if m != (0o700 if os.path.isdir(p) else 0o600)} == {}
         assert stat.S_IMODE(os.stat(audit).st_mode) == 0o600
@@ -110,8 +110,7 @@ def test_what_bash_reads_never_lives_in_a_folder_the_user_chose(shared_tmp, tmp_
         assert engine.run_script("cd /; export X=1").success and engine.session.cwd == "/"  # the session works
         assert engine.run_script("cd /tmp").new_cwd == "/tmp"  # and from another cwd too
         assert [n for n in os.listdir(tmp_path / "team") if not n.endswith(".log")] == []
-        private = os.path.join(shared_tmp, f"execmagic-{os.geteuid()}")
-        assert any("session-prelude" in n for _, _, files in os.walk(private) for n in files)
+        assert engine._prelude.startswith("/dev/fd/")  # the prelude: a sealed memory file, in no folder at all
     finally:
         engine.close(0.3)
 
@@ -183,7 +182,7 @@ def test_another_user_reads_and_lists_nothing(shared_tmp, tmp_path):
         _leave_records(engine)
         root = os.path.dirname(engine.logs.path)
         paths = [root, *_modes(root), audit]
-        assert len(paths) > 6
+        assert len(paths) > 5
         for path in paths:
             verb = "ls" if os.path.isdir(path) else "cat"
             done = as_nobody(f"{verb} '{path}'")
@@ -299,3 +298,60 @@ def test_the_exact_bytes_of_progress_output_can_be_had(engine):
     assert r.stdout_capture.read_bytes() == b"loading 10%\rloading 99%\rdone\r\n\xffx\n"
     plain = engine.run_script("echo plain")
     assert plain.stdout_capture.log_path is None and plain.stdout_capture.read_bytes() == b"plain\n"
+
+
+@pytest.fixture
+def scratch_tmp(tmp_path, monkeypatch):
+    """A group scratch folder as the temp folder: every user may write in it, and it has no sticky bit."""
+    folder = tempfile.mkdtemp(prefix="execmagic-scratch-test-", dir="/var/tmp" if os.path.isdir("/var/tmp") else None)
+    os.chmod(folder, 0o777)
+    runtime = tmp_path / "runtime"
+    runtime.mkdir(mode=0o700)
+    monkeypatch.setattr(tempfile, "tempdir", folder)
+    monkeypatch.setenv("XDG_RUNTIME_DIR", str(runtime))
+    try:
+        yield folder, str(runtime)
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+def test_a_temp_folder_others_may_swap_in_is_refused_for_the_runtime_folder(scratch_tmp):
+    scratch, runtime = scratch_tmp
+    engine = Engine(options=RunOptions(grace=0.3))
+    try:
+        assert engine.logs.path.startswith(runtime + "/"), engine.logs.path
+        r = engine.run_script("echo one; export KEPT=1")
+        assert r.stdout == "one\n" and r.notes[0] == (
+            f"temp folder {scratch} refused (others may write in {scratch} and it has no sticky bit: another user"
+            f" could swap our folders there): logs go to {runtime}"), r.notes
+        assert engine.run_script("echo $KEPT").stdout == "1\n" and engine.run_script("true").notes == ()
+        assert os.listdir(scratch) == []  # nothing of ours where it could be swapped
+    finally:
+        engine.close(0.3)
+
+
+@as_root
+@pytest.mark.parametrize("standby", [True, False], ids=["standby", "cold"])
+def test_another_user_swapping_folders_in_a_scratch_temp_folder_runs_nothing(scratch_tmp, tmp_path, standby):
+    """A real second user swaps every folder it finds in the scratch folder for one of its own, holding a
+    planted prelude at every name a run could look for, the whole time the victim runs."""
+    scratch, _runtime = scratch_tmp
+    canary = tmp_path / "PWNED"
+    os.chmod(tmp_path, 0o777)
+    racer = subprocess.Popen(
+        ["setpriv", f"--reuid={NOBODY}", f"--regid={NOBODY}", "--clear-groups", "--", "sh", "-c",
+         f"cd '{scratch}' || exit 1; while :; do for d in execmagic-*; do [ -e \"$d\" ] || continue; "
+         f"mv \"$d\" \"gone-$$-$RANDOM\" 2>/dev/null; mkdir -m 777 -p \"$d/x\"; "
+         f"printf 'touch {canary}\\n' > \"$d/x/session-prelude.bash\"; done; done"],
+        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    engine = Engine(options=RunOptions(grace=0.3))
+    engine.standby = standby
+    try:
+        for i in range(20):
+            assert engine.run_script(f"echo {i}; export N={i}").stdout == f"{i}\n"
+        assert engine.run_script("echo $N").stdout == "19\n" and not canary.exists()
+        assert not engine.logs.path.startswith(scratch)
+    finally:
+        engine.close(0.3)
+        racer.kill()
+        racer.wait()

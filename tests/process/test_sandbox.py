@@ -79,7 +79,8 @@ def test_workspace_writes_there_and_nowhere_else(place):
     done = run(box, "touch /etc/execmagic-sandbox-test", ws)
     assert done.returncode != 0 and (READ_ONLY in done.stderr or "Permission denied" in done.stderr)
     assert read(f"{home}/.bashrc") == "echo hello" and read(f"{other}/file") == "outside"
-    assert os.listdir(ws) == [] and not os.path.exists("/etc/execmagic-sandbox-test")
+    # only the empty read-only .git put in a root that had none (see the next test)
+    assert os.listdir(ws) == [".git"] and not os.path.exists("/etc/execmagic-sandbox-test")
     assert box.describe() == f"sandbox workspace: writable {ws}, a private /tmp; .git read-only; network off"
 
 
@@ -161,6 +162,26 @@ def test_git_folders_stay_read_only_unless_allowed(place):
     assert run(box, "echo ok > file-beside", ws).returncode == 0
     allowed = workspace(place, allow_git_writes=True)
     assert allowed.protected == () and run(allowed, "echo '#x' >> .git/hooks/pre-commit", ws).returncode == 0
+
+
+@pytest.mark.skipif(shutil.which("git") is None, reason="needs git")
+def test_a_repository_made_in_a_root_cannot_run_code_at_the_users_next_git_status(place):
+    """The notebook folder is a root with no .git of its own, inside a repository one level up: a sandboxed
+    `git init .` there would make a repository whose core.fsmonitor the user's next plain `git status` runs."""
+    ws, top = place["ws"], os.path.dirname(place["ws"])
+    env = {**os.environ, "LC_ALL": "C", "GIT_CONFIG_NOSYSTEM": "1", "HOME": place["home"]}
+    subprocess.run(["git", "init", "-q", top], check=True, timeout=30, env=env)
+    box = workspace(place)
+    planted = os.path.join(place["other"], "fsmonitor-ran")
+    done = run(box, f"git init -q . && git config core.fsmonitor 'touch {planted}; false'", ws)
+    assert done.returncode != 0 and READ_ONLY in done.stderr, done.stderr
+    assert run(box, "git config core.fsmonitor x", ws).returncode != 0  # the repository above: read-only too
+    assert run(box, "rmdir .git || mv .git gone", ws).returncode != 0 and os.listdir(f"{ws}/.git") == []
+    assert run(box, "echo work > notes.txt", ws).returncode == 0  # the folder itself stays the agent's to write
+    status = subprocess.run(["git", "status", "--porcelain"], cwd=ws, capture_output=True, text=True, timeout=30,
+                            env=env)
+    assert status.returncode == 0 and "ws/" in status.stdout, status.stderr  # the repository above answers
+    assert not os.path.exists(planted)
 
 
 def test_credentials_and_hidden_paths_are_not_readable(place):

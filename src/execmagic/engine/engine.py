@@ -42,7 +42,7 @@ from ..process.standby import (
 from .contexts import SHELL_LANGUAGES
 from .plans import SANDBOX_STATE_FOLDER, Plan, Planner
 from .sandboxing import SandboxChoice, SessionTmp, choose_sandbox
-from .session import STATE_VAR, USER_BASH_ENV_VAR, ShellSession, why_no_state
+from .session import STATE_VAR, USER_BASH_ENV_VAR, ShellSession, handed_fds, why_no_state
 from .warm import WarmShell
 
 __all__ = ["Engine", "Plan"]
@@ -115,7 +115,8 @@ def _inside(sandbox: Sandbox, argv: list[str], cwd: str, env: dict[str, str], st
         with contextlib.suppress(OSError):
             os.close(create_file(state))
     prelude = env.get("BASH_ENV") if state is not None else None
-    readable = [p for p in (prelude, script) if p]
+    # a prelude handed as a descriptor (/dev/fd/N) passes through bwrap as it is: only a file is bound
+    readable = [p for p in (prelude, script) if p and not p.startswith("/dev/fd/")]
     return sandbox.confine(argv, cwd, env, readable=readable, writable=writable)
 
 
@@ -349,7 +350,7 @@ class Engine(Planner):
                 # exported in the environment would take over the standby's boot line
             confine = None if sandbox is None else functools.partial(_standby_inside, sandbox, cwd)
             return start_standby(cwd, env, f"{self.token}-{name}", expect=self.shells.expect_foreground,
-                                 register=self.shells.guard_foreground, confine=confine)
+                                 register=self.shells.guard_foreground, confine=confine, pass_fds=handed_fds(env))
         except (OSError, PreExecError):
             return None
 

@@ -13,6 +13,7 @@ import errno
 import itertools
 import os
 import shlex
+import sys
 from collections import ChainMap
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, NamedTuple
@@ -29,8 +30,9 @@ from ..process.sandbox import Sandbox
 from ..process.spec import Command
 from .contexts import SHELL_LANGUAGES
 from .interpreter import kernel_bin_first, kernel_tool_notes
-from .languages import script_argv
-from .session import STATE_VAR, ShellSession, session_env, write_prelude
+from .languages import ERREXIT_FLAGS, ERREXIT_TRAP, INLINE_LIMIT, script_argv
+from .sandboxing import kernel_environment_note
+from .session import STATE_VAR, ShellSession, handed_fds, prelude_path, session_env
 from .template import Fill, Filled, expand_argv, expand_value, fill, references, resolve
 
 __all__ = ["SANDBOX_STATE_FOLDER", "Plan", "Planner"]
@@ -144,9 +146,10 @@ class Planner:
         return notes
 
     def _session_files(self, label: str, sandboxed: bool = False) -> tuple[str, str]:
-        """The state file's path for run ``label`` and the prelude's, both in the private runtime folder
-        (``OSError``: it cannot be had).  The prelude is one this planner wrote itself: a file that was
-        already there is never sourced.
+        """The state file's path for run ``label``, in the private runtime folder (``OSError``: it cannot be
+        had), and what ``BASH_ENV`` names for the prelude: the process's sealed memory file (``/dev/fd/N``,
+        handed to the run: nothing on disk), or, where there is none, a file this planner wrote itself there
+        (a file that was already there is never sourced).
 
         ``sandboxed``: the state file goes in :data:`SANDBOX_STATE_FOLDER` of the runtime folder, the one
         place there a sandbox may write (it is bound writable into the sandbox whole, once, when the run or
@@ -154,8 +157,9 @@ class Planner:
         take apart, which costs every sandboxed run a little more)."""
         folder = self.logs.runtime()
         prelude = self._prelude
-        if prelude is None or os.path.dirname(prelude) != folder or not os.path.isfile(prelude):
-            prelude = self._prelude = write_prelude(folder)
+        if prelude is None or (not prelude.startswith("/dev/fd/") and (
+                os.path.dirname(prelude) != folder or not os.path.isfile(prelude))):
+            prelude = self._prelude = prelude_path(folder)
         if sandboxed:
             folder = private_folder(os.path.join(folder, SANDBOX_STATE_FOLDER))
         # the token: two engines may share a folder the user chose, and bash writes this file by name
@@ -269,9 +273,11 @@ class Planner:
                 notes += (f"session state not saved: the log folder cannot be written ({os_error_reason(exc)})",)
         script_path = os.path.join(self.logs.path, f"{p.label}.script")
         script_file = None
+        argv, boot = _handed(language, text, shown, errexit)
         try:
-            script_path = os.path.join(self.logs.runtime(), f"{p.label}.script")
-            argv, script_file = script_argv(language, text, p.env, script_path, errexit=errexit)
+            if boot is None:
+                script_path = os.path.join(self.logs.runtime(), f"{p.label}.script")
+                argv, script_file = script_argv(language, text, p.env, script_path, errexit=errexit)
         except OSError as exc:
             error = error or PreExecError(f"cannot write the script to '{script_path}': {os_error_reason(exc)}",
                                           errno.errorcode.get(exc.errno or 0, "EIO"), exit_code=126)
@@ -280,9 +286,10 @@ class Planner:
         shown_argv = (*argv[:-1], last[:len(last) - len(text)] + shown) if shown != text and last.endswith(text) \
             else argv
         command = Command(argv=argv, cwd=p.cwd, env=run_env, display=shown.strip("\n"), input=p.input,
-                          shown_argv=shown_argv)
+                          shown_argv=shown_argv, pass_fds=handed_fds(run_env), script_boot=boot)
         if language in SHELL_LANGUAGES:
             notes += self._tool_notes(text, p)
+            notes += kernel_environment_note(sandbox, text)
         return Plan(command, p.label, state_path=state_path, script=True, secrets=secrets, error=error,
                     env_changes=p.changes,
                     shell_text=text if language in SHELL_LANGUAGES else None, session_env=p.env, notes=notes,
@@ -327,8 +334,9 @@ class Planner:
         command = Command(argv=words, cwd=p.cwd, env=p.env, display=shlex.join(shown), input=p.input,
                           shown_argv=tuple(shown))
         notes, fills = _filled_notes(report)
-        return Plan(command, p.label, error=error, env_changes=p.changes, secrets=secrets,
-                    notes=notes + self._tool_notes(words[0], p), sandbox=sandbox, session=session, fills=fills)
+        notes += self._tool_notes(words[0], p) + kernel_environment_note(sandbox, shlex.join(words[:4]))
+        return Plan(command, p.label, error=error, env_changes=p.changes, secrets=secrets, notes=notes,
+                    sandbox=sandbox, session=session, fills=fills)
 
     def _confinement(self, sandbox: Sandbox | None) -> tuple[Sandbox | None, ShellSession]:
         """The sandbox a plan runs in (``None`` for none, or one set ``off``) and the session it uses."""
@@ -362,6 +370,41 @@ def _filled_notes(report: Sequence[Filled]) -> tuple[tuple[str, ...], tuple[Fill
     """The notes of every filled text (each said once) and all that filled them."""
     notes = tuple(dict.fromkeys(note for filled in report for note in filled.notes))
     return notes, tuple(f for filled in report for f in filled.fills)
+
+
+#: How a shell started with ``-c`` reads its script from a descriptor (``{fd}``) instead of its argv, where
+#: every user of the machine reads it (see :attr:`.Command.script_boot`).  bash: as ``bash -c`` would run it
+#: in all but a syntax error's first words (``bash: eval: line N`` for ``bash: -c: line N``): ``$0``, ``$#``,
+#: ``$LINENO``, ``$_``, ``$BASH_EXECUTION_STRING``, runtime errors, exit codes are the same (the standby's
+#: way, :mod:`..process.standby`); a ``read`` of a memory file, no process more.  sh (dash) has no ``read``
+#: of a whole file, nor redirections of descriptors past 9: ``cat`` reads it by ``/dev/fd/N`` (and the
+#: descriptor stays open in the script), and its errors read ``sh: N: eval: ...``.
+_SCRIPT_BOOTS = {
+    "bash": ('IFS= builtin read -r -d "" -u {fd} BASH_EXECUTION_STRING || builtin :; command exec {fd}<&-; '
+             'builtin : "$BASH"; builtin eval "$BASH_EXECUTION_STRING"'),
+    "sh": 'eval "$(cat /dev/fd/{fd})"',
+    "dash": 'eval "$(cat /dev/fd/{fd})"',
+    # the kernel's Python: as `python -c` would run it but for one frame more in a traceback (the boot's own)
+    "python": 'exec(compile(open({fd}, encoding="utf-8", errors="surrogateescape").read(), "<string>", "exec"))',
+}
+_SCRIPT_BOOTS["python3"] = _SCRIPT_BOOTS["python"]
+
+
+def _handed(language: str, text: str, shown: str, errexit: bool) -> tuple[tuple[str, ...], str | None]:
+    """The argv of a shell script that must not stand on the argv, and how the shell reads it instead
+    (:data:`_SCRIPT_BOOTS`): one that holds a secret (what is shown of it is redacted: ``ps`` would show
+    every user the value) or is too big for an argument (it went through a file, whose private path
+    ``ps`` showed).  ``((), None)``: the script goes as :func:`.languages.script_argv` puts it."""
+    boot = _SCRIPT_BOOTS.get(language)
+    if boot is None or "\0" in text:  # a NUL: the shell's own refusal, as ever (a read would cut the script)
+        return (), None
+    if shown == text and (len(text) * 4 <= INLINE_LIMIT or len(text.encode("utf-8", "surrogatepass")) <= INLINE_LIMIT):
+        return (), None
+    program = sys.executable if language.startswith("python") else language  # the kernel's, as script_argv has it
+    if errexit and language in ERREXIT_FLAGS:  # as script_argv puts it: the flags, and bash's trap first
+        trap = ERREXIT_TRAP if language == "bash" else ""
+        return (program, *ERREXIT_FLAGS[language], "-c", trap + text), boot
+    return (program, "-c", text), boot
 
 
 def _sets_path(session: ShellSession | None) -> bool:

@@ -20,7 +20,9 @@ Jupyter's runtime folder (kernel connection files: with one, anyone runs code in
 connection file of the kernel this process is, wherever it lies (``ipython kernel -f FILE``, a
 front end that keeps its own folder),
 execmagic's log folders (other runs' logs) and the audit log.  A run's own files (its prelude, state
-file, big script) are bound back by the engine, per run.
+file, big script) are bound back by the engine, per run.  The kernel's own virtual environment is
+read-only inside when it lies in the workspace (:func:`kernel_environment`: what is installed there
+runs at every kernel start, unconfined); any other environment in the workspace stays writable.
 """
 
 from __future__ import annotations
@@ -28,6 +30,7 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import os
+import re
 import sys
 import threading
 from collections.abc import Callable, Sequence
@@ -45,7 +48,7 @@ from ..process.sandbox_scan import within
 from ..process.sandbox_session import Limits, SessionWalls, WallsUnavailable, start_walls
 
 __all__ = ["SANDBOX_MODES", "SandboxChoice", "SessionTmp", "choose_sandbox", "interpreter_paths", "jupyter_runtime_dir",
-           "kernel_connection_file"]
+           "kernel_connection_file", "kernel_environment", "kernel_environment_note"]
 
 #: Every word a caller may use (the ones of :mod:`..process.sandbox` and ``auto``).
 SANDBOX_MODES = (*MODES, "auto")
@@ -108,6 +111,32 @@ def _shown(paths: Sequence[str], home: str) -> tuple[str, ...]:
     return tuple(p for p in paths if not within(real_home, os.path.realpath(p)))
 
 
+def kernel_environment(roots: Sequence[str]) -> tuple[str, ...]:
+    """The kernel's own environment (``sys.prefix``), bound read-only where the walls would not leave it so:
+    under the shared temp folder, which the private ``/tmp`` would hide (its python, its pip, the packages a
+    command imports), and inside a writable root -- a virtual environment in the workspace, whose
+    ``site-packages`` and ``.pth`` files the kernel runs at every start, unconfined.  Another virtual
+    environment in the workspace stays writable (``pip install`` into it is ordinary work)."""
+    prefixes = {os.path.realpath(p) for p in (sys.prefix, sys.exec_prefix)}
+    return tuple(sorted(p for p in prefixes if p.startswith("/tmp/") or any(within(p, root) for root in roots)))
+
+
+#: A pip, uv or conda named in a sandboxed script: it may try to install into the kernel's own environment.
+_INSTALLERS = re.compile(r"(?<![\w./-])(?:pip3?|uv|conda|mamba|micromamba)(?![\w./-])")
+
+
+def kernel_environment_note(sandbox: Sandbox | None, text: str) -> tuple[str, ...]:
+    """What to say beside a sandboxed script that runs an installer while the kernel's own environment is
+    read-only inside (:func:`kernel_environment`): why ``pip install`` into it fails, and what to do."""
+    if sandbox is None or not sandbox.spec.writable_roots or not _INSTALLERS.search(text):
+        return ()
+    inside = [p for p in sandbox.spec.readable if any(within(p, root) for root in sandbox.spec.writable_roots)]
+    if not inside:
+        return ()
+    return (f"the kernel's own environment ({inside[0]}) is read-only in the sandbox: what is installed there runs"
+            " unconfined at every kernel start; install into another virtual environment in the workspace",)
+
+
 def choose_sandbox(mode: str, *, network: bool, roots: Sequence[str], start_dir: str,
                    hidden: Sequence[str], home: str | None = None, readable: Sequence[str] = (),
                    session: SessionTmp | None = None) -> SandboxChoice:
@@ -136,12 +165,11 @@ def choose_sandbox(mode: str, *, network: bool, roots: Sequence[str], start_dir:
         choice = resolve_roots([os.path.abspath(os.path.expanduser(r)) for r in roots] or [start_dir], home=home,
                                explicit=mode == "workspace")
         writable, notes = choice.roots, choice.notes
-    # the kernel's own environment (its python, pip, the packages a command imports) where the private /tmp
-    # would hide it: a virtualenv made under the shared temp folder; and, read-only, the folder a read-only
-    # sandbox is about (a notebook under /tmp would look empty)
+    # the kernel's own environment, read-only where the walls would not leave it so (kernel_environment);
+    # and, read-only, the folder a read-only sandbox is about (a notebook under /tmp would look empty)
     looked_at = (roots or [start_dir]) if mode == "read-only" else []
-    kernel_env = tuple(sorted({os.path.realpath(p) for p in (sys.prefix, sys.exec_prefix, *looked_at)
-                               if os.path.realpath(p).startswith("/tmp/") and os.path.isdir(p)}))
+    under_tmp = {os.path.realpath(p) for p in looked_at if os.path.realpath(p).startswith("/tmp/") and os.path.isdir(p)}
+    kernel_env = tuple(sorted({*kernel_environment(writable), *under_tmp}))
     # read-only: the folder it would have made writable stays readable (the home folder stays hidden)
     viewed = () if writable else _shown([os.path.abspath(os.path.expanduser(r)) for r in roots] or [start_dir], home)
     # "~" is the home folder the sandbox hides (the caller's ``home``, which may not be $HOME's)

@@ -3,11 +3,14 @@
 Each command is a fresh ``bash`` started with the session's cwd and environment.
 An ``EXIT`` trap writes ``$PWD`` and ``export -p`` (both builtins: no extra
 process) to a state file that the engine reads back after a normal end.  The
-trap is set by a small prelude file that bash reads through ``BASH_ENV`` before
+trap is set by a small prelude that bash reads through ``BASH_ENV`` before
 the user's script, so the script bash runs is exactly the user's: its line
 numbers and bash's own syntax-error messages are the user's, and no wrapper or
-state path ever shows.  The prelude restores a ``BASH_ENV`` the user had.  Exit codes and kills stay real; there are no
-end-of-output markers to parse and no long-lived shell to wedge.  A run that was
+state path ever shows.  The prelude is a sealed memory file that bash opens as
+``/dev/fd/N`` (:func:`prelude_fd`): no path in a folder that another user could
+swap between a check and bash's read, and nothing a run could rewrite.  The
+prelude restores a ``BASH_ENV`` the user had.  Exit codes and kills stay real;
+there are no end-of-output markers to parse and no long-lived shell to wedge.  A run that was
 stopped (timeout, interrupt, kill) or replaced its shell with ``exec`` leaves
 the state as it was.  Non-exported shell variables do not persist.
 """
@@ -23,14 +26,17 @@ import threading
 from collections.abc import Mapping
 
 from ..process.launch import MARKER_VAR
-from ..process.private import write_file
+from ..process.private import sealed_memory_file, write_file
 
 __all__ = [
     "STATE_VAR",
     "USER_BASH_ENV_VAR",
     "Delta",
     "ShellSession",
+    "handed_fds",
     "parse_export_listing",
+    "prelude_fd",
+    "prelude_path",
     "session_env",
     "why_no_state",
     "write_prelude",
@@ -50,12 +56,16 @@ printf -v __execmagic_q %q "${STATE_VAR}"
 trap "{{ builtin set +x; builtin trap - DEBUG; builtin umask 077; }} >/dev/null 2>&1; \\
 {{ builtin printf '%s\\0' \\"\\$PWD\\"; builtin unset {MARKER_VAR}; builtin export -p; }} > $__execmagic_q" EXIT
 unset __execmagic_q {STATE_VAR} BASH_ENV
-if [ -n "${{{USER_BASH_ENV_VAR}+set}}" ]; then
+{{close}}if [ -n "${{{USER_BASH_ENV_VAR}+set}}" ]; then
   export BASH_ENV="${USER_BASH_ENV_VAR}"; unset {USER_BASH_ENV_VAR}; . "$BASH_ENV"
 else
   : "$BASH"  # $_ as bash -c starts with it (not this file's last word)
 fi
 """
+#: The prelude as a file holds it (a memory file's also closes the shell's copy of its descriptor, first, so
+#: that ``$_`` is still what the prelude's end leaves it: by ``command exec``, which no exported function
+#: named ``exec`` takes over, and whose redirection stays, where ``builtin exec``'s would be undone).
+_PRELUDE, _PRELUDE_TEMPLATE = _PRELUDE.replace("{close}", ""), _PRELUDE
 _PRELUDE_HASH = hashlib.sha256(_PRELUDE.encode()).hexdigest()[:8]
 # One entry of `export -p`: the name, then a "double-quoted" or $'ANSI-C' value, or nothing (exported, unset).
 _ENTRY = re.compile(
@@ -152,6 +162,42 @@ def write_prelude(directory: str) -> str:
     """
     path = os.path.join(directory, f"session-prelude-{_PRELUDE_HASH}-{secrets.token_hex(6)}.bash")
     return write_file(path, _PRELUDE.encode())
+
+
+_prelude_lock = threading.Lock()
+_NOT_YET = -2
+_prelude_fd: int | None = _NOT_YET
+
+
+def prelude_fd() -> int | None:
+    """This process's prelude as a sealed memory file (see :func:`.private.sealed_memory_file`), made once
+    and kept open for the process's life: a run is handed it and bash reads ``/dev/fd/N``, so one number
+    serves every run (a standby started with it fits the next run).  ``None`` where there is no such file:
+    the caller writes one (:func:`write_prelude`).  The prelude closes its copy in each shell as it ends,
+    so the script and its children never hold it."""
+    global _prelude_fd
+    with _prelude_lock:
+        if _prelude_fd == _NOT_YET:
+            fd = sealed_memory_file("execmagic-prelude",
+                                    lambda fd: _PRELUDE_TEMPLATE.replace("{close}", f"command exec {fd}<&-\n").encode())
+            if fd is not None and fd <= 2:  # the process had a standard stream closed: the prelude would close it
+                os.close(fd)
+                fd = None
+            _prelude_fd = fd
+        return _prelude_fd
+
+
+def prelude_path(folder: str) -> str:
+    """What ``BASH_ENV`` names for the prelude: ``/dev/fd/N`` of :func:`prelude_fd`, else a new private file
+    written into ``folder`` (:func:`write_prelude`; ``OSError``: it cannot be)."""
+    fd = prelude_fd()
+    return f"/dev/fd/{fd}" if fd is not None else write_prelude(folder)
+
+
+def handed_fds(env: Mapping[str, str]) -> tuple[int, ...]:
+    """The descriptors a run with ``env`` must be handed: the prelude's, when its ``BASH_ENV`` names it."""
+    fd = _prelude_fd
+    return (fd,) if fd is not None and fd >= 0 and env.get("BASH_ENV") == f"/dev/fd/{fd}" else ()
 
 
 def session_env(env: Mapping[str, str], state_path: str, prelude_path: str) -> dict[str, str]:

@@ -11,7 +11,10 @@ resolved: a virtualenv's ``bin/python`` is a symlink whose target knows nothing 
 virtualenv), and hands the folder to jupyter_client's ``KernelSpecManager.install_kernel_spec``,
 which knows where ``--user``, ``--sys-prefix`` and ``--prefix`` put kernelspecs on each platform.
 The kernel loads the extension through ``IPKernelApp.extra_extensions``, which adds to the
-extensions a user configured in ``ipython_config.py`` instead of replacing them.
+extensions a user configured in ``ipython_config.py`` instead of replacing them.  It starts through
+:mod:`.kernel_launcher` (``python -P -m`` from 3.11), not ``-m ipykernel_launcher``: nothing in the
+notebook's folder is imported before the kernel is up, and the folder is appended to the module path
+after.
 """
 
 from __future__ import annotations
@@ -28,6 +31,7 @@ from typing import Any
 
 from ..process.errors import shown_value
 from .helpfmt import HELP_WIDTH
+from .kernel_launcher import kernel_argv
 
 __all__ = ["DEFAULT_NAME", "InstalledKernel", "install_kernel", "kernel_dict", "main", "parser"]
 
@@ -51,10 +55,13 @@ def kernel_dict(display_name: str, python: str | None = None) -> dict[str, Any]:
     from ipykernel.kernelspec import get_kernel_dict
 
     # ipykernel turns frozen modules off on CPython so that its debugger can step into the stdlib
-    python_arguments = ["-Xfrozen_modules=off"] if platform.python_implementation() == "CPython" else None
-    spec = get_kernel_dict(extra_arguments=["--IPKernelApp.extra_extensions=execmagic"],
-                           python_arguments=python_arguments)
-    spec["argv"][0] = os.path.abspath(python or sys.executable)
+    python_arguments = ("-Xfrozen_modules=off",) if platform.python_implementation() == "CPython" else ()
+    spec = get_kernel_dict(extra_arguments=["--IPKernelApp.extra_extensions=execmagic"])
+    # not ipykernel's `-m ipykernel_launcher`, which imports from the notebook's folder first (see
+    # kernel_launcher): this Python's own way to start with nothing of that folder on the path
+    start = kernel_argv(os.path.abspath(python or sys.executable), safe_path=sys.version_info >= (3, 11),
+                        python_arguments=python_arguments)
+    spec["argv"] = [*start, *spec["argv"][spec["argv"].index("-f"):]]
     spec["display_name"] = display_name
     return spec
 

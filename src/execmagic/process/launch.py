@@ -20,7 +20,7 @@ from .checks import ENV_NAME  # the one definition of a variable name
 from .errors import MalformedEntry, PreExecError, shown_value
 from .spec import Command
 
-__all__ = ["MARKER_VAR", "check_cwd", "handed_args", "launch", "parse_env_entry", "resolve_executable"]
+__all__ = ["MARKER_VAR", "check_cwd", "handed_args", "handed_script", "launch", "parse_env_entry", "resolve_executable"]
 
 #: Environment variable carried by every process the engine starts (value: the run's token).
 MARKER_VAR = "EXECMAGIC_RUN"
@@ -74,6 +74,36 @@ def resolve_executable(name: str, cwd: str, env: Mapping[str, str]) -> str:
     return found
 
 
+def _memory_file(name: str, data: bytes) -> int:
+    """A new memory file holding ``data``, read from its start (close-on-exec: passed only where named)."""
+    fd = os.memfd_create(name, os.MFD_CLOEXEC)
+    try:
+        view = memoryview(data)
+        while view:
+            view = view[os.write(fd, view):]
+        os.lseek(fd, 0, os.SEEK_SET)
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd
+
+
+@contextlib.contextmanager
+def handed_script(argv: Sequence[str], boot: str | None) -> Iterator[tuple[list[str], tuple[int, ...]]]:
+    """``argv`` with its last word (a script) put in a memory file and ``boot`` (its ``{fd}`` that file's
+    descriptor) in its place, and the fd to pass, while the block runs: what the script holds (a secret's
+    value, a private path) is never on an argv, which every user of the machine reads (``ps``,
+    ``/proc/PID/cmdline``).  ``boot`` ``None``: ``argv`` as it is, no fd."""
+    if boot is None:
+        yield list(argv), ()
+        return
+    fd = _memory_file("execmagic-script", os.fsencode(argv[-1]))
+    try:
+        yield [*argv[:-1], boot.replace("{fd}", str(fd))], (fd,)
+    finally:
+        os.close(fd)
+
+
 @contextlib.contextmanager
 def handed_args(argv: Sequence[str], fd_args: bytes | None, *, reader: int = 0
                 ) -> Iterator[tuple[list[str], tuple[int, ...]]]:
@@ -88,12 +118,8 @@ def handed_args(argv: Sequence[str], fd_args: bytes | None, *, reader: int = 0
     if fd_args is None:
         yield list(argv), ()
         return
-    fd = os.memfd_create("execmagic-args", os.MFD_CLOEXEC)
+    fd = _memory_file("execmagic-args", fd_args)
     try:
-        view = memoryview(fd_args)
-        while view:
-            view = view[os.write(fd, view):]
-        os.lseek(fd, 0, os.SEEK_SET)
         yield [*argv[:reader + 1], "--args", str(fd), *argv[reader + 1:]], (fd,)
     finally:
         os.close(fd)
@@ -108,7 +134,8 @@ def launch(command: Command, marker: str) -> subprocess.Popen[bytes]:
     env[MARKER_VAR] = marker
     executable = resolve_executable(command.argv[0], command.cwd, env)
     try:
-        with handed_args(command.argv, command.fd_args, reader=command.fd_reader) as (argv, fds):
+        with handed_script(command.argv, command.script_boot) as (argv, script_fds), \
+                handed_args(argv, command.fd_args, reader=command.fd_reader) as (argv, fds):
             return subprocess.Popen(
                 argv,
                 executable=executable,
@@ -118,7 +145,7 @@ def launch(command: Command, marker: str) -> subprocess.Popen[bytes]:
                 stdout=subprocess.PIPE,
                 stderr=subprocess.PIPE,
                 start_new_session=True,
-                pass_fds=fds,
+                pass_fds=(*fds, *script_fds, *command.pass_fds),
             )
     except PermissionError:
         raise PreExecError(f"permission denied {shown_value(command.argv[0])}", "EACCES", exit_code=126) from None

@@ -6,6 +6,11 @@ user may write, so it is checked at every use (see :mod:`.private`); when anothe
 first, or made it open, it is refused with a note and the engine moves to a private folder with an
 unguessable name (``<tmp>/execmagic-<uid>-XXXXXXXX/``, pruned the same way).
 
+A temp folder in which another user could swap our folders -- one that others may write without the
+sticky bit, or below such a folder (a group scratch folder as ``TMPDIR``, on many clusters) -- is not
+used at all: the checks could be raced between a check and a later open by path.  The default root then
+goes in ``$XDG_RUNTIME_DIR``, else ``~/.cache``, with a note (:func:`temp_base`).
+
 A folder the user chose is used as it is for the logs; what a shell reads and runs (the prelude,
 state files, big scripts) stays in a private folder of the default root, checked like it.
 """
@@ -20,16 +25,42 @@ from collections.abc import Callable
 from typing import BinaryIO
 
 from .clock import now_stamp
-from .private import NotPrivate, create_unique, fallback_folder, make_folder, private_folder
+from .private import NotPrivate, create_unique, fallback_folder, make_folder, private_folder, why_swappable
 
-__all__ = ["LogDir", "default_root", "fallback_prefix"]
+__all__ = ["LogDir", "default_root", "fallback_prefix", "temp_base"]
 
 _log = logging.getLogger("execmagic")
 
 
+def temp_base() -> tuple[str, str | None]:
+    """The folder the default log roots go in, and why it is not the temp folder (``None``: it is).
+
+    The temp folder, unless another user could swap our folders in it or above it (see
+    :func:`.private.why_swappable`: a group scratch folder without the sticky bit, as ``TMPDIR`` on many
+    clusters): then the checks of :mod:`.private` could be raced, and ``$XDG_RUNTIME_DIR`` (the user's own,
+    0700) serves, else ``~/.cache`` (made 0700 when missing)."""
+    tmp = tempfile.gettempdir()
+    why = why_swappable(tmp)
+    if why is None:
+        return tmp, None
+    cache = os.path.join(os.path.expanduser("~"), ".cache")
+    for candidate in (os.environ.get("XDG_RUNTIME_DIR"), cache):
+        if not candidate or not os.path.isabs(candidate):
+            continue
+        if candidate == cache and not os.path.isdir(cache):
+            try:
+                make_folder(cache)
+            except OSError:
+                continue
+        if os.path.isdir(candidate) and why_swappable(candidate) is None:
+            return candidate, (f"temp folder {tmp} refused ({why}: another user could swap our folders there): "
+                               f"logs go to {candidate}")
+    return tmp, f"temp folder {tmp}: {why}, and no private folder to use instead (XDG_RUNTIME_DIR, ~/.cache)"
+
+
 def default_root() -> str:
-    """``<tmp>/execmagic-<uid>``: where engines log unless told otherwise."""
-    return os.path.join(tempfile.gettempdir(), f"execmagic-{os.geteuid()}")
+    """``<base>/execmagic-<uid>``: where engines log unless told otherwise (``<base>``: :func:`temp_base`)."""
+    return os.path.join(temp_base()[0], f"execmagic-{os.geteuid()}")
 
 
 def fallback_prefix() -> str:
@@ -46,14 +77,21 @@ class LogDir:
 
     def __init__(self, path: str | None = None) -> None:
         self.chosen = path is not None
-        self.root: str | None = None if self.chosen else default_root()
+        self.root: str | None = None  # the default root (set below): None for a folder the user chose
         self.notes: list[str] = []
+        #: The folder the default root is in (see :func:`temp_base`).
+        self.base: str | None = None
         self._lock = threading.Lock()
         #: Where what a shell reads goes when the user chose the log folder (made when first needed).
         self._private: LogDir | None = None
         if path is not None:
             path = os.path.abspath(path)  # bash resolves the paths we hand it against the run's cwd, not ours
         else:
+            self.base, refused = temp_base()
+            self.root = os.path.join(self.base, f"execmagic-{os.geteuid()}")
+            if refused is not None:
+                _log.warning("execmagic: %s", refused)
+                self.notes.append(refused)
             path = self._claim(self._checked_root(), f"{now_stamp()}-{os.getpid()}")
         self.path = path
         self.ensure()
@@ -78,7 +116,7 @@ class LogDir:
             return private_folder(self.root)
         except NotPrivate as exc:
             self._refuse(exc)
-            self.root = fallback_folder(fallback_prefix())
+            self.root = fallback_folder(fallback_prefix(), self.base)
             return self.root
 
     def _move(self, root: str, refused: NotPrivate) -> str:
@@ -86,7 +124,7 @@ class LogDir:
         with self._lock:
             if self.root == root:  # else another thread moved already
                 self._refuse(refused)
-                self.root = fallback_folder(fallback_prefix())
+                self.root = fallback_folder(fallback_prefix(), self.base)
                 self.path = self._claim(self.root, os.path.basename(self.path))
             return private_folder(self.path)
 

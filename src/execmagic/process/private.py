@@ -15,10 +15,12 @@ when it exists, and what we write into it is 0600 all the same.
 from __future__ import annotations
 
 import errno
+import fcntl
 import os
 import secrets
 import stat
 import tempfile
+from collections.abc import Callable
 
 __all__ = [
     "FILE_MODE",
@@ -30,7 +32,9 @@ __all__ = [
     "make_folder",
     "open_own_file",
     "private_folder",
+    "sealed_memory_file",
     "why_not_private",
+    "why_swappable",
     "write_file",
 ]
 
@@ -131,9 +135,33 @@ def make_folder(path: str) -> str:
     return path
 
 
-def fallback_folder(prefix: str) -> str:
-    """A new private folder in the temp folder, with an unguessable name (``mkdtemp``: 0700, ours)."""
-    return tempfile.mkdtemp(prefix=prefix)
+def fallback_folder(prefix: str, folder: str | None = None) -> str:
+    """A new private folder in ``folder`` (default: the temp folder), with an unguessable name (``mkdtemp``:
+    0700, ours)."""
+    return tempfile.mkdtemp(prefix=prefix, dir=folder)
+
+
+def why_swappable(path: str) -> str | None:
+    """Why another user could swap what lies in ``path`` or any folder above it (``None``: nobody can).
+
+    A folder that others may write lets them rename any entry in it -- our folder too, whatever its own
+    mode -- and put theirs in its place, between a check of ours and a later open by path; unless it has
+    the sticky bit (``/tmp``: only an entry's owner may rename it).  A group scratch folder (``0775``, or
+    ``0777`` without ``t``) is such a folder; so is one another user owns, who may change its mode."""
+    folder = os.path.realpath(path)
+    while True:
+        try:
+            st = os.stat(folder)
+        except OSError as exc:
+            return f"{folder} cannot be looked at ({_why_unopenable(exc)})"
+        if st.st_uid not in (0, os.geteuid()):
+            return f"{folder} belongs to another user (uid {st.st_uid})"
+        if st.st_mode & 0o022 and not st.st_mode & stat.S_ISVTX:
+            return f"others may write in {folder} and it has no sticky bit"
+        parent = os.path.dirname(folder)
+        if parent == folder:
+            return None
+        folder = parent
 
 
 def create_file(path: str, flags: int = os.O_WRONLY) -> int:
@@ -189,3 +217,30 @@ def write_file(path: str, data: bytes, *, unique: bool = False) -> str:
     finally:
         os.close(fd)
     return path
+
+
+def sealed_memory_file(name: str, content: Callable[[int], bytes]) -> int | None:
+    """A memory file (``memfd``) holding ``content(fd)`` (what it holds may name its own descriptor: a shell
+    that reads it closes it then), sealed so that nobody -- a process it is handed to
+    included -- can ever write, grow or shrink it; its descriptor (close-on-exec), or ``None`` where the
+    system has none (not Linux, or a kernel without sealing: the caller writes a private file instead).
+
+    A file a shell reads by ``/dev/fd/N`` from such a descriptor has no path: nothing in a folder to
+    check, to swap between the check and the read, or to leave behind."""
+    create = getattr(os, "memfd_create", None)
+    if create is None:
+        return None
+    try:
+        fd = create(name, os.MFD_CLOEXEC | os.MFD_ALLOW_SEALING)
+    except OSError:
+        return None
+    try:
+        view = memoryview(content(fd))
+        while view:
+            view = view[os.write(fd, view):]
+        seals = fcntl.F_SEAL_WRITE | fcntl.F_SEAL_GROW | fcntl.F_SEAL_SHRINK | fcntl.F_SEAL_SEAL
+        fcntl.fcntl(fd, fcntl.F_ADD_SEALS, seals)
+    except OSError:
+        os.close(fd)
+        return None
+    return fd

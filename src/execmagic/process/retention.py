@@ -17,13 +17,12 @@ import dataclasses
 import os
 import re
 import shutil
-import tempfile
 import time
 
 import psutil
 
 from .clock import STAMP_FORMAT
-from .logdir import default_root, fallback_prefix
+from .logdir import default_root, fallback_prefix, temp_base
 from .private import why_not_private
 
 __all__ = ["DEFAULT_QUOTA", "DEFAULT_RETENTION_DAYS", "PruneReport", "log_roots", "prune_log_folders",
@@ -113,7 +112,7 @@ def prune_log_folders(root: str, *, keep: str = "", retention_days: float = DEFA
 def log_roots(tmp: str | None = None) -> list[str]:
     """The roots engines log into that are ours alone: the default one, and the private ones made
     when it was refused."""
-    tmp = tempfile.gettempdir() if tmp is None else tmp
+    tmp = temp_base()[0] if tmp is None else tmp
     candidates = [os.path.join(tmp, os.path.basename(default_root()))]
     with contextlib.suppress(OSError):
         candidates += sorted(e.path for e in os.scandir(tmp)

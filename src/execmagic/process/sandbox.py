@@ -17,7 +17,10 @@ What a sandboxed command can and cannot do, by mode:
   found up to :data:`GIT_SCAN_DEPTH` levels below them, stay read-only (a hook or a ``core.fsmonitor``
   line written there would run, unsandboxed, at the user's next ``git`` command), unless
   ``allow_git_writes``; the folders between a root and such a ``.git`` cannot be renamed or removed
-  (moving a repository away from the protected path would leave its ``.git`` writable).
+  (moving a repository away from the protected path would leave its ``.git`` writable).  A root with
+  no ``.git`` gets an empty one, read-only too: a repository made there inside (``git init .`` and a
+  ``core.fsmonitor`` line) would run at the user's next plain ``git status`` in that folder, even when
+  the folder's own repository is the one above; git passes over an empty ``.git``.
 
 In every mode but ``off``: no network (a fresh network namespace with only its own loopback) unless
 ``network``; a fresh ``/proc`` in a pid namespace of its own, so no process outside is visible or can
@@ -42,8 +45,9 @@ What the caller passes (the engine, which knows these paths; this layer imports 
   connection files hold the key that lets anyone run code in the kernel), execmagic's log root, the
   audit log, a user's ``log_dir``.
 - ``readable`` / ``writable``: the exceptions a run needs inside what is hidden, bound back at the
-  same path after the hiding: the session prelude (read-only: a sandbox that could rewrite it would run
-  code in the next unsandboxed shell), a big cell's script file (read-only), the run's state file
+  same path after the hiding: the session prelude where it is a file (read-only: a sandbox that could
+  rewrite it would run code in the next unsandboxed shell; the engine's is a sealed memory file handed
+  as a descriptor, which passes through bwrap as it is), a script file (read-only), the run's state file
   (writable).  A bind needs its source to exist: create the state file empty (``private.create_file``)
   before the run -- bash's ``> file`` then truncates and writes it in place.  Per-run paths go to
   :meth:`Sandbox.confine`, session-wide ones to the spec.
@@ -100,14 +104,15 @@ once, in :func:`plan_sandbox`, and so are the files of the roots hard-linked to 
 (put there earlier, by an unconfined step: one made inside fails, ``EXDEV``), bound read-only by
 themselves (:func:`linked_outside`). Known limits: past :data:`LINK_BIND_LIMIT` such files (a
 virtualenv whose files a package manager linked from its cache), or :data:`LINK_SCAN_LIMIT` entries,
-the rest stay writable, and the sandbox's notes say so; a repository created in a root later, or
-deeper than the scan, has a writable ``.git``; with the network on, the host's abstract Unix sockets
-are reachable too, and every service on its loopback (a Jupyter server among them: with its token,
-or none, it runs code unconfined). What a root holds and the user later runs unconfined runs with
-the command's changes: scripts, a Makefile, and Python modules next to a notebook -- a kernel
-started there by ``python -m ipykernel_launcher`` imports an ``ipykernel_launcher.py`` from that
-folder first (Python puts the folder first on the module path for ``-m``; ``python -P``, or
-``PYTHONSAFEPATH=1``, from 3.11, does not).
+the rest stay writable, and the sandbox's notes say so; a repository created later in a folder below
+a root (the root itself has its read-only ``.git``), or deeper than the scan, has a writable ``.git``,
+which runs at a ``git`` command the user runs in that folder; with the network on, the host's abstract
+Unix sockets are reachable too, and every service on its loopback (a Jupyter server among them: with
+its token, or none, it runs code unconfined). What a root holds and the user later runs unconfined
+runs with the command's changes: scripts, a Makefile, a ``setup.py`` -- the user's to judge.  Python
+modules next to a notebook are not imported by a kernel started from execmagic's kernelspecs before
+it is up (see :mod:`execmagic.magics.kernel_launcher`); a kernel started otherwise by ``python -m
+ipykernel_launcher`` imports an ``ipykernel_launcher.py`` from that folder first.
 
 ``EXECMAGIC_BWRAP`` (:data:`BWRAP_VAR`), in the kernel's own environment, names the bwrap to use; set
 empty, or to a file that is not there, it says "no bubblewrap here" (named modes fail, ``auto`` runs
@@ -126,7 +131,7 @@ from collections.abc import Iterable, Mapping, Sequence
 
 from .errors import ExecError, UsageProblem
 from .launch import MARKER_VAR
-from .sandbox_scan import GIT_SCAN_DEPTH, LINK_SCAN_LIMIT, git_dirs, linked_outside
+from .sandbox_scan import GIT_SCAN_DEPTH, LINK_SCAN_LIMIT, git_dirs, git_placeholders, linked_outside
 from .sandbox_scan import outermost as _outermost
 from .sandbox_scan import pinned as _pinned
 from .sandbox_scan import real_path as _real
@@ -568,13 +573,17 @@ def plan_sandbox(spec: SandboxSpec, *, home: str, bwrap: str | None = None,
     found = availability(bwrap)
     if not found.ok or found.bwrap is None:
         raise SandboxUnavailable(found.reason or "", found.detail)
+    if not spec.allow_git_writes:
+        git_placeholders(roots)  # before the scan, which finds them: read-only like any .git
     protected = () if spec.allow_git_writes else _outermost(git_dirs(roots))
     seen = find_walls(home, visible=spec.visible, roots=roots, network=spec.network)
     args = [*_base_args(found.bwrap, spec, found.userns), *seen.args()]
     args += [a for root in roots for a in ("--bind", root, root)]
     # "-try": a repository removed after the sandbox was set has nothing left to protect; without it,
     # bwrap would fail to mount it, and every later run with it
-    args += [a for folder in _pinned(protected, roots) for a in ("--bind-try", folder, folder)]
+    # the folders above the kernel's own environment too, where it is bound read-only in a root (a renamed
+    # parent would let a new environment be made at its path, which the next kernel start runs)
+    args += [a for folder in _pinned((*protected, *spec.readable), roots) for a in ("--bind-try", folder, folder)]
     args += [a for path in protected for a in ("--ro-bind-try", path, path)]
     linked, notes = _linked_read_only(roots)
     args += [a for path in linked for a in ("--ro-bind-try", path, path)]

@@ -2,6 +2,9 @@
 
 - the ``.git`` folders of the roots and of repositories a few levels below (:func:`git_dirs`): a hook
   or a ``core.fsmonitor`` line written there would run, unsandboxed, at the user's next ``git``;
+- an empty ``.git`` folder put in each root that has none (:func:`git_placeholders`): bound read-only,
+  it keeps a ``git init`` inside from making a repository there whose config the user's next plain
+  ``git status`` in that folder would obey (git passes over an empty ``.git`` to the repository above);
 - the folders between a root and such a ``.git`` (:func:`pinned`): bound onto themselves, they cannot
   be renamed away from the protection;
 - the files hard-linked to files outside the roots (:func:`linked_outside`): such a file *is* the
@@ -16,8 +19,8 @@ from __future__ import annotations
 import os
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 
-__all__ = ["GIT_SCAN_DEPTH", "LINK_SCAN_LIMIT", "git_dirs", "linked_outside", "outermost", "pinned", "real_path",
-           "walk", "within"]
+__all__ = ["GIT_SCAN_DEPTH", "LINK_SCAN_LIMIT", "git_dirs", "git_placeholders", "linked_outside", "outermost",
+           "pinned", "real_path", "walk", "within"]
 
 #: How many folder levels below a writable root are searched for repositories whose ``.git`` stays read-only.
 GIT_SCAN_DEPTH = 3
@@ -122,6 +125,29 @@ def pinned(protected: Iterable[str], roots: Sequence[str]) -> list[str]:
             found.add(folder)
             folder = os.path.dirname(folder)
     return sorted(found, key=lambda folder: (folder.count("/"), folder))
+
+
+def git_placeholders(roots: Iterable[str]) -> list[str]:
+    """Make an empty ``.git`` folder in each root that has no ``.git`` entry at all; return those made.
+
+    A root with no repository of its own (a notebook folder whose repository is one level up, or none)
+    would let a sandboxed ``git init . && git config core.fsmonitor CMD`` make one, and the user's next
+    plain ``git status`` there would run CMD unconfined.  Kept read-only (found by :func:`git_dirs` and
+    bound like any ``.git``), the empty folder takes that name for good: ``git init`` fails inside, and
+    outside git passes over an empty ``.git`` (no ``HEAD``) to the repository above, as if it were not
+    there.  It stays when the sandbox is gone: harmless, and a ``git init`` of the user's fills it.
+    One that cannot be made (a root we may not write) is skipped: the sandbox's writes are ours, and
+    cannot make one either.
+    """
+    made = []
+    for root in roots:
+        path = os.path.join(root, ".git")
+        try:
+            os.mkdir(path, 0o755)
+        except OSError:  # there already (a repository's, or a file git_dirs reads), or not ours to make
+            continue
+        made.append(path)
+    return made
 
 
 def git_dirs(roots: Iterable[str], depth: int = GIT_SCAN_DEPTH) -> Iterator[str]:

@@ -31,6 +31,14 @@ class Command:
     #: Where the program that reads ``fd_args`` stands in ``argv`` (bwrap, after what enters a sandboxed
     #: session's namespaces).
     fd_reader: int = 0
+    #: How the program reads its script from a descriptor instead of its argv, where every user of the machine
+    #: reads it in ``ps`` (a secret of the run's; a big script's private path): a command line that takes the
+    #: place of ``argv``'s last word, ``{fd}`` standing for the descriptor of a memory file that holds that
+    #: word (see :func:`~.launch.handed_script`; ``None``: the argv as it is).
+    script_boot: str | None = None
+    #: Descriptors of the engine's the program is handed, at the same numbers (the session prelude, which
+    #: bash reads as ``/dev/fd/N``: see :func:`execmagic.engine.session.prelude_fd`).
+    pass_fds: tuple[int, ...] = ()
 
 
 @dataclasses.dataclass(frozen=True)

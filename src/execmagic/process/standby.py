@@ -354,13 +354,14 @@ Confine = Callable[[list[str], dict[str, str]], "Confined"]
 
 
 def start_standby(cwd: str, env: Mapping[str, str], marker: str, *, expect: Expect, register: Register,
-                  confine: Confine | None = None) -> Standby:
+                  confine: Confine | None = None, pass_fds: tuple[int, ...] = ()) -> Standby:
     """Start a standby for runs in ``cwd`` with ``env`` (what a plain ``bash -c`` run would get).
 
     ``expect`` and ``register`` are the watchdog's (as for :func:`~.foreground.run_command`): the
     runner is swept if this process dies.  ``confine`` starts it inside a sandbox, as a confined run
     would start (its argv's first word is then the program that runs: bubblewrap, by its path; the
-    runner's pipes pass through it).  OS refusals raise ``OSError``; a missing bash raises
+    runner's pipes pass through it).  ``pass_fds``: descriptors the runner is handed as a run would be
+    (:attr:`.spec.Command.pass_fds`).  OS refusals raise ``OSError``; a missing bash raises
     :class:`~.errors.PreExecError`.
     """
     run_env = dict(env)
@@ -382,7 +383,7 @@ def start_standby(cwd: str, env: Mapping[str, str], marker: str, *, expect: Expe
                              reader=launch.reader) as (argv, fds):
                 runner = subprocess.Popen(
                     argv, executable=launch.program, cwd=cwd, env=launch.env,
-                    pass_fds=(read_end, ready_write, *fds), stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                    pass_fds=(read_end, ready_write, *fds, *pass_fds), stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
                     stderr=subprocess.PIPE, start_new_session=True)
             unregister = register(runner.pid, marker)
         except BaseException:

@@ -52,6 +52,9 @@ def start_watchdog(grace: float, record: int | None = None) -> subprocess.Popen[
         stderr=subprocess.DEVNULL,
         start_new_session=True,
         close_fds=True,
+        # "-m" puts the working folder first on the module path: the kernel's (a notebook's folder, which a
+        # sandboxed command may write) would let an `execmagic.py` planted there run as the watchdog
+        cwd="/",
     )
 
 

@@ -47,7 +47,9 @@ class SrunRun:
         if "SLURM_CONF" in env:
             cancel = ["env", f"SLURM_CONF={env['SLURM_CONF']}", *cancel]
         #: What runs locally: srun, with the job's environment (``--export=ALL``).
-        self.command = dataclasses.replace(command, argv=argv, env=env, on_owner_death=tuple(cancel))
+        # the script is srun's last word, and the job's shell reads it there: no descriptor reaches the cluster
+        self.command = dataclasses.replace(command, argv=argv, env=env, on_owner_death=tuple(cancel),
+                                           script_boot=None)
         self._stopped = threading.Event()
         self._thread: threading.Thread | None = None
         #: The job's state as the queue last reported it, in :meth:`~.status.JobStatus.words` form.

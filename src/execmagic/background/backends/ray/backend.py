@@ -586,5 +586,6 @@ class RayBackend:
         if self.client.headers:
             env["RAY_JOB_HEADERS"] = json.dumps(self.client.headers)
         argv = (sys.executable, "-m", "execmagic.background.backends.ray.follow")
-        return dataclasses.replace(command, argv=argv, env=env, display=command.display)
+        # the follower's argv is its own (the script goes in the spec): nothing of it to hand by descriptor
+        return dataclasses.replace(command, argv=argv, env=env, display=command.display, script_boot=None)
 
