@@ -11,6 +11,7 @@ import re
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 
 from ..process.errors import ExecError
+from ..process.work import ShellTooComplex
 from .commands import Simple
 from .levels import GUARDS, Guard
 from .names import Names
@@ -95,5 +96,6 @@ def check(guard: str, text: str | None = None, argv: Sequence[str] | None = None
         return None
     try:
         return next((r for r in _refusals(text, argv, env) if guard == "all" or r.catastrophic), None)
-    except RecursionError:  # a walk deeper than Python's stack: refused as what cannot be judged
+    except (RecursionError, ShellTooComplex):  # a walk deeper than Python's stack, or text nested in itself
+        # past what a reading linear in its length can follow: refused as what cannot be judged
         return refuse("too-deep", (text if text is not None else " ".join(argv or ()))[:200])

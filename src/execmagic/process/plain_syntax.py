@@ -20,6 +20,7 @@ from __future__ import annotations
 import re
 
 from .shell_lex import Op, source_tokens
+from .work import ShellTooComplex
 
 __all__ = ["surely_parses"]
 
@@ -53,7 +54,11 @@ def surely_parses(script: str) -> bool:
     if _ALIAS.search(script) or _UNSURE.search(script):
         return False
     line = _Line()
-    return all(line.takes(token, source) for token, source in source_tokens(script)) and line.complete()
+    try:
+        tokens = source_tokens(script)
+    except ShellTooComplex:  # nested in itself past what one reading follows: not known here
+        return False
+    return all(line.takes(token, source) for token, source in tokens) and line.complete()
 
 
 class _Line:

@@ -10,6 +10,8 @@ from __future__ import annotations
 import dataclasses
 import re
 
+from .work import step
+
 __all__ = ["Context", "Scanner"]
 
 
@@ -53,6 +55,7 @@ class Scanner:
         found: dict[int, Context] = {}
         text, pos, index = self.text, 0, 0
         while index < len(self.spans):
+            step()
             stop = self._stops().search(text, pos)
             end = stop.start() if stop else len(text)
             start, span_end = self.spans[index]
