@@ -592,6 +592,9 @@ def _close(text: str, start: int, *frames: _Frame, log: dict[int, tuple[int, boo
     while True:
         stop = walk._stops().search(text, pos)
         if stop is None:
+            for frame in walk.stack if log is not None else ():  # a "$((" still open never ends
+                if frame.start >= 0:
+                    walk.arith_log.setdefault(frame.start, (len(text) + 1, frame.kind != "arith"))
             return None
         pos = walk._step(stop.start())
         step()
