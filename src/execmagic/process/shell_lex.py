@@ -125,6 +125,13 @@ _CLASSES: dict[str, Callable[[_Frame], bool]] = {
 }
 
 
+@functools.cache
+def _classes_of(kind: str, closer: str) -> tuple[str, ...]:
+    """The classes of :data:`_CLASSES` a frame of ``kind`` and ``closer`` is in (they depend on nothing else)."""
+    frame = _Frame(kind, closer=closer)
+    return tuple(name for name, holds in _CLASSES.items() if holds(frame))
+
+
 class _Stack(list[_Frame]):
     """The frames open at a position, with the index of every frame of each class in :data:`_CLASSES`."""
 
@@ -136,9 +143,8 @@ class _Stack(list[_Frame]):
         self.extend(frames)
 
     def append(self, frame: _Frame) -> None:
-        for name, holds in _CLASSES.items():
-            if holds(frame):
-                self.at[name].append(len(self))
+        for name in _classes_of(frame.kind, frame.closer):
+            self.at[name].append(len(self))
         if frame.kind == "heredoc":
             self.ended_by.setdefault((frame.delimiter, frame.strip_tabs), []).append(len(self))
         super().append(frame)
@@ -149,11 +155,9 @@ class _Stack(list[_Frame]):
 
     def pop(self, index: SupportsIndex = -1) -> _Frame:
         assert index == -1, "only the top frame is ever popped"
-        top = len(self) - 1
-        for indices in self.at.values():
-            if indices and indices[-1] == top:
-                indices.pop()
         frame = super().pop()
+        for name in _classes_of(frame.kind, frame.closer):
+            self.at[name].pop()
         if frame.kind == "heredoc":
             self.ended_by[frame.delimiter, frame.strip_tabs].pop()
         return frame
@@ -162,10 +166,6 @@ class _Stack(list[_Frame]):
         """Close every frame from index ``at`` up (each was opened once: closing them all is linear overall)."""
         while len(self) > at:
             self.pop()
-
-    def changed_top(self) -> None:
-        """The top frame's kind or closer was changed in place: file it again."""
-        self.append(self.pop())
 
     def innermost(self, name: str) -> int:
         """The index of the innermost frame of class ``name``, or -1."""
@@ -393,8 +393,9 @@ class ShellScanner(Scanner):
             self.stack.pop()
         elif ch == ";" and not frame.loop and frame.closer != "]":
             # no arithmetic holds a ";": bash read "$((" / "((" as two subshells, "( (…); …)"
+            self.stack.pop()  # filed again below as what it now is
             frame.kind, frame.closer, frame.depth = "code", ")", 0
-            self.stack.changed_top()
+            self.stack.append(frame)
         elif ch == '"':
             self.stack.append(_Frame("dquote"))
         return i + 1
@@ -674,6 +675,7 @@ class Op(str):
 
 _OPERATORS = ("<<<", "<<-", "&>>", ";;&", "<<", ">>", "&&", "||", ";;", ";&", "|&", "&>", ">|", ">&", "<&", "<>",
               "<", ">", ";", "&", "|", "(", ")")
+_OPERATOR = re.compile("|".join(map(re.escape, _OPERATORS)))  # the first that fits, as the tuple is ordered
 REDIRECTS = frozenset({"<<<", "<<-", "&>>", "<<", ">>", "&>", ">|", ">&", "<&", "<>", "<", ">"})
 STDIN_REDIRECTS = frozenset({"<<", "<<-", "<<<"})
 WRITES = frozenset({">", ">>", ">|", "&>", "&>>", "<>", ">&"})
@@ -949,13 +951,14 @@ class _Lexer:
 
     def _redirect_or_operator(self) -> None:
         text, i = self.text, self.i
-        fd = "".join(self.parts)
-        if text[i] in "<>" and self.started and not self.quoted and fd.isdigit():
+        fd = "".join(self.parts) if text[i] in "<>" and self.started else ""
+        if fd and not self.quoted and fd.isdigit():
             self._new_word()  # "2>": the digits name a file descriptor, they are not a word
         else:
             fd = ""
             self._end_word()
-        op = next(o for o in _OPERATORS if text.startswith(o, i))
+        found = _OPERATOR.match(text, i)
+        op = found.group() if found else text[i]
         self._operator(op)
         self.i += len(op)
         if op in ("<<", "<<-"):
