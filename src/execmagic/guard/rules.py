@@ -76,7 +76,8 @@ RULES: tuple[Rule, ...] = (
     Rule("power", False, "{name} stops the machine",
          "shutdown, reboot, halt, poweroff, init/telinit 0/6, systemctl reboot/poweroff/halt/kexec"),
     Rule("crontab-remove", False, "removes every scheduled job of the user", "crontab -r"),
-    Rule("shred-file", False, "{name} destroys {where} beyond recovery", "shred -u ~/.ssh/id_rsa, wipe f, srm f"),
+    Rule("shred-file", False, "{name} destroys {where} beyond recovery",
+         "shred -u ~/.ssh/id_rsa, srm ~/.aws/credentials, wipe /etc/passwd (not an ordinary file: shred x.tmp)"),
     Rule("startup-file", False, "writes to the shell start-up file {where}: what it holds runs in every new shell",
          "echo … >> ~/.bashrc, ln -sf /dev/null ~/.profile, tee /etc/profile.d/x.sh, sed -i … ~/.zshrc"),
     Rule("too-deep", True, "is nested too deeply to check (substitutions, quotes or code inside code)",
@@ -210,9 +211,14 @@ def _kill_init(s: Simple) -> Hit | None:
 
 
 def _shred(s: Simple) -> Hit | None:
+    """Shredding what a system or a home cannot do without: a key or credential in a home's hidden folders
+    (``~/.ssh/id_rsa``), a file the system needs, a home or the root; not an ordinary file (``shred x.tmp``)."""
     if s.name in ("shred", "wipe", "srm"):
         for word, _ in written(s):
-            return "shred-file", {"name": s.name, "where": word}
+            path = resolve(word, s.cwd)
+            hidden = path is not None and path[:1] == ("home",) and any(p.startswith(".") for p in path[2:])
+            if hidden or system_file(word, s.cwd) or critical_target(word, s.cwd):
+                return "shred-file", {"name": s.name, "where": word}
     return None
 
 
