@@ -13,7 +13,7 @@ import random
 
 import pytest
 
-from execmagic.guard.check import check
+from execmagic.guard.check import CommandRefused, check
 from execmagic.guard.secrets import redact
 from work_count import growth
 
@@ -76,3 +76,20 @@ def test_text_too_tangled_to_read_in_linear_time_is_refused_not_passed():
     text = "rm x; " + "((" * 3000 + " 1 " + "))" * 10
     refusal = check("catastrophic", text)
     assert refusal is not None and refusal.rule == "too-deep"
+
+
+def test_the_freeze_cases_run_through_the_engine(engine):
+    """Through the engine, as ``%exec`` runs them: each is judged and run (or refused) at once, not frozen.
+
+    4,000 open parentheses are a syntax error bash reports; a 300,000-character word (given to a builtin:
+    no exec, no argument limit) with a trigger word beside it is run; the same word before ``rm -rf ~`` is
+    refused.  A hang check: before, the word alone kept the check busy for minutes; the suite's timeout is the bound.
+    """
+    nested = engine.run_script("echo " + "(" * 4000, guard="all")
+    assert nested.exit_code == 2 and "-c: line 1" in nested.stderr  # bash -c reports it, not an eval in the standby
+    word = _word(300_000)
+    ran = engine.run_script(f": {word}; rm -f ./not-here; echo ran", guard="all")
+    assert ran.exit_code == 0 and ran.stdout.strip() == "ran"
+    with pytest.raises(CommandRefused) as refused:
+        engine.run_script(f": {word}; rm -rf ~", guard="all")
+    assert refused.value.refusal.rule == "rm-recursive-root"
