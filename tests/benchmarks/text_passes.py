@@ -82,6 +82,7 @@ PASSES: dict[str, Callable[[str], Any]] = {
     "templating (bash)": lambda text: expand_params(text + " {x}", {"x": "v"}, language="bash"),
     "templating (python)": lambda text: expand_params(text + " {x}", {"x": "v"}, language="python"),
     "guard (check all)": lambda text: check("all", text),
+    "guard, walked (rm x; …)": lambda text: check("all", "rm x; " + text),
     "redaction": lambda text: redact(text, {"TOKEN": "s3cr3t-value"}),
 }
 

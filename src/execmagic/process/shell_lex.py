@@ -22,6 +22,12 @@ quotes or not; ``${…}`` counts no brackets, and ``((…))`` reads no ``${…}`
 substitution it asks the same walk where it ends (:func:`paren_end`, :func:`backtick_end`), so the
 two never disagree on nesting.
 
+Every reading is linear in the text's length, nesting included: the frame stack keeps the index of
+each kind of frame the walk asks about (so a step costs the same 4,000 frames deep), a ``$((`` inside
+a ``$((`` is looked up in the walk that passed it rather than walked again, and every step is counted
+against a budget linear in the text (:mod:`.work`) -- text that would need more is refused, never read
+halfway.
+
 It follows quoting and nesting, not the grammar: odd text (an unclosed quote, an unbalanced
 parenthesis) is read as far as it goes, never raised on.  Hand-written on purpose: measured against
 tree-sitter-bash on the templating, guard and parse corpora (``tests/benchmarks/shell_front_end.md``),
