@@ -115,7 +115,7 @@ REFUSED: list[tuple[str, str]] = [
     ("git -C / clean -fdx", "git-clean-root"),
     ("zip -rm home.zip ~", "archive-remove-root"),
     ("kill -KILL 1", "kill-init"),
-    ("shred -u notes.txt", "shred-file"),
+    ("shred -u ~/.gnupg/private-keys-v1.d/key.key", "shred-file"),
     ("echo 'alias ls=rm' >> ~/.zshrc", "startup-file"),
     ("shutdown -h now", "power"),
     ("systemctl reboot", "power"),

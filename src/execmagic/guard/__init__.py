@@ -23,7 +23,7 @@ about a place rather than a program (``/etc/passwd``, ``~/.bashrc``) ask :mod:`.
 command writes.  ``ssh host 'cmd'`` runs elsewhere and is not looked into.
 
 The modules, lowest first: ``paths`` → ``commands`` → ``options`` → ``names`` →
-``targets`` → ``rules`` → ``scripts`` → ``walk`` → ``check``; ``secrets`` and ``policy``
+``targets`` → ``rules`` → ``forks`` → ``scripts`` → ``walk`` → ``check``; ``secrets`` and ``policy``
 (allowed directories, the audit log) stand apart.
 """
 

@@ -11,6 +11,7 @@ import re
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 
 from ..process.errors import ExecError
+from ..process.work import ShellTooComplex
 from .commands import Simple
 from .levels import GUARDS, Guard
 from .names import Names
@@ -76,7 +77,14 @@ def _refusals(text: str | None, argv: Sequence[str] | None, env: Mapping[str, st
 def find_danger(text: str | None = None, argv: Sequence[str] | None = None,
                 env: Mapping[str, str] | None = None) -> Refusal | None:
     """The first rule that shell ``text`` (or an ``argv``) breaks, or ``None``."""
-    return next(_refusals(text, argv, env), None)
+    try:
+        return next(_refusals(text, argv, env), None)
+    except (RecursionError, ShellTooComplex):  # what cannot be judged is refused (see check)
+        return _too_deep(text, argv)
+
+
+def _too_deep(text: str | None, argv: Sequence[str] | None) -> Refusal:
+    return refuse("too-deep", (text if text is not None else " ".join(argv or ()))[:200])
 
 
 def check(guard: str, text: str | None = None, argv: Sequence[str] | None = None,
@@ -95,5 +103,6 @@ def check(guard: str, text: str | None = None, argv: Sequence[str] | None = None
         return None
     try:
         return next((r for r in _refusals(text, argv, env) if guard == "all" or r.catastrophic), None)
-    except RecursionError:  # a walk deeper than Python's stack: refused as what cannot be judged
-        return refuse("too-deep", (text if text is not None else " ".join(argv or ()))[:200])
+    except (RecursionError, ShellTooComplex):  # a walk deeper than Python's stack, or text nested in itself
+        # past what a reading linear in its length can follow: refused as what cannot be judged
+        return _too_deep(text, argv)

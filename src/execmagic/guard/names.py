@@ -44,6 +44,8 @@ _MAX_VALUES = 16
 #: Characters an expanded word may hold at most: a longer one is no path anyone types, and ``a=$a$a``
 #: repeated would double it each time (2**30 characters after thirty) -- it is left as written.
 _MAX_TEXT = 64 * 1024
+#: Levels of ``$(echo $(echo …))`` read as what they print: as deep as the walk follows code inside code.
+_MAX_PRINTING = 8
 #: Commands that give a name a value read at run time: the name is unknown afterwards.
 _READ_VALUES = {"read": {"-d", "-i", "-n", "-N", "-p", "-t", "-u"},
                 "mapfile": {"-d", "-n", "-O", "-s", "-u", "-C", "-c"},
@@ -64,6 +66,11 @@ class Names:
     env: Mapping[str, str] | None = None
     values: dict[str, Values] = dataclasses.field(default_factory=dict)
     opaque: bool = False
+    #: Whether code run in a ``$(…)`` body downloads something, found once per body and depth for the whole
+    #: check (each level of nesting asked it again of every level inside: twice the work per level).
+    downloads: dict[tuple[str, int], bool] = dataclasses.field(default_factory=dict, compare=False, repr=False)
+    #: How many ``$(…)`` are being read as what they print, one inside the other (see :meth:`printed`).
+    printing: int = dataclasses.field(default=0, compare=False, repr=False)
 
     @classmethod
     def of(cls, env: Mapping[str, str] | None) -> Names:
@@ -72,7 +79,7 @@ class Names:
 
     def copy(self) -> Names:
         """The names code run inside this code (a subshell, ``bash -c``, ``$(…)``) starts with."""
-        return Names(self.env, dict(self.values), self.opaque)
+        return Names(self.env, dict(self.values), self.opaque, self.downloads)
 
     def given(self, words: Sequence[Word]) -> Names:
         """The names code run by a command sees, with the command's own ``X=/ sh -c …`` (or ``env X=/ …``)."""
@@ -160,11 +167,21 @@ class Names:
         return None if values is None else (values, reference.end())
 
     def printed(self, body: str) -> str | None:
-        """What ``$(body)`` is when ``body`` only prints text it was given (``echo /``), trailing newlines off."""
+        """What ``$(body)`` is when ``body`` only prints text it was given (``echo /``), trailing newlines off.
+
+        Not known past :data:`_MAX_PRINTING` levels of ``$(echo $(echo …))``: each level reads the text inside
+        it again.  The walk refuses code nested that deep (rule too-deep), so nothing goes unjudged.
+        """
+        if self.printing >= _MAX_PRINTING:
+            return None
         items = [item for item in parse(tokenize(body)[0]) if item != ";"]
         if len(items) != 1 or not isinstance(items[0], Command):
             return None
-        text = emitted(self.expand(items[0]))
+        self.printing += 1
+        try:
+            text = emitted(self.expand(items[0]))
+        finally:
+            self.printing -= 1
         return None if text is None else text.rstrip("\n")
 
     # -- remembering -------------------------------------------------------------------------------

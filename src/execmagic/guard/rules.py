@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import dataclasses
 import os
-import re
 from collections.abc import Callable, Sequence
 
 from ..process.shell_lex import WRITES
@@ -20,7 +19,7 @@ from .options import find_exec, flags_of, operands_of
 from .paths import critical_target, device_path, resolve, startup_file, system_file
 from .targets import archived_and_removed, cleaned_trees, removed, written
 
-__all__ = ["FORK_CALLS", "MATCHERS", "RULES", "RULES_BY_ID", "Hit", "Refusal", "Rule", "fork_bomb", "match", "refuse"]
+__all__ = ["MATCHERS", "RULES", "RULES_BY_ID", "Hit", "Refusal", "Rule", "match", "refuse"]
 
 @dataclasses.dataclass(frozen=True)
 class Rule:
@@ -77,7 +76,8 @@ RULES: tuple[Rule, ...] = (
     Rule("power", False, "{name} stops the machine",
          "shutdown, reboot, halt, poweroff, init/telinit 0/6, systemctl reboot/poweroff/halt/kexec"),
     Rule("crontab-remove", False, "removes every scheduled job of the user", "crontab -r"),
-    Rule("shred-file", False, "{name} destroys {where} beyond recovery", "shred -u ~/.ssh/id_rsa, wipe f, srm f"),
+    Rule("shred-file", False, "{name} destroys {where} beyond recovery",
+         "shred -u ~/.ssh/id_rsa, srm ~/.aws/credentials, wipe /etc/passwd (not an ordinary file: shred x.tmp)"),
     Rule("startup-file", False, "writes to the shell start-up file {where}: what it holds runs in every new shell",
          "echo … >> ~/.bashrc, ln -sf /dev/null ~/.profile, tee /etc/profile.d/x.sh, sed -i … ~/.zshrc"),
     Rule("too-deep", True, "is nested too deeply to check (substitutions, quotes or code inside code)",
@@ -114,23 +114,6 @@ def refuse(rule_id: str, command: str, **fields: str) -> Refusal:
     """The refusal of ``command`` by rule ``rule_id``, its reason filled in with ``fields``."""
     rule = RULES_BY_ID[rule_id]
     return Refusal(rule.id, rule.reason.format(**fields), command, rule.catastrophic)
-
-
-# -- fork bombs: a shape of the text, not of one command -----------------------------------------------
-_FUNCTION = re.compile(r"(?:\bfunction\s+(?P<keyword>[^\s(){}|&;<>]+)\s*(?:\(\s*\))?|(?P<name>[^\s(){}|&;<>]+)"
-                       r"\s*\(\s*\))\s*\{(?P<body>[^{}]*)\}")
-FORK_CALLS = re.compile(r"\bfork\s+while\s+fork\b|\bwhile\b.{0,20}\bfork\s*\(\s*\)", re.DOTALL)
-
-
-def fork_bomb(skeleton: str) -> str | None:
-    """A function that runs itself twice at once (``f|f&``, ``f & f``), then is called: the text of it."""
-    for function in _FUNCTION.finditer(skeleton):
-        name = re.escape(function.group("keyword") or function.group("name"))
-        twice = re.search(rf"(?<![\w:]){name}\s*(?:\|&?|&)\s*{name}(?![\w:])", function.group("body"))
-        called = re.search(rf"(?:^|[\s;&|(]){name}(?:$|[\s;&|)])", skeleton[function.end():])
-        if twice and called:
-            return skeleton[function.start():function.end() + called.end()].strip()
-    return None
 
 
 # -- the rules' matchers: a simple command → (rule id, the reason's fields) -------------------------------
@@ -228,9 +211,14 @@ def _kill_init(s: Simple) -> Hit | None:
 
 
 def _shred(s: Simple) -> Hit | None:
+    """Shredding what a system or a home cannot do without: a key or credential in a home's hidden folders
+    (``~/.ssh/id_rsa``), a file the system needs, a home or the root; not an ordinary file (``shred x.tmp``)."""
     if s.name in ("shred", "wipe", "srm"):
         for word, _ in written(s):
-            return "shred-file", {"name": s.name, "where": word}
+            path = resolve(word, s.cwd)
+            hidden = path is not None and path[:1] == ("home",) and any(p.startswith(".") for p in path[2:])
+            if hidden or system_file(word, s.cwd) or critical_target(word, s.cwd):
+                return "shred-file", {"name": s.name, "where": word}
     return None
 
 

@@ -91,13 +91,17 @@ def _holds(words: list[str], i: int) -> bool:
     if word not in _NOUNS:
         word = next((noun for noun in _GLUED if word.endswith(noun)), word)
     after = words[i + 1] if i + 1 < len(words) else None
+    if word in ("auth", "authorization") and after in ("config", "json") and i + 2 == len(words):
+        return True  # DOCKER_AUTH_CONFIG: the registry credentials themselves
     if word in _LAST_NOUNS:
         return after is None and (i > 0 or word not in _NOT_ALONE) and not (
             word == "pass" and words[i - 1] in _DATA_QUALIFIERS)
     if word not in _NOUNS:
         return False
-    if after is not None and after in _DESCRIBING and (after not in ("id", "ids") or word in _ID_IS_A_DESCRIPTION):
-        return False
+    private_key_id = word == "key" and after == "id" and i > 0 and words[i - 1] == "private"
+    if after is not None and after in _DESCRIBING and not private_key_id and (
+            after not in ("id", "ids") or word in _ID_IS_A_DESCRIPTION):
+        return False  # a service account's "private_key_id" names the key that signs: kept as secret as the key
     if word in _QUALIFIED:
         if i == 0 and word in ("key", "keys"):  # a bare ``key``: a loop variable far more often than a credential
             return False

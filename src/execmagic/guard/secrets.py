@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Mapping
 
+from .inline_secrets import is_placeholder, option_secrets
 from .secret_names import secret_name
 
 __all__ = ["DEFAULT_ENV_ALLOW", "HOLD_LIMIT", "SECRET_NAME", "SECRET_VALUE", "Masked", "looks_secret", "redact",
@@ -55,7 +56,7 @@ SECRET_VALUE = re.compile(
     r"|[ \t]{0,8}[A-Za-z0-9+/=]{1,200}[ \t]{0,8}(?=\r?\n|$)|[ \t]{0,8}(?=\r?\n))){0,400}"
     r"(?:\r?\n-----END [A-Z ]{0,40}PRIVATE KEY-----)?"
     r"|eyJ(?<![A-Za-z0-9_-]eyJ)[A-Za-z0-9_-]{10,}\.eyJ[A-Za-z0-9_-]{10,}\.[A-Za-z0-9_-]{10,}"
-    r"|(?<![A-Za-z0-9+.-])[A-Za-z][A-Za-z0-9+.-]{0,31}://[^/\s:@]{1,256}:[^/\s@]{1,256}@"
+    r"|(?<![A-Za-z0-9+.-])[A-Za-z][A-Za-z0-9+.-]{0,31}://[^/\s:@]{0,256}:[^/\s@]{1,256}@"
     r"|(?:Bearer|bearer|BEARER)(?<![A-Za-z0-9_][Bb][Ee][Aa][Rr][Ee][Rr])[ \t]+[A-Za-z0-9._~+/-]{20,}=*"
 )
 _GENERIC_TOKEN = re.compile(r"[A-Za-z0-9_+/=-]{32,}")
@@ -123,10 +124,26 @@ def _redact_assignments(text: str) -> str:
         if value is None or (value.group(2) or value.group(3) or "").startswith("[REDACTED"):
             continue
         inner = 2 if value.group(2) is not None else 3 if value.group(3) is not None else 4
-        if inner == 4 and _CODE.fullmatch(value.group(4)):
-            continue
-        out += [text[done:value.start(inner)], "[REDACTED]"]
-        done = value.end(inner)
+        if (inner == 4 and _CODE.fullmatch(value.group(4))) or is_placeholder(value.group(inner)):
+            continue  # code, or no value at all (none, (unset), [], 42, "No such file"): nothing to hide
+        start, end = value.span(inner)
+        found = value.group(inner)
+        if found[0] in "([{<":  # (hunter2): the secret goes, the brackets around it stay
+            start += len(found) - len(found.lstrip("([{<"))
+            end -= len(found) - len(found.rstrip(")]}>"))
+        out += [text[done:start], "[REDACTED]"]
+        done = end
+    return "".join(out) + text[done:] if out else text
+
+
+def _redact_options(text: str) -> str:
+    """The passwords given to options (``mysql -phunter2``, ``curl -u admin:hunter2``) as ``[REDACTED]``."""
+    out: list[str] = []
+    done = 0
+    for start, end in option_secrets(text):
+        if start >= done:
+            out += [text[done:start], "[REDACTED]"]
+            done = end
     return "".join(out) + text[done:] if out else text
 
 
@@ -140,7 +157,7 @@ def redact(text: str, secrets: Mapping[str, str]) -> str:
     for name, value in sorted(secrets.items(), key=lambda kv: -len(kv[1])):
         if len(value) >= 6:
             text = text.replace(value, f"[REDACTED:{name}]")
-    return SECRET_VALUE.sub("[REDACTED]", _redact_assignments(text))
+    return SECRET_VALUE.sub("[REDACTED]", _redact_options(_redact_assignments(text)))
 
 
 #: The most of a read's end held back as a possible secret's start (a PEM block: the most it may grow to).

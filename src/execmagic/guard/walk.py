@@ -20,6 +20,7 @@ from collections.abc import Generator, Iterable, Iterator, Sequence
 
 from ..process.shell_lex import Word, tokenize
 from .commands import Command, Simple, command_name, emitted, parse, unwrap
+from .forks import FORK_CALLS, fork_bomb
 from .names import Names
 from .options import (
     DOWNLOADERS,
@@ -34,12 +35,13 @@ from .options import (
     su_command,
 )
 from .paths import Path, after_cd
-from .rules import FORK_CALLS, Refusal, fork_bomb, refuse
+from .rules import Refusal, refuse
 from .scripts import readable, shell_calls, tree_deleted
 
 __all__ = ["Walk", "argv_commands", "simple_commands", "walk", "walk_argv"]
 
-#: How deep code inside code (``bash -c "eval '…'"``) is followed; deeper text is not judged.
+#: How deep code inside code (``bash -c "eval '…'"``) is followed; deeper text is refused (rule too-deep):
+#: what the check cannot follow is not run.
 _MAX_DEPTH = 8
 _DEFINES_FUNCTION = re.compile(r"\(\s*\)\s*[{(]|\bfunction\s+[^\s(){}|&;<>]+")
 Walk = Generator["Simple | Refusal", None, "Path | None"]
@@ -54,6 +56,7 @@ def walk(text: str, cwd: Path | None, depth: int, names: Names | None = None) ->
     are added as the walk passes them (``X=/; rm -rf $X``).
     """
     if depth > _MAX_DEPTH:
+        yield refuse("too-deep", text[:200])
         return cwd
     tokens, skeleton = tokenize(text)
     bomb = fork_bomb(skeleton)
@@ -115,7 +118,7 @@ def _walk_pipeline(commands: list[Command], cwd: Path | None, depth: int, names:
 def _handed_on(simple: Simple, command: Command, before: list[Command], depth: int, names: Names) -> Walk:
     """Code that ``simple`` hands to a shell: walked as code (it is no longer data); downloads run unseen refused."""
     name, words = simple.name, simple.words
-    if words and words[0].code and _downloads(words[0].code, depth):  # `curl …` run as the command itself
+    if words and words[0].code and _downloads(words[0].code, depth, names):  # `curl …` run as the command itself
         yield refuse("pipe-to-shell", simple.display)
     if name in SHELLS or name in SOURCES or INTERPRETER.fullmatch(name):
         yield from _interpreted(simple, command, before, depth, names)
@@ -140,7 +143,7 @@ def _handed_on(simple: Simple, command: Command, before: list[Command], depth: i
 
 def _as_code(simple: Simple, code: Word, cwd: Path | None, depth: int, names: Names) -> Walk:
     """``code`` that ``simple`` hands to a shell, walked in ``cwd``; a download substituted into it is refused."""
-    if _downloads(code.code, depth):
+    if _downloads(code.code, depth, names):
         yield refuse("pipe-to-shell", simple.display)
     yield from walk(code, cwd, depth + 1, names)
     return cwd
@@ -179,7 +182,7 @@ def _code(simple: Simple, code: Word, shell: bool, depth: int, names: Names) -> 
 
 def _fed(simple: Simple, body: str, shell: bool, depth: int, names: Names) -> Walk:
     """The code a ``<(body)`` file gives ``simple``: a download refused, printed text (``echo '…'``) run."""
-    if _downloads([body], depth):
+    if _downloads([body], depth, names):
         yield refuse("pipe-to-shell", simple.display)
     elif (text := names.printed(body)) is not None:
         yield from _code(simple, Word(text), shell, depth, names)
@@ -188,7 +191,7 @@ def _fed(simple: Simple, body: str, shell: bool, depth: int, names: Names) -> Wa
 
 def _scripted(simple: Simple, code: Word, depth: int, names: Names) -> Walk:
     """Python/perl/node/ruby ``code``: a download run, a fork bomb, a tree deleted, the commands it runs."""
-    if _downloads(code.code, depth):
+    if _downloads(code.code, depth, names):
         yield refuse("pipe-to-shell", simple.display)
     elif FORK_CALLS.search(code):
         yield refuse("fork-bomb", simple.display)
@@ -204,10 +207,22 @@ def _scripted(simple: Simple, code: Word, depth: int, names: Names) -> Walk:
     return simple.cwd
 
 
-def _downloads(bodies: Iterable[str], depth: int) -> bool:
-    """Whether code run in ``bodies`` (``$(…)``, ``<(…)``) downloads something (curl, wget)."""
-    return any(isinstance(item, Simple) and item.name in DOWNLOADERS
-               for body in bodies for item in walk(body, None, depth + 1))
+def _downloads(bodies: Iterable[str], depth: int, names: Names) -> bool:
+    """Whether code run in ``bodies`` (``$(…)``, ``<(…)``) downloads something (curl, wget).
+
+    Each body's answer is kept for the rest of the check (``names.downloads``): asked again at every level of
+    nesting, of every level inside it, it cost twice as much per level.
+    """
+    return any(_body_downloads(body, depth, names.downloads) for body in bodies)
+
+
+def _body_downloads(body: str, depth: int, seen: dict[tuple[str, int], bool]) -> bool:
+    key = (body, depth)
+    if key not in seen:
+        inner = Names(downloads=seen)
+        seen[key] = any(isinstance(item, Simple) and item.name in DOWNLOADERS
+                        for item in walk(body, None, depth + 1, inner))
+    return seen[key]
 
 
 def walk_argv(argv: Sequence[str], names: Names | None = None) -> Walk:

@@ -20,6 +20,7 @@ from __future__ import annotations
 import re
 
 from .shell_lex import Op, source_tokens
+from .work import ShellTooComplex
 
 __all__ = ["surely_parses"]
 
@@ -34,6 +35,11 @@ _PARAM = rf"\$(?:{_NAME}|[0-9?#@*$!-]|\{{(?:{_NAME}|[0-9]+|[?#@*$!-])\}})"
 _PLAIN = r"[A-Za-z0-9_./:,+=%@^~!?*\[\]\-\u0080-\U0010ffff]"
 _PIECE = rf"(?:{_PLAIN}|'[^'\n]*'|\"(?:[^\"\\$`\n]|\\[^\n]|{_PARAM})*\"|\\[^\n]|{_PARAM})"
 _WORD = re.compile(rf"{_PIECE}(?:{_PIECE}|#)*")
+#: What a plain script is made of, read by one regex before any token: pieces of words, blanks, the
+#: operators' characters and comments.  Text with anything else (a bracket, a ``$(``, a backtick) is a
+#: no at C speed, however long or deeply nested it is; text made of these is then split and checked.
+_PLAIN_TEXT = re.compile(rf"(?:{_PLAIN}|'[^'\n]*'|\"(?:[^\"\\$`\n]|\\[^\n]|{_PARAM})*\"|\\[^\n]|{_PARAM}"
+                         r"|\$(?=\")|[ \t\n;&|<>]|#[^\n]*)*")  # $"…": a locale string, read as "…"
 _ASSIGNMENT = re.compile(rf"{_NAME}\+?=")
 #: ``NAME[`` at a word's start opens a subscript, which bash reads up to its ``]`` across blanks and quotes
 #: (``a[1 + 2]=x``).
@@ -50,10 +56,14 @@ _UNSURE = re.compile(r"[^\S \t\n]|[\x00-\x08\x0e-\x1f\x7f]|\\\n")
 
 def surely_parses(script: str) -> bool:
     """Whether ``bash -c script`` is sure to parse: ``True`` only for scripts in the plain subset above."""
-    if _ALIAS.search(script) or _UNSURE.search(script):
+    if _ALIAS.search(script) or _UNSURE.search(script) or not _PLAIN_TEXT.fullmatch(script):
         return False
     line = _Line()
-    return all(line.takes(token, source) for token, source in source_tokens(script)) and line.complete()
+    try:
+        tokens = source_tokens(script)
+    except ShellTooComplex:  # nested in itself past what one reading follows: not known here
+        return False
+    return all(line.takes(token, source) for token, source in tokens) and line.complete()
 
 
 class _Line:

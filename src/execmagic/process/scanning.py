@@ -11,6 +11,8 @@ import dataclasses
 import re
 from collections.abc import Callable
 
+from .work import step
+
 __all__ = ["Context", "Scanner"]
 
 
@@ -57,6 +59,7 @@ class Scanner:
         found: dict[int, Context] = {}
         text, pos, index = self.text, 0, 0
         while index < len(self.spans):
+            step()
             stop = self._stops().search(text, pos)
             end = stop.start() if stop else len(text)
             start, span_end = self.spans[index]

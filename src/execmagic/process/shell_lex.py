@@ -22,6 +22,12 @@ quotes or not; ``${…}`` counts no brackets, and ``((…))`` reads no ``${…}`
 substitution it asks the same walk where it ends (:func:`paren_end`, :func:`backtick_end`), so the
 two never disagree on nesting.
 
+Every reading is linear in the text's length, nesting included: the frame stack keeps the index of
+each kind of frame the walk asks about (so a step costs the same 4,000 frames deep), a ``$((`` inside
+a ``$((`` is looked up in the walk that passed it rather than walked again, and every step is counted
+against a budget linear in the text (:mod:`.work`) -- text that would need more is refused, never read
+halfway.
+
 It follows quoting and nesting, not the grammar: odd text (an unclosed quote, an unbalanced
 parenthesis) is read as far as it goes, never raised on.  Hand-written on purpose: measured against
 tree-sitter-bash on the templating, guard and parse corpora (``tests/benchmarks/shell_front_end.md``),
@@ -33,15 +39,17 @@ readings again.
 
 from __future__ import annotations
 
+import collections
 import dataclasses
 import functools
 import os
 import re
 import shutil
-from collections.abc import Iterable, Iterator
-from typing import TYPE_CHECKING
+from collections.abc import Callable, Iterable, Iterator
+from typing import TYPE_CHECKING, SupportsIndex
 
 from .scanning import Context, Scanner
+from .work import bounded, step
 
 if TYPE_CHECKING:
     from typing_extensions import Self
@@ -77,6 +85,7 @@ class _Frame:
     strip_tabs: bool = False
     in_dquote: bool = False
     array: bool = False  # a code frame that is a compound assignment, NAME=( … ): words only
+    start: int = -1      # where the text of a "$((" frame starts: its end is noted in the walk's arith_log
 
 
 # The characters after which a scanner in each frame has something to decide.
@@ -101,7 +110,78 @@ _HEREDOC_OP = re.compile(r"<<(-?)[ \t]*((?:[^\s;&|<>()'\"\\]|'[^']*'|\"(?:[^\"\\
 _KEYWORD_BEFORE = re.compile(r"(?<![\w$])(?:then|do|else|elif|if|while|until|time)$")
 #: The word before a ``(`` that makes it a compound assignment: ``NAME=(``, ``NAME+=(``, ``NAME[k]=(``.
 _ARRAY_ASSIGNMENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(?:\[[^\]\n]*\])?\+?=")
-_WORD_START_BEFORE = frozenset(" \t\n;&|(<>")  # not ")": $(…)#x is one word
+_WORD_START_BEFORE = frozenset(" \t\n;&|(<>")
+_WORD_BEFORE = frozenset(" \t\n;&|(")  # not ")": $(…)#x is one word
+
+
+#: What the walk asks of the frames below the top at nearly every step, each kept as the stack indices of
+#: the frames it holds, so that asking costs the same however deep the nesting is (4,000 open ``$(``
+#: cost the square of that when every step looked through them all).
+_CLASSES: dict[str, Callable[[_Frame], bool]] = {
+    "backtick": lambda f: f.kind == "backtick",
+    "plain-backtick": lambda f: f.kind == "backtick" and f.closer == "`",
+    "heredoc": lambda f: f.kind == "heredoc",
+    "any-heredoc": lambda f: f.kind in ("heredoc", "heredoc-quoted"),
+    "dquote-or-param": lambda f: f.kind in ("dquote", "param"),
+    "param": lambda f: f.kind == "param",
+    "not-param": lambda f: f.kind not in ("param", "psquote"),
+    "not-param-only": lambda f: f.kind != "param",
+    "dupword": lambda f: f.kind == "dupword",
+    "paren": lambda f: f.closer == ")",
+}
+
+
+@functools.cache
+def _classes_of(kind: str, closer: str) -> tuple[str, ...]:
+    """The classes of :data:`_CLASSES` a frame of ``kind`` and ``closer`` is in (they depend on nothing else)."""
+    frame = _Frame(kind, closer=closer)
+    return tuple(name for name, holds in _CLASSES.items() if holds(frame))
+
+
+class _Stack(list[_Frame]):
+    """The frames open at a position, with the index of every frame of each class in :data:`_CLASSES`."""
+
+    def __init__(self, frames: Iterable[_Frame] = ()) -> None:
+        super().__init__()
+        self.at: dict[str, list[int]] = {name: [] for name in _CLASSES}
+        #: The unquoted heredocs open, by the line that ends them: ``(delimiter, strip_tabs)`` → their indices.
+        self.ended_by: dict[tuple[str, bool], list[int]] = {}
+        self.extend(frames)
+
+    def append(self, frame: _Frame) -> None:
+        for name in _classes_of(frame.kind, frame.closer):
+            self.at[name].append(len(self))
+        if frame.kind == "heredoc":
+            self.ended_by.setdefault((frame.delimiter, frame.strip_tabs), []).append(len(self))
+        super().append(frame)
+
+    def extend(self, frames: Iterable[_Frame]) -> None:
+        for frame in frames:
+            self.append(frame)
+
+    def pop(self, index: SupportsIndex = -1) -> _Frame:
+        assert index == -1, "only the top frame is ever popped"
+        frame = super().pop()
+        for name in _classes_of(frame.kind, frame.closer):
+            self.at[name].pop()
+        if frame.kind == "heredoc":
+            self.ended_by[frame.delimiter, frame.strip_tabs].pop()
+        return frame
+
+    def cut(self, at: int) -> None:
+        """Close every frame from index ``at`` up (each was opened once: closing them all is linear overall)."""
+        while len(self) > at:
+            self.pop()
+
+    def innermost(self, name: str) -> int:
+        """The index of the innermost frame of class ``name``, or -1."""
+        indices = self.at[name]
+        return indices[-1] if indices else -1
+
+    def number(self, name: str, below_top: bool = False) -> int:
+        """How many frames of class ``name`` are open (not counting the top frame with ``below_top``)."""
+        indices = self.at[name]
+        return len(indices) - (below_top and bool(indices) and indices[-1] == len(self) - 1)
 
 
 @functools.cache
@@ -116,6 +196,18 @@ def _stops_for(name: str, in_backticks: bool, in_heredoc_body: bool) -> re.Patte
     return re.compile("|".join([*extra, pattern]))
 
 
+def _word_start(text: str, i: int) -> int:
+    """Where the word that ends at ``i`` starts: after the last blank, ``;``, ``&``, ``|`` or ``(`` before it.
+
+    Read back one character at a time, never past the previous ``(``: asked at each ``(``, the words
+    read back are disjoint, so all of them cost one pass over the text (``rfind`` from the start did not).
+    """
+    start = i
+    while start and text[start - 1] not in _WORD_BEFORE:
+        start -= 1
+    return start
+
+
 class ShellScanner(Scanner):
     """The walk: reports the context at each template's offset (``run``), and is what
     :func:`paren_end` and :func:`backtick_end` step through from inside a substitution."""
@@ -123,9 +215,12 @@ class ShellScanner(Scanner):
     def __init__(self, text: str, spans: list[tuple[int, int]], ansi_c: bool | None) -> None:
         super().__init__(text, spans)
         self.ansi_c = ansi_c
-        self.stack: list[_Frame] = [_Frame("code")]
-        self.pending: list[_Frame] = []  # heredocs whose bodies start at the next newline
+        self.stack = _Stack([_Frame("code")])
+        self.pending: collections.deque[_Frame] = collections.deque()  # heredocs whose bodies start at the next newline
         self.broken = False  # past a syntax error bash recovers from: where it goes on is not known here
+        #: Where each ``$((`` met so far ends (the index after it) and whether bash read it as a ``$( (…); … )``
+        #: command substitution: noted once in one walk, so that nothing inside it need be walked again.
+        self.arith_log: dict[int, tuple[int, bool]] = {}
 
     def _stops(self) -> re.Pattern[str]:
         frame = self.stack[-1]
@@ -135,24 +230,24 @@ class ShellScanner(Scanner):
             name = "case"  # inside $( … ) a case pattern's ")" must not end it
         else:
             name = "code" if frame.kind in ("param", "backtick") else frame.kind
-        in_body = any(f.kind == "heredoc" for f in self.stack[:-1])
+        in_body = self.stack.number("heredoc", below_top=True) > 0
         return _stops_for(name, self._in_backticks(), in_body)
 
     def _context(self) -> Context:
         frames = self.stack
-        ticks = tuple(f.in_dquote for f in reversed(frames) if f.kind == "backtick")
+        ticks = tuple(frames[at].in_dquote for at in reversed(frames.at["backtick"]))
         if self.broken:
             return Context("unparsed", backticks=ticks)
         top = frames[-1]
         kind = top.kind
-        twice = any(f.kind == "dupword" for f in frames)
-        ends = tuple((f.delimiter, f.strip_tabs) for f in frames if f.kind in ("heredoc", "heredoc-quoted"))
+        twice = frames.number("dupword") > 0
+        ends = tuple((frames[at].delimiter, frames[at].strip_tabs) for at in frames.at["any-heredoc"])
         if kind in ("backtick", "dupword"):
             kind = "code"
         elif kind == "ansi" and self.ansi_c is None:
             kind = "ansi-unknown"
         elif kind in ("param", "psquote"):  # ${…} is read like the quoting around it
-            outer = next(f for f in reversed(frames) if f.kind not in ("param", "psquote"))
+            outer = frames[frames.innermost("not-param")]
             kind = "code" if outer.kind in ("backtick", "dupword") else outer.kind
             top = outer
             return Context(kind, delimiter=top.delimiter, strip_tabs=top.strip_tabs, backticks=ticks,
@@ -207,7 +302,7 @@ class ShellScanner(Scanner):
         """At ``\\"`` inside a `…` that stands in "…": the backtick level makes it a ``"`` of the command
         inside (``"`echo \\"{v}\\"`"``), so it opens or closes "…" there; whether it did."""
         at = self._innermost_backtick()
-        if not at or not self.stack[at].in_dquote or any(f.kind == "param" for f in self.stack[at:]):
+        if not at or not self.stack[at].in_dquote or self.stack.innermost("param") > at:
             return False
         if kind == "dquote" and len(self.stack) - 1 > at:
             self.stack.pop()
@@ -218,11 +313,11 @@ class ShellScanner(Scanner):
         return False
 
     def _in_backticks(self) -> bool:
-        return any(f.kind == "backtick" for f in self.stack)
+        return self.stack.number("backtick") > 0
 
     def _innermost_backtick(self) -> int:
         """The stack index of the innermost backtick frame, or 0 (the top-level frame is never one)."""
-        return next((at for at in range(len(self.stack) - 1, 0, -1) if self.stack[at].kind == "backtick"), 0)
+        return max(self.stack.innermost("backtick"), 0)
 
     def _close_backtick(self) -> bool:
         """A plain backtick ends the `…` that is open, with whatever was opened inside it since.
@@ -231,10 +326,9 @@ class ShellScanner(Scanner):
         or not (only then is the body parsed), so ``echo `echo '`'`` ends at the second backtick.
         Only one plain `…` is ever open: a plain backtick inside one closes it.
         """
-        at = next((at for at in range(len(self.stack) - 1, 0, -1) if self.stack[at].closer == "`"
-                   and self.stack[at].kind == "backtick"), 0)
+        at = max(self.stack.innermost("plain-backtick"), 0)
         if at:
-            del self.stack[at:]
+            self.stack.cut(at)
         return bool(at)
 
     def _escaped_backtick(self, i: int) -> int:
@@ -245,7 +339,7 @@ class ShellScanner(Scanner):
         """
         at = self._innermost_backtick()
         if self.stack[at].closer == "\\`":
-            del self.stack[at:]
+            self.stack.cut(at)
         elif self.stack[-1].kind in ("code", "backtick", "dquote", "param", "dupword", "heredoc"):
             self.stack.append(_Frame("backtick", closer="\\`", in_dquote=self._in_dquote()))
         return i + 2
@@ -255,10 +349,8 @@ class ShellScanner(Scanner):
 
         Not inside a ``${…}`` there (``"${x:-`…`}"``): bash keeps ``\\"`` as written in that one.
         """
-        for frame in reversed(self.stack):
-            if frame.kind in ("dquote", "param"):
-                return frame.kind == "dquote"
-        return False
+        at = self.stack.innermost("dquote-or-param")
+        return at >= 0 and self.stack[at].kind == "dquote"
 
     def _dollar(self, i: int) -> int:
         text = self.text
@@ -281,7 +373,7 @@ class ShellScanner(Scanner):
             self.stack.append(_Frame("arith", closer="]"))
             return i + 2
         if nxt == "((":
-            self.stack.append(_Frame("arith"))
+            self.stack.append(_Frame("arith", start=i + 3))
             return i + 3
         if nxt.startswith("("):
             self.stack.append(_Frame("code", closer=")"))
@@ -300,12 +392,16 @@ class ShellScanner(Scanner):
                 frame.depth -= 1
             elif self.text.startswith("))", i):
                 self.stack.pop()
+                if frame.start >= 0:
+                    self.arith_log[frame.start] = (i + 2, False)
                 return i + 2
         elif ch == "]" and frame.closer == "]" and not frame.depth:
             self.stack.pop()
         elif ch == ";" and not frame.loop and frame.closer != "]":
             # no arithmetic holds a ";": bash read "$((" / "((" as two subshells, "( (…); …)"
+            self.stack.pop()  # filed again below as what it now is
             frame.kind, frame.closer, frame.depth = "code", ")", 0
+            self.stack.append(frame)
         elif ch == '"':
             self.stack.append(_Frame("dquote"))
         return i + 1
@@ -324,7 +420,7 @@ class ShellScanner(Scanner):
         """A ``${…}`` inside ``"…"`` or a heredoc: bash reads a ``'`` there as a plain character."""
         if frame.kind != "param":
             return False
-        outer = next(f for f in reversed(self.stack) if f.kind != "param")
+        outer = self.stack[self.stack.innermost("not-param-only")]
         return outer.kind in ("dquote", "heredoc")
 
     def _param(self, frame: _Frame, i: int, ch: str) -> int:
@@ -374,12 +470,13 @@ class ShellScanner(Scanner):
                 self.stack.append(_Frame("arith", loop=after_for))
                 return i + 2
             # a subshell, a group, a function's () or a case's (pattern), or NAME=( … ): its own frame
-            word = max(text.rfind(c, 0, i) for c in " \t\n;&|(") + 1
-            array = _ARRAY_ASSIGNMENT.fullmatch(text, word, i) is not None
+            array = i > 0 and text[i - 1] == "=" and bool(_ARRAY_ASSIGNMENT.fullmatch(text, _word_start(text, i), i))
             self.stack.append(_Frame("code", closer=")", array=array))
         elif ch == ")":
             if frame.closer == ")" and not frame.cases:  # a case pattern's ")" is not the end
                 self.stack.pop()
+                if frame.start >= 0:  # a "$((" that a ";" made a command substitution
+                    self.arith_log[frame.start] = (i + 1, True)
         elif ch == "<":
             return self._heredoc_operator(i)
         elif ch == ">":
@@ -442,7 +539,7 @@ class ShellScanner(Scanner):
             line_end = text.find("\n", start)
             line = text[start:len(text) if line_end < 0 else line_end]
             line = line.lstrip("\t") if current.strip_tabs else line
-            in_substitution = any(f.closer == ")" for f in self.stack[:-1])
+            in_substitution = self.stack.number("paren", below_top=True) > 0
             if in_substitution and line.startswith(current.delimiter + ")"):
                 self.stack.pop()  # bash also ends the body at "EOF)" inside $( … ); the ")" is code
                 return start + (len(text[start:]) - len(text[start:].lstrip("\t"))) + len(current.delimiter)
@@ -451,7 +548,7 @@ class ShellScanner(Scanner):
             self.stack.pop()
             start = len(text) if line_end < 0 else line_end + 1
         if self.pending:
-            self.stack.append(self.pending.pop(0))
+            self.stack.append(self.pending.popleft())
             return self._heredoc_line(self.stack[-1], start) if self._at_delimiter(start) else start
         return start
 
@@ -467,11 +564,19 @@ class ShellScanner(Scanner):
             escapes -= 1
         if (i - escapes) % 2:
             return None
-        for at, frame in enumerate(self.stack[:-1]):
-            if frame.kind == "heredoc" and self._at_delimiter(i + 1, frame):
-                del self.stack[at + 1:]
-                return self._heredoc_line(frame, i + 1)
-        return None
+        if not self.stack.number("heredoc", below_top=True):
+            return None
+        line_end = self.text.find("\n", i + 1)
+        line = self.text[i + 1:len(self.text) if line_end < 0 else line_end]
+        ends = self.stack.ended_by
+        # the outermost body this line ends (a heredoc's delimiter line is read as written, or less its tabs)
+        found = [ends[key][0] for key in ((line, False), (line.lstrip("\t"), True)) if ends.get(key)]
+        at = min(found, default=len(self.stack) - 1)
+        if at >= len(self.stack) - 1:
+            return None
+        frame = self.stack[at]
+        self.stack.cut(at + 1)
+        return self._heredoc_line(frame, i + 1)
 
     def _at_delimiter(self, start: int, frame: _Frame | None = None) -> bool:
         frame = frame or self.stack[-1]
@@ -481,16 +586,25 @@ class ShellScanner(Scanner):
 
 
 # -- where a substitution ends: the same walk, started inside it ---------------------------------------
-def _close(text: str, start: int, *frames: _Frame) -> int | None:
-    """The index after the closer of the innermost of ``frames`` (opened just before ``start``), or ``None``."""
+def _close(text: str, start: int, *frames: _Frame, log: dict[int, tuple[int, bool]] | None = None) -> int | None:
+    """The index after the closer of the innermost of ``frames`` (opened just before ``start``), or ``None``.
+
+    ``log``: where to note the end of every ``$((`` the walk passes (see :func:`_arith_or_command`).
+    """
     walk = ShellScanner(text, [], ansi_c=True)
+    if log is not None:
+        walk.arith_log = log
     walk.stack.extend(frames)
     depth, pos = len(walk.stack), start
     while True:
         stop = walk._stops().search(text, pos)
         if stop is None:
+            for frame in walk.stack if log is not None else ():  # a "$((" still open never ends
+                if frame.start >= 0:
+                    walk.arith_log.setdefault(frame.start, (len(text) + 1, frame.kind != "arith"))
             return None
         pos = walk._step(stop.start())
+        step()
         if len(walk.stack) < depth:
             return pos
 
@@ -513,13 +627,20 @@ def backtick_end(text: str, start: int) -> int:
     return _backtick(text, start)[1]
 
 
-def _arith_end(text: str, start: int) -> int:
-    """The index of the last ``)`` of the ``$((`` opened just before ``start``, or the end of ``text``.
+def _arith_or_command(text: str, start: int, log: dict[int, tuple[int, bool]]) -> tuple[int, bool]:
+    """The index of the last ``)`` of the ``$((`` opened just before ``start`` (or the end of ``text``), and
+    whether bash reads it as a command substitution: ``$((a); b)`` is ``$( (a); b )``, which runs ``a`` and ``b``.
 
-    Bash counts parentheses there (``${x/a/(}`` opens one) and reads ``$((a); b)`` as a ``$( … )``.
+    Bash counts parentheses there (``${x/a/(}`` opens one).  ``log`` holds what earlier walks of ``text``
+    found: the walk that reads one ``$((`` notes where each ``$((`` inside it ends, so text nested
+    thousands deep is walked once, not once per level.
     """
-    end = _close(text, start, _Frame("arith"))
-    return len(text) if end is None else end - 1
+    if start not in log:
+        frame = _Frame("arith", start=start)
+        if _close(text, start, frame, log=log) is None:
+            log[start] = (len(text) + 1, frame.kind != "arith")
+    end, command = log[start]
+    return end - 1, command
 
 
 def _param_end(text: str, start: int, in_dquote: bool) -> int:
@@ -560,6 +681,7 @@ class Op(str):
 
 _OPERATORS = ("<<<", "<<-", "&>>", ";;&", "<<", ">>", "&&", "||", ";;", ";&", "|&", "&>", ">|", ">&", "<&", "<>",
               "<", ">", ";", "&", "|", "(", ")")
+_OPERATOR = re.compile("|".join(map(re.escape, _OPERATORS)))  # the first that fits, as the tuple is ordered
 REDIRECTS = frozenset({"<<<", "<<-", "&>>", "<<", ">>", "&>", ">|", ">&", "<&", "<>", "<", ">"})
 STDIN_REDIRECTS = frozenset({"<<", "<<-", "<<<"})
 WRITES = frozenset({">", ">>", ">|", "&>", "&>>", "<>", ">&"})
@@ -587,15 +709,23 @@ def unescape(text: str) -> str:
 
 def live_substitutions(text: str) -> Iterator[str]:
     """The ``$(…)`` and backtick bodies a shell runs when it expands ``text`` (an unquoted heredoc, ``${…}``)."""
-    i = 0
+    return _live(text, 0, len(text), {})
+
+
+def _live(text: str, i: int, end: int, log: dict[int, tuple[int, bool]]) -> Iterator[str]:
+    """:func:`live_substitutions` of ``text[i:end]``; ``log`` as for :func:`_arith_or_command`."""
     while True:
-        match = _LIVE.search(text, i)
+        step()
+        match = _LIVE.search(text, i, end)
         if match is None:
             return
-        if match.group() == "$(" and text.startswith("(", match.end()):  # $((…)): what runs inside it
-            end = _arith_end(text, match.end() + 1)
-            yield from live_substitutions(text[match.end() + 1:end])
-            i = end + 1
+        if match.group() == "$(" and text.startswith("(", match.end(), end):  # $((…)): what runs inside it
+            close, command = _arith_or_command(text, match.end() + 1, log)
+            if command:
+                yield text[match.end():close]
+                i = close + 1
+            else:  # read on inside it: a $(( in it is looked up in the log, not walked again
+                i = match.end() + 1
         elif match.group() == "$(":
             end = paren_end(text, match.end())
             yield text[match.end():end]
@@ -624,6 +754,8 @@ class _Lexer:
         self.sources: list[tuple[int, int]] = []  # where each token was read: (start, end) in the text
         self.word_start = 0
         self.arithmetic_end = 0  # where the (( … )) being read ends
+        self.last_close = text.rfind("))")
+        self.arith_log: dict[int, tuple[int, bool]] = {}  # see _arith_or_command
         self.expanded_twice = False  # the next word is the target of >&, which bash expands twice
         self._new_word()
 
@@ -666,6 +798,7 @@ class _Lexer:
     def run(self) -> list[Word | Op]:
         text = self.text
         while self.i < len(text):
+            step()
             begin, started = self.i, self.started
             plain = _PLAIN.match(text, self.i)
             if plain:
@@ -719,8 +852,8 @@ class _Lexer:
         elif char in "<>" and text.startswith("(", i + 1):
             self._process_substitution()
         else:
-            if text.startswith("((", i) and not self.started:
-                self._arithmetic_command()
+            if text.startswith("((", i) and not self.started and i >= self.arithmetic_end:
+                self._arithmetic_command()  # one inside a (( … )) already read: its substitutions are in
             self._redirect_or_operator()
 
     def _arithmetic_command(self) -> None:
@@ -730,17 +863,21 @@ class _Lexer:
         reads it there: a ``${`` is two characters (bash counts parentheses only), and every ``$( … )``
         in it runs, quoted or not (bash reads it as it reads "…"), so those become the next word's code.
         """
+        if self.last_close < self.i + 2:  # no "))" after it: it cannot be one (checked in O(1), not walked)
+            return
         after_for = bool(self.tokens) and self.tokens[-1] == "for"
         frame = _Frame("arith", loop=after_for)
-        end = _close(self.text, self.i + 2, frame)
+        end = _close(self.text, self.i + 2, frame, log=self.arith_log)
         if end is not None and frame.kind == "arith":  # a ";" in it made it subshells: kind "code"
             self.arithmetic_end = end
             # bash reads (( … )) as it reads "…": a '…' there is no quote, and every $( … ) in it runs
-            self.code.extend(live_substitutions(self.text[self.i + 2:end - 2]))
+            self.code.extend(_live(self.text, self.i + 2, end - 2, self.arith_log))
 
     def _double_quoted(self) -> None:
         text, i, parts = self.text, self.i + 1, []
+        length = self.length  # where the next part starts in the word
         while i < len(text) and text[i] != '"':
+            step()
             run = _DQ_PLAIN.match(text, i)
             if run:
                 parts.append(run.group())
@@ -750,13 +887,14 @@ class _Lexer:
                 parts.append(after if after in '$`"\\' else ("" if after == "\n" else "\\" + after))
                 i += 2
             elif text[i] == "$":
-                self.live.append(self.length + sum(map(len, parts)))
+                self.live.append(length)
                 i = self._expansion(i, parts, in_dquote=True)
             else:
                 body, i = _backtick(text, i + 1)
                 self.code.append(body)
-                self.live.append(self.length + sum(map(len, parts)))
+                self.live.append(length)
                 parts.append(f"`{body}`")
+            length += len(parts[-1]) if parts else 0
         self._add("".join(parts), quoted=True, skeleton='""')
         self.i = i + 1
 
@@ -764,8 +902,11 @@ class _Lexer:
         """``$(…)``, ``$((…))``, ``${…}`` or a plain ``$`` at ``i``: add it to ``parts``; the index after it."""
         text = self.text
         if text.startswith("$((", i):  # arithmetic: only the substitutions inside it run
-            end = _arith_end(text, i + 3)
-            self.code.extend(live_substitutions(text[i + 3:end]))
+            end, command = _arith_or_command(text, i + 3, self.arith_log)
+            if command:  # $((a); b): a command substitution whose body starts with a subshell
+                self.code.append(text[i + 2:end])
+            else:
+                self.code.extend(_live(text, i + 3, end, self.arith_log))
             parts.append(text[i:end + 1])
             return end + 1
         if text.startswith("$(", i):
@@ -816,13 +957,14 @@ class _Lexer:
 
     def _redirect_or_operator(self) -> None:
         text, i = self.text, self.i
-        fd = "".join(self.parts)
-        if text[i] in "<>" and self.started and not self.quoted and fd.isdigit():
+        fd = "".join(self.parts) if text[i] in "<>" and self.started else ""
+        if fd and not self.quoted and fd.isdigit():
             self._new_word()  # "2>": the digits name a file descriptor, they are not a word
         else:
             fd = ""
             self._end_word()
-        op = next(o for o in _OPERATORS if text.startswith(o, i))
+        found = _OPERATOR.match(text, i)
+        op = found.group() if found else text[i]
         self._operator(op)
         self.i += len(op)
         if op in ("<<", "<<-"):
@@ -853,7 +995,8 @@ def tokenize(text: str) -> tuple[list[Word | Op], str]:
     ``echo ':(){ :|:& };:'`` -- data -- is not taken for one.
     """
     lexer = _Lexer(text)
-    tokens = lexer.run()
+    with bounded(text):
+        tokens = lexer.run()
     return tokens, "".join(lexer.skeleton)
 
 
@@ -864,5 +1007,6 @@ def source_tokens(text: str) -> list[tuple[Word | Op, str]]:
     text, the source how it was spelled.
     """
     lexer = _Lexer(text)
-    tokens = lexer.run()
+    with bounded(text):
+        tokens = lexer.run()
     return [(token, text[start:end]) for token, (start, end) in zip(tokens, lexer.sources, strict=True)]

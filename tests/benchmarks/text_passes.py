@@ -1,0 +1,141 @@
+"""Every pass over command text, fed 1 MB of random and adversarial text: seconds per MB, and the growth.
+
+    python tests/benchmarks/text_passes.py [--mb 1.0] [--limit 60] [--corpus NAME ...] [--pass NAME ...]
+
+The passes run on every ``%exec`` (the standby's check, templating, the guard) or on every output
+shown to an agent (redaction), so each must take time linear in its text, whatever the text.  Each
+corpus is fed at half the size and at the full size; the table gives seconds per MB at the full size
+and the ratio of the two times (about 2 when linear, about 4 when quadratic).  A run that takes more
+than ``--limit`` seconds is stopped and shown as ``>limit``.  An answer that is a refusal (the guard's
+too-deep, the reader's "too complex") is an answer: its time is what is measured.
+
+Corpora: random shell-like text, random brackets and quotes, ``;``/``|``/``&`` in all orders, nesting 4,000
+deep and more (``(``, ``$(``, ``$((``, ``${``, ``"$(``, backticks; closed and not), heredocs, a long word
+after a guard trigger (``python3 -c '…' {b64}``), fork-bomb shapes, secret-shaped labels for redaction.
+Nothing here runs in the default suite; the suite bounds the *work* (``tests/work_count.py``), not time.
+"""
+
+from __future__ import annotations
+
+import argparse
+import base64
+import random
+import signal
+import sys
+import time
+from collections.abc import Callable
+from typing import Any
+
+from execmagic.engine.template import expand_params
+from execmagic.guard.check import check
+from execmagic.guard.secrets import redact
+from execmagic.process.plain_syntax import surely_parses
+from execmagic.process.shell_lex import tokenize
+
+MB = 1_000_000
+
+
+def _random(alphabet: str, n: int, seed: int = 1) -> str:
+    rng = random.Random(seed)
+    return "".join(rng.choice(alphabet) for _ in range(n))
+
+
+def _repeat(unit: str, n: int) -> str:
+    return (unit * (n // len(unit) + 1))[:n]
+
+
+def _orders(n: int) -> str:
+    """``;``, ``|``, ``&`` and their doubles in every order, between short words."""
+    rng = random.Random(3)
+    ops = [";", "|", "&", "&&", "||", ";;", "|&", ";&", "&>", ">&"]
+    return "".join(f"w{rng.randrange(9)} {rng.choice(ops)}{rng.choice(ops)} " for _ in range(n // 9 + 1))[:n]
+
+
+def _b64(n: int) -> str:
+    return base64.b64encode(random.Random(2).randbytes(n * 3 // 4 + 3)).decode()[:n]
+
+
+CORPORA: dict[str, Callable[[int], str]] = {
+    "shell at random": lambda n: _random("()[]{}'\"`$;|&<>#\\\n \t=:-/*!?~abcdefrmEOF0123456789", n),
+    "brackets, quotes at random": lambda n: _random("()[]{}$`'\" ", n),
+    ";|& in all orders": _orders,
+    "( deep, open": lambda n: "echo " + "(" * (n - 5),
+    "( deep, closed": lambda n: "(" * (n // 2) + ")" * (n // 2),
+    "$( deep, open": lambda n: "echo " + "$(" * (n // 2),
+    "$( deep, closed": lambda n: "echo " + "$(" * (n // 4) + ")" * (n // 4),
+    "$(( deep, open": lambda n: "echo " + "$((" * (n // 3),
+    "${ deep, open": lambda n: "echo " + "${" * (n // 2),
+    '"$( deep, open': lambda n: "echo " + '"$(' * (n // 3),
+    "{ deep": lambda n: "echo " + "{" * n,
+    "4,000 deep, repeated": lambda n: _repeat("echo " + "$(" * 4000 + ")" * 4000 + "\n", n),
+    "backticks": lambda n: "echo " + "`" * n,
+    "heredocs": lambda n: _repeat("cat <<EOF\n$(a\n'b\"\nEOF\n", n),
+    "long word after a trigger": lambda n: "python3 -c 'import os' " + _b64(n),
+    "fork-bomb shapes": lambda n: _repeat("f(){ f|f& };g (){ x; } ", n),
+    "secret-shaped labels": lambda n: _repeat("password=[] token: none api_key=(unset) Bearer x "
+                                              "mysql -phunter2 curl -u a:b redis://:p@h ", n),
+}
+
+PASSES: dict[str, Callable[[str], Any]] = {
+    "shell reader (tokenize)": tokenize,
+    "standby check (surely_parses)": surely_parses,
+    "templating (bash)": lambda text: expand_params(text + " {x}", {"x": "v"}, language="bash"),
+    "templating (python)": lambda text: expand_params(text + " {x}", {"x": "v"}, language="python"),
+    "guard (check all)": lambda text: check("all", text),
+    "guard, walked (rm x; …)": lambda text: check("all", "rm x; " + text),
+    "redaction": lambda text: redact(text, {"TOKEN": "s3cr3t-value"}),
+}
+
+
+class _Slow(Exception):
+    pass
+
+
+def _stop(*_: object) -> None:
+    raise _Slow
+
+
+def timed(run: Callable[[str], Any], text: str, limit: float) -> float | None:
+    """Seconds ``run(text)`` took, or ``None`` past ``limit`` (an exception it raises is its answer)."""
+    signal.signal(signal.SIGALRM, _stop)
+    signal.setitimer(signal.ITIMER_REAL, limit)
+    start = time.perf_counter()
+    try:
+        run(text)
+    except _Slow:
+        return None
+    except Exception:  # a refusal raised is an answer: its cost is what is measured
+        pass
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+    return time.perf_counter() - start
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--mb", type=float, default=1.0, help="the full size, in MB (1 MB = 10**6 characters)")
+    parser.add_argument("--limit", type=float, default=60.0, help="seconds one run may take before it is stopped")
+    parser.add_argument("--corpus", nargs="*", default=list(CORPORA))
+    parser.add_argument("--pass", dest="passes", nargs="*", default=list(PASSES))
+    args = parser.parse_args()
+    size = int(args.mb * MB)
+    sys.setrecursionlimit(10_000)
+    print(f"| corpus | pass | s/MB at {args.mb:g} MB | ratio to half the size |")
+    print("| --- | --- | ---: | ---: |")
+    worst: dict[str, float] = {}
+    for corpus in args.corpus:
+        full, half = CORPORA[corpus](size), CORPORA[corpus](size // 2)
+        for name in args.passes:
+            run = PASSES[name]
+            small = timed(run, half, args.limit)
+            large = timed(run, full, args.limit) if small is not None else None
+            per_mb = None if large is None else large / args.mb
+            ratio = "" if small is None or large is None else f"{large / max(small, 1e-9):.2f}"
+            shown = f">{args.limit:g} s" if per_mb is None else f"{per_mb:.3f}"
+            print(f"| {corpus} | {name} | {shown} | {ratio} |", flush=True)
+            worst[name] = max(worst.get(name, 0.0), float("inf") if per_mb is None else per_mb)
+    print("\nworst s/MB per pass: " + ", ".join(f"{name} {value:.3f}" for name, value in worst.items()))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,95 @@
+"""The guard's work is linear in the command's length, and what it cannot follow it refuses.
+
+A 32,000-character argument with a trigger word in it (``python3 -c '…' {b64}``) took 9.25 s before
+anything ran, a 300,000-character one over a minute (the fork-bomb pattern tried a function name at
+every offset of the word).  Work is counted, not timed (``tests/work_count.py``); the long word is a
+hang check: the suite's own timeout is what it would hit.
+"""
+
+from __future__ import annotations
+
+import base64
+import random
+
+import pytest
+
+from execmagic.guard.check import CommandRefused, check
+from execmagic.guard.secrets import redact
+from work_count import growth
+
+LINEAR = 2.6
+
+
+def _word(n: int) -> str:
+    return base64.b64encode(random.Random(n).randbytes(n * 3 // 4)).decode()
+
+
+GUARDED = {
+    "a long word after a trigger": lambda n: "python3 -c 'import os' " + _word(n),
+    "a long word then ()": lambda n: "rm " + "a" * n + "()",
+    "function and a long name": lambda n: "rm; function " + "a" * n,
+    "many functions never called": lambda n: ("f(){ f|f; }; " * (n // 13 + 1))[:n] + " rm",
+    "$( nested": lambda n: "rm -rf $(" + "echo $(" * (n // 7),
+    "quotes": lambda n: "rm " + "'" * n,
+    "backslashes": lambda n: "rm " + "\\" * n,
+}
+
+
+@pytest.mark.parametrize("command", GUARDED)
+def test_twice_the_command_is_twice_the_work(command):
+    assert growth(GUARDED[command], lambda text: check("all", text), 400) < LINEAR
+
+
+@pytest.mark.parametrize("text", ["password=" * 200, "token: " * 200, '"key": "' * 200, "a://" + "a:" * 200,
+                                  "Bearer " * 200, "a:" * 200])
+def test_redaction_work_is_linear(text):
+    assert growth(lambda n: (text * (n // len(text) + 1))[:n], lambda t: redact(t, {"K": "secretvalue"}), 2000) < LINEAR
+
+
+def test_a_300000_character_argument_is_judged_at_once():
+    """A hang check, not a speed bound: before, this ran for minutes at 100 % CPU."""
+    word = _word(300_000)
+    assert check("all", f"python3 -c 'import os' {word}") is None
+    assert check("all", f"python3 -c 'import os' {word}; rm -rf ~").rule == "rm-recursive-root"
+
+
+def test_code_nested_deeper_than_the_walk_follows_is_refused():
+    """Twelve ``$(…)`` deep, ``rm -rf /`` went unjudged (the walk stopped following at eight, silently)."""
+    text = "rm -rf /"
+    for _ in range(12):
+        text = f"echo $({text})"
+    refusal = check("catastrophic", text)
+    assert refusal is not None and refusal.rule == "too-deep"
+    shallow = "echo $(echo $(rm -rf /))"
+    assert check("catastrophic", shallow).rule == "rm-recursive-root"
+
+
+def test_a_semicolon_makes_arithmetic_a_command_substitution():
+    """``$((rm -rf /); true)`` is ``$( (rm -rf /); true )`` to bash: it runs, so it is judged."""
+    assert check("catastrophic", "echo $((rm -rf /); true)").rule == "rm-recursive-root"
+    assert check("catastrophic", "cat <<EOF\n$((rm -rf /); true)\nEOF").rule == "rm-recursive-root"
+    assert check("catastrophic", "echo $(( 1 + 2 ))") is None
+
+
+def test_text_too_tangled_to_read_in_linear_time_is_refused_not_passed():
+    """Thousands of ``((`` each closed late: reading each again would be quadratic; the check refuses it."""
+    text = "rm x; " + "((" * 3000 + " 1 " + "))" * 10
+    refusal = check("catastrophic", text)
+    assert refusal is not None and refusal.rule == "too-deep"
+
+
+def test_the_freeze_cases_run_through_the_engine(engine):
+    """Through the engine, as ``%exec`` runs them: each is judged and run (or refused) at once, not frozen.
+
+    4,000 open parentheses are a syntax error bash reports; a 300,000-character word (given to a builtin:
+    no exec, no argument limit) with a trigger word beside it is run; the same word before ``rm -rf ~`` is
+    refused.  A hang check: before, the word alone kept the check busy for minutes; the suite's timeout is the bound.
+    """
+    nested = engine.run_script("echo " + "(" * 4000, guard="all")
+    assert nested.exit_code == 2 and "-c: line 1" in nested.stderr  # bash -c reports it, not an eval in the standby
+    word = _word(300_000)
+    ran = engine.run_script(f": {word}; rm -f ./not-here; echo ran", guard="all")
+    assert ran.exit_code == 0 and ran.stdout.strip() == "ran"
+    with pytest.raises(CommandRefused) as refused:
+        engine.run_script(f": {word}; rm -rf ~", guard="all")
+    assert refused.value.refusal.rule == "rm-recursive-root"

@@ -1,0 +1,77 @@
+"""Every reading of shell text does work linear in its length, whatever the text: nesting included.
+
+The standby's check (:func:`surely_parses`) runs on every ``%exec``; ``echo`` and 4,000 ``(`` took
+11.8 s there, as the reader looked through every open frame at every step.  The work is counted,
+not timed (``tests/work_count.py``): twice the text must cost about twice the work.
+"""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+
+from execmagic.engine.contexts import contexts_at
+from execmagic.process.plain_syntax import surely_parses
+from execmagic.process.shell_lex import tokenize
+from work_count import growth
+
+#: Linear work doubles with the text; quadratic work quadruples.  Between, room for a constant's share.
+LINEAR = 2.6
+
+
+def _random(alphabet: str, n: int) -> str:
+    rng = random.Random(n)
+    return "".join(rng.choice(alphabet) for _ in range(n))
+
+
+def _repeat(unit: str, n: int) -> str:
+    return (unit * (n // len(unit) + 1))[:n]
+
+
+#: Text read as deeply nested, or read again from inside itself, by the readings before: each a generator
+#: of ``n`` characters or so.
+NESTED = {
+    "echo then ( alone": lambda n: "echo " + "(" * n,
+    "$( unclosed": lambda n: "echo " + "$(" * (n // 2),
+    "$( closed": lambda n: "echo " + "$(" * (n // 4) + ")" * (n // 4),
+    "$(( unclosed": lambda n: "echo " + "$((" * (n // 3),
+    "$(( closed": lambda n: "echo " + "$((" * (n // 6) + "))" * (n // 6),
+    "${ unclosed": lambda n: "echo " + "${" * (n // 2),
+    '"$( unclosed': lambda n: "echo " + '"$(' * (n // 3),
+    "( closed": lambda n: "(" * (n // 2) + ")" * (n // 2),
+    "NAME=( unclosed": lambda n: "x=" + "(" * n,
+    "for ((": lambda n: _repeat("for ((", n),
+    "heredoc of $(": lambda n: "cat <<EOF\n" + _repeat("$(a\n", n),
+    "heredocs nested": lambda n: _repeat("cat <<EOF\n$(", n),
+    "backticks": lambda n: "echo " + "`" * n,
+    "brackets at random": lambda n: _random("()[]{}$`'\" ", n),
+    "shell at random": lambda n: _random("()[]{}'\"`$;|&<>#\\\n \t=:-/*!?~abcrmEOF01", n),
+    "$ in one quote": lambda n: '"' + "$a" * (n // 2) + '"',
+    "<< on one line": lambda n: "cat" + " <<A" * (n // 4) + "\n",
+}
+PASSES = {
+    "tokenize": tokenize,
+    "surely_parses": surely_parses,
+    "templating (bash)": lambda text: contexts_at(text + "{x}", [(len(text), len(text) + 3)], "bash"),
+}
+
+
+@pytest.mark.parametrize("reading", PASSES)
+@pytest.mark.parametrize("corpus", NESTED)
+def test_twice_the_text_is_twice_the_work(corpus, reading):
+    assert growth(NESTED[corpus], PASSES[reading], 600) < LINEAR
+
+
+def test_four_thousand_open_parentheses_are_read_at_once():
+    """The case that froze the kernel: the standby's check says "not known here" (a new bash runs it)."""
+    assert not surely_parses("echo " + "(" * 4000)
+    assert not surely_parses("echo " + "$(" * 4000)
+
+
+def test_what_bash_runs_in_arithmetic_is_still_seen():
+    """Read once, a ``$((`` inside ``$((`` still shows what runs in it; ``$((a); b)`` runs ``a`` and ``b``."""
+    words = tokenize("echo $(( 1 + $(( 2 * $(touch marker) )) ))")[0]
+    assert any("touch marker" in body for word in words for body in getattr(word, "code", ()))
+    words = tokenize("echo $((touch marker); true)")[0]
+    assert any("touch marker" in body for word in words for body in getattr(word, "code", ()))
