@@ -11,7 +11,7 @@ from collections.abc import Mapping
 from ..process.errors import UnknownLanguage, did_you_mean
 from ..process.private import write_file
 
-__all__ = ["ERREXIT_FLAGS", "ERREXIT_TRAP", "INLINE_LIMIT", "known_language", "script_argv"]
+__all__ = ["ERREXIT_FLAGS", "ERREXIT_TRAP", "INLINE_LIMIT", "handed_argv", "known_language", "script_argv"]
 
 #: Languages with a known way to pass the script as an argument.  Python is the
 #: kernel's own interpreter, so a notebook's virtualenv is the one that runs.
@@ -112,3 +112,38 @@ def script_argv(language: str, script: str, env: Mapping[str, str], script_path:
         raise UnknownLanguage(language, _closest(language, path))
     script_path = _write(script_path, script)
     return (language, script_path), script_path
+
+
+#: How a shell started with ``-c`` reads its script from a descriptor (``{fd}``) instead of its argv, where
+#: every user of the machine reads it (see :attr:`.Command.script_boot`).  bash: as ``bash -c`` would run it
+#: in all but a syntax error's first words (``bash: eval: line N`` for ``bash: -c: line N``): ``$0``, ``$#``,
+#: ``$LINENO``, ``$_``, ``$BASH_EXECUTION_STRING``, runtime errors, exit codes are the same (the standby's
+#: way, :mod:`..process.standby`); a ``read`` of a memory file, no process more.  sh (dash) has no ``read``
+#: of a whole file, nor redirections of descriptors past 9: ``cat`` reads it by ``/dev/fd/N`` (and the
+#: descriptor stays open in the script), and its errors read ``sh: N: eval: ...``.
+_SCRIPT_BOOTS = {
+    "bash": ('IFS= builtin read -r -d "" -u {fd} BASH_EXECUTION_STRING || builtin :; command exec {fd}<&-; '
+             'builtin : "$BASH"; builtin eval "$BASH_EXECUTION_STRING"'),
+    "sh": 'eval "$(cat /dev/fd/{fd})"',
+    "dash": 'eval "$(cat /dev/fd/{fd})"',
+    # the kernel's Python: as `python -c` would run it but for one frame more in a traceback (the boot's own)
+    "python": 'exec(compile(open({fd}, encoding="utf-8", errors="surrogateescape").read(), "<string>", "exec"))',
+}
+_SCRIPT_BOOTS["python3"] = _SCRIPT_BOOTS["python"]
+
+
+def handed_argv(language: str, text: str, shown: str, errexit: bool) -> tuple[tuple[str, ...], str | None]:
+    """The argv of a shell script that must not stand on the argv, and how the shell reads it instead
+    (:data:`_SCRIPT_BOOTS`): one that holds a secret (what is shown of it is redacted: ``ps`` would show
+    every user the value) or is too big for an argument (it went through a file, whose private path
+    ``ps`` showed).  ``((), None)``: the script goes as :func:`.languages.script_argv` puts it."""
+    boot = _SCRIPT_BOOTS.get(language)
+    if boot is None or "\0" in text:  # a NUL: the shell's own refusal, as ever (a read would cut the script)
+        return (), None
+    if shown == text and (len(text) * 4 <= INLINE_LIMIT or len(text.encode("utf-8", "surrogatepass")) <= INLINE_LIMIT):
+        return (), None
+    program = sys.executable if language.startswith("python") else language  # the kernel's, as script_argv has it
+    if errexit and language in ERREXIT_FLAGS:  # as script_argv puts it: the flags, and bash's trap first
+        trap = ERREXIT_TRAP if language == "bash" else ""
+        return (program, *ERREXIT_FLAGS[language], "-c", trap + text), boot
+    return (program, "-c", text), boot

@@ -13,7 +13,6 @@ import errno
 import itertools
 import os
 import shlex
-import sys
 from collections import ChainMap
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, NamedTuple
@@ -30,7 +29,7 @@ from ..process.sandbox import Sandbox
 from ..process.spec import Command
 from .contexts import SHELL_LANGUAGES
 from .interpreter import kernel_bin_first, kernel_tool_notes
-from .languages import ERREXIT_FLAGS, ERREXIT_TRAP, INLINE_LIMIT, script_argv
+from .languages import handed_argv, script_argv
 from .sandboxing import kernel_environment_note
 from .session import STATE_VAR, ShellSession, handed_fds, prelude_path, session_env
 from .template import Fill, Filled, expand_argv, expand_value, fill, references, resolve
@@ -273,7 +272,7 @@ class Planner:
                 notes += (f"session state not saved: the log folder cannot be written ({os_error_reason(exc)})",)
         script_path = os.path.join(self.logs.path, f"{p.label}.script")
         script_file = None
-        argv, boot = _handed(language, text, shown, errexit)
+        argv, boot = handed_argv(language, text, shown, errexit)
         try:
             if boot is None:
                 script_path = os.path.join(self.logs.runtime(), f"{p.label}.script")
@@ -370,41 +369,6 @@ def _filled_notes(report: Sequence[Filled]) -> tuple[tuple[str, ...], tuple[Fill
     """The notes of every filled text (each said once) and all that filled them."""
     notes = tuple(dict.fromkeys(note for filled in report for note in filled.notes))
     return notes, tuple(f for filled in report for f in filled.fills)
-
-
-#: How a shell started with ``-c`` reads its script from a descriptor (``{fd}``) instead of its argv, where
-#: every user of the machine reads it (see :attr:`.Command.script_boot`).  bash: as ``bash -c`` would run it
-#: in all but a syntax error's first words (``bash: eval: line N`` for ``bash: -c: line N``): ``$0``, ``$#``,
-#: ``$LINENO``, ``$_``, ``$BASH_EXECUTION_STRING``, runtime errors, exit codes are the same (the standby's
-#: way, :mod:`..process.standby`); a ``read`` of a memory file, no process more.  sh (dash) has no ``read``
-#: of a whole file, nor redirections of descriptors past 9: ``cat`` reads it by ``/dev/fd/N`` (and the
-#: descriptor stays open in the script), and its errors read ``sh: N: eval: ...``.
-_SCRIPT_BOOTS = {
-    "bash": ('IFS= builtin read -r -d "" -u {fd} BASH_EXECUTION_STRING || builtin :; command exec {fd}<&-; '
-             'builtin : "$BASH"; builtin eval "$BASH_EXECUTION_STRING"'),
-    "sh": 'eval "$(cat /dev/fd/{fd})"',
-    "dash": 'eval "$(cat /dev/fd/{fd})"',
-    # the kernel's Python: as `python -c` would run it but for one frame more in a traceback (the boot's own)
-    "python": 'exec(compile(open({fd}, encoding="utf-8", errors="surrogateescape").read(), "<string>", "exec"))',
-}
-_SCRIPT_BOOTS["python3"] = _SCRIPT_BOOTS["python"]
-
-
-def _handed(language: str, text: str, shown: str, errexit: bool) -> tuple[tuple[str, ...], str | None]:
-    """The argv of a shell script that must not stand on the argv, and how the shell reads it instead
-    (:data:`_SCRIPT_BOOTS`): one that holds a secret (what is shown of it is redacted: ``ps`` would show
-    every user the value) or is too big for an argument (it went through a file, whose private path
-    ``ps`` showed).  ``((), None)``: the script goes as :func:`.languages.script_argv` puts it."""
-    boot = _SCRIPT_BOOTS.get(language)
-    if boot is None or "\0" in text:  # a NUL: the shell's own refusal, as ever (a read would cut the script)
-        return (), None
-    if shown == text and (len(text) * 4 <= INLINE_LIMIT or len(text.encode("utf-8", "surrogatepass")) <= INLINE_LIMIT):
-        return (), None
-    program = sys.executable if language.startswith("python") else language  # the kernel's, as script_argv has it
-    if errexit and language in ERREXIT_FLAGS:  # as script_argv puts it: the flags, and bash's trap first
-        trap = ERREXIT_TRAP if language == "bash" else ""
-        return (program, *ERREXIT_FLAGS[language], "-c", trap + text), boot
-    return (program, "-c", text), boot
 
 
 def _sets_path(session: ShellSession | None) -> bool:
