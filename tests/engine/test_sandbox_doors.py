@@ -7,10 +7,8 @@ The walls hold a command in; these tests are about the doors around them: the ke
 from __future__ import annotations
 
 import os
-import shutil
 import subprocess
 import sys
-import tempfile
 import threading
 import zipfile
 
@@ -25,18 +23,9 @@ PIP = "bin/python -m pip install -q --no-index --no-deps --no-cache-dir --disabl
 
 
 @pytest.fixture
-def place(bwrap_works, monkeypatch):
-    """A workspace and a fake home under /var/tmp (the host's /tmp is private inside the sandbox)."""
-    top = os.path.realpath(tempfile.mkdtemp(prefix="execmagic-doors-", dir="/var/tmp"))
-    ws, home = os.path.join(top, "ws"), os.path.join(top, "home")
-    os.mkdir(ws)
-    os.mkdir(home)
-    monkeypatch.setenv("HOME", home)
-    monkeypatch.chdir(ws)
-    try:
-        yield ws, home
-    finally:
-        shutil.rmtree(top, ignore_errors=True)
+def place(sandbox_place):
+    """The workspace and the fake home (``sandbox_place``, in conftest.py)."""
+    return sandbox_place
 
 
 @pytest.fixture

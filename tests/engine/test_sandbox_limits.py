@@ -20,18 +20,9 @@ READY = 10.0  # seconds a standby may take to start on a busy machine (awaited, 
 
 
 @pytest.fixture
-def place(bwrap_works, monkeypatch):
-    """A workspace and a fake home under /var/tmp (the host's /tmp is private inside the sandbox)."""
-    top = os.path.realpath(tempfile.mkdtemp(prefix="execmagic-limits-", dir="/var/tmp"))
-    ws, home = os.path.join(top, "ws"), os.path.join(top, "home")
-    os.mkdir(ws)
-    os.mkdir(home)
-    monkeypatch.setenv("HOME", home)
-    monkeypatch.chdir(ws)
-    try:
-        yield ws
-    finally:
-        shutil.rmtree(top, ignore_errors=True)
+def place(sandbox_place):
+    """The workspace of ``sandbox_place`` (conftest.py); its fake home is HOME."""
+    return sandbox_place[0]
 
 
 def _engine(tmp_path, standby: bool, limits: Limits | None = None) -> Engine:

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import os
 import shutil
-import tempfile
 from pathlib import Path
 
 import pytest
@@ -20,18 +19,9 @@ READY = 10.0  # seconds a standby may take to start on a busy machine (awaited, 
 
 
 @pytest.fixture
-def place(bwrap_works, monkeypatch):
-    """A workspace and a fake home under /var/tmp (the host's /tmp is private inside the sandbox)."""
-    top = os.path.realpath(tempfile.mkdtemp(prefix="execmagic-standby-sandbox-", dir="/var/tmp"))
-    ws, home = os.path.join(top, "ws"), os.path.join(top, "home")
-    os.mkdir(ws)
-    os.mkdir(home)
-    monkeypatch.setenv("HOME", home)
-    monkeypatch.chdir(ws)
-    try:
-        yield ws, home
-    finally:
-        shutil.rmtree(top, ignore_errors=True)
+def place(sandbox_place):
+    """The workspace and the fake home (``sandbox_place``, in conftest.py)."""
+    return sandbox_place
 
 
 @pytest.fixture
