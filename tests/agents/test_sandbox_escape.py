@@ -14,7 +14,6 @@ Everything lives under ``/var/tmp``: inside the sandbox ``/tmp`` is private.
 
 from __future__ import annotations
 
-import json
 import os
 import shutil
 import subprocess
@@ -30,6 +29,7 @@ from execmagic.process import sandbox as sb
 from execmagic.process.launch import MARKER_VAR, launch
 from execmagic.process.spec import Command
 from execmagic.process.stop import stop_tree
+from processes import processes_with
 from waiting import wait_until
 
 READY = 10.0  # seconds a standby may take to start on a busy machine (awaited, not slept)
@@ -137,12 +137,22 @@ def test_bwrap_starts_with_a_fixed_environment_and_a_bare_argv(place):
         proc.wait(10)
         proc.stdout.close()
         proc.stderr.close()
+    # bwrap's environment is fixed (the suite's token is not in it): its marker proves the tree gone
+    wait_until(lambda: not processes_with(MARKER_VAR, "the-marker"), 10, "the sandboxed tree to be gone")
 
 
 def test_a_marker_the_command_sets_cannot_hide_it(place):
     """A session that exports the marker variable's name hands nothing of it to bwrap: the run's own marker
     is what every process inside carries."""
     box = sb.plan_sandbox(sb.SandboxSpec(mode="read-only"), home=place["home"])
-    confined = box.confine(["true"], place["ws"], {"PATH": "/usr/bin:/bin", MARKER_VAR: "forged"})
+    script = f'echo "${MARKER_VAR}"; tr "\\0" "\\n" < /proc/1/environ | grep -c "^{MARKER_VAR}=the-run" || true'
+    confined = box.confine(["sh", "-c", script], place["ws"], {"PATH": "/usr/bin:/bin", MARKER_VAR: "forged"})
     assert MARKER_VAR.encode() not in confined.fd_args.split(b"\0")
-    assert json.dumps(confined.env)  # plain strings only
+    proc = launch(Command(argv=confined.argv, cwd=place["ws"], env=confined.env, display="sh",
+                          fd_args=confined.fd_args), "the-run")
+    try:
+        out, err = proc.communicate(timeout=30)
+    finally:
+        stop_tree(proc.pid, leader=proc, marker="the-run", grace=0.3)
+    # the command and bwrap's own process inside (pid 1) carry the run's marker, not the forged one
+    assert out.decode().split() == ["the-run", "1"], (out, err)
