@@ -136,7 +136,7 @@ from .sandbox_scan import outermost as _outermost
 from .sandbox_scan import pinned as _pinned
 from .sandbox_scan import real_path as _real
 from .sandbox_scan import within as _within
-from .sandbox_session import SessionWalls
+from .sandbox_session import HOST_ENV, SessionWalls
 from .sandbox_walls import Walls, find_walls
 
 __all__ = [
@@ -202,12 +202,6 @@ SYSTEM_DIRS = ("/usr/bin", "/bin", "/usr/local/bin", "/usr/sbin", "/sbin")
 #: The parts of ``/proc`` that set the whole machine (``kernel.core_pattern`` names a program the kernel
 #: runs as root; IRQ affinities): made read-only inside, for a kernel that runs as root.
 _KERNEL_SETTINGS = ("/proc/sys", "/proc/irq")
-#: The whole environment of bwrap itself, which runs on the host before any wall exists.  Nothing of a
-#: run's environment: a sandboxed command can ``export`` anything into its session, and the loader and
-#: interpreter read many variables as code or as where to find it (``LD_PRELOAD``, ``LD_AUDIT``,
-#: ``LD_LIBRARY_PATH``, ``GCONV_PATH``, ``GLIBC_TUNABLES``, ``MALLOC_*``, ``LOCPATH``, ``BASH_ENV``,
-#: ``PYTHON*``...): a list of those would miss the next one, so none passes (as Flatpak after CVE-2021-21261).
-HOST_ENV = {"PATH": "/usr/bin:/bin:/usr/sbin:/sbin"}
 #: The private temp folder, inside.
 _TMP = "/tmp"
 #: The shared temp folder, outside: as a writable root it would hand out its sockets (tmux, ssh-agent).

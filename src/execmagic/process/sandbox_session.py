@@ -25,7 +25,7 @@ the ``/tmp`` counted in it); a run enters it first.  What cannot be limited is "
 session's folder and cgroups itself, at the end of its pipe.
 
 Nothing of a session's environment reaches the holder or ``nsenter`` (they run outside the walls): both
-start with :data:`~.sandbox.HOST_ENV`; the holder is this interpreter in isolated mode (``-I -S``).
+start with :data:`HOST_ENV`; the holder is this interpreter in isolated mode (``-I -S``).
 """
 
 from __future__ import annotations
@@ -44,8 +44,8 @@ import threading
 from .private import fallback_folder
 from .sandbox_cgroup import SessionCgroup, make_cgroup
 
-__all__ = ["DEFAULT_MEMORY", "DEFAULT_PROCESSES", "DEFAULT_TMP_BYTES", "Limits", "SessionWalls", "WallsUnavailable",
-           "start_walls"]
+__all__ = ["DEFAULT_MEMORY", "DEFAULT_PROCESSES", "DEFAULT_TMP_BYTES", "HOST_ENV", "Limits", "SessionWalls",
+           "WallsUnavailable", "start_walls"]
 
 #: A session's ``/tmp``: 1 GiB.  It is memory that cannot be swapped out; half the machine's (a tmpfs's
 #: own default) let three shells take gigabytes.  A setting raises it for work that needs more.
@@ -60,8 +60,13 @@ DEFAULT_MEMORY = os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE") // 2
 _START_TIMEOUT = 10.0
 #: Seconds a closing engine waits for its holder to tidy up and end (what the session ran is stopped by then).
 _CLOSE_WAIT = 5.0
-#: The environment of the programs that run outside the walls (as :data:`.sandbox.HOST_ENV`).
-_HOST_ENV = {"PATH": "/usr/bin:/bin:/usr/sbin:/sbin"}
+#: The whole environment of what runs outside the walls (bwrap, the holder, what enters it), on the host
+#: before any wall exists.  Nothing of a run's environment: a sandboxed command can ``export`` anything into
+#: its session, and the loader and interpreter read many variables as code or as where to find it
+#: (``LD_PRELOAD``, ``LD_AUDIT``, ``LD_LIBRARY_PATH``, ``GCONV_PATH``, ``GLIBC_TUNABLES``, ``MALLOC_*``,
+#: ``LOCPATH``, ``BASH_ENV``, ``PYTHON*``...): a list of those would miss the next one, so none passes (as
+#: Flatpak after CVE-2021-21261).
+HOST_ENV = {"PATH": "/usr/bin:/bin:/usr/sbin:/sbin"}
 #: Where ``nsenter`` is looked for: folders only an administrator writes in (never a session's PATH).
 _SYSTEM_DIRS = "/usr/bin:/bin:/usr/sbin:/sbin"
 
@@ -263,7 +268,7 @@ def start_walls(limits: Limits, *, userns: bool) -> SessionWalls:
     told = "\0".join([str(limits.processes if limited else 0), str(limits.tmp_bytes), folder, "1" if userns else "0"])
     try:
         holder = subprocess.Popen([sys.executable, "-I", "-S", "-c", _HOLDER], stdin=subprocess.PIPE,
-                                  stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=_HOST_ENV, cwd="/",
+                                  stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=HOST_ENV, cwd="/",
                                   start_new_session=True)
     except OSError as exc:
         os.rmdir(folder)
