@@ -51,10 +51,12 @@ _PRELUDE = f"""\
 # execmagic: save this shell's cwd and exports for the next run when it exits
 # (without the run's own marker, so that a run that exported nothing leaves the same listing as the last;
 # the script's xtrace and DEBUG trap switched off first, silently: neither may write into the state file;
-# umask 077 as it ends, so the state -- every exported value -- is 0600 wherever the log folder is)
+# umask 077 as it ends, so the state -- every exported value -- is 0600 wherever the log folder is;
+# appended to, never truncated: the file is new and empty, and a truncating open of a file on ext4 makes
+# its close start writing it to disk, which the engine's unlink then waits for, a millisecond or more)
 printf -v __execmagic_q %q "${STATE_VAR}"
 trap "{{ builtin set +x; builtin trap - DEBUG; builtin umask 077; }} >/dev/null 2>&1; \\
-{{ builtin printf '%s\\0' \\"\\$PWD\\"; builtin unset {MARKER_VAR}; builtin export -p; }} > $__execmagic_q" EXIT
+{{ builtin printf '%s\\0' \\"\\$PWD\\"; builtin unset {MARKER_VAR}; builtin export -p; }} >> $__execmagic_q" EXIT
 unset __execmagic_q {STATE_VAR} BASH_ENV
 {{close}}if [ -n "${{{USER_BASH_ENV_VAR}+set}}" ]; then
   export BASH_ENV="${USER_BASH_ENV_VAR}"; unset {USER_BASH_ENV_VAR}; . "$BASH_ENV"
