@@ -173,11 +173,14 @@ class Result:
     error_code: str | None = None
     #: The walls it ran inside, in one line (mode, what was writable, the network); ``None``: none.
     sandbox: str | None = None
+    #: The limit it was stopped at, in a few words (``"the sandbox's process limit (1,024 for the session)"``):
+    #: a run that would never end by itself there (a fork bomb); ``None``: not stopped for a limit.
+    stopped_at: str | None = None
 
     # -- convenient views -------------------------------------------------
     @property
     def success(self) -> bool:
-        return self.exit_code == 0 and not (self.timed_out or self.interrupted or self.error)
+        return self.exit_code == 0 and not (self.timed_out or self.interrupted or self.error or self.stopped_at)
 
     @property
     def stdout(self) -> str:
@@ -230,6 +233,8 @@ class Result:
             return f"timed out after {self.timeout:g} s"
         if self.interrupted:
             return "interrupted"
+        if self.stopped_at:
+            return f"stopped at {self.stopped_at}"
         if self.signal is not None:
             return f"killed by {signal_name(self.signal)}"
         return f"exit {self.exit_code}"
@@ -256,6 +261,7 @@ class Result:
             "signal": signal_name(self.signal) if self.signal is not None else None,
             "timed_out": self.timed_out,
             "interrupted": self.interrupted,
+            "stopped_at": self.stopped_at,
             "error": self.error,
             "error_code": self.error_code,
             "started_at": self.started_at,
