@@ -32,7 +32,6 @@ import json
 import os
 import signal as signal_module
 import socket
-import sys
 import threading
 import time
 from collections.abc import Mapping
@@ -582,10 +581,15 @@ class RayBackend:
                 "job_id": self.foreground_job_id(name),
                 "request_timeout": self.client.timeout, "options": dataclasses.asdict(self.options),
                 "argv": list(command.argv), "display": command.display}
-        env = {**command.env, "EXECMAGIC_RAY_FOLLOW": json.dumps(spec)}
+        # The kernel's environment, not the run's: what the job gets of the run's is in the spec (the options),
+        # and the session's variables (a PYTHONPATH naming the notebook's folder, a PYTHON* or LD_* of an
+        # agent's) must not choose what this process of ours imports or loads.
+        env = {**os.environ, "EXECMAGIC_RAY_FOLLOW": json.dumps(spec)}
         if self.client.headers:
             env["RAY_JOB_HEADERS"] = json.dumps(self.client.headers)
-        argv = (sys.executable, "-m", "execmagic.background.backends.ray.follow")
+        from .follow import follower_argv  # (which imports this module)
+
         # the follower's argv is its own (the script goes in the spec): nothing of it to hand by descriptor
-        return dataclasses.replace(command, argv=argv, env=env, display=command.display, script_boot=None)
+        return dataclasses.replace(command, argv=follower_argv(), env=env, display=command.display, script_boot=None,
+                                   pass_fds=())
 
