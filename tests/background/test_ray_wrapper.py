@@ -173,3 +173,29 @@ def test_the_foreground_follower_imports_nothing_from_the_runs_folder(tmp_path, 
     assert not marker.exists()
     # the real follower ran: it could not reach Ray (nothing listens there), and said so in one line
     assert done.returncode != 0 and "Traceback" not in done.stderr and "127.0.0.1:9" in done.stderr, done.stderr
+
+
+@pytest.mark.parametrize("language", ["bash", "python"])
+def test_a_script_sent_in_the_environment_runs_as_bash_c_would_and_never_stands_on_an_argv(engine, tmp_path,
+                                                                                           language):
+    """A secret's script goes in the job's environment; the wrapper hands it to the command by a descriptor."""
+    from execmagic.background.backends.script_env import SCRIPT_VAR, handed_off
+
+    code = {"bash": 'x={pw}; echo "$0 $LINENO ${' + SCRIPT_VAR + '0-gone}"; ps -o args= -p $$; exit 3',
+            "python": "import os, sys\nx = {pw}\nprint(os.environ.get('" + SCRIPT_VAR + "0', 'gone'), sys.argv)\n"
+                      "sys.exit(3)"}
+    plan = engine.plan_script(code[language] + "\n" + "# padding\n" * 20_000, language, params={"pw": "s3cr3t-x"})
+    argv, pieces = handed_off(plan.command, to="Ray")
+    assert len(pieces) > 1 and not [word for word in argv if "s3cr3t" in word]  # big: more than one piece
+    tag = new_tag()
+    line = entrypoint(argv, tag=tag, marker=f"m{tag[2:-1]}", timeout=None, grace=1.0, handed=True)
+    with open(tmp_path / "job.log", "wb") as fh:
+        done = subprocess.run(["sh", "-c", line], stdout=fh, stderr=subprocess.STDOUT, env={**os.environ, **pieces},
+                              timeout=60)
+    frames = FrameReader(tag).feed((tmp_path / "job.log").read_text())
+    out = b"".join(f.data for f in frames if f.kind == "stdout").decode()
+    assert done.returncode == 3 and "s3cr3t" not in out, out
+    if language == "bash":
+        assert out.startswith("bash 1 gone\nbash -c IFS= builtin read"), out
+    else:
+        assert out == "gone ['-c']\n", out

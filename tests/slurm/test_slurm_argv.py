@@ -18,7 +18,8 @@ import pytest
 
 import execmagic
 from execmagic import SlurmBackend
-from execmagic.background.backends.slurm_script import SCRIPT_LIMIT, SCRIPT_VAR, job_command
+from execmagic.background.backends.script_env import SCRIPT_LIMIT, SCRIPT_VAR
+from execmagic.background.backends.slurm_script import job_command
 from execmagic.process.errors import UsageProblem
 from execmagic.process.spec import Command
 from waiting import wait_until
@@ -107,12 +108,9 @@ def test_sbatch_puts_no_secret_on_any_argv_nor_in_the_jobs_record(engine, slurm,
                            engine=engine)
     assert info.job_id
     _looked_at(engine, slurm, work, secret)
-    out = execmagic.read("secret", wait=30, engine=engine)
-    text = out.stdout
-    while not out.at_end:
-        out = execmagic.read("secret", wait=30, engine=engine)
-        text += out.stdout
-    assert (text, out.shell.exit_code) == ("bash 2 0\n", 3), out
+    wait_until(lambda: execmagic.read("secret", wait=5, engine=engine).at_end, 60, "the job to end")
+    out = execmagic.read("secret", whole_log=True, engine=engine)
+    assert (out.stdout, out.shell.exit_code) == ("bash 2 0\n", 3), out
 
 
 def test_a_script_too_big_for_the_environment_is_a_usage_problem_and_a_stale_piece_is_left_out():

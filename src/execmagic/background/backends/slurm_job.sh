@@ -22,7 +22,7 @@
 # the command writes to this script's stdout and stderr, which srun streams.
 # A script that must stand on no argv (a secret's value: every user reads an argv, in ps on the node and
 # in SLURM's record of the job) comes in the environment instead, in pieces EXECMAGIC_SCRIPT_0, _1, ...
-# (see slurm_script.py), and COMMAND's last word reads it from descriptor 3, as it would read its own.
+# (see script_env.py), and COMMAND's last word reads it from descriptor 3, as it would read its own.
 
 files=$1 timeout=$2 grace=$3 marker=$4
 shift 5  # FILES TIMEOUT GRACE MARKER --

@@ -69,7 +69,8 @@ def main() -> int:
     # the job's processes carry a marker of their own: on a node that is this machine, the local
     # foreground's sweep must not reach past the job's own stop
     marker = f"{os.environ.get('EXECMAGIC_RUN') or 'ray'}-job-{secrets.token_hex(4)}"
-    command = Command(argv=tuple(spec["argv"]), cwd=os.getcwd(), env={}, display=spec.get("display") or "")
+    command = Command(argv=tuple(spec["argv"]), cwd=os.getcwd(), env={}, display=spec.get("display") or "",
+                      script_boot=spec.get("script_boot"))
     wake_r, wake_w = os.pipe()
     os.set_blocking(wake_w, False)
     asked: list[int] = []
