@@ -98,19 +98,22 @@ def test_a_python_or_sh_script_with_a_secret_runs_on_slurm_as_it_would_here(engi
     assert (result.stdout, result.exit_code) == ("True None\n", 4), result.stderr
 
 
-def test_sbatch_puts_no_secret_on_any_argv_nor_in_the_jobs_record(engine, slurm, slurm_logs, tmp_path):
+@pytest.mark.parametrize("size", ["small", "big"])
+def test_sbatch_puts_no_secret_on_any_argv_nor_in_the_jobs_record(engine, slurm, slurm_logs, tmp_path, size):
     work = tmp_path / "w"
     work.mkdir()
     (work / "go").touch()
     secret = f"s3cr3t-{os.urandom(6).hex()}"
     backend = SlurmBackend(logs_dir=slurm_logs, grace=0.5)
-    info = execmagic.start(_SCRIPT, params={"db_password": secret}, cwd=str(work), on=backend, name="secret",
+    script = (_PADDING * 5 if size == "big" else "") + _SCRIPT  # big: 600 KB, in 20 pieces
+    info = execmagic.start(script, params={"db_password": secret}, cwd=str(work), on=backend, name="secret",
                            engine=engine)
     assert info.job_id
     _looked_at(engine, slurm, work, secret)
     wait_until(lambda: execmagic.read("secret", wait=5, engine=engine).at_end, 60, "the job to end")
     out = execmagic.read("secret", whole_log=True, engine=engine)
-    assert (out.stdout, out.shell.exit_code) == ("bash 2 0\n", 3), out
+    line = 2 + (1202 * 5 if size == "big" else 0)  # each heredoc: its line, 1200 of data, EOF
+    assert (out.stdout, out.shell.exit_code) == (f"bash {line} 0\n", 3), out
 
 
 def test_a_script_too_big_for_the_environment_is_a_usage_problem_and_a_stale_piece_is_left_out():
