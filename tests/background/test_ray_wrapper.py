@@ -146,3 +146,56 @@ def test_ray_job_headers_are_read_and_a_bad_value_is_not_echoed(monkeypatch):
     with pytest.raises(UsageProblem) as caught:
         job_headers()
     assert "abc" not in str(caught.value)
+
+
+@pytest.mark.parametrize("start", ["this python", "before 3.11"])
+def test_the_foreground_follower_imports_nothing_from_the_runs_folder(tmp_path, start):
+    """``%exec --on ray``'s follower starts in the run's folder (a notebook's, which an agent may write):
+    an ``execmagic`` planted there must not run in its place, nor through a ``PYTHONPATH`` the session set."""
+    import dataclasses
+    import sys
+
+    from execmagic.background.backends.ray import RayBackend
+    from execmagic.background.backends.ray.follow import BOOTSTRAP
+    from execmagic.process.spec import Command
+
+    work, marker = tmp_path / "notebooks", tmp_path / "planted-code-ran"
+    (work / "execmagic").mkdir(parents=True)
+    for planted in (work / "execmagic" / "__init__.py", work / "execmagic.py"):
+        planted.write_text(f"open({str(marker)!r}, 'w').write('imported')\n")
+    session = Command(argv=("bash", "-c", "true"), cwd=str(work), env={**os.environ, "PYTHONPATH": str(work)},
+                      display="true")
+    command = RayBackend(address="http://127.0.0.1:9", request_timeout=5).foreground_command(session, name="x")
+    assert command.cwd == str(work) and command.env.get("PYTHONPATH") == os.environ.get("PYTHONPATH")
+    if start == "before 3.11":
+        command = dataclasses.replace(command, argv=(sys.executable, "-c", BOOTSTRAP))
+    done = subprocess.run(command.argv, cwd=command.cwd, env=command.env, capture_output=True, text=True, timeout=60)
+    assert not marker.exists()
+    # the real follower ran: it could not reach Ray (nothing listens there), and said so in one line
+    assert done.returncode != 0 and "Traceback" not in done.stderr and "127.0.0.1:9" in done.stderr, done.stderr
+
+
+@pytest.mark.parametrize("language", ["bash", "python"])
+def test_a_script_sent_in_the_environment_runs_as_bash_c_would_and_never_stands_on_an_argv(engine, tmp_path,
+                                                                                           language):
+    """A secret's script goes in the job's environment; the wrapper hands it to the command by a descriptor."""
+    from execmagic.background.backends.script_env import SCRIPT_VAR, handed_off
+
+    code = {"bash": 'x={pw}; echo "$0 $LINENO ${' + SCRIPT_VAR + '0-gone}"; ps -o args= -p $$; exit 3',
+            "python": "import os, sys\nx = {pw}\nprint(os.environ.get('" + SCRIPT_VAR + "0', 'gone'), sys.argv)\n"
+                      "sys.exit(3)"}
+    plan = engine.plan_script(code[language] + "\n" + "# padding\n" * 20_000, language, params={"pw": "s3cr3t-x"})
+    argv, pieces = handed_off(plan.command, to="Ray")
+    assert len(pieces) > 1 and not [word for word in argv if "s3cr3t" in word]  # big: more than one piece
+    tag = new_tag()
+    line = entrypoint(argv, tag=tag, marker=f"m{tag[2:-1]}", timeout=None, grace=1.0, handed=True)
+    with open(tmp_path / "job.log", "wb") as fh:
+        done = subprocess.run(["sh", "-c", line], stdout=fh, stderr=subprocess.STDOUT, env={**os.environ, **pieces},
+                              timeout=60)
+    frames = FrameReader(tag).feed((tmp_path / "job.log").read_text())
+    out = b"".join(f.data for f in frames if f.kind == "stdout").decode()
+    assert done.returncode == 3 and "s3cr3t" not in out, out
+    if language == "bash":
+        assert out.startswith("bash 1 gone\nbash -c IFS= builtin read"), out
+    else:
+        assert out == "gone ['-c']\n", out

@@ -58,6 +58,7 @@ from .slurm_options import (
     default_logs_dir,
     sbatch_words,
 )
+from .slurm_script import job_command
 from .slurm_srun import SrunRun
 from .slurm_status import ended_status, status_of
 from .status import JobStatus, Phase
@@ -460,14 +461,14 @@ class SlurmJobs:
               shell_id: str = "job") -> SlurmHandle:
         """Submit ``command`` with ``sbatch``; raises :class:`SlurmError` (a ``PreExecError``) with
         SLURM's own message when it refuses (no ``sbatch``, unreachable controller, bad option)."""
+        job_argv, env = job_command(command, self.job_env(command))  # the script by the environment, if secret
         self.make_logs_folder()
-        env = self.job_env(command)
         cluster = self.cluster(env)
         files = _JobFiles.pattern(self.logs_dir, cluster, marker)
         argv = ["sbatch", "--parsable", "--export=ALL", f"--job-name={JOB_PREFIX}{shell_id}",
                 f"--comment={_COMMENT}{marker}", f"--chdir={command.cwd}", f"--output={files}.slurm",
                 f"--error={files}.slurm", *self.options.sbatch_args(),
-                wrapper_path(), files, f"{timeout or 0:g}", f"{self.grace:g}", marker, "--", *command.argv]
+                wrapper_path(), files, f"{timeout or 0:g}", f"{self.grace:g}", marker, "--", *job_argv]
         try:
             out = slurm_cli.run_slurm(argv, timeout=self.command_timeout, env=env, what="sbatch")
         except SlurmError as exc:

@@ -20,6 +20,9 @@
 # but the command's own output is in them: what SLURM writes about the job (the "CANCELLED" line of a
 # scancel, this script's own errors) goes to sbatch's --output, FILES.slurm.  With FILES empty (srun)
 # the command writes to this script's stdout and stderr, which srun streams.
+# A script that must stand on no argv (a secret's value: every user reads an argv, in ps on the node and
+# in SLURM's record of the job) comes in the environment instead, in pieces EXECMAGIC_SCRIPT_0, _1, ...
+# (see script_env.py), and COMMAND's last word reads it from descriptor 3, as it would read its own.
 
 files=$1 timeout=$2 grace=$3 marker=$4
 shift 5  # FILES TIMEOUT GRACE MARKER --
@@ -29,6 +32,13 @@ files=${files//'%j'/$job}
 # or the sweep would find this script's own subshells (a fork shares its parent's /proc/PID/environ).
 # (Under srun the job inherits the marker of the local srun process: our helpers must not carry it.)
 unset EXECMAGIC_RUN
+# The script's pieces leave the environment before anything starts: the command's processes never see them.
+script="" handed="" n=0
+while v=EXECMAGIC_SCRIPT_$n && [ -n "${!v+x}" ]; do
+  script+=${!v}
+  unset "$v"
+  handed=1 n=$((n + 1))
+done
 
 stop_with=""   # the signal that asked us to stop
 how="exit"
@@ -93,12 +103,16 @@ for s in TERM INT HUP QUIT USR1 USR2; do
 done
 trap 'on_signal TERM; how=timeout' ALRM
 
+# (a here-string: a pipe, or for a big script a 0600 file of bash's in $TMPDIR, deleted once open)
+[ -n "$handed" ] && exec 3<<<"$script"
 if [ -n "$files" ]; then
   EXECMAGIC_RUN=$marker setsid "$@" </dev/null >"$files.stdout" 2>"$files.stderr" &
 else
   EXECMAGIC_RUN=$marker setsid "$@" </dev/null &
 fi
 pid=$!
+[ -n "$handed" ] && exec 3<&-  # the command holds it now; nothing started later gets it
+script=""
 sid=$pid  # a background child of a non-interactive shell is no group leader: setsid made it its own session
 reaper=""
 start_reaper  # after the command, which must not hold the reaper's pipe open

@@ -3,7 +3,8 @@
 ``srun`` streams the job's stdout and stderr apart and ends with its exit code, so the local
 foreground loop shows the job live and its stop button reaches it: ``srun --quit-on-interrupt``
 forwards the interrupt to the job's wrapper, which stops the job's whole tree.  The wrapper is
-passed as text (``bash -c``), so no path needs to be shared with the nodes.
+passed as text (``bash -c``), so no path needs to be shared with the nodes; a script that must stand on
+no argv (a secret's) goes in the job's environment (:mod:`.slurm_script`).
 
 Around the run: a status line follows the job's state (one ``squeue`` a second, on a thread of its
 own, so a slow controller never holds up the output), and a run that was stopped is cancelled by its
@@ -20,6 +21,7 @@ from ...process.spec import Command
 from . import slurm_cli
 from .slurm_cli import SlurmError
 from .slurm_monitor import QUEUE_EVERY
+from .slurm_script import job_command
 from .slurm_status import status_of
 
 if TYPE_CHECKING:
@@ -36,18 +38,18 @@ class SrunRun:
 
         self.job_name = f"{JOB_PREFIX}{name}"
         self._timeout = backend.command_timeout
+        job_argv, env = job_command(command, backend.job_env(command))  # the script by the environment, if secret
         argv = (slurm_cli.find_program("srun"), "--quit-on-interrupt", "--export=ALL", f"--job-name={self.job_name}",
                 f"--chdir={command.cwd}", *backend.options.sbatch_args(),
                 "bash", "-c", wrapper_text(), "slurm_job.sh", "", "0", f"{backend.grace:g}",
-                self.job_name, "--", *command.argv)  # no files: srun passes the exit code on
-        env = backend.job_env(command)
+                self.job_name, "--", *job_argv)  # no files: srun passes the exit code on
         # should the kernel die mid-run, its watchdog stops srun and then cancels the job by name
         # (srun killed outright leaves its allocation running)
         cancel = [slurm_cli.find_program("scancel"), "--me", f"--name={self.job_name}"]
         if "SLURM_CONF" in env:
             cancel = ["env", f"SLURM_CONF={env['SLURM_CONF']}", *cancel]
         #: What runs locally: srun, with the job's environment (``--export=ALL``).
-        # the script is srun's last word, and the job's shell reads it there: no descriptor reaches the cluster
+        # no descriptor reaches the cluster: a script that must stand on no argv went into the environment
         self.command = dataclasses.replace(command, argv=argv, env=env, on_owner_death=tuple(cancel),
                                            script_boot=None)
         self._stopped = threading.Event()

@@ -32,7 +32,6 @@ import json
 import os
 import signal as signal_module
 import socket
-import sys
 import threading
 import time
 from collections.abc import Mapping
@@ -45,6 +44,7 @@ from ....process.spec import Command
 from ....process.stop import StopReport
 from ..base import STREAMS
 from ..filepump import JobEnd
+from ..script_env import handed_off, without_pieces
 from .client import JobInfo, RayClient, RayError, RayPhase
 from .framing import FrameReader, Outcome, entrypoint, new_tag
 from .options import RayOptions
@@ -482,14 +482,16 @@ class RayBackend:
                     options: RayOptions | None = None) -> dict[str, Any]:
         """The submit request for ``command`` (uploading ``--working-dir`` first)."""
         options = options or self.options
+        # a script that must stand on no argv (a secret's) goes in the job's environment (see script_env)
+        argv, pieces = handed_off(command, to="Ray")
         runtime_env: dict[str, Any] = {}
-        if options.env:
-            runtime_env["env_vars"] = dict(options.env)
+        if options.env or pieces:
+            runtime_env["env_vars"] = {**without_pieces(dict(options.env)), **pieces}
         if options.working_dir:
             runtime_env["working_dir"] = self.client.upload_folder(os.path.expanduser(options.working_dir))
         body: dict[str, Any] = {
-            "entrypoint": entrypoint(command.argv, tag=job.tag, marker=job.node_marker, timeout=timeout,
-                                     grace=self.grace, cwd=options.cwd),
+            "entrypoint": entrypoint(argv, tag=job.tag, marker=job.node_marker, timeout=timeout,
+                                     grace=self.grace, cwd=options.cwd, handed=bool(pieces)),
             "submission_id": job.job_id,
             "metadata": job.metadata(),
             **options.submit_fields(),
@@ -581,11 +583,16 @@ class RayBackend:
         spec = {"address": self.client.address, "grace": self.grace, "timeout": timeout, "name": name,
                 "job_id": self.foreground_job_id(name),
                 "request_timeout": self.client.timeout, "options": dataclasses.asdict(self.options),
-                "argv": list(command.argv), "display": command.display}
-        env = {**command.env, "EXECMAGIC_RAY_FOLLOW": json.dumps(spec)}
+                "argv": list(command.argv), "script_boot": command.script_boot, "display": command.display}
+        # The kernel's environment, not the run's: what the job gets of the run's is in the spec (the options),
+        # and the session's variables (a PYTHONPATH naming the notebook's folder, a PYTHON* or LD_* of an
+        # agent's) must not choose what this process of ours imports or loads.
+        env = {**os.environ, "EXECMAGIC_RAY_FOLLOW": json.dumps(spec)}
         if self.client.headers:
             env["RAY_JOB_HEADERS"] = json.dumps(self.client.headers)
-        argv = (sys.executable, "-m", "execmagic.background.backends.ray.follow")
+        from .follow import follower_argv  # (which imports this module)
+
         # the follower's argv is its own (the script goes in the spec): nothing of it to hand by descriptor
-        return dataclasses.replace(command, argv=argv, env=env, display=command.display, script_boot=None)
+        return dataclasses.replace(command, argv=follower_argv(), env=env, display=command.display, script_boot=None,
+                                   pass_fds=())
 

@@ -7,6 +7,14 @@ and ends as the command did: its exit code, or death by the command's signal, so
 reads as for a local run.  A stop signal (the stop button's SIGINT, the loop's SIGTERM at a timeout,
 a dead kernel's watchdog) stops the job -- Ray's stop, the wrapper's sweep -- while the output keeps
 flowing, and the process ends when the job has.
+
+It starts in the run's folder (the foreground loop's, the one the policy checks), a notebook's folder,
+which an agent may write; ``python -m`` would put that folder first on the module path, and an
+``execmagic.py`` (or ``execmagic/``) planted there would run unconfined as this process.  So it starts
+as :func:`follower_argv` says: ``-P`` from Python 3.11 (no folder of the command line's on the path),
+else ``-c`` :data:`BOOTSTRAP`, which takes that folder off the path before it imports anything (``site``
+runs before the folder is put there).  Its environment is the kernel's, not the run's (see
+:meth:`~.backend.RayBackend.foreground_command`).
 """
 
 from __future__ import annotations
@@ -26,7 +34,12 @@ from .backend import RayBackend, RayHandle
 from .client import RayError
 from .options import RayOptions
 
-__all__ = ["main"]
+__all__ = ["BOOTSTRAP", "follower_argv", "main"]
+
+#: ``python -c`` code that starts the follower where ``-P`` is not there (before 3.11): the folder ``-c`` puts
+#: first on the path (``''``) is taken off before anything is imported.
+BOOTSTRAP = ("import sys; sys.path[:1] = [p for p in sys.path[:1] if p]; "
+             "from execmagic.background.backends.ray.follow import main; sys.exit(main())")
 
 _STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
 
@@ -44,12 +57,20 @@ def _backend(spec: dict) -> RayBackend:
                       request_timeout=float(spec.get("request_timeout") or 30.0))
 
 
+def follower_argv() -> tuple[str, ...]:
+    """How the kernel's Python starts the follower so that nothing in its working folder is imported."""
+    if sys.version_info >= (3, 11):
+        return (sys.executable, "-P", "-m", "execmagic.background.backends.ray.follow")
+    return (sys.executable, "-c", BOOTSTRAP)
+
+
 def main() -> int:
     spec = json.loads(os.environ.pop("EXECMAGIC_RAY_FOLLOW"))
     # the job's processes carry a marker of their own: on a node that is this machine, the local
     # foreground's sweep must not reach past the job's own stop
     marker = f"{os.environ.get('EXECMAGIC_RUN') or 'ray'}-job-{secrets.token_hex(4)}"
-    command = Command(argv=tuple(spec["argv"]), cwd=os.getcwd(), env={}, display=spec.get("display") or "")
+    command = Command(argv=tuple(spec["argv"]), cwd=os.getcwd(), env={}, display=spec.get("display") or "",
+                      script_boot=spec.get("script_boot"))
     wake_r, wake_w = os.pipe()
     os.set_blocking(wake_w, False)
     asked: list[int] = []

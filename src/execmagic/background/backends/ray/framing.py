@@ -105,11 +105,14 @@ def _wrapper_source() -> bytes:
 
 
 def entrypoint(argv: Sequence[str], *, tag: str, marker: str, timeout: float | None, grace: float,
-               cwd: str | None = None) -> str:
+               cwd: str | None = None, handed: bool = False) -> str:
     """The shell line Ray runs: the node's Python running :mod:`.wrapper` (compressed, base64) on
     a base64 spec of the command.  One line of letters, digits and a little punctuation: nothing in
-    it can look like a frame, whatever the command says (Ray writes the entrypoint into the log)."""
-    spec = {"tag": tag, "marker": marker, "argv": list(argv), "timeout": timeout or None, "grace": grace, "cwd": cwd}
+    it can look like a frame, whatever the command says (Ray writes the entrypoint into the log).
+    ``handed``: the script is in the job's environment, and ``argv``'s last word is the boot that reads
+    it from the descriptor its ``{fd}`` names (see :mod:`..script_env`)."""
+    spec = {"tag": tag, "marker": marker, "argv": list(argv), "timeout": timeout or None, "grace": grace, "cwd": cwd,
+            "handed": handed}
     code = base64.b64encode(zlib.compress(_wrapper_source(), 9)).decode()
     loader = f"import base64,zlib;exec(compile(zlib.decompress(base64.b64decode('{code}')),'execmagic-wrapper','exec'))"
     spec_text = base64.b64encode(json.dumps(spec).encode()).decode()

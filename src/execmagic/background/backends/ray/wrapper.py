@@ -21,6 +21,8 @@ shared path or installation is needed on the cluster.
   the marker, waits the grace, then SIGKILLs what is left.  A *reaper* (double-forked, a session
   of its own, deaf to signals, outside Ray's snapshot) holds a pipe from the wrapper and does the
   same sweep if the wrapper dies without saying "done" (Ray's SIGKILL after its stop timeout).
+- **no secret on an argv**: a script that must not stand on one comes in the environment, and the
+  command reads it from a descriptor (see :func:`_handed`).
 """
 
 from __future__ import annotations
@@ -34,6 +36,7 @@ import signal
 import socket
 import subprocess
 import sys
+import tempfile
 import time
 
 __all__ = ["main"]
@@ -43,6 +46,8 @@ _CHUNK = 1 << 15
 _LEFTOVER_GRACE = 0.5
 #: Seconds to keep reading a pipe that a stopped process's leftovers hold open.
 _DRAIN = 1.0
+#: The pieces' names of a script sent in the environment (``execmagic.background.backends.script_env``).
+_SCRIPT_VAR = "EXECMAGIC_SCRIPT_"
 _STOP_SIGNALS = (signal.SIGTERM, signal.SIGINT, signal.SIGHUP, signal.SIGQUIT, signal.SIGUSR1, signal.SIGUSR2)
 
 
@@ -169,6 +174,29 @@ def _start_reaper(marker: str, grace: float) -> int:
         os._exit(0)
 
 
+def _handed(spec: dict) -> tuple[list[str], tuple[int, ...]]:
+    """The command's argv, and the descriptor to pass it.  A script that must stand on no argv (a secret's:
+    every user of the node reads an argv, and Ray's log starts with the entrypoint) comes in this
+    process's environment, in pieces ``EXECMAGIC_SCRIPT_0``, ``_1``, …; they are taken out of it (the
+    command's processes never see them), and with ``handed`` the script goes in a memory file whose
+    number fills the boot's ``{fd}`` (the argv's last word), which reads it as ``bash -c`` would run it."""
+    argv = list(spec["argv"])
+    pieces: list[str] = []
+    while f"{_SCRIPT_VAR}{len(pieces)}" in os.environ:
+        pieces.append(os.environ.pop(f"{_SCRIPT_VAR}{len(pieces)}"))
+    if not spec.get("handed"):
+        return argv, ()
+    try:
+        fd = os.memfd_create("execmagic-script")
+    except (AttributeError, OSError):  # not Linux: a file of its own, deleted at once
+        with tempfile.TemporaryFile() as fh:
+            fd = os.dup(fh.fileno())
+    _write_all(fd, os.fsencode("".join(pieces)))
+    os.lseek(fd, 0, os.SEEK_SET)
+    argv[-1] = argv[-1].replace("{fd}", str(fd))
+    return argv, (fd,)
+
+
 def run(spec: dict) -> int:
     framer = _Framer(spec["tag"])
     marker = spec["marker"]
@@ -189,12 +217,13 @@ def run(spec: dict) -> int:
         signal.signal(sig, on_signal)
     signal.signal(signal.SIGCHLD, lambda *_: None)  # an exit wakes select through the wakeup fd
     reaper = _start_reaper(marker, grace)
+    argv, handed = _handed(spec)
     env = {**os.environ, "EXECMAGIC_RUN": marker}
     cwd = spec.get("cwd") or None
     try:
-        proc = subprocess.Popen(spec["argv"], stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+        proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
                                 stderr=subprocess.PIPE, start_new_session=True, env=env, cwd=cwd,
-                                pass_fds=(), close_fds=True)
+                                pass_fds=handed, close_fds=True)
     except OSError as exc:
         framer.frame("E", f"execmagic: cannot start {spec['argv'][0]!r} on {socket.gethostname()}: "
                           f"{exc.strerror or exc}\n".encode())
@@ -202,6 +231,9 @@ def run(spec: dict) -> int:
         framer.record("X", {"how": "exit", "code": code})
         _write_all(reaper, b"done\n")
         return code
+    finally:
+        for fd in handed:  # the command has its own
+            os.close(fd)
     _write_all(reaper, f"sid {proc.pid}\n".encode())
     exclude = (os.getpid(),)
     kinds = {proc.stdout.fileno(): "O", proc.stderr.fileno(): "E"}  # type: ignore[union-attr]
