@@ -29,10 +29,12 @@ from ..process.launch import MARKER_VAR
 from ..process.private import sealed_memory_file, write_file
 
 __all__ = [
+    "NOTE_FAILURE",
     "STATE_VAR",
     "USER_BASH_ENV_VAR",
     "Delta",
     "ShellSession",
+    "failed_line",
     "handed_fds",
     "parse_export_listing",
     "prelude_fd",
@@ -47,14 +49,34 @@ _BASH_OWN = frozenset({"SHLVL", "_", "PWD", MARKER_VAR})
 #: Where the prelude finds the state file, and the user's own ``BASH_ENV`` while ours is in its place.
 STATE_VAR = "EXECMAGIC_STATE"
 USER_BASH_ENV_VAR = "EXECMAGIC_BASH_ENV"
+#: What an ERR trap does to note a failure (shell text, in single quotes): its line, status and ``$_`` (as the
+#: first words, before anything changes them), into ``__execmagic_err``, but for the command that runs the whole
+#: script (the ``eval`` of a standby or a boot, the ``.`` of a ``.script`` file), whose line is no line of
+#: the user's (``__execmagic_cur[3]`` says whether it noted).  The trap gives ``$_`` back from
+#: ``__execmagic_cur[2]`` as it ends.
+NOTE_FAILURE = (
+    '''__execmagic_cur=("$LINENO" "$?" "$_"); [[ $BASH_COMMAND == "builtin eval \\"\\$BASH_EXECUTION_STRING\\"" ||'''
+    ''' $BASH_COMMAND == ". /"*.script || $BASH_COMMAND == ". "?/*.script? ]] &&'''
+    ''' __execmagic_run=("${__execmagic_cur[@]:1}") ||'''
+    ''' { __execmagic_err=("${__execmagic_cur[@]}"); __execmagic_cur[3]=noted; };'''
+)
 _PRELUDE = f"""\
 # execmagic: save this shell's cwd and exports for the next run when it exits
 # (without the run's own marker, so that a run that exported nothing leaves the same listing as the last;
 # the script's xtrace and DEBUG trap switched off first, silently: neither may write into the state file;
-# umask 077 as it ends, so the state -- every exported value -- is 0600 wherever the log folder is)
+# umask 077 as it ends, so the state -- every exported value -- is 0600 wherever the log folder is),
+# and, when it ended with a failure, which line gave it (see failed_line): the ERR trap notes each failure
+# (NOTE_FAILURE); the EXIT trap names its line when the shell ended with that status and $_ (bash keeps no
+# $BASH_COMMAND nor $LINENO for an EXIT trap set here), and whether an --errexit trap stopped the shell there
+# or the script's runner (eval, .) ended it, which leaves its own $_
+trap '{{ {NOTE_FAILURE} builtin : "${{__execmagic_cur[2]}}"; }} 2>/dev/null' ERR
 printf -v __execmagic_q %q "${STATE_VAR}"
-trap "{{ builtin set +x; builtin trap - DEBUG; builtin umask 077; }} >/dev/null 2>&1; \\
-{{ builtin printf '%s\\0' \\"\\$PWD\\"; builtin unset {MARKER_VAR}; builtin export -p; }} > $__execmagic_q" EXIT
+trap '{{ __execmagic_end=("$?" "$_"); builtin set +x; builtin trap - DEBUG; builtin umask 077; }} >/dev/null 2>&1; \
+{{ if (( __execmagic_end[0] )) && [[ ${{__execmagic_err[1]-}} == "${{__execmagic_end[0]}}" ]]; then \
+if [[ ${{__execmagic_err[2]-}} == "${{__execmagic_end[1]}}" || ${{__execmagic_err[3]-}} == stop ]]; then \
+builtin printf "%s\\n%s" "${{__execmagic_err[0]}}" "${{__execmagic_err[3]-}}"; elif [[ ${{__execmagic_run[*]-}} == \
+"${{__execmagic_end[*]}}" ]]; then builtin printf "%s\\nrunner" "${{__execmagic_err[0]}}"; fi; fi; \
+builtin printf "\\0%s\\0" "$PWD"; builtin unset {MARKER_VAR}; builtin export -p; }} > '"$__execmagic_q" EXIT
 unset __execmagic_q {STATE_VAR} BASH_ENV
 {{close}}if [ -n "${{{USER_BASH_ENV_VAR}+set}}" ]; then
   export BASH_ENV="${USER_BASH_ENV_VAR}"; unset {USER_BASH_ENV_VAR}; . "$BASH_ENV"
@@ -137,6 +159,8 @@ def parse_export_listing(data: bytes) -> dict[str, str]:
 _EXEC = re.compile(r"(?:^|[;&|({\n]|\b(?:then|do|else))[ \t]*exec(?:[ \t]+(?P<rest>[^;&|\n]*))?", re.M)
 _REDIRECTION = re.compile(r"[0-9]*(?:[<>]&?|&>|>>|<<<?)[ \t]*[^ \t<>]*")
 _EXIT_TRAP = re.compile(r"\btrap\b[^\n]*\b(?:EXIT|0)\b")
+_TRAP_WORD = re.compile(r"\btrap\b")
+_ERR_WORD = re.compile(r"\bERR\b")
 
 
 def why_no_state(script: str) -> str:
@@ -152,6 +176,56 @@ def why_no_state(script: str) -> str:
     if _EXIT_TRAP.search(script):
         return "the script set its own EXIT trap"
     return "the shell ended without saving it"
+
+
+#: What may stand just before a command on a line (its start aside), and just after it: blanks, operators,
+#: a group's brackets, a negation; after it also a comment.  ``echo "exit 3"`` holds no command ``exit``.
+_BEFORE = frozenset(" \t;&|(){}!")
+_AFTER = frozenset(" \t;&|)}#")
+
+
+def _holds_command(line: str, command: str) -> bool:
+    """Whether ``command``'s text stands on ``line`` as a command (not inside a longer word or a string, not
+    in a comment line)."""
+    if line.lstrip().startswith("#"):
+        return False
+    at = line.find(command)
+    while at >= 0:
+        end = at + len(command)
+        if (at == 0 or line[at - 1] in _BEFORE) and (end == len(line) or line[end] in _AFTER):
+            return True
+        at = line.find(command, at + 1)
+    return False
+
+
+def failed_line(failure: bytes, script: str) -> int | None:
+    """The line of ``script`` that gave the status a session run ended with, from what the prelude's EXIT
+    trap wrote: the line its ERR trap noted when the shell ended with that failure's status and ``$_``, and
+    ``stop`` when ``--errexit``'s trap stopped the shell right there (:data:`.languages.ERREXIT_TRAP`), or
+    ``runner`` when the command that ran the script (a standby's ``eval``, ``.`` of a big one) ended it with
+    that status and its own ``$_``.
+
+    ``None`` where it is not known for sure, rather than a wrong line: a one-line script (its line is the
+    script); a script that may have ended by ``exit`` (an ``exit`` fires no ERR trap and leaves ``$_`` as it
+    was, so ``false`` then ``exit 1`` would look like ``false`` ending it), unless --errexit stopped it; a
+    script that sets its own ERR trap (it replaces the one that notes); a status that came from no ERR trap
+    (``[ -f x ] && …``).  A sandboxed run can write its state file: only a number within the script is taken.
+    """
+    lines = script.rstrip("\n").split("\n")
+    noted, _, how = failure.partition(b"\n")
+    line = int(noted) if noted.isdigit() and len(noted) < 10 else 0
+    if len(lines) < 2 or not 1 <= line <= len(lines):
+        return None
+    if how == b"stop":
+        return line
+    # two plain searches a line, each linear in it, whatever the text
+    if any(_holds_command(text, "exit") or (_TRAP_WORD.search(text) and _ERR_WORD.search(text)) for text in lines):
+        return None
+    # the runner's $_ hides whether a command ran after the failure: one of the two that end a script with a
+    # failure no ERR trap sees (`a && b`, `! a`) would have; a script with neither ended on its noted failure
+    if how == b"runner" and ("&&" in script or any(_holds_command(text, "!") for text in lines)):
+        return None
+    return line
 
 
 def write_prelude(directory: str) -> str:

@@ -173,6 +173,9 @@ class Result:
     error_code: str | None = None
     #: The walls it ran inside, in one line (mode, what was writable, the network); ``None``: none.
     sandbox: str | None = None
+    #: Which line of a multi-line shell script gave the status it ended with (its last failure's, or its
+    #: ``exit N``'s), where the engine could tell for sure; ``None``: it succeeded, it is one line, or unknown.
+    failed_line: int | None = None
 
     # -- convenient views -------------------------------------------------
     @property
@@ -232,7 +235,7 @@ class Result:
             return "interrupted"
         if self.signal is not None:
             return f"killed by {signal_name(self.signal)}"
-        return f"exit {self.exit_code}"
+        return f"exit {self.exit_code}" + (f" at line {self.failed_line}" if self.failed_line else "")
 
     def describe(self) -> str:
         """One line: outcome, duration and the command, for errors and logs."""
@@ -267,6 +270,7 @@ class Result:
             "log_paths": self.log_paths,
             "notes": list(self.notes),
             **({"sandbox": self.sandbox} if self.sandbox else {}),  # only when confined: older records stay alike
+            **({"failed_line": self.failed_line} if self.failed_line else {}),  # only when known, as the sandbox
         }
 
 
