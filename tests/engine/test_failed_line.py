@@ -21,6 +21,8 @@ READY = 10.0  # seconds a standby may take to start on a busy machine (awaited, 
     ("f() {\n  false\n}\necho a\nf\n", 5),  # a function's failure: the line that called it
     ("echo a\n(\n  cd /\n  false\n)", 5),  # a subshell: its own line (bash names its last one)
     ("echo a | (read -r x; [ -z x ])\ntrue | false", 2),  # a pipeline: its status is its last command's
+    ("echo a\ncd / && ls /no/such/execmagic-path\n", 2),  # `a && b` that failed on b: the ERR trap saw it
+    ("[ -d / ] && echo a\n! true || false\nfalse", 3),  # && and ! before the line that failed
 ])
 def test_a_failed_multi_line_cell_names_the_line_that_gave_its_status(engine, script, line):
     r = engine.run_script(script)
@@ -36,6 +38,9 @@ def test_a_failed_multi_line_cell_names_the_line_that_gave_its_status(engine, sc
     "false\nexit 1",  # exit fires no ERR trap and leaves $_ as it was: false would be named, wrongly
     "trap 'echo caught' ERR\nfalse\ntrue\nfalse",  # the script's own ERR trap replaced ours
     "set -e\nf() {\n  false\n}\nf",  # set -e of its own: a function's failure ends the shell inside it
+    # after a noted failure, a status no ERR trap sees, with the same $_: only `a && b` and `! a` give one
+    "grep -q x /dev/null\ngrep -q y /dev/null && echo found",
+    "grep -q x /dev/null\n! grep -q '' /dev/null /dev/null",
 ])
 def test_nothing_is_named_where_the_line_is_not_known_for_sure(engine, script):
     r = engine.run_script(script)

@@ -203,13 +203,15 @@ def failed_line(failure: bytes, script: str) -> int | None:
     trap wrote: the line its ERR trap noted when the shell ended with that failure's status and ``$_``, and
     ``stop`` when ``--errexit``'s trap stopped the shell right there (:data:`.languages.ERREXIT_TRAP`), or
     ``runner`` when the command that ran the script (a standby's ``eval``, ``.`` of a big one) ended it with
-    that status and its own ``$_``.
+    that status, and its own ``$_``.
 
     ``None`` where it is not known for sure, rather than a wrong line: a one-line script (its line is the
     script); a script that may have ended by ``exit`` (an ``exit`` fires no ERR trap and leaves ``$_`` as it
     was, so ``false`` then ``exit 1`` would look like ``false`` ending it), unless --errexit stopped it; a
-    script that sets its own ERR trap (it replaces the one that notes); a status that came from no ERR trap
-    (``[ -f x ] && …``).  A sandboxed run can write its state file: only a number within the script is taken.
+    script that sets its own ERR trap (it replaces the one that notes); one that may have ended on a failure
+    no ERR trap sees, which only ``a && b`` and ``! a`` give, on a line after the noted one (one of them
+    ran after it, its status the same, ``$_`` maybe the same too).  A sandboxed run can write its state
+    file: only a number within the script is taken.
     """
     lines = script.rstrip("\n").split("\n")
     noted, _, how = failure.partition(b"\n")
@@ -218,12 +220,10 @@ def failed_line(failure: bytes, script: str) -> int | None:
         return None
     if how == b"stop":
         return line
-    # two plain searches a line, each linear in it, whatever the text
+    # plain searches a line, each linear in it, whatever the text
     if any(_holds_command(text, "exit") or (_TRAP_WORD.search(text) and _ERR_WORD.search(text)) for text in lines):
         return None
-    # the runner's $_ hides whether a command ran after the failure: one of the two that end a script with a
-    # failure no ERR trap sees (`a && b`, `! a`) would have; a script with neither ended on its noted failure
-    if how == b"runner" and ("&&" in script or any(_holds_command(text, "!") for text in lines)):
+    if any("&&" in text or _holds_command(text, "!") for text in lines[line:]):
         return None
     return line
 
