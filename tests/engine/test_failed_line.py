@@ -10,7 +10,6 @@ from __future__ import annotations
 import pytest
 
 from execmagic.engine import Engine, RunOptions
-from execmagic.engine.session import failed_line
 
 READY = 10.0  # seconds a standby may take to start on a busy machine (awaited, not slept)
 
@@ -106,6 +105,8 @@ def test_a_sandboxed_run_names_it_too(engine, sandbox_place):
                                      b"2\nstop\nmore"])
 def test_what_a_run_wrote_into_its_state_file_names_only_a_line_of_the_script(failure):
     """A sandboxed run can write its own state file: nothing but a number within the script is a line."""
+    from execmagic.engine.session import failed_line
+
     assert failed_line(failure, "a\nb\nc\n") in (None, 2)
     assert failed_line(failure, "a\nb\nc\n") is None or failure.startswith(b"2\n")
     assert failed_line(b"2\nstop", "false\nexit 1") == 2  # --errexit stopped it there, before any exit
