@@ -1,8 +1,8 @@
 """Which line of a multi-line bash cell gave the status it failed with (``Result.failed_line``).
 
 Named where it is known for sure, in every session run: a cold bash, a standby, inside the sandbox, with
-``--errexit`` or without; said nowhere rather than wrong (``exit``, a script's own ERR trap, a status no
-ERR trap saw, sh).  The traps that learn it never show: not in a ``set -x`` trace, not in ``$_``.
+``--errexit`` or without, an ``exit N`` too; said nowhere rather than wrong (an exit that may not be the one, a
+script's own ERR trap, a status no ERR trap saw, sh).  The traps that learn it never show: not in a ``set -x`` trace, not in ``$_``.
 """
 
 from __future__ import annotations
@@ -22,6 +22,10 @@ READY = 10.0  # seconds a standby may take to start on a busy machine (awaited, 
     ("echo a | (read -r x; [ -z x ])\ntrue | false", 2),  # a pipeline: its status is its last command's
     ("echo a\ncd / && ls /no/such/execmagic-path\n", 2),  # `a && b` that failed on b: the ERR trap saw it
     ("[ -d / ] && echo a\n! true || false\nfalse", 3),  # && and ! before the line that failed
+    # an exit: no ERR trap sees it, and bash keeps no line for the EXIT trap; the one `exit N` of that status
+    ("echo a\n[ -f /no/such ] || exit 3\necho b", 2),
+    ("false\nexit 3 # the end\n", 2),
+    ("f() {\n  echo in f; exit 4\n}\necho a\nf\nexit 5", 2),
 ])
 def test_a_failed_multi_line_cell_names_the_line_that_gave_its_status(engine, script, line):
     r = engine.run_script(script)
@@ -35,6 +39,10 @@ def test_a_failed_multi_line_cell_names_the_line_that_gave_its_status(engine, sc
     "false\ntrue",  # it succeeded
     "ls /no/such/execmagic-path\necho $? >/dev/null\n[ -f /no/such ] && echo yes",  # no ERR trap saw it
     "false\nexit 1",  # exit fires no ERR trap and leaves $_ as it was: false would be named, wrongly
+    "rc=3\necho a\nexit $rc",  # an exit whose status is not written
+    "[ -f /no/such ] && exit 4\necho a\nexit 1\n",  # an && that may have given the status, not the exit
+    "if [ -f /no/such ]; then exit 1; fi\n[ -d / ] || exit 1\nexit 1",  # several lines exit 1
+    "set -eu\nf() {\n  [ -f /no/such ]\n}\nf\nexit 1",  # set -e of its own: f's failure is unseen
     "trap 'echo caught' ERR\nfalse\ntrue\nfalse",  # the script's own ERR trap replaced ours
     "set -e\nf() {\n  false\n}\nf",  # set -e of its own: a function's failure ends the shell inside it
     # after a noted failure, a status no ERR trap sees, with the same $_: only `a && b` and `! a` give one
@@ -91,6 +99,9 @@ def test_a_standby_names_it_as_a_cold_start_does(tmp_path):
         assert engine.warm.wait_ready(READY) is not None
         quiet = engine.run_script("false\n[ -f /no/such ] && echo yes")  # the runner's $_ hides what ran last
         assert (quiet.exit_code, quiet.failed_line) == (1, None)
+        assert engine.warm.wait_ready(READY) is not None
+        ended = engine.run_script("echo a\n[ -f /no/such ] || exit 3\necho b")
+        assert (ended.exit_code, ended.failed_line) == (3, 2)
     finally:
         engine.close(0.3)
 
@@ -107,7 +118,9 @@ def test_what_a_run_wrote_into_its_state_file_names_only_a_line_of_the_script(fa
     """A sandboxed run can write its own state file: nothing but a number within the script is a line."""
     from execmagic.engine.session import failed_line
 
-    assert failed_line(failure, "a\nb\nc\n") in (None, 2)
-    assert failed_line(failure, "a\nb\nc\n") is None or failure.startswith(b"2\n")
-    assert failed_line(b"2\nstop", "false\nexit 1") == 2  # --errexit stopped it there, before any exit
-    assert failed_line(b"2\n", "a\nb") == 2 and failed_line(b"2\n", "a b") is None
+    assert failed_line(failure, "a\nb\nc\n", 1) in (None, 2)
+    assert failed_line(failure, "a\nb\nc\n", 1) is None or failure.startswith(b"2\n")
+    assert failed_line(b"2\nstop", "false\nexit 1", 1) == 2  # --errexit stopped it there, before any exit
+    assert failed_line(b"2\n", "a\nb", 1) == 2 and failed_line(b"2\n", "a b", 1) is None
+    assert failed_line(b"2\nunnoted", "a\nexit 1", 1) is None  # a line with unnoted: written by no trap of ours
+    assert failed_line(b"\nunnoted", "a\nexit 1", 1) == 2 and failed_line(b"\nunnoted", "a\nexit 1", 2) is None

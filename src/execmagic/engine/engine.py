@@ -402,7 +402,8 @@ class Engine(Planner):
             return dataclasses.replace(result, notes=result.notes + (f"session state unchanged: {why}",))
         failure, sep, rest = (state or b"").partition(b"\0")  # the prelude writes the failed line first
         state, failure = (rest, failure) if sep else (state, b"")
-        line = failed_line(failure, plan.shell_text or "") if not stopped and result.exit_code else None
+        line = failed_line(failure, plan.shell_text or "", result.exit_code) if not stopped and result.exit_code \
+            else None
         if line is not None:
             result = dataclasses.replace(result, failed_line=line)
         if stopped or not state:

@@ -68,14 +68,16 @@ _PRELUDE = f"""\
 # and, when it ended with a failure, which line gave it (see failed_line): the ERR trap notes each failure
 # (NOTE_FAILURE); the EXIT trap names its line when the shell ended with that status and $_ (bash keeps no
 # $BASH_COMMAND nor $LINENO for an EXIT trap set here), and whether an --errexit trap stopped the shell there
-# or the script's runner (eval, .) ended it, which leaves its own $_
+# or the script's runner (eval, .) ended it, which leaves its own $_; or that no failure of that status was
+# noted (an exit ended it, or a failure no ERR trap sees)
 trap '{{ {NOTE_FAILURE} builtin : "${{__execmagic_cur[2]}}"; }} 2>/dev/null' ERR
 printf -v __execmagic_q %q "${STATE_VAR}"
 trap '{{ __execmagic_end=("$?" "$_"); builtin set +x; builtin trap - DEBUG; builtin umask 077; }} >/dev/null 2>&1; \
-{{ if (( __execmagic_end[0] )) && [[ ${{__execmagic_err[1]-}} == "${{__execmagic_end[0]}}" ]]; then \
+{{ if (( __execmagic_end[0] )); then if [[ ${{__execmagic_err[1]-}} == "${{__execmagic_end[0]}}" ]]; then \
 if [[ ${{__execmagic_err[2]-}} == "${{__execmagic_end[1]}}" || ${{__execmagic_err[3]-}} == stop ]]; then \
 builtin printf "%s\\n%s" "${{__execmagic_err[0]}}" "${{__execmagic_err[3]-}}"; elif [[ ${{__execmagic_run[*]-}} == \
-"${{__execmagic_end[*]}}" ]]; then builtin printf "%s\\nrunner" "${{__execmagic_err[0]}}"; fi; fi; \
+"${{__execmagic_end[*]}}" ]]; then builtin printf "%s\\nrunner" "${{__execmagic_err[0]}}"; fi; \
+elif [[ ${{__execmagic_run[*]-}} != "${{__execmagic_end[*]}}" ]]; then builtin printf "\\nunnoted"; fi; fi; \
 builtin printf "\\0%s\\0" "$PWD"; builtin unset {MARKER_VAR}; builtin export -p; }} > '"$__execmagic_q" EXIT
 unset __execmagic_q {STATE_VAR} BASH_ENV
 {{close}}if [ -n "${{{USER_BASH_ENV_VAR}+set}}" ]; then
@@ -198,34 +200,64 @@ def _holds_command(line: str, command: str) -> bool:
     return False
 
 
-def failed_line(failure: bytes, script: str) -> int | None:
-    """The line of ``script`` that gave the status a session run ended with, from what the prelude's EXIT
+#: ``exit`` as a command and its word (``exit``, ``exit 3``, ``exit $rc``); ``set -e`` and its other spellings.
+_EXIT = re.compile(r"(?:^|(?<=[ \t;&|(){}!]))exit(?:[ \t]+(?P<word>[^ \t;&|)}#]+))?(?=$|[ \t;&|)}#])")
+_ERREXIT = re.compile(r"\bset[ \t]+-[A-Za-z]*e|errexit")
+
+
+def failed_line(failure: bytes, script: str, status: int) -> int | None:
+    """The line of ``script`` that gave the ``status`` a session run ended with, from what the prelude's EXIT
     trap wrote: the line its ERR trap noted when the shell ended with that failure's status and ``$_``, and
     ``stop`` when ``--errexit``'s trap stopped the shell right there (:data:`.languages.ERREXIT_TRAP`), or
     ``runner`` when the command that ran the script (a standby's ``eval``, ``.`` of a big one) ended it with
-    that status, and its own ``$_``.
+    that status, and its own ``$_``; or ``unnoted`` when no failure of that status was noted: an ``exit``
+    ended it (see :func:`_exit_line`), or a failure no ERR trap sees.
 
     ``None`` where it is not known for sure, rather than a wrong line: a one-line script (its line is the
-    script); a script that may have ended by ``exit`` (an ``exit`` fires no ERR trap and leaves ``$_`` as it
-    was, so ``false`` then ``exit 1`` would look like ``false`` ending it), unless --errexit stopped it; a
-    script that sets its own ERR trap (it replaces the one that notes); one that may have ended on a failure
-    no ERR trap sees, which only ``a && b`` and ``! a`` give, on a line after the noted one (one of them
-    ran after it, its status the same, ``$_`` maybe the same too).  A sandboxed run can write its state
-    file: only a number within the script is taken.
+    script); a noted failure in a script that may have ended by ``exit`` (an ``exit`` fires no ERR trap and
+    leaves ``$_`` as it was, so ``false`` then ``exit 1`` would look like ``false`` ending it), unless
+    --errexit stopped it; a script that sets its own ERR trap (it replaces the one that notes); one that may
+    have ended on a failure no ERR trap sees, which only ``a && b`` and ``! a`` give, on a line after the
+    noted one (one of them ran after it, its status the same, ``$_`` maybe the same too).  A sandboxed run
+    can write its state file: only a number within the script is taken.
     """
     lines = script.rstrip("\n").split("\n")
     noted, _, how = failure.partition(b"\n")
+    if len(lines) < 2 or (_TRAP_WORD.search(script) and any(_ERR_WORD.search(text) for text in lines)):
+        return None  # plain searches, each linear in the text, whatever it holds
+    if how == b"unnoted" and not noted:
+        return _exit_line(lines, status)
     line = int(noted) if noted.isdigit() and len(noted) < 10 else 0
-    if len(lines) < 2 or not 1 <= line <= len(lines):
+    if not 1 <= line <= len(lines):
         return None
     if how == b"stop":
         return line
-    # plain searches a line, each linear in it, whatever the text
-    if any(_holds_command(text, "exit") or (_TRAP_WORD.search(text) and _ERR_WORD.search(text)) for text in lines):
+    if any(_EXIT.search(text) for text in lines if not text.lstrip().startswith("#")):
         return None
     if any("&&" in text or _holds_command(text, "!") for text in lines[line:]):
         return None
     return line
+
+
+def _exit_line(lines: list[str], status: int) -> int | None:
+    """The line of the one ``exit N`` that gives ``status``, in a script whose status no ERR trap saw: only an
+    exit or ``a && b``/``! a`` end a script so (bash keeps no line for an EXIT trap to read).  ``None`` when
+    one of those may have given it instead: ``&&`` or ``!`` anywhere, an ``exit`` whose status is not
+    written (``exit``, ``exit $rc``), a ``set -e`` of the script's (a function's failure ends the shell
+    inside it, unseen), or no line or several that hold ``exit N``."""
+    found = set()
+    for number, text in enumerate(lines, 1):
+        if text.lstrip().startswith("#"):
+            continue
+        if "&&" in text or _holds_command(text, "!") or _ERREXIT.search(text):
+            return None
+        for match in _EXIT.finditer(text):
+            word = match.group("word") or ""
+            if not word.isdigit() or len(word) > 9:
+                return None
+            if int(word) % 256 == status:
+                found.add(number)
+    return found.pop() if len(found) == 1 else None
 
 
 def write_prelude(directory: str) -> str:
