@@ -58,7 +58,7 @@ def imports(path, parts):
 def test_every_module_sits_in_a_known_layer():
     for _path, parts in modules():
         if parts not in (["__init__"], ["__main__"]):
-            assert parts[0] in RANK, f"{'/'.join(parts)}.py is in no layer; add it to RANK and the README diagram"
+            assert parts[0] in RANK, f"{'/'.join(parts)}.py is in no layer; add it to RANK and the diagram in src/execmagic/ARCHITECTURE.md"
 
 
 def test_imports_point_only_downward():

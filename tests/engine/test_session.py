@@ -238,7 +238,7 @@ def test_the_scripts_traces_traps_and_functions_never_reach_the_state(engine, sc
 
 def test_a_state_file_that_cannot_be_read_is_a_note_not_a_crash(engine):
     """A script that finds the state file (its path is in ``trap -p``) and writes garbage there."""
-    find = """f=$(trap -p EXIT | sed -n "s/.*} > \\(.*\\)'.*/\\1/p"); """
+    find = """f=$(trap -p EXIT | sed -n "s/.*} >> \\(.*\\)'.*/\\1/p"); """
     for garbage in ("echo garbage", "printf '/\\0junk'"):
         r = engine.run_script(find + f'trap "{garbage} > $f" EXIT; cd /')
         assert r.exit_code == 0, r.stderr

@@ -68,7 +68,7 @@ SAME = {
     "options": "set -o | tr -s ' \\t' ' '; shopt | tr -s ' \\t' ' '",
     "variables": "compgen -v | grep -v -e '^BASH_' -e '^_$' -e '^PPID$' -e '^SHLVL$' -e '^RANDOM$' -e '^SECONDS$' "
                  "-e '^EPOCH' -e '^SRANDOM$' -e '^LINENO$' -e '^PIPESTATUS$' -e '^COLUMNS$' -e '^LINES$'",
-    "functions-and-traps": "declare -F; trap -p | sed 's/ > .*//'",
+    "functions-and-traps": "declare -F; trap -p | sed 's/ >> .*//'",
     "stdin": "cat; echo rc=$?",
     "exit": "echo before; exit 4; echo after",
     "return": "return 3; echo still",

@@ -133,6 +133,7 @@ def _walls_said(sandbox: Sandbox, result: Result) -> tuple[str, ...]:
         return ()
     said = []
     memory, processes = walls.limits_reached()
+    processes = processes and result.stopped_at is None  # the outcome says it
     if memory:
         said.append(f"the sandbox's memory limit ({walls.limits.memory:,} bytes for the session, its /tmp included) "
                     "was reached: the kernel killed a process of it")
@@ -272,9 +273,11 @@ class Engine(Planner):
         try:
             # a standby is started inside the plan's sandbox already: it takes the script, as it is
             command = self._confined(plan) if standby is None else plan.command
+            walls = plan.sandbox.walls if plan.sandbox is not None else None
             return run_command(command, options, log_dir=self.logs, label=plan.label, marker=marker,
                                on_output=on_output, on_progress=on_progress, cancel=cancel,
-                               register=self.shells.guard_foreground, standby=standby)
+                               register=self.shells.guard_foreground, standby=standby,
+                               watch=walls.process_watch() if walls is not None else None)
         finally:
             expected()
 

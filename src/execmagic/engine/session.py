@@ -64,7 +64,9 @@ _PRELUDE = f"""\
 # execmagic: save this shell's cwd and exports for the next run when it exits
 # (without the run's own marker, so that a run that exported nothing leaves the same listing as the last;
 # the script's xtrace and DEBUG trap switched off first, silently: neither may write into the state file;
-# umask 077 as it ends, so the state -- every exported value -- is 0600 wherever the log folder is),
+# umask 077 as it ends, so the state -- every exported value -- is 0600 wherever the log folder is;
+# appended to, never truncated: the file is new and empty, and a truncating open of a file on ext4 makes
+# its close start writing it to disk, which the engine's unlink then waits for, a millisecond or more),
 # and, when it ended with a failure, which line gave it (see failed_line): the ERR trap notes each failure
 # (NOTE_FAILURE); the EXIT trap names its line when the shell ended with that status and $_ (bash keeps no
 # $BASH_COMMAND nor $LINENO for an EXIT trap set here), and whether an --errexit trap stopped the shell there
@@ -78,7 +80,7 @@ if [[ ${{__execmagic_err[2]-}} == "${{__execmagic_end[1]}}" || ${{__execmagic_er
 builtin printf "%s\\n%s" "${{__execmagic_err[0]}}" "${{__execmagic_err[3]-}}"; elif [[ ${{__execmagic_run[*]-}} == \
 "${{__execmagic_end[*]}}" ]]; then builtin printf "%s\\nrunner" "${{__execmagic_err[0]}}"; fi; \
 elif [[ ${{__execmagic_run[*]-}} != "${{__execmagic_end[*]}}" ]]; then builtin printf "\\nunnoted"; fi; fi; \
-builtin printf "\\0%s\\0" "$PWD"; builtin unset {MARKER_VAR}; builtin export -p; }} > '"$__execmagic_q" EXIT
+builtin printf "\\0%s\\0" "$PWD"; builtin unset {MARKER_VAR}; builtin export -p; }} >> '"$__execmagic_q" EXIT
 unset __execmagic_q {STATE_VAR} BASH_ENV
 {{close}}if [ -n "${{{USER_BASH_ENV_VAR}+set}}" ]; then
   export BASH_ENV="${USER_BASH_ENV_VAR}"; unset {USER_BASH_ENV_VAR}; . "$BASH_ENV"

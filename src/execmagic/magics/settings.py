@@ -156,7 +156,8 @@ class ExecSettings(Magics):
     sandbox_processes = Int(
         DEFAULT_PROCESSES, help="Processes (and threads) the sandboxed session may run at once, all its commands"
                                 " and background shells together, where the machine allows (for a kernel running as"
-                                " root: where a cgroup can be made, see sandbox_memory); 0: no limit.",
+                                " root: where a cgroup can be made, see sandbox_memory); a command that holds"
+                                " the session there (a fork bomb) is stopped, its line says so; 0: no limit.",
     ).tag(config=True)
     sandbox_memory = Int(
         -1, help="Bytes of memory the sandboxed session may use, its commands, background shells and /tmp together"

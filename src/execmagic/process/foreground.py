@@ -23,11 +23,15 @@ from .leftovers import Births, left_behind
 from .logdir import LogDir
 from .pump import Cancelled, CancelToken, OutputCallback, ProgressCallback, Pump
 from .results import TIMEOUT_EXIT_CODE, Result, StreamCapture, exit_code_of
+from .sandbox_count import WATCH_EVERY, WATCH_FIRST
 from .spec import Command, RunOptions
 from .standby import Standby
 from .stop import StopReport, stop_tree
 
-__all__ = ["CancelToken", "OutputCallback", "ProgressCallback", "failed_to_start", "run_command"]
+#: Told the run's leader (its process session) now and then; returns a limit to stop the run at, or ``None``.
+Watch = Callable[[int], "str | None"]
+
+__all__ = ["CancelToken", "OutputCallback", "ProgressCallback", "Watch", "failed_to_start", "run_command"]
 
 _POLL_WITHOUT_PIDFD = 0.05
 
@@ -83,7 +87,7 @@ class _Run:
 
     def __init__(self, command: Command, options: RunOptions, proc: subprocess.Popen[bytes], *, marker: str,
                  log_dir: LogDir, label: str, started_at: str, start: float, on_output: OutputCallback | None,
-                 on_progress: ProgressCallback | None, cancel: CancelToken | None) -> None:
+                 on_progress: ProgressCallback | None, cancel: CancelToken | None, watch: Watch | None = None) -> None:
         self.command = command
         self.options = options
         self.proc = proc
@@ -99,6 +103,9 @@ class _Run:
         self.pump = Pump(proc, recorders, command.input, on_output, cancel)
         self.deadline = start + options.timeout if options.timeout is not None else None
         self.timed_out = self.interrupted = False
+        self.watch = watch
+        self.next_watch = start + WATCH_FIRST
+        self.stopped_at: str | None = None
         self.notes: list[str] = []
         self.last_flush = start  # a quick command's output then arrives as one piece per stream
         self.next_progress = start + options.progress_interval
@@ -130,7 +137,8 @@ class _Run:
     def _wait_for(self, now: float) -> float | None:
         """How long the selector may sleep: until the next flush, progress call, deadline or drain end."""
         pump, options = self.pump, self.options
-        wakes = [self.next_progress if self.on_progress else None, self.deadline]
+        wakes = [self.next_progress if self.on_progress else None, self.deadline,
+                 self.next_watch if self.watch else None]
         if pump.pending:
             wakes.append(self.last_flush + options.flush_interval)
         if pump.exited_at is not None:
@@ -152,6 +160,12 @@ class _Run:
         if self.on_progress and now >= self.next_progress:
             self.on_progress(now - self.start, pump.total_bytes)
             self.next_progress = now + options.progress_interval
+        if self.watch is not None and now >= self.next_watch and pump.exited_at is None:
+            self.next_watch = now + WATCH_EVERY
+            self.stopped_at = self.watch(self.sid)
+            if self.stopped_at is not None:
+                self.stop((signal.SIGTERM,), f"at {self.stopped_at}")
+                return True
         if self.deadline is not None and now >= self.deadline and (pump.open_streams or pump.exited_at is None):
             self.timed_out = True
             self.stop((signal.SIGTERM,), "at the timeout")
@@ -208,6 +222,7 @@ class _Run:
             timed_out=self.timed_out,
             timeout=options.timeout,
             interrupted=self.interrupted,
+            stopped_at=self.stopped_at,
             notes=tuple(self.notes + _capture_notes(captures)),
         )
 
@@ -224,6 +239,7 @@ def run_command(
     cancel: CancelToken | None = None,
     register: Callable[[int, str], Callable[[], None]] | None = None,
     standby: Standby | None = None,
+    watch: Watch | None = None,
 ) -> Result:
     """Run ``command`` to its end, the deadline, an interrupt or ``cancel``; always return a :class:`Result`.
 
@@ -233,6 +249,10 @@ def run_command(
 
     ``standby`` (taken for this command: it fits it) runs the command instead of a launch,
     under its own marker; :class:`~.standby.StandbyGone` when it died meanwhile.
+
+    ``watch(leader)`` is asked now and then while the command runs (a sandboxed run's
+    :class:`~.sandbox_count.ProcessWatch`): what it returns is a limit the command holds
+    its session at, and the command is stopped there (``Result.stopped_at``).
 
     Whatever happens -- including ``KeyboardInterrupt`` -- nothing the command
     started is left running when this returns.  A log that cannot be written (a full
@@ -255,7 +275,7 @@ def run_command(
         else:
             unregister = register(proc.pid, marker) if register is not None else None
         run = _Run(command, options, proc, marker=marker, log_dir=log_dir, label=label, started_at=started_at,
-                   start=start, on_output=on_output, on_progress=on_progress, cancel=cancel)
+                   start=start, on_output=on_output, on_progress=on_progress, cancel=cancel, watch=watch)
     except BaseException:  # the process exists and nothing else knows it: never leave it running
         stop_tree(proc.pid, leader=proc, marker=marker, ladder=(), grace=0)
         proc.wait()

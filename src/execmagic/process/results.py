@@ -176,11 +176,14 @@ class Result:
     #: Which line of a multi-line shell script gave the status it ended with (its last failure's, or its
     #: ``exit N``'s), where the engine could tell for sure; ``None``: it succeeded, it is one line, or unknown.
     failed_line: int | None = None
+    #: The limit it was stopped at, in a few words (``"the sandbox's process limit (1,024 for the session)"``):
+    #: a run that would never end by itself there (a fork bomb); ``None``: not stopped for a limit.
+    stopped_at: str | None = None
 
     # -- convenient views -------------------------------------------------
     @property
     def success(self) -> bool:
-        return self.exit_code == 0 and not (self.timed_out or self.interrupted or self.error)
+        return self.exit_code == 0 and not (self.timed_out or self.interrupted or self.error or self.stopped_at)
 
     @property
     def stdout(self) -> str:
@@ -233,6 +236,8 @@ class Result:
             return f"timed out after {self.timeout:g} s"
         if self.interrupted:
             return "interrupted"
+        if self.stopped_at:
+            return f"stopped at {self.stopped_at}"
         if self.signal is not None:
             return f"killed by {signal_name(self.signal)}"
         return f"exit {self.exit_code}" + (f" at line {self.failed_line}" if self.failed_line else "")
@@ -259,6 +264,7 @@ class Result:
             "signal": signal_name(self.signal) if self.signal is not None else None,
             "timed_out": self.timed_out,
             "interrupted": self.interrupted,
+            "stopped_at": self.stopped_at,
             "error": self.error,
             "error_code": self.error_code,
             "started_at": self.started_at,

@@ -49,6 +49,14 @@ class SessionCgroup:
         """How many forks the cgroup's process limit refused (``pids.events``); 0 where it cannot be read."""
         return self._count(("pids.events",), "max")
 
+    def tasks(self) -> int | None:
+        """How many processes (and threads) are in the cgroup now (``pids.current``); ``None``: not counted."""
+        for folder in self.folders:
+            with contextlib.suppress(OSError, ValueError), open(os.path.join(folder, "pids.current"),
+                                                                encoding="ascii") as fh:
+                return int(fh.read())
+        return None
+
     def _count(self, files: tuple[str, ...], key: str) -> int:
         for folder in self.folders:
             for name in files:

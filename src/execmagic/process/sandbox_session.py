@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import functools
 import os
 import platform
 import secrets
@@ -43,6 +44,7 @@ import threading
 
 from .private import fallback_folder
 from .sandbox_cgroup import SessionCgroup, make_cgroup
+from .sandbox_count import ProcessWatch, session_processes, user_namespace
 
 __all__ = ["DEFAULT_MEMORY", "DEFAULT_PROCESSES", "DEFAULT_TMP_BYTES", "HOST_ENV", "Limits", "SessionWalls",
            "WallsUnavailable", "start_walls"]
@@ -194,6 +196,19 @@ class SessionWalls:
         memory = (f"memory at most {_format_bytes(cgroup.memory)}" if cgroup is not None and cgroup.memory
                   else f"memory not limited ({self._why_memory})")
         return tmp, f"{processes}; {memory}"
+
+    def process_watch(self) -> ProcessWatch | None:
+        """What a run of the session is told its leader with now and then, to be stopped when it holds the
+        session at its process limit (see :mod:`.sandbox_count`); ``None`` where processes are not limited."""
+        if not self.processes_limited or not self.limits.processes:
+            return None
+        cgroup = self.cgroup
+        if cgroup is not None:
+            return ProcessWatch(self.limits.processes, cgroup.tasks)
+        session_ns = user_namespace(self.holder.pid) if self.userns else None
+        if session_ns is None:
+            return None
+        return ProcessWatch(self.limits.processes, functools.partial(session_processes, session_ns))
 
     def limits_reached(self) -> tuple[bool, bool]:
         """Whether the session's memory limit made the kernel kill a process, and whether its process limit

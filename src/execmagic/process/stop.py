@@ -62,12 +62,16 @@ def session_members(sid: int) -> list[psutil.Process]:
     return members
 
 
-def marked_processes(marker: str) -> list[psutil.Process]:
-    """Processes that carry ``EXECMAGIC_RUN=marker`` in their environment (found even after ``setsid``)."""
-    me = os.getpid()
+def marked_processes(marker: str, known: Iterable[int] = ()) -> list[psutil.Process]:
+    """Processes that carry ``EXECMAGIC_RUN=marker`` in their environment (found even after ``setsid``).
+
+    ``known``: pids already found by other means, whose environment is not read: reading a process's
+    environment waits for its memory map's lock, which a process forking without end holds most of the
+    time (64 of them took seconds)."""
+    skip = {os.getpid(), *known}
     found = []
     for proc in psutil.process_iter():
-        if proc.pid == me:
+        if proc.pid in skip:
             continue
         try:
             if proc.environ().get(MARKER_VAR) == marker:
@@ -105,24 +109,28 @@ def _pinned(leader: subprocess.Popen[bytes] | None, sid: int | None) -> bool:
     return leader is not None and leader.pid == sid and leader.returncode is None
 
 
-def _snapshot(leader: subprocess.Popen[bytes] | None, sid: int | None,
-              marker: str | None) -> dict[int, psutil.Process]:
+def _snapshot(leader: subprocess.Popen[bytes] | None, sid: int | None, marker: str | None,
+              roots: Iterable[psutil.Process] = ()) -> dict[int, psutil.Process]:
+    """The tree's live processes: below ``leader`` and ``roots`` (processes of it found before, such as a
+    pid namespace's init that outlived a reaped leader), in session ``sid``, carrying ``marker``."""
     procs: dict[int, psutil.Process] = {}
+    tops = list(roots)
     if leader is not None and leader.returncode is None:  # not reaped: running, or its zombie keeps its pid
-        try:
-            root = psutil.Process(leader.pid)
+        with contextlib.suppress(psutil.NoSuchProcess):
+            tops.insert(0, psutil.Process(leader.pid))
+    for root in tops:
+        with contextlib.suppress(psutil.NoSuchProcess):
+            children = root.children(recursive=True)  # raises for a root that is gone (or its pid reused)
             procs[root.pid] = root
-            for child in root.children(recursive=True):
+            for child in children:
                 procs[child.pid] = child
-        except psutil.NoSuchProcess:
-            pass
     members = session_members(sid) if sid is not None else []
     if sid is not None and _ours(_pinned(leader, sid), members, marker):
         for proc in members:
             procs.setdefault(proc.pid, proc)
     if marker:
-        for proc in marked_processes(marker):
-            procs.setdefault(proc.pid, proc)
+        for proc in marked_processes(marker, known=procs):
+            procs[proc.pid] = proc
     procs.pop(os.getpid(), None)
     return {pid: p for pid, p in procs.items() if _alive(p)}
 
@@ -214,7 +222,7 @@ def stop_tree(
             break
     killed: set[int] = set()
     for _ in range(_SWEEP_ROUNDS):
-        late = _snapshot(leader, sid, marker)
+        late = _snapshot(leader, sid, marker, roots=alive)
         for pid, proc in late.items():
             if pid not in {p.pid for p in alive}:
                 alive.append(proc)
