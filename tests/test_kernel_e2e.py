@@ -369,5 +369,8 @@ def test_the_line_that_failed_a_multi_line_cell_is_named_with_or_without_errexit
     assert "exit 2 at line 2" in stopped.of_type("error")[0]["content"]["traceback"][0]
     ended = kernel.execute("%%exec --no-raise\necho a\n[ -f /no/such/execmagic-path ] || exit 3\necho never")
     assert ended.stream_text() == "a\n" and "✘ exit 3 at line 2" in str(ended.of_type("display_data"))
+    piped = kernel.execute("%%exec --errexit --no-raise\necho a\nseq 1 1000000 | head -1\necho never")
+    assert "✘ exit 141 at line 2 (SIGPIPE: a reader such as head closed the pipe early)" in str(
+        piped.of_type("display_data"))
     passed = kernel.execute("%%exec\nfalse\ntrue")  # a cell that succeeded says nothing new
     assert passed.status == "ok" and " line " not in str(passed.of_type("display_data"))

@@ -72,6 +72,9 @@ def test_errexit_names_in_the_result_the_line_its_stderr_names(engine):
     assert r.stderr == "--errexit stopped the cell at line 2: exit 1\n"
     piped = engine.run_script("seq 1 100000 | head -1\necho b", errexit=True)
     assert (piped.exit_code, piped.failed_line, piped.stdout) == (141, 1, "1\n")
+    assert piped.outcome() == "exit 141 at line 1 (SIGPIPE: a reader such as head closed the pipe early)"
+    unstopped = engine.run_script("set -o pipefail\nseq 1 100000 | head -1")  # the same without --errexit
+    assert unstopped.outcome() == "exit 141 at line 2 (SIGPIPE: a reader such as head closed the pipe early)"
 
 
 def test_a_big_cell_that_goes_through_a_file_names_its_line(engine):

@@ -240,7 +240,11 @@ class Result:
             return f"stopped at {self.stopped_at}"
         if self.signal is not None:
             return f"killed by {signal_name(self.signal)}"
-        return f"exit {self.exit_code}" + (f" at line {self.failed_line}" if self.failed_line else "")
+        if not self.failed_line:
+            return f"exit {self.exit_code}"
+        # a script's 141 is its pipeline's writer stopped by SIGPIPE (with pipefail): `zcat big.gz | head -3`
+        why = " (SIGPIPE: a reader such as head closed the pipe early)" if self.exit_code == 141 else ""
+        return f"exit {self.exit_code} at line {self.failed_line}{why}"
 
     def describe(self) -> str:
         """One line: outcome, duration and the command, for errors and logs."""
