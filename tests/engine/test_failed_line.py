@@ -119,7 +119,7 @@ def test_a_sandboxed_run_names_it_too(engine, sandbox_place):
                                      b"2\nstop\nmore"])
 def test_what_a_run_wrote_into_its_state_file_names_only_a_line_of_the_script(failure):
     """A sandboxed run can write its own state file: nothing but a number within the script is a line."""
-    from execmagic.engine.session import failed_line
+    from execmagic.engine.failure_line import failed_line
 
     assert failed_line(failure, "a\nb\nc\n", 1) in (None, 2)
     assert failed_line(failure, "a\nb\nc\n", 1) is None or failure.startswith(b"2\n")

@@ -40,9 +40,10 @@ from ..process.standby import (
     start_standby,
 )
 from .contexts import SHELL_LANGUAGES
+from .failure_line import failed_line
 from .plans import SANDBOX_STATE_FOLDER, Plan, Planner
 from .sandboxing import SandboxChoice, SessionTmp, choose_sandbox
-from .session import STATE_VAR, USER_BASH_ENV_VAR, ShellSession, failed_line, handed_fds, why_no_state
+from .session import STATE_VAR, USER_BASH_ENV_VAR, ShellSession, handed_fds, why_no_state
 from .warm import WarmShell
 
 __all__ = ["Engine", "Plan"]

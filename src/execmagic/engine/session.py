@@ -13,6 +13,11 @@ prelude restores a ``BASH_ENV`` the user had.  Exit codes and kills stay real;
 there are no end-of-output markers to parse and no long-lived shell to wedge.  A run that was
 stopped (timeout, interrupt, kill) or replaced its shell with ``exec`` leaves
 the state as it was.  Non-exported shell variables do not persist.
+
+The state also says which line of a multi-line script its failure came from (:mod:`.failure_line`): an
+``ERR`` trap of the prelude notes each failure's line, silently, and the ``EXIT`` trap writes the one the
+shell ended on, where bash lets that be known for sure.  A script's own ``ERR`` trap replaces it (its own
+runs, and no line is named), as its own ``EXIT`` trap replaces the one that saves the state.
 """
 
 from __future__ import annotations
@@ -34,7 +39,6 @@ __all__ = [
     "USER_BASH_ENV_VAR",
     "Delta",
     "ShellSession",
-    "failed_line",
     "handed_fds",
     "parse_export_listing",
     "prelude_fd",
@@ -67,7 +71,7 @@ _PRELUDE = f"""\
 # umask 077 as it ends, so the state -- every exported value -- is 0600 wherever the log folder is;
 # appended to, never truncated: the file is new and empty, and a truncating open of a file on ext4 makes
 # its close start writing it to disk, which the engine's unlink then waits for, a millisecond or more),
-# and, when it ended with a failure, which line gave it (see failed_line): the ERR trap notes each failure
+# and, when it ended with a failure, which line gave it (see failure_line.py): the ERR trap notes each failure
 # (NOTE_FAILURE); the EXIT trap names its line when the shell ended with that status and $_ (bash keeps no
 # $BASH_COMMAND nor $LINENO for an EXIT trap set here), and whether an --errexit trap stopped the shell there
 # or the script's runner (eval, .) ended it, which leaves its own $_; or that no failure of that status was
@@ -163,8 +167,6 @@ def parse_export_listing(data: bytes) -> dict[str, str]:
 _EXEC = re.compile(r"(?:^|[;&|({\n]|\b(?:then|do|else))[ \t]*exec(?:[ \t]+(?P<rest>[^;&|\n]*))?", re.M)
 _REDIRECTION = re.compile(r"[0-9]*(?:[<>]&?|&>|>>|<<<?)[ \t]*[^ \t<>]*")
 _EXIT_TRAP = re.compile(r"\btrap\b[^\n]*\b(?:EXIT|0)\b")
-_TRAP_WORD = re.compile(r"\btrap\b")
-_ERR_WORD = re.compile(r"\bERR\b")
 
 
 def why_no_state(script: str) -> str:
@@ -180,86 +182,6 @@ def why_no_state(script: str) -> str:
     if _EXIT_TRAP.search(script):
         return "the script set its own EXIT trap"
     return "the shell ended without saving it"
-
-
-#: What may stand just before a command on a line (its start aside), and just after it: blanks, operators,
-#: a group's brackets, a negation; after it also a comment.  ``echo "exit 3"`` holds no command ``exit``.
-_BEFORE = frozenset(" \t;&|(){}!")
-_AFTER = frozenset(" \t;&|)}#")
-
-
-def _holds_command(line: str, command: str) -> bool:
-    """Whether ``command``'s text stands on ``line`` as a command (not inside a longer word or a string, not
-    in a comment line)."""
-    if line.lstrip().startswith("#"):
-        return False
-    at = line.find(command)
-    while at >= 0:
-        end = at + len(command)
-        if (at == 0 or line[at - 1] in _BEFORE) and (end == len(line) or line[end] in _AFTER):
-            return True
-        at = line.find(command, at + 1)
-    return False
-
-
-#: ``exit`` as a command and its word (``exit``, ``exit 3``, ``exit $rc``); ``set -e`` and its other spellings.
-_EXIT = re.compile(r"(?:^|(?<=[ \t;&|(){}!]))exit(?:[ \t]+(?P<word>[^ \t;&|)}#]+))?(?=$|[ \t;&|)}#])")
-_ERREXIT = re.compile(r"\bset[ \t]+-[A-Za-z]*e|errexit")
-
-
-def failed_line(failure: bytes, script: str, status: int) -> int | None:
-    """The line of ``script`` that gave the ``status`` a session run ended with, from what the prelude's EXIT
-    trap wrote: the line its ERR trap noted when the shell ended with that failure's status and ``$_``, and
-    ``stop`` when ``--errexit``'s trap stopped the shell right there (:data:`.languages.ERREXIT_TRAP`), or
-    ``runner`` when the command that ran the script (a standby's ``eval``, ``.`` of a big one) ended it with
-    that status, and its own ``$_``; or ``unnoted`` when no failure of that status was noted: an ``exit``
-    ended it (see :func:`_exit_line`), or a failure no ERR trap sees.
-
-    ``None`` where it is not known for sure, rather than a wrong line: a one-line script (its line is the
-    script); a noted failure in a script that may have ended by ``exit`` (an ``exit`` fires no ERR trap and
-    leaves ``$_`` as it was, so ``false`` then ``exit 1`` would look like ``false`` ending it), unless
-    --errexit stopped it; a script that sets its own ERR trap (it replaces the one that notes); one that may
-    have ended on a failure no ERR trap sees, which only ``a && b`` and ``! a`` give, on a line after the
-    noted one (one of them ran after it, its status the same, ``$_`` maybe the same too).  A sandboxed run
-    can write its state file: only a number within the script is taken.
-    """
-    lines = script.rstrip("\n").split("\n")
-    noted, _, how = failure.partition(b"\n")
-    if len(lines) < 2 or (_TRAP_WORD.search(script) and any(_ERR_WORD.search(text) for text in lines)):
-        return None  # plain searches, each linear in the text, whatever it holds
-    if how == b"unnoted" and not noted:
-        return _exit_line(lines, status)
-    line = int(noted) if noted.isdigit() and len(noted) < 10 else 0
-    if not 1 <= line <= len(lines):
-        return None
-    if how == b"stop":
-        return line
-    if any(_EXIT.search(text) for text in lines if not text.lstrip().startswith("#")):
-        return None
-    if any("&&" in text or _holds_command(text, "!") for text in lines[line:]):
-        return None
-    return line
-
-
-def _exit_line(lines: list[str], status: int) -> int | None:
-    """The line of the one ``exit N`` that gives ``status``, in a script whose status no ERR trap saw: only an
-    exit or ``a && b``/``! a`` end a script so (bash keeps no line for an EXIT trap to read).  ``None`` when
-    one of those may have given it instead: ``&&`` or ``!`` anywhere, an ``exit`` whose status is not
-    written (``exit``, ``exit $rc``), a ``set -e`` of the script's (a function's failure ends the shell
-    inside it, unseen), or no line or several that hold ``exit N``."""
-    found = set()
-    for number, text in enumerate(lines, 1):
-        if text.lstrip().startswith("#"):
-            continue
-        if "&&" in text or _holds_command(text, "!") or _ERREXIT.search(text):
-            return None
-        for match in _EXIT.finditer(text):
-            word = match.group("word") or ""
-            if not word.isdigit() or len(word) > 9:
-                return None
-            if int(word) % 256 == status:
-                found.add(number)
-    return found.pop() if len(found) == 1 else None
 
 
 def write_prelude(directory: str) -> str:
