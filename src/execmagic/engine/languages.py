@@ -38,7 +38,7 @@ ERREXIT_FLAGS: dict[str, tuple[str, ...]] = {"bash": ("-e", "-o", "pipefail"), "
 #: trap speaks in the script's own process only, so a subshell that failed is named once, by its line; what
 #: it does is kept out of a ``set -x`` trace (its stderr is /dev/null, its line goes out on a copy of it)
 #: and gives ``$_`` back as it was.  It notes the failure as the session's own ERR trap does (see
-#: :data:`.session._PRELUDE`), so a session run's result names the same line (:attr:`.Result.failed_line`).
+#: :data:`.session.NOTE_FAILURE`), so a session run's result names the same line (:attr:`.Result.failed_line`).
 #: A script's own ``ERR`` trap replaces it.
 ERREXIT_TRAP = (
     r"""set -E; trap '{ """ + NOTE_FAILURE + r""" if [[ $- == *e* && $BASHPID == "$$" && """
