@@ -22,6 +22,7 @@ READY = 10.0  # seconds a standby may take to start on a busy machine (awaited, 
     ("echo a | (read -r x; [ -z x ])\ntrue | false", 2),  # a pipeline: its status is its last command's
     ("echo a\ncd / && ls /no/such/execmagic-path\n", 2),  # `a && b` that failed on b: the ERR trap saw it
     ("[ -d / ] && echo a\n! true || false\nfalse", 3),  # && and ! before the line that failed
+    ("set -u\necho a\nfalse\n", 3),  # nounset: the traps read no unset name
     # an exit: no ERR trap sees it, and bash keeps no line for the EXIT trap; the one `exit N` of that status
     ("echo a\n[ -f /no/such ] || exit 3\necho b", 2),
     ("false\nexit 3 # the end\n", 2),

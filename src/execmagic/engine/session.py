@@ -53,17 +53,16 @@ _BASH_OWN = frozenset({"SHLVL", "_", "PWD", MARKER_VAR})
 #: Where the prelude finds the state file, and the user's own ``BASH_ENV`` while ours is in its place.
 STATE_VAR = "EXECMAGIC_STATE"
 USER_BASH_ENV_VAR = "EXECMAGIC_BASH_ENV"
-#: What an ERR trap does to note a failure (shell text, in single quotes): its line, status and ``$_`` (as the
-#: first words, before anything changes them), into ``__execmagic_err``, but for the command that runs the whole
-#: script (the ``eval`` of a standby or a boot, the ``.`` of a ``.script`` file), whose line is no line of
-#: the user's (``__execmagic_cur[3]`` says whether it noted).  The trap gives ``$_`` back from
-#: ``__execmagic_cur[2]`` as it ends.
-NOTE_FAILURE = (
-    '''__execmagic_cur=("$LINENO" "$?" "$_"); [[ $BASH_COMMAND == "builtin eval \\"\\$BASH_EXECUTION_STRING\\"" ||'''
-    ''' $BASH_COMMAND == ". /"*.script || $BASH_COMMAND == ". "?/*.script? ]] &&'''
-    ''' __execmagic_run=("${__execmagic_cur[@]:1}") ||'''
-    ''' { __execmagic_err=("${__execmagic_cur[@]}"); __execmagic_cur[3]=noted; };'''
-)
+#: What an ERR trap does to note a failure (shell text, in single quotes), in one statement, so that ``$?`` and
+#: ``$_`` are still the failure's: ``"LINE STATUS $_"`` into ``__execmagic_e``, and the one before it into
+#: ``__execmagic_p`` (when the command that runs the whole script -- the ``eval`` of a standby or a boot, the
+#: ``.`` of a ``.script`` file -- fails last, its line is no line of the user's: the one before is the
+#: script's).  The trap gives ``$_`` back from ``__execmagic_e`` as it ends.  Short on purpose: bash parses
+#: a trap's text each time it runs, and a loop of failing builtins runs it each time round.
+NOTE_FAILURE = '''__execmagic_p=${__execmagic_e-} __execmagic_e="$LINENO $? $_";'''
+#: ``$_`` when the command that runs the whole script failed (see :data:`NOTE_FAILURE`): the script (the ``eval``
+#: of a standby or a boot), or the path of a ``.script`` file (a run's label and ``.script``, see ``plans.py``).
+RUNNER = '''"$BASH_EXECUTION_STRING"|/*/[0-9][0-9][0-9][0-9]*.script'''
 _PRELUDE = f"""\
 # execmagic: save this shell's cwd and exports for the next run when it exits
 # (without the run's own marker, so that a run that exported nothing leaves the same listing as the last;
@@ -76,14 +75,16 @@ _PRELUDE = f"""\
 # $BASH_COMMAND nor $LINENO for an EXIT trap set here), and whether an --errexit trap stopped the shell there
 # or the script's runner (eval, .) ended it, which leaves its own $_; or that no failure of that status was
 # noted (an exit ended it, or a failure no ERR trap sees)
-trap '{{ {NOTE_FAILURE} builtin : "${{__execmagic_cur[2]}}"; }} 2>/dev/null' ERR
+trap '{{ {NOTE_FAILURE} builtin : "${{__execmagic_e#* * }}"; }} 2>&-' ERR
 printf -v __execmagic_q %q "${STATE_VAR}"
-trap '{{ __execmagic_end=("$?" "$_"); builtin set +x; builtin trap - DEBUG; builtin umask 077; }} >/dev/null 2>&1; \
-{{ if (( __execmagic_end[0] )); then if [[ ${{__execmagic_err[1]-}} == "${{__execmagic_end[0]}}" ]]; then \
-if [[ ${{__execmagic_err[2]-}} == "${{__execmagic_end[1]}}" || ${{__execmagic_err[3]-}} == stop ]]; then \
-builtin printf "%s\\n%s" "${{__execmagic_err[0]}}" "${{__execmagic_err[3]-}}"; elif [[ ${{__execmagic_run[*]-}} == \
-"${{__execmagic_end[*]}}" ]]; then builtin printf "%s\\nrunner" "${{__execmagic_err[0]}}"; fi; \
-elif [[ ${{__execmagic_run[*]-}} != "${{__execmagic_end[*]}}" ]]; then builtin printf "\\nunnoted"; fi; fi; \
+trap '{{ __execmagic_end="$? $_"; builtin set +x; builtin trap - DEBUG; builtin umask 077; }} >/dev/null 2>&1; \
+{{ if [[ ${{__execmagic_end%% *}} != 0 ]]; then __execmagic_h= __execmagic_e=${{__execmagic_e-}}; \
+case ${{__execmagic_e#* * }} in {RUNNER}) __execmagic_e=${{__execmagic_p-}} __execmagic_h=runner;; esac; \
+__execmagic_x=${{__execmagic_e#* }}; \
+if [[ -n $__execmagic_e && ${{__execmagic_x%% *}} == "${{__execmagic_end%% *}}" ]]; then \
+if [[ $__execmagic_x == "$__execmagic_end" || -n ${{__execmagic_s-}}$__execmagic_h ]]; then \
+builtin printf "%s\\n%s" "${{__execmagic_e%% *}}" "${{__execmagic_s-}}$__execmagic_h"; fi; \
+elif [[ -z $__execmagic_h ]]; then builtin printf "\\nunnoted"; fi; fi; \
 builtin printf "\\0%s\\0" "$PWD"; builtin unset {MARKER_VAR}; builtin export -p; }} >> '"$__execmagic_q" EXIT
 unset __execmagic_q {STATE_VAR} BASH_ENV
 {{close}}if [ -n "${{{USER_BASH_ENV_VAR}+set}}" ]; then
