@@ -356,3 +356,21 @@ def test_the_kernels_own_python_is_said_once_per_kernel():
     finally:
         k.shutdown()
     assert_none_left(KERNEL_TOKEN_VAR, k.token, wait=3)
+
+
+def test_the_line_that_failed_a_multi_line_cell_is_named_with_or_without_errexit(kernel):
+    ex = kernel.execute("%%exec\necho a\nls /no/such/execmagic-path 2>/dev/null\necho b\nfalse")
+    assert ex.status == "error" and ex.stream_text() == "a\nb\n"
+    (error,) = ex.of_type("error")
+    assert "exit 1 at line 4" in error["content"]["traceback"][0]
+    assert "✘ exit 1 at line 4" in str(ex.of_type("display_data"))
+    stopped = kernel.execute("%%exec --errexit\necho a\nls /no/such/execmagic-path 2>/dev/null\necho b\nfalse")
+    assert stopped.stream_text("stderr") == "--errexit stopped the cell at line 2: exit 2\n"
+    assert "exit 2 at line 2" in stopped.of_type("error")[0]["content"]["traceback"][0]
+    ended = kernel.execute("%%exec --no-raise\necho a\n[ -f /no/such/execmagic-path ] || exit 3\necho never")
+    assert ended.stream_text() == "a\n" and "✘ exit 3 at line 2" in str(ended.of_type("display_data"))
+    piped = kernel.execute("%%exec --errexit --no-raise\necho a\nseq 1 1000000 | head -1\necho never")
+    assert "✘ exit 141 at line 2 (SIGPIPE: a reader such as head closed the pipe early)" in str(
+        piped.of_type("display_data"))
+    passed = kernel.execute("%%exec\nfalse\ntrue")  # a cell that succeeded says nothing new
+    assert passed.status == "ok" and " line " not in str(passed.of_type("display_data"))

@@ -89,6 +89,18 @@ def test_an_f_string_loop_keeps_its_own_variable(kernel):
     assert "filled" not in _summary(ex) and "note" not in _summary(ex)
 
 
+def test_a_notebook_variable_bare_in_python_code_is_told_why_it_failed(kernel):
+    """``{n}`` in a python cell's code is not filled (it would be Python's set); the NameError then comes with
+    a note that says so and what fills it."""
+    assert kernel.execute("n = 5").status == "ok"
+    ex = kernel.execute("%%exec python --no-raise\nprint({n})")
+    assert "NameError" in ex.stream_text("stderr")
+    assert ("{n} in Python code is left as written: notebook variables fill only where a shell would expand $VAR,"
+            " never in a python or node cell's code; --param n fills it there too") in _summary(ex), _summary(ex)
+    filled = kernel.execute("%%exec python --param n\nprint({n} + 1)")
+    assert filled.stream_text() == "6\n" and "left as written" not in _summary(filled)
+
+
 def test_sed_jq_and_awk_programs_in_single_quotes_run_as_written(kernel):
     assert kernel.execute("p = '/data/raw'\nname = 'alice'\nn = 5").status == "ok"
     ex = kernel.execute("%%exec\nprintf 'a\\nb\\n' | sed -n '{p}'\n"

@@ -510,18 +510,32 @@ def test_what_filled_and_what_was_left_is_told():
         "{w}, {n} in single quotes are left as written: notebook variables fill only where the shell expands $VAR;"
         " --param w --param n fill them there too",
     )
-    # in a python or node cell: a name in a plain string literal may be an old template; f-strings, code and
-    # template literals are the language's own
+    # in a python or node cell: a name in a plain string literal may be an old template; f-strings, comments,
+    # template literals and other forms in code are the language's own
     assert fill("print('{w}', f'{w}', {w}) # {w}", {}, language="python", variables={"w": 1}).notes == (
         "{w} in a Python string is left as written: notebook variables fill only where a shell would expand $VAR,"
         " never in a python or node cell's code; --param w fills it there too",)
-    assert fill("log(`${w} {w}`, {w})", {}, language="node", variables={"w": 1}).notes == ()
+    assert fill("log(`${w} {w}`, {w: 1}, {w[0]}) // {w}", {}, language="node", variables={"w": 1}).notes == ()
     assert fill("log('{w}')", {}, language="node", variables={"w": 1}).notes[0].startswith(
         "{w} in a JavaScript string is left as written")
     # a typo of a param is told anywhere; a variable's only where it would fill; awk and find say nothing
     assert fill("print('{limt}')", {"limit": 1}, language="python").notes[0].endswith("did you mean {limit}?")
     assert fill("print(f'{n_row}')", {}, language="python", variables={"n_rows": 1}).notes == ()
     assert fill("awk '{print $1}' f; find . -exec echo {} \\;", {}, variables={"print": 1}).notes == ()
+
+
+@pytest.mark.parametrize(("language", "code", "params", "noted"), [
+    ("python", "print({n})", {}, "{n} in Python code"),  # a set of a name the cell never defined: a NameError
+    ("node", "console.log({n})", {}, "{n} in JavaScript code"),
+    ("python", "for i in range(3): print(f'item {i}')", {}, None),  # an f-string's field is the user's
+    ("python", "s = {k}\nd = {n: 1}\nt = {n[0]} # {n}", {}, None),  # not a notebook variable; other forms
+    ("python", "print({n})", {"n": 5}, None),  # passed with --param: it fills
+])
+def test_a_notebook_variable_left_bare_in_a_python_or_node_cells_code_is_told(language, code, params, noted):
+    notes = fill(code, params, language=language, variables={"n": 5, "i": 42}).notes
+    assert notes == (() if noted is None else (
+        f"{noted} is left as written: notebook variables fill only where a shell would expand $VAR, never in a"
+        " python or node cell's code; --param n fills it there too",))
 
 
 @pytest.mark.parametrize("form", ["{x!r}", "{x.upper()}", "{x:>10}", "{x[0]!s}", "{x(1)}"])

@@ -40,6 +40,7 @@ from ..process.standby import (
     start_standby,
 )
 from .contexts import SHELL_LANGUAGES
+from .failure_line import failed_line
 from .plans import SANDBOX_STATE_FOLDER, Plan, Planner
 from .sandboxing import SandboxChoice, SessionTmp, choose_sandbox
 from .session import STATE_VAR, USER_BASH_ENV_VAR, ShellSession, handed_fds, why_no_state
@@ -403,6 +404,12 @@ class Engine(Planner):
         if state is not None and len(state) > _STATE_LIMIT:  # no environment bash can export is this large
             why = "the shell's state was too large to be a session (something wrote into it)"
             return dataclasses.replace(result, notes=result.notes + (f"session state unchanged: {why}",))
+        failure, sep, rest = (state or b"").partition(b"\0")  # the prelude writes the failed line first
+        state, failure = (rest, failure) if sep else (state, b"")
+        line = failed_line(failure, plan.shell_text or "", result.exit_code) if not stopped and result.exit_code \
+            else None
+        if line is not None:
+            result = dataclasses.replace(result, failed_line=line)
         if stopped or not state:
             why = "the run was stopped" if stopped else why_no_state(plan.shell_text or "")
             return dataclasses.replace(result, notes=result.notes + (f"session state unchanged: {why}",))

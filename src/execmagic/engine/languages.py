@@ -10,6 +10,7 @@ from collections.abc import Mapping
 
 from ..process.errors import UnknownLanguage, did_you_mean
 from ..process.private import write_file
+from .session import NOTE_FAILURE, RUNNER
 
 __all__ = ["ERREXIT_FLAGS", "ERREXIT_TRAP", "INLINE_LIMIT", "handed_argv", "known_language", "script_argv"]
 
@@ -35,15 +36,20 @@ ERREXIT_FLAGS: dict[str, tuple[str, ...]] = {"bash": ("-e", "-o", "pipefail"), "
 #: script on its first line (line numbers stay the user's), one line of the script's own stderr; silent
 #: where ``set +e`` let a failure pass.  ``set -E`` so that a failure inside a function is named too; the
 #: trap speaks in the script's own process only, so a subshell that failed is named once, by its line; what
-#: it does is kept out of a ``set -x`` trace (its stderr is /dev/null, its line goes out on a copy of it).
+#: it does is kept out of a ``set -x`` trace (its stderr is /dev/null, its line goes out on a copy of it)
+#: and gives ``$_`` back as it was.  It notes the failure as the session's own ERR trap does (see
+#: :data:`.session.NOTE_FAILURE`), so a session run's result names the same line (:attr:`.Result.failed_line`);
+#: the command that runs a whole script (:data:`.session.RUNNER`) failing is no line of the user's: not named.
 #: A script's own ``ERR`` trap replaces it.
 ERREXIT_TRAP = (
-    r"""set -E; trap '{ __execmagic_status=$?; if [[ $- == *e* && $BASHPID == "$$" ]]; then __execmagic_why=;"""
-    r""" [[ $__execmagic_status != 141 ]] || __execmagic_why=": SIGPIPE, a reader such as head closed the pipe early,"""
+    r"""set -E; trap '{ """ + NOTE_FAILURE + r""" if [[ $- == *e* && $BASHPID == "$$" ]]; then"""
+    r""" case ${__execmagic_e#* * } in """ + RUNNER + r""") ;; *) __execmagic_s=${__execmagic_e#* };"""
+    r""" __execmagic_s=${__execmagic_s%% *} __execmagic_why=; [[ $__execmagic_s != 141 ]] ||"""
+    r""" __execmagic_why=": SIGPIPE, a reader such as head closed the pipe early,"""
     r""" and pipefail counts that as a failure (|| true lets the line pass)";"""
-    r""" builtin printf "%s\n" "--errexit stopped the cell at line $LINENO:"""
-    r""" exit $__execmagic_status$__execmagic_why" >&3;"""
-    r""" fi; builtin unset __execmagic_status __execmagic_why; } 3>&2 2>/dev/null' ERR; """
+    r""" builtin printf "%s\n" "--errexit stopped the cell at line ${__execmagic_e%% *}:"""
+    r""" exit $__execmagic_s$__execmagic_why" >&3; __execmagic_s=stop; builtin unset __execmagic_why;; esac;"""
+    r""" fi; builtin : "${__execmagic_e#* * }"; } 3>&2 2>&-' ERR; """
 )
 #: Bytes of script passed inline at most.  Linux refuses one argument over 128 KiB (E2BIG),
 #: so a bigger cell (a heredoc of data) goes through a file: a shell sources it (``$0``, ``$@``

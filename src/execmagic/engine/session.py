@@ -13,6 +13,11 @@ prelude restores a ``BASH_ENV`` the user had.  Exit codes and kills stay real;
 there are no end-of-output markers to parse and no long-lived shell to wedge.  A run that was
 stopped (timeout, interrupt, kill) or replaced its shell with ``exec`` leaves
 the state as it was.  Non-exported shell variables do not persist.
+
+The state also says which line of a multi-line script its failure came from (:mod:`.failure_line`): an
+``ERR`` trap of the prelude notes each failure's line, silently, and the ``EXIT`` trap writes the one the
+shell ended on, where bash lets that be known for sure.  A script's own ``ERR`` trap replaces it (its own
+runs, and no line is named), as its own ``EXIT`` trap replaces the one that saves the state.
 """
 
 from __future__ import annotations
@@ -29,6 +34,7 @@ from ..process.launch import MARKER_VAR
 from ..process.private import sealed_memory_file, write_file
 
 __all__ = [
+    "NOTE_FAILURE",
     "STATE_VAR",
     "USER_BASH_ENV_VAR",
     "Delta",
@@ -47,16 +53,39 @@ _BASH_OWN = frozenset({"SHLVL", "_", "PWD", MARKER_VAR})
 #: Where the prelude finds the state file, and the user's own ``BASH_ENV`` while ours is in its place.
 STATE_VAR = "EXECMAGIC_STATE"
 USER_BASH_ENV_VAR = "EXECMAGIC_BASH_ENV"
+#: What an ERR trap does to note a failure (shell text, in single quotes), in one statement, so that ``$?`` and
+#: ``$_`` are still the failure's: ``"LINE STATUS $_"`` into ``__execmagic_e``, and the one before it into
+#: ``__execmagic_p`` (when the command that runs the whole script -- the ``eval`` of a standby or a boot, the
+#: ``.`` of a ``.script`` file -- fails last, its line is no line of the user's: the one before is the
+#: script's).  The trap gives ``$_`` back from ``__execmagic_e`` as it ends.  Short on purpose: bash parses
+#: a trap's text each time it runs, and a loop of failing builtins runs it each time round.
+NOTE_FAILURE = '''__execmagic_p=${__execmagic_e-} __execmagic_e="$LINENO $? $_";'''
+#: ``$_`` when the command that runs the whole script failed (see :data:`NOTE_FAILURE`): the script (the ``eval``
+#: of a standby or a boot), or the path of a ``.script`` file (a run's label and ``.script``, see ``plans.py``).
+RUNNER = '''"$BASH_EXECUTION_STRING"|/*/[0-9][0-9][0-9][0-9]*.script'''
 _PRELUDE = f"""\
 # execmagic: save this shell's cwd and exports for the next run when it exits
 # (without the run's own marker, so that a run that exported nothing leaves the same listing as the last;
 # the script's xtrace and DEBUG trap switched off first, silently: neither may write into the state file;
 # umask 077 as it ends, so the state -- every exported value -- is 0600 wherever the log folder is;
 # appended to, never truncated: the file is new and empty, and a truncating open of a file on ext4 makes
-# its close start writing it to disk, which the engine's unlink then waits for, a millisecond or more)
+# its close start writing it to disk, which the engine's unlink then waits for, a millisecond or more),
+# and, when it ended with a failure, which line gave it (see failure_line.py): the ERR trap notes each failure
+# (NOTE_FAILURE); the EXIT trap names its line when the shell ended with that status and $_ (bash keeps no
+# $BASH_COMMAND nor $LINENO for an EXIT trap set here), and whether an --errexit trap stopped the shell there
+# or the script's runner (eval, .) ended it, which leaves its own $_; or that no failure of that status was
+# noted (an exit ended it, or a failure no ERR trap sees)
+trap '{{ {NOTE_FAILURE} builtin : "${{__execmagic_e#* * }}"; }} 2>&-' ERR
 printf -v __execmagic_q %q "${STATE_VAR}"
-trap "{{ builtin set +x; builtin trap - DEBUG; builtin umask 077; }} >/dev/null 2>&1; \\
-{{ builtin printf '%s\\0' \\"\\$PWD\\"; builtin unset {MARKER_VAR}; builtin export -p; }} >> $__execmagic_q" EXIT
+trap '{{ __execmagic_end="$? $_"; builtin set +x; builtin trap - DEBUG; builtin umask 077; }} >/dev/null 2>&1; \
+{{ if [[ ${{__execmagic_end%% *}} != 0 ]]; then __execmagic_h= __execmagic_e=${{__execmagic_e-}}; \
+case ${{__execmagic_e#* * }} in {RUNNER}) __execmagic_e=${{__execmagic_p-}} __execmagic_h=runner;; esac; \
+__execmagic_x=${{__execmagic_e#* }}; \
+if [[ -n $__execmagic_e && ${{__execmagic_x%% *}} == "${{__execmagic_end%% *}}" ]]; then \
+if [[ $__execmagic_x == "$__execmagic_end" || -n ${{__execmagic_s-}}$__execmagic_h ]]; then \
+builtin printf "%s\\n%s" "${{__execmagic_e%% *}}" "${{__execmagic_s-}}$__execmagic_h"; fi; \
+elif [[ -z $__execmagic_h ]]; then builtin printf "\\nunnoted"; fi; fi; \
+builtin printf "\\0%s\\0" "$PWD"; builtin unset {MARKER_VAR}; builtin export -p; }} >> '"$__execmagic_q" EXIT
 unset __execmagic_q {STATE_VAR} BASH_ENV
 {{close}}if [ -n "${{{USER_BASH_ENV_VAR}+set}}" ]; then
   export BASH_ENV="${USER_BASH_ENV_VAR}"; unset {USER_BASH_ENV_VAR}; . "$BASH_ENV"

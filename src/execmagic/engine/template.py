@@ -211,7 +211,7 @@ class _Walk:
         if known:
             self.chosen[start] = _lookup(match, self.params if name in self.params else self.variables)
             return not match.group("raw")
-        where = _left_place(context) if name in self.variables and context is not None else None
+        where = _left_place(context, match) if name in self.variables and context is not None else None
         if where is not None:
             self.left.setdefault(name, where)
         elif name not in self.variables and (name, fills_here) not in self.asked and len(self.asked) < _TYPO_CHECKS:
@@ -266,13 +266,17 @@ class _Walk:
         return tuple(notes)
 
 
-def _left_place(context: Context) -> str | None:
-    """Where a notebook variable left as written may be one an older notebook meant to fill: text in quotes
-    (code, comments and f-strings are the language's own, and say nothing)."""
+def _left_place(context: Context, match: re.Match[str]) -> str | None:
+    """Where a notebook variable left as written may be one an older notebook meant to fill: text in quotes,
+    and a bare ``{name}`` in a Python or JavaScript cell's code, which runs as a set or an object of a name
+    the cell never defined (a NameError with no hint).  Comments, f-strings and other forms in code
+    (``{n[0]}``, ``{n: 1}``) are the language's own, and say nothing."""
     if context.kind in _SHELL_PLACES:
         return _SHELL_PLACES[context.kind]
     if context.kind == "py-string" and "f" not in context.prefix:
         return "in a Python string"
+    if context.kind in ("py-code", "js-code") and not match.group("access") and not match.group("raw"):
+        return "in Python code" if context.kind == "py-code" else "in JavaScript code"
     return "in a JavaScript string" if context.kind == "js-string" else None
 
 

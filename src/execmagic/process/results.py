@@ -173,6 +173,9 @@ class Result:
     error_code: str | None = None
     #: The walls it ran inside, in one line (mode, what was writable, the network); ``None``: none.
     sandbox: str | None = None
+    #: Which line of a multi-line shell script gave the status it ended with (its last failure's, or its
+    #: ``exit N``'s), where the engine could tell for sure; ``None``: it succeeded, it is one line, or unknown.
+    failed_line: int | None = None
     #: The limit it was stopped at, in a few words (``"the sandbox's process limit (1,024 for the session)"``):
     #: a run that would never end by itself there (a fork bomb); ``None``: not stopped for a limit.
     stopped_at: str | None = None
@@ -237,7 +240,11 @@ class Result:
             return f"stopped at {self.stopped_at}"
         if self.signal is not None:
             return f"killed by {signal_name(self.signal)}"
-        return f"exit {self.exit_code}"
+        if not self.failed_line:
+            return f"exit {self.exit_code}"
+        # a script's 141 is its pipeline's writer stopped by SIGPIPE (with pipefail): `zcat big.gz | head -3`
+        why = " (SIGPIPE: a reader such as head closed the pipe early)" if self.exit_code == 141 else ""
+        return f"exit {self.exit_code} at line {self.failed_line}{why}"
 
     def describe(self) -> str:
         """One line: outcome, duration and the command, for errors and logs."""
@@ -273,6 +280,7 @@ class Result:
             "log_paths": self.log_paths,
             "notes": list(self.notes),
             **({"sandbox": self.sandbox} if self.sandbox else {}),  # only when confined: older records stay alike
+            **({"failed_line": self.failed_line} if self.failed_line else {}),  # only when known, as the sandbox
         }
 
 

@@ -222,12 +222,15 @@ class StandbyGone(Exception):
 def _boot(script_fd: int, ready_fd: int) -> str:
     """The runner's own script, one line (``eval`` counts ``$LINENO`` from its own line): say it is up (a
     byte on a pipe of its own), read the script into the variable ``bash -c`` keeps it in, let go of both
-    pipes (a plain ``exec``: put behind ``builtin`` it would keep them open), count ``$SECONDS`` from now
-    (not from when the standby started), leave ``$_`` as bash -c starts with it (bash's path; after the
-    assignment, which empties it), run it.  Builtins by name where it can: an exported function of the same
-    name would run instead (an environment exporting ``exec`` or ``builtin`` gets no standby at all)."""
+    pipes (a plain ``exec``: put behind ``builtin`` it would keep them open; the ``read``, which ends at
+    EOF with status 1, in an ``||`` list: no ERR trap takes it for a failure of the script's), count
+    ``$SECONDS`` from now (not from when the standby started), leave ``$_`` as bash -c starts with it
+    (bash's path; after the assignment, which empties it), run it.  Builtins by name where it can: an
+    exported function of the same name would run instead (an environment exporting ``exec`` or ``builtin``
+    gets no standby at all)."""
     return (f"builtin printf . >&{ready_fd}; exec {ready_fd}>&-; "
-            f"IFS= builtin read -r -N 2147483647 -u {script_fd} BASH_EXECUTION_STRING; exec {script_fd}<&-; "
+            f"IFS= builtin read -r -N 2147483647 -u {script_fd} BASH_EXECUTION_STRING || builtin :; "
+            f"exec {script_fd}<&-; "
             'SECONDS=0; builtin : "$BASH"; builtin eval "$BASH_EXECUTION_STRING"')
 
 
