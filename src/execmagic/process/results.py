@@ -268,7 +268,6 @@ class Result:
             "signal": signal_name(self.signal) if self.signal is not None else None,
             "timed_out": self.timed_out,
             "interrupted": self.interrupted,
-            "stopped_at": self.stopped_at,
             "error": self.error,
             "error_code": self.error_code,
             "started_at": self.started_at,
@@ -281,6 +280,7 @@ class Result:
             "notes": list(self.notes),
             **({"sandbox": self.sandbox} if self.sandbox else {}),  # only when confined: older records stay alike
             **({"failed_line": self.failed_line} if self.failed_line else {}),  # only when known, as the sandbox
+            **({"stopped_at": self.stopped_at} if self.stopped_at else {}),  # only when stopped at a limit
         }
 
 
