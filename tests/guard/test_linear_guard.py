@@ -15,7 +15,8 @@ import pytest
 
 from execmagic.guard.check import CommandRefused, check
 from execmagic.guard.secrets import redact
-from work_count import growth
+from execmagic.process.shell_lex import tokenize
+from work_count import growth, work
 
 LINEAR = 2.6
 
@@ -93,3 +94,31 @@ def test_the_freeze_cases_run_through_the_engine(engine):
     with pytest.raises(CommandRefused) as refused:
         engine.run_script(f": {word}; rm -rf ~", guard="all")
     assert refused.value.refusal.rule == "rm-recursive-root"
+
+
+#: The check reads nested code once per level it follows (eight), its word's end once more: at most this many
+#: times the work of one reading of the text.
+READINGS = 30
+NESTED = {
+    "$( open": "rm x; echo " + "$(" * 1000,
+    "$( closed": "rm x; echo " + "$(" * 500 + ")" * 500,
+    "$(echo … deep": "rm -rf " + "$(echo " * 300 + "/" + ")" * 300,
+}
+
+
+@pytest.mark.parametrize("command", NESTED)
+def test_nested_code_is_read_once_per_level(command):
+    """With the session's variables, each ``$(…)`` was read as what it prints eight levels down, again at each
+    of the eight levels the walk follows: about 80 readings of the text, not 10 or 20."""
+    text = NESTED[command]
+    env = {"HOME": "/home/me"}
+    assert check("all", text, env=env).rule == "too-deep"
+    assert work(lambda: check("all", text, env=env)) < READINGS * work(lambda: tokenize(text))
+
+
+def test_printed_substitutions_still_count_at_every_level():
+    env = {"HOME": "/home/me"}
+    assert check("all", "rm -rf " + "$(echo " * 6 + "/" + ")" * 6, env=env).rule == "rm-recursive-root"
+    assert check("all", "X=/home/me; rm -rf $(echo $(echo $X))", env=env).rule == "rm-recursive-root"
+    assert check("all", "X=/tmp/a; rm -rf $(echo $X); X=/; rm -rf $(echo $X)", env=env).rule == "rm-recursive-root"
+    assert check("all", "X=/tmp/a; rm -rf $(echo $X)", env=env) is None

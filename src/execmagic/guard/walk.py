@@ -18,10 +18,10 @@ import os
 import re
 from collections.abc import Generator, Iterable, Iterator, Sequence
 
-from ..process.shell_lex import Word, tokenize
+from ..process.shell_lex import Word
 from .commands import Command, Simple, command_name, emitted, parse, unwrap
 from .forks import FORK_CALLS, fork_bomb
-from .names import Names
+from .names import Names, Readings
 from .options import (
     DOWNLOADERS,
     INTERPRETER,
@@ -58,13 +58,14 @@ def walk(text: str, cwd: Path | None, depth: int, names: Names | None = None) ->
     if depth > _MAX_DEPTH:
         yield refuse("too-deep", text[:200])
         return cwd
-    tokens, skeleton = tokenize(text)
+    names = Names() if names is None else names.copy()
+    names.printing = depth  # a $(…) in this code is one level deeper (see Names.printed)
+    tokens, skeleton = names.readings.tokenize(text)
     bomb = fork_bomb(skeleton)
     if bomb:
         yield refuse("fork-bomb", bomb)
-    names = Names() if names is None else names.copy()
     if _DEFINES_FUNCTION.search(skeleton):  # a function body runs later, when names may hold other values
-        names.opaque = True
+        names.make_opaque()
     scopes: list[tuple[Path | None, Names]] = []
     pipeline: list[Command] = []
     downloads: set[str] = set()  # curl -o f URL earlier in the text: sh f runs what was downloaded
@@ -213,13 +214,14 @@ def _downloads(bodies: Iterable[str], depth: int, names: Names) -> bool:
     Each body's answer is kept for the rest of the check (``names.downloads``): asked again at every level of
     nesting, of every level inside it, it cost twice as much per level.
     """
-    return any(_body_downloads(body, depth, names.downloads) for body in bodies)
+    return any(_body_downloads(body, depth, names.readings) for body in bodies)
 
 
-def _body_downloads(body: str, depth: int, seen: dict[tuple[str, int], bool]) -> bool:
+def _body_downloads(body: str, depth: int, readings: Readings) -> bool:
     key = (body, depth)
+    seen = readings.downloads
     if key not in seen:
-        inner = Names(downloads=seen)
+        inner = Names(readings=readings)
         seen[key] = any(isinstance(item, Simple) and item.name in DOWNLOADERS
                         for item in walk(body, None, depth + 1, inner))
     return seen[key]
