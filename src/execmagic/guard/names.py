@@ -21,12 +21,11 @@ directory spelled out (``/home/me``) is ``~``, the home directory the rules know
 from __future__ import annotations
 
 import dataclasses
-import os
 import re
 from collections.abc import Iterator, Mapping, Sequence
 
 from ..process.shell_lex import Op, Word, backtick_end, paren_end, tokenize
-from .commands import ASSIGNMENT, DECLARES, Command, assigned, emitted, parse, unwrap
+from .commands import ASSIGNMENT, DECLARES, Command, assigned, emitted, parse, program, unwrap
 from .options import operands_of
 
 __all__ = ["Names", "Readings"]
@@ -284,7 +283,7 @@ def _changed(command: Command) -> Iterator[tuple[str, Values]]:
     words, _ = unwrap(command.words)
     if not words:
         return
-    name = os.path.basename(words[0])
+    name = program(words[0])
     if words[0] in ("for", "select") and not words[0].quoted and len(words) > 1:
         items = tuple(words[3:]) if words[2:3] == ["in"] else None
         yield words[1], items[:_MAX_VALUES] if items else None

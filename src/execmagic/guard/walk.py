@@ -14,12 +14,11 @@ yields their refusals itself; every other rule is applied to the simple commands
 
 from __future__ import annotations
 
-import os
 import re
 from collections.abc import Generator, Iterable, Iterator, Sequence
 
 from ..process.shell_lex import Word
-from .commands import Command, Simple, command_name, emitted, parse, unwrap
+from .commands import Command, Simple, command_name, emitted, parse, program, unwrap
 from .forks import FORK_CALLS, fork_bomb
 from .names import Names, Readings
 from .options import (
@@ -92,7 +91,7 @@ def _runs_download(pipeline: list[Command], downloads: set[str]) -> Iterator[Ref
     """Note the files curl/wget save; refuse running one (``sh f``, ``./f``) later in the same text."""
     for command in pipeline:
         words, _ = unwrap(command.words)
-        if words and os.path.basename(words[0]) in DOWNLOADERS:
+        if words and program(words[0]) in DOWNLOADERS:
             downloads.update(saved_files(words))
         elif downloads and ran_file(words) in downloads:
             yield refuse("pipe-to-shell", command.shown())
