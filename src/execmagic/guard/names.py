@@ -80,6 +80,8 @@ class Readings:
 
     def end(self, word: str, start: int) -> int:
         """The index after the ``$(…)`` or backtick substitution of ``word`` at ``start``."""
+        if word.startswith("``", start):  # an empty one ends at once (no walk started for it)
+            return start + 2
         key = (word, start)
         found = self.ends.get(key)
         if found is None:
