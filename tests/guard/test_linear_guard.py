@@ -144,3 +144,26 @@ def test_empty_substitutions_are_not_walked(env):
     on_top = work(lambda: check("all", text, env=env)) - work(lambda: tokenize(text))
     assert on_top < 60 * 3000
     assert check("all", "echo `` $( ) `rm -rf /`", env=env).rule == "rm-recursive-root"
+
+
+def test_a_subshell_keeps_its_names_without_a_copy():
+    """Each ``(`` kept a copy of the names to restore at its ``)``: a line of 100,000 ``(`` made as many objects
+    for the garbage collector to go through again and again (twice the reading's time).  Names once passed on are
+    never changed, so the ``(`` keeps them as they are: the check holds no more memory than the reading."""
+    import tracemalloc
+
+    text = "rm x; echo " + "(" * 20_000
+    check("all", text)
+
+    def peak(call):
+        tracemalloc.start()
+        try:
+            call()
+            return tracemalloc.get_traced_memory()[1]
+        finally:
+            tracemalloc.stop()
+
+    assert peak(lambda: check("all", text)) < 1.1 * peak(lambda: tokenize(text))
+    assert check("all", "D=/tmp/x; (D=/; true); rm -rf $D") is None
+    assert check("all", "D=/tmp/x; (D=/; rm -rf $D)").rule == "rm-recursive-root"
+    assert check("all", "(cd /); rm -rf *") is None and check("all", "(cd /; rm -rf *)").rule == "rm-recursive-root"

@@ -125,7 +125,10 @@ class Names:
 
     def copy(self) -> Names:
         """The names code run inside this code (a subshell, ``bash -c``, ``$(…)``) starts with."""
-        return Names(self.env, dict(self.values), self.opaque, self.readings, self.printing, self._printed)
+        copied = Names.__new__(Names)  # not through __init__: every walk and every given name makes one
+        copied.__dict__.update(self.__dict__)
+        copied.values = dict(self.values)
+        return copied
 
     def set(self, name: str, values: Values) -> None:
         """Give ``name`` these ``values`` (what it held printed otherwise: this copy's answers start afresh)."""
@@ -249,17 +252,25 @@ class Names:
         return None if text is None else text.rstrip("\n")
 
     # -- remembering -------------------------------------------------------------------------------
-    def remember(self, pipeline: Sequence[Command]) -> None:
-        """Note what a pipeline (already expanded) does to names: assigns, reads, loops over, unsets."""
-        for command in pipeline:
-            for name, values in _changed(command):
-                if name == "":
-                    self.make_opaque()
-                else:
-                    self.set(name, values)
+    def remember(self, pipeline: Sequence[Command]) -> Names:
+        """The names after a pipeline (already expanded): what it assigns, reads, loops over, unsets.
+
+        ``self`` itself when the pipeline changes no name, else a changed copy: names once passed on are
+        never changed, so that a subshell's ``(`` keeps the names it must restore at its ``)`` without a copy.
+        """
+        changes = [change for command in pipeline for change in _changed(command)]
         if len(pipeline) == 1:  # a pipeline's stages are subshells: X=1 | … sets nothing
-            for name, value in assigned(pipeline[0]).items():
-                self.set(name, (value,) if value else None)  # X=(a b) reads as X= here: an array, not empty
+            # X=(a b) reads as X= here: an array, not empty
+            changes += [(name, (value,) if value else None) for name, value in assigned(pipeline[0]).items()]
+        if not changes:
+            return self
+        after = self.copy()
+        for name, values in changes:
+            if name == "":
+                after.make_opaque()
+            else:
+                after.set(name, values)
+        return after
 
 
 def _operator(values: Values, op: str | None, arg: str) -> Values:

@@ -65,7 +65,10 @@ def walk(text: str, cwd: Path | None, depth: int, names: Names | None = None) ->
         yield refuse("fork-bomb", bomb)
     if _DEFINES_FUNCTION.search(skeleton):  # a function body runs later, when names may hold other values
         names.make_opaque()
-    scopes: list[tuple[Path | None, Names]] = []
+    # what each open "(" restores at its ")": two lists, not a pair per "(" -- a line of 100,000 "(" made as many
+    # objects for the garbage collector to go through again and again (names are never changed once kept)
+    scope_cwds: list[Path | None] = []
+    scope_names: list[Names] = []
     pipeline: list[Command] = []
     downloads: set[str] = set()  # curl -o f URL earlier in the text: sh f runs what was downloaded
     for item in [*parse(tokens), ";"]:
@@ -78,12 +81,13 @@ def walk(text: str, cwd: Path | None, depth: int, names: Names | None = None) ->
             pipeline = [names.expand(c) for c in pipeline]
             yield from _runs_download(pipeline, downloads)
             cwd = yield from _walk_pipeline(pipeline, cwd, depth, names)
-            names.remember(pipeline)
+            names = names.remember(pipeline)
         pipeline = []
         if item == "(":
-            scopes.append((cwd, names.copy()))
-        elif item == ")" and scopes:
-            cwd, names = scopes.pop()
+            scope_cwds.append(cwd)
+            scope_names.append(names)
+        elif item == ")" and scope_cwds:
+            cwd, names = scope_cwds.pop(), scope_names.pop()
     return cwd
 
 
