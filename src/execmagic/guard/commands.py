@@ -60,6 +60,11 @@ class Command:
     def shown(self) -> str:
         return _quoted_command(self.words, self.redirects)
 
+    @functools.cached_property
+    def unwrapped(self) -> tuple[list[Word], list[str]]:
+        """:func:`unwrap` of the words, found once: the walk, the names and the downloads each ask it.  Read only."""
+        return unwrap(self.words)
+
 
 @dataclasses.dataclass(frozen=True)
 class Simple:
@@ -220,7 +225,7 @@ def _printf(fmt: str, args: Sequence[str]) -> str:
 
 def emitted(command: Command) -> str | None:
     """What a pipeline stage prints when it only prints text it was given: echo, printf, cat of a heredoc."""
-    words, _ = unwrap(command.words)
+    words = command.unwrapped[0]
     name, args = (program(words[0]), list(words[1:])) if words else ("", [])
     if name == "echo":
         while args and re.fullmatch(r"-[neE]+", args[0]):
@@ -237,7 +242,7 @@ def emitted(command: Command) -> str | None:
 
 def command_name(command: Command) -> str:
     """The program a command runs, wrappers taken off: ``sudo curl …`` → ``curl``."""
-    words, _ = unwrap(command.words)
+    words = command.unwrapped[0]
     return program(words[0]) if words else ""
 
 

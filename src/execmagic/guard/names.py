@@ -25,7 +25,7 @@ import re
 from collections.abc import Iterator, Mapping, Sequence
 
 from ..process.shell_lex import Op, Word, backtick_end, paren_end, tokenize
-from .commands import ASSIGNMENT, DECLARES, Command, assigned, emitted, parse, program, unwrap
+from .commands import ASSIGNMENT, DECLARES, Command, assigned, emitted, parse, program
 from .options import operands_of
 
 __all__ = ["Names", "Readings"]
@@ -293,7 +293,7 @@ def _operator(values: Values, op: str | None, arg: str) -> Values:
 def _changed(command: Command) -> Iterator[tuple[str, Values]]:
     """The names a command gives values the check cannot know (``read d``), loops over, or unsets;
     ``("", None)`` when it may set any name (``source``, ``eval``, ``export $(…)``)."""
-    words, _ = unwrap(command.words)
+    words = command.unwrapped[0]
     if not words:
         return
     name = program(words[0])

@@ -18,7 +18,7 @@ import re
 from collections.abc import Generator, Iterable, Iterator, Sequence
 
 from ..process.shell_lex import Word
-from .commands import Command, Simple, command_name, emitted, parse, program, unwrap
+from .commands import Command, Simple, command_name, emitted, parse, program
 from .forks import FORK_CALLS, fork_bomb
 from .names import Names, Readings
 from .options import (
@@ -94,7 +94,7 @@ def walk(text: str, cwd: Path | None, depth: int, names: Names | None = None) ->
 def _runs_download(pipeline: list[Command], downloads: set[str]) -> Iterator[Refusal]:
     """Note the files curl/wget save; refuse running one (``sh f``, ``./f``) later in the same text."""
     for command in pipeline:
-        words, _ = unwrap(command.words)
+        words = command.unwrapped[0]
         if words and program(words[0]) in DOWNLOADERS:
             downloads.update(saved_files(words))
         elif downloads and ran_file(words) in downloads:
@@ -109,11 +109,11 @@ def _walk_pipeline(commands: list[Command], cwd: Path | None, depth: int, names:
             if body.strip() or depth >= _MAX_DEPTH:  # `` and $( ) run nothing: a word of 100,000 was 50,000 walks
                 yield from walk(body, cwd, depth + 1, names)
         before = commands[:index]
-        words, wrappers = unwrap(command.words)
+        words, wrappers = command.unwrapped
         given = names.given(command.words[:len(command.words) - len(words)])  # X=/ sh -c '…': X is / in there
         if {"xargs", "parallel"} & set(wrappers):  # echo / | xargs rm -rf: the items become arguments
             items = emitted(before[-1]) if before else command.stdin()  # or xargs rm -rf <<< /
-            words += [Word(item) for item in re.split(r"[\s\0]+", items or "") if item]  # -0: NUL-separated
+            words = [*words, *(Word(item) for item in re.split(r"[\s\0]+", items or "") if item)]  # -0: NUL-separated
         simple = Simple(tuple(words), tuple(command.redirects), cwd)
         yield simple
         yield from _handed_on(simple, command, before, depth, given)
