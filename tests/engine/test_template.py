@@ -564,6 +564,9 @@ def test_python_brackets_cost_no_step_each():
     ('f"{x)))}" {n}', ["py-code"]),
     ('f"{x:{(({n}}}" {m}', ["py-code", "py-string"]),
     ("(((( {n} ]]]] '{m}' ((", ["py-code", "py-string"]),
+    # a string with nothing in it to stop at is passed in one step; one holding a template is not
+    ('"a" {n} "b{m}" \'\'\'c"\'\'\' {k}', ["py-code", "py-string", "py-code"]),
+    ('"a\\"{n}" f"{{" {m}', ["py-string", "py-code"]),
 ])
 def test_python_brackets_read_a_run_at_a_time_end_a_field_where_they_did(text, kinds):
     import re

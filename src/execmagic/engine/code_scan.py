@@ -104,15 +104,22 @@ class PythonScanner(Scanner):
         else:  # right after a keyword (return'…', else'…'): a string with no prefix
             quote = self.text[i:i + 3] if self.text.startswith(self.text[i] * 3, i) else self.text[i]
             prefix, end = "", i + len(quote)
-        self.stack.append(_PyFrame("string", quote=quote, prefix=prefix, stops=_string_stops(quote, "f" in prefix)))
+        stops = _string_stops(quote, "f" in prefix)
+        close = stops.search(self.text, end)
+        if close and self.text.startswith(quote, close.start()) and self._next_template(end - 1) > close.start():
+            return close.start() + len(quote)  # nothing in it to stop at, no template: passed in one step
+        self.stack.append(_PyFrame("string", quote=quote, prefix=prefix, stops=stops))
         return end
+
+    def _next_template(self, i: int) -> int:
+        """Where the first template after ``i`` starts (past the end of the text when none does)."""
+        at = bisect.bisect_right(self.starts, i)
+        return self.starts[at] if at < len(self.starts) else len(self.text) + 1
 
     def _run(self, brackets: re.Pattern[str], i: int) -> int:
         """The end of the run of ``brackets`` at ``i`` (read as one step), cut before the next template's start."""
         run = brackets.match(self.text, i)
-        end = run.end() if run else i + 1
-        at = bisect.bisect_right(self.starts, i)
-        return min(end, self.starts[at]) if at < len(self.starts) else end
+        return min(run.end() if run else i + 1, self._next_template(i))
 
     def _in_string(self, top: _PyFrame, i: int, ch: str) -> int:
         text = self.text
