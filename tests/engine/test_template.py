@@ -13,9 +13,10 @@ import sys
 
 import pytest
 
-from execmagic.engine.contexts import ansi_c_quoting
+from execmagic.engine.contexts import ansi_c_quoting, contexts_at
 from execmagic.engine.template import expand_argv, expand_env, expand_params, expand_value, fill
 from execmagic.process.errors import TemplateError
+from work_count import work
 
 ENV = {"HOME": "/home/u", "EMPTY": "", "PY": "/usr/bin/python3"}
 
@@ -559,3 +560,30 @@ def test_a_template_left_as_written_is_read_as_the_text_it_is(tmp_path):
     done = subprocess.run(["bash", "-c", text], capture_output=True, cwd=tmp_path, timeout=10)
     assert not marker.exists(), text
     assert done.stdout.decode() == f"<{{a[]}}x; touch {marker}x>"
+
+
+# -- a python cell's brackets ------------------------------------------------------------------
+def test_python_brackets_cost_no_step_each():
+    """A line of 20,000 ``(`` in a python cell was a step of Python per bracket: the script's own brackets change
+    nothing, and a replacement field's are read a run at a time."""
+    for text in ["x = " + "(" * 20_000 + " {n}", 'f"{' + "(" * 20_000 + "{n}"]:
+        spans = [(len(text) - 3, len(text))]
+        assert work(lambda text=text, spans=spans: contexts_at(text, spans, "python")) < 2_000
+
+
+@pytest.mark.parametrize(("text", "kinds"), [
+    ('f"{((({n})))}" + \'{m}\'', ["py-code", "py-string"]),
+    ('f"{d[{{n}: 1}[2]]}{m}" \'{k}\'', ["py-code", "py-string", "py-string"]),
+    ('f"{x[(1]}{n}" {m}', ["py-code", "py-string"]),  # "(" still open: the "}" closes no field
+    ('f"{x)))}" {n}', ["py-code"]),
+    ('f"{x:{(({n}}}" {m}', ["py-code", "py-string"]),
+    ("(((( {n} ]]]] '{m}' ((", ["py-code", "py-string"]),
+    # a string with nothing in it to stop at is passed in one step; one holding a template is not
+    ('"a" {n} "b{m}" \'\'\'c"\'\'\' {k}', ["py-code", "py-string", "py-code"]),
+    ('"a\\"{n}" f"{{" {m}', ["py-string", "py-code"]),
+])
+def test_python_brackets_read_a_run_at_a_time_end_a_field_where_they_did(text, kinds):
+    import re
+    spans = [m.span() for m in re.finditer(r"\{[nmk]\}", text)]
+    found = contexts_at(text, spans, "python")
+    assert [found[start].kind for start, _ in spans] == kinds

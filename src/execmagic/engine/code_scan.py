@@ -3,7 +3,9 @@ an f-string's or template literal's replacement field (code again), or a comment
 
 from __future__ import annotations
 
+import bisect
 import dataclasses
+import functools
 import re
 
 from ..process.scanning import Context, Scanner
@@ -12,12 +14,16 @@ __all__ = ["NodeScanner", "PythonScanner"]
 
 # -- Python ------------------------------------------------------------------------------------
 _PY_STOPS = {
-    "code": re.compile(r"[#'\"()\[\]{}]"),
+    # the script's own code: its brackets change nothing (only a replacement field's do), so they are not stops --
+    # stopping at each made a line of 4,000 "(" cost a step of Python each
+    "code": re.compile(r"[#'\"]"),
     "comment": re.compile(r"[\r\n]"),  # Python ends a line at "\r" too
 }
 # in a replacement field a ":" at the top level starts the format spec (where "{" starts code again)
 _FIELD_STOPS = re.compile(r"[#'\"()\[\]{}:]")
 _SPEC_STOPS = re.compile(r"[{}]")
+_OPENERS = re.compile(r"[(\[{]+")
+_CLOSERS = re.compile(r"[)\]}]+")
 _PY_STRING_START = re.compile(r"(?<![A-Za-z0-9_])([rRbBuUfF]{0,2})('\'\'|\"\"\"|'|\")")
 
 
@@ -31,10 +37,18 @@ class _PyFrame:
     stops: re.Pattern[str] | None = None
 
 
+@functools.cache
+def _string_stops(quote: str, formatted: bool) -> re.Pattern[str]:
+    """What ends or changes a string literal opened by ``quote``: compiled once per kind, not once per string."""
+    specials = "\\\\" + re.escape(quote[0]) + ("{}" if formatted else "") + ("" if len(quote) == 3 else "\\n")
+    return re.compile(f"[{specials}]")
+
+
 class PythonScanner(Scanner):
     def __init__(self, text: str, spans: list[tuple[int, int]]) -> None:
         super().__init__(text, spans)
         self.stack: list[_PyFrame] = [_PyFrame("code")]
+        self.starts = [start for start, _ in spans]  # a run of brackets read at once stops at a template
 
     def _stops(self) -> re.Pattern[str]:
         top = self.stack[-1]
@@ -64,8 +78,14 @@ class PythonScanner(Scanner):
         if ch == "#":
             self.stack.append(_PyFrame("comment"))
         elif ch in "([{":
-            top.depth += 1
+            end = self._run(_OPENERS, i)
+            top.depth += end - i
+            return end
         elif ch in ")]}":
+            end = self._run(_CLOSERS, i)
+            if end - i <= top.depth:  # none of them ends the field
+                top.depth -= end - i
+                return end
             if top.depth:
                 top.depth -= 1
             elif len(self.stack) > 1:  # the "}" that ends an f-string's replacement field
@@ -84,9 +104,22 @@ class PythonScanner(Scanner):
         else:  # right after a keyword (return'…', else'…'): a string with no prefix
             quote = self.text[i:i + 3] if self.text.startswith(self.text[i] * 3, i) else self.text[i]
             prefix, end = "", i + len(quote)
-        specials = "\\\\" + re.escape(quote[0]) + ("{}" if "f" in prefix else "") + ("" if len(quote) == 3 else "\\n")
-        self.stack.append(_PyFrame("string", quote=quote, prefix=prefix, stops=re.compile(f"[{specials}]")))
+        stops = _string_stops(quote, "f" in prefix)
+        close = stops.search(self.text, end)
+        if close and self.text.startswith(quote, close.start()) and self._next_template(end - 1) > close.start():
+            return close.start() + len(quote)  # nothing in it to stop at, no template: passed in one step
+        self.stack.append(_PyFrame("string", quote=quote, prefix=prefix, stops=stops))
         return end
+
+    def _next_template(self, i: int) -> int:
+        """Where the first template after ``i`` starts (past the end of the text when none does)."""
+        at = bisect.bisect_right(self.starts, i)
+        return self.starts[at] if at < len(self.starts) else len(self.text) + 1
+
+    def _run(self, brackets: re.Pattern[str], i: int) -> int:
+        """The end of the run of ``brackets`` at ``i`` (read as one step), cut before the next template's start."""
+        run = brackets.match(self.text, i)
+        return min(run.end() if run else i + 1, self._next_template(i))
 
     def _in_string(self, top: _PyFrame, i: int, ch: str) -> int:
         text = self.text

@@ -11,14 +11,14 @@ from __future__ import annotations
 
 import dataclasses
 import functools
-import os
 import re
 from collections.abc import Iterator, Sequence
 
 from ..process.shell_lex import REDIRECTS, STDIN_REDIRECTS, Op, Word, tokenize, unescape
 from .paths import Path
 
-__all__ = ["ASSIGNMENT", "DECLARES", "Command", "Simple", "assigned", "command_name", "emitted", "parse", "unwrap"]
+__all__ = ["ASSIGNMENT", "DECLARES", "Command", "Simple", "assigned", "command_name", "emitted", "parse", "program",
+           "unwrap"]
 
 
 def _quoted_command(words: Sequence[Word], redirects: Sequence[tuple[str, Word]]) -> str:
@@ -27,6 +27,11 @@ def _quoted_command(words: Sequence[Word], redirects: Sequence[tuple[str, Word]]
     A word as written, not as expanded (``rm -rf $D``, not the value of ``D``: it may be anything).
     """
     return " ".join([*(w.shown for w in words if w.shown or not w), *(f"{op} {t.shown}" for op, t in redirects)])
+
+
+def program(word: str) -> str:
+    """The program a command word names: ``/usr/bin/rm`` → ``rm`` (``os.path.basename``, asked of every command)."""
+    return word[word.rfind("/") + 1:]
 
 
 @dataclasses.dataclass
@@ -55,6 +60,11 @@ class Command:
     def shown(self) -> str:
         return _quoted_command(self.words, self.redirects)
 
+    @functools.cached_property
+    def unwrapped(self) -> tuple[list[Word], list[str]]:
+        """:func:`unwrap` of the words, found once: the walk, the names and the downloads each ask it.  Read only."""
+        return unwrap(self.words)
+
 
 @dataclasses.dataclass(frozen=True)
 class Simple:
@@ -66,7 +76,7 @@ class Simple:
 
     @functools.cached_property
     def name(self) -> str:
-        return os.path.basename(self.words[0]) if self.words else ""
+        return program(self.words[0]) if self.words else ""
 
     @property
     def display(self) -> str:
@@ -187,7 +197,7 @@ def unwrap(words: Sequence[Word]) -> tuple[list[Word], list[str]]:
     while words:
         while words and ASSIGNMENT.match(words[0]):
             words = words[1:]
-        name = os.path.basename(words[0]) if words else ""
+        name = program(words[0]) if words else ""
         if not _wraps(name, words):
             break
         words = _unwrapped(name, words)
@@ -215,8 +225,8 @@ def _printf(fmt: str, args: Sequence[str]) -> str:
 
 def emitted(command: Command) -> str | None:
     """What a pipeline stage prints when it only prints text it was given: echo, printf, cat of a heredoc."""
-    words, _ = unwrap(command.words)
-    name, args = (os.path.basename(words[0]), list(words[1:])) if words else ("", [])
+    words = command.unwrapped[0]
+    name, args = (program(words[0]), list(words[1:])) if words else ("", [])
     if name == "echo":
         while args and re.fullmatch(r"-[neE]+", args[0]):
             args.pop(0)
@@ -232,8 +242,8 @@ def emitted(command: Command) -> str | None:
 
 def command_name(command: Command) -> str:
     """The program a command runs, wrappers taken off: ``sudo curl …`` → ``curl``."""
-    words, _ = unwrap(command.words)
-    return os.path.basename(words[0]) if words else ""
+    words = command.unwrapped[0]
+    return program(words[0]) if words else ""
 
 
 DECLARES = {"export", "readonly", "local", "declare", "typeset"}

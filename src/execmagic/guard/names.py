@@ -21,15 +21,14 @@ directory spelled out (``/home/me``) is ``~``, the home directory the rules know
 from __future__ import annotations
 
 import dataclasses
-import os
 import re
 from collections.abc import Iterator, Mapping, Sequence
 
-from ..process.shell_lex import Word, backtick_end, paren_end, tokenize
-from .commands import ASSIGNMENT, DECLARES, Command, assigned, emitted, parse, unwrap
+from ..process.shell_lex import Op, Word, backtick_end, paren_end, tokenize
+from .commands import ASSIGNMENT, DECLARES, Command, assigned, emitted, parse, program
 from .options import operands_of
 
-__all__ = ["Names"]
+__all__ = ["Names", "Readings"]
 
 #: Names bash gives values itself: unknown to the check unless the text assigns them.
 _SHELL_SET = frozenset({
@@ -44,7 +43,8 @@ _MAX_VALUES = 16
 #: Characters an expanded word may hold at most: a longer one is no path anyone types, and ``a=$a$a``
 #: repeated would double it each time (2**30 characters after thirty) -- it is left as written.
 _MAX_TEXT = 64 * 1024
-#: Levels of ``$(echo $(echo …))`` read as what they print: as deep as the walk follows code inside code.
+#: How deep a ``$(echo $(echo …))`` is read as what it prints, counted from the top of the check (a walk of
+#: code at depth 2 starts at 2): as deep as the walk follows code inside code, which refuses what is deeper.
 _MAX_PRINTING = 8
 #: Commands that give a name a value read at run time: the name is unknown afterwards.
 _READ_VALUES = {"read": {"-d", "-i", "-n", "-N", "-p", "-t", "-u"},
@@ -52,6 +52,42 @@ _READ_VALUES = {"read": {"-d", "-i", "-n", "-N", "-p", "-t", "-u"},
                 "readarray": {"-d", "-n", "-O", "-s", "-u", "-C", "-c"}}
 Values = tuple[str, ...] | None
 """What a name may hold when a command runs (one value, or one per ``for`` item); ``None``: not known."""
+
+
+@dataclasses.dataclass
+class Readings:
+    """What one check has read of its text, kept for the rest of the check.
+
+    The same text is asked about again and again: a ``$(…)`` body is read when its word is expanded
+    (:meth:`Names.printed`), when the walk asks whether it downloads something, and when the walk runs
+    it as code -- and, nested, at every level around it.  Each is read once here; the rest is looked up.
+    """
+
+    tokens: dict[str, tuple[list[Word | Op], str]] = dataclasses.field(default_factory=dict)
+    #: Where the substitution opened just before an offset of a word ends (see :meth:`end`).
+    ends: dict[tuple[str, int], int] = dataclasses.field(default_factory=dict)
+    #: Whether code run in a ``$(…)`` body downloads something, found once per body and depth (each level of
+    #: nesting asked it again of every level inside: twice the work per level).
+    downloads: dict[tuple[str, int], bool] = dataclasses.field(default_factory=dict)
+
+    def tokenize(self, text: str) -> tuple[list[Word | Op], str]:
+        """:func:`~execmagic.process.shell_lex.tokenize` of ``text``, read once for the check (the list is shared:
+        never changed by a caller)."""
+        found = self.tokens.get(text)
+        if found is None:
+            found = self.tokens[text] = tokenize(text)
+        return found
+
+    def end(self, word: str, start: int) -> int:
+        """The index after the ``$(…)`` or backtick substitution of ``word`` at ``start``."""
+        if word.startswith("``", start):  # an empty one ends at once (no walk started for it)
+            return start + 2
+        key = (word, start)
+        found = self.ends.get(key)
+        if found is None:
+            dollar = word[start] == "$"
+            found = self.ends[key] = paren_end(word, start + 2) + 1 if dollar else backtick_end(word, start + 1)
+        return found
 
 
 @dataclasses.dataclass
@@ -66,20 +102,44 @@ class Names:
     env: Mapping[str, str] | None = None
     values: dict[str, Values] = dataclasses.field(default_factory=dict)
     opaque: bool = False
-    #: Whether code run in a ``$(…)`` body downloads something, found once per body and depth for the whole
-    #: check (each level of nesting asked it again of every level inside: twice the work per level).
-    downloads: dict[tuple[str, int], bool] = dataclasses.field(default_factory=dict, compare=False, repr=False)
-    #: How many ``$(…)`` are being read as what they print, one inside the other (see :meth:`printed`).
+    #: What this check has read so far, shared by every copy (see :class:`Readings`).
+    readings: Readings = dataclasses.field(default_factory=lambda: Readings(), compare=False, repr=False)
+    #: How deep the ``$(…)`` being read as what it prints is nested in the checked text: the depth of the code
+    #: being walked, and one more for each ``$(…)`` being read inside it (see :meth:`printed`).
     printing: int = dataclasses.field(default=0, compare=False, repr=False)
+    #: What each ``$(…)`` body prints, by body and :attr:`printing` depth, under these names as they are now:
+    #: shared by copies until one of them changes a name (then it starts its own), so that the walk of a body
+    #: finds what the expansion of the word around it already read.  Asked afresh at every level, a word of
+    #: ``$(echo $(echo …))`` eight deep was read again eight times at each of the eight levels.
+    _printed: dict[tuple[str, int], str | None] = dataclasses.field(default_factory=dict, compare=False, repr=False)
 
     @classmethod
     def of(cls, env: Mapping[str, str] | None) -> Names:
         """The names a run with environment ``env`` starts with (a ``BASH_ENV`` file may set any of them)."""
         return cls(env, {}, env is not None and bool(env.get("BASH_ENV")))
 
+    @property
+    def downloads(self) -> dict[tuple[str, int], bool]:
+        """Whether code run in a ``$(…)`` body downloads something, by body and depth (see :class:`Readings`)."""
+        return self.readings.downloads
+
     def copy(self) -> Names:
         """The names code run inside this code (a subshell, ``bash -c``, ``$(…)``) starts with."""
-        return Names(self.env, dict(self.values), self.opaque, self.downloads)
+        copied = Names.__new__(Names)  # not through __init__: every walk and every given name makes one
+        copied.__dict__.update(self.__dict__)
+        copied.values = dict(self.values)
+        return copied
+
+    def set(self, name: str, values: Values) -> None:
+        """Give ``name`` these ``values`` (what it held printed otherwise: this copy's answers start afresh)."""
+        self.values[name] = values
+        self._printed = {}
+
+    def make_opaque(self) -> None:
+        """Something ran that may set any name: unknown names are unknown from here on, not empty."""
+        if not self.opaque:
+            self.opaque = True
+            self._printed = {}
 
     def given(self, words: Sequence[Word]) -> Names:
         """The names code run by a command sees, with the command's own ``X=/ sh -c …`` (or ``env X=/ …``)."""
@@ -88,7 +148,7 @@ class Names:
             return self
         child = self.copy()
         for name, value in assigned(Command(pairs)).items():
-            child.values[name] = (value,) if value else None
+            child.set(name, (value,) if value else None)
         return child
 
     @property
@@ -152,7 +212,7 @@ class Names:
         if word.startswith("$((", start):
             return None
         if word.startswith("$(", start) or word.startswith("`", start):
-            end = paren_end(word, start + 2) + 1 if word[start] == "$" else backtick_end(word, start + 1)
+            end = self.readings.end(word, start)
             body = word[start + 2:end - 1] if word[start] == "$" else word[start + 1:end - 1]
             printed = self.printed(body)
             return None if printed is None else ((printed,), end)
@@ -169,12 +229,19 @@ class Names:
     def printed(self, body: str) -> str | None:
         """What ``$(body)`` is when ``body`` only prints text it was given (``echo /``), trailing newlines off.
 
-        Not known past :data:`_MAX_PRINTING` levels of ``$(echo $(echo …))``: each level reads the text inside
-        it again.  The walk refuses code nested that deep (rule too-deep), so nothing goes unjudged.
+        Not known for a body nested deeper than :data:`_MAX_PRINTING` in the checked text: the walk refuses code
+        nested that deep (rule too-deep), so nothing goes unjudged.  Each body is read once per depth and set of
+        names: the walk of the code around it (one level deeper) finds the answer its expansion already gave.
         """
         if self.printing >= _MAX_PRINTING:
             return None
-        items = [item for item in parse(tokenize(body)[0]) if item != ";"]
+        key = (body, self.printing)
+        if key not in self._printed:
+            self._printed[key] = self._print(body)
+        return self._printed[key]
+
+    def _print(self, body: str) -> str | None:
+        items = [item for item in parse(self.readings.tokenize(body)[0]) if item != ";"]
         if len(items) != 1 or not isinstance(items[0], Command):
             return None
         self.printing += 1
@@ -185,17 +252,25 @@ class Names:
         return None if text is None else text.rstrip("\n")
 
     # -- remembering -------------------------------------------------------------------------------
-    def remember(self, pipeline: Sequence[Command]) -> None:
-        """Note what a pipeline (already expanded) does to names: assigns, reads, loops over, unsets."""
-        for command in pipeline:
-            for name, values in _changed(command):
-                if name == "":
-                    self.opaque = True
-                else:
-                    self.values[name] = values
+    def remember(self, pipeline: Sequence[Command]) -> Names:
+        """The names after a pipeline (already expanded): what it assigns, reads, loops over, unsets.
+
+        ``self`` itself when the pipeline changes no name, else a changed copy: names once passed on are
+        never changed, so that a subshell's ``(`` keeps the names it must restore at its ``)`` without a copy.
+        """
+        changes = [change for command in pipeline for change in _changed(command)]
         if len(pipeline) == 1:  # a pipeline's stages are subshells: X=1 | … sets nothing
-            for name, value in assigned(pipeline[0]).items():
-                self.values[name] = (value,) if value else None  # X=(a b) reads as X= here: an array, not empty
+            # X=(a b) reads as X= here: an array, not empty
+            changes += [(name, (value,) if value else None) for name, value in assigned(pipeline[0]).items()]
+        if not changes:
+            return self
+        after = self.copy()
+        for name, values in changes:
+            if name == "":
+                after.make_opaque()
+            else:
+                after.set(name, values)
+        return after
 
 
 def _operator(values: Values, op: str | None, arg: str) -> Values:
@@ -218,10 +293,10 @@ def _operator(values: Values, op: str | None, arg: str) -> Values:
 def _changed(command: Command) -> Iterator[tuple[str, Values]]:
     """The names a command gives values the check cannot know (``read d``), loops over, or unsets;
     ``("", None)`` when it may set any name (``source``, ``eval``, ``export $(…)``)."""
-    words, _ = unwrap(command.words)
+    words = command.unwrapped[0]
     if not words:
         return
-    name = os.path.basename(words[0])
+    name = program(words[0])
     if words[0] in ("for", "select") and not words[0].quoted and len(words) > 1:
         items = tuple(words[3:]) if words[2:3] == ["in"] else None
         yield words[1], items[:_MAX_VALUES] if items else None

@@ -14,14 +14,13 @@ yields their refusals itself; every other rule is applied to the simple commands
 
 from __future__ import annotations
 
-import os
 import re
 from collections.abc import Generator, Iterable, Iterator, Sequence
 
-from ..process.shell_lex import Word, tokenize
-from .commands import Command, Simple, command_name, emitted, parse, unwrap
+from ..process.shell_lex import Word
+from .commands import Command, Simple, command_name, emitted, parse, program
 from .forks import FORK_CALLS, fork_bomb
-from .names import Names
+from .names import Names, Readings
 from .options import (
     DOWNLOADERS,
     INTERPRETER,
@@ -58,14 +57,18 @@ def walk(text: str, cwd: Path | None, depth: int, names: Names | None = None) ->
     if depth > _MAX_DEPTH:
         yield refuse("too-deep", text[:200])
         return cwd
-    tokens, skeleton = tokenize(text)
+    names = Names() if names is None else names.copy()
+    names.printing = depth  # a $(…) in this code is one level deeper (see Names.printed)
+    tokens, skeleton = names.readings.tokenize(text)
     bomb = fork_bomb(skeleton)
     if bomb:
         yield refuse("fork-bomb", bomb)
-    names = Names() if names is None else names.copy()
     if _DEFINES_FUNCTION.search(skeleton):  # a function body runs later, when names may hold other values
-        names.opaque = True
-    scopes: list[tuple[Path | None, Names]] = []
+        names.make_opaque()
+    # what each open "(" restores at its ")": two lists, not a pair per "(" -- a line of 100,000 "(" made as many
+    # objects for the garbage collector to go through again and again (names are never changed once kept)
+    scope_cwds: list[Path | None] = []
+    scope_names: list[Names] = []
     pipeline: list[Command] = []
     downloads: set[str] = set()  # curl -o f URL earlier in the text: sh f runs what was downloaded
     for item in [*parse(tokens), ";"]:
@@ -78,20 +81,21 @@ def walk(text: str, cwd: Path | None, depth: int, names: Names | None = None) ->
             pipeline = [names.expand(c) for c in pipeline]
             yield from _runs_download(pipeline, downloads)
             cwd = yield from _walk_pipeline(pipeline, cwd, depth, names)
-            names.remember(pipeline)
+            names = names.remember(pipeline)
         pipeline = []
         if item == "(":
-            scopes.append((cwd, names.copy()))
-        elif item == ")" and scopes:
-            cwd, names = scopes.pop()
+            scope_cwds.append(cwd)
+            scope_names.append(names)
+        elif item == ")" and scope_cwds:
+            cwd, names = scope_cwds.pop(), scope_names.pop()
     return cwd
 
 
 def _runs_download(pipeline: list[Command], downloads: set[str]) -> Iterator[Refusal]:
     """Note the files curl/wget save; refuse running one (``sh f``, ``./f``) later in the same text."""
     for command in pipeline:
-        words, _ = unwrap(command.words)
-        if words and os.path.basename(words[0]) in DOWNLOADERS:
+        words = command.unwrapped[0]
+        if words and program(words[0]) in DOWNLOADERS:
             downloads.update(saved_files(words))
         elif downloads and ran_file(words) in downloads:
             yield refuse("pipe-to-shell", command.shown())
@@ -102,13 +106,14 @@ def _walk_pipeline(commands: list[Command], cwd: Path | None, depth: int, names:
     simple = None
     for index, command in enumerate(commands):
         for body in command.code():
-            yield from walk(body, cwd, depth + 1, names)
+            if body.strip() or depth >= _MAX_DEPTH:  # `` and $( ) run nothing: a word of 100,000 was 50,000 walks
+                yield from walk(body, cwd, depth + 1, names)
         before = commands[:index]
-        words, wrappers = unwrap(command.words)
+        words, wrappers = command.unwrapped
         given = names.given(command.words[:len(command.words) - len(words)])  # X=/ sh -c '…': X is / in there
         if {"xargs", "parallel"} & set(wrappers):  # echo / | xargs rm -rf: the items become arguments
             items = emitted(before[-1]) if before else command.stdin()  # or xargs rm -rf <<< /
-            words += [Word(item) for item in re.split(r"[\s\0]+", items or "") if item]  # -0: NUL-separated
+            words = [*words, *(Word(item) for item in re.split(r"[\s\0]+", items or "") if item)]  # -0: NUL-separated
         simple = Simple(tuple(words), tuple(command.redirects), cwd)
         yield simple
         yield from _handed_on(simple, command, before, depth, given)
@@ -213,13 +218,14 @@ def _downloads(bodies: Iterable[str], depth: int, names: Names) -> bool:
     Each body's answer is kept for the rest of the check (``names.downloads``): asked again at every level of
     nesting, of every level inside it, it cost twice as much per level.
     """
-    return any(_body_downloads(body, depth, names.downloads) for body in bodies)
+    return any(_body_downloads(body, depth, names.readings) for body in bodies)
 
 
-def _body_downloads(body: str, depth: int, seen: dict[tuple[str, int], bool]) -> bool:
+def _body_downloads(body: str, depth: int, readings: Readings) -> bool:
     key = (body, depth)
+    seen = readings.downloads
     if key not in seen:
-        inner = Names(downloads=seen)
+        inner = Names(readings=readings)
         seen[key] = any(isinstance(item, Simple) and item.name in DOWNLOADERS
                         for item in walk(body, None, depth + 1, inner))
     return seen[key]
