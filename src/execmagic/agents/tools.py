@@ -361,6 +361,8 @@ class Toolbox:
             "output": shape(parts, self.max_output, lambda text: self._clean(text, secrets)),
             "finished_and_read": out.at_end,
         }
+        if info.failed_line:  # the line of its script that gave its exit status, where that is known for sure
+            answer["failed_line"] = info.failed_line
         if args.get("filter") is not None:
             answer["lines_not_matching"] = sum(out.filtered_out.values())
         notes = []
