@@ -232,6 +232,7 @@ def test_bash_output_names_the_line_a_background_script_failed_at(box):
     poll = wait_until(lambda: (lambda a: a if a["finished_and_read"] else None)(
         call(box, "BashOutput", bash_id=started["shell_id"])), 20, "the shell to end")
     assert (poll["exit_code"], poll["failed_line"]) == (2, 4)
+    assert [s.get("failed_line") for s in call(box, "ListShells")["shells"]] == [4]
     ok = call(box, "Bash", command="false\ntrue", run_in_background=True)
     poll = wait_until(lambda: (lambda a: a if a["finished_and_read"] else None)(
         call(box, "BashOutput", bash_id=ok["shell_id"])), 20, "the shell to end")

@@ -406,7 +406,8 @@ class Toolbox:
     def _list_shells(self, args: dict[str, Any]) -> dict[str, Any]:
         return {"success": True, "shells": [
             {"id": i.id, "status": i.status, "runtime_s": i.runtime_s, "exit_code": i.exit_code,
-             "command": i.command} for i in self.engine.shells.list()]}
+             **({"failed_line": i.failed_line} if i.failed_line else {}), "command": i.command}
+            for i in self.engine.shells.list()]}
 
 
 def _json_safe(value: Any, depth: int = 0) -> Any:
