@@ -17,7 +17,9 @@ the state as it was.  Non-exported shell variables do not persist.
 The state also says which line of a multi-line script its failure came from (:mod:`.failure_line`): an
 ``ERR`` trap of the prelude notes each failure's line, silently, and the ``EXIT`` trap writes the one the
 shell ended on, where bash lets that be known for sure.  A script's own ``ERR`` trap replaces it (its own
-runs, and no line is named), as its own ``EXIT`` trap replaces the one that saves the state.
+runs, and no line is named), as its own ``EXIT`` trap replaces the one that saves the state.  A bash run without
+a session (``--isolated``, a local background shell) gets the same prelude told another file (:data:`FAILURE_VAR`):
+it writes only the failed line there, and only when the shell failed, so the session is neither read nor written.
 """
 
 from __future__ import annotations
