@@ -326,6 +326,18 @@ def test_a_preview_through_head_under_errexit_names_its_line_and_sigpipe(kernel,
                                                " such as head closed the pipe early")
 
 
+def test_an_isolated_cell_and_a_background_shell_name_the_line_that_failed(kernel):
+    ex = kernel.execute("%%exec --isolated --no-raise\ncd /\necho a\nfalse\nls /no/such/execmagic-path 2>/dev/null")
+    assert ex.stream_text() == "a\n" and "✘ exit 2 at line 4" in str(ex.of_type("display_data"))
+    assert kernel.execute("%exec pwd").stream_text() != "/\n"  # its cd stayed its own: the session is untouched
+    kernel.execute("%%exec --bg --name lined\nfalse\nls /no/such/execmagic-path 2>/dev/null\necho b; false")
+    read = kernel.execute("%bgout lined --wait 30")
+    assert read.stream_text() == "b\n" and "exited 1 at line 3" in str(read.of_type("display_data"))
+    listed = kernel.execute("%bg").of_type("display_data")[0]["content"]["data"]
+    assert "exited 1 at line 3" in listed["text/plain"]
+    assert [row.get("failed_line") for row in listed[PROVENANCE] if row["id"] == "lined"] == [3]
+
+
 def test_bgout_waits_for_a_line_its_filter_keeps(kernel):
     kernel.execute("%bg --name noisy for i in $(seq 1 10); do echo step $i; sleep 0.1; done; echo ERROR late; sleep 30")
     ex = kernel.execute("%bgout noisy --wait 30 --filter ERROR")

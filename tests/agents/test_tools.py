@@ -223,3 +223,17 @@ def test_sync_api_module_functions(engine):
     assert execmagic.spawn("printf '%s|' 'one two' three", engine=engine).stdout == "one two|three|"
     with pytest.raises(execmagic.CommandFailed):
         execmagic.run("exit 4", check=True, engine=engine)
+
+
+def test_bash_output_names_the_line_a_background_script_failed_at(box):
+    """As a foreground Bash answer's status says it: the field, where it is known for sure."""
+    started = call(box, "Bash", command="echo a\nfalse\necho b\nls /no/such/execmagic-path 2>/dev/null",
+                   run_in_background=True)
+    poll = wait_until(lambda: (lambda a: a if a["finished_and_read"] else None)(
+        call(box, "BashOutput", bash_id=started["shell_id"])), 20, "the shell to end")
+    assert (poll["exit_code"], poll["failed_line"]) == (2, 4)
+    assert [s.get("failed_line") for s in call(box, "ListShells")["shells"]] == [4]
+    ok = call(box, "Bash", command="false\ntrue", run_in_background=True)
+    poll = wait_until(lambda: (lambda a: a if a["finished_and_read"] else None)(
+        call(box, "BashOutput", bash_id=ok["shell_id"])), 20, "the shell to end")
+    assert poll["exit_code"] == 0 and "failed_line" not in poll

@@ -7,9 +7,12 @@ script's own ERR trap, a status no ERR trap saw, sh).  The traps that learn it n
 
 from __future__ import annotations
 
+import os
+
 import pytest
 
 from execmagic.engine import Engine, RunOptions
+from waiting import wait_until
 
 READY = 10.0  # seconds a standby may take to start on a busy machine (awaited, not slept)
 
@@ -84,10 +87,24 @@ def test_a_big_cell_that_goes_through_a_file_names_its_line(engine):
     assert (r.exit_code, r.failed_line) == (1, 12003)  # read by a boot line's eval, not from the argv
 
 
-def test_an_isolated_run_and_sh_say_nothing(engine):
-    """No session, no state file for the EXIT trap to write the line into; dash has no ERR trap."""
-    assert engine.run_script("false\nfalse", isolated=True).failed_line is None
+def test_sh_says_nothing(engine):
+    """dash has no ERR trap."""
     assert engine.run_script("false\nfalse", "sh").failed_line is None
+
+
+def test_an_isolated_run_names_it_and_still_leaves_the_session_alone(engine):
+    """Its prelude writes only the failed line, and only when it failed: no cwd, no exports, no file left."""
+    r = engine.run_script("cd /\nexport EXECMAGIC_T=1\nfalse\ntrue | false\necho a", isolated=True)
+    assert (r.exit_code, r.failed_line) == (0, None)
+    r = engine.run_script("cd /\nexport EXECMAGIC_T=1\nfalse\necho a\nls /no/such/execmagic-path", isolated=True)
+    assert (r.exit_code, r.failed_line, r.new_cwd, r.notes) == (2, 5, None, ())
+    stopped = engine.run_script("echo a\nfalse\nexit 3", isolated=True, errexit=True)
+    assert (stopped.exit_code, stopped.failed_line) == (1, 2)
+    assert engine.run_script("false\nexit 1", isolated=True).failed_line is None  # not sure: silent, as ever
+    assert engine.session.cwd is None and "EXECMAGIC_T" not in engine.session.environment()
+    assert os.listdir(engine.logs.runtime()) == []  # nothing left behind, whether it failed or not
+    assert "__execmagic" not in engine.run_script("env; declare -p | grep -c __execmagic_w || true",
+                                                  isolated=True).stdout
 
 
 def test_a_standby_names_it_as_a_cold_start_does(tmp_path):
@@ -114,6 +131,11 @@ def test_a_sandboxed_run_names_it_too(engine, sandbox_place):
     box = engine.sandbox("workspace").sandbox
     r = engine.run_script("echo a\ntouch /etc/execmagic-no 2>/dev/null\ntrue\nfalse | true\nfalse", sandbox=box)
     assert r.sandbox and (r.exit_code, r.failed_line) == (1, 5)
+    alone = engine.run_script("echo a\nfalse\necho b", sandbox=box, isolated=True)  # exit 0: its empty file goes
+    assert (alone.exit_code, alone.failed_line) == (0, None)
+    alone = engine.run_script("echo a\nfalse\necho b\nfalse", sandbox=box, isolated=True)
+    assert (alone.exit_code, alone.failed_line) == (1, 4)
+    assert not [name for name in os.listdir(os.path.join(engine.logs.runtime(), "sandboxed")) if "failed" in name]
 
 
 @pytest.mark.parametrize("failure", [b"", b"0\n", b"9\n", b"-1\n", b"2x\n", b"99999999999\n", b"\xff\nstop",
@@ -128,3 +150,51 @@ def test_what_a_run_wrote_into_its_state_file_names_only_a_line_of_the_script(fa
     assert failed_line(b"2\n", "a\nb", 1) == 2 and failed_line(b"2\n", "a b", 1) is None
     assert failed_line(b"2\nunnoted", "a\nexit 1", 1) is None  # a line with unnoted: written by no trap of ours
     assert failed_line(b"\nunnoted", "a\nexit 1", 1) == 2 and failed_line(b"\nunnoted", "a\nexit 1", 2) is None
+
+
+def _ended(engine, shell_id):
+    """The shell's info once it has ended and every byte of it was read."""
+    def ended():
+        out = engine.shells.read(shell_id, wait=0.5)
+        return out.shell if out.at_end else None
+    return wait_until(ended, 20, f"{shell_id} to end", interval=0)
+
+
+@pytest.mark.parametrize("isolated", [False, True])
+def test_a_background_shell_names_it_where_its_ending_is_shown(engine, isolated):
+    """As a foreground run says it, in the shell's info, its JSON and the words that show its status."""
+    from execmagic.display.shells import ShellTable, output_status_text, table_text
+
+    plan = engine.plan_script("echo a\nfalse\necho b\nls /no/such/execmagic-path 2>/dev/null", save_session=False,
+                              isolated=isolated)
+    info = _ended(engine, engine.start_background(plan).id)
+    assert (info.exit_code, info.failed_line, info.to_json()["failed_line"]) == (2, 4, 4)
+    out = engine.shells.read(info.id)
+    assert "exited 2 at line 4" in output_status_text(out)
+    assert "exited 2 at line 4" in table_text(ShellTable((out.shell,)))
+    for script in ("echo a\nfalse\ntrue", "false\nexit 1"):  # it succeeded; not sure: said nowhere, as ever
+        info = _ended(engine, engine.start_background(engine.plan_script(script, save_session=False)).id)
+        assert info.failed_line is None and "failed_line" not in info.to_json()
+        assert " at line" not in table_text(ShellTable((info,)))
+    assert os.listdir(engine.logs.runtime()) == []  # nothing left behind, failed or not
+    assert engine.session.cwd is None
+
+
+def test_a_background_shell_that_was_stopped_names_no_line(engine):
+    """Its status is the signal's, not its script's: nothing is named, and the file its trap wrote is gone."""
+    plan = engine.plan_script("false\ntrap 'exit 7' TERM\necho ready\nsleep 60 & wait", save_session=False)
+    info = engine.start_background(plan)
+    wait_until(lambda: engine.shells.read(info.id, reader="w", whole_log=True).stdout, 20, "the shell to start")
+    engine.shells.kill(info.id, grace=5)
+    info = _ended(engine, info.id)
+    assert info.failed_line is None and info.status in ("killed", "exited 7")
+    assert os.listdir(engine.logs.runtime()) == []
+
+
+def test_a_sandboxed_background_shell_names_it_and_leaves_no_file(engine, sandbox_place):
+    box = engine.sandbox("workspace").sandbox
+    for script, line in (("echo a\nfalse\ntrue", None), ("echo a\nfalse\necho b\nfalse", 4)):
+        info = _ended(engine, engine.start_background(engine.plan_script(script, save_session=False,
+                                                                         sandbox=box)).id)
+        assert info.failed_line == line
+    assert not [name for name in os.listdir(os.path.join(engine.logs.runtime(), "sandboxed")) if "failed" in name]

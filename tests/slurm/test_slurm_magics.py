@@ -112,3 +112,15 @@ def test_user_mistakes_are_one_line(ip, slurm):
     assert "invalid partition specified: nope" in str(caught.value) and "\n" not in str(caught.value)
     with pytest.raises(StartFailed, match="unrecognized option '--bogus'"):
         ip.run_line_magic("bg", "--on slurm --sbatch-args=--bogus true")
+
+
+def test_a_multi_line_cell_that_fails_on_slurm_ends_with_its_status_and_names_no_line(ip, slurm):
+    """The job runs elsewhere: no file here for its line, and nothing of the local way (a prelude, a path) goes
+    with it; the cell runs as written, in the background and --isolated alike."""
+    magic(ip, "exec", "bash --bg --on slurm --name lined", cell="echo a\nfalse\necho b\nexit 3\n")
+    texts, errs, info = bgout_until_end(ip, "lined")
+    assert "".join(texts) == "a\nb\n" and "".join(errs) == "", info
+    assert info["shell"]["status"] == "exited 3" and "failed_line" not in info["shell"]
+    magic(ip, "exec", "bash --on slurm --isolated --no-raise --out r", cell="echo a\nfalse\necho b\nfalse\n")
+    r = ip.user_ns["r"]
+    assert (r.stdout, r.exit_code, r.failed_line) == ("a\nb\n", 1, None) and "BASH_ENV" not in r.stderr

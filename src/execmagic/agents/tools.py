@@ -361,6 +361,8 @@ class Toolbox:
             "output": shape(parts, self.max_output, lambda text: self._clean(text, secrets)),
             "finished_and_read": out.at_end,
         }
+        if info.failed_line:  # the line of its script that gave its exit status, where that is known for sure
+            answer["failed_line"] = info.failed_line
         if args.get("filter") is not None:
             answer["lines_not_matching"] = sum(out.filtered_out.values())
         notes = []
@@ -404,7 +406,8 @@ class Toolbox:
     def _list_shells(self, args: dict[str, Any]) -> dict[str, Any]:
         return {"success": True, "shells": [
             {"id": i.id, "status": i.status, "runtime_s": i.runtime_s, "exit_code": i.exit_code,
-             "command": i.command} for i in self.engine.shells.list()]}
+             **({"failed_line": i.failed_line} if i.failed_line else {}), "command": i.command}
+            for i in self.engine.shells.list()]}
 
 
 def _json_safe(value: Any, depth: int = 0) -> Any:

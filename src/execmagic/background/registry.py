@@ -117,9 +117,11 @@ class ShellRegistry:
             raise ShellLimitReached(running, self.max_shells)
 
     def start(self, command: Command, *, marker_prefix: str, name: str | None = None,
-              timeout: float | None = None, backend: Backend | None = None) -> ShellInfo:
+              timeout: float | None = None, backend: Backend | None = None,
+              on_end: Callable[[int | None], int | None] | None = None) -> ShellInfo:
         """Start ``command`` (an engine :class:`~execmagic.process.spec.Command`) in the background,
-        on ``backend`` (default: :attr:`backend`, local processes).
+        on ``backend`` (default: :attr:`backend`, local processes).  ``on_end`` is asked once, as it is seen
+        to end, which line of its script failed (see :attr:`.Shell.on_end`).
 
         Raises :class:`UsageProblem` for a bad or duplicate name, :class:`ShellLimitReached`
         past ``max_shells``, and :class:`~execmagic.process.errors.PreExecError` when it cannot start at all.
@@ -143,7 +145,7 @@ class ShellRegistry:
                 raise
             try:
                 shell = self._add(Shell(shell_id, handle, command.display, command.cwd, marker,
-                                        self._streams(handle, logs), timeout, backend=runs_on.name))
+                                        self._streams(handle, logs), timeout, backend=runs_on.name, on_end=on_end))
             finally:
                 expected()  # a no-op once the shell was reported started
         return shell.info()

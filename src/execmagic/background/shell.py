@@ -12,6 +12,7 @@ import dataclasses
 import datetime
 import os
 import time
+from collections.abc import Callable
 
 from ..process.clock import now_iso
 from ..process.private import create_unique, make_folder
@@ -68,7 +69,7 @@ class Shell:
 
     def __init__(self, shell_id: str, handle: Handle, command: str, cwd: str, marker: str,
                  streams: dict[str, Stream], timeout: float | None, backend: str = "local",
-                 started_at: str | None = None) -> None:
+                 started_at: str | None = None, on_end: Callable[[int | None], int | None] | None = None) -> None:
         self.id = shell_id
         self.backend = backend
         self.handle = handle
@@ -85,6 +86,10 @@ class Shell:
         self.cursors: dict[str, dict[str, int]] = {}
         self.exit_fd: int | None = None  # readable when the shell ends (watched by the reader)
         self.failure: str | None = None  # why the reader gave up on this shell
+        #: Asked once, as the shell is seen to end, which line of its script failed, given its exit code
+        #: (``None``: we stopped it, its status is not its script's); what its owner (the engine) knows of it.
+        self.on_end = on_end
+        self.failed_line: int | None = None
 
     @property
     def running(self) -> bool:
@@ -101,6 +106,9 @@ class Shell:
         self.handle.poll()
         if self.handle.returncode is not None and self.ended is None:
             self.ended = time.monotonic()
+            if self.on_end is not None:
+                stopped = self.stopped_as is not None or self.failure is not None or self.handle.returncode < 0
+                self.failed_line = self.on_end(None if stopped else self.exit_code())
             return True
         return False
 
@@ -145,4 +153,5 @@ class Shell:
             lost_bytes=sum(s.lost for s in self.streams.values()),
             # a job that outlives its owner (a cluster's: no watchdog guard) is known by its id; a process by its pid
             backend=self.backend, job_id=self.handle.job_id if self.handle.guard is None else None,
+            failed_line=self.failed_line,
         )

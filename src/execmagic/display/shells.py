@@ -38,6 +38,11 @@ def _colour(info: ShellInfo) -> str:
     return "#1a7f37" if info.status == "exited 0" else "#cf222e"
 
 
+def _status(info: ShellInfo) -> str:
+    """Its status, and the line of its script that gave an exit status when that is known: ``exited 1 at line 4``."""
+    return f"{info.status} at line {info.failed_line}" if info.failed_line and not info.running else info.status
+
+
 def _mono(body: str) -> str:
     return f'<div style="font-family:var(--jp-code-font-family,monospace);font-size:12px">{body}</div>'
 
@@ -49,7 +54,7 @@ def _where(info: ShellInfo) -> str:
 
 # -- started handle ---------------------------------------------------------------------
 def started_text(info: ShellInfo) -> str:
-    return (f"▶ {info.id} · {_where(info)} · {info.status} · {short_command(info.command)}\n"
+    return (f"▶ {info.id} · {_where(info)} · {_status(info)} · {short_command(info.command)}\n"
             f"  logs: {info.log_paths['stdout']} {info.log_paths['stderr']}\n"
             f"  read it with %bgout {info.id}, stop it with %kill {info.id}")
 
@@ -58,7 +63,7 @@ def started_html(info: ShellInfo) -> str:
     logs = " ".join(f"<code>{html.escape(p)}</code>" for p in info.log_paths.values())
     return _mono(
         f'<b style="color:{_colour(info)}">▶ {html.escape(info.id)}</b> · {html.escape(_where(info))}'
-        f' · {html.escape(info.status)}'
+        f' · {html.escape(_status(info))}'
         f' · <code>{html.escape(short_command(info.command))}</code>'
         f'<div style="color:{_GREY}">logs: {logs} · <code>%bgout {html.escape(info.id)}</code>'
         f' · <code>%kill {html.escape(info.id)}</code></div>'
@@ -71,7 +76,7 @@ _COLUMNS = ("id", "pid", "status", "started", "runtime", "exit", "stdout", "stde
 
 def _row(info: ShellInfo) -> tuple[str, ...]:
     where = str(info.pid) if info.job_id is None else f"{info.backend} {info.job_id}"
-    return (info.id, where, info.status, info.started_at[11:19], _runtime(info),
+    return (info.id, where, _status(info), info.started_at[11:19], _runtime(info),
             "" if info.exit_code is None else str(info.exit_code), format_bytes(info.stdout_bytes),
             format_bytes(info.stderr_bytes), short_command(info.command, 60))
 
@@ -118,7 +123,7 @@ def output_notes(out: ShellOutput) -> list[str]:
 
 def output_status_text(out: ShellOutput) -> str:
     info = out.shell
-    line = (f"{'⏳' if info.running else '■'} {info.id} · {info.status} · {_runtime(info)} · "
+    line = (f"{'⏳' if info.running else '■'} {info.id} · {_status(info)} · {_runtime(info)} · "
             f"{format_bytes(info.stdout_bytes)} out · {format_bytes(info.stderr_bytes)} err")
     return "\n".join([line, *(f"  note: {n}" for n in output_notes(out))])
 
@@ -128,7 +133,7 @@ def output_status_html(out: ShellOutput) -> str:
     notes = "".join(f'<div style="color:{_GREY}">note: {html.escape(n)}</div>' for n in output_notes(out))
     return _mono(
         f'<b style="color:{_colour(info)}">{"⏳" if info.running else "■"} {html.escape(info.id)} · '
-        f"{html.escape(info.status)}</b> · {_runtime(info)} · {format_bytes(info.stdout_bytes)} out · "
+        f"{html.escape(_status(info))}</b> · {_runtime(info)} · {format_bytes(info.stdout_bytes)} out · "
         f"{format_bytes(info.stderr_bytes)} err{notes}"
     )
 

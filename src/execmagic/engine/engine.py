@@ -25,7 +25,7 @@ from ..guard.policy import CommandRefused, Guard, Policy, check
 from ..process.errors import PreExecError, UsageProblem
 from ..process.foreground import CancelToken, OutputCallback, ProgressCallback, failed_to_start, run_command
 from ..process.logdir import LogDir, default_root
-from ..process.private import create_file, open_own_file
+from ..process.private import create_file
 from ..process.results import KillOutcome, Result, ShellInfo
 from ..process.retention import DEFAULT_QUOTA, DEFAULT_RETENTION_DAYS, prune_log_roots
 from ..process.sandbox import BWRAP_VAR, Confined, Sandbox
@@ -40,20 +40,14 @@ from ..process.standby import (
     start_standby,
 )
 from .contexts import SHELL_LANGUAGES
-from .failure_line import failed_line
+from .failure_line import failed_line, failed_line_in
+from .languages import name_shell_start_failure
 from .plans import SANDBOX_STATE_FOLDER, Plan, Planner
 from .sandboxing import SandboxChoice, SessionTmp, choose_sandbox
-from .session import STATE_VAR, USER_BASH_ENV_VAR, ShellSession, handed_fds, why_no_state
+from .session import STATE_VAR, USER_BASH_ENV_VAR, ShellSession, handed_fds, take_state_file, why_no_state
 from .warm import WarmShell
 
 __all__ = ["Engine", "Plan"]
-
-# What bash/sh print last when the script's final command could not be started, by exit code.
-_SHELL_START_FAILURES = {
-    127: (("command not found", "not found"), "{} not found in PATH", "ENOENT"),
-    126: (("Permission denied",), "permission denied '{}'", "EACCES"),
-}
-
 
 #: Bytes of a state file read back at most: an environment is far smaller (Linux caps what exec passes at a
 #: few MB), and what a run can write into its own state file must not cost the kernel its memory.
@@ -70,22 +64,9 @@ def _cwd_or_none() -> str | None:
         return None
 
 
-def _name_shell_start_failure(result: Result) -> Result:
-    """Give a shell's "command not found" / "Permission denied" ending the one-line form of a start
-    failure (``exec: … (CODE)``).
-
-    Only the last line is read, by splitting, never by a regex over all of stderr: a command may
-    print megabytes without a newline before it exits 127.
-    """
-    known = _SHELL_START_FAILURES.get(result.exit_code)
-    if known is None or result.error:
-        return result
-    endings, issue, code = known
-    last = result.stderr_capture.text[-4096:].rstrip("\n").rpartition("\n")[2]  # the kept tail: never the log
-    parts = last.split(": ")  # "bash: line 1: NAME: command not found", "sh: 1: NAME: not found"
-    if len(parts) < 3 or parts[-1] not in endings or not parts[-2] or any(c.isspace() for c in parts[-2]):
-        return result
-    return dataclasses.replace(result, error=f"exec: {issue.format(parts[-2])} ({code})", error_code=code)
+def _stopped(result: Result) -> bool:
+    """Stopped before it ended by itself (a timeout, an interrupt, a signal): its state says nothing."""
+    return result.timed_out or result.interrupted or result.signal is not None
 
 
 def _standby_shaped(plan: Plan) -> bool:
@@ -246,12 +227,16 @@ class Engine(Planner):
             with contextlib.suppress(OSError):
                 os.unlink(plan.script_file)
         if plan.script and plan.command.argv[0] in SHELL_LANGUAGES:
-            result = _name_shell_start_failure(result)
+            result = name_shell_start_failure(result)
         if plan.state_path is not None:
             state = standby.env[STATE_VAR] if standby is not None else plan.state_path
             result = self._update_session(plan, result, state)
             if self.standby and _standby_shaped(plan) and not plan.env_changes:
                 self.warm_for(plan.sandbox).refill()  # for the next run, from the session as this run left it
+        elif plan.failure_path is not None:  # a run without a session: what its prelude wrote if it failed
+            line = failed_line_in(plan.failure_path, plan.shell_text or "", plan.sandbox is not None,
+                                  None if _stopped(result) or result.error else result.exit_code)
+            result = dataclasses.replace(result, failed_line=line) if line else result
         if plan.sandbox is not None:
             result = dataclasses.replace(result, sandbox=plan.sandbox.describe(), notes=result.notes + _walls_said(
                 plan.sandbox, result))
@@ -314,8 +299,8 @@ class Engine(Planner):
         sandbox, command = plan.sandbox, plan.command
         if sandbox is None:
             return command
-        confined = _inside(sandbox, list(command.argv), command.cwd, dict(command.env), plan.state_path,
-                           plan.script_file)
+        confined = _inside(sandbox, list(command.argv), command.cwd, dict(command.env),
+                           plan.state_path or plan.failure_path, plan.script_file)
         return dataclasses.replace(command, argv=confined.argv, env=confined.env, fd_args=confined.fd_args,
                                    fd_reader=confined.reader)
 
@@ -388,17 +373,8 @@ class Engine(Planner):
         """Apply what a session run changed, read from ``state_path`` (the plan's, or its standby's), to the
         plan's session (a sandboxed run's own)."""
         session = plan.session or self.session
-        try:
-            with os.fdopen(open_own_file(state_path), "rb") as fh:  # never through a link, never a fifo
-                state = fh.read(_STATE_LIMIT + 1)  # a sandboxed run can reach its state file: bounded
-            os.unlink(state_path)
-        except FileNotFoundError:
-            state = None
-        except OSError:  # something not of ours stood there: nothing of it is taken
-            state = None
-            with contextlib.suppress(OSError):
-                os.unlink(state_path)
-        stopped = result.timed_out or result.interrupted or result.signal is not None
+        state = take_state_file(state_path, _STATE_LIMIT)
+        stopped = _stopped(result)
         if result.error:  # it never ran
             return result
         if state is not None and len(state) > _STATE_LIMIT:  # no environment bash can export is this large
@@ -447,8 +423,14 @@ class Engine(Planner):
         if error is not None:
             raise PreExecError(plan.hide(error.issue), error.code, error.exit_code) from None
         run_id = self._audit_intent(plan, "background")
+        on_end = None
+        if not (backend or self.shells.backend).remote:  # a job elsewhere has no file here to write its line to
+            plan = self.noting_failure(plan)
+            if plan.failure_path is not None:  # asked as the shell ends (see Shell.on_end)
+                on_end = functools.partial(failed_line_in, plan.failure_path, plan.shell_text or "",
+                                           plan.sandbox is not None)
         info = self.shells.start(self._confined(plan), marker_prefix=self.token, name=name, timeout=timeout,
-                                 backend=backend)
+                                 backend=backend, on_end=on_end)
         self.policy.audit_outcome(decision="background", run=run_id, command=plan.command.display,
                                   cwd=plan.shown_cwd, shell_id=info.id, pid=info.pid)
         return info

@@ -12,7 +12,9 @@ from __future__ import annotations
 
 import re
 
-__all__ = ["failed_line"]
+from .session import take_state_file
+
+__all__ = ["failed_line", "failed_line_in", "names_lines"]
 
 _TRAP_WORD = re.compile(r"\btrap\b")
 _ERR_WORD = re.compile(r"\bERR\b")
@@ -41,6 +43,13 @@ _EXIT = re.compile(r"(?:^|(?<=[ \t;&|(){}!]))exit(?:[ \t]+(?P<word>[^ \t;&|)}#]+
 _ERREXIT = re.compile(r"\bset[ \t]+-[A-Za-z]*e|errexit")
 
 
+def names_lines(script: str) -> bool:
+    """Whether a failure of ``script`` can be put on one of its lines: it has more than one.  A run without a
+    session notes nothing for one line (its line is the script), so that its shell still replaces itself by
+    its one command: no process more than before (an EXIT trap would keep bash waiting for it)."""
+    return "\n" in script.rstrip("\n")
+
+
 def failed_line(failure: bytes, script: str, status: int) -> int | None:
     """The line of ``script`` that gave the ``status`` a session run ended with, from what the prelude's EXIT
     trap wrote: the line its ERR trap noted when the shell ended with that failure's status and ``$_``, and
@@ -59,7 +68,7 @@ def failed_line(failure: bytes, script: str, status: int) -> int | None:
     """
     lines = script.rstrip("\n").split("\n")
     noted, _, how = failure.partition(b"\n")
-    if len(lines) < 2 or (_TRAP_WORD.search(script) and any(_ERR_WORD.search(text) for text in lines)):
+    if not names_lines(script) or (_TRAP_WORD.search(script) and any(_ERR_WORD.search(text) for text in lines)):
         return None  # plain searches, each linear in the text, whatever it holds
     if how == b"unnoted" and not noted:
         return _exit_line(lines, status)
@@ -73,6 +82,17 @@ def failed_line(failure: bytes, script: str, status: int) -> int | None:
     if any("&&" in text or _holds_command(text, "!") for text in lines[line:]):
         return None
     return line
+
+
+def failed_line_in(path: str, script: str, made: bool, status: int | None) -> int | None:
+    """:func:`failed_line` of a run without a session (``--isolated``, a background shell), from what its
+    prelude wrote to ``path`` (:attr:`.Plan.failure_path`), which is removed; ``status`` ``None`` (it was
+    stopped, or never ran): only removed.  A run that succeeded wrote nothing: no file is looked for, unless one
+    was ``made`` for it (a sandbox's, see :func:`.engine._inside`)."""
+    if status == 0 and not made:
+        return None
+    failure = take_state_file(path, 64)  # a line number and a word: no more is read (a sandbox can write there)
+    return failed_line(failure, script, status) if failure and status else None
 
 
 def _exit_line(lines: list[str], status: int) -> int | None:

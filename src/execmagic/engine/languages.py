@@ -1,7 +1,9 @@
-"""Language → interpreter mapping for scripts (a known name, or anything on PATH)."""
+"""Language → interpreter mapping for scripts (a known name, or anything on PATH), and what a shell's own
+words at its end say of a command it could not start."""
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import shlex
 import shutil
@@ -10,9 +12,11 @@ from collections.abc import Mapping
 
 from ..process.errors import UnknownLanguage, did_you_mean
 from ..process.private import write_file
+from ..process.results import Result
 from .session import NOTE_FAILURE, RUNNER
 
-__all__ = ["ERREXIT_FLAGS", "ERREXIT_TRAP", "INLINE_LIMIT", "handed_argv", "known_language", "script_argv"]
+__all__ = ["ERREXIT_FLAGS", "ERREXIT_TRAP", "INLINE_LIMIT", "handed_argv", "known_language", "name_shell_start_failure",
+           "script_argv"]
 
 #: Languages with a known way to pass the script as an argument.  Python is the
 #: kernel's own interpreter, so a notebook's virtualenv is the one that runs.
@@ -153,3 +157,28 @@ def handed_argv(language: str, text: str, shown: str, errexit: bool) -> tuple[tu
         trap = ERREXIT_TRAP if language == "bash" else ""
         return (program, *ERREXIT_FLAGS[language], "-c", trap + text), boot
     return (program, "-c", text), boot
+
+
+# What bash/sh print last when the script's final command could not be started, by exit code.
+_SHELL_START_FAILURES = {
+    127: (("command not found", "not found"), "{} not found in PATH", "ENOENT"),
+    126: (("Permission denied",), "permission denied '{}'", "EACCES"),
+}
+
+
+def name_shell_start_failure(result: Result) -> Result:
+    """Give a shell's "command not found" / "Permission denied" ending the one-line form of a start
+    failure (``exec: … (CODE)``).
+
+    Only the last line is read, by splitting, never by a regex over all of stderr: a command may
+    print megabytes without a newline before it exits 127.
+    """
+    known = _SHELL_START_FAILURES.get(result.exit_code)
+    if known is None or result.error:
+        return result
+    endings, issue, code = known
+    last = result.stderr_capture.text[-4096:].rstrip("\n").rpartition("\n")[2]  # the kept tail: never the log
+    parts = last.split(": ")  # "bash: line 1: NAME: command not found", "sh: 1: NAME: not found"
+    if len(parts) < 3 or parts[-1] not in endings or not parts[-2] or any(c.isspace() for c in parts[-2]):
+        return result
+    return dataclasses.replace(result, error=f"exec: {issue.format(parts[-2])} ({code})", error_code=code)

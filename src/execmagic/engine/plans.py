@@ -3,7 +3,8 @@
 Planning and running are separate so that ``--dry-run`` shows exactly what would run -- the
 same expansion, the same argv -- without running it.  :class:`Planner` is the part of
 :class:`~execmagic.engine.engine.Engine` that does it, kept apart because it is most of the
-engine's reading: templates, environment, cwd, the session's prelude, what is shown.
+engine's reading: templates, environment, cwd, the session's prelude, what is shown.  (Over 400 lines, on
+purpose: a plan's environment, files and what it shows are made together, from one preparation.)
 """
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ from ..process.private import private_folder
 from ..process.sandbox import Sandbox
 from ..process.spec import Command
 from .contexts import SHELL_LANGUAGES
+from .failure_line import names_lines
 from .interpreter import kernel_bin_first, kernel_tool_notes
 from .languages import handed_argv, script_argv
 from .sandboxing import kernel_environment_note
@@ -67,6 +69,9 @@ class Plan:
     session: ShellSession | None = dataclasses.field(default=None, repr=False)
     #: Every ``{name}`` filled, with its value and where it came from (shown by ``--dry-run``).
     fills: tuple[Fill, ...] = dataclasses.field(default=(), repr=False)
+    #: Where a bash run without a session (``--isolated``, a local background shell) writes which line of it
+    #: failed, when it fails (see :func:`.session.session_env`); ``None``: nowhere (a session run's state says it).
+    failure_path: str | None = None
 
     def hide(self, text: str) -> str:
         """``text`` as it may be shown or recorded: the plan's secrets and credential shapes redacted."""
@@ -144,7 +149,7 @@ class Planner:
         self._tool_notes_given = self._tool_notes_given | set(notes)
         return notes
 
-    def _session_files(self, label: str, sandboxed: bool = False) -> tuple[str, str]:
+    def _session_files(self, label: str, sandboxed: bool = False, kind: str = "state") -> tuple[str, str]:
         """The state file's path for run ``label``, in the private runtime folder (``OSError``: it cannot be
         had), and what ``BASH_ENV`` names for the prelude: the process's sealed memory file (``/dev/fd/N``,
         handed to the run: nothing on disk), or, where there is none, a file this planner wrote itself there
@@ -153,7 +158,8 @@ class Planner:
         ``sandboxed``: the state file goes in :data:`SANDBOX_STATE_FOLDER` of the runtime folder, the one
         place there a sandbox may write (it is bound writable into the sandbox whole, once, when the run or
         its standby starts: a file bound by itself would be a mount point the engine's ``unlink`` has to
-        take apart, which costs every sandboxed run a little more)."""
+        take apart, which costs every sandboxed run a little more).  ``kind``: the file's last suffix (``failed``:
+        a run without a session, which writes only its failed line there)."""
         folder = self.logs.runtime()
         prelude = self._prelude
         if prelude is None or (not prelude.startswith("/dev/fd/") and (
@@ -162,7 +168,7 @@ class Planner:
         if sandboxed:
             folder = private_folder(os.path.join(folder, SANDBOX_STATE_FOLDER))
         # the token: two engines may share a folder the user chose, and bash writes this file by name
-        return os.path.join(folder, f"{label}.{self.token}.state"), prelude
+        return os.path.join(folder, f"{label}.{self.token}.{kind}"), prelude
 
     def _prepare(
         self,
@@ -260,7 +266,7 @@ class Planner:
         (shown,), secrets = self._shown_and_secrets(
             [text], [script, cwd or "", *(env or {}).values()], p,
             lambda params, variables: [fill(script, params, language=language, variables=variables).text])
-        state_path = None
+        state_path = failure_path = None
         run_env = p.env
         notes, fills = _filled_notes((*p.filled, filled))
         error = p.error
@@ -270,6 +276,8 @@ class Planner:
                 state_path = run_env[STATE_VAR]
             except OSError as exc:  # a full disk costs the session's memory of this run, not the run
                 notes += (f"session state not saved: the log folder cannot be written ({os_error_reason(exc)})",)
+        elif language == "bash" and save_session and names_lines(text):  # --isolated (a remote run: save_session=False)
+            run_env, failure_path = self._failure_env(p.env, p.label, sandbox is not None)
         script_path = os.path.join(self.logs.path, f"{p.label}.script")
         script_file = None
         argv, boot = handed_argv(language, text, shown, errexit)
@@ -292,7 +300,28 @@ class Planner:
         return Plan(command, p.label, state_path=state_path, script=True, secrets=secrets, error=error,
                     env_changes=p.changes,
                     shell_text=text if language in SHELL_LANGUAGES else None, session_env=p.env, notes=notes,
-                    script_file=script_file, sandbox=sandbox, session=session, fills=fills)
+                    script_file=script_file, sandbox=sandbox, session=session, fills=fills, failure_path=failure_path)
+
+    def _failure_env(self, env: dict[str, str], label: str, sandboxed: bool) -> tuple[dict[str, str], str | None]:
+        """``env`` with what makes a bash run without a session note which line of it failed, and the file it
+        writes that to when it fails (:attr:`Plan.failure_path`); ``env`` as it is and ``None`` when the runtime
+        folder cannot be had: the line is a help, the run does not depend on it."""
+        try:
+            state, prelude = self._session_files(label, sandboxed, "failed")
+        except OSError:
+            return env, None
+        return session_env(env, state, prelude, failure_only=True), state
+
+    def noting_failure(self, plan: Plan) -> Plan:
+        """A bash script's plan without a session (a local background shell's), made to note which line of it
+        fails as an ``--isolated`` run does; any other plan as it is."""
+        command = plan.command
+        if (plan.failure_path is not None or plan.state_path is not None or not plan.script
+                or command.argv[0] != "bash" or not names_lines(plan.shell_text or "")):
+            return plan
+        env, path = self._failure_env(dict(command.env), plan.label, plan.sandbox is not None)
+        command = dataclasses.replace(command, env=env, pass_fds=(*command.pass_fds, *handed_fds(env)))
+        return dataclasses.replace(plan, command=command, failure_path=path)
 
     def plain_bash_setting(self, name: str, sandbox: Sandbox | None = None) -> tuple[str, dict[str, str]]:
         """The cwd and environment a plain session bash run (no options) would get now, its state saved to

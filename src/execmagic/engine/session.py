@@ -17,11 +17,14 @@ the state as it was.  Non-exported shell variables do not persist.
 The state also says which line of a multi-line script its failure came from (:mod:`.failure_line`): an
 ``ERR`` trap of the prelude notes each failure's line, silently, and the ``EXIT`` trap writes the one the
 shell ended on, where bash lets that be known for sure.  A script's own ``ERR`` trap replaces it (its own
-runs, and no line is named), as its own ``EXIT`` trap replaces the one that saves the state.
+runs, and no line is named), as its own ``EXIT`` trap replaces the one that saves the state.  A bash run without
+a session (``--isolated``, a local background shell) gets the same prelude told another file (:data:`FAILURE_VAR`):
+it writes only the failed line there, and only when the shell failed, so the session is neither read nor written.
 """
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import hashlib
 import os
@@ -31,9 +34,10 @@ import threading
 from collections.abc import Mapping
 
 from ..process.launch import MARKER_VAR
-from ..process.private import sealed_memory_file, write_file
+from ..process.private import open_own_file, sealed_memory_file, write_file
 
 __all__ = [
+    "FAILURE_VAR",
     "NOTE_FAILURE",
     "STATE_VAR",
     "USER_BASH_ENV_VAR",
@@ -44,6 +48,7 @@ __all__ = [
     "prelude_fd",
     "prelude_path",
     "session_env",
+    "take_state_file",
     "why_no_state",
     "write_prelude",
 ]
@@ -52,6 +57,8 @@ __all__ = [
 _BASH_OWN = frozenset({"SHLVL", "_", "PWD", MARKER_VAR})
 #: Where the prelude finds the state file, and the user's own ``BASH_ENV`` while ours is in its place.
 STATE_VAR = "EXECMAGIC_STATE"
+#: Where the prelude of a run without a session writes only which line failed (see :func:`failure_env`).
+FAILURE_VAR = "EXECMAGIC_FAILED"
 USER_BASH_ENV_VAR = "EXECMAGIC_BASH_ENV"
 #: What an ERR trap does to note a failure (shell text, in single quotes), in one statement, so that ``$?`` and
 #: ``$_`` are still the failure's: ``"LINE STATUS $_"`` into ``__execmagic_e``, and the one before it into
@@ -76,17 +83,24 @@ _PRELUDE = f"""\
 # or the script's runner (eval, .) ended it, which leaves its own $_; or that no failure of that status was
 # noted (an exit ended it, or a failure no ERR trap sees)
 trap '{{ {NOTE_FAILURE} builtin : "${{__execmagic_e#* * }}"; }} 2>&-' ERR
-printf -v __execmagic_q %q "${STATE_VAR}"
+# (a run without a session -- --isolated, a background shell -- names {FAILURE_VAR} instead: only a failure's line
+# is written, and only when it failed, so that a run that succeeds leaves no file)
+if [ -n "${{{STATE_VAR}+set}}" ]; then
+  printf -v __execmagic_q %q "${STATE_VAR}"
+  __execmagic_w=' {{ builtin printf "\\0%s\\0" "$PWD"; builtin unset {MARKER_VAR}; builtin export -p; }} >> '
+  __execmagic_w+=$__execmagic_q
+else
+  printf -v __execmagic_q %q "${FAILURE_VAR}"; __execmagic_w=
+fi
 trap '{{ __execmagic_end="$? $_"; builtin set +x; builtin trap - DEBUG; builtin umask 077; }} >/dev/null 2>&1; \
-{{ if [[ ${{__execmagic_end%% *}} != 0 ]]; then __execmagic_h= __execmagic_e=${{__execmagic_e-}}; \
+if [[ ${{__execmagic_end%% *}} != 0 ]]; then {{ __execmagic_h= __execmagic_e=${{__execmagic_e-}}; \
 case ${{__execmagic_e#* * }} in {RUNNER}) __execmagic_e=${{__execmagic_p-}} __execmagic_h=runner;; esac; \
 __execmagic_x=${{__execmagic_e#* }}; \
 if [[ -n $__execmagic_e && ${{__execmagic_x%% *}} == "${{__execmagic_end%% *}}" ]]; then \
 if [[ $__execmagic_x == "$__execmagic_end" || -n ${{__execmagic_s-}}$__execmagic_h ]]; then \
 builtin printf "%s\\n%s" "${{__execmagic_e%% *}}" "${{__execmagic_s-}}$__execmagic_h"; fi; \
-elif [[ -z $__execmagic_h ]]; then builtin printf "\\nunnoted"; fi; fi; \
-builtin printf "\\0%s\\0" "$PWD"; builtin unset {MARKER_VAR}; builtin export -p; }} >> '"$__execmagic_q" EXIT
-unset __execmagic_q {STATE_VAR} BASH_ENV
+elif [[ -z $__execmagic_h ]]; then builtin printf "\\nunnoted"; fi; }} >> '"$__execmagic_q"'; fi;'"$__execmagic_w" EXIT
+unset __execmagic_q __execmagic_w {STATE_VAR} {FAILURE_VAR} BASH_ENV
 {{close}}if [ -n "${{{USER_BASH_ENV_VAR}+set}}" ]; then
   export BASH_ENV="${USER_BASH_ENV_VAR}"; unset {USER_BASH_ENV_VAR}; . "$BASH_ENV"
 else
@@ -231,14 +245,36 @@ def handed_fds(env: Mapping[str, str]) -> tuple[int, ...]:
     return (fd,) if fd is not None and fd >= 0 and env.get("BASH_ENV") == f"/dev/fd/{fd}" else ()
 
 
-def session_env(env: Mapping[str, str], state_path: str, prelude_path: str) -> dict[str, str]:
-    """``env`` plus what makes bash save its state to ``state_path`` (the prelude removes it all again)."""
+def session_env(env: Mapping[str, str], state_path: str, prelude_path: str, *,
+                failure_only: bool = False) -> dict[str, str]:
+    """``env`` plus what makes bash save its state to ``state_path`` (the prelude removes it all again).
+
+    ``failure_only``: a run outside the session (``--isolated``, a background shell) writes there only which
+    line of it failed, and only when it failed (nothing of its cwd or exports: it reads and writes no session)."""
     out = dict(env)
     if "BASH_ENV" in out:
         out[USER_BASH_ENV_VAR] = out["BASH_ENV"]
     out["BASH_ENV"] = prelude_path
-    out[STATE_VAR] = state_path
+    out.pop(STATE_VAR if failure_only else FAILURE_VAR, None)  # one of ours from an outer run: never both
+    out[FAILURE_VAR if failure_only else STATE_VAR] = state_path
     return out
+
+
+def take_state_file(path: str, limit: int) -> bytes | None:
+    """What a run's prelude wrote to ``path`` (at most ``limit`` + 1 bytes: a sandboxed run can reach the file),
+    the file removed; ``None`` when there is none, or something not of ours stood there (never read through a
+    link, never a fifo)."""
+    try:
+        with os.fdopen(open_own_file(path), "rb") as fh:
+            state = fh.read(limit + 1)
+        os.unlink(path)
+        return state
+    except FileNotFoundError:
+        return None
+    except OSError:
+        with contextlib.suppress(OSError):
+            os.unlink(path)
+        return None
 
 
 @dataclasses.dataclass(frozen=True)

@@ -306,9 +306,15 @@ class ShellInfo:
     #: Where it runs: ``"local"`` or a cluster (``"slurm"``), and the cluster's job id there.
     backend: str = "local"
     job_id: str | None = None
+    #: Which line of a multi-line bash script gave the status it exited with, as :attr:`Result.failed_line`
+    #: (a local shell's, where it is known for sure); ``None``: running, succeeded, one line, or unknown.
+    failed_line: int | None = None
 
     def to_json(self) -> dict[str, Any]:
-        return dataclasses.asdict(self)
+        fields = dataclasses.asdict(self)
+        if fields["failed_line"] is None:  # only when known, as in a Result's: older records stay alike
+            del fields["failed_line"]
+        return fields
 
 
 @dataclasses.dataclass(frozen=True)
