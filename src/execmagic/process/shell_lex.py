@@ -40,7 +40,6 @@ readings again.
 from __future__ import annotations
 
 import collections
-import dataclasses
 import functools
 import os
 import re
@@ -74,18 +73,42 @@ def ansi_c_quoting(language: str) -> bool | None:
 
 
 # -- the walk: one frame per quote, substitution, heredoc or comment open at a position ----------------
-@dataclasses.dataclass
 class _Frame:
+    """One thing open at a position.  A plain class whose defaults live on it: a walk opens one at nearly every
+    step, and setting two fields costs a third of setting ten."""
+
     kind: str            # code, dquote, squote, ansi, heredoc, heredoc-quoted, arith, param, comment, backtick
-    closer: str = ""     # what ends a code frame: "" (top), ")" for $( … ), "`", "}" for ${ … }
-    depth: int = 0       # open parentheses inside an arith frame
-    cases: int = 0       # open "case … esac" inside a $( … ) frame
-    loop: bool = False   # an arithmetic "for (( …; …; … ))", whose ";" are its own
-    delimiter: str = ""
-    strip_tabs: bool = False
-    in_dquote: bool = False
-    array: bool = False  # a code frame that is a compound assignment, NAME=( … ): words only
-    start: int = -1      # where the text of a "$((" frame starts: its end is noted in the walk's arith_log
+    closer: str          # what ends a code frame: "" (top), ")" for $( … ), "`", "}" for ${ … }
+    depth = 0            # open parentheses inside an arith frame
+    cases = 0            # open "case … esac" inside a $( … ) frame
+    loop = False         # an arithmetic "for (( …; …; … ))", whose ";" are its own
+    delimiter = ""
+    strip_tabs = False
+    in_dquote = False
+    array = False        # a code frame that is a compound assignment, NAME=( … ): words only
+    start = -1           # where the text of a "$((" frame starts: its end is noted in the walk's arith_log
+    #: Set when the frame is opened (what is below it cannot change while it is open): the characters
+    #: after which the walk has something to decide in it, and for a ${…} (or a '…' in one) the index of
+    #: the innermost frame below that is neither (``outer``) and that is not a ${…} (``outer_only``).
+    stops: re.Pattern[str]
+    outer = -1
+    outer_only = -1
+
+    def __init__(self, kind: str, closer: str = "", *, loop: bool = False, delimiter: str = "",
+                 strip_tabs: bool = False, in_dquote: bool = False, array: bool = False, start: int = -1) -> None:
+        self.kind, self.closer = kind, closer
+        if loop:
+            self.loop = True
+        if delimiter:
+            self.delimiter = delimiter
+        if strip_tabs:
+            self.strip_tabs = True
+        if in_dquote:
+            self.in_dquote = True
+        if array:
+            self.array = True
+        if start >= 0:
+            self.start = start
 
 
 # The characters after which a scanner in each frame has something to decide.
@@ -107,6 +130,7 @@ _LITERAL_BACKSLASH = frozenset({"squote", "heredoc-quoted", "comment"})
 _CODE_WORDS = re.compile(r"[\\'\"`$#()<>}\n{]|\bcase(?=[ \t])|\besac(?=[\s;)&|]|$)")
 _HEREDOC_OP = re.compile(r"<<(-?)[ \t]*((?:[^\s;&|<>()'\"\\]|'[^']*'|\"(?:[^\"\\]|\\.)*\"|\\.)+)")
 # a keyword after which a command (so "case") can stand
+_FOR_BEFORE = re.compile(r"(?<![\w$])for[ \t]*$")  # read in the few characters before a "((" alone
 _KEYWORD_BEFORE = re.compile(r"(?<![\w$])(?:then|do|else|elif|if|while|until|time)$")
 #: The word before a ``(`` that makes it a compound assignment: ``NAME=(``, ``NAME+=(``, ``NAME[k]=(``.
 _ARRAY_ASSIGNMENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(?:\[[^\]\n]*\])?\+?=")
@@ -114,28 +138,31 @@ _WORD_START_BEFORE = frozenset(" \t\n;&|(<>")
 _WORD_BEFORE = frozenset(" \t\n;&|(")  # not ")": $(…)#x is one word
 
 
-#: What the walk asks of the frames below the top at nearly every step, each kept as the stack indices of
-#: the frames it holds, so that asking costs the same however deep the nesting is (4,000 open ``$(``
-#: cost the square of that when every step looked through them all).
-_CLASSES: dict[str, Callable[[_Frame], bool]] = {
-    "backtick": lambda f: f.kind == "backtick",
-    "plain-backtick": lambda f: f.kind == "backtick" and f.closer == "`",
-    "heredoc": lambda f: f.kind == "heredoc",
-    "any-heredoc": lambda f: f.kind in ("heredoc", "heredoc-quoted"),
-    "dquote-or-param": lambda f: f.kind in ("dquote", "param"),
-    "param": lambda f: f.kind == "param",
-    "not-param": lambda f: f.kind not in ("param", "psquote"),
-    "not-param-only": lambda f: f.kind != "param",
-    "dupword": lambda f: f.kind == "dupword",
-    "paren": lambda f: f.closer == ")",
+#: What the walk asks of the frames below the top, each class kept as the stack indices of the frames it
+#: holds, so that asking costs the same however deep the nesting is (4,000 open ``$(`` cost the square of
+#: that when every step looked through them all).  (The innermost frame that is not a ``${…}`` is kept on
+#: the ``${…}`` frames themselves, and ``)``-closed frames are only counted.)
+_CLASSES: dict[str, Callable[[str, str], bool]] = {
+    "backtick": lambda kind, closer: kind == "backtick",
+    "plain-backtick": lambda kind, closer: kind == "backtick" and closer == "`",
+    "heredoc": lambda kind, closer: kind == "heredoc",
+    "any-heredoc": lambda kind, closer: kind in ("heredoc", "heredoc-quoted"),
+    "dquote-or-param": lambda kind, closer: kind in ("dquote", "param"),
+    "param": lambda kind, closer: kind == "param",
+    "dupword": lambda kind, closer: kind == "dupword",
 }
+_PARAMS = ("param", "psquote")
+_Kind = tuple[tuple[str, ...], tuple[tuple[re.Pattern[str], ...], ...]]
+#: By a frame's kind and closer: its classes, and its stops by whether it stands in backticks and in a heredoc body.
+_KINDS: dict[tuple[str, str], _Kind] = {}
 
 
-@functools.cache
-def _classes_of(kind: str, closer: str) -> tuple[str, ...]:
-    """The classes of :data:`_CLASSES` a frame of ``kind`` and ``closer`` is in (they depend on nothing else)."""
-    frame = _Frame(kind, closer=closer)
-    return tuple(name for name, holds in _CLASSES.items() if holds(frame))
+def _kind(kind: str, closer: str) -> _Kind:
+    classes = tuple(name for name, holds in _CLASSES.items() if holds(kind, closer))
+    stops = tuple(tuple(_stops_for(kind, closer, False, ticks, body) for body in (False, True))
+                  for ticks in (False, True))
+    _KINDS[kind, closer] = classes, stops
+    return classes, stops
 
 
 class _Stack(list[_Frame]):
@@ -146,14 +173,28 @@ class _Stack(list[_Frame]):
         self.at: dict[str, list[int]] = {name: [] for name in _CLASSES}
         #: The unquoted heredocs open, by the line that ends them: ``(delimiter, strip_tabs)`` → their indices.
         self.ended_by: dict[tuple[str, bool], list[int]] = {}
+        self.parens = 0  # frames closed by ")"
         self.extend(frames)
 
     def append(self, frame: _Frame) -> None:
-        for name in _classes_of(frame.kind, frame.closer):
-            self.at[name].append(len(self))
-        if frame.kind == "heredoc":
-            self.ended_by.setdefault((frame.delimiter, frame.strip_tabs), []).append(len(self))
-        super().append(frame)
+        kind, closer, at, index = frame.kind, frame.closer, self.at, len(self)
+        classes, stops = _KINDS.get((kind, closer)) or _kind(kind, closer)
+        heredocs_below = bool(at["heredoc"])
+        for name in classes:
+            at[name].append(index)
+        if kind == "heredoc":
+            self.ended_by.setdefault((frame.delimiter, frame.strip_tabs), []).append(index)
+        elif kind in _PARAMS:
+            below = self[index - 1]
+            frame.outer = below.outer if below.kind in _PARAMS else index - 1
+            frame.outer_only = below.outer_only if below.kind == "param" else index - 1
+        if frame.array:
+            frame.stops = _stops_for(kind, closer, True, bool(at["backtick"]), heredocs_below)
+        else:
+            frame.stops = stops[bool(at["backtick"])][heredocs_below]
+        if closer == ")":
+            self.parens += 1
+        list.append(self, frame)
 
     def extend(self, frames: Iterable[_Frame]) -> None:
         for frame in frames:
@@ -161,9 +202,12 @@ class _Stack(list[_Frame]):
 
     def pop(self, index: SupportsIndex = -1) -> _Frame:
         assert index == -1, "only the top frame is ever popped"
-        frame = super().pop()
-        for name in _classes_of(frame.kind, frame.closer):
-            self.at[name].pop()
+        frame = list.pop(self)
+        at = self.at
+        for name in _KINDS[frame.kind, frame.closer][0]:
+            at[name].pop()
+        if frame.closer == ")":
+            self.parens -= 1
         if frame.kind == "heredoc":
             self.ended_by[frame.delimiter, frame.strip_tabs].pop()
         return frame
@@ -183,14 +227,25 @@ class _Stack(list[_Frame]):
         indices = self.at[name]
         return len(indices) - (below_top and bool(indices) and indices[-1] == len(self) - 1)
 
+    def outermost_code(self) -> int:
+        """The index of the innermost frame that is neither a ``${…}`` nor a ``'…'`` in one (the top, mostly)."""
+        top = self[-1]
+        return top.outer if top.kind in _PARAMS else len(self) - 1
+
 
 @functools.cache
-def _stops_for(name: str, in_backticks: bool, in_heredoc_body: bool) -> re.Pattern[str]:
+def _stops_for(kind: str, closer: str, array: bool, in_backticks: bool, in_heredoc_body: bool) -> re.Pattern[str]:
     """A frame's stops, and more where something encloses it.
 
     Inside backticks every frame also stops at a backtick (which may end them all) and a backslash
     (``\\```); inside a heredoc body at every newline (a delimiter line ends the body, whatever is open).
     """
+    if array:
+        name = "array"
+    elif kind == "code" and closer == ")":
+        name = "case"  # inside $( … ) a case pattern's ")" must not end it
+    else:
+        name = "code" if kind in ("param", "backtick") else kind
     extra = ([r"[`\\]"] if in_backticks else []) + ([r"\n"] if in_heredoc_body else [])
     pattern = _CODE_WORDS.pattern if name == "case" else _SHELL_STOPS[name].pattern
     return re.compile("|".join([*extra, pattern]))
@@ -223,15 +278,7 @@ class ShellScanner(Scanner):
         self.arith_log: dict[int, tuple[int, bool]] = {}
 
     def _stops(self) -> re.Pattern[str]:
-        frame = self.stack[-1]
-        if frame.array:
-            name = "array"
-        elif frame.kind == "code" and frame.closer == ")":
-            name = "case"  # inside $( … ) a case pattern's ")" must not end it
-        else:
-            name = "code" if frame.kind in ("param", "backtick") else frame.kind
-        in_body = self.stack.number("heredoc", below_top=True) > 0
-        return _stops_for(name, self._in_backticks(), in_body)
+        return self.stack[-1].stops
 
     def _context(self) -> Context:
         frames = self.stack
@@ -247,7 +294,7 @@ class ShellScanner(Scanner):
         elif kind == "ansi" and self.ansi_c is None:
             kind = "ansi-unknown"
         elif kind in ("param", "psquote"):  # ${…} is read like the quoting around it
-            outer = frames[frames.innermost("not-param")]
+            outer = frames[frames.outermost_code()]
             kind = "code" if outer.kind in ("backtick", "dupword") else outer.kind
             top = outer
             return Context(kind, delimiter=top.delimiter, strip_tabs=top.strip_tabs, backticks=ticks,
@@ -260,6 +307,11 @@ class ShellScanner(Scanner):
         text = self.text
         ch = text[i]
         kind = frame.kind
+        # the commonest first: no frame that stops at "$", "(" or ")" has anything else to do with them
+        if ch == "$":
+            return self._dollar(i)
+        if ch == "(" or ch == ")":
+            return self._arith(frame, i, ch) if kind == "arith" else self._code(frame, i, ch)
         if ch == "\n" and kind != "heredoc":
             body_end = self._body_ends(i)
             if body_end is not None:
@@ -313,7 +365,7 @@ class ShellScanner(Scanner):
         return False
 
     def _in_backticks(self) -> bool:
-        return self.stack.number("backtick") > 0
+        return bool(self.stack.at["backtick"])
 
     def _innermost_backtick(self) -> int:
         """The stack index of the innermost backtick frame, or 0 (the top-level frame is never one)."""
@@ -355,32 +407,35 @@ class ShellScanner(Scanner):
     def _dollar(self, i: int) -> int:
         text = self.text
         nxt = text[i + 1:i + 3]
-        top = self.stack[-1].kind
-        if nxt.startswith("$"):
+        after = nxt[:1]
+        if after == "(":
+            if nxt == "((":
+                self.stack.append(_Frame("arith", start=i + 3))
+                return i + 3
+            self.stack.append(_Frame("code", ")"))
+            return i + 2
+        if after == "{":
+            if self.stack[-1].kind != "arith":  # in arithmetic bash counts parentheses only: ${x/a/(} opens one
+                self.stack.append(_Frame("param", "}"))
+            return i + 2
+        if after == "$":
             return i + 2  # $$, the shell's pid: a "$" after it starts nothing (not $'…', not $(…))
-        if nxt.startswith("'") and (top in ("dquote", "heredoc", "psquote") or self._quoted_param(self.stack[-1])):
+        if after == "[":  # $[ … ], bash's old arithmetic
+            self.stack.append(_Frame("arith", "]"))
+            return i + 2
+        if after not in ("'", '"'):
+            return i + 1
+        top = self.stack[-1].kind
+        quoted = top in ("dquote", "heredoc", "psquote") or self._quoted_param(self.stack[-1])
+        if after == "'" and quoted:
             return i + 1  # "$" then a plain "'" (bash reads no $'…' there)
-        if nxt.startswith("'"):
+        if after == "'":
             if self.ansi_c is False:
                 return i + 1  # dash: "$" then an ordinary '…'
             self.stack.append(_Frame("ansi"))
             return i + 2
-        quoted = top in ("dquote", "heredoc", "psquote") or self._quoted_param(self.stack[-1])
-        if nxt.startswith('"') and not quoted:
+        if not quoted:  # $"…": "…" translated for the locale
             self.stack.append(_Frame("dquote"))
-            return i + 2
-        if nxt.startswith("["):  # $[ … ], bash's old arithmetic
-            self.stack.append(_Frame("arith", closer="]"))
-            return i + 2
-        if nxt == "((":
-            self.stack.append(_Frame("arith", start=i + 3))
-            return i + 3
-        if nxt.startswith("("):
-            self.stack.append(_Frame("code", closer=")"))
-            return i + 2
-        if nxt.startswith("{"):
-            if top != "arith":  # in arithmetic bash counts parentheses only: ${x/a/(} opens one
-                self.stack.append(_Frame("param", closer="}"))
             return i + 2
         return i + 1
 
@@ -420,7 +475,7 @@ class ShellScanner(Scanner):
         """A ``${…}`` inside ``"…"`` or a heredoc: bash reads a ``'`` there as a plain character."""
         if frame.kind != "param":
             return False
-        outer = self.stack[self.stack.innermost("not-param-only")]
+        outer = self.stack[frame.outer_only]
         return outer.kind in ("dquote", "heredoc")
 
     def _param(self, frame: _Frame, i: int, ch: str) -> int:
@@ -464,7 +519,7 @@ class ShellScanner(Scanner):
         elif ch == "#" and at_word_start:
             self.stack.append(_Frame("comment"))  # to the newline, or to the backtick that ends a `…`
         elif ch == "(":
-            after_for = bool(re.search(r"(?<![\w$])for[ \t]*$", text[max(0, i - 8):i]))
+            after_for = text.startswith("((", i) and bool(_FOR_BEFORE.search(text[max(0, i - 8):i]))
             if text.startswith("((", i) and (at_word_start or after_for or _KEYWORD_BEFORE.search(
                     text, max(0, i - 6), i)):
                 self.stack.append(_Frame("arith", loop=after_for))
@@ -539,7 +594,7 @@ class ShellScanner(Scanner):
             line_end = text.find("\n", start)
             line = text[start:len(text) if line_end < 0 else line_end]
             line = line.lstrip("\t") if current.strip_tabs else line
-            in_substitution = self.stack.number("paren", below_top=True) > 0
+            in_substitution = self.stack.parens - (self.stack[-1].closer == ")") > 0
             if in_substitution and line.startswith(current.delimiter + ")"):
                 self.stack.pop()  # bash also ends the body at "EOF)" inside $( … ); the ")" is code
                 return start + (len(text[start:]) - len(text[start:].lstrip("\t"))) + len(current.delimiter)
@@ -594,18 +649,21 @@ def _close(text: str, start: int, *frames: _Frame, log: dict[int, tuple[int, boo
     walk = ShellScanner(text, [], ansi_c=True)
     if log is not None:
         walk.arith_log = log
-    walk.stack.extend(frames)
-    depth, pos = len(walk.stack), start
+    stack, walk_step = walk.stack, walk._step
+    stack.extend(frames)
+    depth, pos, taken = len(stack), start, 0
     while True:
-        stop = walk._stops().search(text, pos)
+        stop = stack[-1].stops.search(text, pos)
         if stop is None:
-            for frame in walk.stack if log is not None else ():  # a "$((" still open never ends
+            step(taken)
+            for frame in stack if log is not None else ():  # a "$((" still open never ends
                 if frame.start >= 0:
                     walk.arith_log.setdefault(frame.start, (len(text) + 1, frame.kind != "arith"))
             return None
-        pos = walk._step(stop.start())
-        step()
-        if len(walk.stack) < depth:
+        pos = walk_step(stop.start())
+        taken += 1  # counted here, told once: one walk is linear; what the count bounds is walks begun again
+        if len(stack) < depth:
+            step(taken)
             return pos
 
 
@@ -617,6 +675,9 @@ def paren_end(text: str, start: int) -> int:
 
 def _backtick(text: str, start: int) -> tuple[str, int]:
     """The body of the backticks opened just before ``start`` (its own escapes removed), and the index after them."""
+    tick = text.find("`", start)
+    if tick >= 0 and "\\" not in text[start:tick] and "<<" not in text[start:tick]:
+        return text[start:tick], tick + 1  # nothing in it can hide a backtick: no escape, no heredoc's word
     end = _close(text, start, _Frame("backtick", closer="`"))
     body = text[start:] if end is None else text[start:end - 1]
     return re.sub(r"\\([`$\\])", r"\1", body), len(text) + 1 if end is None else end
@@ -660,11 +721,11 @@ class Word(str):
     ``live``: where in the text each ``$`` or backtick the shell expands starts (``None``: not known, all count).
     """
 
-    code: tuple[str, ...]
-    feed: str | None
-    quoted: bool
+    code: tuple[str, ...] = ()
+    feed: str | None = None
+    quoted: bool = False
     shown: str
-    live: tuple[int, ...] | None
+    live: tuple[int, ...] | None = ()
 
     def __new__(cls, text: str, code: Iterable[str] = (), feed: str | None = None, quoted: bool = False,
                 shown: str | None = None, live: Iterable[int] | None = None) -> Self:
@@ -675,6 +736,13 @@ class Word(str):
         return word
 
 
+def _plain_word(text: str) -> Word:
+    """``Word(text, live=())`` for a word of plain characters, at a third of the cost (the class holds the rest)."""
+    word = str.__new__(Word, text)
+    word.shown = text
+    return word
+
+
 class Op(str):
     """An operator token: ``;`` (also for a newline), ``&&``, ``|``, ``(``, ``>``, ``<<<``, …"""
 
@@ -682,6 +750,17 @@ class Op(str):
 _OPERATORS = ("<<<", "<<-", "&>>", ";;&", "<<", ">>", "&&", "||", ";;", ";&", "|&", "&>", ">|", ">&", "<&", "<>",
               "<", ">", ";", "&", "|", "(", ")")
 _OPERATOR = re.compile("|".join(map(re.escape, _OPERATORS)))  # the first that fits, as the tuple is ordered
+#: One token per operator: an ``Op`` holds nothing but its text, so every ``;`` can be the same one.
+_OPS = {op: Op(op) for op in _OPERATORS}
+#: Plain stretches of text -- words of plain characters, operators without ``<`` or ``>``, blanks, newlines --
+#: are read at once (most commands are made of little else).  A word there stands alone: not before ``<``/``>``
+#: (``2>``: digits there name a descriptor), nor before ``((`` (arithmetic only where no word ends before it);
+#: ``&`` before ``>`` is ``&>``, a redirection.  The operators are split by :data:`_OPERATOR`'s own first fit.
+_PLAIN_WORD = r"[^ \t\n'\"\\$`;&|()<>#][^ \t\n'\"\\$`;&|()<>]*(?=[ \t\n;&|)]|\((?!\()|\Z)"
+_PLAIN_OP = r";;&|&&|\|\||;;|;&|\|&|[;|()]|&(?!>)"
+_PLAIN_STRETCH = re.compile(f"(?:{_PLAIN_WORD}|{_PLAIN_OP}|[ \t\n]+)+")
+_PLAIN_PIECE = re.compile(f"{_PLAIN_WORD}|{_PLAIN_OP}|\n")
+_PIECE_OPS = {**_OPS, "\n": _OPS[";"]}
 REDIRECTS = frozenset({"<<<", "<<-", "&>>", "<<", ">>", "&>", ">|", ">&", "<&", "<>", "<", ">"})
 STDIN_REDIRECTS = frozenset({"<<", "<<-", "<<<"})
 WRITES = frozenset({">", ">>", ">|", "&>", "&>>", "<>", ">&"})
@@ -790,27 +869,53 @@ class _Lexer:
         self._new_word()
 
     def _operator(self, op: str) -> None:
-        self.tokens.append(Op(op))
+        self.tokens.append(_OPS[op])
         self.expanded_twice = False
         self.sources.append((self.i, self.i + len(op)))
         self.skeleton.append(op)
 
     def run(self) -> list[Word | Op]:
         text = self.text
-        while self.i < len(text):
-            step()
-            begin, started = self.i, self.started
-            plain = _PLAIN.match(text, self.i)
+        n = len(text)
+        taken = 0
+        while self.i < n:
+            taken += 1
+            i = self.i
+            if not (self.started or self.code or self.expanded_twice or self.heredocs) and self.delimiter_next is None:
+                stretch = _PLAIN_STRETCH.match(text, i)
+                if stretch:
+                    self._plain_stretch(i, stretch.end())
+                    if self.i > i:
+                        continue
+            begin, started = i, self.started
+            plain = _PLAIN.match(text, i)
             if plain:
                 self._add(plain.group())
                 self.i = plain.end()
             else:
-                self._step(text[self.i])
+                self._step(text[i])
             if self.started and not started:
                 self.word_start = begin
+            if taken > 4096:
+                step(taken)
+                taken = 0
+        step(taken)
         self._end_word()
         self._read_heredocs()
         return self.tokens
+
+    def _plain_stretch(self, i: int, end: int) -> None:
+        """The plain stretch ``text[i:end]`` (:data:`_PLAIN_STRETCH`): its tokens at once, as one by one would."""
+        text = self.text
+        cut = text.find("((", max(i, self.arithmetic_end), end)
+        if 0 <= cut <= self.last_close - 2:  # a (( that may be arithmetic: read one step at a time
+            end = cut
+        found = _PLAIN_PIECE.findall(text, i, end)
+        self.tokens.extend([_PIECE_OPS.get(piece) or _plain_word(piece) for piece in found])
+        self.sources.extend([piece.span() for piece in _PLAIN_PIECE.finditer(text, i, end)])
+        self.skeleton.append(text[i:end].replace("\n", ";"))
+        self.i = end
+        step(len(found))
 
     def _step(self, char: str) -> None:
         text, i = self.text, self.i
