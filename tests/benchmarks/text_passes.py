@@ -10,8 +10,9 @@ than ``--limit`` seconds is stopped and shown as ``>limit``.  An answer that is 
 too-deep, the reader's "too complex") is an answer: its time is what is measured.
 
 Corpora: random shell-like text, random brackets and quotes, ``;``/``|``/``&`` in all orders, nesting 4,000
-deep and more (``(``, ``$(``, ``$((``, ``${``, ``"$(``, backticks; closed and not), heredocs, a long word
-after a guard trigger (``python3 -c '…' {b64}``), fork-bomb shapes, secret-shaped labels for redaction.
+deep and more (``(``, ``$(``, ``$((``, ``${``, ``"$(``, backticks; closed and not), ``((…))`` again and again
+(each a place to ask "arithmetic?"), heredocs, a long word after a guard trigger (``python3 -c '…' {b64}``),
+fork-bomb shapes, secret-shaped labels for redaction.
 Nothing here runs in the default suite; the suite bounds the *work* (``tests/work_count.py``), not time.
 """
 
@@ -64,6 +65,8 @@ CORPORA: dict[str, Callable[[int], str]] = {
     "$( deep, open": lambda n: "echo " + "$(" * (n // 2),
     "$( deep, closed": lambda n: "echo " + "$(" * (n // 4) + ")" * (n // 4),
     "$(( deep, open": lambda n: "echo " + "$((" * (n // 3),
+    "$(( deep, closed": lambda n: "echo " + "$((" * (n // 6) + "))" * (n // 6),
+    "((…)) repeated": lambda n: _repeat("((1)) ", n),
     "${ deep, open": lambda n: "echo " + "${" * (n // 2),
     '"$( deep, open': lambda n: "echo " + '"$(' * (n // 3),
     "{ deep": lambda n: "echo " + "{" * n,

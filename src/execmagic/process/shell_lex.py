@@ -48,7 +48,7 @@ from collections.abc import Callable, Iterable, Iterator
 from typing import TYPE_CHECKING, SupportsIndex
 
 from .scanning import Context, Scanner
-from .work import bounded, step
+from .work import bounded, step, uncollected
 
 if TYPE_CHECKING:
     from typing_extensions import Self
@@ -113,7 +113,8 @@ class _Frame:
 
 # The characters after which a scanner in each frame has something to decide.
 _SHELL_STOPS = {
-    "code": re.compile(r"[\\'\"`$#()<>}\n{]"),
+    "code": re.compile(r"[\\'\"`$#()<>\n]"),
+    "param": re.compile(r"[\\'\"`$}]"),  # inside ${…} only quotes, substitutions and its "}" count
     "array": re.compile(r"[\\'\"`$#()<>;&|\n]"),
     "dupword": re.compile(r"[\\'\"`$\s;&|<>()]"),
     "dquote": re.compile(r'[\\"`$]'),
@@ -125,11 +126,17 @@ _SHELL_STOPS = {
     "comment": re.compile(r"\n"),
     "psquote": re.compile(r"[\\'\"`$]"),
 }
+#: Frames where a backtick that ends no `…` does something other than open one.
+_QUIET_BACKTICK = frozenset({"squote", "ansi", "comment", "heredoc-quoted", "psquote"})
 #: Frames where a backslash is an ordinary character (inside backticks, ``\\\\`` is still one backslash).
 _LITERAL_BACKSLASH = frozenset({"squote", "heredoc-quoted", "comment"})
-_CODE_WORDS = re.compile(r"[\\'\"`$#()<>}\n{]|\bcase(?=[ \t])|\besac(?=[\s;)&|]|$)")
+_CODE_WORDS = re.compile(r"[\\'\"`$#()<>\n]|\bcase(?=[ \t])|\besac(?=[\s;)&|]|$)")
 _HEREDOC_OP = re.compile(r"<<(-?)[ \t]*((?:[^\s;&|<>()'\"\\]|'[^']*'|\"(?:[^\"\\]|\\.)*\"|\\.)+)")
 # a keyword after which a command (so "case") can stand
+#: Runs of one opener (each opens the same frame inside the last): read at once.
+_ARITH_RUN, _PAREN_RUN = re.compile(r"(?:\$\(\()+"), re.compile(r"(?:\$\((?!\())+")
+_PARAM_RUN = re.compile(r"(?:\$\{)+")
+_OPENS, _CLOSES = re.compile(r"\(+"), re.compile(r"\)+")
 _FOR_BEFORE = re.compile(r"(?<![\w$])for[ \t]*$")  # read in the few characters before a "((" alone
 _KEYWORD_BEFORE = re.compile(r"(?<![\w$])(?:then|do|else|elif|if|while|until|time)$")
 #: The word before a ``(`` that makes it a compound assignment: ``NAME=(``, ``NAME+=(``, ``NAME[k]=(``.
@@ -170,7 +177,8 @@ class _Stack(list[_Frame]):
 
     def __init__(self, frames: Iterable[_Frame] = ()) -> None:
         super().__init__()
-        self.at: dict[str, list[int]] = {name: [] for name in _CLASSES}
+        self.at: dict[str, list[int]] = {"backtick": [], "plain-backtick": [], "heredoc": [], "any-heredoc": [],
+                                         "dquote-or-param": [], "param": [], "dupword": []}  # (_CLASSES, spelled out)
         #: The unquoted heredocs open, by the line that ends them: ``(delimiter, strip_tabs)`` → their indices.
         self.ended_by: dict[tuple[str, bool], list[int]] = {}
         self.parens = 0  # frames closed by ")"
@@ -195,6 +203,23 @@ class _Stack(list[_Frame]):
         if closer == ")":
             self.parens += 1
         list.append(self, frame)
+
+    def append_run(self, frames: list[_Frame]) -> None:
+        """Open ``frames``, each inside the one before, all of one kind (not a heredoc): a run of ``$(`` read at once.
+
+        What is below each but the first is the same as below the first, plus frames of its kind (none a
+        backtick or a heredoc that was not already there): each has the first's stops and outer frames.
+        """
+        first, rest = frames[0], frames[1:]
+        self.append(first)
+        index, at = len(self), self.at
+        for name in _KINDS[first.kind, first.closer][0]:
+            at[name].extend(range(index, index + len(rest)))
+        for frame in rest:
+            frame.stops, frame.outer, frame.outer_only = first.stops, first.outer, first.outer_only
+        if first.closer == ")":
+            self.parens += len(rest)
+        list.extend(self, rest)
 
     def extend(self, frames: Iterable[_Frame]) -> None:
         for frame in frames:
@@ -245,7 +270,7 @@ def _stops_for(kind: str, closer: str, array: bool, in_backticks: bool, in_hered
     elif kind == "code" and closer == ")":
         name = "case"  # inside $( … ) a case pattern's ")" must not end it
     else:
-        name = "code" if kind in ("param", "backtick") else kind
+        name = "code" if kind == "backtick" else kind
     extra = ([r"[`\\]"] if in_backticks else []) + ([r"\n"] if in_heredoc_body else [])
     pattern = _CODE_WORDS.pattern if name == "case" else _SHELL_STOPS[name].pattern
     return re.compile("|".join([*extra, pattern]))
@@ -276,6 +301,15 @@ class ShellScanner(Scanner):
         #: Where each ``$((`` met so far ends (the index after it) and whether bash read it as a ``$( (…); … )``
         #: command substitution: noted once in one walk, so that nothing inside it need be walked again.
         self.arith_log: dict[int, tuple[int, bool]] = {}
+        #: Steps taken at once beyond one: a run of k "(" or "$(" read in one step counts as k (a walk begun
+        #: again over the same nesting must cost what it would one at a time, so the budget still bounds it).
+        self.jumped = 0
+
+    def run(self, replaced: Callable[[int, Context], bool] | None = None) -> dict[int, Context]:
+        with uncollected():
+            found = super().run(replaced)
+        step(self.jumped)
+        return found
 
     def _stops(self) -> re.Pattern[str]:
         return self.stack[-1].stops
@@ -307,11 +341,27 @@ class ShellScanner(Scanner):
         text = self.text
         ch = text[i]
         kind = frame.kind
-        # the commonest first: no frame that stops at "$", "(" or ")" has anything else to do with them
+        # the commonest first: what the frames that stop at each of these do with it, in the order below
         if ch == "$":
             return self._dollar(i)
         if ch == "(" or ch == ")":
             return self._arith(frame, i, ch) if kind == "arith" else self._code(frame, i, ch)
+        if ch == '"' and kind != "psquote":
+            if kind == "dquote":
+                self.stack.pop()
+            else:  # code, ${…}, arithmetic, the word after >&: "…" opens
+                self.stack.append(_Frame("dquote"))
+            return i + 1
+        if ch == "'" and kind not in ("param", "arith"):
+            if kind in ("squote", "ansi", "psquote"):
+                self.stack.pop()
+            else:
+                self.stack.append(_Frame("squote"))
+            return i + 1
+        if ch == "`" and kind not in _QUIET_BACKTICK:
+            if not self._close_backtick():
+                self.stack.append(_Frame("backtick", "`", in_dquote=self._in_dquote()))
+            return i + 1
         if ch == "\n" and kind != "heredoc":
             body_end = self._body_ends(i)
             if body_end is not None:
@@ -378,10 +428,11 @@ class ShellScanner(Scanner):
         or not (only then is the body parsed), so ``echo `echo '`'`` ends at the second backtick.
         Only one plain `…` is ever open: a plain backtick inside one closes it.
         """
-        at = max(self.stack.innermost("plain-backtick"), 0)
-        if at:
-            self.stack.cut(at)
-        return bool(at)
+        ticks = self.stack.at["plain-backtick"]
+        if ticks and ticks[-1]:  # (the frame at 0 is never one)
+            self.stack.cut(ticks[-1])
+            return True
+        return False
 
     def _escaped_backtick(self, i: int) -> int:
         """Inside `…`, a \\` opens (or closes) a nested command substitution: one more layer.
@@ -408,16 +459,27 @@ class ShellScanner(Scanner):
         text = self.text
         nxt = text[i + 1:i + 3]
         after = nxt[:1]
+        # a run of "$((", "$(" or "${" opens the same frame in each (what decides it is the text alone)
         if after == "(":
             if nxt == "((":
-                self.stack.append(_Frame("arith", start=i + 3))
-                return i + 3
-            self.stack.append(_Frame("code", ")"))
-            return i + 2
+                end = _ARITH_RUN.match(text, i).end()  # type: ignore[union-attr]
+                self.stack.append_run([_Frame("arith", start=start) for start in range(i + 3, end + 1, 3)])
+                self.jumped += (end - i) // 3 - 1
+                return end
+            if not text.startswith("$(", i + 2):
+                self.stack.append(_Frame("code", ")"))
+                return i + 2
+            end = _PAREN_RUN.match(text, i).end()  # type: ignore[union-attr]
+            self.stack.append_run([_Frame("code", ")") for _ in range(i, end, 2)])
+            self.jumped += (end - i) // 2 - 1
+            return end
         if after == "{":
-            if self.stack[-1].kind != "arith":  # in arithmetic bash counts parentheses only: ${x/a/(} opens one
-                self.stack.append(_Frame("param", "}"))
-            return i + 2
+            if self.stack[-1].kind == "arith":  # in arithmetic bash counts parentheses only: ${x/a/(} opens one
+                return i + 2
+            end = _PARAM_RUN.match(text, i).end()  # type: ignore[union-attr]
+            self.stack.append_run([_Frame("param", "}") for _ in range(i, end, 2)])
+            self.jumped += (end - i) // 2 - 1
+            return end
         if after == "$":
             return i + 2  # $$, the shell's pid: a "$" after it starts nothing (not $'…', not $(…))
         if after == "[":  # $[ … ], bash's old arithmetic
@@ -440,12 +502,18 @@ class ShellScanner(Scanner):
         return i + 1
 
     def _arith(self, frame: _Frame, i: int, ch: str) -> int:
-        if ch == "(":
-            frame.depth += 1
-        elif ch == ")":
-            if frame.depth:
-                frame.depth -= 1
-            elif self.text.startswith("))", i):
+        if ch == "(":  # a run of them at once
+            end = _OPENS.match(self.text, i).end()  # type: ignore[union-attr]
+            frame.depth += end - i
+            self.jumped += end - i - 1
+            return end
+        if ch == ")":
+            if frame.depth:  # a run of them, as far as the depth goes (never looked at further: read once)
+                closes = _CLOSES.match(self.text, i, i + frame.depth).end() - i  # type: ignore[union-attr]
+                frame.depth -= closes
+                self.jumped += closes - 1
+                return i + closes
+            if self.text.startswith("))", i):
                 self.stack.pop()
                 if frame.start >= 0:
                     self.arith_log[frame.start] = (i + 2, False)
@@ -655,7 +723,7 @@ def _close(text: str, start: int, *frames: _Frame, log: dict[int, tuple[int, boo
     while True:
         stop = stack[-1].stops.search(text, pos)
         if stop is None:
-            step(taken)
+            step(taken + walk.jumped)
             for frame in stack if log is not None else ():  # a "$((" still open never ends
                 if frame.start >= 0:
                     walk.arith_log.setdefault(frame.start, (len(text) + 1, frame.kind != "arith"))
@@ -663,7 +731,7 @@ def _close(text: str, start: int, *frames: _Frame, log: dict[int, tuple[int, boo
         pos = walk_step(stop.start())
         taken += 1  # counted here, told once: one walk is linear; what the count bounds is walks begun again
         if len(stack) < depth:
-            step(taken)
+            step(taken + walk.jumped)
             return pos
 
 
@@ -834,6 +902,7 @@ class _Lexer:
         self.word_start = 0
         self.arithmetic_end = 0  # where the (( … )) being read ends
         self.last_close = text.rfind("))")
+        self.next_double = -1  # the first "((" at or after where it was last looked for (see _plain_stretch)
         self.arith_log: dict[int, tuple[int, bool]] = {}  # see _arith_or_command
         self.expanded_twice = False  # the next word is the target of >&, which bash expands twice
         self._new_word()
@@ -881,12 +950,9 @@ class _Lexer:
         while self.i < n:
             taken += 1
             i = self.i
-            if not (self.started or self.code or self.expanded_twice or self.heredocs) and self.delimiter_next is None:
-                stretch = _PLAIN_STRETCH.match(text, i)
-                if stretch:
-                    self._plain_stretch(i, stretch.end())
-                    if self.i > i:
-                        continue
+            fresh = not (self.started or self.code or self.expanded_twice or self.heredocs)
+            if fresh and self.delimiter_next is None and self._plain_stretch(i):
+                continue
             begin, started = i, self.started
             plain = _PLAIN.match(text, i)
             if plain:
@@ -904,18 +970,30 @@ class _Lexer:
         self._read_heredocs()
         return self.tokens
 
-    def _plain_stretch(self, i: int, end: int) -> None:
-        """The plain stretch ``text[i:end]`` (:data:`_PLAIN_STRETCH`): its tokens at once, as one by one would."""
+    def _plain_stretch(self, i: int) -> bool:
+        """A plain stretch at ``i`` (:data:`_PLAIN_STRETCH`): its tokens at once, as one by one would; whether one was.
+
+        It ends before a ``((`` that may be arithmetic, which is read one step at a time.  Where the next one is
+        is kept (found again only once passed), and the stretch is matched no further than it, so that
+        no text is searched twice however many of them there are.
+        """
         text = self.text
-        cut = text.find("((", max(i, self.arithmetic_end), end)
-        if 0 <= cut <= self.last_close - 2:  # a (( that may be arithmetic: read one step at a time
-            end = cut
-        found = _PLAIN_PIECE.findall(text, i, end)
-        self.tokens.extend([_PIECE_OPS.get(piece) or _plain_word(piece) for piece in found])
+        start = max(i, self.arithmetic_end)
+        if self.next_double < start:
+            found = text.find("((", start)
+            self.next_double = len(text) if found < 0 else found
+        cut = self.next_double if self.next_double <= self.last_close - 2 else len(text)
+        stretch = _PLAIN_STRETCH.match(text, i, cut + 2)  # "((" in view: a word just before it is not plain
+        end = min(cut, stretch.end()) if stretch else i
+        if end == i:
+            return False
+        pieces = _PLAIN_PIECE.findall(text, i, end)
+        self.tokens.extend([_PIECE_OPS.get(piece) or _plain_word(piece) for piece in pieces])
         self.sources.extend([piece.span() for piece in _PLAIN_PIECE.finditer(text, i, end)])
         self.skeleton.append(text[i:end].replace("\n", ";"))
         self.i = end
-        step(len(found))
+        step(len(pieces))
+        return True
 
     def _step(self, char: str) -> None:
         text, i = self.text, self.i
@@ -1081,16 +1159,23 @@ class _Lexer:
         """Heredoc bodies start on the line after their ``<<``: each becomes the word its delimiter was."""
         text = self.text
         for index, delimiter, strip_tabs, quoted in self.heredocs:
-            end_line = re.compile("^" + ("\t*" if strip_tabs else "") + re.escape(delimiter) + "$", re.MULTILINE)
-            found = end_line.search(text, self.i)
+            found = _end_line(delimiter, strip_tabs).search(text, self.i)
             end, resume = (found.start(), found.end() + 1) if found else (len(text), len(text))
             body = text[self.i:end]
             live = () if quoted else tuple(live_substitutions(body))
-            dollars = () if quoted else (m.start() for m in re.finditer(r"\$", body))
+            dollars = () if quoted else (m.start() for m in _DOLLAR.finditer(body))
             self.tokens[index] = Word(body, live, quoted=quoted, shown=delimiter, live=dollars)
             self.i = resume
         self.heredocs = []
 
+
+@functools.lru_cache(maxsize=256)
+def _end_line(delimiter: str, strip_tabs: bool) -> re.Pattern[str]:
+    """The line that ends a heredoc's body (scripts use a few delimiters again and again: compiled once)."""
+    return re.compile("^" + ("\t*" if strip_tabs else "") + re.escape(delimiter) + "$", re.MULTILINE)
+
+
+_DOLLAR = re.compile(r"\$")
 
 
 def tokenize(text: str) -> tuple[list[Word | Op], str]:
@@ -1100,7 +1185,7 @@ def tokenize(text: str) -> tuple[list[Word | Op], str]:
     ``echo ':(){ :|:& };:'`` -- data -- is not taken for one.
     """
     lexer = _Lexer(text)
-    with bounded(text):
+    with bounded(text), uncollected():
         tokens = lexer.run()
     return tokens, "".join(lexer.skeleton)
 
@@ -1112,6 +1197,6 @@ def source_tokens(text: str) -> list[tuple[Word | Op, str]]:
     text, the source how it was spelled.
     """
     lexer = _Lexer(text)
-    with bounded(text):
+    with bounded(text), uncollected():
         tokens = lexer.run()
     return [(token, text[start:end]) for token, (start, end) in zip(tokens, lexer.sources, strict=True)]
