@@ -51,6 +51,8 @@ class Scanner:
     def __init__(self, text: str, spans: list[tuple[int, int]]) -> None:
         self.text = text
         self.spans = spans
+        #: Where the next span starts (while :meth:`run` runs): a step may jump over text only short of it.
+        self.horizon = len(text) + 1
 
     def run(self, replaced: Callable[[int, Context], bool] | None = None) -> dict[int, Context]:
         """The context at each span's start.  ``replaced(start, context)``, asked at each span in order,
@@ -72,6 +74,7 @@ class Scanner:
                 continue
             if stop is None:
                 break
+            self.horizon = start
             pos = act(stop.start())
         step(taken)  # one walk, linear: counted as it goes, told at its end
         return found

@@ -45,7 +45,7 @@ import os
 import re
 import shutil
 from collections.abc import Callable, Iterable, Iterator
-from typing import TYPE_CHECKING, SupportsIndex
+from typing import TYPE_CHECKING, Any, SupportsIndex
 
 from .scanning import Context, Scanner
 from .work import bounded, step, uncollected
@@ -360,7 +360,7 @@ class ShellScanner(Scanner):
             return i + 1
         if ch == "`" and kind not in _QUIET_BACKTICK:
             if not self._close_backtick():
-                self.stack.append(_Frame("backtick", "`", in_dquote=self._in_dquote()))
+                return self._open_backtick(i)
             return i + 1
         if ch == "\n" and kind != "heredoc":
             body_end = self._body_ends(i)
@@ -399,6 +399,27 @@ class ShellScanner(Scanner):
         if kind == "arith":
             return self._arith(frame, i, ch)
         return self._code(frame, i, ch)
+
+    def _open_backtick(self, i: int) -> int:
+        """At a backtick that opens a `…`: where to go on.
+
+        A plain `…` ends at the next backtick, closing whatever was opened in it since: with no backslash in
+        between (no \\` hides one) and no heredoc word (whose delimiter could), nothing in it changes what comes
+        after -- unless a syntax error in a ``NAME=(`` there does, or a heredoc body is open around it (its
+        delimiter line would end it) -- so it is passed at once when no template stands in it.
+        """
+        text, stack = self.text, self.stack
+        while not (stack.at["backtick"] or stack.at["any-heredoc"] or self.pending):
+            end = text.find("`", i + 1)
+            body = text[i + 1:end]
+            if not 0 < end < self.horizon or "\\" in body or "<<" in body or "=(" in body:
+                break
+            if not text.startswith("`", end + 1):
+                return end + 1
+            i = end + 1  # another opens at once: ``…``…
+            self.jumped += 1
+        stack.append(_Frame("backtick", "`", in_dquote=self._in_dquote()))
+        return i + 1
 
     def _quote_in_backticks(self, kind: str) -> bool:
         """At ``\\"`` inside a `…` that stands in "…": the backtick level makes it a ``"`` of the command
@@ -596,10 +617,7 @@ class ShellScanner(Scanner):
             array = i > 0 and text[i - 1] == "=" and bool(_ARRAY_ASSIGNMENT.fullmatch(text, _word_start(text, i), i))
             self.stack.append(_Frame("code", closer=")", array=array))
         elif ch == ")":
-            if frame.closer == ")" and not frame.cases:  # a case pattern's ")" is not the end
-                self.stack.pop()
-                if frame.start >= 0:  # a "$((" that a ";" made a command substitution
-                    self.arith_log[frame.start] = (i + 1, True)
+            return self._close_parens(frame, i)
         elif ch == "<":
             return self._heredoc_operator(i)
         elif ch == ">":
@@ -607,6 +625,21 @@ class ShellScanner(Scanner):
         elif ch == "\n" and self.pending:
             return self._heredoc_line(None, i + 1)
         return i + 1
+
+    def _close_parens(self, frame: _Frame, i: int) -> int:
+        """At ``)`` in code: it ends the frame if that is a ``( … )`` (not in a case pattern), and each ``)``
+        right after it the next one while that is one too (a run read at once); where to go on."""
+        stack, text, start = self.stack, self.text, i
+        while frame.closer == ")" and not frame.cases and frame.kind == "code":  # a case pattern's ")" is not the end
+            stack.pop()
+            if frame.start >= 0:  # a "$((" that a ";" made a command substitution
+                self.arith_log[frame.start] = (i + 1, True)
+            i += 1
+            if not text.startswith(")", i):
+                return i
+            frame = stack[-1]
+            self.jumped += 1
+        return i if i > start else i + 1  # (a ")" the frame now on top does not end: its business)
 
     def _duplicating(self, i: int) -> int:
         """At ``>``: a ``>&`` or ``1>&`` opens the word bash may expand twice (see :func:`_duplicated_word`)."""
@@ -780,6 +813,13 @@ def _param_end(text: str, start: int, in_dquote: bool) -> int:
 
 
 # -- words: the text split as a shell splits it -------------------------------------------------------
+class _Shown:
+    """A word's ``shown`` when none was given: the word itself (a plain word is then made by ``str.__new__`` alone)."""
+
+    def __get__(self, word: Word | None, owner: type) -> Any:
+        return self if word is None else str.__str__(word)
+
+
 class Word(str):
     """A shell word after quote removal (``$VAR``, ``~`` and ``$(…)`` are left as written).
 
@@ -792,7 +832,7 @@ class Word(str):
     code: tuple[str, ...] = ()
     feed: str | None = None
     quoted: bool = False
-    shown: str
+    shown: str = _Shown()  # type: ignore[assignment]  # an instance's own, when given, comes first
     live: tuple[int, ...] | None = ()
 
     def __new__(cls, text: str, code: Iterable[str] = (), feed: str | None = None, quoted: bool = False,
@@ -802,13 +842,6 @@ class Word(str):
         word.shown = text if shown is None else shown
         word.live = None if live is None else tuple(live)
         return word
-
-
-def _plain_word(text: str) -> Word:
-    """``Word(text, live=())`` for a word of plain characters, at a third of the cost (the class holds the rest)."""
-    word = str.__new__(Word, text)
-    word.shown = text
-    return word
 
 
 class Op(str):
@@ -891,14 +924,15 @@ class _Lexer:
     -- what the fork-bomb pattern reads, so ``echo ':(){ :|:& };:'`` is not one.
     """
 
-    def __init__(self, text: str) -> None:
+    def __init__(self, text: str, sources: bool = False) -> None:
         self.text = text
         self.i = 0
         self.tokens: list[Word | Op] = []
         self.skeleton: list[str] = []
         self.heredocs: list[tuple[int, str, bool, bool]] = []  # token index, delimiter, strip tabs, quoted
         self.delimiter_next: str | None = None
-        self.sources: list[tuple[int, int]] = []  # where each token was read: (start, end) in the text
+        #: Where each token was read: (start, end) in the text -- kept only when asked (:func:`source_tokens`).
+        self.sources: list[tuple[int, int]] | None = [] if sources else None
         self.word_start = 0
         self.arithmetic_end = 0  # where the (( … )) being read ends
         self.last_close = text.rfind("))")
@@ -934,13 +968,15 @@ class _Lexer:
             self.heredocs.append((len(self.tokens), word, self.delimiter_next == "<<-", word.quoted))
             self.delimiter_next = None
         self.tokens.append(word)
-        self.sources.append((self.word_start, min(self.i, len(self.text))))
+        if self.sources is not None:
+            self.sources.append((self.word_start, min(self.i, len(self.text))))
         self._new_word()
 
     def _operator(self, op: str) -> None:
         self.tokens.append(_OPS[op])
         self.expanded_twice = False
-        self.sources.append((self.i, self.i + len(op)))
+        if self.sources is not None:
+            self.sources.append((self.i, self.i + len(op)))
         self.skeleton.append(op)
 
     def run(self) -> list[Word | Op]:
@@ -988,8 +1024,9 @@ class _Lexer:
         if end == i:
             return False
         pieces = _PLAIN_PIECE.findall(text, i, end)
-        self.tokens.extend([_PIECE_OPS.get(piece) or _plain_word(piece) for piece in pieces])
-        self.sources.extend([piece.span() for piece in _PLAIN_PIECE.finditer(text, i, end)])
+        self.tokens.extend([_PIECE_OPS.get(piece) or str.__new__(Word, piece) for piece in pieces])  # (_Shown)
+        if self.sources is not None:
+            self.sources.extend([piece.span() for piece in _PLAIN_PIECE.finditer(text, i, end)])
         self.skeleton.append(text[i:end].replace("\n", ";"))
         self.i = end
         step(len(pieces))
@@ -1196,7 +1233,7 @@ def source_tokens(text: str) -> list[tuple[Word | Op, str]]:
     What a grammar check reads (:mod:`.plain_syntax`): the token says what the shell made of the
     text, the source how it was spelled.
     """
-    lexer = _Lexer(text)
+    lexer = _Lexer(text, sources=True)
     with bounded(text), uncollected():
         tokens = lexer.run()
-    return [(token, text[start:end]) for token, (start, end) in zip(tokens, lexer.sources, strict=True)]
+    return [(token, text[start:end]) for token, (start, end) in zip(tokens, lexer.sources or (), strict=True)]
