@@ -907,14 +907,16 @@ def _live(text: str, i: int, end: int, log: dict[int, tuple[int, bool]]) -> Iter
             else:  # read on inside it: a $(( in it is looked up in the log, not walked again
                 i = match.end() + 1
         elif match.group() == "$(":
-            end = paren_end(text, match.end())
-            yield text[match.end():end]
-            i = end + 1
+            close = paren_end(text, match.end())  # (not "end": the search goes on to the end of the text given)
+            yield text[match.end():close]
+            i = close + 1
         elif match.group() == "`":
             body, i = _backtick(text, match.end())
             yield body
         else:
             i = match.end()
+
+
 class _Lexer:
     """Shell text → words and operators, as a POSIX shell splits it.
 
