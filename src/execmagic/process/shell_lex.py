@@ -136,6 +136,8 @@ _HEREDOC_OP = re.compile(r"<<(-?)[ \t]*((?:[^\s;&|<>()'\"\\]|'[^']*'|\"(?:[^\"\\
 #: Runs of one opener (each opens the same frame inside the last): read at once.
 _ARITH_RUN, _PAREN_RUN = re.compile(r"(?:\$\(\()+"), re.compile(r"(?:\$\((?!\())+")
 _PARAM_RUN = re.compile(r"(?:\$\{)+")
+#: ``(( … ))`` with nothing in it that arithmetic's walk stops at (no bracket, quote, substitution, escape or ``;``).
+_SIMPLE_ARITHMETIC = re.compile(r"\(\([^\\'\"`$();\]]*\)\)")
 _OPENS, _CLOSES = re.compile(r"\(+"), re.compile(r"\)+")
 _FOR_BEFORE = re.compile(r"(?<![\w$])for[ \t]*$")  # read in the few characters before a "((" alone
 _KEYWORD_BEFORE = re.compile(r"(?<![\w$])(?:then|do|else|elif|if|while|until|time)$")
@@ -900,12 +902,16 @@ def _live(text: str, i: int, end: int, log: dict[int, tuple[int, bool]]) -> Iter
         if match is None:
             return
         if match.group() == "$(" and text.startswith("(", match.end(), end):  # $((…)): what runs inside it
-            close, command = _arith_or_command(text, match.end() + 1, log)
-            if command:
-                yield text[match.end():close]
-                i = close + 1
-            else:  # read on inside it: a $(( in it is looked up in the log, not walked again
-                i = match.end() + 1
+            # a run of "$((" each inside the last: the first walk logged them all (read on inside each in turn)
+            run = _ARITH_RUN.match(text, match.start(), end)
+            for opened in range(match.start(), run.end() if run else match.end() + 1, 3):
+                step()
+                close, command = _arith_or_command(text, opened + 3, log)
+                if command:
+                    yield text[opened + 2:close]
+                    i = close + 1
+                    break
+                i = opened + 3  # read on inside it: a $(( in it is looked up in the log, not walked again
         elif match.group() == "$(":
             close = paren_end(text, match.end())  # (not "end": the search goes on to the end of the text given)
             yield text[match.end():close]
@@ -1011,18 +1017,25 @@ class _Lexer:
     def _plain_stretch(self, i: int) -> bool:
         """A plain stretch at ``i`` (:data:`_PLAIN_STRETCH`): its tokens at once, as one by one would; whether one was.
 
-        It ends before a ``((`` that may be arithmetic, which is read one step at a time.  Where the next one is
-        is kept (found again only once passed), and the stretch is matched no further than it, so that
-        no text is searched twice however many of them there are.
+        It ends before a ``((`` that may be arithmetic, which is read one step at a time -- unless nothing in
+        it could make it other than arithmetic that ends at its first ``))`` (then its ``(`` are plain
+        operators as well).  Where the next ``((`` is is kept (found again only once passed), and the
+        stretch is matched no further than it, so that no text is searched twice however many there are.
         """
-        text = self.text
-        start = max(i, self.arithmetic_end)
-        if self.next_double < start:
-            found = text.find("((", start)
-            self.next_double = len(text) if found < 0 else found
-        cut = self.next_double if self.next_double <= self.last_close - 2 else len(text)
-        stretch = _PLAIN_STRETCH.match(text, i, cut + 2)  # "((" in view: a word just before it is not plain
-        end = min(cut, stretch.end()) if stretch else i
+        text, pos = self.text, i
+        while True:
+            start = max(pos, self.arithmetic_end)
+            if self.next_double < start:
+                found = text.find("((", start)
+                self.next_double = len(text) if found < 0 else found
+            cut = self.next_double if self.next_double <= self.last_close - 2 else len(text)
+            stretch = _PLAIN_STRETCH.match(text, pos, cut + 2)  # "((" in view: a word just before it is not plain
+            reach = stretch.end() if stretch else pos
+            simple = _SIMPLE_ARITHMETIC.match(text, cut) if cut <= reach else None
+            if simple is None:
+                end = min(cut, reach)
+                break
+            self.arithmetic_end, pos = simple.end(), cut  # as _arithmetic_command would find; read on from it
         if end == i:
             return False
         pieces = _PLAIN_PIECE.findall(text, i, end)
@@ -1086,6 +1099,10 @@ class _Lexer:
         in it runs, quoted or not (bash reads it as it reads "…"), so those become the next word's code.
         """
         if self.last_close < self.i + 2:  # no "))" after it: it cannot be one (checked in O(1), not walked)
+            return
+        simple = _SIMPLE_ARITHMETIC.match(self.text, self.i)
+        if simple:  # nothing in it a walk would stop at: it ends at the first "))", and nothing in it runs
+            self.arithmetic_end = simple.end()
             return
         after_for = bool(self.tokens) and self.tokens[-1] == "for"
         frame = _Frame("arith", loop=after_for)
