@@ -855,12 +855,13 @@ _OPERATORS = ("<<<", "<<-", "&>>", ";;&", "<<", ">>", "&&", "||", ";;", ";&", "|
 _OPERATOR = re.compile("|".join(map(re.escape, _OPERATORS)))  # the first that fits, as the tuple is ordered
 #: One token per operator: an ``Op`` holds nothing but its text, so every ``;`` can be the same one.
 _OPS = {op: Op(op) for op in _OPERATORS}
-#: Plain stretches of text -- words of plain characters, operators without ``<`` or ``>``, blanks, newlines --
-#: are read at once (most commands are made of little else).  A word there stands alone: not before ``<``/``>``
-#: (``2>``: digits there name a descriptor), nor before ``((`` (arithmetic only where no word ends before it);
-#: ``&`` before ``>`` is ``&>``, a redirection.  The operators are split by :data:`_OPERATOR`'s own first fit.
+#: Plain stretches of text -- words of plain characters, operators, blanks, newlines -- are read at once (most
+#: commands are made of little else).  A word there stands alone: not before ``<``/``>`` (``2>``: digits there
+#: name a descriptor), nor before ``((`` (arithmetic only where no word ends before it).  No ``<<``/``<<-`` (a
+#: heredoc's word follows) nor ``<(``/``>(`` (a process substitution).  The operators are those of
+#: :data:`_OPERATORS` in its order, so they are split by its own first fit.
 _PLAIN_WORD = r"[^ \t\n'\"\\$`;&|()<>#][^ \t\n'\"\\$`;&|()<>]*(?=[ \t\n;&|)]|\((?!\()|\Z)"
-_PLAIN_OP = r";;&|&&|\|\||;;|;&|\|&|[;|()]|&(?!>)"
+_PLAIN_OP = r"<<<|&>>|;;&|>>|&&|\|\||;;|;&|\|&|&>|>\||>&|<&|<>|<(?![<(])|>(?!\()|[;&|()]"
 _PLAIN_STRETCH = re.compile(f"(?:{_PLAIN_WORD}|{_PLAIN_OP}|[ \t\n]+)+")
 _PLAIN_PIECE = re.compile(f"{_PLAIN_WORD}|{_PLAIN_OP}|\n")
 _PIECE_OPS = {**_OPS, "\n": _OPS[";"]}
@@ -1044,6 +1045,7 @@ class _Lexer:
             self.sources.extend([piece.span() for piece in _PLAIN_PIECE.finditer(text, i, end)])
         self.skeleton.append(text[i:end].replace("\n", ";"))
         self.i = end
+        self.expanded_twice = bool(pieces) and pieces[-1] == ">&"  # a word after it, not yet read, is expanded twice
         step(len(pieces))
         return True
 
