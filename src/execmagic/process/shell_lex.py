@@ -136,6 +136,7 @@ _HEREDOC_OP = re.compile(r"<<(-?)[ \t]*((?:[^\s;&|<>()'\"\\]|'[^']*'|\"(?:[^\"\\
 #: Runs of one opener (each opens the same frame inside the last): read at once.
 _ARITH_RUN, _PAREN_RUN = re.compile(r"(?:\$\(\()+"), re.compile(r"(?:\$\((?!\())+")
 _PARAM_RUN = re.compile(r"(?:\$\{)+")
+_QUOTED_PAREN_RUN = re.compile(r'(?:"\$\((?!\())+')
 #: ``(( … ))`` with nothing in it that arithmetic's walk stops at (no bracket, quote, substitution, escape or ``;``).
 _SIMPLE_ARITHMETIC = re.compile(r"\(\([^\\'\"`$();\]]*\)\)")
 _OPENS, _CLOSES = re.compile(r"\(+"), re.compile(r"\)+")
@@ -222,6 +223,20 @@ class _Stack(list[_Frame]):
         if first.closer == ")":
             self.parens += len(rest)
         list.extend(self, rest)
+
+    def append_plain(self, frames: list[_Frame]) -> None:
+        """Open ``frames``, each inside the one before, none a backtick, a heredoc, a ``${…}`` or ``NAME=(``: what
+        is below each is what is below the first plus frames that change no stops (a mixed run read at once)."""
+        at, index = self.at, len(self)
+        ticks, bodies = bool(at["backtick"]), bool(at["heredoc"])
+        for frame in frames:
+            classes, stops = _KINDS.get((frame.kind, frame.closer)) or _kind(frame.kind, frame.closer)
+            frame.stops = stops[ticks][bodies]
+            for name in classes:
+                at[name].append(index)
+            index += 1
+        self.parens += sum(frame.closer == ")" for frame in frames)
+        list.extend(self, frames)
 
     def extend(self, frames: Iterable[_Frame]) -> None:
         for frame in frames:
@@ -488,6 +503,15 @@ class ShellScanner(Scanner):
                 end = _ARITH_RUN.match(text, i).end()  # type: ignore[union-attr]
                 self.stack.append_run([_Frame("arith", start=start) for start in range(i + 3, end + 1, 3)])
                 self.jumped += (end - i) // 3 - 1
+                return end
+            quoted_run = _QUOTED_PAREN_RUN.match(text, i + 2)
+            if quoted_run:  # "$( again and again: "…" then $( … ) in each
+                end = quoted_run.end()
+                units = (end - i - 2) // 3
+                self.stack.append(_Frame("code", ")"))
+                frames = [frame for _ in range(units) for frame in (_Frame("dquote"), _Frame("code", ")"))]
+                self.stack.append_plain(frames)
+                self.jumped += 2 * units
                 return end
             if not text.startswith("$(", i + 2):
                 self.stack.append(_Frame("code", ")"))
