@@ -131,6 +131,8 @@ _QUIET_BACKTICK = frozenset({"squote", "ansi", "comment", "heredoc-quoted", "psq
 #: Frames where a backslash is an ordinary character (inside backticks, ``\\\\`` is still one backslash).
 _LITERAL_BACKSLASH = frozenset({"squote", "heredoc-quoted", "comment"})
 _CODE_WORDS = re.compile(r"[\\'\"`$#()<>\n]|\bcase(?=[ \t])|\besac(?=[\s;)&|]|$)")
+_DOLLAR_QUOTE, _ESCAPED = re.compile(r"\$(?=['\"])"), re.compile(r"\\(.)")  # a heredoc's word, unquoted
+_QUOTES = re.compile(r"'([^']*)'|\"((?:[^\"\\]|\\.)*)\"")
 _HEREDOC_OP = re.compile(r"<<(-?)[ \t]*((?:[^\s;&|<>()'\"\\]|'[^']*'|\"(?:[^\"\\]|\\.)*\"|\\.)+)")
 # a keyword after which a command (so "case") can stand
 #: Runs of one opener (each opens the same frame inside the last): read at once.
@@ -706,10 +708,9 @@ class ShellScanner(Scanner):
         match = _HEREDOC_OP.match(text, i)
         if match is None:
             return i + 1
-        word = re.sub(r"\$(?=['\"])", "", match.group(2))  # $'EOF' ends at EOF, as bash reads it
+        word = _DOLLAR_QUOTE.sub("", match.group(2))  # $'EOF' ends at EOF, as bash reads it
         quoted = any(c in word for c in "'\"\\")
-        delimiter = re.sub(r"\\(.)", r"\1", re.sub(r"'([^']*)'|\"((?:[^\"\\]|\\.)*)\"",
-                                                   lambda m: m.group(1) or m.group(2) or "", word))
+        delimiter = _ESCAPED.sub(r"\1", _QUOTES.sub(lambda m: m.group(1) or m.group(2) or "", word))
         self.pending.append(_Frame("heredoc-quoted" if quoted else "heredoc", delimiter=delimiter,
                                    strip_tabs=bool(match.group(1))))
         return match.end()
@@ -741,12 +742,12 @@ class ShellScanner(Scanner):
         in it, so the delimiter ends the body whatever quote or substitution is open there (only a
         backslash before the newline joins the lines).  Returns where to go on, or ``None``.
         """
+        if not self.stack.number("heredoc", below_top=True):
+            return None
         escapes = i
         while escapes and self.text[escapes - 1] == "\\":
             escapes -= 1
         if (i - escapes) % 2:
-            return None
-        if not self.stack.number("heredoc", below_top=True):
             return None
         line_end = self.text.find("\n", i + 1)
         line = self.text[i + 1:len(self.text) if line_end < 0 else line_end]
