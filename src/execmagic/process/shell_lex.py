@@ -26,7 +26,11 @@ Every reading is linear in the text's length, nesting included: the frame stack 
 each kind of frame the walk asks about (so a step costs the same 4,000 frames deep), a ``$((`` inside
 a ``$((`` is looked up in the walk that passed it rather than walked again, and every step is counted
 against a budget linear in the text (:mod:`.work`) -- text that would need more is refused, never read
-halfway.
+halfway.  And it is quick (every ``%exec`` reads its cell): plain stretches of words, operators and
+blanks are split by regex at once; a run of one opener (``$(``, ``${``, ``$((``, ``"$(``, ``(`` or ``)``
+in arithmetic, ``)`` closing ``( … )``) is one step, counted as one per opener; a frame knows its stops
+from when it is opened; a plain backtick body is passed at once.  No regex is asked to look further than
+what it consumes, so none is quadratic where no count of steps would see it.
 
 It follows quoting and nesting, not the grammar: odd text (an unclosed quote, an unbalanced
 parenthesis) is read as far as it goes, never raised on.  Hand-written on purpose: measured against
@@ -1282,4 +1286,4 @@ def source_tokens(text: str) -> list[tuple[Word | Op, str]]:
     lexer = _Lexer(text, sources=True)
     with bounded(text), uncollected():
         tokens = lexer.run()
-    return [(token, text[start:end]) for token, (start, end) in zip(tokens, lexer.sources or (), strict=True)]
+        return [(token, text[start:end]) for token, (start, end) in zip(tokens, lexer.sources or (), strict=True)]

@@ -7,7 +7,9 @@ walk; what could still make it more is walking the same text again from inside i
 ``((`` end? and the next one, inside it?).  So every step of every walk is counted against a budget
 that grows with the text (:func:`bounded`): text that would need more is refused as too complex to
 read (:class:`ShellTooComplex`) -- the guard then refuses the command, the standby leaves it to a new
-bash -- never read halfway and let through.
+bash -- never read halfway and let through.  A walk counts its steps as it goes and tells them when it
+ends (one walk is linear; what the budget bounds is walks begun again), and a run read at once (4,000
+``$(``) counts as the steps it stands for.
 
 The count is also what the tests bound: steps, not seconds (:func:`counted`).
 """
