@@ -640,9 +640,13 @@ class ShellScanner(Scanner):
         elif ch == "#" and at_word_start:
             self.stack.append(_Frame("comment"))  # to the newline, or to the backtick that ends a `…`
         elif ch == "(":
-            after_for = text.startswith("((", i) and bool(_FOR_BEFORE.search(text[max(0, i - 8):i]))
-            if text.startswith("((", i) and (at_word_start or after_for or _KEYWORD_BEFORE.search(
-                    text, max(0, i - 6), i)):
+            double = text.startswith("((", i)
+            before = text[max(0, i - 8):i] if double else ""
+            after_for = "for" in before and bool(_FOR_BEFORE.search(before))
+            if double and (at_word_start or after_for or _KEYWORD_BEFORE.search(text, max(0, i - 6), i)):
+                simple = _SIMPLE_ARITHMETIC.match(text, i)
+                if simple and simple.end() < self.horizon and "\n" not in simple.group():
+                    return simple.end()  # nothing in it stops the walk, and no template stands in it
                 self.stack.append(_Frame("arith", loop=after_for))
                 return i + 2
             # a subshell, a group, a function's () or a case's (pattern), or NAME=( … ): its own frame
