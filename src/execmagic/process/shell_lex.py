@@ -58,7 +58,7 @@ if TYPE_CHECKING:
     from typing_extensions import Self
 
 __all__ = ["REDIRECTS", "STDIN_REDIRECTS", "WRITES", "Op", "ShellScanner", "Word", "ansi_c_quoting", "backtick_end",
-           "live_substitutions", "paren_end", "source_tokens", "tokenize", "unescape"]
+           "live_substitutions", "paren_end", "source_spans", "source_tokens", "tokenize", "unescape"]
 
 _ANSI_C = {"bash": True, "zsh": True, "ksh": True, "mksh": True, "dash": False}
 
@@ -1115,10 +1115,14 @@ class _Lexer:
         elif char == "$":
             self._dollar()
         elif char == "`":
-            body, self.i = _backtick(text, i + 1)
-            self.code.append(body)
-            self.live.append(self.length)
-            self._add(f"`{body}`", skeleton="``")
+            while True:  # and the next, when one opens right after it (as the next step would)
+                body, self.i = _backtick(text, self.i + 1)
+                self.code.append(body)
+                self.live.append(self.length)
+                self._add(f"`{body}`", skeleton="``")
+                if not text.startswith("`", self.i):
+                    break
+                step()
         elif char in "<>" and text.startswith("(", i + 1):
             self._process_substitution()
         else:
@@ -1287,7 +1291,15 @@ def source_tokens(text: str) -> list[tuple[Word | Op, str]]:
     What a grammar check reads (:mod:`.plain_syntax`): the token says what the shell made of the
     text, the source how it was spelled.
     """
+    tokens, spans = source_spans(text)
+    with uncollected():
+        return [(token, text[start:end]) for token, (start, end) in zip(tokens, spans, strict=True)]
+
+
+def source_spans(text: str) -> tuple[list[Word | Op], list[tuple[int, int]]]:
+    """:func:`source_tokens` as the tokens and where each was read (``(start, end)``): a check that stops at the
+    first token it refuses slices only what it reads."""
     lexer = _Lexer(text, sources=True)
     with bounded(text), uncollected():
         tokens = lexer.run()
-        return [(token, text[start:end]) for token, (start, end) in zip(tokens, lexer.sources or (), strict=True)]
+    return tokens, lexer.sources or []
