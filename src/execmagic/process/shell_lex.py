@@ -143,6 +143,9 @@ _HEREDOC_OP = re.compile(r"<<(-?)[ \t]*((?:[^\s;&|<>()'\"\\]|'[^']*'|\"(?:[^\"\\
 _ARITH_RUN, _PAREN_RUN = re.compile(r"(?:\$\(\()+"), re.compile(r"(?:\$\((?!\())+")
 _PARAM_RUN = re.compile(r"(?:\$\{)+")
 _QUOTED_PAREN_RUN = re.compile(r'(?:"\$\((?!\())+')
+#: A ``$( … )`` body with nothing in it that the walk stops at (no quote, escape, substitution, bracket,
+#: redirection, comment or newline), up to its ``)``.
+_SIMPLE_BODY = re.compile(r"[^\\'\"`$#()<>\n]*\)")
 #: ``(( … ))`` with nothing in it that arithmetic's walk stops at (no bracket, quote, substitution, escape or ``;``).
 _SIMPLE_ARITHMETIC = re.compile(r"\(\([^\\'\"`$();\]]*\)\)")
 _OPENS, _CLOSES = re.compile(r"\(+"), re.compile(r"\)+")
@@ -805,6 +808,10 @@ def _close(text: str, start: int, *frames: _Frame, log: dict[int, tuple[int, boo
 
 def paren_end(text: str, start: int) -> int:
     """The index of the ``)`` closing the ``(`` just before ``start`` (quotes respected), or the end of ``text``."""
+    simple = _SIMPLE_BODY.match(text, start)
+    if simple and "case" not in simple.group():  # $(date), $(wc -l f): its first ")" ends it
+        step()
+        return simple.end() - 1
     end = _close(text, start, _Frame("code", closer=")"))
     return len(text) if end is None else end - 1
 
