@@ -47,9 +47,14 @@ def work(call: Callable[[], object]) -> int:
     return events + steps.taken
 
 
-def growth(make: Callable[[int], str], run: Callable[[str], object], n: int) -> float:
-    """How much more work ``run`` does on ``make(2 * n)`` than on ``make(n)`` (about 2: linear; about 4: quadratic)."""
+def growth(make: Callable[[int], str | list[str]], run: Callable[[str], object], n: int) -> float:
+    """How much more work ``run`` does on ``make(2 * n)`` than on ``make(n)`` (about 2: linear; about 4: quadratic).
+
+    ``make`` may give several texts (random ones): the work is summed over them, so that no one text's luck
+    decides (an unclosed quote early in one makes the rest of it one word, read at once).
+    """
     small, large = make(n), make(2 * n)
-    run(small)  # the first call compiles patterns and fills caches: not the text's work
-    before = work(lambda: run(small))
-    return work(lambda: run(large)) / max(1, before)
+    smalls, larges = ([small] if isinstance(small, str) else small), ([large] if isinstance(large, str) else large)
+    run(smalls[0])  # the first call compiles patterns and fills caches: not the text's work
+    before = sum(work(lambda text=text: run(text)) for text in smalls)
+    return sum(work(lambda text=text: run(text)) for text in larges) / max(1, before)

@@ -5,13 +5,15 @@
 The passes run on every ``%exec`` (the standby's check, templating, the guard) or on every output
 shown to an agent (redaction), so each must take time linear in its text, whatever the text.  Each
 corpus is fed at half the size and at the full size; the table gives seconds per MB at the full size
-and the ratio of the two times (about 2 when linear, about 4 when quadratic).  A run that takes more
-than ``--limit`` seconds is stopped and shown as ``>limit``.  An answer that is a refusal (the guard's
+and the ratio of the two times (about 2 when linear, about 4 when quadratic).  Times are the process's CPU
+seconds: the machine is shared, and wall time would count the neighbours' work too.  A run that takes more
+than ``--limit`` seconds (of wall time) is stopped and shown as ``>limit``.  An answer that is a refusal (the guard's
 too-deep, the reader's "too complex") is an answer: its time is what is measured.
 
 Corpora: random shell-like text, random brackets and quotes, ``;``/``|``/``&`` in all orders, nesting 4,000
-deep and more (``(``, ``$(``, ``$((``, ``${``, ``"$(``, backticks; closed and not), heredocs, a long word
-after a guard trigger (``python3 -c '…' {b64}``), fork-bomb shapes, secret-shaped labels for redaction.
+deep and more (``(``, ``$(``, ``$((``, ``${``, ``"$(``, backticks; closed and not), ``((…))`` again and again
+(each a place to ask "arithmetic?"), heredocs, a long word after a guard trigger (``python3 -c '…' {b64}``),
+fork-bomb shapes, secret-shaped labels for redaction.
 Nothing here runs in the default suite; the suite bounds the *work* (``tests/work_count.py``), not time.
 """
 
@@ -64,6 +66,8 @@ CORPORA: dict[str, Callable[[int], str]] = {
     "$( deep, open": lambda n: "echo " + "$(" * (n // 2),
     "$( deep, closed": lambda n: "echo " + "$(" * (n // 4) + ")" * (n // 4),
     "$(( deep, open": lambda n: "echo " + "$((" * (n // 3),
+    "$(( deep, closed": lambda n: "echo " + "$((" * (n // 6) + "))" * (n // 6),
+    "((…)) repeated": lambda n: _repeat("((1)) ", n),
     "${ deep, open": lambda n: "echo " + "${" * (n // 2),
     '"$( deep, open': lambda n: "echo " + '"$(' * (n // 3),
     "{ deep": lambda n: "echo " + "{" * n,
@@ -99,7 +103,7 @@ def timed(run: Callable[[str], Any], text: str, limit: float) -> float | None:
     """Seconds ``run(text)`` took, or ``None`` past ``limit`` (an exception it raises is its answer)."""
     signal.signal(signal.SIGALRM, _stop)
     signal.setitimer(signal.ITIMER_REAL, limit)
-    start = time.perf_counter()
+    start = time.process_time()
     try:
         run(text)
     except _Slow:
@@ -108,7 +112,7 @@ def timed(run: Callable[[str], Any], text: str, limit: float) -> float | None:
         pass
     finally:
         signal.setitimer(signal.ITIMER_REAL, 0)
-    return time.perf_counter() - start
+    return time.process_time() - start
 
 
 def main() -> None:

@@ -20,9 +20,10 @@ from work_count import growth
 LINEAR = 2.6
 
 
-def _random(alphabet: str, n: int) -> str:
-    rng = random.Random(n)
-    return "".join(rng.choice(alphabet) for _ in range(n))
+def _random(alphabet: str, n: int) -> list[str]:
+    """Eight random texts of ``n`` characters: the work of one depends on its luck, of eight on its length."""
+    rngs = [random.Random(n * 8 + k) for k in range(8)]
+    return ["".join(rng.choice(alphabet) for _ in range(n)) for rng in rngs]
 
 
 def _repeat(unit: str, n: int) -> str:

@@ -187,3 +187,14 @@ def test_what_bash_runs_the_words_show(tmp_path, script):
 def test_a_locale_string_is_a_quote_and_an_odd_escape_is_kept():
     assert tokenize('rm -rf $""/')[0] == ["rm", "-rf", "/"]
     assert tokenize("echo $'\\x' $'\\x41'")[0] == ["echo", "\\x", "A"]
+
+
+@pytest.mark.parametrize("script", [
+    "cat <<EOF\n$(true) $(touch marker)\nEOF",      # a heredoc's body: every $( … ) in it runs
+    "echo ${x:-$(true)$(touch marker)}",            # so in ${…}
+    "echo >&'$(true)$(touch marker)'",              # and in the word after >&, expanded twice
+])
+def test_every_substitution_after_the_first_is_seen(tmp_path, script):
+    """Reading on after a ``$( … )`` once stopped the search at its end: the second was never seen."""
+    assert _runs(script, tmp_path)
+    assert _seen(script)

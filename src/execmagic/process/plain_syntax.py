@@ -5,7 +5,7 @@ where ``bash -c`` says ``bash: -c: line N``; so it takes only a script that sure
 (see :mod:`.standby`).  Most short commands are plain -- ``ls -la``, ``cd data && wc -l
 *.csv > counts``, ``echo "$HOME"`` -- and for those the answer is known without asking.
 
-The script is split by the one shell reader (:func:`.shell_lex.source_tokens`); this module is
+The script is split by the one shell reader (:func:`.shell_lex.source_spans`); this module is
 the small part of bash's grammar checked over those tokens: simple commands of plain words
 (quotes, ``$NAME``, no substitution), redirections to a word, joined by ``;`` ``&`` ``&&`` ``||``
 ``|``, each line complete in itself, comments.  Its *yes* is always right; its *no* only means
@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import re
 
-from .shell_lex import Op, source_tokens
+from .shell_lex import Op, source_spans
 from .work import ShellTooComplex
 
 __all__ = ["surely_parses"]
@@ -60,10 +60,11 @@ def surely_parses(script: str) -> bool:
         return False
     line = _Line()
     try:
-        tokens = source_tokens(script)
+        tokens, spans = source_spans(script)
     except ShellTooComplex:  # nested in itself past what one reading follows: not known here
         return False
-    return all(line.takes(token, source) for token, source in tokens) and line.complete()
+    return all(line.takes(token, script[start:end]) for token, (start, end) in zip(tokens, spans, strict=True)) \
+        and line.complete()
 
 
 class _Line:

@@ -51,16 +51,19 @@ class Scanner:
     def __init__(self, text: str, spans: list[tuple[int, int]]) -> None:
         self.text = text
         self.spans = spans
+        #: Where the next span starts (while :meth:`run` runs): a step may jump over text only short of it.
+        self.horizon = len(text) + 1
 
     def run(self, replaced: Callable[[int, Context], bool] | None = None) -> dict[int, Context]:
         """The context at each span's start.  ``replaced(start, context)``, asked at each span in order,
         says whether its text is replaced (skipped, never read) or stays as written (read as the text it
         is, since what the interpreter reads next depends on it); without it every span is replaced."""
         found: dict[int, Context] = {}
-        text, pos, index = self.text, 0, 0
+        text, pos, index, taken = self.text, 0, 0, 0
+        stops, act = self._stops, self._step
         while index < len(self.spans):
-            step()
-            stop = self._stops().search(text, pos)
+            taken += 1
+            stop = stops().search(text, pos)
             end = stop.start() if stop else len(text)
             start, span_end = self.spans[index]
             if start <= end:
@@ -71,7 +74,9 @@ class Scanner:
                 continue
             if stop is None:
                 break
-            pos = self._step(stop.start())
+            self.horizon = start
+            pos = act(stop.start())
+        step(taken)  # one walk, linear: counted as it goes, told at its end
         return found
 
     def _stops(self) -> re.Pattern[str]:

@@ -26,7 +26,11 @@ Every reading is linear in the text's length, nesting included: the frame stack 
 each kind of frame the walk asks about (so a step costs the same 4,000 frames deep), a ``$((`` inside
 a ``$((`` is looked up in the walk that passed it rather than walked again, and every step is counted
 against a budget linear in the text (:mod:`.work`) -- text that would need more is refused, never read
-halfway.
+halfway.  And it is quick (every ``%exec`` reads its cell): plain stretches of words, operators and
+blanks are split by regex at once; a run of one opener (``$(``, ``${``, ``$((``, ``"$(``, ``(`` or ``)``
+in arithmetic, ``)`` closing ``( … )``) is one step, counted as one per opener; a frame knows its stops
+from when it is opened; a plain backtick body is passed at once.  No regex is asked to look further than
+what it consumes, so none is quadratic where no count of steps would see it.
 
 It follows quoting and nesting, not the grammar: odd text (an unclosed quote, an unbalanced
 parenthesis) is read as far as it goes, never raised on.  Hand-written on purpose: measured against
@@ -40,22 +44,21 @@ readings again.
 from __future__ import annotations
 
 import collections
-import dataclasses
 import functools
 import os
 import re
 import shutil
 from collections.abc import Callable, Iterable, Iterator
-from typing import TYPE_CHECKING, SupportsIndex
+from typing import TYPE_CHECKING, Any, SupportsIndex
 
 from .scanning import Context, Scanner
-from .work import bounded, step
+from .work import bounded, step, uncollected
 
 if TYPE_CHECKING:
     from typing_extensions import Self
 
 __all__ = ["REDIRECTS", "STDIN_REDIRECTS", "WRITES", "Op", "ShellScanner", "Word", "ansi_c_quoting", "backtick_end",
-           "live_substitutions", "paren_end", "source_tokens", "tokenize", "unescape"]
+           "live_substitutions", "paren_end", "source_spans", "source_tokens", "tokenize", "unescape"]
 
 _ANSI_C = {"bash": True, "zsh": True, "ksh": True, "mksh": True, "dash": False}
 
@@ -74,23 +77,48 @@ def ansi_c_quoting(language: str) -> bool | None:
 
 
 # -- the walk: one frame per quote, substitution, heredoc or comment open at a position ----------------
-@dataclasses.dataclass
 class _Frame:
+    """One thing open at a position.  A plain class whose defaults live on it: a walk opens one at nearly every
+    step, and setting two fields costs a third of setting ten."""
+
     kind: str            # code, dquote, squote, ansi, heredoc, heredoc-quoted, arith, param, comment, backtick
-    closer: str = ""     # what ends a code frame: "" (top), ")" for $( … ), "`", "}" for ${ … }
-    depth: int = 0       # open parentheses inside an arith frame
-    cases: int = 0       # open "case … esac" inside a $( … ) frame
-    loop: bool = False   # an arithmetic "for (( …; …; … ))", whose ";" are its own
-    delimiter: str = ""
-    strip_tabs: bool = False
-    in_dquote: bool = False
-    array: bool = False  # a code frame that is a compound assignment, NAME=( … ): words only
-    start: int = -1      # where the text of a "$((" frame starts: its end is noted in the walk's arith_log
+    closer: str          # what ends a code frame: "" (top), ")" for $( … ), "`", "}" for ${ … }
+    depth = 0            # open parentheses inside an arith frame
+    cases = 0            # open "case … esac" inside a $( … ) frame
+    loop = False         # an arithmetic "for (( …; …; … ))", whose ";" are its own
+    delimiter = ""
+    strip_tabs = False
+    in_dquote = False
+    array = False        # a code frame that is a compound assignment, NAME=( … ): words only
+    start = -1           # where the text of a "$((" frame starts: its end is noted in the walk's arith_log
+    #: Set when the frame is opened (what is below it cannot change while it is open): the characters
+    #: after which the walk has something to decide in it, and for a ${…} (or a '…' in one) the index of
+    #: the innermost frame below that is neither (``outer``) and that is not a ${…} (``outer_only``).
+    stops: re.Pattern[str]
+    outer = -1
+    outer_only = -1
+
+    def __init__(self, kind: str, closer: str = "", *, loop: bool = False, delimiter: str = "",
+                 strip_tabs: bool = False, in_dquote: bool = False, array: bool = False, start: int = -1) -> None:
+        self.kind, self.closer = kind, closer
+        if loop:
+            self.loop = True
+        if delimiter:
+            self.delimiter = delimiter
+        if strip_tabs:
+            self.strip_tabs = True
+        if in_dquote:
+            self.in_dquote = True
+        if array:
+            self.array = True
+        if start >= 0:
+            self.start = start
 
 
 # The characters after which a scanner in each frame has something to decide.
 _SHELL_STOPS = {
-    "code": re.compile(r"[\\'\"`$#()<>}\n{]"),
+    "code": re.compile(r"[\\'\"`$#()<>\n]"),
+    "param": re.compile(r"[\\'\"`$}]"),  # inside ${…} only quotes, substitutions and its "}" count
     "array": re.compile(r"[\\'\"`$#()<>;&|\n]"),
     "dupword": re.compile(r"[\\'\"`$\s;&|<>()]"),
     "dquote": re.compile(r'[\\"`$]'),
@@ -102,11 +130,26 @@ _SHELL_STOPS = {
     "comment": re.compile(r"\n"),
     "psquote": re.compile(r"[\\'\"`$]"),
 }
+#: Frames where a backtick that ends no `…` does something other than open one.
+_QUIET_BACKTICK = frozenset({"squote", "ansi", "comment", "heredoc-quoted", "psquote"})
 #: Frames where a backslash is an ordinary character (inside backticks, ``\\\\`` is still one backslash).
 _LITERAL_BACKSLASH = frozenset({"squote", "heredoc-quoted", "comment"})
-_CODE_WORDS = re.compile(r"[\\'\"`$#()<>}\n{]|\bcase(?=[ \t])|\besac(?=[\s;)&|]|$)")
+_CODE_WORDS = re.compile(r"[\\'\"`$#()<>\n]|\bcase(?=[ \t])|\besac(?=[\s;)&|]|$)")
+_DOLLAR_QUOTE, _ESCAPED = re.compile(r"\$(?=['\"])"), re.compile(r"\\(.)")  # a heredoc's word, unquoted
+_QUOTES = re.compile(r"'([^']*)'|\"((?:[^\"\\]|\\.)*)\"")
 _HEREDOC_OP = re.compile(r"<<(-?)[ \t]*((?:[^\s;&|<>()'\"\\]|'[^']*'|\"(?:[^\"\\]|\\.)*\"|\\.)+)")
 # a keyword after which a command (so "case") can stand
+#: Runs of one opener (each opens the same frame inside the last): read at once.
+_ARITH_RUN, _PAREN_RUN = re.compile(r"(?:\$\(\()+"), re.compile(r"(?:\$\((?!\())+")
+_PARAM_RUN = re.compile(r"(?:\$\{)+")
+_QUOTED_PAREN_RUN = re.compile(r'(?:"\$\((?!\())+')
+#: A ``$( … )`` body with nothing in it that the walk stops at (no quote, escape, substitution, bracket,
+#: redirection, comment or newline), up to its ``)``.
+_SIMPLE_BODY = re.compile(r"[^\\'\"`$#()<>\n]*\)")
+#: ``(( … ))`` with nothing in it that arithmetic's walk stops at (no bracket, quote, substitution, escape or ``;``).
+_SIMPLE_ARITHMETIC = re.compile(r"\(\([^\\'\"`$();\]]*\)\)")
+_OPENS, _CLOSES = re.compile(r"\(+"), re.compile(r"\)+")
+_FOR_BEFORE = re.compile(r"(?<![\w$])for[ \t]*$")  # read in the few characters before a "((" alone
 _KEYWORD_BEFORE = re.compile(r"(?<![\w$])(?:then|do|else|elif|if|while|until|time)$")
 #: The word before a ``(`` that makes it a compound assignment: ``NAME=(``, ``NAME+=(``, ``NAME[k]=(``.
 _ARRAY_ASSIGNMENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(?:\[[^\]\n]*\])?\+?=")
@@ -114,28 +157,31 @@ _WORD_START_BEFORE = frozenset(" \t\n;&|(<>")
 _WORD_BEFORE = frozenset(" \t\n;&|(")  # not ")": $(…)#x is one word
 
 
-#: What the walk asks of the frames below the top at nearly every step, each kept as the stack indices of
-#: the frames it holds, so that asking costs the same however deep the nesting is (4,000 open ``$(``
-#: cost the square of that when every step looked through them all).
-_CLASSES: dict[str, Callable[[_Frame], bool]] = {
-    "backtick": lambda f: f.kind == "backtick",
-    "plain-backtick": lambda f: f.kind == "backtick" and f.closer == "`",
-    "heredoc": lambda f: f.kind == "heredoc",
-    "any-heredoc": lambda f: f.kind in ("heredoc", "heredoc-quoted"),
-    "dquote-or-param": lambda f: f.kind in ("dquote", "param"),
-    "param": lambda f: f.kind == "param",
-    "not-param": lambda f: f.kind not in ("param", "psquote"),
-    "not-param-only": lambda f: f.kind != "param",
-    "dupword": lambda f: f.kind == "dupword",
-    "paren": lambda f: f.closer == ")",
+#: What the walk asks of the frames below the top, each class kept as the stack indices of the frames it
+#: holds, so that asking costs the same however deep the nesting is (4,000 open ``$(`` cost the square of
+#: that when every step looked through them all).  (The innermost frame that is not a ``${…}`` is kept on
+#: the ``${…}`` frames themselves, and ``)``-closed frames are only counted.)
+_CLASSES: dict[str, Callable[[str, str], bool]] = {
+    "backtick": lambda kind, closer: kind == "backtick",
+    "plain-backtick": lambda kind, closer: kind == "backtick" and closer == "`",
+    "heredoc": lambda kind, closer: kind == "heredoc",
+    "any-heredoc": lambda kind, closer: kind in ("heredoc", "heredoc-quoted"),
+    "dquote-or-param": lambda kind, closer: kind in ("dquote", "param"),
+    "param": lambda kind, closer: kind == "param",
+    "dupword": lambda kind, closer: kind == "dupword",
 }
+_PARAMS = ("param", "psquote")
+_Kind = tuple[tuple[str, ...], tuple[tuple[re.Pattern[str], ...], ...]]
+#: By a frame's kind and closer: its classes, and its stops by whether it stands in backticks and in a heredoc body.
+_KINDS: dict[tuple[str, str], _Kind] = {}
 
 
-@functools.cache
-def _classes_of(kind: str, closer: str) -> tuple[str, ...]:
-    """The classes of :data:`_CLASSES` a frame of ``kind`` and ``closer`` is in (they depend on nothing else)."""
-    frame = _Frame(kind, closer=closer)
-    return tuple(name for name, holds in _CLASSES.items() if holds(frame))
+def _kind(kind: str, closer: str) -> _Kind:
+    classes = tuple(name for name, holds in _CLASSES.items() if holds(kind, closer))
+    stops = tuple(tuple(_stops_for(kind, closer, False, ticks, body) for body in (False, True))
+                  for ticks in (False, True))
+    _KINDS[kind, closer] = classes, stops
+    return classes, stops
 
 
 class _Stack(list[_Frame]):
@@ -143,17 +189,63 @@ class _Stack(list[_Frame]):
 
     def __init__(self, frames: Iterable[_Frame] = ()) -> None:
         super().__init__()
-        self.at: dict[str, list[int]] = {name: [] for name in _CLASSES}
+        self.at: dict[str, list[int]] = {"backtick": [], "plain-backtick": [], "heredoc": [], "any-heredoc": [],
+                                         "dquote-or-param": [], "param": [], "dupword": []}  # (_CLASSES, spelled out)
         #: The unquoted heredocs open, by the line that ends them: ``(delimiter, strip_tabs)`` → their indices.
         self.ended_by: dict[tuple[str, bool], list[int]] = {}
+        self.parens = 0  # frames closed by ")"
         self.extend(frames)
 
     def append(self, frame: _Frame) -> None:
-        for name in _classes_of(frame.kind, frame.closer):
-            self.at[name].append(len(self))
-        if frame.kind == "heredoc":
-            self.ended_by.setdefault((frame.delimiter, frame.strip_tabs), []).append(len(self))
-        super().append(frame)
+        kind, closer, at, index = frame.kind, frame.closer, self.at, len(self)
+        classes, stops = _KINDS.get((kind, closer)) or _kind(kind, closer)
+        heredocs_below = bool(at["heredoc"])
+        for name in classes:
+            at[name].append(index)
+        if kind == "heredoc":
+            self.ended_by.setdefault((frame.delimiter, frame.strip_tabs), []).append(index)
+        elif kind in _PARAMS:
+            below = self[index - 1]
+            frame.outer = below.outer if below.kind in _PARAMS else index - 1
+            frame.outer_only = below.outer_only if below.kind == "param" else index - 1
+        if frame.array:
+            frame.stops = _stops_for(kind, closer, True, bool(at["backtick"]), heredocs_below)
+        else:
+            frame.stops = stops[bool(at["backtick"])][heredocs_below]
+        if closer == ")":
+            self.parens += 1
+        list.append(self, frame)
+
+    def append_run(self, frames: list[_Frame]) -> None:
+        """Open ``frames``, each inside the one before, all of one kind (not a heredoc): a run of ``$(`` read at once.
+
+        What is below each but the first is the same as below the first, plus frames of its kind (none a
+        backtick or a heredoc that was not already there): each has the first's stops and outer frames.
+        """
+        first, rest = frames[0], frames[1:]
+        self.append(first)
+        index, at = len(self), self.at
+        for name in _KINDS[first.kind, first.closer][0]:
+            at[name].extend(range(index, index + len(rest)))
+        for frame in rest:
+            frame.stops, frame.outer, frame.outer_only = first.stops, first.outer, first.outer_only
+        if first.closer == ")":
+            self.parens += len(rest)
+        list.extend(self, rest)
+
+    def append_plain(self, frames: list[_Frame]) -> None:
+        """Open ``frames``, each inside the one before, none a backtick, a heredoc, a ``${…}`` or ``NAME=(``: what
+        is below each is what is below the first plus frames that change no stops (a mixed run read at once)."""
+        at, index = self.at, len(self)
+        ticks, bodies = bool(at["backtick"]), bool(at["heredoc"])
+        for frame in frames:
+            classes, stops = _KINDS.get((frame.kind, frame.closer)) or _kind(frame.kind, frame.closer)
+            frame.stops = stops[ticks][bodies]
+            for name in classes:
+                at[name].append(index)
+            index += 1
+        self.parens += sum(frame.closer == ")" for frame in frames)
+        list.extend(self, frames)
 
     def extend(self, frames: Iterable[_Frame]) -> None:
         for frame in frames:
@@ -161,9 +253,12 @@ class _Stack(list[_Frame]):
 
     def pop(self, index: SupportsIndex = -1) -> _Frame:
         assert index == -1, "only the top frame is ever popped"
-        frame = super().pop()
-        for name in _classes_of(frame.kind, frame.closer):
-            self.at[name].pop()
+        frame = list.pop(self)
+        at = self.at
+        for name in _KINDS[frame.kind, frame.closer][0]:
+            at[name].pop()
+        if frame.closer == ")":
+            self.parens -= 1
         if frame.kind == "heredoc":
             self.ended_by[frame.delimiter, frame.strip_tabs].pop()
         return frame
@@ -183,14 +278,25 @@ class _Stack(list[_Frame]):
         indices = self.at[name]
         return len(indices) - (below_top and bool(indices) and indices[-1] == len(self) - 1)
 
+    def outermost_code(self) -> int:
+        """The index of the innermost frame that is neither a ``${…}`` nor a ``'…'`` in one (the top, mostly)."""
+        top = self[-1]
+        return top.outer if top.kind in _PARAMS else len(self) - 1
+
 
 @functools.cache
-def _stops_for(name: str, in_backticks: bool, in_heredoc_body: bool) -> re.Pattern[str]:
+def _stops_for(kind: str, closer: str, array: bool, in_backticks: bool, in_heredoc_body: bool) -> re.Pattern[str]:
     """A frame's stops, and more where something encloses it.
 
     Inside backticks every frame also stops at a backtick (which may end them all) and a backslash
     (``\\```); inside a heredoc body at every newline (a delimiter line ends the body, whatever is open).
     """
+    if array:
+        name = "array"
+    elif kind == "code" and closer == ")":
+        name = "case"  # inside $( … ) a case pattern's ")" must not end it
+    else:
+        name = "code" if kind == "backtick" else kind
     extra = ([r"[`\\]"] if in_backticks else []) + ([r"\n"] if in_heredoc_body else [])
     pattern = _CODE_WORDS.pattern if name == "case" else _SHELL_STOPS[name].pattern
     return re.compile("|".join([*extra, pattern]))
@@ -221,17 +327,18 @@ class ShellScanner(Scanner):
         #: Where each ``$((`` met so far ends (the index after it) and whether bash read it as a ``$( (…); … )``
         #: command substitution: noted once in one walk, so that nothing inside it need be walked again.
         self.arith_log: dict[int, tuple[int, bool]] = {}
+        #: Steps taken at once beyond one: a run of k "(" or "$(" read in one step counts as k (a walk begun
+        #: again over the same nesting must cost what it would one at a time, so the budget still bounds it).
+        self.jumped = 0
+
+    def run(self, replaced: Callable[[int, Context], bool] | None = None) -> dict[int, Context]:
+        with uncollected():
+            found = super().run(replaced)
+        step(self.jumped)
+        return found
 
     def _stops(self) -> re.Pattern[str]:
-        frame = self.stack[-1]
-        if frame.array:
-            name = "array"
-        elif frame.kind == "code" and frame.closer == ")":
-            name = "case"  # inside $( … ) a case pattern's ")" must not end it
-        else:
-            name = "code" if frame.kind in ("param", "backtick") else frame.kind
-        in_body = self.stack.number("heredoc", below_top=True) > 0
-        return _stops_for(name, self._in_backticks(), in_body)
+        return self.stack[-1].stops
 
     def _context(self) -> Context:
         frames = self.stack
@@ -247,7 +354,7 @@ class ShellScanner(Scanner):
         elif kind == "ansi" and self.ansi_c is None:
             kind = "ansi-unknown"
         elif kind in ("param", "psquote"):  # ${…} is read like the quoting around it
-            outer = frames[frames.innermost("not-param")]
+            outer = frames[frames.outermost_code()]
             kind = "code" if outer.kind in ("backtick", "dupword") else outer.kind
             top = outer
             return Context(kind, delimiter=top.delimiter, strip_tabs=top.strip_tabs, backticks=ticks,
@@ -260,6 +367,27 @@ class ShellScanner(Scanner):
         text = self.text
         ch = text[i]
         kind = frame.kind
+        # the commonest first: what the frames that stop at each of these do with it, in the order below
+        if ch == "$":
+            return self._dollar(i)
+        if ch == "(" or ch == ")":
+            return self._arith(frame, i, ch) if kind == "arith" else self._code(frame, i, ch)
+        if ch == '"' and kind != "psquote":
+            if kind == "dquote":
+                self.stack.pop()
+            else:  # code, ${…}, arithmetic, the word after >&: "…" opens
+                self.stack.append(_Frame("dquote"))
+            return i + 1
+        if ch == "'" and kind not in ("param", "arith"):
+            if kind in ("squote", "ansi", "psquote"):
+                self.stack.pop()
+            else:
+                self.stack.append(_Frame("squote"))
+            return i + 1
+        if ch == "`" and kind not in _QUIET_BACKTICK:
+            if not self._close_backtick():
+                return self._open_backtick(i)
+            return i + 1
         if ch == "\n" and kind != "heredoc":
             body_end = self._body_ends(i)
             if body_end is not None:
@@ -298,6 +426,27 @@ class ShellScanner(Scanner):
             return self._arith(frame, i, ch)
         return self._code(frame, i, ch)
 
+    def _open_backtick(self, i: int) -> int:
+        """At a backtick that opens a `…`: where to go on.
+
+        A plain `…` ends at the next backtick, closing whatever was opened in it since: with no backslash in
+        between (no \\` hides one) and no heredoc word (whose delimiter could), nothing in it changes what comes
+        after -- unless a syntax error in a ``NAME=(`` there does, or a heredoc body is open around it (its
+        delimiter line would end it) -- so it is passed at once when no template stands in it.
+        """
+        text, stack = self.text, self.stack
+        while not (stack.at["backtick"] or stack.at["any-heredoc"] or self.pending):
+            end = text.find("`", i + 1)
+            body = text[i + 1:end]
+            if not 0 < end < self.horizon or "\\" in body or "<<" in body or "=(" in body:
+                break
+            if not text.startswith("`", end + 1):
+                return end + 1
+            i = end + 1  # another opens at once: ``…``…
+            self.jumped += 1
+        stack.append(_Frame("backtick", "`", in_dquote=self._in_dquote()))
+        return i + 1
+
     def _quote_in_backticks(self, kind: str) -> bool:
         """At ``\\"`` inside a `…` that stands in "…": the backtick level makes it a ``"`` of the command
         inside (``"`echo \\"{v}\\"`"``), so it opens or closes "…" there; whether it did."""
@@ -313,7 +462,7 @@ class ShellScanner(Scanner):
         return False
 
     def _in_backticks(self) -> bool:
-        return self.stack.number("backtick") > 0
+        return bool(self.stack.at["backtick"])
 
     def _innermost_backtick(self) -> int:
         """The stack index of the innermost backtick frame, or 0 (the top-level frame is never one)."""
@@ -326,10 +475,11 @@ class ShellScanner(Scanner):
         or not (only then is the body parsed), so ``echo `echo '`'`` ends at the second backtick.
         Only one plain `…` is ever open: a plain backtick inside one closes it.
         """
-        at = max(self.stack.innermost("plain-backtick"), 0)
-        if at:
-            self.stack.cut(at)
-        return bool(at)
+        ticks = self.stack.at["plain-backtick"]
+        if ticks and ticks[-1]:  # (the frame at 0 is never one)
+            self.stack.cut(ticks[-1])
+            return True
+        return False
 
     def _escaped_backtick(self, i: int) -> int:
         """Inside `…`, a \\` opens (or closes) a nested command substitution: one more layer.
@@ -355,42 +505,71 @@ class ShellScanner(Scanner):
     def _dollar(self, i: int) -> int:
         text = self.text
         nxt = text[i + 1:i + 3]
-        top = self.stack[-1].kind
-        if nxt.startswith("$"):
+        after = nxt[:1]
+        # a run of "$((", "$(" or "${" opens the same frame in each (what decides it is the text alone)
+        if after == "(":
+            if nxt == "((":
+                end = _ARITH_RUN.match(text, i).end()  # type: ignore[union-attr]
+                self.stack.append_run([_Frame("arith", start=start) for start in range(i + 3, end + 1, 3)])
+                self.jumped += (end - i) // 3 - 1
+                return end
+            quoted_run = _QUOTED_PAREN_RUN.match(text, i + 2)
+            if quoted_run:  # "$( again and again: "…" then $( … ) in each
+                end = quoted_run.end()
+                units = (end - i - 2) // 3
+                self.stack.append(_Frame("code", ")"))
+                frames = [frame for _ in range(units) for frame in (_Frame("dquote"), _Frame("code", ")"))]
+                self.stack.append_plain(frames)
+                self.jumped += 2 * units
+                return end
+            if not text.startswith("$(", i + 2):
+                self.stack.append(_Frame("code", ")"))
+                return i + 2
+            end = _PAREN_RUN.match(text, i).end()  # type: ignore[union-attr]
+            self.stack.append_run([_Frame("code", ")") for _ in range(i, end, 2)])
+            self.jumped += (end - i) // 2 - 1
+            return end
+        if after == "{":
+            if self.stack[-1].kind == "arith":  # in arithmetic bash counts parentheses only: ${x/a/(} opens one
+                return i + 2
+            end = _PARAM_RUN.match(text, i).end()  # type: ignore[union-attr]
+            self.stack.append_run([_Frame("param", "}") for _ in range(i, end, 2)])
+            self.jumped += (end - i) // 2 - 1
+            return end
+        if after == "$":
             return i + 2  # $$, the shell's pid: a "$" after it starts nothing (not $'…', not $(…))
-        if nxt.startswith("'") and (top in ("dquote", "heredoc", "psquote") or self._quoted_param(self.stack[-1])):
+        if after == "[":  # $[ … ], bash's old arithmetic
+            self.stack.append(_Frame("arith", "]"))
+            return i + 2
+        if after not in ("'", '"'):
+            return i + 1
+        top = self.stack[-1].kind
+        quoted = top in ("dquote", "heredoc", "psquote") or self._quoted_param(self.stack[-1])
+        if after == "'" and quoted:
             return i + 1  # "$" then a plain "'" (bash reads no $'…' there)
-        if nxt.startswith("'"):
+        if after == "'":
             if self.ansi_c is False:
                 return i + 1  # dash: "$" then an ordinary '…'
             self.stack.append(_Frame("ansi"))
             return i + 2
-        quoted = top in ("dquote", "heredoc", "psquote") or self._quoted_param(self.stack[-1])
-        if nxt.startswith('"') and not quoted:
+        if not quoted:  # $"…": "…" translated for the locale
             self.stack.append(_Frame("dquote"))
-            return i + 2
-        if nxt.startswith("["):  # $[ … ], bash's old arithmetic
-            self.stack.append(_Frame("arith", closer="]"))
-            return i + 2
-        if nxt == "((":
-            self.stack.append(_Frame("arith", start=i + 3))
-            return i + 3
-        if nxt.startswith("("):
-            self.stack.append(_Frame("code", closer=")"))
-            return i + 2
-        if nxt.startswith("{"):
-            if top != "arith":  # in arithmetic bash counts parentheses only: ${x/a/(} opens one
-                self.stack.append(_Frame("param", closer="}"))
             return i + 2
         return i + 1
 
     def _arith(self, frame: _Frame, i: int, ch: str) -> int:
-        if ch == "(":
-            frame.depth += 1
-        elif ch == ")":
-            if frame.depth:
-                frame.depth -= 1
-            elif self.text.startswith("))", i):
+        if ch == "(":  # a run of them at once
+            end = _OPENS.match(self.text, i).end()  # type: ignore[union-attr]
+            frame.depth += end - i
+            self.jumped += end - i - 1
+            return end
+        if ch == ")":
+            if frame.depth:  # a run of them, as far as the depth goes (never looked at further: read once)
+                closes = _CLOSES.match(self.text, i, i + frame.depth).end() - i  # type: ignore[union-attr]
+                frame.depth -= closes
+                self.jumped += closes - 1
+                return i + closes
+            if self.text.startswith("))", i):
                 self.stack.pop()
                 if frame.start >= 0:
                     self.arith_log[frame.start] = (i + 2, False)
@@ -420,7 +599,7 @@ class ShellScanner(Scanner):
         """A ``${…}`` inside ``"…"`` or a heredoc: bash reads a ``'`` there as a plain character."""
         if frame.kind != "param":
             return False
-        outer = self.stack[self.stack.innermost("not-param-only")]
+        outer = self.stack[frame.outer_only]
         return outer.kind in ("dquote", "heredoc")
 
     def _param(self, frame: _Frame, i: int, ch: str) -> int:
@@ -464,19 +643,20 @@ class ShellScanner(Scanner):
         elif ch == "#" and at_word_start:
             self.stack.append(_Frame("comment"))  # to the newline, or to the backtick that ends a `…`
         elif ch == "(":
-            after_for = bool(re.search(r"(?<![\w$])for[ \t]*$", text[max(0, i - 8):i]))
-            if text.startswith("((", i) and (at_word_start or after_for or _KEYWORD_BEFORE.search(
-                    text, max(0, i - 6), i)):
+            double = text.startswith("((", i)
+            before = text[max(0, i - 8):i] if double else ""
+            after_for = "for" in before and bool(_FOR_BEFORE.search(before))
+            if double and (at_word_start or after_for or _KEYWORD_BEFORE.search(text, max(0, i - 6), i)):
+                simple = _SIMPLE_ARITHMETIC.match(text, i)
+                if simple and simple.end() < self.horizon and "\n" not in simple.group():
+                    return simple.end()  # nothing in it stops the walk, and no template stands in it
                 self.stack.append(_Frame("arith", loop=after_for))
                 return i + 2
             # a subshell, a group, a function's () or a case's (pattern), or NAME=( … ): its own frame
             array = i > 0 and text[i - 1] == "=" and bool(_ARRAY_ASSIGNMENT.fullmatch(text, _word_start(text, i), i))
             self.stack.append(_Frame("code", closer=")", array=array))
         elif ch == ")":
-            if frame.closer == ")" and not frame.cases:  # a case pattern's ")" is not the end
-                self.stack.pop()
-                if frame.start >= 0:  # a "$((" that a ";" made a command substitution
-                    self.arith_log[frame.start] = (i + 1, True)
+            return self._close_parens(frame, i)
         elif ch == "<":
             return self._heredoc_operator(i)
         elif ch == ">":
@@ -484,6 +664,21 @@ class ShellScanner(Scanner):
         elif ch == "\n" and self.pending:
             return self._heredoc_line(None, i + 1)
         return i + 1
+
+    def _close_parens(self, frame: _Frame, i: int) -> int:
+        """At ``)`` in code: it ends the frame if that is a ``( … )`` (not in a case pattern), and each ``)``
+        right after it the next one while that is one too (a run read at once); where to go on."""
+        stack, text, start = self.stack, self.text, i
+        while frame.closer == ")" and not frame.cases and frame.kind == "code":  # a case pattern's ")" is not the end
+            stack.pop()
+            if frame.start >= 0:  # a "$((" that a ";" made a command substitution
+                self.arith_log[frame.start] = (i + 1, True)
+            i += 1
+            if not text.startswith(")", i):
+                return i
+            frame = stack[-1]
+            self.jumped += 1
+        return i if i > start else i + 1  # (a ")" the frame now on top does not end: its business)
 
     def _duplicating(self, i: int) -> int:
         """At ``>``: a ``>&`` or ``1>&`` opens the word bash may expand twice (see :func:`_duplicated_word`)."""
@@ -524,10 +719,9 @@ class ShellScanner(Scanner):
         match = _HEREDOC_OP.match(text, i)
         if match is None:
             return i + 1
-        word = re.sub(r"\$(?=['\"])", "", match.group(2))  # $'EOF' ends at EOF, as bash reads it
+        word = _DOLLAR_QUOTE.sub("", match.group(2))  # $'EOF' ends at EOF, as bash reads it
         quoted = any(c in word for c in "'\"\\")
-        delimiter = re.sub(r"\\(.)", r"\1", re.sub(r"'([^']*)'|\"((?:[^\"\\]|\\.)*)\"",
-                                                   lambda m: m.group(1) or m.group(2) or "", word))
+        delimiter = _ESCAPED.sub(r"\1", _QUOTES.sub(lambda m: m.group(1) or m.group(2) or "", word))
         self.pending.append(_Frame("heredoc-quoted" if quoted else "heredoc", delimiter=delimiter,
                                    strip_tabs=bool(match.group(1))))
         return match.end()
@@ -539,7 +733,7 @@ class ShellScanner(Scanner):
             line_end = text.find("\n", start)
             line = text[start:len(text) if line_end < 0 else line_end]
             line = line.lstrip("\t") if current.strip_tabs else line
-            in_substitution = self.stack.number("paren", below_top=True) > 0
+            in_substitution = self.stack.parens - (self.stack[-1].closer == ")") > 0
             if in_substitution and line.startswith(current.delimiter + ")"):
                 self.stack.pop()  # bash also ends the body at "EOF)" inside $( … ); the ")" is code
                 return start + (len(text[start:]) - len(text[start:].lstrip("\t"))) + len(current.delimiter)
@@ -559,12 +753,12 @@ class ShellScanner(Scanner):
         in it, so the delimiter ends the body whatever quote or substitution is open there (only a
         backslash before the newline joins the lines).  Returns where to go on, or ``None``.
         """
+        if not self.stack.number("heredoc", below_top=True):
+            return None
         escapes = i
         while escapes and self.text[escapes - 1] == "\\":
             escapes -= 1
         if (i - escapes) % 2:
-            return None
-        if not self.stack.number("heredoc", below_top=True):
             return None
         line_end = self.text.find("\n", i + 1)
         line = self.text[i + 1:len(self.text) if line_end < 0 else line_end]
@@ -594,29 +788,39 @@ def _close(text: str, start: int, *frames: _Frame, log: dict[int, tuple[int, boo
     walk = ShellScanner(text, [], ansi_c=True)
     if log is not None:
         walk.arith_log = log
-    walk.stack.extend(frames)
-    depth, pos = len(walk.stack), start
+    stack, walk_step = walk.stack, walk._step
+    stack.extend(frames)
+    depth, pos, taken = len(stack), start, 0
     while True:
-        stop = walk._stops().search(text, pos)
+        stop = stack[-1].stops.search(text, pos)
         if stop is None:
-            for frame in walk.stack if log is not None else ():  # a "$((" still open never ends
+            step(taken + walk.jumped)
+            for frame in stack if log is not None else ():  # a "$((" still open never ends
                 if frame.start >= 0:
                     walk.arith_log.setdefault(frame.start, (len(text) + 1, frame.kind != "arith"))
             return None
-        pos = walk._step(stop.start())
-        step()
-        if len(walk.stack) < depth:
+        pos = walk_step(stop.start())
+        taken += 1  # counted here, told once: one walk is linear; what the count bounds is walks begun again
+        if len(stack) < depth:
+            step(taken + walk.jumped)
             return pos
 
 
 def paren_end(text: str, start: int) -> int:
     """The index of the ``)`` closing the ``(`` just before ``start`` (quotes respected), or the end of ``text``."""
+    simple = _SIMPLE_BODY.match(text, start)
+    if simple and "case" not in simple.group():  # $(date), $(wc -l f): its first ")" ends it
+        step()
+        return simple.end() - 1
     end = _close(text, start, _Frame("code", closer=")"))
     return len(text) if end is None else end - 1
 
 
 def _backtick(text: str, start: int) -> tuple[str, int]:
     """The body of the backticks opened just before ``start`` (its own escapes removed), and the index after them."""
+    tick = text.find("`", start)
+    if tick >= 0 and "\\" not in text[start:tick] and "<<" not in text[start:tick]:
+        return text[start:tick], tick + 1  # nothing in it can hide a backtick: no escape, no heredoc's word
     end = _close(text, start, _Frame("backtick", closer="`"))
     body = text[start:] if end is None else text[start:end - 1]
     return re.sub(r"\\([`$\\])", r"\1", body), len(text) + 1 if end is None else end
@@ -651,6 +855,13 @@ def _param_end(text: str, start: int, in_dquote: bool) -> int:
 
 
 # -- words: the text split as a shell splits it -------------------------------------------------------
+class _Shown:
+    """A word's ``shown`` when none was given: the word itself (a plain word is then made by ``str.__new__`` alone)."""
+
+    def __get__(self, word: Word | None, owner: type) -> Any:
+        return self if word is None else str.__str__(word)
+
+
 class Word(str):
     """A shell word after quote removal (``$VAR``, ``~`` and ``$(…)`` are left as written).
 
@@ -660,11 +871,11 @@ class Word(str):
     ``live``: where in the text each ``$`` or backtick the shell expands starts (``None``: not known, all count).
     """
 
-    code: tuple[str, ...]
-    feed: str | None
-    quoted: bool
-    shown: str
-    live: tuple[int, ...] | None
+    code: tuple[str, ...] = ()
+    feed: str | None = None
+    quoted: bool = False
+    shown: str = _Shown()  # type: ignore[assignment]  # an instance's own, when given, comes first
+    live: tuple[int, ...] | None = ()
 
     def __new__(cls, text: str, code: Iterable[str] = (), feed: str | None = None, quoted: bool = False,
                 shown: str | None = None, live: Iterable[int] | None = None) -> Self:
@@ -682,6 +893,18 @@ class Op(str):
 _OPERATORS = ("<<<", "<<-", "&>>", ";;&", "<<", ">>", "&&", "||", ";;", ";&", "|&", "&>", ">|", ">&", "<&", "<>",
               "<", ">", ";", "&", "|", "(", ")")
 _OPERATOR = re.compile("|".join(map(re.escape, _OPERATORS)))  # the first that fits, as the tuple is ordered
+#: One token per operator: an ``Op`` holds nothing but its text, so every ``;`` can be the same one.
+_OPS = {op: Op(op) for op in _OPERATORS}
+#: Plain stretches of text -- words of plain characters, operators, blanks, newlines -- are read at once (most
+#: commands are made of little else).  A word there stands alone: not before ``<``/``>`` (``2>``: digits there
+#: name a descriptor), nor before ``((`` (arithmetic only where no word ends before it).  No ``<<``/``<<-`` (a
+#: heredoc's word follows) nor ``<(``/``>(`` (a process substitution).  The operators are those of
+#: :data:`_OPERATORS` in its order, so they are split by its own first fit.
+_PLAIN_WORD = r"[^ \t\n'\"\\$`;&|()<>#][^ \t\n'\"\\$`;&|()<>]*(?=[ \t\n;&|)]|\((?!\()|\Z)"
+_PLAIN_OP = r"<<<|&>>|;;&|>>|&&|\|\||;;|;&|\|&|&>|>\||>&|<&|<>|<(?![<(])|>(?!\()|[;&|()]"
+_PLAIN_STRETCH = re.compile(f"(?:{_PLAIN_WORD}|{_PLAIN_OP}|[ \t\n]+)+")
+_PLAIN_PIECE = re.compile(f"{_PLAIN_WORD}|{_PLAIN_OP}|\n")
+_PIECE_OPS = {**_OPS, "\n": _OPS[";"]}
 REDIRECTS = frozenset({"<<<", "<<-", "&>>", "<<", ">>", "&>", ">|", ">&", "<&", "<>", "<", ">"})
 STDIN_REDIRECTS = frozenset({"<<", "<<-", "<<<"})
 WRITES = frozenset({">", ">>", ">|", "&>", "&>>", "<>", ">&"})
@@ -720,21 +943,27 @@ def _live(text: str, i: int, end: int, log: dict[int, tuple[int, bool]]) -> Iter
         if match is None:
             return
         if match.group() == "$(" and text.startswith("(", match.end(), end):  # $((…)): what runs inside it
-            close, command = _arith_or_command(text, match.end() + 1, log)
-            if command:
-                yield text[match.end():close]
-                i = close + 1
-            else:  # read on inside it: a $(( in it is looked up in the log, not walked again
-                i = match.end() + 1
+            # a run of "$((" each inside the last: the first walk logged them all (read on inside each in turn)
+            run = _ARITH_RUN.match(text, match.start(), end)
+            for opened in range(match.start(), run.end() if run else match.end() + 1, 3):
+                step()
+                close, command = _arith_or_command(text, opened + 3, log)
+                if command:
+                    yield text[opened + 2:close]
+                    i = close + 1
+                    break
+                i = opened + 3  # read on inside it: a $(( in it is looked up in the log, not walked again
         elif match.group() == "$(":
-            end = paren_end(text, match.end())
-            yield text[match.end():end]
-            i = end + 1
+            close = paren_end(text, match.end())  # (not "end": the search goes on to the end of the text given)
+            yield text[match.end():close]
+            i = close + 1
         elif match.group() == "`":
             body, i = _backtick(text, match.end())
             yield body
         else:
             i = match.end()
+
+
 class _Lexer:
     """Shell text → words and operators, as a POSIX shell splits it.
 
@@ -744,17 +973,19 @@ class _Lexer:
     -- what the fork-bomb pattern reads, so ``echo ':(){ :|:& };:'`` is not one.
     """
 
-    def __init__(self, text: str) -> None:
+    def __init__(self, text: str, sources: bool = False) -> None:
         self.text = text
         self.i = 0
         self.tokens: list[Word | Op] = []
         self.skeleton: list[str] = []
         self.heredocs: list[tuple[int, str, bool, bool]] = []  # token index, delimiter, strip tabs, quoted
         self.delimiter_next: str | None = None
-        self.sources: list[tuple[int, int]] = []  # where each token was read: (start, end) in the text
+        #: Where each token was read: (start, end) in the text -- kept only when asked (:func:`source_tokens`).
+        self.sources: list[tuple[int, int]] | None = [] if sources else None
         self.word_start = 0
         self.arithmetic_end = 0  # where the (( … )) being read ends
         self.last_close = text.rfind("))")
+        self.next_double = -1  # the first "((" at or after where it was last looked for (see _plain_stretch)
         self.arith_log: dict[int, tuple[int, bool]] = {}  # see _arith_or_command
         self.expanded_twice = False  # the next word is the target of >&, which bash expands twice
         self._new_word()
@@ -786,31 +1017,77 @@ class _Lexer:
             self.heredocs.append((len(self.tokens), word, self.delimiter_next == "<<-", word.quoted))
             self.delimiter_next = None
         self.tokens.append(word)
-        self.sources.append((self.word_start, min(self.i, len(self.text))))
+        if self.sources is not None:
+            self.sources.append((self.word_start, min(self.i, len(self.text))))
         self._new_word()
 
     def _operator(self, op: str) -> None:
-        self.tokens.append(Op(op))
+        self.tokens.append(_OPS[op])
         self.expanded_twice = False
-        self.sources.append((self.i, self.i + len(op)))
+        if self.sources is not None:
+            self.sources.append((self.i, self.i + len(op)))
         self.skeleton.append(op)
 
     def run(self) -> list[Word | Op]:
         text = self.text
-        while self.i < len(text):
-            step()
-            begin, started = self.i, self.started
-            plain = _PLAIN.match(text, self.i)
+        n = len(text)
+        taken = 0
+        while self.i < n:
+            taken += 1
+            i = self.i
+            fresh = not (self.started or self.code or self.expanded_twice or self.heredocs)
+            if fresh and self.delimiter_next is None and self._plain_stretch(i):
+                continue
+            begin, started = i, self.started
+            plain = _PLAIN.match(text, i)
             if plain:
                 self._add(plain.group())
                 self.i = plain.end()
             else:
-                self._step(text[self.i])
+                self._step(text[i])
             if self.started and not started:
                 self.word_start = begin
+            if taken > 4096:
+                step(taken)
+                taken = 0
+        step(taken)
         self._end_word()
         self._read_heredocs()
         return self.tokens
+
+    def _plain_stretch(self, i: int) -> bool:
+        """A plain stretch at ``i`` (:data:`_PLAIN_STRETCH`): its tokens at once, as one by one would; whether one was.
+
+        It ends before a ``((`` that may be arithmetic, which is read one step at a time -- unless nothing in
+        it could make it other than arithmetic that ends at its first ``))`` (then its ``(`` are plain
+        operators as well).  Where the next ``((`` is is kept (found again only once passed), and the
+        stretch is matched no further than it, so that no text is searched twice however many there are.
+        """
+        text, pos = self.text, i
+        while True:
+            start = max(pos, self.arithmetic_end)
+            if self.next_double < start:
+                found = text.find("((", start)
+                self.next_double = len(text) if found < 0 else found
+            cut = self.next_double if self.next_double <= self.last_close - 2 else len(text)
+            stretch = _PLAIN_STRETCH.match(text, pos, cut + 2)  # "((" in view: a word just before it is not plain
+            reach = stretch.end() if stretch else pos
+            simple = _SIMPLE_ARITHMETIC.match(text, cut) if cut <= reach else None
+            if simple is None:
+                end = min(cut, reach)
+                break
+            self.arithmetic_end, pos = simple.end(), cut  # as _arithmetic_command would find; read on from it
+        if end == i:
+            return False
+        pieces = _PLAIN_PIECE.findall(text, i, end)
+        self.tokens.extend([_PIECE_OPS.get(piece) or str.__new__(Word, piece) for piece in pieces])  # (_Shown)
+        if self.sources is not None:
+            self.sources.extend([piece.span() for piece in _PLAIN_PIECE.finditer(text, i, end)])
+        self.skeleton.append(text[i:end].replace("\n", ";"))
+        self.i = end
+        self.expanded_twice = bool(pieces) and pieces[-1] == ">&"  # a word after it, not yet read, is expanded twice
+        step(len(pieces))
+        return True
 
     def _step(self, char: str) -> None:
         text, i = self.text, self.i
@@ -845,10 +1122,14 @@ class _Lexer:
         elif char == "$":
             self._dollar()
         elif char == "`":
-            body, self.i = _backtick(text, i + 1)
-            self.code.append(body)
-            self.live.append(self.length)
-            self._add(f"`{body}`", skeleton="``")
+            while True:  # and the next, when one opens right after it (as the next step would)
+                body, self.i = _backtick(text, self.i + 1)
+                self.code.append(body)
+                self.live.append(self.length)
+                self._add(f"`{body}`", skeleton="``")
+                if not text.startswith("`", self.i):
+                    break
+                step()
         elif char in "<>" and text.startswith("(", i + 1):
             self._process_substitution()
         else:
@@ -864,6 +1145,10 @@ class _Lexer:
         in it runs, quoted or not (bash reads it as it reads "…"), so those become the next word's code.
         """
         if self.last_close < self.i + 2:  # no "))" after it: it cannot be one (checked in O(1), not walked)
+            return
+        simple = _SIMPLE_ARITHMETIC.match(self.text, self.i)
+        if simple:  # nothing in it a walk would stop at: it ends at the first "))", and nothing in it runs
+            self.arithmetic_end = simple.end()
             return
         after_for = bool(self.tokens) and self.tokens[-1] == "for"
         frame = _Frame("arith", loop=after_for)
@@ -976,16 +1261,23 @@ class _Lexer:
         """Heredoc bodies start on the line after their ``<<``: each becomes the word its delimiter was."""
         text = self.text
         for index, delimiter, strip_tabs, quoted in self.heredocs:
-            end_line = re.compile("^" + ("\t*" if strip_tabs else "") + re.escape(delimiter) + "$", re.MULTILINE)
-            found = end_line.search(text, self.i)
+            found = _end_line(delimiter, strip_tabs).search(text, self.i)
             end, resume = (found.start(), found.end() + 1) if found else (len(text), len(text))
             body = text[self.i:end]
             live = () if quoted else tuple(live_substitutions(body))
-            dollars = () if quoted else (m.start() for m in re.finditer(r"\$", body))
+            dollars = () if quoted else (m.start() for m in _DOLLAR.finditer(body))
             self.tokens[index] = Word(body, live, quoted=quoted, shown=delimiter, live=dollars)
             self.i = resume
         self.heredocs = []
 
+
+@functools.lru_cache(maxsize=256)
+def _end_line(delimiter: str, strip_tabs: bool) -> re.Pattern[str]:
+    """The line that ends a heredoc's body (scripts use a few delimiters again and again: compiled once)."""
+    return re.compile("^" + ("\t*" if strip_tabs else "") + re.escape(delimiter) + "$", re.MULTILINE)
+
+
+_DOLLAR = re.compile(r"\$")
 
 
 def tokenize(text: str) -> tuple[list[Word | Op], str]:
@@ -995,7 +1287,7 @@ def tokenize(text: str) -> tuple[list[Word | Op], str]:
     ``echo ':(){ :|:& };:'`` -- data -- is not taken for one.
     """
     lexer = _Lexer(text)
-    with bounded(text):
+    with bounded(text), uncollected():
         tokens = lexer.run()
     return tokens, "".join(lexer.skeleton)
 
@@ -1006,7 +1298,15 @@ def source_tokens(text: str) -> list[tuple[Word | Op, str]]:
     What a grammar check reads (:mod:`.plain_syntax`): the token says what the shell made of the
     text, the source how it was spelled.
     """
-    lexer = _Lexer(text)
-    with bounded(text):
+    tokens, spans = source_spans(text)
+    with uncollected():
+        return [(token, text[start:end]) for token, (start, end) in zip(tokens, spans, strict=True)]
+
+
+def source_spans(text: str) -> tuple[list[Word | Op], list[tuple[int, int]]]:
+    """:func:`source_tokens` as the tokens and where each was read (``(start, end)``): a check that stops at the
+    first token it refuses slices only what it reads."""
+    lexer = _Lexer(text, sources=True)
+    with bounded(text), uncollected():
         tokens = lexer.run()
-    return [(token, text[start:end]) for token, (start, end) in zip(tokens, lexer.sources, strict=True)]
+    return tokens, lexer.sources or []
