@@ -76,6 +76,16 @@ def test_bgout_filter_stream_tail_all(ip):
     assert magic(ip, "bgout", "bg1 --all --stream stderr").stderr == "warn\n"
 
 
+def test_follow_counts_what_its_filter_held_back_over_the_whole_follow(ip):
+    """Each read counts its own held-back lines: the status after a follow says all of them, not the last read's
+    (which said 0 or 1 by timing)."""
+    magic(ip, "bg", "for i in 1 2 3; do echo loss $i; echo checkpoint $i >&2; sleep 0.3; done")
+    cap = follow(ip, "bg1", "--filter loss")
+    assert cap.stdout == "loss 1\nloss 2\nloss 3\n" and cap.stderr == ""
+    assert "3 stderr lines did not match 'loss'" in data(cap)[0]
+    assert data(cap, PROVENANCE)[0]["filtered_out"] == {"stdout": 0, "stderr": 3}
+
+
 def test_follow_interrupt_stops_looking_not_the_shell(ip):
     magic(ip, "bg", "while true; do echo tick; sleep 0.1; done")
     timer = threading.Timer(0.5, os.kill, (os.getpid(), signal.SIGINT))

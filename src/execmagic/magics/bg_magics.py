@@ -8,6 +8,8 @@ looking, never the shell.
 
 from __future__ import annotations
 
+import collections
+import dataclasses
 import sys
 import time
 from typing import TYPE_CHECKING, Any
@@ -184,12 +186,17 @@ class BackgroundMagics(Magics):
         display(out)
 
     def _follow(self, shell_id: str, live: LiveOutput, read: dict[str, Any]) -> ShellOutput:
+        """Show what is new until the shell ends; the status it returns counts the lines the filter held back
+        over the whole follow (each read counts its own: the last alone would say 0 or 1 by timing)."""
         gathered: list[tuple[str, str]] = []
         since = 0.0  # when the first piece of what is gathered arrived
+        held_back: collections.Counter[str] = collections.Counter()
         try:
             while True:
                 wait = _FOLLOW_POLL if not gathered else max(since + _FOLLOW_GATHER - time.monotonic(), 0.0)
                 out = self.shells.read(shell_id, wait=wait, **read)
+                held_back.update(out.filtered_out)
+                out = dataclasses.replace(out, filtered_out={name: held_back[name] for name in out.filtered_out})
                 if not gathered:
                     since = time.monotonic()
                 gathered += [(name, text) for name, text in (("stdout", out.stdout), ("stderr", out.stderr)) if text]
