@@ -85,7 +85,8 @@ def test_kill_all_includes_jobs_and_a_queued_job_shows_slurms_reason(ip, slurm):
     cap = magic(ip, "kill", "--all")
     outcomes = {o["shell"]["id"]: o for o in data(cap, PROVENANCE)}
     assert set(outcomes) == {"big", "small"}
-    assert all(o["shell"]["status"] == "killed" for o in outcomes.values())
+    assert all(o["shell"]["status"] == "killed" for o in outcomes.values()), {
+        i: (o["shell"]["status"], o["shell"]["exit_code"]) for i, o in outcomes.items()}
 
 
 def test_traits_give_the_defaults_and_options_win(ip, slurm):

@@ -393,13 +393,7 @@ class ShellScanner(Scanner):
             if body_end is not None:
                 return body_end
         if ch == "\\":
-            if text.startswith("`", i + 1) and self._in_backticks():
-                return self._escaped_backtick(i)
-            if text.startswith('"', i + 1) and self._quote_in_backticks(kind):
-                return i + 2
-            if kind in _LITERAL_BACKSLASH:  # only stopped at inside backticks, whose level removes "\\" alone
-                return i + (2 if text.startswith("\\", i + 1) else 1)
-            return i + 2
+            return self._backslash(kind, i)
         if ch == "`" and self._close_backtick():
             return i + 1
         if kind == "psquote" and ch == "'":
@@ -425,6 +419,17 @@ class ShellScanner(Scanner):
         if kind == "arith":
             return self._arith(frame, i, ch)
         return self._code(frame, i, ch)
+
+    def _backslash(self, kind: str, i: int) -> int:
+        """At a backslash in a frame of ``kind``: where the walk goes on (past what it escapes there)."""
+        text = self.text
+        if text.startswith("`", i + 1) and self._in_backticks():
+            return self._escaped_backtick(i)
+        if text.startswith('"', i + 1) and self._quote_in_backticks(kind):
+            return i + 2
+        if kind in _LITERAL_BACKSLASH:  # only stopped at inside backticks, whose level removes "\\" alone
+            return i + (2 if text.startswith("\\", i + 1) else 1)
+        return i + 2
 
     def _open_backtick(self, i: int) -> int:
         """At a backtick that opens a `…`: where to go on.
