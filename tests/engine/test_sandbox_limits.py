@@ -141,7 +141,11 @@ def test_a_fork_bomb_is_bounded_and_the_kernel_and_other_shells_live(place, tmp_
         box, walls = _walls(engine)
         if not walls.processes_limited:
             pytest.skip(f"processes cannot be limited here: {walls.describe()[1]}")
-        shell = engine.start_background(engine.plan_script("sleep 60", sandbox=box, save_session=False))
+        # the other shell is running its command before the bomb starts (else the bomb may take the slots its
+        # bwrap still needs to start it: a shell that never started is not one that lived)
+        shell = engine.start_background(engine.plan_script("echo ready; exec sleep 60", sandbox=box,
+                                                           save_session=False))
+        assert engine.shells.read(shell.id, wait=READY).stdout == "ready\n"
         # perl's passes the guard (it reads text); bash's is refused, so it goes through the level that passes it
         guard = "none" if bomb.startswith(":") else "catastrophic"
         # no timeout of its own: the test's is the bound (a run held at the limit forever would fail it)
