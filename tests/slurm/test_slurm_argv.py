@@ -47,6 +47,14 @@ def _what_everyone_reads(slurm) -> dict[str, str]:
     return seen
 
 
+def _work_and_secret(tmp_path):
+    """A folder whose ``go`` file keeps the job's script waiting (see ``_SCRIPT``), and a fresh secret value."""
+    work = tmp_path / "w"
+    work.mkdir()
+    (work / "go").touch()
+    return work, f"s3cr3t-{os.urandom(6).hex()}"
+
+
 def _looked_at(engine, slurm, work, secret) -> None:
     """Wait for the job to start, read what everyone reads, then let it go on; assert nothing was there."""
     try:
@@ -62,10 +70,7 @@ def _looked_at(engine, slurm, work, secret) -> None:
 
 @pytest.mark.parametrize("size", ["small", "big"])
 def test_srun_puts_no_secret_on_any_argv_and_keeps_bash_c(engine, slurm, slurm_logs, tmp_path, size):
-    work = tmp_path / "w"
-    work.mkdir()
-    (work / "go").touch()
-    secret = f"s3cr3t-{os.urandom(6).hex()}"
+    work, secret = _work_and_secret(tmp_path)
     script = (_PADDING if size == "big" else "") + _SCRIPT
     plan = engine.plan_script(script, params={"db_password": secret}, cwd=str(work), save_session=False)
     assert "[REDACTED:db_password]" in plan.command.display
@@ -100,10 +105,7 @@ def test_a_python_or_sh_script_with_a_secret_runs_on_slurm_as_it_would_here(engi
 
 @pytest.mark.parametrize("size", ["small", "big"])
 def test_sbatch_puts_no_secret_on_any_argv_nor_in_the_jobs_record(engine, slurm, slurm_logs, tmp_path, size):
-    work = tmp_path / "w"
-    work.mkdir()
-    (work / "go").touch()
-    secret = f"s3cr3t-{os.urandom(6).hex()}"
+    work, secret = _work_and_secret(tmp_path)
     backend = SlurmBackend(logs_dir=slurm_logs, grace=0.5)
     script = (_PADDING * 5 if size == "big" else "") + _SCRIPT  # big: 600 KB, in 20 pieces
     info = execmagic.start(script, params={"db_password": secret}, cwd=str(work), on=backend, name="secret",
