@@ -331,7 +331,7 @@ def test_an_isolated_cell_and_a_background_shell_name_the_line_that_failed(kerne
     assert ex.stream_text() == "a\n" and "✘ exit 2 at line 4" in str(ex.of_type("display_data"))
     assert kernel.execute("%exec pwd").stream_text() != "/\n"  # its cd stayed its own: the session is untouched
     kernel.execute("%%exec --bg --name lined\nfalse\nls /no/such/execmagic-path 2>/dev/null\necho b; false")
-    read = kernel.execute("%bgout lined --wait 30")
+    read = kernel.execute("%bgout lined --follow")  # to its end: a wait ends with the first news, "b"
     assert read.stream_text() == "b\n" and "exited 1 at line 3" in str(read.of_type("display_data"))
     listed = kernel.execute("%bg").of_type("display_data")[0]["content"]["data"]
     assert "exited 1 at line 3" in listed["text/plain"]
