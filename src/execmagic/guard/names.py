@@ -212,8 +212,12 @@ class Names:
         if word.startswith("$((", start):
             return None
         if word.startswith("$(", start) or word.startswith("`", start):
-            end = self.readings.end(word, start)
-            body = word[start + 2:end - 1] if word[start] == "$" else word[start + 1:end - 1]
+            known = word.subs.get(start) if isinstance(word, Word) and word.subs else None
+            if known is not None:  # as the reading of the text found it (its body knows where it stands there)
+                end, body = known
+            else:
+                end = self.readings.end(word, start)
+                body = word[start + 2:end - 1] if word[start] == "$" else word[start + 1:end - 1]
             printed = self.printed(body)
             return None if printed is None else ((printed,), end)
         reference = _REFERENCE.match(word, start)

@@ -24,7 +24,9 @@ two never disagree on nesting.
 
 Every reading is linear in the text's length, nesting included: the frame stack keeps the index of
 each kind of frame the walk asks about (so a step costs the same 4,000 frames deep), a ``$((`` inside
-a ``$((`` is looked up in the walk that passed it rather than walked again, and every step is counted
+a ``$((`` is looked up in the walk that passed it rather than walked again, a ``$(…)`` body read again (the
+guard reads each as code, at every level it follows) carries the ends its text's walk found (:class:`Ends`)
+and looks its own substitutions' ends up there, and every step is counted
 against a budget linear in the text (:mod:`.work`) -- text that would need more is refused, never read
 halfway.  And it is quick (every ``%exec`` reads its cell): plain stretches of words, operators and
 blanks are split by regex at once; a run of one opener (``$(``, ``${``, ``$((``, ``"$(``, ``(`` or ``)``
@@ -48,6 +50,7 @@ import functools
 import os
 import re
 import shutil
+import sys
 from collections.abc import Callable, Iterable, Iterator
 from typing import TYPE_CHECKING, Any, SupportsIndex
 
@@ -91,6 +94,7 @@ class _Frame:
     in_dquote = False
     array = False        # a code frame that is a compound assignment, NAME=( … ): words only
     start = -1           # where the text of a "$((" frame starts: its end is noted in the walk's arith_log
+    opened = -1          # where the text of a "( … )" frame starts, when its end is noted in the walk's ends
     #: Set when the frame is opened (what is below it cannot change while it is open): the characters
     #: after which the walk has something to decide in it, and for a ${…} (or a '…' in one) the index of
     #: the innermost frame below that is neither (``outer``) and that is not a ${…} (``outer_only``).
@@ -330,6 +334,47 @@ class ShellScanner(Scanner):
         #: Steps taken at once beyond one: a run of k "(" or "$(" read in one step counts as k (a walk begun
         #: again over the same nesting must cost what it would one at a time, so the budget still bounds it).
         self.jumped = 0
+        #: Where each ``( … )`` the walk opened ends (the index of its ``)``, or :data:`UNCLOSED`), by where its text
+        #: starts, offset by ``base`` -- noted only when asked (see :func:`paren_end`): ``None``, not noted.
+        self.ends: dict[int, int] | None = None
+        self.base = 0
+        #: Frames below this index are read here otherwise than a walk begun inside them would read them (a
+        #: backtick opened in them took a ``"…"`` below them for its own): their ends are not noted.
+        self.tainted_upto = 0
+
+    def _paren(self, start: int) -> _Frame:
+        """A ``( … )`` frame whose text starts at ``start``, its end noted when the walk notes ends."""
+        frame = _Frame("code", ")")
+        if self.ends is not None:
+            self._note_run([frame], start, 1)
+        return frame
+
+    def _note_run(self, frames: list[_Frame], first: int, stride: int) -> None:
+        """Note where the text of each of ``frames`` starts (``first``, then every ``stride`` on), if a walk begun
+        inside one would read it as this one does: nothing below it that a walk begun there would not see (a
+        backtick, a heredoc's body or one yet to come)."""
+        stack = self.stack
+        if stack.at["backtick"] or stack.at["any-heredoc"] or self.pending:
+            return
+        for index, frame in enumerate(frames):
+            frame.opened = first + index * stride
+        self.tainted_upto = min(self.tainted_upto, len(stack))  # what was tainted at this index was closed since
+
+    def _ended(self, frame: _Frame, at: int) -> None:
+        """A noted frame closed by the ``)`` at ``at`` (already popped): note its end, unless it was tainted."""
+        below = len(self.stack)
+        if below < self.tainted_upto:
+            self.tainted_upto = below
+        else:
+            self.ends[self.base + frame.opened] = self.base + at  # type: ignore[index]
+
+    def _push_backtick(self, closer: str) -> None:
+        """Open a backtick frame; one that takes a ``"…"`` below it for its own taints the frames open (a walk
+        begun inside one of them would not see that quote)."""
+        in_dquote = self._in_dquote()
+        if in_dquote and self.ends is not None:
+            self.tainted_upto = len(self.stack)
+        self.stack.append(_Frame("backtick", closer, in_dquote=in_dquote))
 
     def run(self, replaced: Callable[[int, Context], bool] | None = None) -> dict[int, Context]:
         with uncollected():
@@ -410,7 +455,7 @@ class ShellScanner(Scanner):
         if ch == "$":
             return self._dollar(i)
         if ch == "`":
-            self.stack.append(_Frame("backtick", closer="`", in_dquote=self._in_dquote()))
+            self._push_backtick("`")
             return i + 1
         if kind in ("dquote", "psquote"):
             if ch == '"' and kind == "dquote":
@@ -449,7 +494,7 @@ class ShellScanner(Scanner):
                 return end + 1
             i = end + 1  # another opens at once: ``…``…
             self.jumped += 1
-        stack.append(_Frame("backtick", "`", in_dquote=self._in_dquote()))
+        self._push_backtick("`")
         return i + 1
 
     def _quote_in_backticks(self, kind: str) -> bool:
@@ -496,7 +541,7 @@ class ShellScanner(Scanner):
         if self.stack[at].closer == "\\`":
             self.stack.cut(at)
         elif self.stack[-1].kind in ("code", "backtick", "dquote", "param", "dupword", "heredoc"):
-            self.stack.append(_Frame("backtick", closer="\\`", in_dquote=self._in_dquote()))
+            self._push_backtick("\\`")
         return i + 2
 
     def _in_dquote(self) -> bool:
@@ -522,16 +567,21 @@ class ShellScanner(Scanner):
             if quoted_run:  # "$( again and again: "…" then $( … ) in each
                 end = quoted_run.end()
                 units = (end - i - 2) // 3
-                self.stack.append(_Frame("code", ")"))
+                self.stack.append(self._paren(i + 2))
                 frames = [frame for _ in range(units) for frame in (_Frame("dquote"), _Frame("code", ")"))]
+                if self.ends is not None:
+                    self._note_run(frames[1::2], i + 5, 3)
                 self.stack.append_plain(frames)
                 self.jumped += 2 * units
                 return end
             if not text.startswith("$(", i + 2):
-                self.stack.append(_Frame("code", ")"))
+                self.stack.append(self._paren(i + 2))
                 return i + 2
             end = _PAREN_RUN.match(text, i).end()  # type: ignore[union-attr]
-            self.stack.append_run([_Frame("code", ")") for _ in range(i, end, 2)])
+            frames = [_Frame("code", ")") for _ in range(i, end, 2)]
+            if self.ends is not None:
+                self._note_run(frames, i + 2, 2)
+            self.stack.append_run(frames)
             self.jumped += (end - i) // 2 - 1
             return end
         if after == "{":
@@ -659,7 +709,7 @@ class ShellScanner(Scanner):
                 return i + 2
             # a subshell, a group, a function's () or a case's (pattern), or NAME=( … ): its own frame
             array = i > 0 and text[i - 1] == "=" and bool(_ARRAY_ASSIGNMENT.fullmatch(text, _word_start(text, i), i))
-            self.stack.append(_Frame("code", closer=")", array=array))
+            self.stack.append(_Frame("code", closer=")", array=True) if array else self._paren(i + 1))
         elif ch == ")":
             return self._close_parens(frame, i)
         elif ch == "<":
@@ -676,6 +726,8 @@ class ShellScanner(Scanner):
         stack, text, start = self.stack, self.text, i
         while frame.closer == ")" and not frame.cases and frame.kind == "code":  # a case pattern's ")" is not the end
             stack.pop()
+            if frame.opened >= 0:
+                self._ended(frame, i)
             if frame.start >= 0:  # a "$((" that a ";" made a command substitution
                 self.arith_log[frame.start] = (i + 1, True)
             i += 1
@@ -785,14 +837,19 @@ class ShellScanner(Scanner):
 
 
 # -- where a substitution ends: the same walk, started inside it ---------------------------------------
-def _close(text: str, start: int, *frames: _Frame, log: dict[int, tuple[int, bool]] | None = None) -> int | None:
+def _close(text: str, start: int, *frames: _Frame, log: dict[int, tuple[int, bool]] | None = None,
+           ends: Ends | None = None) -> int | None:
     """The index after the closer of the innermost of ``frames`` (opened just before ``start``), or ``None``.
 
-    ``log``: where to note the end of every ``$((`` the walk passes (see :func:`_arith_or_command`).
+    ``log``: where to note the end of every ``$((`` the walk passes (see :func:`_arith_or_command`); ``ends``:
+    where to note the end of every ``( … )`` (see :func:`paren_end`).
     """
     walk = ShellScanner(text, [], ansi_c=True)
     if log is not None:
         walk.arith_log = log
+    if ends is not None:
+        walk.ends, walk.base = ends.found, ends.base
+        frames[-1].opened = start
     stack, walk_step = walk.stack, walk._step
     stack.extend(frames)
     depth, pos, taken = len(stack), start, 0
@@ -803,6 +860,8 @@ def _close(text: str, start: int, *frames: _Frame, log: dict[int, tuple[int, boo
             for frame in stack if log is not None else ():  # a "$((" still open never ends
                 if frame.start >= 0:
                     walk.arith_log.setdefault(frame.start, (len(text) + 1, frame.kind != "arith"))
+            if ends is not None and ends.whole:  # open to the end of the text: open in it, whatever follows
+                ends.unclosed(stack[walk.tainted_upto:])
             return None
         pos = walk_step(stop.start())
         taken += 1  # counted here, told once: one walk is linear; what the count bounds is walks begun again
@@ -811,13 +870,59 @@ def _close(text: str, start: int, *frames: _Frame, log: dict[int, tuple[int, boo
             return pos
 
 
-def paren_end(text: str, start: int) -> int:
-    """The index of the ``)`` closing the ``(`` just before ``start`` (quotes respected), or the end of ``text``."""
+#: The end noted for a ``( … )`` still open where the text read ends.
+UNCLOSED = sys.maxsize
+
+
+class Ends:
+    """Where the ``( … )`` of one text end, by where their text starts, as the walks over it found them: shared by the
+    readings of the substitutions in it (each a :class:`Body`), so that none walks again what one walked.
+
+    A walk's reading of a ``( … )`` depends only on the text from its start on (what it looks back at stops at
+    its ``(``), so where one ends is the same read from the whole text or from a body cut out of it -- up to
+    the body's end: ``found`` holds indices in the text all bodies were cut from (``base`` is where the text
+    read now starts in it), and an end past a body's is no end in it.  ``whole``: the text read now runs to
+    the end of that text, so what is still open at its end is open there too.
+    """
+
+    def __init__(self, found: dict[int, int] | None = None, base: int = 0, whole: bool = True) -> None:
+        self.found = {} if found is None else found
+        self.base, self.whole = base, whole
+
+    def unclosed(self, frames: Iterable[_Frame]) -> None:
+        for frame in frames:
+            if frame.opened >= 0:
+                self.found[self.base + frame.opened] = UNCLOSED
+
+    def body(self, text: str, start: int, end: int) -> Body:
+        """``text[start:end]`` (a substitution's body in the text read now) as a :class:`Body` sharing these ends."""
+        body = Body(text[start:end])
+        body.ends = Ends(self.found, self.base + start, self.whole and end >= len(text))
+        return body
+
+
+class Body(str):
+    """The text of a substitution, cut from the text it was read in, with the ends that reading found (:class:`Ends`).
+    """
+
+    ends: Ends | None = None
+
+
+def paren_end(text: str, start: int, ends: Ends | None = None) -> int:
+    """The index of the ``)`` closing the ``(`` just before ``start`` (quotes respected), or the end of ``text``.
+
+    ``ends``: where the ``( … )`` of ``text`` end, as far as known -- looked up, and noted by the walk.
+    """
+    if ends is not None:
+        found = ends.found.get(ends.base + start)
+        if found is not None:
+            step()
+            return min(found - ends.base, len(text))
     simple = _SIMPLE_BODY.match(text, start)
     if simple and "case" not in simple.group():  # $(date), $(wc -l f): its first ")" ends it
         step()
         return simple.end() - 1
-    end = _close(text, start, _Frame("code", closer=")"))
+    end = _close(text, start, _Frame("code", closer=")"), ends=ends)
     return len(text) if end is None else end - 1
 
 
@@ -873,10 +978,13 @@ class Word(str):
     ``code``: the bodies of the ``$(…)``, backticks and ``<(…)`` in it that the shell runs (not those
     in single quotes); ``feed``: the body when the word is a process substitution ``<(…)``;
     ``quoted``: some of it was quoted; ``shown``: how it is shown (a heredoc shows its delimiter);
-    ``live``: where in the text each ``$`` or backtick the shell expands starts (``None``: not known, all count).
+    ``live``: where in the text each ``$`` or backtick the shell expands starts (``None``: not known, all count);
+    ``subs``: for a ``$(…)`` (or a backtick's) start there, where it ends in the word and its body, as the reading
+    found them (not read again: a body nested in a body was walked once per level around it).
     """
 
     code: tuple[str, ...] = ()
+    subs: dict[int, tuple[int, str]] | None = None
     feed: str | None = None
     quoted: bool = False
     shown: str = _Shown()  # type: ignore[assignment]  # an instance's own, when given, comes first
@@ -980,6 +1088,7 @@ class _Lexer:
 
     def __init__(self, text: str, sources: bool = False) -> None:
         self.text = text
+        self.ends = (text.ends if isinstance(text, Body) else None) or Ends()
         self.i = 0
         self.tokens: list[Word | Op] = []
         self.skeleton: list[str] = []
@@ -1002,6 +1111,7 @@ class _Lexer:
         self.quoted = False
         self.started = False
         self.live: list[int] = []
+        self.subs: dict[int, tuple[int, str]] = {}
         self.length = 0
 
     def _add(self, piece: str, quoted: bool = False, skeleton: str | None = None) -> None:
@@ -1018,6 +1128,8 @@ class _Lexer:
             self.code.extend(live_substitutions("".join(self.parts)))
             self.expanded_twice = False
         word = Word("".join(self.parts), self.code, self.feed, self.quoted, live=self.live)
+        if self.subs:
+            word.subs = self.subs
         if self.delimiter_next is not None:
             self.heredocs.append((len(self.tokens), word, self.delimiter_next == "<<-", word.quoted))
             self.delimiter_next = None
@@ -1178,7 +1290,7 @@ class _Lexer:
                 i += 2
             elif text[i] == "$":
                 self.live.append(length)
-                i = self._expansion(i, parts, in_dquote=True)
+                i = self._expansion(i, parts, in_dquote=True, at=length)
             else:
                 body, i = _backtick(text, i + 1)
                 self.code.append(body)
@@ -1188,8 +1300,11 @@ class _Lexer:
         self._add("".join(parts), quoted=True, skeleton='""')
         self.i = i + 1
 
-    def _expansion(self, i: int, parts: list[str], in_dquote: bool = False) -> int:
-        """``$(…)``, ``$((…))``, ``${…}`` or a plain ``$`` at ``i``: add it to ``parts``; the index after it."""
+    def _expansion(self, i: int, parts: list[str], in_dquote: bool = False, at: int = -1) -> int:
+        """``$(…)``, ``$((…))``, ``${…}`` or a plain ``$`` at ``i``: add it to ``parts``; the index after it.
+
+        ``at``: where it starts in the word (the word so far when not given), where a ``$(…)``'s end is kept.
+        """
         text = self.text
         if text.startswith("$((", i):  # arithmetic: only the substitutions inside it run
             end, command = _arith_or_command(text, i + 3, self.arith_log)
@@ -1200,9 +1315,12 @@ class _Lexer:
             parts.append(text[i:end + 1])
             return end + 1
         if text.startswith("$(", i):
-            end = paren_end(text, i + 2)
-            self.code.append(text[i + 2:end])
+            end = paren_end(text, i + 2, self.ends)
+            body = self.ends.body(text, i + 2, end)
+            self.code.append(body)
             parts.append(text[i:end + 1])
+            at = self.length if at < 0 else at
+            self.subs[at] = (at + end - i + 1, body)  # (past the word's end when open: as a walk of the word finds)
             return end + 1
         if text.startswith("${", i) and i < self.arithmetic_end:  # in (( … )) bash reads no ${…}
             parts.append("${")
@@ -1237,8 +1355,8 @@ class _Lexer:
 
     def _process_substitution(self) -> None:
         text, i = self.text, self.i
-        end = paren_end(text, i + 2)
-        body = text[i + 2:end]
+        end = paren_end(text, i + 2, self.ends)
+        body = self.ends.body(text, i + 2, end)
         self.code.append(body)
         if not self.started and text[i] == "<":
             self.feed = body
