@@ -95,6 +95,7 @@ class _Frame:
     array = False        # a code frame that is a compound assignment, NAME=( … ): words only
     start = -1           # where the text of a "$((" frame starts: its end is noted in the walk's arith_log
     opened = -1          # where the text of a "( … )" frame starts, when its end is noted in the walk's ends
+    bare = False         # an arith frame opened by "((" (not "$(("): its start noted only where untainted
     #: Set when the frame is opened (what is below it cannot change while it is open): the characters
     #: after which the walk has something to decide in it, and for a ${…} (or a '…' in one) the index of
     #: the innermost frame below that is neither (``outer``) and that is not a ${…} (``outer_only``).
@@ -368,11 +369,27 @@ class ShellScanner(Scanner):
         else:
             self.ends[self.base + frame.opened] = self.base + at  # type: ignore[index]
 
+    def _note_bare(self, frame: _Frame, start: int) -> None:
+        """Note where the text of a ``((`` frame starts (its end then goes in ``arith_log``), as :meth:`_note_run`."""
+        stack = self.stack
+        if stack.at["backtick"] or stack.at["any-heredoc"] or self.pending:
+            return
+        frame.start, frame.bare = start, True
+        self.tainted_upto = min(self.tainted_upto, len(stack))
+
+    def _untainted(self, frame: _Frame) -> bool:
+        """Whether the end of ``frame`` (just popped) may be noted: not a ``((`` frame a backtick tainted."""
+        below = len(self.stack)
+        if not frame.bare or below >= self.tainted_upto:
+            return True
+        self.tainted_upto = below
+        return False
+
     def _push_backtick(self, closer: str) -> None:
         """Open a backtick frame; one that takes a ``"…"`` below it for its own taints the frames open (a walk
         begun inside one of them would not see that quote)."""
         in_dquote = self._in_dquote()
-        if in_dquote and self.ends is not None:
+        if in_dquote:
             self.tainted_upto = len(self.stack)
         self.stack.append(_Frame("backtick", closer, in_dquote=in_dquote))
 
@@ -626,7 +643,7 @@ class ShellScanner(Scanner):
                 return i + closes
             if self.text.startswith("))", i):
                 self.stack.pop()
-                if frame.start >= 0:
+                if frame.start >= 0 and self._untainted(frame):
                     self.arith_log[frame.start] = (i + 2, False)
                 return i + 2
         elif ch == "]" and frame.closer == "]" and not frame.depth:
@@ -705,7 +722,10 @@ class ShellScanner(Scanner):
                 simple = _SIMPLE_ARITHMETIC.match(text, i)
                 if simple and simple.end() < self.horizon and "\n" not in simple.group():
                     return simple.end()  # nothing in it stops the walk, and no template stands in it
-                self.stack.append(_Frame("arith", loop=after_for))
+                frame = _Frame("arith", loop=after_for)
+                if not after_for:
+                    self._note_bare(frame, i + 2)
+                self.stack.append(frame)
                 return i + 2
             # a subshell, a group, a function's () or a case's (pattern), or NAME=( … ): its own frame
             array = i > 0 and text[i - 1] == "=" and bool(_ARRAY_ASSIGNMENT.fullmatch(text, _word_start(text, i), i))
@@ -728,7 +748,7 @@ class ShellScanner(Scanner):
             stack.pop()
             if frame.opened >= 0:
                 self._ended(frame, i)
-            if frame.start >= 0:  # a "$((" that a ";" made a command substitution
+            if frame.start >= 0 and self._untainted(frame):  # a "$((" that a ";" made a command substitution
                 self.arith_log[frame.start] = (i + 1, True)
             i += 1
             if not text.startswith(")", i):
@@ -849,7 +869,6 @@ def _close(text: str, start: int, *frames: _Frame, log: dict[int, tuple[int, boo
         walk.arith_log = log
     if ends is not None:
         walk.ends, walk.base = ends.found, ends.base
-        frames[-1].opened = start
     stack, walk_step = walk.stack, walk._step
     stack.extend(frames)
     depth, pos, taken = len(stack), start, 0
@@ -857,8 +876,8 @@ def _close(text: str, start: int, *frames: _Frame, log: dict[int, tuple[int, boo
         stop = stack[-1].stops.search(text, pos)
         if stop is None:
             step(taken + walk.jumped)
-            for frame in stack if log is not None else ():  # a "$((" still open never ends
-                if frame.start >= 0:
+            for index, frame in enumerate(stack if log is not None else ()):  # a "$((" still open never ends
+                if frame.start >= 0 and not (frame.bare and index < walk.tainted_upto):
                     walk.arith_log.setdefault(frame.start, (len(text) + 1, frame.kind != "arith"))
             if ends is not None and ends.whole:  # open to the end of the text: open in it, whatever follows
                 ends.unclosed(stack[walk.tainted_upto:])
@@ -922,7 +941,10 @@ def paren_end(text: str, start: int, ends: Ends | None = None) -> int:
     if simple and "case" not in simple.group():  # $(date), $(wc -l f): its first ")" ends it
         step()
         return simple.end() - 1
-    end = _close(text, start, _Frame("code", closer=")"), ends=ends)
+    frame = _Frame("code", closer=")")
+    if ends is not None:
+        frame.opened = start
+    end = _close(text, start, frame, ends=ends)
     return len(text) if end is None else end - 1
 
 
@@ -941,26 +963,27 @@ def backtick_end(text: str, start: int) -> int:
     return _backtick(text, start)[1]
 
 
-def _arith_or_command(text: str, start: int, log: dict[int, tuple[int, bool]]) -> tuple[int, bool]:
+def _arith_or_command(text: str, start: int, log: dict[int, tuple[int, bool]],
+                      ends: Ends | None = None) -> tuple[int, bool]:
     """The index of the last ``)`` of the ``$((`` opened just before ``start`` (or the end of ``text``), and
     whether bash reads it as a command substitution: ``$((a); b)`` is ``$( (a); b )``, which runs ``a`` and ``b``.
 
     Bash counts parentheses there (``${x/a/(}`` opens one).  ``log`` holds what earlier walks of ``text``
     found: the walk that reads one ``$((`` notes where each ``$((`` inside it ends, so text nested
-    thousands deep is walked once, not once per level.
+    thousands deep is walked once, not once per level.  ``ends`` as for :func:`paren_end`.
     """
     if start not in log:
         frame = _Frame("arith", start=start)
-        if _close(text, start, frame, log=log) is None:
+        if _close(text, start, frame, log=log, ends=ends) is None:
             log[start] = (len(text) + 1, frame.kind != "arith")
     end, command = log[start]
     return end - 1, command
 
 
-def _param_end(text: str, start: int, in_dquote: bool) -> int:
-    """The index of the ``}`` closing the ``${`` just before ``start``, or the end of ``text``."""
+def _param_end(text: str, start: int, in_dquote: bool, ends: Ends | None = None) -> int:
+    """The index of the ``}`` closing the ``${`` just before ``start``, or the end of ``text`` (``ends``: noted)."""
     frames = (_Frame("dquote"), _Frame("param", closer="}")) if in_dquote else (_Frame("param", closer="}"),)
-    end = _close(text, start, *frames)
+    end = _close(text, start, *frames, ends=ends)
     return len(text) if end is None else end - 1
 
 
@@ -1045,11 +1068,12 @@ def unescape(text: str) -> str:
 
 def live_substitutions(text: str) -> Iterator[str]:
     """The ``$(…)`` and backtick bodies a shell runs when it expands ``text`` (an unquoted heredoc, ``${…}``)."""
-    return _live(text, 0, len(text), {})
+    return _live(text, 0, len(text), {}, text.ends if isinstance(text, Body) else None)
 
 
-def _live(text: str, i: int, end: int, log: dict[int, tuple[int, bool]]) -> Iterator[str]:
-    """:func:`live_substitutions` of ``text[i:end]``; ``log`` as for :func:`_arith_or_command`."""
+def _live(text: str, i: int, end: int, log: dict[int, tuple[int, bool]], ends: Ends | None = None) -> Iterator[str]:
+    """:func:`live_substitutions` of ``text[i:end]``; ``log`` as for :func:`_arith_or_command`, ``ends`` as for
+    :func:`paren_end` (a ``$(…)`` body is then a :class:`Body`)."""
     while True:
         step()
         match = _LIVE.search(text, i, end)
@@ -1060,15 +1084,15 @@ def _live(text: str, i: int, end: int, log: dict[int, tuple[int, bool]]) -> Iter
             run = _ARITH_RUN.match(text, match.start(), end)
             for opened in range(match.start(), run.end() if run else match.end() + 1, 3):
                 step()
-                close, command = _arith_or_command(text, opened + 3, log)
+                close, command = _arith_or_command(text, opened + 3, log, ends)
                 if command:
                     yield text[opened + 2:close]
                     i = close + 1
                     break
                 i = opened + 3  # read on inside it: a $(( in it is looked up in the log, not walked again
         elif match.group() == "$(":
-            close = paren_end(text, match.end())  # (not "end": the search goes on to the end of the text given)
-            yield text[match.end():close]
+            close = paren_end(text, match.end(), ends)  # (not "end": the search goes on to the end of the text given)
+            yield text[match.end():close] if ends is None else ends.body(text, match.end(), close)
             i = close + 1
         elif match.group() == "`":
             body, i = _backtick(text, match.end())
@@ -1268,12 +1292,17 @@ class _Lexer:
             self.arithmetic_end = simple.end()
             return
         after_for = bool(self.tokens) and self.tokens[-1] == "for"
-        frame = _Frame("arith", loop=after_for)
-        end = _close(self.text, self.i + 2, frame, log=self.arith_log)
-        if end is not None and frame.kind == "arith":  # a ";" in it made it subshells: kind "code"
+        known = None if after_for else self.arith_log.get(self.i + 2)  # a walk passed it: where it ends is known
+        if known is not None:
+            end, arithmetic = (None if known[0] > len(self.text) else known[0]), not known[1]
+        else:
+            frame = _Frame("arith", loop=after_for)
+            end = _close(self.text, self.i + 2, frame, log=self.arith_log, ends=self.ends)
+            arithmetic = frame.kind == "arith"  # a ";" in it made it subshells: kind "code"
+        if end is not None and arithmetic:
             self.arithmetic_end = end
             # bash reads (( … )) as it reads "…": a '…' there is no quote, and every $( … ) in it runs
-            self.code.extend(_live(self.text, self.i + 2, end - 2, self.arith_log))
+            self.code.extend(_live(self.text, self.i + 2, end - 2, self.arith_log, self.ends))
 
     def _double_quoted(self) -> None:
         text, i, parts = self.text, self.i + 1, []
@@ -1307,11 +1336,11 @@ class _Lexer:
         """
         text = self.text
         if text.startswith("$((", i):  # arithmetic: only the substitutions inside it run
-            end, command = _arith_or_command(text, i + 3, self.arith_log)
+            end, command = _arith_or_command(text, i + 3, self.arith_log, self.ends)
             if command:  # $((a); b): a command substitution whose body starts with a subshell
                 self.code.append(text[i + 2:end])
             else:
-                self.code.extend(_live(text, i + 3, end, self.arith_log))
+                self.code.extend(_live(text, i + 3, end, self.arith_log, self.ends))
             parts.append(text[i:end + 1])
             return end + 1
         if text.startswith("$(", i):
@@ -1326,8 +1355,8 @@ class _Lexer:
             parts.append("${")
             return i + 2
         if text.startswith("${", i):
-            end = _param_end(text, i + 2, in_dquote)
-            self.code.extend(live_substitutions(text[i + 2:end]))
+            end = _param_end(text, i + 2, in_dquote, self.ends)
+            self.code.extend(live_substitutions(self.ends.body(text, i + 2, end)))
             parts.append(text[i:end + 1])
             return end + 1
         if text.startswith("$$", i):  # the shell's pid: the "$" after it starts nothing
@@ -1387,7 +1416,7 @@ class _Lexer:
             found = _end_line(delimiter, strip_tabs).search(text, self.i)
             end, resume = (found.start(), found.end() + 1) if found else (len(text), len(text))
             body = text[self.i:end]
-            live = () if quoted else tuple(live_substitutions(body))
+            live = () if quoted else tuple(live_substitutions(self.ends.body(text, self.i, end)))
             dollars = () if quoted else (m.start() for m in _DOLLAR.finditer(body))
             self.tokens[index] = Word(body, live, quoted=quoted, shown=delimiter, live=dollars)
             self.i = resume
