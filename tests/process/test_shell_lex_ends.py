@@ -38,14 +38,14 @@ def _compare(body: str, depth: int) -> None:
 def test_a_body_read_with_its_texts_ends_reads_as_the_body_alone(seed):
     rng = random.Random(seed)
     text = "".join(rng.choice(_ALPHABET) for _ in range(rng.randrange(5, 80)))
-    for body in _bodies(tokenize(text)[0]):
+    for body in _bodies(tokenize(text, noted=True)[0]):
         _compare(body, 4)
 
 
 def test_a_body_knows_where_it_stands():
     """Each level's body is cut from the one around it, and the ends found by the first reading are shared."""
     text = 'echo "$(a "$(b $(c) d)" e)" $(f'
-    outer = _bodies(tokenize(text)[0])
+    outer = _bodies(tokenize(text, noted=True)[0])
     assert outer == ['a "$(b $(c) d)" e', "f"]
     assert all(isinstance(body, Body) for body in outer)
     first = outer[0]

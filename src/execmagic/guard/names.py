@@ -75,7 +75,7 @@ class Readings:
         never changed by a caller)."""
         found = self.tokens.get(text)
         if found is None:
-            found = self.tokens[text] = tokenize(text)
+            found = self.tokens[text] = tokenize(text, noted=True)
         return found
 
     def end(self, word: str, start: int) -> int:

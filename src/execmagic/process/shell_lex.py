@@ -1110,9 +1110,10 @@ class _Lexer:
     -- what the fork-bomb pattern reads, so ``echo ':(){ :|:& };:'`` is not one.
     """
 
-    def __init__(self, text: str, sources: bool = False) -> None:
+    def __init__(self, text: str, sources: bool = False, noted: bool = False) -> None:
         self.text = text
-        self.ends = (text.ends if isinstance(text, Body) else None) or Ends()
+        #: The ends of the text's ( … ), shared with its bodies: kept when they will be read again (``noted``).
+        self.ends = text.ends if isinstance(text, Body) else Ends() if noted else None
         self.i = 0
         self.tokens: list[Word | Op] = []
         self.skeleton: list[str] = []
@@ -1345,7 +1346,7 @@ class _Lexer:
             return end + 1
         if text.startswith("$(", i):
             end = paren_end(text, i + 2, self.ends)
-            body = self.ends.body(text, i + 2, end)
+            body = self._body(i + 2, end)
             self.code.append(body)
             parts.append(text[i:end + 1])
             at = self.length if at < 0 else at
@@ -1356,7 +1357,7 @@ class _Lexer:
             return i + 2
         if text.startswith("${", i):
             end = _param_end(text, i + 2, in_dquote, self.ends)
-            self.code.extend(live_substitutions(self.ends.body(text, i + 2, end)))
+            self.code.extend(live_substitutions(self._body(i + 2, end)))
             parts.append(text[i:end + 1])
             return end + 1
         if text.startswith("$$", i):  # the shell's pid: the "$" after it starts nothing
@@ -1385,7 +1386,7 @@ class _Lexer:
     def _process_substitution(self) -> None:
         text, i = self.text, self.i
         end = paren_end(text, i + 2, self.ends)
-        body = self.ends.body(text, i + 2, end)
+        body = self._body(i + 2, end)
         self.code.append(body)
         if not self.started and text[i] == "<":
             self.feed = body
@@ -1409,6 +1410,10 @@ class _Lexer:
         # bash expands the word after >& twice when it is not a number: >&'$(cmd)' runs cmd
         self.expanded_twice = op == ">&" and fd in ("", "1")
 
+    def _body(self, start: int, end: int) -> str:
+        """The text from ``start`` to ``end``: a :class:`Body` where the ends are kept."""
+        return self.text[start:end] if self.ends is None else self.ends.body(self.text, start, end)
+
     def _read_heredocs(self) -> None:
         """Heredoc bodies start on the line after their ``<<``: each becomes the word its delimiter was."""
         text = self.text
@@ -1416,7 +1421,7 @@ class _Lexer:
             found = _end_line(delimiter, strip_tabs).search(text, self.i)
             end, resume = (found.start(), found.end() + 1) if found else (len(text), len(text))
             body = text[self.i:end]
-            live = () if quoted else tuple(live_substitutions(self.ends.body(text, self.i, end)))
+            live = () if quoted else tuple(live_substitutions(self._body(self.i, end)))
             dollars = () if quoted else (m.start() for m in _DOLLAR.finditer(body))
             self.tokens[index] = Word(body, live, quoted=quoted, shown=delimiter, live=dollars)
             self.i = resume
@@ -1432,13 +1437,15 @@ def _end_line(delimiter: str, strip_tabs: bool) -> re.Pattern[str]:
 _DOLLAR = re.compile(r"\$")
 
 
-def tokenize(text: str) -> tuple[list[Word | Op], str]:
+def tokenize(text: str, noted: bool = False) -> tuple[list[Word | Op], str]:
     """The words and operators of shell ``text``, and its skeleton: the text with quoted parts blanked.
 
     The skeleton is what text-shaped rules read (the fork-bomb pattern), so that
-    ``echo ':(){ :|:& };:'`` -- data -- is not taken for one.
+    ``echo ':(){ :|:& };:'`` -- data -- is not taken for one.  ``noted``: the bodies of its substitutions will
+    be read too (the guard reads them as code): each is a :class:`Body` that shares the ends this reading
+    found (a :class:`Body` given is read so, whatever ``noted`` says).
     """
-    lexer = _Lexer(text)
+    lexer = _Lexer(text, noted=noted)
     with bounded(text), uncollected():
         tokens = lexer.run()
     return tokens, "".join(lexer.skeleton)
