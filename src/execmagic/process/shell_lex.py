@@ -95,7 +95,8 @@ class _Frame:
     array = False        # a code frame that is a compound assignment, NAME=( … ): words only
     start = -1           # where the text of a "$((" frame starts: its end is noted in the walk's arith_log
     opened = -1          # where the text of a "( … )" frame starts, when its end is noted in the walk's ends
-    bare = False         # an arith frame opened by "((" (not "$(("): its start noted only where untainted
+    bare = False         # an arith frame opened by "((": its start is given only when it is clean
+    clean = False        # an arith frame a walk begun inside it would read alike (its end is shared with bodies)
     #: Set when the frame is opened (what is below it cannot change while it is open): the characters
     #: after which the walk has something to decide in it, and for a ${…} (or a '…' in one) the index of
     #: the innermost frame below that is neither (``outer``) and that is not a ${…} (``outer_only``).
@@ -332,6 +333,8 @@ class ShellScanner(Scanner):
         #: Where each ``$((`` met so far ends (the index after it) and whether bash read it as a ``$( (…); … )``
         #: command substitution: noted once in one walk, so that nothing inside it need be walked again.
         self.arith_log: dict[int, tuple[int, bool]] = {}
+        #: The same, for clean frames (offset by ``base``), shared with the text's bodies (``Ends.arith``).
+        self.shared: dict[int, tuple[int, bool]] | None = None
         #: Steps taken at once beyond one: a run of k "(" or "$(" read in one step counts as k (a walk begun
         #: again over the same nesting must cost what it would one at a time, so the budget still bounds it).
         self.jumped = 0
@@ -371,19 +374,28 @@ class ShellScanner(Scanner):
 
     def _note_bare(self, frame: _Frame, start: int) -> None:
         """Note where the text of a ``((`` frame starts (its end then goes in ``arith_log``), as :meth:`_note_run`."""
+        if self._clean_below():
+            frame.start, frame.bare, frame.clean = start, True, True
+
+    def _clean_below(self) -> bool:
+        """Whether a frame opened now is read as a walk begun inside it would read it (see :meth:`_note_run`)."""
         stack = self.stack
         if stack.at["backtick"] or stack.at["any-heredoc"] or self.pending:
-            return
-        frame.start, frame.bare = start, True
-        self.tainted_upto = min(self.tainted_upto, len(stack))
+            return False
+        self.tainted_upto = min(self.tainted_upto, len(stack))  # what was tainted at this index was closed since
+        return True
 
-    def _untainted(self, frame: _Frame) -> bool:
-        """Whether the end of ``frame`` (just popped) may be noted: not a ``((`` frame a backtick tainted."""
+    def _arith_ended(self, frame: _Frame, end: int, command: bool) -> None:
+        """An arith frame (just popped) ends before ``end``: note it in the walk's log (a ``((`` frame only if clean)
+        and, clean, in the log shared with the text's bodies."""
         below = len(self.stack)
-        if not frame.bare or below >= self.tainted_upto:
-            return True
-        self.tainted_upto = below
-        return False
+        clean = frame.clean and below >= self.tainted_upto
+        if frame.clean and not clean:
+            self.tainted_upto = below
+        if clean or not frame.bare:
+            self.arith_log[frame.start] = (end, command)
+        if clean and self.shared is not None:
+            self.shared[self.base + frame.start] = (self.base + end, command)
 
     def _push_backtick(self, closer: str) -> None:
         """Open a backtick frame; one that takes a ``"…"`` below it for its own taints the frames open (a walk
@@ -577,7 +589,11 @@ class ShellScanner(Scanner):
         if after == "(":
             if nxt == "((":
                 end = _ARITH_RUN.match(text, i).end()  # type: ignore[union-attr]
-                self.stack.append_run([_Frame("arith", start=start) for start in range(i + 3, end + 1, 3)])
+                frames = [_Frame("arith", start=start) for start in range(i + 3, end + 1, 3)]
+                if self.shared is not None and self._clean_below():
+                    for frame in frames:
+                        frame.clean = True
+                self.stack.append_run(frames)
                 self.jumped += (end - i) // 3 - 1
                 return end
             quoted_run = _QUOTED_PAREN_RUN.match(text, i + 2)
@@ -643,8 +659,8 @@ class ShellScanner(Scanner):
                 return i + closes
             if self.text.startswith("))", i):
                 self.stack.pop()
-                if frame.start >= 0 and self._untainted(frame):
-                    self.arith_log[frame.start] = (i + 2, False)
+                if frame.start >= 0:
+                    self._arith_ended(frame, i + 2, False)
                 return i + 2
         elif ch == "]" and frame.closer == "]" and not frame.depth:
             self.stack.pop()
@@ -748,8 +764,8 @@ class ShellScanner(Scanner):
             stack.pop()
             if frame.opened >= 0:
                 self._ended(frame, i)
-            if frame.start >= 0 and self._untainted(frame):  # a "$((" that a ";" made a command substitution
-                self.arith_log[frame.start] = (i + 1, True)
+            if frame.start >= 0:  # a "$((" that a ";" made a command substitution
+                self._arith_ended(frame, i + 1, True)
             i += 1
             if not text.startswith(")", i):
                 return i
@@ -868,7 +884,7 @@ def _close(text: str, start: int, *frames: _Frame, log: dict[int, tuple[int, boo
     if log is not None:
         walk.arith_log = log
     if ends is not None:
-        walk.ends, walk.base = ends.found, ends.base
+        walk.ends, walk.base, walk.shared = ends.found, ends.base, ends.arith
     stack, walk_step = walk.stack, walk._step
     stack.extend(frames)
     depth, pos, taken = len(stack), start, 0
@@ -876,9 +892,7 @@ def _close(text: str, start: int, *frames: _Frame, log: dict[int, tuple[int, boo
         stop = stack[-1].stops.search(text, pos)
         if stop is None:
             step(taken + walk.jumped)
-            for index, frame in enumerate(stack if log is not None else ()):  # a "$((" still open never ends
-                if frame.start >= 0 and not (frame.bare and index < walk.tainted_upto):
-                    walk.arith_log.setdefault(frame.start, (len(text) + 1, frame.kind != "arith"))
+            _arith_open(walk, log, ends)
             if ends is not None and ends.whole:  # open to the end of the text: open in it, whatever follows
                 ends.unclosed(stack[walk.tainted_upto:])
             return None
@@ -904,9 +918,12 @@ class Ends:
     the end of that text, so what is still open at its end is open there too.
     """
 
-    def __init__(self, found: dict[int, int] | None = None, base: int = 0, whole: bool = True) -> None:
+    def __init__(self, found: dict[int, int] | None = None, base: int = 0, whole: bool = True,
+                 arith: dict[int, tuple[int, bool]] | None = None) -> None:
         self.found = {} if found is None else found
         self.base, self.whole = base, whole
+        #: Where each arithmetic ends and whether it became a command, the same way (see :func:`_arith_or_command`).
+        self.arith: dict[int, tuple[int, bool]] = {} if arith is None else arith
 
     def unclosed(self, frames: Iterable[_Frame]) -> None:
         for frame in frames:
@@ -916,7 +933,7 @@ class Ends:
     def body(self, text: str, start: int, end: int) -> Body:
         """``text[start:end]`` (a substitution's body in the text read now) as a :class:`Body` sharing these ends."""
         body = Body(text[start:end])
-        body.ends = Ends(self.found, self.base + start, self.whole and end >= len(text))
+        body.ends = Ends(self.found, self.base + start, self.whole and end >= len(text), self.arith)
         return body
 
 
@@ -925,6 +942,23 @@ class Body(str):
     """
 
     ends: Ends | None = None
+
+
+def _arith_open(walk: ShellScanner, log: dict[int, tuple[int, bool]] | None, ends: Ends | None) -> None:
+    """Note the arithmetic still open where the walk ran out of text: it never ends (in the log shared with bodies,
+    only when the text read runs to the end of the text they were cut from)."""
+    shared = ends.arith if ends is not None and ends.whole else None
+    if log is None and shared is None:
+        return
+    end = len(walk.text) + 1
+    for index, frame in enumerate(walk.stack):
+        if frame.start < 0:
+            continue
+        clean = frame.clean and index >= walk.tainted_upto
+        if log is not None and (clean or not frame.bare):
+            log.setdefault(frame.start, (end, frame.kind != "arith"))
+        if shared is not None and clean:
+            shared.setdefault(walk.base + frame.start, (walk.base + end, frame.kind != "arith"))
 
 
 def paren_end(text: str, start: int, ends: Ends | None = None) -> int:
@@ -972,12 +1006,30 @@ def _arith_or_command(text: str, start: int, log: dict[int, tuple[int, bool]],
     found: the walk that reads one ``$((`` notes where each ``$((`` inside it ends, so text nested
     thousands deep is walked once, not once per level.  ``ends`` as for :func:`paren_end`.
     """
-    if start not in log:
+    found = log.get(start) or _arith_known(text, start, ends)
+    if found is None:
         frame = _Frame("arith", start=start)
         if _close(text, start, frame, log=log, ends=ends) is None:
             log[start] = (len(text) + 1, frame.kind != "arith")
-    end, command = log[start]
+        found = log[start]
+    end, command = found
     return end - 1, command
+
+
+def _arith_known(text: str, start: int, ends: Ends | None) -> tuple[int, bool] | None:
+    """Where the arithmetic whose text starts at ``start`` ends (the index after it) and whether it became a command,
+    as a walk of the text ``text`` was cut from noted it in ``ends`` (``None`` when not noted, or noted as ending
+    past the end of a body: whether it became a command there is not known from it)."""
+    if ends is None:
+        return None
+    base = ends.base
+    found = ends.arith.get(base + start)
+    if found is None:
+        return None
+    end = found[0] - base
+    if end <= len(text) or (end == len(text) + 1 and ends.whole):
+        return end, found[1]
+    return None
 
 
 def _param_end(text: str, start: int, in_dquote: bool, ends: Ends | None = None) -> int:
@@ -1068,7 +1120,8 @@ def unescape(text: str) -> str:
 
 def live_substitutions(text: str) -> Iterator[str]:
     """The ``$(…)`` and backtick bodies a shell runs when it expands ``text`` (an unquoted heredoc, ``${…}``)."""
-    return _live(text, 0, len(text), {}, text.ends if isinstance(text, Body) else None)
+    ends = text.ends if isinstance(text, Body) else None
+    return _live(text, 0, len(text), {}, ends)
 
 
 def _live(text: str, i: int, end: int, log: dict[int, tuple[int, bool]], ends: Ends | None = None) -> Iterator[str]:
@@ -1125,7 +1178,8 @@ class _Lexer:
         self.arithmetic_end = 0  # where the (( … )) being read ends
         self.last_close = text.rfind("))")
         self.next_double = -1  # the first "((" at or after where it was last looked for (see _plain_stretch)
-        self.arith_log: dict[int, tuple[int, bool]] = {}  # see _arith_or_command
+        #: See _arith_or_command; shared with the bodies where the ends are kept.
+        self.arith_log: dict[int, tuple[int, bool]] = {}
         self.expanded_twice = False  # the next word is the target of >&, which bash expands twice
         self._new_word()
 
@@ -1293,8 +1347,8 @@ class _Lexer:
             self.arithmetic_end = simple.end()
             return
         after_for = bool(self.tokens) and self.tokens[-1] == "for"
-        known = None if after_for else self.arith_log.get(self.i + 2)  # a walk passed it: where it ends is known
-        if known is not None:
+        known = None if after_for else self.arith_log.get(self.i + 2) or _arith_known(self.text, self.i + 2, self.ends)
+        if known is not None:  # a walk passed it: where it ends is known
             end, arithmetic = (None if known[0] > len(self.text) else known[0]), not known[1]
         else:
             frame = _Frame("arith", loop=after_for)
