@@ -1352,6 +1352,8 @@ class _Lexer:
             end, arithmetic = (None if known[0] > len(self.text) else known[0]), not known[1]
         else:
             frame = _Frame("arith", loop=after_for)
+            if not after_for and self.ends is not None:  # its end shared with the bodies holding it
+                frame.start, frame.bare, frame.clean = self.i + 2, True, True
             end = _close(self.text, self.i + 2, frame, log=self.arith_log, ends=self.ends)
             arithmetic = frame.kind == "arith"  # a ";" in it made it subshells: kind "code"
         if end is not None and arithmetic:
