@@ -11,7 +11,7 @@ import re
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 
 from ..process.errors import ExecError
-from ..process.work import ShellTooComplex
+from ..shell.work import ShellTooComplex
 from .commands import Simple
 from .levels import GUARDS, Guard
 from .names import Names

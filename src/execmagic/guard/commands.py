@@ -14,7 +14,7 @@ import functools
 import re
 from collections.abc import Iterator, Sequence
 
-from ..process.shell_lex import REDIRECTS, STDIN_REDIRECTS, Op, Word, tokenize, unescape
+from ..shell.walk import REDIRECTS, STDIN_REDIRECTS, Op, Word, tokenize, unescape
 from .paths import Path
 
 __all__ = ["ASSIGNMENT", "DECLARES", "WRAPPERS", "Command", "Simple", "assigned", "command_name", "emitted", "parse",

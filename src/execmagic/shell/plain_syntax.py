@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import re
 
-from .shell_lex import Op, source_spans
+from .walk import Op, source_spans
 from .work import ShellTooComplex
 
 __all__ = ["surely_parses"]

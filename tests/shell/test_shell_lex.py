@@ -12,7 +12,7 @@ import pytest
 
 from execmagic.engine.template import expand_params
 from execmagic.process.errors import TemplateError
-from execmagic.process.shell_lex import Op, Word, paren_end, source_tokens, tokenize
+from execmagic.shell.walk import Op, Word, paren_end, source_tokens, tokenize
 
 PAYLOAD = "x; touch {m}"
 
