@@ -50,9 +50,10 @@ from execmagic.engine.contexts import ansi_c_quoting, contexts_at  # noqa: E402
 from execmagic.engine.literals import render  # noqa: E402
 from execmagic.engine.template import _PARAM_REF  # noqa: E402
 from execmagic.process.errors import TemplateError  # noqa: E402
+from execmagic.shell.lexer import tokenize  # noqa: E402
 from execmagic.shell.plain_syntax import _ALIAS, surely_parses  # noqa: E402
 from execmagic.shell.scanning import Context  # noqa: E402
-from execmagic.shell.walk import Word, tokenize, unescape  # noqa: E402
+from execmagic.shell.words import Word, unescape  # noqa: E402
 
 SETUP_CODE = ("import time; t = time.perf_counter(); import tree_sitter as ts, tree_sitter_bash as b, "
               "tree_sitter_python as p, tree_sitter_javascript as j; i = time.perf_counter(); "

@@ -15,7 +15,7 @@ import pytest
 
 from execmagic.guard.check import CommandRefused, check
 from execmagic.guard.secrets import redact
-from execmagic.shell.walk import tokenize
+from execmagic.shell.lexer import tokenize
 from work_count import growth, work
 
 LINEAR = 2.6

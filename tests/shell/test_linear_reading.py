@@ -12,8 +12,8 @@ import random
 import pytest
 
 from execmagic.engine.contexts import contexts_at
+from execmagic.shell.lexer import tokenize
 from execmagic.shell.plain_syntax import surely_parses
-from execmagic.shell.walk import tokenize
 from work_count import growth
 
 #: Linear work doubles with the text; quadratic work quadruples.  Between, room for a constant's share.

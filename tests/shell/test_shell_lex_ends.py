@@ -12,7 +12,9 @@ import random
 
 import pytest
 
-from execmagic.shell.walk import Body, Op, Word, tokenize
+from execmagic.shell.ends import Body
+from execmagic.shell.lexer import tokenize
+from execmagic.shell.words import Op, Word
 
 #: Characters that open and close what the walk follows, and a few words that change how it reads them.
 _ALPHABET = ["(", ")", "$(", "$((", "))", "${", "}", "`", "\\`", "'", '"', "\\", " ", "\n", ";", "|", "<(", "<<E\n",

@@ -14,7 +14,8 @@ import functools
 import re
 from collections.abc import Iterator, Sequence
 
-from ..shell.walk import REDIRECTS, STDIN_REDIRECTS, Op, Word, tokenize, unescape
+from ..shell.lexer import tokenize
+from ..shell.words import REDIRECTS, STDIN_REDIRECTS, Op, Word, unescape
 from .paths import Path
 
 __all__ = ["ASSIGNMENT", "DECLARES", "WRAPPERS", "Command", "Simple", "assigned", "command_name", "emitted", "parse",

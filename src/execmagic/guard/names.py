@@ -24,7 +24,9 @@ import dataclasses
 import re
 from collections.abc import Iterator, Mapping, Sequence
 
-from ..shell.walk import Op, Word, backtick_end, paren_end, tokenize
+from ..shell.ends import backtick_end, paren_end
+from ..shell.lexer import tokenize
+from ..shell.words import Op, Word
 from .commands import ASSIGNMENT, DECLARES, Command, assigned, emitted, parse, program
 from .options import operands_of
 
@@ -71,7 +73,7 @@ class Readings:
     downloads: dict[tuple[str, int], bool] = dataclasses.field(default_factory=dict)
 
     def tokenize(self, text: str) -> tuple[list[Word | Op], str]:
-        """:func:`~execmagic.shell.walk.tokenize` of ``text``, read once for the check (the list is shared:
+        """:func:`~execmagic.shell.lexer.tokenize` of ``text``, read once for the check (the list is shared:
         never changed by a caller)."""
         found = self.tokens.get(text)
         if found is None:

@@ -17,7 +17,7 @@ from __future__ import annotations
 import re
 from collections.abc import Generator, Iterable, Iterator, Sequence
 
-from ..shell.walk import Word
+from ..shell.words import Word
 from .commands import ASSIGNMENT, DECLARES, WRAPPERS, Command, Simple, command_name, emitted, parse, program
 from .forks import FORK_CALLS, fork_bomb
 from .names import Names, Readings
