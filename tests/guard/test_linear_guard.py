@@ -200,4 +200,4 @@ def test_nested_code_is_walked_once_not_once_per_level(command, env):
     readings of the text, the guard at 2.5-5.5 s per MB); now each end is found once, in the text's own reading."""
     text = ONCE[command]
     assert check("all", text, env=env).rule == "too-deep"
-    assert work(lambda: check("all", text, env=env)) < 4 * work(lambda: tokenize(text))
+    assert work(lambda: check("all", text, env=env)) < 4 * max(work(lambda: tokenize(text)), len(text))

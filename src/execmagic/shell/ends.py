@@ -123,6 +123,9 @@ def paren_end(text: str, start: int, ends: Ends | None = None) -> int:
         if found is not None:
             step()
             return min(found - ends.base, len(text))
+    if text.find(")", start) < 0:  # a ( … ) ends only at a ")": with none after it, it is open to the end
+        step()  # (the search passes no more than the walk would: it stops at the first ")", which the walk reaches)
+        return len(text)
     simple = _SIMPLE_BODY.match(text, start)
     if simple and "case" not in simple.group():  # $(date), $(wc -l f): its first ")" ends it
         step()
@@ -186,6 +189,9 @@ def arith_known(text: str, start: int, ends: Ends | None) -> tuple[int, bool] | 
 
 def param_end(text: str, start: int, in_dquote: bool, ends: Ends | None = None) -> int:
     """The index of the ``}`` closing the ``${`` just before ``start``, or the end of ``text`` (``ends``: noted)."""
+    if text.find("}", start) < 0:  # a ${…} ends only at a "}" (as a ( … ) at a ")": see paren_end)
+        step()
+        return len(text)
     frames = (Frame("dquote"), Frame("param", closer="}")) if in_dquote else (Frame("param", closer="}"),)
     end = walk_to_close(text, start, *frames, ends=ends)
     return len(text) if end is None else end - 1
