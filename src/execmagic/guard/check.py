@@ -65,7 +65,9 @@ def _refusals(text: str | None, argv: Sequence[str] | None, env: Mapping[str, st
     if text is not None:
         if not _quick_look(text, env):
             return
-        found: Iterable[Simple | Refusal] = walk(text, None, 0, Names.of(env))
+        names = Names.of(env)
+        names.readings.every = False  # a command no rule judges and that hands nothing on need not be yielded
+        found: Iterable[Simple | Refusal] = walk(text, None, 0, names)
     else:
         found = walk_argv(argv or (), Names.of(env))
     for item in found:

@@ -71,6 +71,8 @@ class Readings:
     #: Whether code run in a ``$(…)`` body downloads something, found once per body and depth (each level of
     #: nesting asked it again of every level inside: twice the work per level).
     downloads: dict[tuple[str, int], bool] = dataclasses.field(default_factory=dict)
+    #: Whether the walk yields every simple command, or (for a check) only those a rule may judge.
+    every: bool = True
 
     def tokenize(self, text: str) -> tuple[list[Word | Op], str]:
         """:func:`~execmagic.shell.lexer.tokenize` of ``text``, read once for the check (the list is shared:

@@ -83,7 +83,8 @@ def walk(text: str, cwd: Path | None, depth: int, names: Names | None = None) ->
         if item in ("|", "|&"):
             continue
         if len(pipeline) == 1 and not downloads and _inert(pipeline[0]):  # most commands of a long script
-            yield Simple(tuple(names.expand(pipeline[0]).words), (), cwd)
+            if names.readings.every:  # (a check asks only what a rule may judge: not these)
+                yield Simple(tuple(names.expand(pipeline[0]).words), (), cwd)
         elif pipeline:
             pipeline = [names.expand(c) for c in pipeline]
             yield from _runs_download(pipeline, downloads)
