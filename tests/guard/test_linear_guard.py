@@ -13,7 +13,7 @@ import random
 
 import pytest
 
-from execmagic.guard.check import CommandRefused, check
+from execmagic.guard.check import CommandRefused, check, find_danger
 from execmagic.guard.secrets import redact
 from execmagic.guard.walk import simple_commands
 from execmagic.shell.lexer import tokenize
@@ -203,3 +203,25 @@ def test_nested_code_is_walked_once_not_once_per_level(command, env):
     text = ONCE[command]
     assert check("all", text, env=env).rule == "too-deep"
     assert work(lambda: check("all", text, env=env)) < 4 * max(work(lambda: tokenize(text)), len(text))
+
+
+def test_the_collector_waits_while_a_check_runs():
+    """Each pass of the cycle collector went through every token of the text again: a third of a long script's
+    check.  The walk makes no cycles, so the collector is paused while it runs, and on again after."""
+    import gc
+
+    text = "rm x; " + "cat <<EOF\n$(a\n'b\"\nEOF\n" * 3000
+    passes = []
+
+    def count(phase, info):
+        if phase == "start":
+            passes.append(info["generation"])
+
+    gc.callbacks.append(count)
+    try:
+        assert gc.isenabled()
+        check("all", text)
+        find_danger(text)
+    finally:
+        gc.callbacks.remove(count)
+    assert len(passes) <= 2 and gc.isenabled()  # (one, as each check ends, for what it let go: 66 before)
