@@ -36,7 +36,7 @@ def walk_to_close(text: str, start: int, *frames: Frame, log: dict[int, tuple[in
     if log is not None:
         walk.arith_log = log
     if ends is not None:
-        walk.ends, walk.base, walk.shared = ends.found, ends.base, ends.arith
+        walk.ends, walk.base, walk.shared, walk.params = ends.found, ends.base, ends.arith, ends.params
     stack, walk_step = walk.stack, walk._step
     stack.extend(frames)
     depth, pos, taken = len(stack), start, 0
@@ -71,21 +71,26 @@ class Ends:
     """
 
     def __init__(self, found: dict[int, int] | None = None, base: int = 0, whole: bool = True,
-                 arith: dict[int, tuple[int, bool]] | None = None) -> None:
+                 arith: dict[int, tuple[int, bool]] | None = None,
+                 params: dict[tuple[int, bool], int] | None = None) -> None:
         self.found = {} if found is None else found
         self.base, self.whole = base, whole
         #: Where each arithmetic ends and whether it became a command, the same way (see :func:`arith_or_command`).
         self.arith: dict[int, tuple[int, bool]] = {} if arith is None else arith
+        #: Where each ``${…}`` ends, by where its text starts and whether it stands in ``"…"`` (see :func:`param_end`).
+        self.params: dict[tuple[int, bool], int] = {} if params is None else params
 
     def unclosed(self, frames: Iterable[Frame]) -> None:
         for frame in frames:
             if frame.opened >= 0:
                 self.found[self.base + frame.opened] = UNCLOSED
+            elif frame.param_at >= 0:
+                self.params[self.base + frame.param_at, frame.in_quotes] = UNCLOSED
 
     def body(self, text: str, start: int, end: int) -> Body:
         """``text[start:end]`` (a substitution's body in the text read now) as a :class:`Body` sharing these ends."""
         body = Body(text[start:end])
-        body.ends = Ends(self.found, self.base + start, self.whole and end >= len(text), self.arith)
+        body.ends = Ends(self.found, self.base + start, self.whole and end >= len(text), self.arith, self.params)
         return body
 
 
@@ -189,10 +194,17 @@ def arith_known(text: str, start: int, ends: Ends | None) -> tuple[int, bool] | 
 
 def param_end(text: str, start: int, in_dquote: bool, ends: Ends | None = None) -> int:
     """The index of the ``}`` closing the ``${`` just before ``start``, or the end of ``text`` (``ends``: noted)."""
+    if ends is not None:
+        found = ends.params.get((ends.base + start, in_dquote))
+        if found is not None:
+            step()
+            return min(found - ends.base, len(text))
     if text.find("}", start) < 0:  # a ${…} ends only at a "}" (as a ( … ) at a ")": see paren_end)
         step()
         return len(text)
     frames = (Frame("dquote"), Frame("param", closer="}")) if in_dquote else (Frame("param", closer="}"),)
+    if ends is not None:
+        frames[-1].param_at, frames[-1].in_quotes = start, in_dquote
     end = walk_to_close(text, start, *frames, ends=ends)
     return len(text) if end is None else end - 1
 

@@ -31,6 +31,8 @@ class Frame:
     array = False        # a code frame that is a compound assignment, NAME=( … ): words only
     start = -1           # where the text of a "$((" frame starts: its end is noted in the walk's arith_log
     opened = -1          # where the text of a "( … )" frame starts, when its end is noted in the walk's ends
+    param_at = -1        # the same for a "${…}" frame (noted with whether it stands in quotes: in_quotes)
+    in_quotes = False
     bare = False         # an arith frame opened by "((": its start is given only when it is clean
     clean = False        # an arith frame a walk begun inside it would read alike (its end is shared with bodies)
     #: Set when the frame is opened (what is below it cannot change while it is open): the characters

@@ -25,10 +25,9 @@ arithmetic, ``)`` closing ``( … )``) is one step, counted as one per opener; a
 from when it is opened; a plain backtick body is passed at once.  No regex is asked to look further
 than what it consumes, so none is quadratic where no count of steps would see it.
 
-It follows quoting and nesting, not the grammar: odd text (an unclosed quote, an unbalanced
-parenthesis) is read as far as it goes, never raised on.  Hand-written on purpose: measured against
-tree-sitter-bash on the templating, guard and parse corpora (``tests/benchmarks/shell_front_end.md``),
-an error-tolerant parser got cases wrong that this walk gets right.
+It follows quoting and nesting, not the grammar: odd text is read as far as it goes, never raised
+on.  Hand-written on purpose: tree-sitter-bash got cases wrong that it gets right (the templating,
+guard and parse corpora: ``tests/benchmarks/shell_front_end.md``).
 """
 
 from __future__ import annotations
@@ -203,7 +202,11 @@ class ShellScanner(WalkBodies):
             if self.stack[-1].kind == "arith":  # in arithmetic bash counts parentheses only: ${x/a/(} opens one
                 return i + 2
             end = _PARAM_RUN.match(text, i).end()  # type: ignore[union-attr]
-            self.stack.append_run([Frame("param", "}") for _ in range(i, end, 2)])
+            frames = [Frame("param", "}") for _ in range(i, end, 2)]
+            noted = self.params is not None and self._clean_below()
+            self.stack.append_run(frames)
+            for index, frame in enumerate(frames if noted else ()):  # each as param_end would read it
+                frame.param_at, frame.in_quotes = i + 2 + 2 * index, self._quoted_param(frames[0])
             self.jumped += (end - i) // 2 - 1
             return end
         if after == "$":
@@ -324,6 +327,8 @@ class ShellScanner(WalkBodies):
             self.stack.append(Frame("dquote"))
         elif ch == "}":
             self.stack.pop()
+            if frame.param_at >= 0:
+                self._param_ended(frame, i)
         return i + 1
 
     def _code(self, frame: Frame, i: int, ch: str) -> int:

@@ -40,6 +40,8 @@ class WalkBodies(Scanner):
         self.arith_log: dict[int, tuple[int, bool]] = {}
         #: The same, for clean frames (offset by ``base``), shared with the text's bodies (``Ends.arith``).
         self.shared: dict[int, tuple[int, bool]] | None = None
+        #: Where each ``${…}`` ends, by where its text starts (offset by ``base``) and whether it stands in quotes.
+        self.params: dict[tuple[int, bool], int] | None = None
         #: Steps taken at once beyond one: a run of k "(" or "$(" read in one step counts as k (a walk begun
         #: again over the same nesting must cost what it would one at a time, so the budget still bounds it).
         self.jumped = 0
@@ -101,6 +103,14 @@ class WalkBodies(Scanner):
             self.arith_log[frame.start] = (end, command)
         if clean and self.shared is not None:
             self.shared[self.base + frame.start] = (self.base + end, command)
+
+    def _param_ended(self, frame: Frame, at: int) -> None:
+        """A noted ``${…}`` frame closed by the ``}`` at ``at`` (already popped): note its end, unless tainted."""
+        below = len(self.stack)
+        if below < self.tainted_upto:
+            self.tainted_upto = below
+        elif self.params is not None:
+            self.params[self.base + frame.param_at, frame.in_quotes] = self.base + at
 
     def _push_backtick(self, closer: str) -> None:
         """Open a backtick frame; one that takes a ``"…"`` below it for its own taints the frames open (a walk
