@@ -113,12 +113,8 @@ class WalkBodies(Scanner):
             self.params[self.base + frame.param_at, frame.in_quotes] = self.base + at
 
     def _push_backtick(self, closer: str) -> None:
-        """Open a backtick frame; one that takes a ``"…"`` below it for its own taints the frames open (a walk
-        begun inside one of them would not see that quote)."""
-        in_dquote = self._in_dquote()
-        if in_dquote:
-            self.tainted_upto = len(self.stack)
-        self.stack.append(Frame("backtick", closer, in_dquote=in_dquote))
+        """Open a backtick frame, noting whether it stands in "…" (see :meth:`_quote_in_backticks`)."""
+        self.stack.append(Frame("backtick", closer, in_dquote=self._in_dquote()))
 
     def _open_backtick(self, i: int) -> int:
         """At a backtick that opens a `…`: where to go on.
@@ -145,7 +141,12 @@ class WalkBodies(Scanner):
         """At ``\\"`` inside a `…` that stands in "…": the backtick level makes it a ``"`` of the command
         inside (``"`echo \\"{v}\\"`"``), so it opens or closes "…" there; whether it did."""
         at = self._innermost_backtick()
-        if not at or not self.stack[at].in_dquote or self.stack.innermost("param") > at:
+        if not at or not self.stack[at].in_dquote:
+            return False
+        # the "…" it stands in may be below a frame open now, which a walk begun inside that frame would not see:
+        # read there, this \" would be read otherwise, so the ends of the frames open are not noted
+        self.tainted_upto = len(self.stack)
+        if self.stack.innermost("param") > at:
             return False
         if kind == "dquote" and len(self.stack) - 1 > at:
             self.stack.pop()
