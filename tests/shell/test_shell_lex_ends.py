@@ -1,7 +1,7 @@
 """A substitution's body read through the ends its text's reading found is read as the body alone would be.
 
 The guard reads each ``$(…)`` body again as code, at every level it follows; each body carries where it
-stands in the text and the ends that reading found (:class:`~execmagic.shell.walk.Ends`), so a
+stands in the text and the ends that reading found (:class:`~execmagic.shell.ends.Ends`), so a
 nested reading looks them up instead of walking again.  That is only right if a walk begun inside a body
 ends where the walk of the whole text did: checked here on random text, every body at every level.
 """
