@@ -80,9 +80,11 @@ def parser() -> argparse.ArgumentParser:
                         " it works, else unsandboxed and every answer says why (the default); off: the agent"
                         " runs as you")
     p.add_argument("--network", action="store_true", help="with --sandbox: let commands reach the network")
-    p.add_argument("--background-on", metavar="NAME", choices=registry.names(),
-                   help="run the agent's background commands as jobs there (default: local processes): on that"
-                        " system's machines, outside the sandbox (every answer says so); with --sandbox auto or off")
+    names = registry.names()
+    p.add_argument("--background-on", metavar="NAME", choices=names,
+                   help=f"run the agent's background commands there ({', '.join(names[:-1])} or {names[-1]};"
+                        " default: local): a job on another system runs outside the sandbox (every answer says so),"
+                        " with --sandbox auto or off")
     p.add_argument("--readable", action="append", default=[], metavar="PATH",
                    help="with --sandbox: show PATH, read-only, where the sandbox hides (the home folder is hidden"
                         " but the workspace, the kernel's Python and a few secret-free settings; repeatable)")
