@@ -91,11 +91,11 @@ class Toolbox:
     (``SlurmBackend(SlurmOptions(partition="gpu"))``) -- the operator's choice, not a tool argument
     the model could set.
 
-    ``sandbox`` confines every command in operating-system walls (bubblewrap; see
-    :mod:`execmagic.engine.sandboxing`): ``"off"``, ``"read-only"``, ``"workspace"`` (the allowed
-    directories, else the folder the engine started in, are writable) or ``"auto"`` (``workspace``
-    where it works; unsandboxed elsewhere, and every answer says why; the default: an agent's
-    commands meet walls, not only text checks).  ``network`` lets confined
+    ``sandbox`` confines every command in operating-system walls (bubblewrap): a mode of
+    :mod:`execmagic.engine.sandbox_modes`, where each says what it does (the writable roots: the allowed
+    directories, else the folder the engine started in).  The default, ``"auto"``, is ``workspace`` where
+    the sandbox works and unsandboxed elsewhere, every answer saying why: an agent's commands meet walls,
+    not only text checks.  ``network`` lets confined
     commands reach the network; ``readable`` shows more paths, read-only, where the sandbox hides them (the
     home folder is hidden but for the workspace, the kernel's Python and a few secret-free settings).
     Confined commands keep a session of their own, which starts from the engine's and never writes back

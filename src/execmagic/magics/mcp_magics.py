@@ -16,7 +16,7 @@ from IPython.core.magic import Magics, line_magic, magics_class, no_var_expand
 from IPython.core.magic_arguments import argument, kwds, magic_arguments
 from IPython.display import display
 
-from ..engine.sandboxing import SANDBOX_MODES
+from ..engine.sandbox_modes import SANDBOX_MODES, describe_modes
 from ..process import checks
 from ..process.sandbox import SandboxProblem, SandboxUnavailable
 from .exec_magics import ExecMagics, engine_errors
@@ -50,9 +50,8 @@ class McpMagics(Magics):
               help="with serve: N sessions at most; one more closes the one idle longest"
                    " (default: ExecMagics.mcp_max_sessions, 100)")
     @argument("--sandbox", choices=SANDBOX_MODES, metavar="MODE",
-              help="with serve: confine the agent's commands (bubblewrap): auto (the default: workspace where"
-                   " it works, else unsandboxed, saying why), workspace (only the notebook's folder, or"
-                   " ExecMagics.allowed_dirs, is writable), read-only, or off (the agent runs as you)")
+              help="with serve: confine the agent's commands (bubblewrap): "
+                   + describe_modes("the notebook's folder, or ExecMagics.allowed_dirs", default="auto"))
     @argument("--network", action="store_true", help="with serve --sandbox: let the agent's commands reach the network")
     @line_magic("mcp")  # type: ignore[arg-type]  # IPython types its decorators for Magics only
     def mcp(self, line: str) -> None:
