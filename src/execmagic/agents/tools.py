@@ -40,7 +40,8 @@ from ..process.pump import CancelToken
 from ..process.results import ShellOutput
 from .answers import answer_text, calls_in, read_call
 from .arguments import normalise, object_schema, validate
-from .schemas import FORMATS, NAME_PATTERN, tool_definition
+from .clients import schema_format
+from .schemas import NAME_PATTERN, tool_definition
 from .shaping import Holdback, Part, cut_middle, merge_streams, shape
 
 __all__ = [
@@ -201,10 +202,7 @@ class Toolbox:
         ``strict=True``, strict mode's form: every property required, optional ones nullable,
         ``additionalProperties: false``, no keyword it refuses) or ``"mcp"`` (``inputSchema``).
         """
-        if style not in FORMATS:
-            raise ValueError(f"schema style must be one of {', '.join(map(repr, FORMATS))}, not {style!r}")
-        if strict and style != "openai":
-            raise ValueError(f"strict=True is OpenAI's strict mode; {style!r} has no such mode")
+        schema_format(style, strict)  # a style that is none is refused even with no tool to word
         return [spec.definition(style, strict) for spec in self.tools.values()]
 
     # -- answers in the client's shape --------------------------------------------------------
