@@ -71,9 +71,9 @@ class McpMagics(Magics):
         are hidden, other processes are invisible, and there is no network unless --network. Its
         cd and export stay its own: they start from the notebook's session and never change it.
         Where bubblewrap cannot run, auto runs the agent unsandboxed, every answer saying why.
-        read-only writes nowhere but its /tmp; off shares the notebook's session and runs the
-        agent as you (guardrails only). A named mode that cannot work here is an error: nothing
-        starts.
+        With off the agent shares the notebook's session and runs as you (guardrails only); every
+        mode is listed under --sandbox below. A named mode that cannot work here is an error:
+        nothing starts.
 
         A session idle for 10 minutes is closed (--idle-timeout), and at most 100 are open at
         once (--max-sessions): one more closes the one idle longest, so clients that come and go
