@@ -14,17 +14,10 @@ from magic_calls import magic
 pytestmark = pytest.mark.watchdog_outlives_test
 
 
-@pytest.fixture(scope="module")
-def ip(notebook_shell):
-    return notebook_shell
-
-
 @pytest.fixture
-def asked(ip, monkeypatch, tmp_path):
+def asked(fresh_magics, monkeypatch):
     """Every request the magics hand the engine, in order (the engine plans each as usual)."""
-    magics = ip.magics_manager.registry["ExecMagics"]
-    ip.run_line_magic("config", f"ExecMagics.log_dir = {str(tmp_path / 'logs')!r}")
-    engine = magics.engine
+    engine = fresh_magics.engine
     seen: list[Request] = []
     plan = engine.plan
 
@@ -33,9 +26,7 @@ def asked(ip, monkeypatch, tmp_path):
         return plan(request)
 
     monkeypatch.setattr(engine, "plan", recording)
-    yield seen
-    engine.shells.kill_all()
-    engine.shells.cleanup()
+    return seen
 
 
 def test_a_cells_text_reaches_the_engine_as_a_frozen_request(ip, asked):

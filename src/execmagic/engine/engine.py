@@ -1,9 +1,9 @@
 """The engine's front door: turn a request (a script, an argv) into a :class:`Command`, run it, keep the session.
 
-(Over 400 lines: the :class:`Engine` is the one object callers hold, and what is left here is the order
-of the steps, each method under 60 lines; the steps are modules of their own: planning (``plans.py``),
-the walls of a run (``walls.py``), the sandbox's setting (``sandboxing.py``) and a backend's
-(``placement.py``), what a run writes back (``state_back.py``), the standby shell (``warm.py``).)
+(Over 400 lines, on purpose: the :class:`Engine` is the one object callers hold, and what is left here is
+the order of the steps, each method under 60 lines; the steps are modules of their own: planning
+(:mod:`.plans`), the walls of a run (:mod:`.walls`), the sandbox's setting (:mod:`.sandboxing`) and a
+backend's (:mod:`.placement`), what a run writes back (:mod:`.state_back`), the standby shell (:mod:`.warm`).)
 
 Planning and running are separate so that ``--dry-run`` shows exactly what
 would run -- the same expansion, the same argv -- without running it.  A caller hands

@@ -3,10 +3,12 @@
 The sandbox is bubblewrap on this machine.  A job on a remote backend (a SLURM job, a Ray job)
 runs on that system's machines, under that system's rules: nothing of ours can confine it.  So:
 
-- the sandbox ``off``: nothing to decide;
-- ``auto`` (confine where it can, else say why): the job runs unsandboxed, and says so;
-- a mode named (``workspace``, ``read-only``), or a sandbox insisted on (``--sandbox``): refused
-  with :class:`SandboxElsewhere` -- what was asked to be confined never runs unconfined.
+- a mode that does not confine (``off``): nothing to decide;
+- a lenient one (``auto``: confine where it can, else say why): the job runs unsandboxed, and says so;
+- any other (``workspace``, ``read-only``), or a sandbox insisted on (``--sandbox``): refused with
+  :class:`SandboxElsewhere` -- what was asked to be confined never runs unconfined.
+
+(The flags are each mode's record's, :mod:`.sandbox_modes`: a new mode is placed by what it is.)
 
 The magics, the agent tools, :meth:`.Engine.plan` and :meth:`.Engine.start_background` all ask
 :func:`sandbox_elsewhere`; each words the refusal for its own reader from the error's fields.
@@ -16,6 +18,7 @@ from __future__ import annotations
 
 from ..background.backends.base import Backend
 from ..process.errors import UsageProblem
+from .sandbox_modes import mode_named
 from .sandboxing import SandboxChoice
 
 __all__ = ["SandboxElsewhere", "elsewhere_note", "sandbox_elsewhere"]
@@ -43,8 +46,9 @@ def sandbox_elsewhere(mode: str, backend: Backend | None, *, insist: bool = Fals
     refused.  Raises :class:`SandboxElsewhere` for a named mode on a remote backend."""
     if backend is None or not backend.remote:
         return None
-    if mode == "off":
+    record = mode_named(mode)
+    if not record.confines:
         return SandboxChoice(None)
-    if mode == "auto" and not insist:
+    if record.lenient and not insist:
         return SandboxChoice(None, (elsewhere_note(backend.name),))
     raise SandboxElsewhere(mode, backend.name)

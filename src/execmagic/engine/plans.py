@@ -3,9 +3,9 @@
 Planning and running are separate so that ``--dry-run`` shows exactly what would run -- the
 same expansion, the same argv -- without running it.  :class:`Planner` does it for
 an :class:`~execmagic.engine.engine.Engine`, which holds one; kept apart because it is most of the
-engine's reading: templates, environment, cwd, the session's prelude, what is shown.  (Over 400 lines: the
-:class:`Plan` value and the :class:`Planner` that makes it; a plan's environment, files and what it shows
-are made together from one preparation, :class:`_Prepared`, which every planning method reads.)
+engine's reading: templates, environment, cwd, the session's prelude, what is shown.  (Over 400 lines, on
+purpose: the :class:`Plan` value and the :class:`Planner` that makes it; a plan's environment, files and
+what it shows are made together, from one preparation, :meth:`Planner._prepare`.)
 """
 
 from __future__ import annotations

@@ -1,10 +1,10 @@
 """``%%exec``, ``%exec`` and ``%spawn``: translate a magic line into an engine request and show the result.
 
-(Over 400 lines: one ``Magics`` class holds the three magics IPython registers together, sharing their
-settings and engine; some 160 of its lines are docstrings -- the ``%exec?`` help pages, with their
-examples -- and option declarations.  What is not the magics' is in modules of their own: the errors a
-cell shows (``cell_errors.py``), the live output (``live.py``), the cell's display (``kernel_io.py``),
-the cluster options (``cluster.py``), and the engine's request (``engine/requests.py``).)
+(Over 400 lines, on purpose: one :class:`ExecMagics` class holds the three magics IPython registers
+together, sharing their settings and engine; some 170 of its lines are docstrings -- the ``%exec?`` help
+pages, with their examples -- and option declarations.  What is not the magics' lives apart: the errors
+a cell shows (:mod:`.cell_errors`), the live output (:mod:`.live`), the cell's display (:mod:`.kernel_io`),
+the cluster options (:mod:`.cluster`), and the request handed to the engine (:mod:`..engine.requests`).)
 
 This layer owns three things only: parsing (user mistakes become one-line
 ``UsageError``s), configuration (traitlets, turned into plain engine values at
@@ -32,7 +32,7 @@ from IPython.core.magic import (
 from IPython.core.magic_arguments import argument, kwds, magic_arguments
 from IPython.display import display
 
-from ..engine.sandboxing import SANDBOX_MODES
+from ..engine.sandbox_modes import SANDBOX_MODES, mode_names
 from ..guard.levels import Guard
 from ..process import checks
 from ..process.errors import shown_value
@@ -95,7 +95,7 @@ def _common(func: Callable[..., Any]) -> Callable[..., Any]:
 def sandbox_options(func: Callable[..., Any]) -> Callable[..., Any]:
     """``--sandbox`` / ``--sandbox-mode``: for every magic that runs a command (``%bg`` too)."""
     func = argument("--sandbox-mode", metavar="MODE", choices=SANDBOX_MODES,
-                    help="run inside this sandbox: off, read-only, workspace or auto (see ExecMagics.sandbox)")(func)
+                    help=f"run inside this sandbox: {mode_names()} (see ExecMagics.sandbox)")(func)
     return argument("--sandbox", action="store_true",
                     help="run inside the sandbox: ExecMagics.sandbox's mode, or workspace when it is off"
                          " (writable: the allowed dirs or the notebook's folder, and a private /tmp)")(func)
