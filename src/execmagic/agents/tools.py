@@ -158,11 +158,10 @@ class Toolbox:
     def _jobs_elsewhere(self) -> str:
         """What the Bash tool's description says of background jobs on another system (the operator's
         ``background_on``): outside the walls here, so the model knows before it sends one there."""
-        backend = self.background_on
-        if backend is None or not backend.remote:
+        if not self._elsewhere or self.background_on is None:  # jobs run here (the rule said nothing of them)
             return ""
-        return (f" Commands with run_in_background run as jobs on {backend.name} (the user's setting): on that"
-                " system's machines, under its rules, outside any sandbox here.")
+        return (f" Commands with run_in_background run as jobs on {self.background_on.name} (the user's setting):"
+                " on that system's machines, under its rules, outside any sandbox here.")
 
     def _builtin_specs(self) -> list[ToolSpec]:
         return [
