@@ -46,7 +46,6 @@ BEING_SPLIT = {
 #: Functions being shortened with their modules' splits (``path:function``); the same rule as above.
 BEING_SHORTENED = {
     "src/execmagic/background/backends/ray/wrapper.py:run",  # being split: backends as packages
-    "src/execmagic/magics/mcp_magics.py:_serve",  # being split: a mode's meaning in one record
 }
 ROLE = re.compile(r":(?:mod|class|func|meth|data|attr|exc):`~?([^`]+)`|``([A-Za-z_][\w.]*)``")
 

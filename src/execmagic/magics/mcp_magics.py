@@ -25,6 +25,7 @@ from .options import parse_line
 
 if TYPE_CHECKING:  # the server and the tools are imported when a server is asked for, not at %load_ext
     from ..agents.mcp_http import HttpServer
+    from ..agents.tools import Toolbox
 
 __all__ = ["McpMagics"]
 
@@ -124,15 +125,7 @@ class McpMagics(Magics):
         from jupyter_core.paths import jupyter_runtime_dir
 
         from ..agents.mcp_http import HttpServer
-        from ..agents.mcp_server import (
-            SERVER_NAME,
-            McpTooOld,
-            McpUnavailable,
-            require_sdk,
-            sandbox_line,
-            sandbox_trouble,
-        )
-        from ..agents.tools import Toolbox
+        from ..agents.mcp_server import McpTooOld, McpUnavailable, require_sdk
 
         try:  # first: an SDK that is missing or too old is one line, before anything is set up
             require_sdk()
@@ -146,15 +139,7 @@ class McpMagics(Magics):
                                           "--idle-timeout")
             max_sessions = checks.count(self.exec_magics.mcp_max_sessions if max_sessions is None else max_sessions,
                                         "--max-sessions", minimum=1)
-        engine = self.exec_magics.engine
-        self.exec_magics.sync_background_settings()
-        try:  # a sandbox that cannot work here: one line, and nothing starts
-            toolbox = Toolbox(engine, guard="all", grace=self.exec_magics.kill_grace, sandbox=sandbox,
-                              network=network, readable=self.exec_magics.sandbox_readable)
-        except (SandboxProblem, SandboxUnavailable) as exc:
-            raise UsageError(sandbox_trouble(sandbox, exc, auto="%mcp serve --sandbox auto",
-                                             root_fix="start the notebook in the project folder or set"
-                                                      " ExecMagics.allowed_dirs")) from None
+        toolbox = self._toolbox(sandbox, network)
         try:
             server = HttpServer(toolbox, port=port or 0, idle_timeout=idle_timeout, max_sessions=max_sessions)
             server.start()
@@ -169,14 +154,22 @@ class McpMagics(Magics):
             raise UsageError(f"cannot write the client configuration: {exc.strerror or exc}"
                              f" ({getattr(exc, 'filename', None) or jupyter_runtime_dir()})") from None
         self.server = server
-        session = ("The agent works in this notebook's session" if toolbox.sandbox.sandbox is None else
-                   "The agent works in a session of its own, started from this notebook's (its cd and export stay"
-                   " out of it)")
-        print(f"MCP server listening at {server.url} (127.0.0.1 only; every request needs its bearer token, in the"
-              f" file below under mcpServers.{SERVER_NAME}.headers.Authorization)\n"
-              f"client config, token included (readable by you only, kept out of this notebook): {path}\n"
-              f"agent: {sandbox_line(toolbox)}\n"
-              f"{session}: %bg lists its shells, %mcp its calls; %mcp stop ends the server.")
+        _announce(server, path, toolbox)
+
+    def _toolbox(self, sandbox: str, network: bool) -> Toolbox:
+        """The agent's tools over this notebook's engine, with its background settings as they are now; a
+        sandbox that cannot work here is one line, and nothing starts."""
+        from ..agents.mcp_server import sandbox_trouble
+        from ..agents.tools import Toolbox
+
+        self.exec_magics.sync_background_settings()
+        try:
+            return Toolbox(self.exec_magics.engine, guard="all", grace=self.exec_magics.kill_grace, sandbox=sandbox,
+                           network=network, readable=self.exec_magics.sandbox_readable)
+        except (SandboxProblem, SandboxUnavailable) as exc:
+            raise UsageError(sandbox_trouble(sandbox, exc, auto="%mcp serve --sandbox auto",
+                                             root_fix="start the notebook in the project folder or set"
+                                                      " ExecMagics.allowed_dirs")) from None
 
     def stop(self) -> str | None:
         """Stop the server if one runs; what happened, in one line (``None``: there was none)."""
@@ -186,3 +179,18 @@ class McpMagics(Magics):
         server.stop()
         calls = server.log.total
         return f"MCP server at {server.url} stopped after {calls} call{'s' if calls != 1 else ''}; the port is closed"
+
+
+def _announce(server: HttpServer, path: str, toolbox: Toolbox) -> None:
+    """The started server's lines: where it listens, where its client's config (and token) is, the agent's
+    sandbox, and whose session the agent works in."""
+    from ..agents.mcp_server import SERVER_NAME, sandbox_line
+
+    session = ("The agent works in this notebook's session" if toolbox.sandbox.sandbox is None else
+               "The agent works in a session of its own, started from this notebook's (its cd and export stay"
+               " out of it)")
+    print(f"MCP server listening at {server.url} (127.0.0.1 only; every request needs its bearer token, in the"
+          f" file below under mcpServers.{SERVER_NAME}.headers.Authorization)\n"
+          f"client config, token included (readable by you only, kept out of this notebook): {path}\n"
+          f"agent: {sandbox_line(toolbox)}\n"
+          f"{session}: %bg lists its shells, %mcp its calls; %mcp stop ends the server.")
