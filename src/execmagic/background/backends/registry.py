@@ -57,8 +57,8 @@ class BackendSpec:
 #: A new backend is one more line here.
 _BUILTIN = (
     "local_spec",
-    "slurm_options",
-    "ray_spec",
+    "slurm.spec",
+    "ray.spec",
 )
 
 _lock = threading.Lock()

@@ -1,0 +1,27 @@
+"""Background shells as SLURM batch jobs (``--on slurm``); the design is in :mod:`.backend`, the
+user's guide in :file:`slurm.md`.
+
+The modules, as every remote backend has them: :mod:`.spec` (what the registry imports: the options
+and settings), :mod:`.options` (what a job asks for), :mod:`.cli` (SLURM's commands), :mod:`.backend`
+(submit, find, reattach), :mod:`.handle` (one job), with :mod:`.files` (its files on the shared
+folder), :mod:`.monitor`, :mod:`.status`, :mod:`.script` (the wrapper, :file:`slurm_job.sh`) and
+:mod:`.srun` (a foreground run).
+"""
+
+from typing import TYPE_CHECKING
+
+from ..lazy import lazy_names
+
+if TYPE_CHECKING:
+    from .backend import SlurmBackend
+    from .cli import SlurmError
+    from .handle import SlurmHandle
+    from .options import SlurmOptions, check_extra, checked_logs_dir, default_logs_dir, sbatch_words
+
+__all__ = ["SlurmBackend", "SlurmError", "SlurmHandle", "SlurmOptions", "check_extra", "checked_logs_dir",
+           "default_logs_dir", "sbatch_words"]
+
+__getattr__ = lazy_names(__name__, {
+    "SlurmBackend": "backend", "SlurmError": "cli", "SlurmHandle": "handle", "SlurmOptions": "options",
+    "check_extra": "options", "checked_logs_dir": "options", "default_logs_dir": "options", "sbatch_words": "options",
+})
