@@ -56,11 +56,11 @@ def test_the_magics_run_bg_bgout_and_kill_on_a_backend_registered_before_they_lo
 def test_start_runs_on_the_toy_by_name(toy, engine):
     info = execmagic.start("echo hi; echo oops >&2; exit 4", on="toy", engine=engine)
     assert info.backend == "toy"
-    out = execmagic.read(info.id, wait=10, engine=engine)
-    while not out.at_end:
-        out = execmagic.read(info.id, wait=10, engine=engine)
-    assert (out.stdout, out.stderr) == ("hi\n", "oops\n")
-    assert out.shell.status == "exited 4"
+    outs = [execmagic.read(info.id, wait=10, engine=engine)]
+    while not outs[-1].at_end:
+        outs.append(execmagic.read(info.id, wait=10, engine=engine))
+    assert ("".join(o.stdout for o in outs), "".join(o.stderr for o in outs)) == ("hi\n", "oops\n")
+    assert outs[-1].shell.status == "exited 4"
 
 
 def test_no_file_of_execmagic_names_the_toy():

@@ -40,7 +40,7 @@ class ToyHandle(RemoteHandle[JobStatus]):
         done = all([stream.copy() for stream in self._pipes.values()])
         if code is not None:
             self._end(code, JobStatus(Phase.KILLED if code < 0 else Phase.EXITED))
-        return self._close_when_ended(done)
+        return self._finish(done)
 
     def fail(self, why):
         self._learn(JobStatus(self._state.phase, unknown=why))

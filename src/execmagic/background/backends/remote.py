@@ -90,9 +90,10 @@ class RemoteHandle(Generic[S]):
             self._state = state
         self._end_of_job.set()
 
-    def _close_when_ended(self, done: bool) -> bool:
-        """End the streams once the job ended and everything is in them (``done``); True then: the
-        poller needs do nothing more for this job."""
+    def _finish(self, done: bool) -> bool:
+        """End the streams if the job ended and everything is in them (``done``); True then: the poller
+        need do nothing more for this job.  The return code is read once: the other thread may learn the
+        end meanwhile, and a caller that cleans up first asks :attr:`returncode` before this."""
         if self._returncode is None or not done:
             return False
         for pipe in self._pipes.values():

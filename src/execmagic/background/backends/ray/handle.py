@@ -148,7 +148,7 @@ class RayHandle(RemoteHandle["str | None"]):
                 self._take(log)
                 if ended_in_ray:
                     self._end_from(info)
-        return self._close_when_ended(all([pipe.flush() for pipe in self._pipes.values()]))
+        return self._finish(all([pipe.flush() for pipe in self._pipes.values()]))
 
     def _flushed(self) -> bool:
         return not any(pipe.pending for pipe in self._pipes.values())

@@ -138,8 +138,8 @@ class SlurmHandle(RemoteHandle[JobStatus]):
             self._read_exit_file()
         if self._state.phase is Phase.PENDING and any(s.exists() for s in self._streams.values()):
             self._learn(JobStatus(Phase.RUNNING))  # its files exist: it started (squeue will name the node)
-        done = all([stream.copy() for stream in self._streams.values()])
-        if self._returncode is not None and done:
+        done = all([stream.copy() for stream in self._streams.values()]) and self._returncode is not None
+        if done:
             # everything is in the pipes: this owner reads the files no more (said before the pipes
             # end, so an owner that saw the end and cleans up finds them copied)
             self.files.release(self._reading)
@@ -149,7 +149,7 @@ class SlurmHandle(RemoteHandle[JobStatus]):
             # the cluster's copy is read by nobody now (another owner attached holds the record's lock,
             # and removes them when it is done in turn): files of ended jobs do not pile up on the share
             self.files.remove()
-        return self._close_when_ended(done)
+        return self._finish(done)
 
     def update(self, job: JobState | None, now: float) -> None:
         """What ``squeue --states=all`` said (``None``: SLURM forgot the job)."""
