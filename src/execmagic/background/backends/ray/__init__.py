@@ -8,9 +8,8 @@ and settings), :mod:`.options` (what a job asks for), :mod:`.client` (Ray's REST
 :mod:`.follow` (a foreground run).
 """
 
-from typing import TYPE_CHECKING
-
-from ..lazy import lazy_names
+import importlib
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from .backend import RayBackend
@@ -22,7 +21,15 @@ if TYPE_CHECKING:
 
 __all__ = ["RayBackend", "RayClient", "RayCluster", "RayError", "RayHandle", "RayJob", "RayOptions", "RayPhase"]
 
-__getattr__ = lazy_names(__name__, {
+#: Where each public name lives: imported when first asked for (the registry imports this package
+#: when the magics load, for its ``spec``; the backend's own modules load when a command runs there).
+_WHERE = {
     "RayBackend": "backend", "RayClient": "client", "RayCluster": "cluster", "RayError": "client",
     "RayHandle": "handle", "RayJob": "job", "RayOptions": "options", "RayPhase": "client",
-})
+}
+
+
+def __getattr__(name: str) -> Any:
+    if name not in _WHERE:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    return getattr(importlib.import_module(f"{__name__}.{_WHERE[name]}"), name)

@@ -20,7 +20,6 @@ from ....process.errors import UsageProblem, shown_value
 from ..base import Backend, Option
 from ..registry import BackendSpec
 from ..resources import cpus_option, gpus_option, mem_option
-from .options import RayOptions, parse_mem
 
 __all__ = ["SPEC"]
 
@@ -36,6 +35,8 @@ def _gpus(text: str) -> float:
 
 
 def _mem(text: str) -> str:
+    from .options import parse_mem  # (its regexes compiled when a --mem is first read, not when the magics load)
+
     parse_mem(text)  # checked here: a mistake is one line before anything is sent
     return text
 
@@ -63,6 +64,7 @@ _OPTIONS = (
 
 def _make(values: Mapping[str, Any], grace: float) -> Backend:
     from .backend import RayBackend
+    from .options import RayOptions
 
     options = RayOptions(cpus=values.get("cpus") or None, gpus=values.get("gpus"), mem=values.get("mem") or None,
                          working_dir=values.get("working_dir") or None)

@@ -8,9 +8,8 @@ folder), :mod:`.monitor`, :mod:`.status`, :mod:`.script` (the wrapper, :file:`sl
 :mod:`.srun` (a foreground run).
 """
 
-from typing import TYPE_CHECKING
-
-from ..lazy import lazy_names
+import importlib
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from .backend import SlurmBackend
@@ -21,7 +20,15 @@ if TYPE_CHECKING:
 __all__ = ["SlurmBackend", "SlurmError", "SlurmHandle", "SlurmOptions", "check_extra", "checked_logs_dir",
            "default_logs_dir", "sbatch_words"]
 
-__getattr__ = lazy_names(__name__, {
+#: Where each public name lives: imported when first asked for (the registry imports this package
+#: when the magics load, for its ``spec``; the backend's own modules load when a command runs there).
+_WHERE = {
     "SlurmBackend": "backend", "SlurmError": "cli", "SlurmHandle": "handle", "SlurmOptions": "options",
     "check_extra": "options", "checked_logs_dir": "options", "default_logs_dir": "options", "sbatch_words": "options",
-})
+}
+
+
+def __getattr__(name: str) -> Any:
+    if name not in _WHERE:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    return getattr(importlib.import_module(f"{__name__}.{_WHERE[name]}"), name)
