@@ -46,7 +46,7 @@ class Submitter(Protocol):
     monitor: Poller[Any]
 
 
-class RayHandle(RemoteHandle["str | None"]):
+class RayHandle(RemoteHandle[str | None]):
     """One Ray job as the registry sees it (see :class:`~..base.Handle`); its state is what the
     monitor last learned, so every method is quick, and only :meth:`stop` talks to Ray."""
 

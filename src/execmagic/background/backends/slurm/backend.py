@@ -1,8 +1,8 @@
 """Background shells as SLURM batch jobs (see :mod:`..base`; the options are in :mod:`.options`, the
 job's files in :mod:`.files`, its handle in :mod:`.handle`).
 
-A job is submitted with ``sbatch`` through :file:`slurm_job.sh` (see :mod:`.script`), a small wrapper shipped with
-execmagic that runs the command in a session of its own, stops its whole tree on a signal or at the
+A job is submitted with ``sbatch`` through :file:`slurm_job.sh` (see :mod:`.script`), a small
+wrapper shipped with execmagic that runs the command in a session of its own, stops its whole tree on a signal or at the
 timeout, and leaves the exit code in a file next to the logs.  The cluster writes the job's stdout
 and stderr into a folder on a shared filesystem (:attr:`SlurmBackend.logs_dir`); the kernel reads
 them from there.  So the registry sees a job as it sees a local shell:
