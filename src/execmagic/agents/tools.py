@@ -40,7 +40,8 @@ from ..process.pump import CancelToken
 from ..process.results import ShellOutput
 from .answers import answer_text, calls_in, read_call
 from .arguments import normalise, object_schema, validate
-from .schemas import FORMATS, NAME_PATTERN, tool_definition
+from .clients import schema_format
+from .schemas import NAME_PATTERN, tool_definition
 from .shaping import Holdback, Part, cut_middle, merge_streams, shape
 
 __all__ = [
@@ -91,11 +92,11 @@ class Toolbox:
     (``SlurmBackend(SlurmOptions(partition="gpu"))``) -- the operator's choice, not a tool argument
     the model could set.
 
-    ``sandbox`` confines every command in operating-system walls (bubblewrap; see
-    :mod:`execmagic.engine.sandboxing`): ``"off"``, ``"read-only"``, ``"workspace"`` (the allowed
-    directories, else the folder the engine started in, are writable) or ``"auto"`` (``workspace``
-    where it works; unsandboxed elsewhere, and every answer says why; the default: an agent's
-    commands meet walls, not only text checks).  ``network`` lets confined
+    ``sandbox`` confines every command in operating-system walls (bubblewrap): a mode of
+    :mod:`execmagic.engine.sandbox_modes`, where each says what it does (the writable roots: the allowed
+    directories, else the folder the engine started in).  The default, ``"auto"``, is ``workspace`` where
+    the sandbox works and unsandboxed elsewhere, every answer saying why: an agent's commands meet walls,
+    not only text checks.  ``network`` lets confined
     commands reach the network; ``readable`` shows more paths, read-only, where the sandbox hides them (the
     home folder is hidden but for the workspace, the kernel's Python and a few secret-free settings).
     Confined commands keep a session of their own, which starts from the engine's and never writes back
@@ -201,10 +202,7 @@ class Toolbox:
         ``strict=True``, strict mode's form: every property required, optional ones nullable,
         ``additionalProperties: false``, no keyword it refuses) or ``"mcp"`` (``inputSchema``).
         """
-        if style not in FORMATS:
-            raise ValueError(f"schema style must be one of {', '.join(map(repr, FORMATS))}, not {style!r}")
-        if strict and style != "openai":
-            raise ValueError(f"strict=True is OpenAI's strict mode; {style!r} has no such mode")
+        schema_format(style, strict)  # a style that is none is refused even with no tool to word
         return [spec.definition(style, strict) for spec in self.tools.values()]
 
     # -- answers in the client's shape --------------------------------------------------------

@@ -4,7 +4,8 @@ Planning and running are separate so that ``--dry-run`` shows exactly what would
 same expansion, the same argv -- without running it.  :class:`Planner` is the part of
 :class:`~execmagic.engine.engine.Engine` that does it, kept apart because it is most of the
 engine's reading: templates, environment, cwd, the session's prelude, what is shown.  (Over 400 lines, on
-purpose: a plan's environment, files and what it shows are made together, from one preparation.)
+purpose: a plan's environment, files and what it shows are made together, from one preparation,
+:meth:`Planner._prepare`.)
 """
 
 from __future__ import annotations

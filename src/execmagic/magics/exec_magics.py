@@ -32,7 +32,7 @@ from IPython.core.magic import (
 from IPython.core.magic_arguments import argument, kwds, magic_arguments
 from IPython.display import display
 
-from ..engine.sandboxing import SANDBOX_MODES
+from ..engine.sandbox_modes import SANDBOX_MODES, mode_names
 from ..guard.levels import Guard
 from ..process import checks
 from ..process.errors import (
@@ -188,7 +188,7 @@ def _common(func: Callable[..., Any]) -> Callable[..., Any]:
 def sandbox_options(func: Callable[..., Any]) -> Callable[..., Any]:
     """``--sandbox`` / ``--sandbox-mode``: for every magic that runs a command (``%bg`` too)."""
     func = argument("--sandbox-mode", metavar="MODE", choices=SANDBOX_MODES,
-                    help="run inside this sandbox: off, read-only, workspace or auto (see ExecMagics.sandbox)")(func)
+                    help=f"run inside this sandbox: {mode_names()} (see ExecMagics.sandbox)")(func)
     return argument("--sandbox", action="store_true",
                     help="run inside the sandbox: ExecMagics.sandbox's mode, or workspace when it is off"
                          " (writable: the allowed dirs or the notebook's folder, and a private /tmp)")(func)

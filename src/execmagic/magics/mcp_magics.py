@@ -16,7 +16,7 @@ from IPython.core.magic import Magics, line_magic, magics_class, no_var_expand
 from IPython.core.magic_arguments import argument, kwds, magic_arguments
 from IPython.display import display
 
-from ..engine.sandboxing import SANDBOX_MODES
+from ..engine.sandbox_modes import SANDBOX_MODES, describe_modes
 from ..process import checks
 from ..process.sandbox import SandboxProblem, SandboxUnavailable
 from .exec_magics import ExecMagics, engine_errors
@@ -50,9 +50,8 @@ class McpMagics(Magics):
               help="with serve: N sessions at most; one more closes the one idle longest"
                    " (default: ExecMagics.mcp_max_sessions, 100)")
     @argument("--sandbox", choices=SANDBOX_MODES, metavar="MODE",
-              help="with serve: confine the agent's commands (bubblewrap): auto (the default: workspace where"
-                   " it works, else unsandboxed, saying why), workspace (only the notebook's folder, or"
-                   " ExecMagics.allowed_dirs, is writable), read-only, or off (the agent runs as you)")
+              help="with serve: confine the agent's commands (bubblewrap): "
+                   + describe_modes("the notebook's folder, or ExecMagics.allowed_dirs", default="auto"))
     @argument("--network", action="store_true", help="with serve --sandbox: let the agent's commands reach the network")
     @line_magic("mcp")  # type: ignore[arg-type]  # IPython types its decorators for Magics only
     def mcp(self, line: str) -> None:
@@ -72,9 +71,9 @@ class McpMagics(Magics):
         are hidden, other processes are invisible, and there is no network unless --network. Its
         cd and export stay its own: they start from the notebook's session and never change it.
         Where bubblewrap cannot run, auto runs the agent unsandboxed, every answer saying why.
-        read-only writes nowhere but its /tmp; off shares the notebook's session and runs the
-        agent as you (guardrails only). A named mode that cannot work here is an error: nothing
-        starts.
+        With off the agent shares the notebook's session and runs as you (guardrails only); every
+        mode is listed under --sandbox below. A named mode that cannot work here is an error:
+        nothing starts.
 
         A session idle for 10 minutes is closed (--idle-timeout), and at most 100 are open at
         once (--max-sessions): one more closes the one idle longest, so clients that come and go

@@ -36,7 +36,7 @@ from ..agents.mcp_stdio import serve_stdio
 from ..agents.plugins import PluginTool, load_manifest
 from ..agents.tools import Toolbox
 from ..engine.engine import Engine
-from ..engine.sandboxing import SANDBOX_MODES
+from ..engine.sandbox_modes import SANDBOX_MODES, describe_modes
 from ..guard.policy import GUARDS, Policy
 from ..process.errors import ExecError
 from ..process.sandbox import SandboxProblem, SandboxUnavailable
@@ -67,10 +67,9 @@ def parser() -> argparse.ArgumentParser:
                    help="pass this variable on even though it looks secret (repeatable)")
     p.add_argument("--no-redact", action="store_true", help="do not redact secret values from output")
     p.add_argument("--sandbox", choices=SANDBOX_MODES, default="auto",
-                   help="confine every command (bubblewrap): read-only, or workspace (only the --allow-dir"
-                        " folders, else the folder the server starts in, are writable); auto: workspace where"
-                        " it works, else unsandboxed and every answer says why (the default); off: the agent"
-                        " runs as you")
+                   help="confine every command (bubblewrap): "
+                        + describe_modes("the --allow-dir folders, else the folder the server starts in",
+                                         default="auto"))
     p.add_argument("--network", action="store_true", help="with --sandbox: let commands reach the network")
     p.add_argument("--readable", action="append", default=[], metavar="PATH",
                    help="with --sandbox: show PATH, read-only, where the sandbox hides (the home folder is hidden"
