@@ -40,13 +40,10 @@ MAX_FUNCTION_LINES = 60
 #: Being split: each comes off this list (the lead removes it) once its split lands; the tests say when one may.
 BEING_SPLIT = {
     "src/execmagic/process/shell_lex.py",  # being split: its two walkers, into a shell/ layer
-    "src/execmagic/background/backends/slurm.py",  # being split: backends as packages
-    "src/execmagic/background/backends/ray/backend.py",  # being split: backends as packages
     "src/execmagic/magics/exec_magics.py",  # being split: requests as values, policy in the engine
 }
 #: Functions being shortened with their modules' splits (``path:function``); the same rule as above.
 BEING_SHORTENED = {
-    "src/execmagic/background/backends/ray/wrapper.py:run",  # being split: backends as packages
     "src/execmagic/engine/engine.py:run",  # being split: policy in the engine
     "src/execmagic/engine/plans.py:plan_script",  # being split: requests as values
     "src/execmagic/magics/mcp_magics.py:_serve",  # being split: a mode's meaning in one record

@@ -7,7 +7,7 @@ seconds (copy what is new into the job's pipes, learn its state, say when nothin
 and the registry's reader mirrors the pipes into the shell's logs.  One job's trouble never stops
 the others' (it becomes that job's :meth:`PolledJob.fail`), and the thread ends when no job is left,
 so an idle kernel runs none.  A backend that also asks about all its jobs at once (one ``squeue``
-for every SLURM job) does it in :meth:`Poller.between`, after each round.
+for every SLURM job) does it in :meth:`Poller.between`, after each pass.
 """
 
 from __future__ import annotations
@@ -42,7 +42,7 @@ class Poller(Generic[Job]):
     def __init__(self, name: str, tick: float) -> None:
         #: The thread's name (``execmagic-slurm``), for a reader of a thread dump.
         self.name = name
-        #: Seconds between two rounds: the first-output latency a user sees, on top of the cluster's.
+        #: Seconds between two passes: the first-output latency a user sees, on top of the cluster's.
         self.tick = tick
         self._jobs: dict[int, Job] = {}
         self._lock = threading.Lock()
@@ -63,11 +63,11 @@ class Poller(Generic[Job]):
             self._jobs.pop(id(job), None)
 
     def wake(self) -> None:
-        """Start the next round now (a stop or a submission: the user waits for the change)."""
+        """Start the next pass now (a stop or a submission: the user waits for the change)."""
         self._wake.set()
 
     def between(self, jobs: Sequence[Job]) -> None:
-        """After each round, with the jobs of that round: nothing here (see the module docstring)."""
+        """After each pass, with the jobs of that pass: nothing here (see the module docstring)."""
 
     def _run(self) -> None:
         while True:
