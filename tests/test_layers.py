@@ -155,20 +155,13 @@ def test_the_graph_reads_function_level_imports_and_skips_type_checking_ones():
     assert ("process", "checks") in graph[("engine", "plans")]  # "from ..process import checks": the module
 
 
-#: Circles being taken apart elsewhere (expected to fail until then; not strict, so it passes once they are gone).
-KNOWN_CIRCLES = ("background/backends: slurm.py -> slurm_options.py, slurm_srun.py -> slurm.py (function-level "
-                 "imports of JOB_PREFIX and wrapper_text); ray/backend.py <-> ray/follow.py")
-
-
 def _place(circle):
     """The layer folder every module of ``circle`` is in, or "" when it crosses folders or is at the top."""
     tops = {parts[0] if len(parts) > 1 else "" for parts in circle}
     return tops.pop() if len(tops) == 1 else ""
 
 
-@pytest.mark.parametrize("layer", [
-    pytest.param(layer, marks=pytest.mark.xfail(strict=False, reason=KNOWN_CIRCLES)) if layer == "background"
-    else layer for layer in [*sorted(RANK), ""]], ids=lambda layer: layer or "across")
+@pytest.mark.parametrize("layer", [*sorted(RANK), ""], ids=lambda layer: layer or "across")
 def test_no_circle_between_modules(layer):
     graph = module_graph()
     shown = []

@@ -40,13 +40,9 @@ MAX_FUNCTION_LINES = 60
 #: Being split: each comes off this list (the lead removes it) once its split lands; the tests say when one may.
 BEING_SPLIT = {
     "src/execmagic/process/shell_lex.py",  # being split: its two walkers, into a shell/ layer
-    "src/execmagic/background/backends/slurm.py",  # being split: backends as packages
-    "src/execmagic/background/backends/ray/backend.py",  # being split: backends as packages
 }
 #: Functions being shortened with their modules' splits (``path:function``); the same rule as above.
-BEING_SHORTENED = {
-    "src/execmagic/background/backends/ray/wrapper.py:run",  # being split: backends as packages
-}
+BEING_SHORTENED: set[str] = set()
 ROLE = re.compile(r":(?:mod|class|func|meth|data|attr|exc):`~?([^`]+)`|``([A-Za-z_][\w.]*)``")
 
 

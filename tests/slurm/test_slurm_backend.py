@@ -13,7 +13,7 @@ import time
 import pytest
 
 from execmagic.background.backends.slurm import SlurmBackend, SlurmOptions
-from execmagic.background.backends.slurm_cli import SlurmError
+from execmagic.background.backends.slurm.cli import SlurmError
 from execmagic.background.registry import ShellRegistry
 from execmagic.process.errors import UsageProblem
 from execmagic.process.spec import Command
