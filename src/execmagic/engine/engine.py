@@ -32,7 +32,7 @@ from ..process.logdir import LogDir, default_root
 from ..process.results import KillOutcome, Result, ShellInfo
 from ..process.retention import DEFAULT_QUOTA, DEFAULT_RETENTION_DAYS, prune_log_roots
 from ..process.sandbox import BWRAP_VAR, Sandbox
-from ..process.sandbox_session import Limits
+from ..process.sandbox_limits import Limits
 from ..process.spec import RunOptions
 from ..process.standby import (
     Standby,

@@ -19,7 +19,7 @@ from __future__ import annotations
 import dataclasses
 
 from ..process.plural import listed
-from ..process.sandbox import SandboxProblem
+from ..process.sandbox_spec import SandboxProblem
 
 __all__ = ["RECORDS", "SANDBOX_MODES", "SandboxMode", "describe_modes", "mode_named", "mode_names"]
 

@@ -18,7 +18,6 @@ from IPython.display import display
 
 from ..engine.sandbox_modes import SANDBOX_MODES, describe_modes
 from ..process import checks
-from ..process.sandbox import SandboxProblem, SandboxUnavailable
 from .exec_magics import ExecMagics, engine_errors
 from .helpfmt import FixedWidthHelp
 from .options import parse_line
@@ -161,6 +160,7 @@ class McpMagics(Magics):
         sandbox that cannot work here is one line, and nothing starts."""
         from ..agents.mcp_server import sandbox_trouble
         from ..agents.tools import Toolbox
+        from ..process.sandbox import SandboxProblem, SandboxUnavailable
 
         self.exec_magics.sync_background_settings()
         try:

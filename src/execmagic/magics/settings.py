@@ -22,7 +22,7 @@ from ..engine.sandbox_modes import SANDBOX_MODES, describe_modes
 from ..guard.levels import GUARDS
 from ..process import checks
 from ..process.errors import UsageProblem, shown_value
-from ..process.sandbox_session import DEFAULT_MEMORY, DEFAULT_PROCESSES, DEFAULT_TMP_BYTES, Limits
+from ..process.sandbox_limits import DEFAULT_MEMORY, DEFAULT_PROCESSES, DEFAULT_TMP_BYTES, Limits
 
 if TYPE_CHECKING:
     from ..display.render import View

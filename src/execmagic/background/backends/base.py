@@ -36,7 +36,7 @@ from collections.abc import Callable, Mapping
 from typing import Any, Protocol
 
 from ...process.spec import Command
-from ...process.stop import StopReport
+from ...process.stop_report import StopReport
 
 __all__ = ["STREAMS", "Backend", "Foreground", "Handle", "JobRecord", "Option"]
 
