@@ -7,6 +7,7 @@ live process may still carry it.
 
 from __future__ import annotations
 
+import copy
 import os
 import signal
 import sys
@@ -50,6 +51,7 @@ def notebook_shell():
     from execmagic.display import PROVENANCE_MIME
 
     shell = start_ipython() or InteractiveShell.instance()  # the test shell is created once per process
+    settings = copy.deepcopy(shell.config)  # what a module's %config sets must not reach the next module's
     shell.run_line_magic("load_ext", "execmagic")
     terminal_types = list(shell.display_formatter.active_types)
     shell.display_formatter.active_types = ["text/plain", "text/html", PROVENANCE_MIME]
@@ -59,6 +61,9 @@ def notebook_shell():
     watchdog = engine.shells.watchdog_pid
     standby = engine.warm.wait_ready(10)  # one being started is waited for, so that it is known here
     shell.run_line_magic("unload_ext", "execmagic")
+    for section in set(shell.config) - set(settings):
+        del shell.config[section]
+    shell.config.update(settings)
     assert watchdog is None or not pid_alive(watchdog)
     assert standby is None or not pid_alive(standby.runner.pid)
 

@@ -5,7 +5,11 @@
 ``shell`` reads shell text and starts nothing: the standby in ``process`` asks its grammar, the guard
 its words, templating its contexts.
 
-``mcp`` is the thin entry of the ``execmagic-mcp`` command (its server lives in ``agents``).
+``mcp`` is the thin entry of the ``execmagic-mcp`` command (its server lives in ``agents``).  The
+layers are drawn, with what each holds, in ``src/execmagic/ARCHITECTURE.md``.
+
+Inside a layer, modules import one another without a circle: a module can be read, tested and
+moved with what it imports, never with what imports it.
 
 Below the magics and display nothing imports IPython, traitlets or ipykernel, so plain Python,
 asyncio orchestrators and agents can use the engine.  ``execmagic/__init__.py`` wires the layers
@@ -56,6 +60,119 @@ def imports(path, parts):
             for alias in node.names:
                 top, _, rest = alias.name.partition(".")
                 yield node.lineno, top, rest.split(".")[0] if top == "execmagic" else top
+
+
+def _run_at_import(tree):
+    """Every node of ``tree`` but those under ``if TYPE_CHECKING:`` (read by type checkers, never run)."""
+    stack = [tree]
+    while stack:
+        node = stack.pop()
+        yield node
+        if isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test):
+            stack.extend(node.orelse)
+        else:
+            stack.extend(ast.iter_child_nodes(node))
+
+
+def _imported(path, parts):
+    """(line, execmagic module path parts, names imported from it) of each import in ``path``, those
+    inside functions too (they run later, but they still make the two modules one piece to read)."""
+    with open(path, encoding="utf-8") as fh:
+        tree = ast.parse(fh.read())
+    for node in _run_at_import(tree):
+        if isinstance(node, ast.ImportFrom):
+            module = tuple(node.module.split(".")) if node.module else ()
+            if node.level:
+                package = parts[:-1]
+                yield node.lineno, package[: len(package) - (node.level - 1)] + module, [a.name for a in node.names]
+            elif module[:1] == ("execmagic",):
+                yield node.lineno, module[1:], [a.name for a in node.names]
+        elif isinstance(node, ast.Import):
+            for alias in node.names:
+                module = tuple(alias.name.split("."))
+                if module[:1] == ("execmagic",):
+                    yield node.lineno, module[1:], [None]
+
+
+def module_graph():
+    """{module: {module it imports: first line}}, modules as path parts under ``execmagic``
+    (``("process", "results")``, ``("engine", "__init__")``).  ``from .x import y`` is an arrow to the
+    module ``x/y`` where there is one, else to ``x``; a package's ``__init__`` is a module like any other,
+    and the parent package Python loads first is no arrow (else every re-export would make a circle)."""
+    known = {tuple(parts): path for path, parts in modules()}
+
+    def found(dotted):
+        return next((m for m in (dotted, (*dotted, "__init__")) if m in known), None)
+
+    graph = {}
+    for parts, path in known.items():
+        graph[parts] = arrows = {}
+        for lineno, target, names in _imported(path, parts):
+            for name in names:
+                module = (found((*target, name)) if name else None) or found(target)
+                if module is not None and module != parts:
+                    arrows.setdefault(module, lineno)
+    return graph
+
+
+def circles(graph):
+    """The groups of modules that reach one another through imports (Tarjan's strongly connected
+    components of more than one module), each sorted."""
+    order, low, stack, on_stack, found = {}, {}, [], set(), []
+
+    def visit(module):
+        order[module] = low[module] = len(order)
+        stack.append(module)
+        on_stack.add(module)
+        for target in graph[module]:
+            if target not in order:
+                visit(target)
+                low[module] = min(low[module], low[target])
+            elif target in on_stack:
+                low[module] = min(low[module], order[target])
+        if low[module] == order[module]:
+            group = []
+            while not group or group[-1] != module:
+                group.append(stack.pop())
+                on_stack.discard(group[-1])
+            if len(group) > 1:
+                found.append(sorted(group))
+
+    for module in graph:
+        if module not in order:
+            visit(module)
+    return found
+
+
+def test_the_circle_finder_finds_circles_and_only_those():
+    graph = {("a",): {("b",): 1}, ("b",): {("c",): 2}, ("c",): {("a",): 3}, ("d",): {("a",): 4}, ("e",): {}}
+    assert circles(graph) == [[("a",), ("b",), ("c",)]]
+    assert circles({("a",): {("b",): 1}, ("b",): {}}) == []
+
+
+def test_the_graph_reads_function_level_imports_and_skips_type_checking_ones():
+    graph = module_graph()
+    # StreamCapture.read_bytes imports the file helpers when called; errors.py names Result for type checkers
+    assert ("process", "private") in graph[("process", "results")]
+    assert ("process", "results") not in graph[("process", "errors")]
+    assert ("process", "checks") in graph[("engine", "plans")]  # "from ..process import checks": the module
+
+
+def _place(circle):
+    """The layer folder every module of ``circle`` is in, or "" when it crosses folders or is at the top."""
+    tops = {parts[0] if len(parts) > 1 else "" for parts in circle}
+    return tops.pop() if len(tops) == 1 else ""
+
+
+@pytest.mark.parametrize("layer", [*sorted(RANK), ""], ids=lambda layer: layer or "across")
+def test_no_circle_between_modules(layer):
+    graph = module_graph()
+    shown = []
+    for circle in circles(graph):
+        if _place(circle) == layer:
+            shown += ["circle:"] + [f"  {'/'.join(a)}.py:{graph[a][b]} imports {'/'.join(b)}.py"
+                                    for a in circle for b in circle if b in graph[a]]
+    assert not shown, "modules that import one another (move what both need into a third):\n" + "\n".join(shown)
 
 
 def test_every_module_sits_in_a_known_layer():

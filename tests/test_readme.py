@@ -111,8 +111,8 @@ def test_every_listed_option_and_setting_exists(shell, readme):
 def test_every_slurm_trait_is_in_the_cluster_page(readme):
     from execmagic.magics.cluster import SlurmBackend
 
-    assert "(src/execmagic/background/backends/slurm.md)" in readme
-    with open(os.path.join(ROOT, "src", "execmagic", "background", "backends", "slurm.md"), encoding="utf-8") as fh:
+    assert "(src/execmagic/background/backends/slurm/slurm.md)" in readme
+    with open(os.path.join(ROOT, "src", "execmagic", "background", "backends", "slurm", "slurm.md"), encoding="utf-8") as fh:
         page = fh.read()
     for name in SlurmBackend.class_traits(config=True):
         assert f"`SlurmBackend.{name}`" in page or f"`.{name}`" in page, f"slurm.md lacks SlurmBackend.{name}"

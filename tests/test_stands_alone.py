@@ -2,9 +2,10 @@
 
 Whoever clones the repository must find the reasoning inside it: in the docstrings, the README
 and the architecture page beside the reference.  A citation of an outside document ("design §3.4",
-"seed 003", "the seed's rule"), of a tracker's numbers ("issue 8") or of how the work was organised
-(a brief and its tables, a tester and their rounds) sends the reader to a page they do not have; a
-test says what it checks, not who found the case.
+"seed 003", "the seed's rule"), of a tracker's numbers and pages ("issue 8", "the issue's rule") or
+of how the work was organised (a brief and its tables, a tester and their rounds of testing, the
+session that filed a case) sends the reader to a page they do not have; a test says what it checks,
+not who found the case or when.
 """
 
 from __future__ import annotations
@@ -24,6 +25,12 @@ OUTSIDE = re.compile("|".join([
     # a brief and its tables, a tester and their rounds, in words and in names (test_what_a_tester_found, BRIEF)
     r"\bthe\s+" + r"brief\b", r"(?<![a-z])brief" + r"'s\b", r"(?-i:(?<![A-Za-z])BRIEF(?![A-Za-z]))",
     r"(?<![a-z])test" + r"ers?(?![a-z])",
+    # the tracker's page itself ("the issue's rule") and who filed it ("filed by a session")
+    r"\bthe\s+" + r"issue(?:'s)?\b", r"\b(?:found|filed|reported|raised)\s+by\s+(?:a|the|an?\s+\w+)\s+" + r"session\b",
+    # rounds of testing, in words and in names (a second round of attacks, SECOND_ROUND, test_what_a_round_found)
+    r"(?<![a-z])rounds?[\s_]+" + r"of[\s_]+(?:attacks|testing|tests|review)",
+    r"(?<![a-z])(?:first|second|third|fourth|later|earlier|next|last|previous)[\s_]+" + r"round(?![a-z])",
+    r"(?<![a-z])a[\s_]+" + r"round[\s_]+found",
 ]), re.I)
 
 
@@ -52,10 +59,16 @@ def test_the_pattern_finds_what_it_is_for():
     for cited in ("see design " + "§3.2", "(seed " + "003)", "as " + "the seed does", "The " + "seed's rule",
                   "(issue" + " 8)", "Issue" + " #28", "the" + " brief's table", "as the" + " Brief says",
                   "spell." + "BRIEF + x", "a" + " tester's round", "both" + " testers' rounds",
-                  "what a" + " tester found", "test_what_a_" + "testers_round"):
+                  "what a" + " tester found", "test_what_a_" + "testers_round", "By the" + " issue's rule",
+                  "as the" + " issue asks", "filed by a" + " session", "found by an earlier" + " session",
+                  "a round" + " of attacks", "both rounds" + " of testing", "SECOND" + "_ROUND = [",
+                  "test_what_a_round" + "_of_attacks_found", "a first" + " round", "what a" + " round found"):
         assert OUTSIDE.search(cited), cited
     for fine in ("random.Random(seed)", "a seed of 42", "--seed-file=munged.seed", "seeds=3", "pytest", "a brief pause",
-                 "briefly", "issues: none", "the lead byte", "tests/", "a session's exports", "the contest"):
+                 "briefly", "issues: none", "the lead byte", "tests/", "a session's exports", "the contest",
+                 "exec: <issue> (CODE)", "the services that issue it", "found by its marker", "go round",
+                 "rounds of the 200 MB comparison", "round past pid_max", "each time round", "round $round of 3",
+                 "Rounds of \"sweep, signal\"", "round_trip", "a session found by number"):
         assert not OUTSIDE.search(fine), fine
 
 

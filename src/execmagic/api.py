@@ -19,6 +19,7 @@ from .background.backends.base import Backend
 from .engine.aio import in_thread
 from .engine.default import close_default_engine, default_engine
 from .engine.engine import Engine
+from .engine.requests import Request
 from .guard.policy import Guard
 from .process import checks
 from .process.errors import UsageProblem, shown_value
@@ -47,17 +48,20 @@ def run(command: str, *, language: str = "bash", timeout: float | None = None, g
         cwd: str | None = None, env: dict[str, str] | None = None, clear_env: bool = False,
         params: dict[str, Any] | None = None, input: str | bytes | None = None, isolated: bool = False,
         check: bool = False, guard: Guard = "catastrophic", on_output: OutputCallback | None = None,
-        engine: Engine | None = None, cancel: CancelToken | None = None) -> Result:
+        on: str | Backend = "local", engine: Engine | None = None, cancel: CancelToken | None = None) -> Result:
     """Run a shell command (or a script in ``language``) in the persistent session.
 
     Returns a :class:`Result`; ``check=True`` raises :class:`CommandFailed` unless it succeeded.
+    ``on`` runs it elsewhere, as ``%exec --on`` does (a backend's name or one made with options, as for
+    :func:`start`): ``"slurm"`` runs it through ``srun``, its output streamed here as it comes; a run on
+    a cluster reads the session and writes nothing back to it.
     """
     engine = engine or default_engine()
     options = _options(timeout, grace, engine)
-    plan = engine.plan_script(checks.text(command, "command"), checks.text(language, "language"), cwd=cwd,
-                              env=env, clear_env=clear_env, params=params, input=input, isolated=isolated)
-    result = engine.run(plan, options=options, on_output=on_output, guard=guard,
-                        cancel=cancel)
+    plan = engine.plan(Request(text=checks.text(command, "command"), language=checks.text(language, "language"),
+                               cwd=cwd, env=env, clear_env=clear_env, params=params, input=input, isolated=isolated,
+                               on=_backend(on, engine)))
+    result = engine.run(plan, options=options, on_output=on_output, guard=guard, cancel=cancel)
     return result.check() if check else result
 
 
@@ -69,10 +73,9 @@ def spawn(argv: Sequence[str] | str, *, timeout: float | None = None, grace: flo
     """Run one program with an argument vector, no shell (a string is split as a shell would, once)."""
     engine = engine or default_engine()
     options = _options(timeout, grace, engine)
-    plan = engine.plan_argv(_argv(argv), cwd=cwd, env=env, clear_env=clear_env, params=params, input=input,
-                            isolated=isolated)
-    result = engine.run(plan, options=options, on_output=on_output, guard=guard,
-                        cancel=cancel)
+    plan = engine.plan(Request(argv=_argv(argv), cwd=cwd, env=env, clear_env=clear_env, params=params, input=input,
+                               isolated=isolated))
+    result = engine.run(plan, options=options, on_output=on_output, guard=guard, cancel=cancel)
     return result.check() if check else result
 
 
@@ -105,9 +108,10 @@ def start(command: str, *, language: str = "bash", name: str | None = None, time
     backend = _backend(on, engine)
     timeout = checks.timeout(timeout)
     name = checks.optional_text(name, "name")
-    plan = engine.plan_script(checks.text(command, "command"), checks.text(language, "language"), cwd=cwd,
-                              env=env, clear_env=clear_env, params=params, isolated=isolated, save_session=False)
-    return engine.start_background(plan, name=name, timeout=timeout, guard=guard, backend=backend)
+    plan = engine.plan(Request(text=checks.text(command, "command"), language=checks.text(language, "language"),
+                               cwd=cwd, env=env, clear_env=clear_env, params=params, isolated=isolated,
+                               background=True, on=backend))
+    return engine.start_background(plan, name=name, timeout=timeout, guard=guard)
 
 
 def _backend(on: str | Backend, engine: Engine) -> Backend:

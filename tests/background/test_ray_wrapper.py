@@ -155,7 +155,7 @@ def test_the_foreground_follower_imports_nothing_from_the_runs_folder(tmp_path, 
     import dataclasses
     import sys
 
-    from execmagic.background.backends.ray import RayBackend
+    from execmagic.background.backends.ray import RayCluster
     from execmagic.background.backends.ray.follow import BOOTSTRAP
     from execmagic.process.spec import Command
 
@@ -165,7 +165,7 @@ def test_the_foreground_follower_imports_nothing_from_the_runs_folder(tmp_path, 
         planted.write_text(f"open({str(marker)!r}, 'w').write('imported')\n")
     session = Command(argv=("bash", "-c", "true"), cwd=str(work), env={**os.environ, "PYTHONPATH": str(work)},
                       display="true")
-    command = RayBackend(address="http://127.0.0.1:9", request_timeout=5).foreground_command(session, name="x")
+    command = RayCluster(address="http://127.0.0.1:9", request_timeout=5).foreground_command(session, name="x")
     assert command.cwd == str(work) and command.env.get("PYTHONPATH") == os.environ.get("PYTHONPATH")
     if start == "before 3.11":
         command = dataclasses.replace(command, argv=(sys.executable, "-c", BOOTSTRAP))

@@ -29,7 +29,7 @@ import psutil
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 import ray_head
-from execmagic.background.backends.ray import RayBackend, RayClient, RayOptions
+from execmagic.background.backends.ray import RayClient, RayCluster, RayOptions
 from execmagic.background.registry import ShellRegistry
 from execmagic.process.spec import Command
 
@@ -65,7 +65,7 @@ def wait_gone(value: str, limit: float = 30.0) -> float:
 
 def ours(registry: ShellRegistry, address: str, mark: str) -> tuple[float, float, float]:
     """(submit → first line, kill cell, kill → gone) through the backend."""
-    backend = RayBackend(RayOptions(env=((MARK, mark),)), address=address, grace=1.0)
+    backend = RayCluster(RayOptions(env=((MARK, mark),)), address=address, grace=1.0)
     began = time.monotonic()
     info = registry.start(Command(argv=("bash", "-c", TREE), cwd="/", env={}, display=TREE), marker_prefix="bench",
                           backend=backend)

@@ -16,7 +16,7 @@ plus the few lines a caller would need on top of it, written here):
 * **surely parses** (``shell/plain_syntax.py`` over the lexer's tokens): whether ``bash -n`` accepts a script (a *yes*
   must never be wrong; a *no* only sends the script to a new bash).
 
-Corpora: the templating tables and both rounds of attacks (``tests/engine/test_template.py``), the
+Corpora: the templating tables and both tables of escapes (``tests/engine/test_template.py``), the
 guard tables (``tests/guard/test_rules.py``, ``tests/guard/test_respellings.py``), and
 ``tests/shell/test_plain_syntax.py``'s lists and its random-script generator (unfiltered).
 Where the two answers differ, bash (or python3/node) is the judge: a template answer is right when
@@ -382,7 +382,7 @@ def template_cases() -> tuple[list[TemplateCase], list[TemplateCase]]:
         script = script.replace("{w}", "$")
         expect = None if expected is None else (lambda v, m, e=expected: (e.replace("{p}", v) + "\x1e").encode())
         (code if language in ("python", "node") else shell).append(TemplateCase(language, script, [p], expect))
-    for language, script, value, expected in t.SECOND_ROUND:
+    for language, script, value, expected in t.NESTED_ESCAPES:
         (code if language == "node" else shell).append(
             TemplateCase(language, script, [value], lambda v, m, e=expected: e.replace("{m}", m).encode()))
     for script in t.test_array_subscripts_with_substitutions_are_refused_in_shell_code.pytestmark[0].args[1]:

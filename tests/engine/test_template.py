@@ -278,7 +278,7 @@ def test_the_table_is_as_wide_as_promised():
     assert len(SHELL_CONTEXTS) >= 7 and len(PYTHON_CONTEXTS) >= 2 and len(JS_CONTEXTS) >= 2
 
 
-# -- places a first round of attacks found values escaping from (each ran its payload once) ----
+# -- places values once escaped from: defaults, heredocs, comments (each ran its payload once) ----
 ESCAPES = [
     ("bash", 'X=; printf "%s\\036" "${X:-\'{v}\'}"', "'{p}'"),
     ("sh", 'X=; printf "%s\\036" "${X:-\'{v}\'}"', "'{p}'"),
@@ -354,9 +354,9 @@ def test_python_source_after_a_keyword_and_lone_surrogates():
     assert expand_params("x = {v}", {"v": "\ud800"}, language="python") == "x = '\\ud800'"
 
 
-# -- places a second round of attacks found (each ran its payload once) ----------------------------
+# -- places in nested code values once escaped from, run for real (each ran its payload once) ----
 JS_PAYLOAD = "'+require('child_process').execSync('touch {m}')+'"
-SECOND_ROUND = [
+NESTED_ESCAPES = [
     ("bash", "echo $(echo a)#{v}", ";touch {m}", "a#;touch {m}"),
     ("dash", "echo $(echo a)#{v}", ";touch {m}", "a#;touch {m}"),
     ("bash", "echo $((1))#{v}", ";touch {m}", "1#;touch {m}"),
@@ -381,8 +381,8 @@ SECOND_ROUND = [
 ]
 
 
-@pytest.mark.parametrize("language, script, value, expected", SECOND_ROUND)
-def test_values_a_second_round_of_attacks_found_stay_values(engine, tmp_path, language, script, value, expected):
+@pytest.mark.parametrize("language, script, value, expected", NESTED_ESCAPES)
+def test_values_stay_values_in_nested_code(engine, tmp_path, language, script, value, expected):
     if shutil.which(language) is None:
         pytest.skip(f"{language} is not installed")
     marker = tmp_path / "pwned"

@@ -64,7 +64,7 @@ def test_a_trim_that_leaves_an_ordinary_path_is_allowed(text):
     "trap -- 'rm -rf /' INT TERM",
     "coproc rm -rf /",
 ])
-def test_what_a_round_of_attacks_found_is_refused(text):
+def test_rm_hidden_in_corners_of_the_shell_is_refused(text):
     refusal = check("catastrophic", text=text)
     assert refusal is not None and refusal.rule == "rm-recursive-root"
 

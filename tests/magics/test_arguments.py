@@ -195,21 +195,10 @@ def test_toolbox_grace_is_checked(engine):
 
 
 # -- the magics -----------------------------------------------------------------------------
-@pytest.fixture(scope="module")
-def ip(notebook_shell):
-    return notebook_shell
-
-
 @pytest.fixture
-def magics(ip, tmp_path):
-    magics = ip.magics_manager.registry["ExecMagics"]
-    ip.run_line_magic("config", f"ExecMagics.log_dir = {str(tmp_path / 'logs')!r}")
-    ip.run_line_magic("config", "ExecMagics.kill_grace = 0.3")
-    magics.engine.session.reset()
-    yield magics
-    magics.engine.shells.kill_all()
-    magics.engine.shells.cleanup()
-    magics.engine.shells._counter = 0
+def magics(fresh_magics):
+    """Fresh for each test that asks (the Python API's and the tools' tests above need no shell)."""
+    return fresh_magics
 
 
 @pytest.fixture

@@ -13,16 +13,6 @@ from magic_calls import magic
 pytestmark = pytest.mark.watchdog_outlives_test
 
 
-@pytest.fixture(scope="module")
-def ip(notebook_shell):
-    return notebook_shell
-
-
-@pytest.fixture
-def magics(ip):
-    return ip.magics_manager.registry["ExecMagics"]
-
-
 def test_on_offers_every_registered_backend_and_says_what_each_is(ip):
     action = next(a for a in ip.magics_manager.magics["line"]["bg"].parser._actions if a.dest == "on")
     assert tuple(action.choices) == registry.names()

@@ -18,20 +18,9 @@ from waiting import wait_until
 pytestmark = pytest.mark.watchdog_outlives_test
 
 
-@pytest.fixture(scope="module")
-def ip(notebook_shell):
-    return notebook_shell
-
-
 @pytest.fixture(autouse=True)
-def fresh(ip, tmp_path):
-    magics = ip.magics_manager.registry["ExecMagics"]
-    ip.run_line_magic("config", f"ExecMagics.log_dir = {str(tmp_path / 'logs')!r}")
-    ip.run_line_magic("config", "ExecMagics.kill_grace = 0.3")
-    yield magics
-    magics.engine.shells.kill_all()
-    magics.engine.shells.cleanup()
-    magics.engine.shells._counter = 0  # ids start at bg1 in every test
+def fresh(ip, fresh_magics):
+    yield fresh_magics
     ip.run_line_magic("config", "ExecMagics.max_background_shells = 32")  # %config: a later load reads it too
 
 

@@ -18,18 +18,10 @@ from magic_calls import magic
 pytestmark = pytest.mark.watchdog_outlives_test
 
 
-@pytest.fixture(scope="module")
-def ip(notebook_shell):
-    return notebook_shell
-
-
 @pytest.fixture(autouse=True)
-def fresh_session(ip, tmp_path):
-    ip.run_line_magic("config", f"ExecMagics.log_dir = {str(tmp_path / 'logs')!r}")
-    magics = ip.magics_manager.registry["ExecMagics"]
-    magics.engine.session.reset()
+def fresh_session(ip, fresh_magics):
     yield
-    magics.display_budget, magics.stable_output = 100_000, False
+    fresh_magics.display_budget, fresh_magics.stable_output = 100_000, False
     for name in ("files", "big", "res"):
         ip.user_ns.pop(name, None)
 

@@ -25,17 +25,8 @@ from magic_calls import magic
 # foreground runs are guarded by the module's watchdog too; notebook_shell's teardown proves it ends
 pytestmark = pytest.mark.watchdog_outlives_test
 
-@pytest.fixture(scope="module")
-def ip(notebook_shell):
-    return notebook_shell
-
-
 @pytest.fixture(autouse=True)
-def fresh_session(ip, tmp_path):
-    ip.run_line_magic("config", f"ExecMagics.log_dir = {str(tmp_path / 'logs')!r}")
-    ip.run_line_magic("config", "ExecMagics.kill_grace = 0.3")
-    magics = ip.magics_manager.registry["ExecMagics"]
-    magics.engine.session.reset()
+def fresh_session(ip, fresh_magics):
     yield
     magics = ip.magics_manager.registry["ExecMagics"]  # a new one after %reload_ext, made from %config's values
     for name, default in (("timeout", None), ("raise_on_error", True), ("display_budget", 100_000),

@@ -15,11 +15,6 @@ from mcp_faults import old_sdk
 pytestmark = pytest.mark.watchdog_outlives_test
 
 
-@pytest.fixture(scope="module")
-def ip(notebook_shell):
-    return notebook_shell
-
-
 def magic(ip, line):
     return call(ip, "mcp", line)
 

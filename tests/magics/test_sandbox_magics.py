@@ -28,16 +28,6 @@ from waiting import wait_until
 pytestmark = pytest.mark.watchdog_outlives_test
 
 
-@pytest.fixture(scope="module")
-def ip(notebook_shell):
-    return notebook_shell
-
-
-@pytest.fixture
-def magics(ip):
-    return ip.magics_manager.registry["ExecMagics"]
-
-
 @pytest.fixture(autouse=True)
 def fresh_session(ip, magics, tmp_path):
     """Every setting at its default (the module's shell keeps what another module's %config left: an

@@ -1,12 +1,11 @@
 """One of each in ``process/``: one exit-code conversion, one clock, one stop path, error codes as fields.
 
-Also the shape rules the layer keeps: every module declares ``__all__`` (and every name in it
-exists), and no function is longer than a screen.
+Also a shape rule the layer keeps: every module declares ``__all__`` (and every name in it exists).
+The lengths of functions and modules are checked for the whole package in ``tests/test_lint.py``.
 """
 
 from __future__ import annotations
 
-import ast
 import importlib
 import pathlib
 import re
@@ -22,8 +21,6 @@ from execmagic.process.results import Result, exit_code_of
 from execmagic.process.spec import Command, RunOptions
 
 SRC = pathlib.Path(__file__).resolve().parents[2] / "src" / "execmagic"
-#: Lines a function may have: one screen, so a reader sees all of it (invoke's runner shape for longer work).
-MAX_FUNCTION_LINES = 60
 
 
 @pytest.mark.parametrize(("returncode", "expected"), [
@@ -120,15 +117,6 @@ def test_every_module_declares_all_and_every_name_exists(path):
     module = importlib.import_module(name)
     assert isinstance(getattr(module, "__all__", None), list), f"{name} declares no __all__"
     assert [n for n in module.__all__ if not hasattr(module, n)] == []
-
-
-@pytest.mark.parametrize("path", _modules(), ids=lambda p: f"{p.parent.name}/{p.name}")
-def test_no_function_is_longer_than_a_screen(path):
-    tree = ast.parse(path.read_text())
-    long = [(node.name, node.end_lineno - node.lineno + 1) for node in ast.walk(tree)
-            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))
-            and node.end_lineno is not None and node.end_lineno - node.lineno + 1 > MAX_FUNCTION_LINES]
-    assert long == []
 
 
 def test_result_error_code_defaults_to_none():

@@ -14,7 +14,7 @@ import psutil
 import pytest
 
 import ray_head
-from execmagic.background.backends.ray import RayBackend, RayOptions
+from execmagic.background.backends.ray import RayCluster, RayOptions
 from execmagic.background.registry import ShellRegistry
 from processes import TOKEN_VAR, processes_with
 
@@ -60,7 +60,7 @@ def ray(tmp_path_factory):
 @pytest.fixture
 def backend(ray, no_leftover_processes):
     """A backend whose jobs carry the test's token (the leak check then covers them on the node)."""
-    return RayBackend(RayOptions(env=((TOKEN_VAR, no_leftover_processes),)), address=ray.address, grace=1.0,
+    return RayCluster(RayOptions(env=((TOKEN_VAR, no_leftover_processes),)), address=ray.address, grace=1.0,
                       request_timeout=20)
 
 

@@ -20,7 +20,7 @@ import pytest
 
 import execmagic
 from execmagic.background.backends.ray import RayOptions
-from execmagic.background.backends.ray.jobs import RayJobs
+from execmagic.background.backends.ray.backend import RayBackend
 from execmagic.background.backends.script_env import SCRIPT_VAR
 from processes import TOKEN_VAR
 from waiting import wait_until
@@ -67,7 +67,7 @@ def work(tmp_path):
 @pytest.fixture
 def backend(ray, no_leftover_processes, work):
     """Jobs that run in ``work`` (the node is this machine) and carry the test's token."""
-    return RayJobs(RayOptions(env=((TOKEN_VAR, no_leftover_processes),), cwd=str(work)), address=ray.address,
+    return RayBackend(RayOptions(env=((TOKEN_VAR, no_leftover_processes),), cwd=str(work)), address=ray.address,
                    grace=1.0, request_timeout=20)
 
 

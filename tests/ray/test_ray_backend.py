@@ -18,8 +18,7 @@ import urllib.request
 import psutil
 import pytest
 
-from execmagic.background.backends.ray import RayBackend, RayClient, RayError, RayOptions, RayPhase
-from execmagic.background.backends.ray.backend import RayHandle, RayJob
+from execmagic.background.backends.ray import RayClient, RayCluster, RayError, RayHandle, RayJob, RayOptions, RayPhase
 from execmagic.process.errors import UsageProblem
 from execmagic.process.spec import Command
 from processes import TOKEN_VAR, processes_with
@@ -145,7 +144,7 @@ def test_rays_own_stop_leaves_a_setsid_child_running(ray, no_leftover_processes)
 
 
 def test_pending_says_why_and_kill_stops_it_before_it_starts(registry, ray, no_leftover_processes):
-    backend = RayBackend(RayOptions(cpus=64, env=((TOKEN_VAR, no_leftover_processes),)), address=ray.address)
+    backend = RayCluster(RayOptions(cpus=64, env=((TOKEN_VAR, no_leftover_processes),)), address=ray.address)
     info = registry.start(bash("echo never"), marker_prefix="t", backend=backend)
     wait_for(lambda: registry.info(info.id).status.startswith("pending ("), what="a pending reason")
     outcome = registry.kill(info.id)
@@ -163,7 +162,7 @@ def test_a_job_started_in_one_kernel_is_found_by_the_next(ray, backend, tmp_path
     first.close()  # the kernel goes: the job runs on
     second = ShellRegistry(log_dir=lambda: str(tmp_path / "two"), grace=1.0, watchdog=False)
     try:
-        later = RayBackend(address=ray.address)
+        later = RayCluster(address=ray.address)
         found = [job for job in later.find_jobs() if job.job_id == info.job_id]
         assert len(found) == 1 and found[0].shell_id == "train" and found[0].phase is RayPhase.RUNNING
         assert found[0].command == "echo before; sleep 1.5; echo after; sleep 60"
@@ -220,7 +219,7 @@ def test_working_dir_is_uploaded_and_cwd_is_on_the_node(registry, ray, tmp_path,
     (folder / "sub" / "data.txt").write_text("from the kernel's machine\n")
     options = RayOptions(working_dir=str(folder), cwd="sub", cpus=0.5, mem="100M",
                          env=((TOKEN_VAR, no_leftover_processes), ("GREETING", "hi there")))
-    backend = RayBackend(options, address=ray.address)
+    backend = RayCluster(options, address=ray.address)
     info = registry.start(bash('cat data.txt; echo "$GREETING"'), marker_prefix="t", backend=backend)
     out = read_to_end(registry, info.id)
     assert "".join(p.stdout for p in out) == "from the kernel's machine\nhi there\n"
@@ -305,7 +304,7 @@ def test_no_ray_at_the_address(no_ray_address):
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
-    backend = RayBackend(address=f"http://127.0.0.1:{port}", request_timeout=5)
+    backend = RayCluster(address=f"http://127.0.0.1:{port}", request_timeout=5)
     with pytest.raises(RayError) as caught:
         backend.start(bash("true"), marker="m", log_paths={})
     assert caught.value.code == "ECONNREFUSED" and "\n" not in str(caught.value)
@@ -316,7 +315,7 @@ def test_no_ray_at_the_address(no_ray_address):
 def test_a_ray_address_that_is_no_dashboard_url_says_what_to_give(no_ray_address, monkeypatch, address):
     monkeypatch.setenv("RAY_ADDRESS", address)
     with pytest.raises(UsageProblem) as caught:
-        RayBackend()
+        RayCluster()
     assert "RAY_ADDRESS" in str(caught.value) and "http://HEAD:8265" in str(caught.value)
     assert "\n" not in str(caught.value)
 
@@ -377,7 +376,7 @@ def test_ray_job_headers_are_sent_and_never_shown(no_ray_address, monkeypatch):
         client = RayClient(f"http://127.0.0.1:{server.server_address[1]}")
         assert client.version()["ray_version"] == "2.60.0"
         assert seen["Authorization"] == "Bearer s3cr3t-token"
-        assert "s3cr3t" not in repr(client) and "s3cr3t" not in repr(RayBackend(address=client.address))
+        assert "s3cr3t" not in repr(client) and "s3cr3t" not in repr(RayCluster(address=client.address))
         monkeypatch.setenv("RAY_JOB_HEADERS", "{not json s3cr3t")
         with pytest.raises(UsageProblem) as caught:
             RayClient(client.address)

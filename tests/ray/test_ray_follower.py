@@ -13,7 +13,7 @@ import dataclasses
 import pytest
 
 from execmagic.background.backends.ray import RayOptions
-from execmagic.background.backends.ray.jobs import RayJobs
+from execmagic.background.backends.ray.backend import RayBackend
 from processes import TOKEN_VAR
 
 pytestmark = pytest.mark.timeout(120)
@@ -36,7 +36,7 @@ def test_an_execmagic_planted_in_the_runs_folder_is_never_imported(engine, ray, 
     _plant(work, marker)
     env = {"PYTHONPATH": str(work)} if how == "pythonpath" else None
     plan = engine.plan_script("echo from-ray; exit 3", cwd=str(work), env=env, save_session=False)
-    backend = RayJobs(RayOptions(env=((TOKEN_VAR, no_leftover_processes),)), address=ray.address, grace=1.0,
+    backend = RayBackend(RayOptions(env=((TOKEN_VAR, no_leftover_processes),)), address=ray.address, grace=1.0,
                       request_timeout=20)
     job = backend.foreground(plan.command, name=f"planted-{how}-{no_leftover_processes[:8]}")
     assert job.command.cwd == str(work)  # the run's folder is the one the policy checks and the result shows

@@ -15,7 +15,7 @@ from IPython.core.error import UsageError
 
 import execmagic
 from execmagic.background.backends import registry
-from execmagic.background.backends.ray.jobs import sent_environment
+from execmagic.background.backends.ray.backend import sent_environment
 from execmagic.display import PROVENANCE_MIME as PROVENANCE
 from execmagic.engine import Engine, RunOptions
 from magic_calls import magic

@@ -59,6 +59,6 @@ def test_a_yes_is_never_a_syntax_error(seed):
 
 
 @pytest.mark.parametrize("script", [">a &>>x=1", "&>>a &>>x=1", "echo $'\\x'"])
-def test_what_a_round_of_attacks_found_goes_to_bash(script):
+def test_assignment_shaped_targets_and_bad_escapes_go_to_bash(script):
     """A yes here would have been wrong (bash -n refuses the first two); the last once raised."""
     assert not surely_parses(script)

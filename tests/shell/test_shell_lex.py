@@ -149,8 +149,8 @@ def test_the_word_after_dup_is_expanded_twice_by_bash(tmp_path):
     assert tokenize("echo >&'$(touch marker)'")[0][-1].code == ("touch marker",)
 
 
-# A round of attacks against the one reader (each judged by bash, or dash where named).
-ROUND = [
+# Backticks nested in quotes, substitutions and heredocs (each judged by bash, or dash where named).
+NESTED_BACKTICKS = [
     # in a `…` that stands in "…", \" is a quote of the command inside
     ('printf "<%s>" "`printf %s \\"{v}\\"`"', "$(touch {m})", "<$(touch {m})>"),
     # but not in a `…` inside "${…}": bash keeps \" as written there
@@ -160,9 +160,9 @@ ROUND = [
 ]
 
 
-@pytest.mark.parametrize(("script", "payload", "expected"), ROUND)
+@pytest.mark.parametrize(("script", "payload", "expected"), NESTED_BACKTICKS)
 @pytest.mark.parametrize("shell", ["bash", "dash"])
-def test_a_round_of_attacks_stays_values(tmp_path, shell, script, payload, expected):
+def test_values_in_nested_backticks_stay_values(tmp_path, shell, script, payload, expected):
     marker = tmp_path / "pwned"
     text = expand_params(script, {"v": payload.replace("{m}", str(marker))}, language=shell)
     done = subprocess.run([shell, "-c", text], capture_output=True, cwd=tmp_path, timeout=10)

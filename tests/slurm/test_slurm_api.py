@@ -1,13 +1,16 @@
-"""``execmagic.start(..., on=...)``: the Python API sends a background shell to SLURM."""
+"""``execmagic.run(..., on=...)`` and ``start(..., on=...)``: the Python API runs a command on SLURM, in the
+foreground through ``srun`` as ``%exec --on slurm`` does, or as a background shell."""
 
 from __future__ import annotations
 
+import os
 import time
 
 import pytest
 
 import execmagic
 from execmagic import SlurmBackend, SlurmOptions
+from waiting import wait_until
 
 pytestmark = pytest.mark.timeout(60)
 
@@ -43,3 +46,33 @@ def test_the_operator_sends_the_agents_background_commands_to_slurm(engine, slur
         time.sleep(0.1)
         out = box.dispatch("BashOutput", {"bash_id": started["shell_id"]})
     assert box.dispatch("KillShell", {"shell_id": started["shell_id"]})["status"] == "killed"
+
+
+def test_run_on_slurm_is_srun_streamed_here_and_writes_no_session_back(engine, slurm, slurm_logs):
+    backend = SlurmBackend(SlurmOptions(cpus=1), logs_dir=slurm_logs, grace=0.5)
+    before = engine.session.current_cwd()
+    streamed: list[tuple[str, str]] = []
+    result = execmagic.run("cd /; export WHERE=cluster; echo out; echo err >&2; echo $SLURM_JOB_NAME; exit 3",
+                           on=backend, engine=engine, on_output=lambda name, text: streamed.append((name, text)))
+    assert result.exit_code == 3 and "err\n" in result.stderr
+    out, job_name = result.stdout.splitlines()
+    assert out == "out" and job_name == f"execmagic-{engine.token}-1"
+    assert any(name == "stdout" and "out" in text for name, text in streamed)  # live, as a foreground run is
+    assert engine.session.current_cwd() == before and "WHERE" not in engine.session.environment()
+    deadline = time.monotonic() + 30
+    while slurm.run("squeue", "--noheader").stdout.strip():  # COMPLETING for a moment, then gone
+        assert time.monotonic() < deadline, "the job is still in the queue"
+        time.sleep(0.2)
+
+
+def test_run_and_start_on_slurm_by_its_name(engine, slurm, tmp_path, monkeypatch):
+    monkeypatch.setenv("HOME", str(tmp_path))  # the default logs folder, ~/.execmagic/slurm, goes here
+    assert execmagic.run("echo $SLURM_JOB_NAME", on="slurm", engine=engine).stdout.startswith("execmagic-")
+    info = execmagic.start("echo named; sleep 300", on="slurm", name="named", engine=engine)
+    assert info.backend == "slurm" and info.job_id
+    seen: list[str] = []  # a read may come back with news of the queue before the first line
+    wait_until(lambda: seen.append(execmagic.read("named", wait=5, engine=engine).stdout) or "".join(seen), 60,
+               "the job's first line", interval=0)
+    assert "".join(seen) == "named\n"
+    assert execmagic.kill("named", engine=engine).shell.status == "killed"
+    assert os.listdir(tmp_path / ".execmagic" / "slurm")  # the job's files, in the default folder

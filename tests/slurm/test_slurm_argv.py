@@ -19,7 +19,7 @@ import pytest
 import execmagic
 from execmagic import SlurmBackend
 from execmagic.background.backends.script_env import SCRIPT_LIMIT, SCRIPT_VAR
-from execmagic.background.backends.slurm_script import job_command
+from execmagic.background.backends.slurm.script import job_command
 from execmagic.process.errors import UsageProblem
 from execmagic.process.spec import Command
 from waiting import wait_until

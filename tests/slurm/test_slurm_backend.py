@@ -13,7 +13,7 @@ import time
 import pytest
 
 from execmagic.background.backends.slurm import SlurmBackend, SlurmOptions
-from execmagic.background.backends.slurm_cli import SlurmError
+from execmagic.background.backends.slurm.cli import SlurmError
 from execmagic.background.registry import ShellRegistry
 from execmagic.process.errors import UsageProblem
 from execmagic.process.spec import Command
@@ -251,13 +251,16 @@ def test_slurms_cancel_notice_is_not_the_commands_stderr(registry, backend, slur
 
 
 def test_output_keeps_flowing_while_squeue_hangs(registry, backend, tmp_path, monkeypatch):
-    """The controller hangs (one squeue takes 5 s): the job's output still reaches the reader."""
+    """The controller hangs (one squeue hangs until the test lets it go): the job's output still reaches
+    the reader."""
     real = shutil.which("squeue")
-    hung, done, go = tmp_path / "hung", tmp_path / "done", tmp_path / "go"
+    hung, done, go, release = tmp_path / "hung", tmp_path / "done", tmp_path / "go", tmp_path / "release"
     folder = tmp_path / "bin"
     folder.mkdir()
-    (folder / "squeue").write_text(f'#!/bin/sh\nif [ ! -e "{hung}" ]; then touch "{hung}"; sleep 5; touch "{done}";'
-                                   f' exit 1; fi\nexec "{real}" "$@"\n')
+    # hangs until released (at most 60 s), however long a loaded machine takes to bring the output
+    (folder / "squeue").write_text(f'#!/bin/sh\nif [ ! -e "{hung}" ]; then touch "{hung}"; n=0; while [ ! -e'
+                                   f' "{release}" ] && [ $n -lt 1200 ]; do sleep 0.05; n=$((n+1)); done;'
+                                   f' touch "{done}"; exit 1; fi\nexec "{real}" "$@"\n')
     (folder / "squeue").chmod(0o755)
     code = f'echo first; while [ ! -e "{go}" ]; do sleep 0.05; done; echo second; sleep 300'
     info = registry.start(bash(code, str(tmp_path)), marker_prefix="t", backend=backend)
@@ -268,8 +271,9 @@ def test_output_keeps_flowing_while_squeue_hangs(registry, backend, tmp_path, mo
         assert time.monotonic() < deadline, "squeue was not asked"
         time.sleep(0.05)
     go.touch()
-    assert registry.read(info.id, wait=3).stdout == "second\n"
+    assert registry.read(info.id, wait=30).stdout == "second\n"
     assert not done.exists()  # it came while squeue still hung
+    release.touch()
     while not done.exists():
         time.sleep(0.1)
     assert registry.kill(info.id).shell.status == "killed"

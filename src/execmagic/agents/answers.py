@@ -1,17 +1,9 @@
 """Tool calls in, answers out, in each client's own shape -- so an agent loop needs no glue.
 
-A model asks for tools in its API's shape and expects the answers in the matching one:
-
-======================  ==========================================  ==============================================
-client                  a call                                      its answer
-======================  ==========================================  ==============================================
-Anthropic Messages      ``{"type": "tool_use", "id", "name",        ``{"type": "tool_result", "tool_use_id",
-                        "input": {…}}``                             "content": "<json>", "is_error": bool}``
-OpenAI Chat             ``{"id", "type": "function", "function":    ``{"role": "tool", "tool_call_id",
-Completions             {"name", "arguments": "<json>"}}``          "content": "<json>"}``
-OpenAI Responses        ``{"type": "function_call", "call_id",      ``{"type": "function_call_output", "call_id",
-                        "name", "arguments": "<json>"}``            "output": "<json>"}``
-======================  ==========================================  ==============================================
+A model asks for tools in its API's shape and expects the answers in the matching one: which keys
+hold a call's id, name and arguments, where a turn keeps its calls, and how an answer is worded are
+the rows of :data:`~.clients.CLIENTS` (Anthropic Messages, OpenAI Chat Completions and Responses);
+this module reads any of them with the same code.
 
 The SDKs hand out their own objects (pydantic models); they are read through
 ``model_dump()`` when they have it, so plain dicts and SDK objects are the same
@@ -28,6 +20,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from ..process.errors import UsageProblem, shown_value
+from .clients import CallShape, call_shapes, expected_calls
 
 __all__ = ["CallWithoutId", "ToolCall", "UnknownCallShape", "answer_text", "as_plain", "calls_in", "read_call"]
 
@@ -39,8 +32,7 @@ class UnknownCallShape(UsageProblem):
         self.kind = kind
         self.keys = keys
         shown = ", ".join(keys[:8]) or "none"
-        super().__init__(f"not a tool call: a {kind} with keys {shown}; expected an Anthropic tool_use block, an "
-                         "OpenAI tool call (chat completions) or a function_call item (responses)")
+        super().__init__(f"not a tool call: a {kind} with keys {shown}; expected {expected_calls()}")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -69,18 +61,6 @@ def as_plain(value: Any) -> Any:
     return value
 
 
-def _anthropic_result(call_id: str, text: str, is_error: bool) -> dict[str, Any]:
-    return {"type": "tool_result", "tool_use_id": call_id, "content": text, "is_error": is_error}
-
-
-def _chat_result(call_id: str, text: str, is_error: bool) -> dict[str, Any]:
-    return {"role": "tool", "tool_call_id": call_id, "content": text}
-
-
-def _responses_result(call_id: str, text: str, is_error: bool) -> dict[str, Any]:
-    return {"type": "function_call_output", "call_id": call_id, "output": text}
-
-
 class CallWithoutId(UsageProblem):
     """A tool call with no id to answer to: the API would refuse the answer, so it is not guessed."""
 
@@ -98,6 +78,13 @@ def _call_id(data: Mapping[str, Any], key: str) -> str:
     return value
 
 
+def _read(shape: CallShape, data: Mapping[str, Any]) -> ToolCall:
+    """One call of ``shape``'s client, its name and arguments where that client keeps them."""
+    source = as_plain(data.get(shape.nested)) if shape.nested is not None else data
+    return ToolCall(_call_id(data, shape.id_key), source.get(shape.name_key), source.get(shape.arguments_key),
+                    shape.answer)
+
+
 def read_call(call: Any) -> ToolCall:
     """Read one tool call of any known client; anything else is :class:`UnknownCallShape`.
 
@@ -107,14 +94,9 @@ def read_call(call: Any) -> ToolCall:
     data = as_plain(call)
     if not isinstance(data, Mapping):
         raise UnknownCallShape(type(call).__name__, ())
-    kind = data.get("type")
-    if kind == "tool_use":
-        return ToolCall(_call_id(data, "id"), data.get("name"), data.get("input"), _anthropic_result)
-    if kind == "function_call":
-        return ToolCall(_call_id(data, "call_id"), data.get("name"), data.get("arguments"), _responses_result)
-    function = as_plain(data.get("function"))
-    if isinstance(function, Mapping) and kind in ("function", None):
-        return ToolCall(_call_id(data, "id"), function.get("name"), function.get("arguments"), _chat_result)
+    for shape in call_shapes():
+        if shape.matches(data, as_plain):
+            return _read(shape, data)
     raise UnknownCallShape("mapping" if isinstance(call, Mapping) else type(call).__name__,
                            tuple(str(k) for k in data))
 
@@ -122,10 +104,7 @@ def read_call(call: Any) -> ToolCall:
 def _is_call(block: Any) -> bool:
     """Whether a block of a turn is a tool call (text, thinking and reasoning blocks are not)."""
     data = as_plain(block)
-    if not isinstance(data, Mapping):
-        return False
-    return data.get("type") in ("tool_use", "function_call") or (
-        data.get("type") in ("function", None) and isinstance(as_plain(data.get("function")), Mapping))
+    return isinstance(data, Mapping) and any(shape.matches(data, as_plain) for shape in call_shapes())
 
 
 def calls_in(message: Any) -> list[ToolCall]:
@@ -141,14 +120,14 @@ def calls_in(message: Any) -> list[ToolCall]:
         return [read_call(item) for item in data if _is_call(item)]
     if not isinstance(data, Mapping):
         raise UnknownCallShape(type(message).__name__, ())
-    if isinstance(data.get("choices"), list) and data["choices"]:
+    if isinstance(data.get("choices"), list) and data["choices"]:  # a completion: its first choice's message
         choice = as_plain(data["choices"][0])
         data = as_plain(choice.get("message")) if isinstance(choice, Mapping) else None
         data = data if isinstance(data, Mapping) else {}
-    if data.get("type") in ("tool_use", "function_call") or "function" in data:
+    if any(shape.claims(data) for shape in call_shapes()):
         return [read_call(data)]
     items: list[Any] = []
-    for key in ("tool_calls", "content", "output"):  # chat, Anthropic, Responses: whichever holds calls
+    for key in dict.fromkeys(shape.turn_key for shape in call_shapes()):  # whichever holds the turn's calls
         found = data.get(key)
         if isinstance(found, (list, tuple)):
             items.extend(item for item in found if _is_call(item))

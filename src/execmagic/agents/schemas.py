@@ -2,7 +2,8 @@
 
 A tool is described once, as a name, a description and a JSON Schema of its
 arguments (:class:`~execmagic.agents.tools.ToolSpec`).  This module words that
-one source for each client:
+one source for each client, as its row of :data:`~.clients.CLIENTS` says (which key holds the
+schema, whether the definition nests, whether the client has a strict mode):
 
 - ``anthropic``: ``{"name", "description", "input_schema"}``;
 - ``openai``: ``{"type": "function", "function": {"name", "description", "parameters"}}``;
@@ -25,10 +26,11 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
+from .clients import FORMATS, schema_format
+
 __all__ = ["FORMATS", "MAX_STRICT_DEPTH", "NAME_PATTERN", "STRICT_DROPPED", "STRICT_KEPT", "strict_schema",
            "tool_definition"]
 
-FORMATS = ("anthropic", "openai", "mcp")
 #: How deep a strict schema may nest (OpenAI documents five levels of objects).
 MAX_STRICT_DEPTH = 10
 #: What both function-calling APIs accept as a tool's name.
@@ -133,18 +135,14 @@ def strict_schema(schema: Mapping[str, Any], depth: int = 0) -> dict[str, Any] |
 
 def tool_definition(name: str, description: str, parameters: Mapping[str, Any], style: str,
                     strict: bool = False) -> dict[str, Any]:
-    """One tool in ``style`` (``"anthropic"``, ``"openai"`` or ``"mcp"``); ``strict`` is OpenAI's."""
-    plain = copy.deepcopy(dict(parameters))
-    if style == "anthropic":
-        return {"name": name, "description": description, "input_schema": plain}
-    if style == "mcp":
-        return {"name": name, "description": description, "inputSchema": plain}
-    if style != "openai":
-        raise ValueError(f"schema style must be one of {', '.join(FORMATS)}, not {style!r}")
-    function: dict[str, Any] = {"name": name, "description": description, "parameters": plain}
+    """One tool in ``style`` (a name of :data:`FORMATS`); ``strict`` is a client's strict mode (OpenAI's).
+    :class:`ValueError` for a style that is none, or ``strict`` where the client has no such mode."""
+    form = schema_format(style, strict)
+    definition: dict[str, Any] = {"name": name, "description": description,
+                                  form.schema_key: copy.deepcopy(dict(parameters))}
     if strict:
         converted = strict_schema(parameters)
-        function["strict"] = converted is not None
+        definition["strict"] = converted is not None
         if converted is not None:
-            function["parameters"] = converted
-    return {"type": "function", "function": function}
+            definition[form.schema_key] = converted
+    return {"type": form.nested, form.nested: definition} if form.nested is not None else definition

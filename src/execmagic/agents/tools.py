@@ -32,6 +32,8 @@ from typing import Any
 from ..background.backends import registry
 from ..background.backends.base import Backend
 from ..engine.engine import Engine
+from ..engine.placement import elsewhere_note, sandbox_elsewhere
+from ..engine.requests import Request
 from ..guard.policy import CommandRefused, Guard, redact, sanitize_env
 from ..guard.secrets import secret_tail
 from ..process import checks
@@ -40,7 +42,8 @@ from ..process.pump import CancelToken
 from ..process.results import ShellOutput
 from .answers import answer_text, calls_in, read_call
 from .arguments import normalise, object_schema, validate
-from .schemas import FORMATS, NAME_PATTERN, tool_definition
+from .clients import schema_format
+from .schemas import NAME_PATTERN, tool_definition
 from .shaping import Holdback, Part, cut_middle, merge_streams, shape
 
 __all__ = [
@@ -89,13 +92,15 @@ class Toolbox:
     ``background_on`` is where ``run_in_background`` commands run: local processes by default, a
     backend's name (``"slurm"``, with its defaults) or a backend made with options
     (``SlurmBackend(SlurmOptions(partition="gpu"))``) -- the operator's choice, not a tool argument
-    the model could set.
+    the model could set.  A job on another system is outside any sandbox here: the Bash tool's
+    description says so, and so does every answer of such a job; with ``sandbox="auto"`` commands here
+    stay confined, and a mode named together with such a backend is refused at once.
 
-    ``sandbox`` confines every command in operating-system walls (bubblewrap; see
-    :mod:`execmagic.engine.sandboxing`): ``"off"``, ``"read-only"``, ``"workspace"`` (the allowed
-    directories, else the folder the engine started in, are writable) or ``"auto"`` (``workspace``
-    where it works; unsandboxed elsewhere, and every answer says why; the default: an agent's
-    commands meet walls, not only text checks).  ``network`` lets confined
+    ``sandbox`` confines every command in operating-system walls (bubblewrap): a mode of
+    :mod:`execmagic.engine.sandbox_modes`, where each says what it does (the writable roots: the allowed
+    directories, else the folder the engine started in).  The default, ``"auto"``, is ``workspace`` where
+    the sandbox works and unsandboxed elsewhere, every answer saying why: an agent's commands meet walls,
+    not only text checks.  ``network`` lets confined
     commands reach the network; ``readable`` shows more paths, read-only, where the sandbox hides them (the
     home folder is hidden but for the workspace, the kernel's Python and a few secret-free settings).
     Confined commands keep a session of their own, which starts from the engine's and never writes back
@@ -113,7 +118,6 @@ class Toolbox:
         self.engine = engine or default_engine()
         #: What the sandbox setting came to (set now: a named mode that cannot work fails here, at once).
         self.sandbox = self.engine.sandbox(sandbox, network=network, readable=tuple(readable))
-        self._sandbox_asked = sandbox
         checked = checks.grace(grace, "grace")
         self.grace: float = 2.0 if checked is None else checked
         self.guard = guard
@@ -127,6 +131,9 @@ class Toolbox:
         #: Where background commands run (``None``: the engine's default, local processes).
         self.background_on: Backend | None = (registry.get(background_on).backend(grace=self.grace)
                                               if isinstance(background_on, str) else background_on)
+        #: What every answer of a job on another system says of its walls (``()``: jobs run here).  A sandbox
+        #: mode named together with such a backend is refused here, at once (:func:`.placement.sandbox_elsewhere`).
+        self._elsewhere = _elsewhere_notes(sandbox, self.background_on)
         self._held = Holdback()
         self._reading = threading.Lock()
         self.tools: dict[str, ToolSpec] = {}
@@ -148,6 +155,14 @@ class Toolbox:
         return (f" Commands run in a sandbox: {where}{kept}, the rest of the file system is read-only, {network},"
                 f" and processes outside it are invisible; {sandbox.visibility}.")
 
+    def _jobs_elsewhere(self) -> str:
+        """What the Bash tool's description says of background jobs on another system (the operator's
+        ``background_on``): outside the walls here, so the model knows before it sends one there."""
+        if not self._elsewhere or self.background_on is None:  # jobs run here (the rule said nothing of them)
+            return ""
+        return (f" Commands with run_in_background run as jobs on {self.background_on.name} (the user's setting):"
+                " on that system's machines, under its rules, outside any sandbox here.")
+
     def _builtin_specs(self) -> list[ToolSpec]:
         return [
             ToolSpec("Bash", (
@@ -156,7 +171,8 @@ class Toolbox:
                 "most 600000 ms. Output over 30000 characters is cut in the middle; the full log path is given. "
                 "Use run_in_background for long-running commands, then BashOutput to read them. Quote paths with "
                 "spaces; chain dependent commands with &&. Dangerous commands (recursive deletes of / or ~, "
-                "formatting disks, fork bombs, piping downloads into a shell, …) are refused." + self._walls()),
+                "formatting disks, fork bombs, piping downloads into a shell, …) are refused." + self._walls()
+                + self._jobs_elsewhere()),
                 object_schema({
                     "command": {"type": "string", "description": "The command to execute"},
                     "description": {"type": "string",
@@ -201,10 +217,7 @@ class Toolbox:
         ``strict=True``, strict mode's form: every property required, optional ones nullable,
         ``additionalProperties: false``, no keyword it refuses) or ``"mcp"`` (``inputSchema``).
         """
-        if style not in FORMATS:
-            raise ValueError(f"schema style must be one of {', '.join(map(repr, FORMATS))}, not {style!r}")
-        if strict and style != "openai":
-            raise ValueError(f"strict=True is OpenAI's strict mode; {style!r} has no such mode")
+        schema_format(style, strict)  # a style that is none is refused even with no tool to word
         return [spec.definition(style, strict) for spec in self.tools.values()]
 
     # -- answers in the client's shape --------------------------------------------------------
@@ -305,15 +318,11 @@ class Toolbox:
             notes.append(f"timeout {timeout_ms} ms is outside {MIN_TIMEOUT_MS}–{MAX_TIMEOUT_MS} ms; used {clamped} ms")
         background = bool(args.get("run_in_background", False))
         held: dict[str, str] = {}
-        notes += self.sandbox.notes
-        sandbox = self.sandbox.sandbox
-        elsewhere = self.background_on if background and self.background_on is not None else None
-        if elsewhere is not None and elsewhere.remote and sandbox is not None and self._sandbox_asked == "auto":
-            # a job elsewhere runs under that engine's rules: auto says so; a mode named explicitly is refused
-            sandbox = None
-            notes.append(f"ran unsandboxed: the job runs on {elsewhere.name}, under its own rules")
-        plan = self.engine.plan_script(command, "bash", save_session=not background, env_filter=self._env_filter(held),
-                                       sandbox=sandbox)
+        elsewhere = background and bool(self._elsewhere)  # a job on another system: outside our walls, said
+        notes += self._elsewhere if elsewhere else self.sandbox.notes
+        plan = self.engine.plan(Request(text=command, background=background, env_filter=self._env_filter(held),
+                                        sandbox=None if elsewhere else self.sandbox.sandbox,
+                                        on=self.background_on if background else None))
         # every answer says which walls the command met (or would meet), not only a finished run's
         confined = {"sandbox": plan.sandbox.describe()} if plan.sandbox is not None else {}
         if self.dry_run:
@@ -321,7 +330,7 @@ class Toolbox:
             return {"success": True, "dry_run": True, "output": f"[Dry Run] Would execute: {plan.command.display}",
                     "cwd": plan.command.cwd, "notes": notes, **confined}
         if background:
-            info = self.engine.start_background(plan, guard=self.guard, backend=self.background_on)
+            info = self.engine.start_background(plan, guard=self.guard)
             answer = {"success": True, "shell_id": info.id, "pid": info.pid, "status": info.status,
                       "output": f"started in the background as {info.id}; read it with BashOutput",
                       "log_paths": info.log_paths, "notes": notes, **confined}
@@ -423,6 +432,16 @@ def _json_safe(value: Any, depth: int = 0) -> Any:
     if isinstance(value, (list, tuple)):
         return [_json_safe(v, depth + 1) for v in value]
     return str(value)
+
+
+def _elsewhere_notes(sandbox: str, backend: Backend | None) -> tuple[str, ...]:
+    """The notes of a background job on ``backend`` when it runs on another system (``()`` when it runs
+    here): :func:`.placement.sandbox_elsewhere`'s, said whatever the sandbox's mode, since the job is outside
+    it either way.  Raises its :class:`~.placement.SandboxElsewhere` for a mode named with such a backend."""
+    choice = sandbox_elsewhere(sandbox, backend)
+    if choice is None or backend is None:
+        return ()
+    return choice.notes or (elsewhere_note(backend.name),)
 
 
 def _error(message: str) -> dict[str, Any]:

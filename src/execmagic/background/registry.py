@@ -1,7 +1,7 @@
 """Background shells: start, read only what is new, filter, wait, stop, list.
 
-(Over 400 lines, on purpose: the registry is the one owner of every shell's mutable state, behind one
-condition; splitting its methods apart would spread that lock's rules over several modules.)
+(Over 400 lines, on purpose: :class:`ShellRegistry` is the one owner of every shell's mutable state, behind
+one condition; splitting its methods apart would spread that lock's rules over several modules.)
 
 The registry is the bookkeeping: ids and names, the limit, reads with per-reader cursors, kills,
 cleanup and close.  What it delegates, each to a module of its own:

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 from ..process.lazy import lazy_exports
 
 __all__ = [
-    "Command", "CommandFailed", "Engine", "ExecError", "Plan", "PreExecError", "Result", "RunOptions",
+    "Command", "CommandFailed", "Engine", "ExecError", "Plan", "PreExecError", "Request", "Result", "RunOptions",
     "ShellSession", "StopReport", "StreamCapture", "TemplateError", "UsageProblem", "parse_env_entry",
     "stop_tree",
 ]
@@ -25,6 +25,7 @@ _WHERE = {
     **dict.fromkeys(("Command", "RunOptions"), "..process.spec"),
     **dict.fromkeys(("StopReport", "stop_tree"), "..process.stop"),
     **dict.fromkeys(("Engine", "Plan"), "engine"),
+    "Request": "requests",
     "ShellSession": "session",
 }
 __getattr__, __dir__ = lazy_exports(__name__, _WHERE, globals())
@@ -36,4 +37,5 @@ if TYPE_CHECKING:
     from ..process.spec import Command, RunOptions
     from ..process.stop import StopReport, stop_tree
     from .engine import Engine, Plan
+    from .requests import Request
     from .session import ShellSession

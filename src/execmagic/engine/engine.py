@@ -1,10 +1,14 @@
 """The engine's front door: turn a request (a script, an argv) into a :class:`Command`, run it, keep the session.
 
-(Over 400 lines, on purpose: the :class:`Engine` is the one object callers hold; planning, the sandbox's
-setting and the session's rules are modules of their own, and what is left here is their order.)
+(Over 400 lines, on purpose: the :class:`Engine` is the one object callers hold, and what is left here is
+the order of the steps, each method under 60 lines; the steps are modules of their own: planning
+(:mod:`.plans`), the walls of a run (:mod:`.walls`), the sandbox's setting (:mod:`.sandboxing`) and a
+backend's (:mod:`.placement`), what a run writes back (:mod:`.state_back`), the standby shell (:mod:`.warm`).)
 
 Planning and running are separate so that ``--dry-run`` shows exactly what
-would run -- the same expansion, the same argv -- without running it.
+would run -- the same expansion, the same argv -- without running it.  A caller hands
+:meth:`Engine.plan` a :class:`~.requests.Request` (a value: the text, the options, the sandbox,
+the backend) and runs the plan it gets with :meth:`Engine.run` or :meth:`Engine.start_background`.
 """
 
 from __future__ import annotations
@@ -17,7 +21,7 @@ import os
 import threading
 import uuid
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import Any, Generic, TypeVar, cast
 
 from ..background.backends.base import Backend
 from ..background.registry import ShellRegistry
@@ -25,12 +29,11 @@ from ..guard.policy import CommandRefused, Guard, Policy, check
 from ..process.errors import PreExecError, UsageProblem
 from ..process.foreground import CancelToken, OutputCallback, ProgressCallback, failed_to_start, run_command
 from ..process.logdir import LogDir, default_root
-from ..process.private import create_file
 from ..process.results import KillOutcome, Result, ShellInfo
 from ..process.retention import DEFAULT_QUOTA, DEFAULT_RETENTION_DAYS, prune_log_roots
-from ..process.sandbox import BWRAP_VAR, Confined, Sandbox
-from ..process.sandbox_session import Limits
-from ..process.spec import Command, RunOptions
+from ..process.sandbox import BWRAP_VAR, Sandbox
+from ..process.sandbox_limits import Limits
+from ..process.spec import RunOptions
 from ..process.standby import (
     Standby,
     StandbyGone,
@@ -40,21 +43,23 @@ from ..process.standby import (
     start_standby,
 )
 from .contexts import SHELL_LANGUAGES
-from .failure_line import failed_line, failed_line_in
+from .failure_line import failed_line_in
 from .languages import name_shell_start_failure
-from .plans import SANDBOX_STATE_FOLDER, Plan, Planner
+from .placement import sandbox_elsewhere
+from .plans import Plan, Planner
+from .requests import Request
 from .sandboxing import SandboxChoice, SessionTmp, choose_sandbox
-from .session import STATE_VAR, USER_BASH_ENV_VAR, ShellSession, handed_fds, take_state_file, why_no_state
+from .session import STATE_VAR, USER_BASH_ENV_VAR, ShellSession, handed_fds
+from .state_back import session_after, stopped
+from .walls import confined, standby_inside, walls_said
 from .warm import WarmShell
 
-__all__ = ["Engine", "Plan"]
-
-#: Bytes of a state file read back at most: an environment is far smaller (Linux caps what exec passes at a
-#: few MB), and what a run can write into its own state file must not cost the kernel its memory.
-_STATE_LIMIT = 16 << 20
+__all__ = ["Engine", "Plan", "Request"]
 
 #: Variables a standby may differ in from the run that takes it: set per run (the state file's path).
 _PER_RUN = frozenset({STATE_VAR})
+
+T = TypeVar("T")
 
 
 def _cwd_or_none() -> str | None:
@@ -62,11 +67,6 @@ def _cwd_or_none() -> str | None:
         return os.getcwd()
     except OSError:  # the process's folder was removed under it
         return None
-
-
-def _stopped(result: Result) -> bool:
-    """Stopped before it ended by itself (a timeout, an interrupt, a signal): its state says nothing."""
-    return result.timed_out or result.interrupted or result.signal is not None
 
 
 def _standby_shaped(plan: Plan) -> bool:
@@ -82,80 +82,46 @@ def _redacted(plan: Plan, result: Result) -> Result:
     return dataclasses.replace(result, cwd=plan.hide(result.cwd), error=plan.hide(result.error or "") or None)
 
 
-def _inside(sandbox: Sandbox, argv: list[str], cwd: str, env: dict[str, str], state: str | None,
-            script: str | None = None) -> Confined:
-    """How ``argv`` starts with ``env`` inside ``sandbox``, with the run's own files bound back: the folder of
-    sandboxed state files writable (``state`` is in it: see :meth:`.Planner._session_files`), its prelude and a
-    big script read-only."""
-    writable = []
-    if state is not None and os.path.basename(os.path.dirname(state)) == SANDBOX_STATE_FOLDER:
-        writable.append(os.path.dirname(state))
-        # sandboxed runs can write in that folder: what one planted at this run's name (a fifo its shell
-        # would block on, a link) is replaced by a fresh empty file of ours, which bash's `>` then fills
-        with contextlib.suppress(OSError):
-            os.unlink(state)
-        with contextlib.suppress(OSError):
-            os.close(create_file(state))
-    prelude = env.get("BASH_ENV") if state is not None else None
-    # a prelude handed as a descriptor (/dev/fd/N) passes through bwrap as it is: only a file is bound
-    readable = [p for p in (prelude, script) if p and not p.startswith("/dev/fd/")]
-    return sandbox.confine(argv, cwd, env, readable=readable, writable=writable)
+class _Planners(Generic[T]):
+    """An engine's attribute that is its planner's: read and set there (the planner plans with it)."""
+
+    def __set_name__(self, owner: type, name: str) -> None:
+        self.name = name
+
+    def __get__(self, engine: Engine, owner: type | None = None) -> T:
+        return cast(T, getattr(engine.planner, self.name))
+
+    def __set__(self, engine: Engine, value: T) -> None:
+        setattr(engine.planner, self.name, value)
 
 
-def _standby_inside(sandbox: Sandbox, cwd: str, argv: list[str], env: dict[str, str]) -> Confined:
-    """A standby's runner inside ``sandbox``, as a run is put there (:func:`_inside`)."""
-    return _inside(sandbox, argv, cwd, env, env[STATE_VAR])
+class Engine:
+    """Runs commands for one owner (a kernel, a program, an agent) with one persistent shell session.
 
-
-def _walls_said(sandbox: Sandbox, result: Result) -> tuple[str, ...]:
-    """Why a sandboxed run that failed may have: its session's ``/tmp`` is full, or its memory or process
-    limit was reached (one line each, or nothing)."""
-    walls = sandbox.walls
-    if walls is None or result.exit_code == 0:
-        return ()
-    said = []
-    memory, processes = walls.limits_reached()
-    processes = processes and result.stopped_at is None  # the outcome says it
-    if memory:
-        said.append(f"the sandbox's memory limit ({walls.limits.memory:,} bytes for the session, its /tmp included) "
-                    "was reached: the kernel killed a process of it")
-    if processes:
-        said.append(f"the sandbox's process limit ({walls.limits.processes:,} for the session) was reached: forks "
-                    "failed (a command that forks without end runs into it)")
-    if walls.tmp_full():
-        said.append(f"the sandbox's /tmp is full ({walls.limits.tmp_bytes:,} bytes, kept for the session): remove "
-                    "files there, or raise the limit")
-    return tuple(said)
-
-
-class Engine(Planner):
-    """Runs commands for one owner (a kernel, a program, an agent) with one persistent shell session."""
+    Its :attr:`planner` makes the plans (:meth:`plan`); the engine runs them, here or on a backend.
+    """
 
     def __init__(self, *, log_dir: str | None = None, options: RunOptions | None = None,
                  policy: Policy | None = None) -> None:
         self.options = options or RunOptions()
-        self.policy = policy or Policy()
         self.session = ShellSession()
         self.sandbox_session = ShellSession(parent=self.session)
+        self.token = uuid.uuid4().hex[:12]
+        #: Makes plans from the session, the log folder and the policy it shares with this engine.
+        self.planner = Planner(session=self.session, sandbox_session=self.sandbox_session, logs=LogDir(log_dir),
+                               policy=policy or Policy(), token=self.token)
         #: The folder the engine started in: a sandbox's writable root when no allowed_dirs are set
         #: (``None``: that folder was already gone; the session's cwd serves then).
         self.start_dir = _cwd_or_none()
         self._sandboxes: dict[tuple[Any, ...], SandboxChoice] = {}
-        self.logs = LogDir(log_dir)
         #: Gone owners' log folders are removed after this many days, and oldest first past the quota
         #: (bytes); only in the default log location (see :mod:`.retention`).
         self.log_retention_days = DEFAULT_RETENTION_DAYS
         self.log_quota = DEFAULT_QUOTA
         self._prunes = log_dir is None  # a folder the user chose is theirs to keep
         self._pruning: threading.Thread | None = None
-        self.token = uuid.uuid4().hex[:12]
-        #: Put the running interpreter's bin folder first on an inherited PATH (see :mod:`.interpreter`):
-        #: on by default, as in the magics, so ``run("pytest -q")`` from a venv's Python runs that venv's
-        #: pytest, not whichever one the inherited PATH finds first.
-        self.prefer_kernel_env = True
-        #: Show and record commands with secrets redacted (they run with the real values).
-        self.redact_display = True
-        self._counter = itertools.count(1)
+        #: Numbers this engine's foreground runs on a backend (their job names).
+        self._foreground = itertools.count(1)
         self.shells = ShellRegistry(log_dir=lambda: self.logs.ensure(), grace=self.options.grace)
         self.shells.on_kill = self._record_kill
         self.warm = WarmShell(functools.partial(self._make_standby, None))
@@ -168,6 +134,40 @@ class Engine(Planner):
         #: What the sandboxed session may use: its ``/tmp``'s size, its processes (see :mod:`.sandbox_session`).
         self.sandbox_limits = Limits()
         self._session_walls = SessionTmp(lambda: self.sandbox_limits)
+
+    #: The log folder of every run and shell (the planner's: a notebook's setting sets it anew).
+    logs: _Planners[LogDir] = _Planners()
+    #: The allowed folders and the audit log.
+    policy: _Planners[Policy] = _Planners()
+    #: Put the running interpreter's bin folder first on an inherited PATH (see :mod:`.interpreter`):
+    #: on by default, as in the magics, so ``run("pytest -q")`` from a venv's Python runs that venv's
+    #: pytest, not whichever one the inherited PATH finds first.
+    prefer_kernel_env: _Planners[bool] = _Planners()
+    #: Show and record commands with secrets redacted (they run with the real values).
+    redact_display: _Planners[bool] = _Planners()
+    #: The session prelude the planner wrote (a sealed memory file, or a file in the runtime folder).
+    _prelude: _Planners[str | None] = _Planners()
+
+    # -- planning ------------------------------------------------------------------------------
+    def plan(self, request: Request) -> Plan:
+        """The plan of ``request`` (see :mod:`.requests`), on its backend: a foreground run on a remote
+        one becomes the backend's local command for the job (``srun`` for SLURM), which writes no
+        session back; a sandbox goes with no remote backend (:func:`.placement.sandbox_elsewhere`)."""
+        if request.sandbox is not None:
+            sandbox_elsewhere(request.sandbox.spec.mode, request.on)
+        plan = self.planner.plan(request)
+        if request.on is None or request.background:
+            return plan
+        job = request.on.foreground(plan.command, name=f"{self.token}-{next(self._foreground)}")
+        return plan if job is None else dataclasses.replace(plan, command=job.command, job=job)
+
+    def plan_script(self, script: str, language: str = "bash", **options: Any) -> Plan:
+        """Plan a script run (the options: :meth:`.Planner.plan_script`)."""
+        return self.planner.plan_script(script, language, **options)
+
+    def plan_argv(self, argv: Sequence[str], **options: Any) -> Plan:
+        """Plan a direct run of ``argv``, no shell (the options: :meth:`.Planner.plan_argv`)."""
+        return self.planner.plan_argv(argv, **options)
 
     @property
     def standby(self) -> bool:
@@ -197,8 +197,25 @@ class Engine(Planner):
 
         ``guard`` refuses dangerous commands (:class:`CommandRefused`): ``"catastrophic"``
         (the default) for what destroys a system or data, ``"all"`` for risky ones too,
-        ``"none"`` to check nothing.  ``cancel`` stops the run from another thread.
+        ``"none"`` to check nothing.  ``cancel`` stops the run from another thread.  A run on a
+        backend (:attr:`Plan.job`) ends its job with it, whatever stopped it.
         """
+        run = functools.partial(self._run_here, plan, options=options, on_output=on_output,
+                                on_progress=on_progress, guard=guard, cancel=cancel)
+        if plan.job is None:
+            return run()
+        result = None
+        try:
+            result = run()
+            return result
+        finally:
+            with contextlib.suppress(UsageProblem, PreExecError):  # the run's own outcome is what to show
+                plan.job.finish(stopped=result is None or result.interrupted or result.timed_out)
+
+    def _run_here(self, plan: Plan, *, options: RunOptions | None, on_output: OutputCallback | None,
+                  on_progress: ProgressCallback | None, guard: Guard, cancel: CancelToken | None) -> Result:
+        """:meth:`run` without a job around it: the plan's command runs here (for a run on a backend, the
+        command that runs the job)."""
         self.check_guard(plan, guard)
         error = plan.error or self._outside_roots(plan)
         if error is not None:
@@ -230,15 +247,15 @@ class Engine(Planner):
             result = name_shell_start_failure(result)
         if plan.state_path is not None:
             state = standby.env[STATE_VAR] if standby is not None else plan.state_path
-            result = self._update_session(plan, result, state)
+            result = session_after(plan, result, state, plan.session or self.session, self.policy)
             if self.standby and _standby_shaped(plan) and not plan.env_changes:
                 self.warm_for(plan.sandbox).refill()  # for the next run, from the session as this run left it
         elif plan.failure_path is not None:  # a run without a session: what its prelude wrote if it failed
             line = failed_line_in(plan.failure_path, plan.shell_text or "", plan.sandbox is not None,
-                                  None if _stopped(result) or result.error else result.exit_code)
+                                  None if stopped(result) or result.error else result.exit_code)
             result = dataclasses.replace(result, failed_line=line) if line else result
         if plan.sandbox is not None:
-            result = dataclasses.replace(result, sandbox=plan.sandbox.describe(), notes=result.notes + _walls_said(
+            result = dataclasses.replace(result, sandbox=plan.sandbox.describe(), notes=result.notes + walls_said(
                 plan.sandbox, result))
         result = _redacted(plan, result)
         note = self.policy.audit_outcome(decision="run", run=run_id, command=plan.command.display,
@@ -258,7 +275,7 @@ class Engine(Planner):
                     else (lambda: None))
         try:
             # a standby is started inside the plan's sandbox already: it takes the script, as it is
-            command = self._confined(plan) if standby is None else plan.command
+            command = confined(plan) if standby is None else plan.command
             walls = plan.sandbox.walls if plan.sandbox is not None else None
             return run_command(command, options, log_dir=self.logs, label=plan.label, marker=marker,
                                on_output=on_output, on_progress=on_progress, cancel=cancel,
@@ -268,6 +285,14 @@ class Engine(Planner):
             expected()
 
     # -- the sandbox -----------------------------------------------------------------------
+    def sandbox_for(self, mode: str, backend: Backend | None = None, *, insist: bool = False, network: bool = False,
+                    readable: Sequence[str] = ()) -> SandboxChoice:
+        """The sandbox of runs on ``backend`` (``None``: here): none for a job elsewhere, by the one rule of
+        :func:`.placement.sandbox_elsewhere` (which raises :class:`.placement.SandboxElsewhere` for a named
+        mode, or any with ``insist``), else :meth:`sandbox`."""
+        elsewhere = sandbox_elsewhere(mode, backend, insist=insist)
+        return elsewhere if elsewhere is not None else self.sandbox(mode, network=network, readable=readable)
+
     def sandbox(self, mode: str, *, network: bool = False, readable: Sequence[str] = ()) -> SandboxChoice:
         """The sandbox ``mode`` asks for (see :mod:`.sandboxing`), set once for these settings and kept:
         its writable roots are the allowed directories, else :attr:`start_dir`, as they are now.
@@ -292,17 +317,6 @@ class Engine(Planner):
                                     hidden=hidden, readable=tuple(readable), session=self._session_walls)
             self._sandboxes[key] = choice
         return choice
-
-    def _confined(self, plan: Plan) -> Command:
-        """The command that runs ``plan`` inside its sandbox: its own files bound back (the prelude and a
-        big script read-only, the state file writable: made here, empty, as a bind needs it to exist)."""
-        sandbox, command = plan.sandbox, plan.command
-        if sandbox is None:
-            return command
-        confined = _inside(sandbox, list(command.argv), command.cwd, dict(command.env),
-                           plan.state_path or plan.failure_path, plan.script_file)
-        return dataclasses.replace(command, argv=confined.argv, env=confined.env, fd_args=confined.fd_args,
-                                   fd_reader=confined.reader)
 
     def _standby_for(self, plan: Plan) -> Standby | None:
         """The standby shell, when ``plan`` is a plain session run whose script it may run and it fits; else
@@ -333,11 +347,11 @@ class Engine(Planner):
         ``sandbox`` when that run is to be confined."""
         try:
             name = f"standby-{next(self._standby_counter):04d}"
-            cwd, env = self.plain_bash_setting(name, sandbox)
+            cwd, env = self.planner.plain_bash_setting(name, sandbox)
             if USER_BASH_ENV_VAR in env or not can_stand_by(env):
                 return None  # the user's BASH_ENV runs at start-up (only ahead of time here), or a function
                 # exported in the environment would take over the standby's boot line
-            confine = None if sandbox is None else functools.partial(_standby_inside, sandbox, cwd)
+            confine = None if sandbox is None else functools.partial(standby_inside, sandbox, cwd)
             return start_standby(cwd, env, f"{self.token}-{name}", expect=self.shells.expect_foreground,
                                  register=self.shells.guard_foreground, confine=confine, pass_fds=handed_fds(env))
         except (OSError, PreExecError):
@@ -369,67 +383,31 @@ class Engine(Planner):
                                 "EPERM", exit_code=1)
         return None
 
-    def _update_session(self, plan: Plan, result: Result, state_path: str) -> Result:
-        """Apply what a session run changed, read from ``state_path`` (the plan's, or its standby's), to the
-        plan's session (a sandboxed run's own)."""
-        session = plan.session or self.session
-        state = take_state_file(state_path, _STATE_LIMIT)
-        stopped = _stopped(result)
-        if result.error:  # it never ran
-            return result
-        if state is not None and len(state) > _STATE_LIMIT:  # no environment bash can export is this large
-            why = "the shell's state was too large to be a session (something wrote into it)"
-            return dataclasses.replace(result, notes=result.notes + (f"session state unchanged: {why}",))
-        failure, sep, rest = (state or b"").partition(b"\0")  # the prelude writes the failed line first
-        state, failure = (rest, failure) if sep else (state, b"")
-        line = failed_line(failure, plan.shell_text or "", result.exit_code) if not stopped and result.exit_code \
-            else None
-        if line is not None:
-            result = dataclasses.replace(result, failed_line=line)
-        if stopped or not state:
-            why = "the run was stopped" if stopped else why_no_state(plan.shell_text or "")
-            return dataclasses.replace(result, notes=result.notes + (f"session state unchanged: {why}",))
-        try:
-            delta = session.delta(state, plan.session_env or plan.command.env, plan.command.cwd)
-        except ValueError:  # something of the script's own wrote into the state file as the shell ended
-            why = "the shell's state could not be read (something the script left running wrote into it)"
-            return dataclasses.replace(result, notes=result.notes + (f"session state unchanged: {why}",))
-        note = None
-        if delta.cwd is not None and self.policy.outside_roots(delta.cwd):
-            note = f"cd to {delta.cwd} was undone: it is outside the allowed directories"
-            delta = dataclasses.replace(delta, cwd=None)
-        session.apply(delta)
-        if note is not None:
-            return dataclasses.replace(result, notes=result.notes + (note,))
-        if delta.cwd is not None:
-            return dataclasses.replace(result, new_cwd=delta.cwd)
-        return result
-
     def start_background(self, plan: Plan, *, name: str | None = None, timeout: float | None = None,
                          guard: Guard = "catastrophic", backend: Backend | None = None) -> ShellInfo:
         """Start a plan as a background shell (see :class:`~execmagic.background.registry.ShellRegistry`),
-        on ``backend`` (default: local processes; a backend from
+        on ``backend`` (default: the plan's, else local processes; a backend from
         :func:`execmagic.background.backends.registry.get` runs it elsewhere, a SLURM job, …).
 
-        Plan it with ``save_session=False``: a background shell starts from the session and
-        never writes it back.  A plan that cannot start raises its :class:`PreExecError`;
+        Plan it as one (``Request(background=True)``, or ``save_session=False``): a background shell starts
+        from the session and never writes it back.  A plan that cannot start raises its :class:`PreExecError`;
         a refused one :class:`CommandRefused`.
         """
         self.check_guard(plan, guard)
-        if plan.sandbox is not None and backend is not None and backend.remote:
-            raise UsageProblem(f"a sandbox cannot go with --on {backend.name}: the job runs elsewhere, under that "
-                               "engine's own rules")
+        backend = backend if backend is not None else plan.backend
+        if plan.sandbox is not None:
+            sandbox_elsewhere(plan.sandbox.spec.mode, backend)
         error = plan.error or self._outside_roots(plan)
         if error is not None:
             raise PreExecError(plan.hide(error.issue), error.code, error.exit_code) from None
         run_id = self._audit_intent(plan, "background")
         on_end = None
         if not (backend or self.shells.backend).remote:  # a job elsewhere has no file here to write its line to
-            plan = self.noting_failure(plan)
+            plan = self.planner.noting_failure(plan)
             if plan.failure_path is not None:  # asked as the shell ends (see Shell.on_end)
                 on_end = functools.partial(failed_line_in, plan.failure_path, plan.shell_text or "",
                                            plan.sandbox is not None)
-        info = self.shells.start(self._confined(plan), marker_prefix=self.token, name=name, timeout=timeout,
+        info = self.shells.start(confined(plan), marker_prefix=self.token, name=name, timeout=timeout,
                                  backend=backend, on_end=on_end)
         self.policy.audit_outcome(decision="background", run=run_id, command=plan.command.display,
                                   cwd=plan.shown_cwd, shell_id=info.id, pid=info.pid)

@@ -88,7 +88,7 @@ def failed_line_in(path: str, script: str, made: bool, status: int | None) -> in
     """:func:`failed_line` of a run without a session (``--isolated``, a background shell), from what its
     prelude wrote to ``path`` (:attr:`.Plan.failure_path`), which is removed; ``status`` ``None`` (it was
     stopped, or never ran): only removed.  A run that succeeded wrote nothing: no file is looked for, unless one
-    was ``made`` for it (a sandbox's, see :func:`.engine._inside`)."""
+    was ``made`` for it (a sandbox's, see :func:`.walls.inside`)."""
     if status == 0 and not made:
         return None
     failure = take_state_file(path, 64)  # a line number and a word: no more is read (a sandbox can write there)

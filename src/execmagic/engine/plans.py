@@ -1,10 +1,11 @@
 """Planning: a request (a script, an argv) turned into a :class:`Plan` -- fully expanded, not yet run.
 
 Planning and running are separate so that ``--dry-run`` shows exactly what would run -- the
-same expansion, the same argv -- without running it.  :class:`Planner` is the part of
-:class:`~execmagic.engine.engine.Engine` that does it, kept apart because it is most of the
+same expansion, the same argv -- without running it.  :class:`Planner` does it for
+an :class:`~execmagic.engine.engine.Engine`, which holds one; kept apart because it is most of the
 engine's reading: templates, environment, cwd, the session's prelude, what is shown.  (Over 400 lines, on
-purpose: a plan's environment, files and what it shows are made together, from one preparation.)
+purpose: the :class:`Plan` value and the :class:`Planner` that makes it; a plan's environment, files and
+what it shows are made together, from one preparation, :meth:`Planner._prepare`.)
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from collections import ChainMap
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, NamedTuple
 
+from ..background.backends.base import Backend, Foreground
 from ..guard.policy import Policy
 from ..guard.secret_names import secret_name
 from ..guard.secrets import Masked, redact, secret_env
@@ -32,6 +34,7 @@ from .contexts import SHELL_LANGUAGES
 from .failure_line import names_lines
 from .interpreter import kernel_bin_first, kernel_tool_notes
 from .languages import handed_argv, script_argv
+from .requests import Request
 from .sandboxing import kernel_environment_note
 from .session import STATE_VAR, ShellSession, handed_fds, prelude_path, session_env
 from .template import Fill, Filled, expand_argv, expand_value, fill, references, resolve
@@ -72,6 +75,11 @@ class Plan:
     #: Where a bash run without a session (``--isolated``, a local background shell) writes which line of it
     #: failed, when it fails (see :func:`.session.session_env`); ``None``: nowhere (a session run's state says it).
     failure_path: str | None = None
+    #: Where a background shell of this plan starts (``None``: the engine's default, local processes).
+    backend: Backend | None = dataclasses.field(default=None, repr=False)
+    #: A foreground run on a backend (``srun`` for SLURM): its :attr:`command` is the job's local command;
+    #: this says the job's state to a status line and ends the job with the run (see :meth:`.Engine.run`).
+    job: Foreground | None = dataclasses.field(default=None, repr=False)
 
     def hide(self, text: str) -> str:
         """``text`` as it may be shown or recorded: the plan's secrets and credential shapes redacted."""
@@ -124,22 +132,31 @@ class _Prepared(NamedTuple):
 
 
 class Planner:
-    """Makes plans from the engine's session, log folder and settings (a base of :class:`Engine`)."""
+    """Makes plans from an engine's session, log folder and settings (the engine holds one).
 
-    session: ShellSession
-    logs: LogDir
-    policy: Policy
-    prefer_kernel_env: bool
-    redact_display: bool
-    _counter: itertools.count[int]
-    #: Tells this engine's runs from another's (in state file names, markers).
-    token: str
-    #: The session of sandboxed runs: it starts from :attr:`session` and never writes back to it.
-    sandbox_session: ShellSession
-    #: The session prelude this planner wrote (written afresh whenever it is gone or its folder moved).
-    _prelude: str | None = None
-    #: The kernel-tool notes already given: each is said once per engine (a kernel's), not on every call.
-    _tool_notes_given: frozenset[str] = frozenset()
+    It keeps what planning alone needs -- the run counter, the prelude it wrote, the notes it gave --
+    and shares the session, the log folder and the policy with its engine, which may set them anew
+    (a notebook's settings reach :attr:`logs` and :attr:`policy` that way).
+    """
+
+    def __init__(self, *, session: ShellSession, sandbox_session: ShellSession, logs: LogDir, policy: Policy,
+                 token: str) -> None:
+        self.session = session
+        #: The session of sandboxed runs: it starts from :attr:`session` and never writes back to it.
+        self.sandbox_session = sandbox_session
+        self.logs = logs
+        self.policy = policy
+        #: Tells this engine's runs from another's (in state file names, markers).
+        self.token = token
+        #: Put the running interpreter's bin folder first on an inherited PATH (see :mod:`.interpreter`).
+        self.prefer_kernel_env = True
+        #: Show and record commands with secrets redacted (they run with the real values).
+        self.redact_display = True
+        self._counter = itertools.count(1)
+        #: The session prelude this planner wrote (written afresh whenever it is gone or its folder moved).
+        self._prelude: str | None = None
+        #: The kernel-tool notes already given: each is said once per engine (a kernel's), not on every call.
+        self._tool_notes_given: frozenset[str] = frozenset()
 
     def _tool_notes(self, text: str, p: _Prepared) -> tuple[str, ...]:
         """What :func:`.kernel_tool_notes` says of ``text``, less what this engine said before: a notebook
@@ -228,6 +245,16 @@ class Planner:
         label = label if label is not None else f"{next(self._counter):04d}"
         return _Prepared(label, run_cwd, merged, params, variables, data, error, changes, moved_path, tuple(report))
 
+    def plan(self, request: Request) -> Plan:
+        """The plan of ``request``: its script or its argv, with its options; the request's notes first.
+        A background shell's, or a job's elsewhere, reads the session and never writes it back."""
+        if request.argv is not None:
+            plan = self.plan_argv(request.argv, **request.options())
+        else:
+            plan = self.plan_script(request.text, request.language, errexit=request.errexit,
+                                    save_session=not (request.background or request.remote), **request.options())
+        return dataclasses.replace(plan, notes=request.notes + plan.notes, backend=request.on)
+
     def plan_script(
         self,
         script: str,
@@ -266,29 +293,14 @@ class Planner:
         (shown,), secrets = self._shown_and_secrets(
             [text], [script, cwd or "", *(env or {}).values()], p,
             lambda params, variables: [fill(script, params, language=language, variables=variables).text])
-        state_path = failure_path = None
-        run_env = p.env
         notes, fills = _filled_notes((*p.filled, filled))
         error = p.error
-        if language == "bash" and not isolated and save_session:
-            try:
-                run_env = session_env(p.env, *self._session_files(p.label, sandbox is not None))
-                state_path = run_env[STATE_VAR]
-            except OSError as exc:  # a full disk costs the session's memory of this run, not the run
-                notes += (f"session state not saved: the log folder cannot be written ({os_error_reason(exc)})",)
-        elif language == "bash" and save_session and names_lines(text):  # --isolated (a remote run: save_session=False)
-            run_env, failure_path = self._failure_env(p.env, p.label, sandbox is not None)
-        script_path = os.path.join(self.logs.path, f"{p.label}.script")
-        script_file = None
-        argv, boot = handed_argv(language, text, shown, errexit)
-        try:
-            if boot is None:
-                script_path = os.path.join(self.logs.runtime(), f"{p.label}.script")
-                argv, script_file = script_argv(language, text, p.env, script_path, errexit=errexit)
-        except OSError as exc:
-            error = error or PreExecError(f"cannot write the script to '{script_path}': {os_error_reason(exc)}",
-                                          errno.errorcode.get(exc.errno or 0, "EIO"), exit_code=126)
-            argv = (language, script_path)
+        run_env, state_path, failure_path, unsaved = self._bash_files(
+            p, text, sandbox is not None, session=language == "bash" and save_session and not isolated,
+            failure=language == "bash" and save_session)
+        notes += unsaved
+        argv, boot, script_file, unwritten = self._script_argv(language, text, shown, p, errexit)
+        error = error or unwritten
         last = argv[-1]  # the script, maybe after the errexit trap (see languages.ERREXIT_TRAP)
         shown_argv = (*argv[:-1], last[:len(last) - len(text)] + shown) if shown != text and last.endswith(text) \
             else argv
@@ -301,6 +313,41 @@ class Planner:
                     env_changes=p.changes,
                     shell_text=text if language in SHELL_LANGUAGES else None, session_env=p.env, notes=notes,
                     script_file=script_file, sandbox=sandbox, session=session, fills=fills, failure_path=failure_path)
+
+    def _bash_files(self, p: _Prepared, text: str, sandboxed: bool, *, session: bool, failure: bool
+                    ) -> tuple[dict[str, str], str | None, str | None, tuple[str, ...]]:
+        """The run's environment with what makes bash save the session (``session``) or, short of that, note
+        which line of it failed (``failure``: an ``--isolated`` run; a remote one never writes here), the state
+        file and the failure file it names, and why the session could not be saved when it could not."""
+        if session:
+            try:
+                run_env = session_env(p.env, *self._session_files(p.label, sandboxed))
+            except OSError as exc:  # a full disk costs the session's memory of this run, not the run
+                return p.env, None, None, (
+                    f"session state not saved: the log folder cannot be written ({os_error_reason(exc)})",)
+            return run_env, run_env[STATE_VAR], None, ()
+        if failure and names_lines(text):
+            run_env, failure_path = self._failure_env(p.env, p.label, sandboxed)
+            return run_env, None, failure_path, ()
+        return p.env, None, None, ()
+
+    def _script_argv(self, language: str, text: str, shown: str, p: _Prepared, errexit: bool
+                     ) -> tuple[tuple[str, ...], str | None, str | None, PreExecError | None]:
+        """How ``text`` is handed to ``language``: the argv, the script's boot (handed on the argv), the file it
+        was written to when it is not (an interpreter that takes a file, a big cell), and the error when that
+        file cannot be written (the plan then fails to start, saying why)."""
+        argv, boot = handed_argv(language, text, shown, errexit)
+        if boot is not None:
+            return tuple(argv), boot, None, None
+        script_path = os.path.join(self.logs.path, f"{p.label}.script")
+        try:
+            script_path = os.path.join(self.logs.runtime(), f"{p.label}.script")
+            written, script_file = script_argv(language, text, p.env, script_path, errexit=errexit)
+        except OSError as exc:
+            error = PreExecError(f"cannot write the script to '{script_path}': {os_error_reason(exc)}",
+                                 errno.errorcode.get(exc.errno or 0, "EIO"), exit_code=126)
+            return (language, script_path), None, None, error
+        return tuple(written), None, script_file, None
 
     def _failure_env(self, env: dict[str, str], label: str, sandboxed: bool) -> tuple[dict[str, str], str | None]:
         """``env`` with what makes a bash run without a session note which line of it failed, and the file it

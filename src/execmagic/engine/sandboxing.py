@@ -1,7 +1,8 @@
 """A caller's sandbox: a mode word and the network turned into a :class:`~..process.sandbox.Sandbox`.
 
 The walls themselves are in :mod:`..process.sandbox` (bubblewrap).  This module decides, for one
-engine, what they enclose -- the same words wherever a sandbox is chosen:
+engine, what they enclose -- the same words wherever a sandbox is chosen, each a record of
+:mod:`.sandbox_modes` whose flags this module reads:
 
 - ``off``: no sandbox.  ``read-only``: nothing writable but a private ``/tmp``.
 - ``workspace``: the writable roots too -- ``allowed_dirs`` when set, else the folder the engine
@@ -36,9 +37,7 @@ import threading
 from collections.abc import Callable, Sequence
 
 from ..process.sandbox import (
-    MODES,
     Sandbox,
-    SandboxProblem,
     SandboxSpec,
     availability,
     plan_sandbox,
@@ -46,12 +45,10 @@ from ..process.sandbox import (
 )
 from ..process.sandbox_scan import within
 from ..process.sandbox_session import Limits, SessionWalls, WallsUnavailable, start_walls
+from .sandbox_modes import SANDBOX_MODES, mode_named
 
 __all__ = ["SANDBOX_MODES", "SandboxChoice", "SessionTmp", "choose_sandbox", "interpreter_paths", "jupyter_runtime_dir",
            "kernel_connection_file", "kernel_environment", "kernel_environment_note"]
-
-#: Every word a caller may use (the ones of :mod:`..process.sandbox` and ``auto``).
-SANDBOX_MODES = (*MODES, "auto")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -150,24 +147,23 @@ def choose_sandbox(mode: str, *, network: bool, roots: Sequence[str], start_dir:
     Raises :class:`SandboxProblem` for a mode or a root that cannot be honoured, and
     :class:`SandboxUnavailable` for an explicit mode where bubblewrap cannot run.
     """
-    if mode not in SANDBOX_MODES:
-        raise SandboxProblem(mode, f"unknown sandbox mode (one of: {', '.join(SANDBOX_MODES)})")
-    if mode == "off":
+    record = mode_named(mode)
+    if not record.confines:
         return SandboxChoice(None)
     home = home or os.path.expanduser("~")
-    if mode == "auto":
+    if record.lenient:
         found = availability()
         if not found.ok:
             return SandboxChoice(None, (f"ran unsandboxed: {found.reason}",))
     notes: tuple[str, ...] = ()
     writable: tuple[str, ...] = ()
-    if mode in ("workspace", "auto"):
+    if record.writes_roots:
         choice = resolve_roots([os.path.abspath(os.path.expanduser(r)) for r in roots] or [start_dir], home=home,
-                               explicit=mode == "workspace")
+                               explicit=not record.lenient)
         writable, notes = choice.roots, choice.notes
     # the kernel's own environment, read-only where the walls would not leave it so (kernel_environment);
     # and, read-only, the folder a read-only sandbox is about (a notebook under /tmp would look empty)
-    looked_at = (roots or [start_dir]) if mode == "read-only" else []
+    looked_at = (roots or [start_dir]) if not record.writes_roots else []
     under_tmp = {os.path.realpath(p) for p in looked_at if os.path.realpath(p).startswith("/tmp/") and os.path.isdir(p)}
     kernel_env = tuple(sorted({*kernel_environment(writable), *under_tmp}))
     # read-only: the folder it would have made writable stays readable (the home folder stays hidden)

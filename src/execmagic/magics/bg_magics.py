@@ -115,8 +115,8 @@ class BackgroundMagics(Magics):
             return
         with engine_errors():
             checks.text(command, "the command line")
-        self.exec_magics.start_background(
-            args, lambda **kw: self.exec_magics.engine.plan_script(command, "bash", save_session=False, **kw))
+        magics = self.exec_magics
+        magics.start_background(args, magics.request(args, text=command, background=True))
 
     def _reattach(self, args: Any) -> None:
         """List the shells on ``--on``'s backend, taking over the jobs this kernel does not know yet

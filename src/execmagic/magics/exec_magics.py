@@ -1,25 +1,25 @@
 """``%%exec``, ``%exec`` and ``%spawn``: translate a magic line into an engine request and show the result.
 
-(Over 400 lines, on purpose: one ``Magics`` class holds the three magics IPython registers together,
-sharing their settings and engine; the live output, the cell's display and the cluster options are
-modules of their own.)
+(Over 400 lines, on purpose: one :class:`ExecMagics` class holds the three magics IPython registers
+together, sharing their settings and engine; some 170 of its lines are docstrings -- the ``%exec?`` help
+pages, with their examples -- and option declarations.  What is not the magics' lives apart: the errors
+a cell shows (:mod:`.cell_errors`), the live output (:mod:`.live`), the cell's display (:mod:`.kernel_io`),
+the cluster options (:mod:`.cluster`), and the request handed to the engine (:mod:`..engine.requests`).)
 
 This layer owns three things only: parsing (user mistakes become one-line
 ``UsageError``s), configuration (traitlets, turned into plain engine values at
 call time) and presentation (live output, status line, summary, and a short
-error that stops "Run all" when a command failed).
+error that stops "Run all" when a command failed).  A magic turns its line into a
+:class:`~execmagic.engine.requests.Request` (:meth:`ExecMagics.request`) and hands it
+to the engine: what runs where, and with which walls, the engine decides.
 """
 
 from __future__ import annotations
 
-import contextlib
 import dataclasses
-import itertools
 import json
 import keyword
-import os
-import sys
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, cast
 
 from IPython.core.error import UsageError
@@ -32,21 +32,14 @@ from IPython.core.magic import (
 from IPython.core.magic_arguments import argument, kwds, magic_arguments
 from IPython.display import display
 
-from ..engine.sandboxing import SANDBOX_MODES
+from ..engine.sandbox_modes import SANDBOX_MODES, mode_names
 from ..guard.levels import Guard
 from ..process import checks
-from ..process.errors import (
-    CommandFailed,
-    PreExecError,
-    ShellLimitReached,
-    UnknownShell,
-    UsageProblem,
-    shown_value,
-)
+from ..process.errors import shown_value
+from .cell_errors import CellCommandFailed, CommandInterrupted, StartFailed, engine_errors
 from .cluster import backend_for, cluster_options, settings_classes
 from .helpfmt import FixedWidthHelp
 from .options import NotebookVariables, parse_line, parse_pairs, split_words, template_params
-from .people import start_words, usage_words
 from .settings import ExecSettings
 
 if TYPE_CHECKING:  # the engine and the renderers are imported by the first command, not at %load_ext
@@ -54,98 +47,12 @@ if TYPE_CHECKING:  # the engine and the renderers are imported by the first comm
 
     from ..background.backends.base import Backend
     from ..engine.engine import Plan
+    from ..engine.requests import Request
     from ..engine.sandboxing import SandboxChoice
     from ..process.results import Result
     from .kernel_io import CellOutput
 
 __all__ = ["CellCommandFailed", "CommandInterrupted", "ExecMagics", "StartFailed", "engine_errors", "sandbox_options"]
-
-
-#: Numbers the foreground cluster runs of this kernel (their job names).
-_FOREGROUND = itertools.count(1)
-
-
-class _OneRedLine:
-    """Mixin: IPython shows an exception with ``_render_traceback_`` as these lines, no traceback."""
-
-    def _render_traceback_(self) -> list[str]:
-        return [f"\x1b[31m{self}\x1b[0m" if _colours_on() else str(self)]
-
-
-def _colours_on() -> bool:
-    """Colour as IPython itself would: never with ``colors = 'nocolor'`` (or ``NO_COLOR`` set); in a
-    kernel, yes (the front end renders the codes, as it does IPython's own tracebacks); elsewhere only
-    when stdout is a terminal, so a pipe, a file or a log gets the plain line, not escape codes."""
-    from IPython import get_ipython
-
-    shell = get_ipython()
-    if shell is None or str(getattr(shell, "colors", "")).lower() == "nocolor" or os.environ.get("NO_COLOR"):
-        return False
-    if getattr(shell, "kernel", None) is not None:
-        return True
-    isatty = getattr(sys.stdout, "isatty", None)
-    return bool(isatty and isatty())
-
-
-class CellCommandFailed(_OneRedLine, CommandFailed):
-    """A failed command in a cell: shown as one red line (no Python traceback); stops "Run all".
-
-    The ✘ summary just above it already says what ran, how long and where, so this line does not
-    repeat the command: it says how it ended (which is all ``jupyter execute`` and papermill print,
-    after the cell's source) and what is new -- the run stops here, and how not to.
-    """
-
-    def __init__(self, result: Result) -> None:
-
-        super().__init__(result)
-        self.args = (f"command failed ({result.outcome()}): the run stops here; --no-raise carries on",)
-
-    def __str__(self) -> str:
-        return self.args[0]
-
-
-class CommandInterrupted(_OneRedLine, KeyboardInterrupt):
-    """The user interrupted the cell; the command's processes are already stopped.
-
-    As with :class:`CellCommandFailed`, the ✘ summary just above says what ran and that it was
-    interrupted; this line says only what is new.
-    """
-
-
-class StartFailed(_OneRedLine, Exception):
-    """A background command could not start (``could not start: working directory does not exist 'data'``);
-    ``code`` is the errno name (``ENOENT``), for code to read."""
-
-    def __init__(self, message: str, code: str = "") -> None:
-        super().__init__(message)
-        self.code = code
-
-
-@contextlib.contextmanager
-def engine_errors() -> Iterator[None]:
-    """Turn the engine's deliberate errors into what a notebook user should see: one line, no traceback."""
-    from ..guard.policy import AuditUnavailable, CommandRefused
-    from ..process.sandbox import SandboxProblem, SandboxUnavailable
-
-    try:
-        yield
-    except SandboxUnavailable as exc:  # a named mode that cannot work: nothing runs unconfined instead
-        raise UsageError(f"{exc}; or run it unconfined with --sandbox-mode off") from None
-    except SandboxProblem as exc:  # a writable root that cannot be one (the home folder, /, a missing folder)
-        raise UsageError(f"{usage_words(exc)}; set ExecMagics.allowed_dirs to the project's folders, or use"
-                         " --sandbox-mode read-only") from None
-    except CommandRefused as exc:  # worded for a notebook user: the magic's own override
-        raise UsageError(f"{exc.refusal.describe()}; pass --allow-dangerous to run it anyway") from None
-    except UnknownShell as exc:  # worded for a notebook user: how to start one here
-        raise UsageError(f"{exc}{'' if exc.known else '; start one with %bg'}") from None
-    except ShellLimitReached as exc:
-        raise UsageError(f"{exc} (%kill one, or raise ExecMagics.max_background_shells)") from None
-    except UsageProblem as exc:
-        raise UsageError(usage_words(exc)) from None
-    except AuditUnavailable as exc:
-        raise UsageError(str(exc)) from None
-    except PreExecError as exc:
-        raise StartFailed(start_words(exc), exc.code) from None
 
 
 def _filled_note(plan: Plan) -> str:
@@ -188,7 +95,7 @@ def _common(func: Callable[..., Any]) -> Callable[..., Any]:
 def sandbox_options(func: Callable[..., Any]) -> Callable[..., Any]:
     """``--sandbox`` / ``--sandbox-mode``: for every magic that runs a command (``%bg`` too)."""
     func = argument("--sandbox-mode", metavar="MODE", choices=SANDBOX_MODES,
-                    help="run inside this sandbox: off, read-only, workspace or auto (see ExecMagics.sandbox)")(func)
+                    help=f"run inside this sandbox: {mode_names()} (see ExecMagics.sandbox)")(func)
     return argument("--sandbox", action="store_true",
                     help="run inside the sandbox: ExecMagics.sandbox's mode, or workspace when it is off"
                          " (writable: the allowed dirs or the notebook's folder, and a private /tmp)")(func)
@@ -280,12 +187,12 @@ class ExecMagics(ExecSettings):
             for option in ("input", "out", "quiet", "capture"):
                 if getattr(args, option):
                     raise UsageError(f"--{option} does not apply to --bg (read a background shell with %%bgout)")
-            self.start_background(args, lambda **kw: self.engine.plan_script(cell, language, save_session=False,
-                                                                              errexit=errexit, **kw))
+            self.start_background(args, self.request(args, text=cell, language=language, errexit=errexit,
+                                                     background=True))
             return None
         if args.name is not None:
             raise UsageError("--name goes with --bg")
-        return self._run(args, lambda **kw: self.engine.plan_script(cell, language, errexit=errexit, **kw))
+        return self._run(args, self.request(args, text=cell, language=language, errexit=errexit))
 
     @no_var_expand
     @magic_arguments(name="exec")
@@ -317,8 +224,7 @@ class ExecMagics(ExecSettings):
             raise UsageError("%exec needs a command line, e.g. %exec ls -la")
         with engine_errors():
             checks.text(command, "the command line")
-        errexit = self._errexit(args, "bash")
-        return self._run(args, lambda **kw: self.engine.plan_script(command, "bash", errexit=errexit, **kw))
+        return self._run(args, self.request(args, text=command, errexit=self._errexit(args, "bash")))
 
     @no_var_expand
     @magic_arguments(name="spawn")
@@ -358,7 +264,7 @@ class ExecMagics(ExecSettings):
             if not isinstance(payload, dict):
                 raise UsageError(f"--json-args needs a JSON object, not {type(payload).__name__}")
             args.input = json.dumps(payload) + "\n"
-        return self._run(args, lambda **kw: self.engine.plan_argv(argv, **kw))
+        return self._run(args, self.request(args, argv=tuple(argv)))
 
     @staticmethod
     def _spawn_argv(args: Any, rest: str) -> list[str]:
@@ -411,99 +317,90 @@ class ExecMagics(ExecSettings):
         """Where ``args`` say to run (``--on`` and its options over their settings); ``None``: no ``--on``."""
         return backend_for(args, self.backend_settings, self.kill_grace) if hasattr(args, "on") else None
 
+    def request(self, args: Any, *, background: bool = False, **what: Any) -> Request:
+        """The run a magic's line asks for, as a value the engine plans (see :mod:`..engine.requests`):
+        ``what`` -- the text, its language and ``errexit``, or the ``argv`` -- with the line's options, where
+        ``{name}`` values come from, its sandbox and its backend.  A mistake in them is a ``UsageError``."""
+        from ..engine.requests import Request
+
+        out = getattr(args, "out", None)
+        if out is not None and (not out.isidentifier() or keyword.iskeyword(out) or out.startswith("__")):
+            raise UsageError(f"--out needs a variable name, not {shown_value(out)}")
+        backend = self.backend(args)
+        choice = self._sandbox(args, backend)
+        with engine_errors():
+            self._check_values(args)
+            env = parse_pairs(args.env, "env")
+        return Request(**what, cwd=args.cwd, env=env, clear_env=args.clear_env, input=getattr(args, "input", None),
+                       isolated=args.isolated, background=background, sandbox=choice.sandbox, on=backend,
+                       notes=choice.notes, **self._templates(args))
+
     def _sandbox(self, args: Any, backend: Backend | None) -> SandboxChoice:
         """The sandbox of one run: ``--sandbox-mode``, else ``--sandbox`` (the setting's mode, ``workspace``
         when it is off), else the setting.  Asked for where it cannot be -- a named mode without bubblewrap,
         a job on a cluster -- it is one ``UsageError`` before anything runs, never an unconfined run."""
-        from ..engine.sandboxing import SandboxChoice
+        from ..engine.placement import SandboxElsewhere
 
         flag, mode = getattr(args, "sandbox", False), getattr(args, "sandbox_mode", None)
         if flag and mode is not None:
             raise UsageError("--sandbox uses ExecMagics.sandbox's mode, --sandbox-mode names one: give one of them")
         if mode is None:
             mode = "workspace" if flag and self.sandbox == "off" else self.sandbox
-        on = getattr(args, "on", None)
-        if backend is not None and backend.remote and mode != "off":
-            if flag or mode != "auto":
+        with engine_errors():
+            try:
+                return self.engine.sandbox_for(mode, backend, insist=flag, network=self.sandbox_network,
+                                               readable=self.sandbox_readable)
+            except SandboxElsewhere as exc:  # worded for a notebook user: which option asked, and the way out
                 given = "--sandbox" if flag else "--sandbox-mode" if args.sandbox_mode else "ExecMagics.sandbox"
-                raise UsageError(f"{given} {mode!r} does not go with --on {on}: the job runs on the cluster's"
-                                 " nodes, under their rules (--sandbox-mode off runs it there)")
-            return SandboxChoice(None, (f"ran unsandboxed: a job --on {on} runs under the cluster's rules",))
-        with engine_errors():
-            return self.engine.sandbox(mode, network=self.sandbox_network, readable=self.sandbox_readable)
+                raise UsageError(f"{given} {exc.mode!r} does not go with --on {exc.backend}: the job runs on the"
+                                 " cluster's nodes, under their rules (--sandbox-mode off runs it there)") from None
 
-    def _plan(self, args: Any, make_plan: Callable[..., Plan], backend: Backend | None = None) -> Plan:
-        out = getattr(args, "out", None)
-        if out is not None and (not out.isidentifier() or keyword.iskeyword(out) or out.startswith("__")):
-            raise UsageError(f"--out needs a variable name, not {shown_value(out)}")
-        choice = self._sandbox(args, backend)
+    def _plan(self, args: Any, request: Request) -> Plan:
+        """The engine's plan of ``request``, saying what filled a ``{name}`` (``--dry-run`` lists each)."""
         with engine_errors():
-            self._check_values(args)
-            plan = make_plan(
-                cwd=args.cwd, env=parse_pairs(args.env, "env"), clear_env=args.clear_env,
-                input=getattr(args, "input", None), isolated=args.isolated, **self._templates(args),
-                sandbox=choice.sandbox,
-            )
-        # said with the result: what filled a {name} (--dry-run lists each), an auto that could not confine, a root
-        # left out
-        notes = choice.notes + plan.notes
+            plan = self.engine.plan(request)
         if plan.fills and not args.dry_run:
-            notes = (_filled_note(plan), *notes)
-        return dataclasses.replace(plan, notes=notes) if notes != plan.notes else plan
+            plan = dataclasses.replace(plan, notes=(_filled_note(plan), *plan.notes))
+        return plan
 
-    def start_background(self, args: Any, make_plan: Callable[..., Plan]) -> None:
-        """Start a planned command as a background shell and show its handle (``%bg``, ``%%exec --bg``)."""
+    def start_background(self, args: Any, request: Request) -> None:
+        """Start a requested command as a background shell and show its handle (``%bg``, ``%%exec --bg``)."""
         with engine_errors():
             timeout = checks.timeout(args.timeout, "--timeout")  # before the shell joins the reader
-        backend = self.backend(args)
-        plan = self._plan(args, make_plan, backend)
+        plan = self._plan(args, request)
         if args.dry_run:
             print(plan.describe())
             return
         self.sync_background_settings()
         with engine_errors():
-            info = self.engine.start_background(plan, name=args.name, timeout=timeout, guard=self._guard(args),
-                                                backend=backend)
+            info = self.engine.start_background(plan, name=args.name, timeout=timeout, guard=self._guard(args))
         display(info)
         for note in plan.notes:  # a background shell has no result to carry them
             print(f"note: {note}")
 
-    def _run(self, args: Any, make_plan: Callable[..., Plan]) -> Result | None:
-        """Run a planned command in the foreground and show it; the Result itself with ``--capture``."""
+    def _run(self, args: Any, request: Request) -> Result | None:
+        """Run a requested command in the foreground and show it; the Result itself with ``--capture``."""
         from ..display.render import Summary, short_command
         from .kernel_io import CellOutput
         from .live import LiveOutput, StatusLine
 
         options = self.run_options(args.timeout)
-        backend = self.backend(args)
-        remote = backend is not None and backend.remote
-        # a remote run never writes the session back
-        plan = self._plan(args, make_plan if not remote else lambda **kw: make_plan(save_session=False, **kw), backend)
-        job = None
-        if backend is not None:
-            with engine_errors():
-                job = backend.foreground(plan.command, name=f"{self.engine.token}-{next(_FOREGROUND)}")
-            if job is not None:
-                plan = dataclasses.replace(plan, command=job.command)
+        plan = self._plan(args, request)
         if args.dry_run:
             print(plan.describe())
             return None
         in_kernel = hasattr(self.shell, "kernel")
         cell = CellOutput(self.shell)  # the cell's earlier text goes out while the command runs
         live = None if args.quiet or args.capture else LiveOutput(self.display_budget, keep_end=True)
-        if job is not None and in_kernel:
-            job.watch()
-        status = StatusLine(short_command(plan.command.display), self.status_delay, enabled=in_kernel, state=job)
-        result: Result | None = None
+        if plan.job is not None and in_kernel:  # the job's state (queued, running on node7) on the status line
+            plan.job.watch()
+        status = StatusLine(short_command(plan.command.display), self.status_delay, enabled=in_kernel, state=plan.job)
         try:
             with engine_errors():
                 result = self.engine.run(plan, options=options, on_output=live, on_progress=status,
                                          guard=self._guard(args))
         finally:
             status.clear()
-            if job is not None:
-                with contextlib.suppress(UsageProblem, PreExecError):  # the run's own outcome is what to show
-                    job.finish(stopped=result is None or result.interrupted or result.timed_out)
         if live is not None:
             live.finish(result)
         if args.out:

@@ -16,15 +16,15 @@ from IPython.core.magic import Magics, line_magic, magics_class, no_var_expand
 from IPython.core.magic_arguments import argument, kwds, magic_arguments
 from IPython.display import display
 
-from ..engine.sandboxing import SANDBOX_MODES
+from ..engine.sandbox_modes import SANDBOX_MODES, describe_modes
 from ..process import checks
-from ..process.sandbox import SandboxProblem, SandboxUnavailable
 from .exec_magics import ExecMagics, engine_errors
 from .helpfmt import FixedWidthHelp
 from .options import parse_line
 
 if TYPE_CHECKING:  # the server and the tools are imported when a server is asked for, not at %load_ext
     from ..agents.mcp_http import HttpServer
+    from ..agents.tools import Toolbox
 
 __all__ = ["McpMagics"]
 
@@ -50,9 +50,8 @@ class McpMagics(Magics):
               help="with serve: N sessions at most; one more closes the one idle longest"
                    " (default: ExecMagics.mcp_max_sessions, 100)")
     @argument("--sandbox", choices=SANDBOX_MODES, metavar="MODE",
-              help="with serve: confine the agent's commands (bubblewrap): auto (the default: workspace where"
-                   " it works, else unsandboxed, saying why), workspace (only the notebook's folder, or"
-                   " ExecMagics.allowed_dirs, is writable), read-only, or off (the agent runs as you)")
+              help="with serve: confine the agent's commands (bubblewrap): "
+                   + describe_modes("the notebook's folder, or ExecMagics.allowed_dirs", default="auto"))
     @argument("--network", action="store_true", help="with serve --sandbox: let the agent's commands reach the network")
     @line_magic("mcp")  # type: ignore[arg-type]  # IPython types its decorators for Magics only
     def mcp(self, line: str) -> None:
@@ -72,9 +71,9 @@ class McpMagics(Magics):
         are hidden, other processes are invisible, and there is no network unless --network. Its
         cd and export stay its own: they start from the notebook's session and never change it.
         Where bubblewrap cannot run, auto runs the agent unsandboxed, every answer saying why.
-        read-only writes nowhere but its /tmp; off shares the notebook's session and runs the
-        agent as you (guardrails only). A named mode that cannot work here is an error: nothing
-        starts.
+        With off the agent shares the notebook's session and runs as you (guardrails only); every
+        mode is listed under --sandbox below. A named mode that cannot work here is an error:
+        nothing starts.
 
         A session idle for 10 minutes is closed (--idle-timeout), and at most 100 are open at
         once (--max-sessions): one more closes the one idle longest, so clients that come and go
@@ -125,15 +124,7 @@ class McpMagics(Magics):
         from jupyter_core.paths import jupyter_runtime_dir
 
         from ..agents.mcp_http import HttpServer
-        from ..agents.mcp_server import (
-            SERVER_NAME,
-            McpTooOld,
-            McpUnavailable,
-            require_sdk,
-            sandbox_line,
-            sandbox_trouble,
-        )
-        from ..agents.tools import Toolbox
+        from ..agents.mcp_server import McpTooOld, McpUnavailable, require_sdk
 
         try:  # first: an SDK that is missing or too old is one line, before anything is set up
             require_sdk()
@@ -147,15 +138,7 @@ class McpMagics(Magics):
                                           "--idle-timeout")
             max_sessions = checks.count(self.exec_magics.mcp_max_sessions if max_sessions is None else max_sessions,
                                         "--max-sessions", minimum=1)
-        engine = self.exec_magics.engine
-        self.exec_magics.sync_background_settings()
-        try:  # a sandbox that cannot work here: one line, and nothing starts
-            toolbox = Toolbox(engine, guard="all", grace=self.exec_magics.kill_grace, sandbox=sandbox,
-                              network=network, readable=self.exec_magics.sandbox_readable)
-        except (SandboxProblem, SandboxUnavailable) as exc:
-            raise UsageError(sandbox_trouble(sandbox, exc, auto="%mcp serve --sandbox auto",
-                                             root_fix="start the notebook in the project folder or set"
-                                                      " ExecMagics.allowed_dirs")) from None
+        toolbox = self._toolbox(sandbox, network)
         try:
             server = HttpServer(toolbox, port=port or 0, idle_timeout=idle_timeout, max_sessions=max_sessions)
             server.start()
@@ -170,14 +153,23 @@ class McpMagics(Magics):
             raise UsageError(f"cannot write the client configuration: {exc.strerror or exc}"
                              f" ({getattr(exc, 'filename', None) or jupyter_runtime_dir()})") from None
         self.server = server
-        session = ("The agent works in this notebook's session" if toolbox.sandbox.sandbox is None else
-                   "The agent works in a session of its own, started from this notebook's (its cd and export stay"
-                   " out of it)")
-        print(f"MCP server listening at {server.url} (127.0.0.1 only; every request needs its bearer token, in the"
-              f" file below under mcpServers.{SERVER_NAME}.headers.Authorization)\n"
-              f"client config, token included (readable by you only, kept out of this notebook): {path}\n"
-              f"agent: {sandbox_line(toolbox)}\n"
-              f"{session}: %bg lists its shells, %mcp its calls; %mcp stop ends the server.")
+        _announce(server, path, toolbox)
+
+    def _toolbox(self, sandbox: str, network: bool) -> Toolbox:
+        """The agent's tools over this notebook's engine, with its background settings as they are now; a
+        sandbox that cannot work here is one line, and nothing starts."""
+        from ..agents.mcp_server import sandbox_trouble
+        from ..agents.tools import Toolbox
+        from ..process.sandbox import SandboxProblem, SandboxUnavailable
+
+        self.exec_magics.sync_background_settings()
+        try:
+            return Toolbox(self.exec_magics.engine, guard="all", grace=self.exec_magics.kill_grace, sandbox=sandbox,
+                           network=network, readable=self.exec_magics.sandbox_readable)
+        except (SandboxProblem, SandboxUnavailable) as exc:
+            raise UsageError(sandbox_trouble(sandbox, exc, auto="%mcp serve --sandbox auto",
+                                             root_fix="start the notebook in the project folder or set"
+                                                      " ExecMagics.allowed_dirs")) from None
 
     def stop(self) -> str | None:
         """Stop the server if one runs; what happened, in one line (``None``: there was none)."""
@@ -187,3 +179,18 @@ class McpMagics(Magics):
         server.stop()
         calls = server.log.total
         return f"MCP server at {server.url} stopped after {calls} call{'s' if calls != 1 else ''}; the port is closed"
+
+
+def _announce(server: HttpServer, path: str, toolbox: Toolbox) -> None:
+    """The started server's lines: where it listens, where its client's config (and token) is, the agent's
+    sandbox, and whose session the agent works in."""
+    from ..agents.mcp_server import SERVER_NAME, sandbox_line
+
+    session = ("The agent works in this notebook's session" if toolbox.sandbox.sandbox is None else
+               "The agent works in a session of its own, started from this notebook's (its cd and export stay"
+               " out of it)")
+    print(f"MCP server listening at {server.url} (127.0.0.1 only; every request needs its bearer token, in the"
+          f" file below under mcpServers.{SERVER_NAME}.headers.Authorization)\n"
+          f"client config, token included (readable by you only, kept out of this notebook): {path}\n"
+          f"agent: {sandbox_line(toolbox)}\n"
+          f"{session}: %bg lists its shells, %mcp its calls; %mcp stop ends the server.")

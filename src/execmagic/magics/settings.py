@@ -18,11 +18,11 @@ from IPython.core.magic import Magics
 from traitlets import Bool, Enum, Float, Int, List, TraitError, Unicode, observe, validate
 from traitlets.config import Config
 
-from ..engine.sandboxing import SANDBOX_MODES
+from ..engine.sandbox_modes import SANDBOX_MODES, describe_modes
 from ..guard.levels import GUARDS
 from ..process import checks
 from ..process.errors import UsageProblem, shown_value
-from ..process.sandbox_session import DEFAULT_MEMORY, DEFAULT_PROCESSES, DEFAULT_TMP_BYTES, Limits
+from ..process.sandbox_limits import DEFAULT_MEMORY, DEFAULT_PROCESSES, DEFAULT_TMP_BYTES, Limits
 
 if TYPE_CHECKING:
     from ..display.render import View
@@ -132,10 +132,9 @@ class ExecSettings(Magics):
 
     sandbox = Enum(
         SANDBOX_MODES, default_value="off",
-        help="Operating-system walls around every command (bubblewrap, Linux): 'off', 'read-only' (nothing writable"
-             " but a private /tmp), 'workspace' (also allowed_dirs, else the folder the kernel started in; .git"
-             " stays read-only) or 'auto' (workspace where the sandbox works, else unsandboxed with a note). In"
-             " every mode but off: no network (see sandbox_network), the home folder hidden but the workspace,"
+        help="Operating-system walls around every command (bubblewrap, Linux): "
+             + describe_modes("allowed_dirs, else the folder the kernel started in")
+             + ". In every mode but off: no network (see sandbox_network), the home folder hidden but the workspace,"
              " the kernel's Python and secret-free settings (see sandbox_readable), the host's /run and /var/lib"
              " sockets and Jupyter's connection files hidden, no process outside visible. A named mode that"
              " cannot work here is an error, never an unconfined run. --sandbox / --sandbox-mode per command.",

@@ -2,7 +2,7 @@
 
     execmagic-mcp [--plugins DIR] [--guard all|catastrophic|none] [--allow-dir DIR]...
                   [--audit-log PATH] [--env-allow NAME]... [--no-redact]
-                  [--sandbox off|read-only|workspace|auto] [--network]
+                  [--sandbox off|read-only|workspace|auto] [--network] [--background-on NAME]
 
 An MCP client starts it as a subprocess and speaks JSON-RPC over its stdin/stdout.  It serves
 Bash, BashOutput, KillShell, ListShells and one tool per plugin manifest in ``--plugins DIR``,
@@ -18,6 +18,12 @@ every answer.  Two things a client sees differently inside: the shared ``/tmp`` 
 one (the server's own folder stays visible and writable, even under ``/tmp``), and ``$PPID`` is a pid
 of the sandbox's own namespace -- a client that wants its server's pid has it from starting it.
 ``--sandbox off`` gives the agent the user's whole authority again.
+
+``--background-on slurm`` (or another backend's name) sends the agent's ``run_in_background``
+commands there as jobs, with the backend's defaults -- the operator's choice, never the model's.
+Such a job runs on that system's machines, outside the sandbox: the Bash tool's description and every
+answer of such a job say so, and a sandbox mode named with it (``--sandbox workspace``) is refused at
+start; ``auto`` keeps the commands here confined.
 
 Every mistake at start (a bad manifest, a missing directory, the SDK not installed or older than
 the server needs, a sandbox named where it cannot work) is one line on stderr and exit status 2: an
@@ -35,10 +41,12 @@ from ..agents.mcp_server import INSTALL_HINT, McpTooOld, McpUnavailable, require
 from ..agents.mcp_stdio import serve_stdio
 from ..agents.plugins import PluginTool, load_manifest
 from ..agents.tools import Toolbox
+from ..background.backends import registry
 from ..engine.engine import Engine
-from ..engine.sandboxing import SANDBOX_MODES
+from ..engine.placement import SandboxElsewhere
+from ..engine.sandbox_modes import SANDBOX_MODES, describe_modes
 from ..guard.policy import GUARDS, Policy
-from ..process.errors import ExecError
+from ..process.errors import ExecError, UsageProblem
 from ..process.sandbox import SandboxProblem, SandboxUnavailable
 
 __all__ = ["PROG", "StartProblem", "build_toolbox", "main", "manifests_in", "parser"]
@@ -67,11 +75,15 @@ def parser() -> argparse.ArgumentParser:
                    help="pass this variable on even though it looks secret (repeatable)")
     p.add_argument("--no-redact", action="store_true", help="do not redact secret values from output")
     p.add_argument("--sandbox", choices=SANDBOX_MODES, default="auto",
-                   help="confine every command (bubblewrap): read-only, or workspace (only the --allow-dir"
-                        " folders, else the folder the server starts in, are writable); auto: workspace where"
-                        " it works, else unsandboxed and every answer says why (the default); off: the agent"
-                        " runs as you")
+                   help="confine every command (bubblewrap): "
+                        + describe_modes("the --allow-dir folders, else the folder the server starts in",
+                                         default="auto"))
     p.add_argument("--network", action="store_true", help="with --sandbox: let commands reach the network")
+    names = registry.names()
+    p.add_argument("--background-on", metavar="NAME", choices=names,
+                   help=f"run the agent's background commands there ({', '.join(names[:-1])} or {names[-1]};"
+                        " default: local): a job on another system runs outside the sandbox (every answer says so),"
+                        " with --sandbox auto or off")
     p.add_argument("--readable", action="append", default=[], metavar="PATH",
                    help="with --sandbox: show PATH, read-only, where the sandbox hides (the home folder is hidden"
                         " but the workspace, the kernel's Python and a few secret-free settings; repeatable)")
@@ -100,12 +112,21 @@ def build_toolbox(args: argparse.Namespace) -> Toolbox:
         engine.session.cwd = roots[0]  # start inside the allowed directories, not where the client happened to be
     try:
         toolbox = Toolbox(engine, guard=args.guard, env_allow=args.env_allow, redact_secrets=not args.no_redact,
-                          sandbox=args.sandbox, network=args.network, readable=args.readable)
+                          sandbox=args.sandbox, network=args.network, readable=args.readable,
+                          background_on=args.background_on)
     except (SandboxProblem, SandboxUnavailable) as exc:
         engine.close()
         raise StartProblem(sandbox_trouble(args.sandbox, exc, auto="start with --sandbox auto",
                                            root_fix="start the server in the project folder or name it with"
                                                     " --allow-dir DIR")) from None
+    except SandboxElsewhere as exc:
+        engine.close()
+        raise StartProblem(f"--sandbox {exc.mode} does not go with --background-on {exc.backend}: its jobs run on"
+                           " that system's machines, outside the sandbox; use --sandbox auto (commands here"
+                           " confined, the jobs not, and every answer says so) or --sandbox off") from None
+    except UsageProblem as exc:  # the backend cannot be set up (its logs folder cannot be made), say
+        engine.close()
+        raise StartProblem(f"--background-on {args.background_on}: {exc}") from None
     try:
         for path in manifests_in(args.plugins) if args.plugins else []:
             toolbox.add(PluginTool(load_manifest(path), engine).spec())
@@ -133,7 +154,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     except StartProblem as exc:
         print(f"{PROG}: {exc}", file=sys.stderr)
         return 2
-    print(f"{PROG}: serving {', '.join(toolbox.tools)} over stdio (guard {args.guard}; {sandbox_line(toolbox)})",
+    jobs = f"; background jobs on {args.background_on}, outside the sandbox" if args.background_on else ""
+    print(f"{PROG}: serving {', '.join(toolbox.tools)} over stdio (guard {args.guard}; {sandbox_line(toolbox)}{jobs})",
           file=sys.stderr)
     try:
         serve_stdio(toolbox)

@@ -28,11 +28,11 @@ import os
 from collections.abc import Callable
 from typing import BinaryIO
 
-from .results import StreamCapture, format_bytes, log_hint
+from .results import StreamCapture, collapse_carriage_returns, format_bytes, log_hint
 
 __all__ = [
     "BINARY_MIN_BYTES", "BINARY_SNIFF_BYTES", "BINARY_UNDECODABLE_SHARE", "StreamRecorder",
-    "collapse_carriage_returns", "count_undecodable", "os_error_reason",
+    "count_undecodable", "os_error_reason",
 ]
 
 #: How many leading bytes decide whether a stream is binary.
@@ -63,14 +63,6 @@ def count_undecodable(consumed: bytes, text: str) -> int:
     literal = consumed.count(_ENCODED_REPLACEMENT)
     replaced = text.count(_REPLACEMENT) - literal
     return len(consumed) - (len(text.encode("utf-8")) - len(_ENCODED_REPLACEMENT) * replaced)
-
-
-def collapse_carriage_returns(text: str) -> str:
-    """Keep what a terminal would finally show of ``\\r`` progress lines (``\\r\\n`` is a newline)."""
-    if "\r" not in text:
-        return text
-    text = text.replace("\r\n", "\n")
-    return "\n".join(line.rsplit("\r", 1)[-1] for line in text.split("\n"))
 
 
 def _decode_edge(data: bytes, *, at_start: bool) -> str:

@@ -14,7 +14,7 @@ from .errors import CommandFailed, shown_value
 
 __all__ = [
     "TIMEOUT_EXIT_CODE", "KillOutcome", "OutputUnavailable", "Result", "ShellInfo", "ShellOutput", "StreamCapture",
-    "exit_code_of", "format_bytes", "format_duration", "log_hint", "signal_name",
+    "collapse_carriage_returns", "exit_code_of", "format_bytes", "format_duration", "log_hint", "signal_name",
 ]
 
 #: Exit code reported for a run stopped by its timeout (the ``timeout(1)`` convention).
@@ -63,6 +63,14 @@ def format_bytes(n: int) -> str:
             return f"{int(size)} B" if unit == "B" else f"{size:.1f} {unit}"
         size /= 1000
     return f"{n} B"  # pragma: no cover
+
+
+def collapse_carriage_returns(text: str) -> str:
+    """Keep what a terminal would finally show of ``\\r`` progress lines (``\\r\\n`` is a newline)."""
+    if "\r" not in text:
+        return text
+    text = text.replace("\r\n", "\n")
+    return "\n".join(line.rsplit("\r", 1)[-1] for line in text.split("\n"))
 
 
 def log_hint(log_path: str | None, log_error: str | None) -> str:
@@ -139,8 +147,6 @@ class StreamCapture:
         when the log is gone or stopped short."""
         if not self.truncated or self.binary:
             return self.text
-        from .capture import collapse_carriage_returns  # the capture module writes captures: not at import
-
         return collapse_carriage_returns(self.read_bytes().decode("utf-8", "replace"))
 
 

@@ -1,8 +1,10 @@
 """An operating-system sandbox for commands: bubblewrap (``bwrap``) namespaces around one argv.
 
-(Over 400 lines, on purpose: this docstring is the sandbox's manual -- what it hides, binds and
-refuses, and why -- and finding bwrap stays with the plan, whose base arguments the probe runs.
-What is found on disk inside the roots is :mod:`.sandbox_scan`.)
+This module builds the walls once, when a sandbox is set (:func:`plan_sandbox`), and its docstring is
+the sandbox's manual.  Its parts, a module each: what a sandbox is asked for and whether it can be
+honoured (:mod:`.sandbox_spec`), finding bwrap and whether it works here (:mod:`.sandbox_bwrap`), what
+the walls hide by allow-list (:mod:`.sandbox_walls`), what is found on disk inside the roots
+(:mod:`.sandbox_scan`), and a session's ``/tmp`` and limits (:mod:`.sandbox_session`).
 
 What a sandboxed command can and cannot do, by mode:
 
@@ -123,20 +125,18 @@ from __future__ import annotations
 
 import dataclasses
 import os
-import shutil
-import subprocess
-import sys
-import threading
 from collections.abc import Iterable, Mapping, Sequence
 
-from .errors import ExecError, UsageProblem
 from .launch import MARKER_VAR
+from .sandbox_bwrap import BWRAP_VAR, SYSTEM_DIRS, Availability, SandboxUnavailable, availability, base_args, find_bwrap
+from .sandbox_bwrap import PRIVATE_TMP as _TMP
 from .sandbox_scan import GIT_SCAN_DEPTH, LINK_SCAN_LIMIT, git_dirs, git_placeholders, linked_outside
 from .sandbox_scan import outermost as _outermost
 from .sandbox_scan import pinned as _pinned
 from .sandbox_scan import real_path as _real
 from .sandbox_scan import within as _within
 from .sandbox_session import HOST_ENV, SessionWalls
+from .sandbox_spec import RootChoice, SandboxProblem, SandboxSpec, UnsafeRoot, checked_spec, resolve_roots
 from .sandbox_walls import Walls, find_walls
 
 __all__ = [
@@ -192,244 +192,6 @@ SYSTEM_SECRETS = ("/run/secrets", "/var/run/secrets")
 #: At most this many such files are kept read-only: each is a mount of its own, which bwrap makes at every
 #: start (thousands cost seconds per run); past it, the rest stay writable and the sandbox says how many.
 LINK_BIND_LIMIT = 64
-#: The kernel's own environment variable naming the bwrap to use, read when the sandbox is set (from this
-#: process's ``os.environ``, never from a session a sandboxed command could have changed).  An absolute path
-#: is that file; empty, or a file that is not there, means "no bubblewrap here" -- how an administrator or
-#: a test makes the sandbox unavailable on a machine that has one.
-BWRAP_VAR = "EXECMAGIC_BWRAP"
-#: Where bwrap is looked for first: folders only an administrator can write in.
-SYSTEM_DIRS = ("/usr/bin", "/bin", "/usr/local/bin", "/usr/sbin", "/sbin")
-#: The parts of ``/proc`` that set the whole machine (``kernel.core_pattern`` names a program the kernel
-#: runs as root; IRQ affinities): made read-only inside, for a kernel that runs as root.
-_KERNEL_SETTINGS = ("/proc/sys", "/proc/irq")
-#: The private temp folder, inside.
-_TMP = "/tmp"
-#: The shared temp folder, outside: as a writable root it would hand out its sockets (tmux, ssh-agent).
-_SHARED_TMP = ("/tmp", "/var/tmp")
-
-
-class SandboxProblem(UsageProblem):
-    """A sandbox that cannot be set as asked (``path``: what it is about, ``why``: one phrase)."""
-
-    def __init__(self, path: str, why: str) -> None:
-        self.path = path
-        self.why = why
-        about = f" with {path!r}" if path else ""
-        super().__init__(f"exec: cannot sandbox{about}: {why} (EINVAL)")
-
-
-class UnsafeRoot(SandboxProblem):
-    """A writable root that would open too much: ``/``, the home folder or one holding it, the shared temp."""
-
-
-class SandboxUnavailable(ExecError):
-    """The sandbox cannot work on this machine (``reason``: what to do about it; ``detail``: bwrap's own words)."""
-
-    def __init__(self, reason: str, detail: str = "") -> None:
-        self.reason = reason
-        self.detail = detail
-        super().__init__(f"exec: no sandbox here: {reason}")
-
-
-@dataclasses.dataclass(frozen=True)
-class SandboxSpec:
-    """What a sandbox allows; absolute paths only (the caller resolves them, see :func:`resolve_roots`)."""
-
-    #: One of :data:`MODES`.
-    mode: str = "off"
-    #: Folders writable in ``workspace`` mode.
-    writable_roots: tuple[str, ...] = ()
-    #: Share the host's network (else a namespace with only its own loopback).
-    network: bool = False
-    #: More files and folders to hide, beyond the walls and :data:`CREDENTIAL_STORES`.
-    hidden: tuple[str, ...] = ()
-    #: Paths shown read-only where the walls hide (the home folder, ``/run``, ``/var/lib``): the kernel's
-    #: interpreter and environment, a user's additions.  One that is missing is left out; one that is the
-    #: home folder, or holds it, is refused (it would show every credential of it).
-    visible: tuple[str, ...] = ()
-    #: Paths bound back read-only after the hiding (session-wide: the prelude).
-    readable: tuple[str, ...] = ()
-    #: Files and folders bound back writable after the hiding.
-    writable_paths: tuple[str, ...] = ()
-    #: Leave ``.git`` folders in the roots writable (``git commit`` inside the sandbox).
-    allow_git_writes: bool = False
-    #: A folder of the caller's bound at ``/tmp`` (shared by the runs of a session); ``None``: an empty tmpfs each run.
-    temp: str | None = None
-
-
-@dataclasses.dataclass(frozen=True)
-class RootChoice:
-    """The writable roots :func:`resolve_roots` kept, and why any were left out (empty roots: read-only)."""
-
-    roots: tuple[str, ...]
-    notes: tuple[str, ...] = ()
-
-
-@dataclasses.dataclass(frozen=True)
-class Availability:
-    """Whether the sandbox works here: ``reason`` (``None``: it does) says what to do when it does not."""
-
-    bwrap: str | None
-    reason: str | None = None
-    #: bwrap's own last line when its probe failed (for a person; never parsed).
-    detail: str = ""
-    #: Whether a user namespace is used (always for a user; root falls back to none, capabilities dropped).
-    userns: bool = True
-
-    @property
-    def ok(self) -> bool:
-        return self.reason is None
-
-
-def _why_unsafe(root: str, home: str) -> str | None:
-    """Why the real folder ``root`` may not be writable as a whole (``None``: it may)."""
-    if root == "/":
-        return "it is the root folder: everything would be writable"
-    if root == home:
-        return "it is the home folder: shell start-up files and credentials would be writable"
-    if _within(home, root):
-        return "it holds the home folder: shell start-up files and credentials would be writable"
-    if root in {_real(p) for p in _SHARED_TMP}:
-        return "it is the shared temp folder: other programs' sockets there (tmux, ssh-agent) would be reachable"
-    return None
-
-
-def _check_root(root: str, home: str) -> str:
-    """``root`` made real, or :class:`SandboxProblem` (relative, missing) / :class:`UnsafeRoot`."""
-    if not os.path.isabs(root):
-        raise SandboxProblem(root, "a writable root must be an absolute path")
-    real = _real(root)
-    if not os.path.isdir(real):
-        raise SandboxProblem(root, "a writable root must be an existing folder")
-    why = _why_unsafe(real, _real(home))
-    if why is not None:
-        raise UnsafeRoot(root, why)
-    return real
-
-
-def resolve_roots(roots: Iterable[str], *, home: str, explicit: bool) -> RootChoice:
-    """The writable roots, checked once when the sandbox is set (real paths, nested ones folded).
-
-    ``explicit``: the user named them, so an unsafe or missing one is an error (:class:`UnsafeRoot`,
-    :class:`SandboxProblem`) -- silently narrowing what they asked for would surprise them.  Otherwise
-    (the folder the engine started in) such a root is left out with a note, and with none left the
-    caller falls back to ``read-only``: a notebook started in the home folder gets a sandbox that
-    protects, not one that opens the home folder.
-    """
-    kept: list[str] = []
-    notes: list[str] = []
-    for root in roots:
-        try:
-            kept.append(_check_root(root, home))
-        except SandboxProblem as exc:
-            if explicit:
-                raise
-            # the home folder is hidden, not only read-only: a note that said "read-only" would mislead
-            there = ("hidden there but for what the sandbox shows" if _real(root) == _real(home)
-                     else "read-only there")
-            notes.append(f"sandbox: {root} is not writable ({exc.why}); {there}")
-    return RootChoice(roots=_outermost(kept), notes=tuple(notes))
-
-
-def find_bwrap(path: str | None = None) -> str | None:
-    """bwrap's absolute path: in :data:`SYSTEM_DIRS`, then on this process's own PATH (read now, when the
-    sandbox is set -- never a run's or a session's PATH).  ``path``: search only that PATH string."""
-    if path is not None:
-        return shutil.which("bwrap", path=path)
-    for folder in (*SYSTEM_DIRS, *os.environ.get("PATH", "").split(os.pathsep)):
-        found = shutil.which("bwrap", path=folder) if os.path.isabs(folder) else None
-        if found is not None:
-            return found
-    return None
-
-
-_availability: dict[tuple[str | None, str | None, str | None], Availability] = {}
-_availability_lock = threading.Lock()
-
-
-def availability(bwrap: str | None = None, *, path: str | None = None) -> Availability:
-    """Whether the sandbox works here and, if not, why -- decided by one real run of bwrap, then cached.
-
-    ``bwrap``: that file; ``path``: the bwrap on that PATH string; neither: the one :data:`BWRAP_VAR`
-    names when it is set, else :func:`find_bwrap`'s.  The probe runs ``true`` with every namespace a
-    sandbox uses, so that a kernel or container that forbids one says so here, once, instead of in
-    every run.  The cache is keyed by what was asked and by :data:`BWRAP_VAR`'s value now, so that
-    changing the variable is seen the next time a sandbox is set.
-    """
-    named = os.environ.get(BWRAP_VAR) if bwrap is None and path is None else None
-    key = (bwrap, path, named)
-    with _availability_lock:
-        if key not in _availability:
-            if named is not None:
-                _availability[key] = _named_probe(named)
-            else:
-                _availability[key] = _probe(bwrap if bwrap is not None else find_bwrap(path),
-                                            explicit=bwrap is not None)
-        return _availability[key]
-
-
-def _named_probe(named: str) -> Availability:
-    """The sandbox with the bwrap :data:`BWRAP_VAR` names: none when it is empty or not there."""
-    if not named:
-        return Availability(None, f"{BWRAP_VAR} is set empty: no bubblewrap here (unset it to look for one)")
-    if not os.path.isabs(named):
-        return Availability(None, f"{BWRAP_VAR} must name bubblewrap by an absolute path, not {named!r}")
-    if not (os.path.isfile(named) and os.access(named, os.X_OK)):
-        return Availability(None, f"{BWRAP_VAR} names {named}, which is not there: no bubblewrap here "
-                                  "(install it, or name the right file)")
-    return _probe(named, explicit=True)
-
-
-def _probe(bwrap: str | None, explicit: bool) -> Availability:
-    if not sys.platform.startswith("linux"):
-        return Availability(None, f"the sandbox needs Linux namespaces (bubblewrap); this is {sys.platform}")
-    if bwrap is None:
-        return Availability(None, "bubblewrap is not installed: install it (Debian, Ubuntu: apt install "
-                                  "bubblewrap; Fedora: dnf install bubblewrap)")
-    if explicit and not (os.path.isfile(bwrap) and os.access(bwrap, os.X_OK)):
-        return Availability(None, f"no bubblewrap at {bwrap}: install it or name the right file")
-    detail = _run_probe(bwrap, userns=True)
-    if detail is None:
-        return Availability(bwrap)
-    if os.geteuid() == 0 and _run_probe(bwrap, userns=False) is None:
-        return Availability(bwrap, userns=False)  # root without user namespaces: capabilities dropped instead
-    return Availability(bwrap, _namespace_trouble(), detail)
-
-
-def _run_probe(bwrap: str, userns: bool) -> str | None:
-    """Run ``true`` in the strictest sandbox; ``None`` when it worked, else bwrap's last line."""
-    argv = [*_base_args(bwrap, SandboxSpec(mode="read-only"), userns), "--", "true"]
-    try:
-        done = subprocess.run(argv, stdin=subprocess.DEVNULL, capture_output=True, timeout=30, check=False,
-                              env=HOST_ENV)
-    except (OSError, subprocess.TimeoutExpired) as exc:
-        return str(exc)
-    if done.returncode == 0:
-        return None
-    lines = done.stderr.decode(errors="replace").strip().splitlines()
-    return lines[-1] if lines else f"exit status {done.returncode}"
-
-
-#: Kernel settings that forbid user namespaces, with the value that does, and what it means.
-_USERNS_SWITCHES = (
-    ("/proc/sys/kernel/unprivileged_userns_clone", "0", "unprivileged user namespaces are switched off "
-     "(sysctl kernel.unprivileged_userns_clone=0)"),
-    ("/proc/sys/user/max_user_namespaces", "0", "user namespaces are switched off (sysctl user.max_user_namespaces=0)"),
-    ("/proc/sys/kernel/apparmor_restrict_unprivileged_userns", "1", "AppArmor restricts unprivileged user "
-     "namespaces (sysctl kernel.apparmor_restrict_unprivileged_userns=1; an AppArmor profile for bwrap allows them)"),
-)
-
-
-def _namespace_trouble() -> str:
-    """Why bwrap could not make its namespaces, read from the kernel's settings (not from bwrap's words)."""
-    for switch, value, why in _USERNS_SWITCHES:
-        try:
-            with open(switch, encoding="ascii") as fh:
-                if fh.read().strip() == value:
-                    return why
-        except OSError:
-            continue
-    return "bubblewrap cannot create namespaces here (a container that forbids them, or seccomp)"
 
 
 @dataclasses.dataclass(frozen=True)
@@ -562,7 +324,7 @@ def plan_sandbox(spec: SandboxSpec, *, home: str, bwrap: str | None = None,
         return Sandbox(spec)
     if walls is not None:
         spec = dataclasses.replace(spec, temp=walls.folder)
-    spec = _checked(spec, home)
+    spec = checked_spec(spec, home)
     roots = spec.writable_roots
     found = availability(bwrap)
     if not found.ok or found.bwrap is None:
@@ -571,7 +333,7 @@ def plan_sandbox(spec: SandboxSpec, *, home: str, bwrap: str | None = None,
         git_placeholders(roots)  # before the scan, which finds them: read-only like any .git
     protected = () if spec.allow_git_writes else _outermost(git_dirs(roots))
     seen = find_walls(home, visible=spec.visible, roots=roots, network=spec.network)
-    args = [*_base_args(found.bwrap, spec, found.userns), *seen.args()]
+    args = [*base_args(found.bwrap, spec, found.userns), *seen.args()]
     args += [a for root in roots for a in ("--bind", root, root)]
     # "-try": a repository removed after the sandbox was set has nothing left to protect; without it,
     # bwrap would fail to mount it, and every later run with it
@@ -599,42 +361,6 @@ def _linked_read_only(roots: Sequence[str]) -> tuple[list[str], tuple[str, ...]]
         notes.append(f"the workspace has over {LINK_SCAN_LIMIT:,} entries: files past them were not checked for"
                      " hard links to files outside it")
     return linked[:LINK_BIND_LIMIT], tuple(notes)
-
-
-def _checked(spec: SandboxSpec, home: str) -> SandboxSpec:
-    """``spec`` with its roots made real and folded; :class:`SandboxProblem` for a root or a bound path
-    that cannot be (a spec may be made by hand, without :func:`resolve_roots`)."""
-    roots = _outermost(_check_root(root, home) for root in spec.writable_roots) if spec.mode == "workspace" else ()
-    if spec.mode == "workspace" and not roots:
-        raise SandboxProblem("", "workspace mode needs at least one writable root")
-    for path in (*spec.readable, *spec.writable_paths, *([spec.temp] if spec.temp is not None else [])):
-        if not os.path.isabs(path) or not os.path.exists(path):
-            raise SandboxProblem(path, "a path bound into the sandbox must be absolute and exist")
-    for path in spec.hidden:  # one that does not exist has nothing to hide; a relative one hides by chance
-        if not os.path.isabs(path):
-            raise SandboxProblem(path, "a hidden path must be absolute")
-    for path in spec.visible:
-        if not os.path.isabs(path):
-            raise SandboxProblem(path, "a path shown in the sandbox must be absolute")
-        if _within(_real(home), _real(path)):
-            raise SandboxProblem(path, "it would show the whole home folder: name the folders in it that tools need")
-    return dataclasses.replace(spec, writable_roots=roots)
-
-
-def _base_args(bwrap: str, spec: SandboxSpec, userns: bool) -> list[str]:
-    """Namespaces, privileges, the read-only file system, ``/dev``, ``/proc`` and the private ``/tmp``."""
-    args = [bwrap]
-    if userns:
-        args += ["--unshare-user", "--disable-userns"]  # no nested user namespace: no `unshare -r` way back
-    args += ["--unshare-pid", "--unshare-ipc", "--unshare-uts", "--unshare-cgroup-try"]
-    if not spec.network:
-        args.append("--unshare-net")
-    args += ["--cap-drop", "ALL", "--new-session", "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc"]
-    # The fresh /proc has writable kernel settings for the host's root, capabilities or not (a setting's
-    # write checks the file's owner): read-only, as the rest of the system is.  ("-try": a system without.)
-    args += [a for path in _KERNEL_SETTINGS for a in ("--ro-bind-try", path, path)]
-    args += ["--bind", spec.temp, _TMP] if spec.temp is not None else ["--tmpfs", _TMP]
-    return args
 
 
 def _hiding_args(spec: SandboxSpec, home: str, walls: Walls) -> tuple[list[str], list[str]]:

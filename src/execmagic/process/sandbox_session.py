@@ -31,7 +31,6 @@ start with :data:`HOST_ENV`; the holder is this interpreter in isolated mode (``
 from __future__ import annotations
 
 import contextlib
-import dataclasses
 import functools
 import os
 import platform
@@ -45,19 +44,11 @@ import threading
 from .private import fallback_folder
 from .sandbox_cgroup import SessionCgroup, make_cgroup
 from .sandbox_count import ProcessWatch, session_processes, user_namespace
+from .sandbox_limits import DEFAULT_MEMORY, DEFAULT_PROCESSES, DEFAULT_TMP_BYTES, Limits
 
 __all__ = ["DEFAULT_MEMORY", "DEFAULT_PROCESSES", "DEFAULT_TMP_BYTES", "HOST_ENV", "Limits", "SessionWalls",
            "WallsUnavailable", "start_walls"]
 
-#: A session's ``/tmp``: 1 GiB.  It is memory that cannot be swapped out; half the machine's (a tmpfs's
-#: own default) let three shells take gigabytes.  A setting raises it for work that needs more.
-DEFAULT_TMP_BYTES = 1 << 30
-#: A session's processes (and threads): a build's ``make -j``, a pool of workers and a browser fit many
-#: times over; a fork bomb stops there, far below what would starve the machine (tens of thousands).
-DEFAULT_PROCESSES = 1024
-#: A session's memory, where a cgroup can bound it: half the machine's, so that the kernel and the rest of the
-#: machine keep the other half whatever the session does (its /tmp is counted in it).
-DEFAULT_MEMORY = os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE") // 2
 #: Seconds the holder may take to make its namespaces (a loaded machine starts Python slowly).
 _START_TIMEOUT = 10.0
 #: Seconds a closing engine waits for its holder to tidy up and end (what the session ran is stopped by then).
@@ -113,18 +104,6 @@ for path in [folder, *cgroups]:
         except OSError:
             time.sleep(0.2)
 """
-
-
-@dataclasses.dataclass(frozen=True)
-class Limits:
-    """What a sandboxed session may use (``0``: no limit of that kind)."""
-
-    #: Bytes of the session's ``/tmp``.
-    tmp_bytes: int = DEFAULT_TMP_BYTES
-    #: Processes and threads of the session's runs together.
-    processes: int = DEFAULT_PROCESSES
-    #: Bytes of memory of the session's runs together (and of its ``/tmp``), where a cgroup can be made.
-    memory: int = DEFAULT_MEMORY
 
 
 def _kernel_counts_per_namespace() -> bool:

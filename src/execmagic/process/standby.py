@@ -1,7 +1,8 @@
 """A bash started before it is needed, so that a run only hands it its script.
 
 (Over 400 lines, on purpose: a third of it is this docstring, the standby's contract with a cold start,
-which the code beside it keeps; the runner's boot, fit check and discard share that contract.)
+which the code beside it keeps; the runner's boot, fit check and discard (``_boot``, :meth:`Standby.fits`,
+:meth:`Standby.discard`) share that contract.)
 
 Starting bash (exec, dynamic linking, start-up) is most of a short command's time.  A *standby*
 is that bash started ahead -- with the next run's cwd and environment, in its own process

@@ -11,7 +11,6 @@ error, so the routine is idempotent.
 from __future__ import annotations
 
 import contextlib
-import dataclasses
 import os
 import signal
 import subprocess
@@ -21,6 +20,7 @@ from collections.abc import Iterable, Sequence
 import psutil
 
 from .launch import MARKER_VAR
+from .stop_report import StopReport
 from .system import ENVIRON_OF_OTHERS
 
 __all__ = ["StopReport", "ignores", "marked_processes", "remaining", "session_members", "stop_tree"]
@@ -29,17 +29,6 @@ __all__ = ["StopReport", "ignores", "marked_processes", "remaining", "session_me
 _SWEEP_ROUNDS = 3
 
 
-@dataclasses.dataclass(frozen=True)
-class StopReport:
-    """What stopping did: processes signalled, those that needed SIGKILL, any that survived."""
-
-    signalled: tuple[int, ...] = ()
-    killed: tuple[int, ...] = ()
-    survivors: tuple[int, ...] = ()
-
-    @property
-    def count(self) -> int:
-        return len(self.signalled)
 
 
 def _alive(proc: psutil.Process) -> bool:

@@ -2,13 +2,25 @@
 :mod:`.registry` that names them (``--on local``, ``--on slurm``, …).
 
 Nothing outside this package imports a backend's own module: callers go through :mod:`.registry`
-and the protocols of :mod:`.base` (a test checks it).  ``local`` is imported here because it is
-every registry's default.
+and the protocols of :mod:`.base` (a test checks it).  ``local``, every registry's default, is imported
+when first asked for, as the others are: the magics read this package when the extension loads, and
+the local backend's process control (psutil) is needed only once a shell starts.
 """
 
+import importlib
+from typing import TYPE_CHECKING, Any
+
 from .base import STREAMS, Backend, Foreground, Handle, JobRecord, Option
-from .local import LocalBackend, LocalHandle
 from .status import JobStatus, Phase
+
+if TYPE_CHECKING:
+    from .local import LocalBackend, LocalHandle
 
 __all__ = ["STREAMS", "Backend", "Foreground", "Handle", "JobRecord", "JobStatus", "LocalBackend", "LocalHandle",
            "Option", "Phase"]
+
+
+def __getattr__(name: str) -> Any:
+    if name not in ("LocalBackend", "LocalHandle"):
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    return getattr(importlib.import_module(f"{__name__}.local"), name)

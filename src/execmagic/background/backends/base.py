@@ -3,8 +3,8 @@
 A background shell has a *backend*: local processes, or jobs on a cluster (SLURM, …).  Everything
 above a backend (registry, reader, cursors, filter, wait, follow, list and display, the magics, the
 Python API, the agent tools) works on the shell's log files, a POSIX-style return code and these
-protocols, and never asks which backend wrote them.  So a new backend is one new module (or
-package) implementing them, plus one line in :mod:`.registry` that names it:
+protocols, and never asks which backend wrote them.  So a new backend is one new package
+implementing them, plus one line in :mod:`.registry` that names it:
 
 - :class:`Backend` starts a command and hands back a :class:`Handle`; finds this user's jobs again
   after a restart (:meth:`Backend.find_jobs`, typed :class:`JobRecord` values) and reattaches to one;
@@ -23,8 +23,10 @@ job; a job whose record is missing or was written for another job is not adopted
 job's output is read again from the start into the new owner's logs (so ``%bgout`` first shows
 everything the job printed, once).
 
-Protocols, not base classes: a backend shares no code with the others, only a shape, and the
-tests can hand the registry a small fake.
+Protocols, not base classes: the registry needs a shape, not an ancestry, and the tests can hand it a
+small fake.  What the backends whose jobs run elsewhere do alike is shared code beside these
+(:mod:`.remote`, :mod:`.poller`, :mod:`.filepump`, :mod:`.resources`, :mod:`.jobnames`), for them
+to build on.
 """
 
 from __future__ import annotations
@@ -34,7 +36,7 @@ from collections.abc import Callable, Mapping
 from typing import Any, Protocol
 
 from ...process.spec import Command
-from ...process.stop import StopReport
+from ...process.stop_report import StopReport
 
 __all__ = ["STREAMS", "Backend", "Foreground", "Handle", "JobRecord", "Option"]
 

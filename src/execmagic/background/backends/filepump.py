@@ -1,11 +1,12 @@
-"""Files a job writes, fed into the pipes the registry's reader drains: the part of a backend whose
-jobs write their output into a folder shared with the kernel (a cluster's home folder), rather than
-into pipes of ours.
+"""The pipes a remote job's output reaches the registry's reader through, and the moment it ended:
+what every backend whose jobs run elsewhere needs, since no process of ours writes their output.
 
-A :class:`FileStream` remembers how far its file was copied and moves what it grew by into a pipe,
-as much as the pipe takes (the rest goes on the next call), so a backend's one monitor thread can
-feed every job's streams without blocking on any.  The registry's reader then mirrors the pipe into
-the shell's own logs, and cursors, filter, wait and follow work as for a local shell.
+A :class:`Pipe` holds what it could not take yet (the rest goes on the next call), so a backend's
+one poller thread (:mod:`.poller`) feeds every job's streams without blocking on any; a backend
+that decodes its job's output itself (Ray's one log) pushes into it.  A :class:`FileStream` is a
+pipe fed from a file the job writes into a folder shared with the kernel (SLURM's): it remembers
+how far the file was copied.  The registry's reader then mirrors the pipe into the shell's own
+logs, and cursors, filter, wait and follow work as for a local shell.
 
 :class:`JobEnd` is the other half every such backend needs: the moment the job ended, for the reader
 (a descriptor that becomes readable: no polling) and for the backend's own waits (an event).
@@ -19,56 +20,40 @@ import threading
 
 from ...process.pump import grow_pipe
 
-__all__ = ["FileStream", "JobEnd"]
+__all__ = ["FileStream", "JobEnd", "Pipe"]
 
 _READ_SIZE = 1 << 16
 
 
-class FileStream:
-    """One job file being copied into the pipe the registry's reader drains (:attr:`read_fd`)."""
+class Pipe:
+    """One stream's pipe to the registry's reader (:attr:`read_fd`), with what it could not take yet:
+    a backend's one thread feeds every job's pipes and never blocks on a full one."""
 
-    def __init__(self, path: str) -> None:
-        self.path = path
+    def __init__(self) -> None:
         self.read_fd, self.write_fd = os.pipe()
         grow_pipe(self.write_fd)  # a megabyte a tick, not 64 KB: a chatty job's output keeps up
         os.set_blocking(self.read_fd, False)
         os.set_blocking(self.write_fd, False)
-        self.offset = 0
-        self.pending = b""  # read from the file, not yet taken by the pipe
+        self.pending = b""  # taken from the job, not yet taken by the pipe
 
     @property
     def open(self) -> bool:
         return self.write_fd >= 0
 
-    def exists(self) -> bool:
-        """Whether the job created its file yet (it started, for a job whose files appear at its start)."""
-        return os.path.exists(self.path)
+    def push(self, data: bytes) -> None:
+        if self.open:  # a closed pipe (its owner let the job go) takes nothing more
+            self.pending += data
 
-    def copy(self) -> bool:
-        """Move what the file grew by into the pipe (as much as it takes); True when all is in."""
-        if not self.open:
-            return True
+    def flush(self) -> bool:
+        """Move what is pending into the pipe; True when nothing is left pending."""
         try:
-            while True:
-                if not self.pending:
-                    try:
-                        if os.stat(self.path).st_size <= self.offset:  # nothing new: no need to open it
-                            return True
-                        with open(self.path, "rb") as fh:
-                            fh.seek(self.offset)
-                            self.pending = fh.read(_READ_SIZE)
-                    except FileNotFoundError:  # not created yet: the job has not started
-                        return True
-                    self.offset += len(self.pending)
-                    if not self.pending:
-                        return True
-                written = os.write(self.write_fd, self.pending)
-                self.pending = self.pending[written:]
+            while self.pending and self.open:
+                self.pending = self.pending[os.write(self.write_fd, self.pending):]
         except BlockingIOError:  # the pipe is full: the reader takes it, the rest goes next time
             return False
         except BrokenPipeError:  # the reader closed its end (its owner closed): nobody wants more
             self.close()
-            return True
+        return True
 
     def close(self) -> None:
         """End the stream (the reader sees EOF once it drained the pipe)."""
@@ -76,6 +61,43 @@ class FileStream:
             with contextlib.suppress(OSError):
                 os.close(self.write_fd)
             self.write_fd = -1
+        self.pending = b""
+
+
+class FileStream(Pipe):
+    """One job file being copied into the pipe the registry's reader drains (:attr:`read_fd`)."""
+
+    def __init__(self, path: str) -> None:
+        super().__init__()
+        self.path = path
+        self.offset = 0
+
+    def exists(self) -> bool:
+        """Whether the job created its file yet (it started, for a job whose files appear at its start)."""
+        return os.path.exists(self.path)
+
+    def copy(self) -> bool:
+        """Move what the file grew by into the pipe (as much as it takes); True when all is in."""
+        while self.flush():
+            if not self.open:
+                return True
+            self.pending = self._read()
+            if not self.pending:
+                return True
+        return False
+
+    def _read(self) -> bytes:
+        """The next chunk the file grew by (empty: nothing new, or no file yet: the job has not started)."""
+        try:
+            if os.stat(self.path).st_size <= self.offset:  # nothing new: no need to open it
+                return b""
+            with open(self.path, "rb") as fh:
+                fh.seek(self.offset)
+                data = fh.read(_READ_SIZE)
+        except FileNotFoundError:
+            return b""
+        self.offset += len(data)
+        return data
 
 
 class JobEnd:

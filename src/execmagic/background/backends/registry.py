@@ -3,12 +3,13 @@ go through, so nothing above this folder knows any backend.
 
 Each backend is one :class:`BackendSpec`: its name, one line of help, the :class:`~.base.Option` values
 it takes, the name of its settings section, and a factory that makes the backend from the values
-of those options.  The spec lives in a light module of its own (no SLURM or HTTP code): the magics
-build their flags and settings from it when the extension loads, and the backend itself is imported
-by the factory, when a command first runs there.
+of those options.  The spec lives in a light module of its own, its package's ``spec.py`` (no SLURM
+or HTTP code): the magics build their flags and settings from it when the extension loads, and the
+backend itself is imported by the factory, when a command first runs there.
 
 A backend shipped with execmagic is one line of :data:`_BUILTIN` (the module holding its ``SPEC``);
-any other registers at run time with :func:`register`.
+any other registers with :func:`register`: before ``%load_ext execmagic`` for the magics to offer it,
+at any time for ``start(on=NAME)`` and the agent tools.
 """
 
 from __future__ import annotations
@@ -57,8 +58,8 @@ class BackendSpec:
 #: A new backend is one more line here.
 _BUILTIN = (
     "local_spec",
-    "slurm_options",
-    "ray_spec",
+    "slurm.spec",
+    "ray.spec",
 )
 
 _lock = threading.Lock()

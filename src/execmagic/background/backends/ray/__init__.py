@@ -1,6 +1,35 @@
-"""Background shells as Ray Jobs, through Ray's Jobs REST API (see :mod:`.backend`)."""
+"""Background shells as Ray Jobs (``--on ray``), through Ray's Jobs REST API; the design is in
+:mod:`.cluster`, the user's guide in :file:`ray.md`.
 
-from .backend import RayBackend, RayHandle, RayJob, RayOptions
-from .client import RayClient, RayError, RayPhase
+The modules, as every remote backend has them: :mod:`.spec` (what the registry imports: the options
+and settings), :mod:`.options` (what a job asks for), :mod:`.client` (Ray's REST API), :mod:`.backend`
+(the registry's backend) over :mod:`.cluster` (submit, find, reattach), :mod:`.handle` (one job), with
+:mod:`.job` (a job's record), :mod:`.framing` and :mod:`.wrapper` (what runs on the node) and
+:mod:`.follow` (a foreground run).
+"""
 
-__all__ = ["RayBackend", "RayClient", "RayError", "RayHandle", "RayJob", "RayOptions", "RayPhase"]
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from .backend import RayBackend
+    from .client import RayClient, RayError, RayPhase
+    from .cluster import RayCluster
+    from .handle import RayHandle
+    from .job import RayJob
+    from .options import RayOptions
+
+__all__ = ["RayBackend", "RayClient", "RayCluster", "RayError", "RayHandle", "RayJob", "RayOptions", "RayPhase"]
+
+#: Where each public name lives: imported when first asked for (the registry imports this package
+#: when the magics load, for its ``spec``; the backend's own modules load when a command runs there).
+_WHERE = {
+    "RayBackend": "backend", "RayClient": "client", "RayCluster": "cluster", "RayError": "client",
+    "RayHandle": "handle", "RayJob": "job", "RayOptions": "options", "RayPhase": "client",
+}
+
+
+def __getattr__(name: str) -> Any:
+    if name not in _WHERE:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    return getattr(importlib.import_module(f"{__name__}.{_WHERE[name]}"), name)

@@ -1,6 +1,6 @@
 """``python -m execmagic.background.backends.ray.follow``: a command run as a Ray job, in the foreground.
 
-What :meth:`~.backend.RayBackend.foreground_command` starts for ``%exec --on ray``: a local process
+What :meth:`~.cluster.RayCluster.foreground_command` starts for ``%exec --on ray``: a local process
 the foreground loop treats like any command.  It submits the job (settings in the environment
 variable ``EXECMAGIC_RAY_FOLLOW``), writes the job's stdout and stderr to its own as they arrive,
 and ends as the command did: its exit code, or death by the command's signal, so the cell's status
@@ -14,7 +14,7 @@ which an agent may write; ``python -m`` would put that folder first on the modul
 as :func:`follower_argv` says: ``-P`` from Python 3.11 (no folder of the command line's on the path),
 else ``-c`` :data:`BOOTSTRAP`, which takes that folder off the path before it imports anything (``site``
 runs before the folder is put there).  Its environment is the kernel's, not the run's (see
-:meth:`~.backend.RayBackend.foreground_command`).
+:meth:`~.cluster.RayCluster.foreground_command`).
 """
 
 from __future__ import annotations
@@ -30,16 +30,13 @@ import sys
 import threading
 
 from ....process.spec import Command
-from .backend import RayBackend, RayHandle
 from .client import RayError
+from .cluster import RayCluster
+from .entry import BOOTSTRAP, follower_argv
+from .handle import RayHandle
 from .options import RayOptions
 
 __all__ = ["BOOTSTRAP", "follower_argv", "main"]
-
-#: ``python -c`` code that starts the follower where ``-P`` is not there (before 3.11): the folder ``-c`` puts
-#: first on the path (``''``) is taken off before anything is imported.
-BOOTSTRAP = ("import sys; sys.path[:1] = [p for p in sys.path[:1] if p]; "
-             "from execmagic.background.backends.ray.follow import main; sys.exit(main())")
 
 _STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
 
@@ -50,18 +47,11 @@ def _write(fd: int, data: bytes) -> None:
         view = view[os.write(fd, view):]
 
 
-def _backend(spec: dict) -> RayBackend:
+def _backend(spec: dict) -> RayCluster:
     raw = dict(spec.get("options") or {})
     raw["env"] = tuple(tuple(pair) for pair in raw.get("env") or ())
-    return RayBackend(RayOptions(**raw), address=spec["address"], grace=float(spec.get("grace") or 2.0),
+    return RayCluster(RayOptions(**raw), address=spec["address"], grace=float(spec.get("grace") or 2.0),
                       request_timeout=float(spec.get("request_timeout") or 30.0))
-
-
-def follower_argv() -> tuple[str, ...]:
-    """How the kernel's Python starts the follower so that nothing in its working folder is imported."""
-    if sys.version_info >= (3, 11):
-        return (sys.executable, "-P", "-m", "execmagic.background.backends.ray.follow")
-    return (sys.executable, "-c", BOOTSTRAP)
 
 
 def main() -> int:

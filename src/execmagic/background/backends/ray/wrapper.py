@@ -197,13 +197,9 @@ def _handed(spec: dict) -> tuple[list[str], tuple[int, ...]]:
     return argv, (fd,)
 
 
-def run(spec: dict) -> int:
-    framer = _Framer(spec["tag"])
-    marker = spec["marker"]
-    grace = float(spec.get("grace") or 2.0)
-    timeout = spec.get("timeout")
-    os.environ.pop("EXECMAGIC_RUN", None)  # only the command's processes may carry the marker
-    framer.record("H", {"host": socket.gethostname(), "pid": os.getpid()})
+def _catch_stop_signals() -> tuple[int, list[int]]:
+    """Stop signals noted in a list (the loop acts on them), and a descriptor that wakes the loop's
+    ``select`` on any signal, a child's exit included."""
     wake_r, wake_w = os.pipe()
     os.set_blocking(wake_r, False)
     os.set_blocking(wake_w, False)
@@ -216,77 +212,130 @@ def run(spec: dict) -> int:
     for sig in _STOP_SIGNALS:
         signal.signal(sig, on_signal)
     signal.signal(signal.SIGCHLD, lambda *_: None)  # an exit wakes select through the wakeup fd
-    reaper = _start_reaper(marker, grace)
+    return wake_r, asked
+
+
+def _start_command(spec: dict, framer: _Framer, marker: str) -> subprocess.Popen[bytes] | int:
+    """The command, in a session of its own and carrying the marker; the exit code to end with
+    (126, 127) when it cannot start, which is said on its stderr and in the record."""
     argv, handed = _handed(spec)
     env = {**os.environ, "EXECMAGIC_RUN": marker}
-    cwd = spec.get("cwd") or None
     try:
-        proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                                stderr=subprocess.PIPE, start_new_session=True, env=env, cwd=cwd,
-                                pass_fds=handed, close_fds=True)
+        return subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                start_new_session=True, env=env, cwd=spec.get("cwd") or None, pass_fds=handed,
+                                close_fds=True)
     except OSError as exc:
         framer.frame("E", f"execmagic: cannot start {spec['argv'][0]!r} on {socket.gethostname()}: "
                           f"{exc.strerror or exc}\n".encode())
         code = 126 if not isinstance(exc, FileNotFoundError) else 127
         framer.record("X", {"how": "exit", "code": code})
-        _write_all(reaper, b"done\n")
         return code
     finally:
         for fd in handed:  # the command has its own
             os.close(fd)
-    _write_all(reaper, f"sid {proc.pid}\n".encode())
-    exclude = (os.getpid(),)
-    kinds = {proc.stdout.fileno(): "O", proc.stderr.fileno(): "E"}  # type: ignore[union-attr]
-    for fd in kinds:
-        os.set_blocking(fd, False)
-    deadline = time.monotonic() + float(timeout) if timeout else None
-    how, stop_sig, escalated = None, 0, False
-    exited_at = None
-    while True:
-        now = time.monotonic()
-        if how is None and asked:
-            how, stop_sig = "stopped", asked[0]
-        elif how is None and deadline is not None and now >= deadline:
-            how, stop_sig = "timeout", signal.SIGTERM
-        if how is not None and stop_sig:
-            escalated = sweep(stop_sig, grace, proc.pid, marker, exclude) or escalated
-            stop_sig = 0
-        if exited_at is None and proc.poll() is not None:
-            if how is None and members(proc.pid, marker, exclude):  # what the command left running
-                sweep(signal.SIGTERM, _LEFTOVER_GRACE, proc.pid, marker, exclude)
-            exited_at = now = time.monotonic()
-        if exited_at is not None and (not kinds or now - exited_at > _DRAIN):
-            break  # all read, or a pipe some stray process still holds: stop waiting for its EOF
-        wait = 0.2 if deadline is None or how is not None else max(0.0, min(0.2, deadline - now))
+
+
+class _Watch:
+    """The command's life, watched: its output framed as it comes, a stop signal or the timeout
+    answered by a sweep of its whole tree, what it left running swept when it ended."""
+
+    def __init__(self, proc: subprocess.Popen[bytes], framer: _Framer, spec: dict, asked: list[int],
+                 wake_r: int) -> None:
+        self.proc = proc
+        self.framer = framer
+        self.marker = spec["marker"]
+        self.grace = float(spec.get("grace") or 2.0)
+        timeout = spec.get("timeout")
+        self.deadline = time.monotonic() + float(timeout) if timeout else None
+        self.asked = asked
+        self.wake_r = wake_r
+        self.exclude = (os.getpid(),)
+        self.kinds = {proc.stdout.fileno(): "O", proc.stderr.fileno(): "E"}  # type: ignore[union-attr]
+        for fd in self.kinds:
+            os.set_blocking(fd, False)
+        #: ``None`` while the command runs its course; ``"stopped"`` or ``"timeout"`` once we ended it.
+        self.how: str | None = None
+        self.escalated = False
+
+    def run(self) -> None:
+        """Until the command ended and its pipes are read (or held open past :data:`_DRAIN`)."""
+        exited_at = None
+        while True:
+            now = time.monotonic()
+            self._stop_if_asked(now)
+            if exited_at is None and self.proc.poll() is not None:
+                if self.how is None and members(self.proc.pid, self.marker, self.exclude):  # what it left running
+                    sweep(signal.SIGTERM, _LEFTOVER_GRACE, self.proc.pid, self.marker, self.exclude)
+                exited_at = now = time.monotonic()
+            if exited_at is not None and (not self.kinds or now - exited_at > _DRAIN):
+                return  # all read, or a pipe some stray process still holds: stop waiting for its EOF
+            self._read(now)
+
+    def _stop_if_asked(self, now: float) -> None:
+        """The first stop signal, or the deadline: sweep the tree once with that signal."""
+        if self.how is not None:
+            return
+        if self.asked:
+            self.how, sig = "stopped", self.asked[0]
+        elif self.deadline is not None and now >= self.deadline:
+            self.how, sig = "timeout", signal.SIGTERM
+        else:
+            return
+        self.escalated = sweep(sig, self.grace, self.proc.pid, self.marker, self.exclude) or self.escalated
+
+    def _read(self, now: float) -> None:
+        """Frame what the pipes hold, waiting at most until the deadline (or a fifth of a second)."""
+        wait = 0.2 if self.deadline is None or self.how is not None else max(0.0, min(0.2, self.deadline - now))
         try:
-            ready, _, _ = select.select([*kinds, wake_r], [], [], wait)
+            ready, _, _ = select.select([*self.kinds, self.wake_r], [], [], wait)
         except InterruptedError:
-            continue
+            return
         for fd in ready:
-            if fd == wake_r:
+            if fd == self.wake_r:
                 with contextlib.suppress(BlockingIOError):
-                    os.read(wake_r, 512)
+                    os.read(self.wake_r, 512)
                 continue
             try:
                 data = os.read(fd, _CHUNK)
             except BlockingIOError:
                 continue
             if data:
-                framer.frame(kinds[fd], data)
+                self.framer.frame(self.kinds[fd], data)
             else:
-                del kinds[fd]
-    returncode = proc.wait()
-    record: dict[str, object]
-    if how == "timeout":
-        record, code = {"how": "timeout"}, 124
-    elif how == "stopped":
-        record, code = {"how": "stopped", "signal": signal.Signals(asked[0]).name}, 128 + asked[0]
-    elif returncode < 0:
-        record, code = {"how": "signal", "signal": signal.Signals(-returncode).name}, 128 - returncode
-    else:
-        record, code = {"how": "exit", "code": returncode}, returncode
-    record["code"] = code
-    record["escalated"] = escalated
+                del self.kinds[fd]
+
+    def outcome(self) -> tuple[dict[str, object], int]:
+        """The record of how the command ended, and the exit code this wrapper ends with."""
+        returncode = self.proc.wait()
+        record: dict[str, object]
+        if self.how == "timeout":
+            record, code = {"how": "timeout"}, 124
+        elif self.how == "stopped":
+            record, code = {"how": "stopped", "signal": signal.Signals(self.asked[0]).name}, 128 + self.asked[0]
+        elif returncode < 0:
+            record, code = {"how": "signal", "signal": signal.Signals(-returncode).name}, 128 - returncode
+        else:
+            record, code = {"how": "exit", "code": returncode}, returncode
+        record["code"] = code
+        record["escalated"] = self.escalated
+        return record, code
+
+
+def run(spec: dict) -> int:
+    framer = _Framer(spec["tag"])
+    marker = spec["marker"]
+    os.environ.pop("EXECMAGIC_RUN", None)  # only the command's processes may carry the marker
+    framer.record("H", {"host": socket.gethostname(), "pid": os.getpid()})
+    wake_r, asked = _catch_stop_signals()
+    reaper = _start_reaper(marker, float(spec.get("grace") or 2.0))
+    proc = _start_command(spec, framer, marker)
+    if isinstance(proc, int):
+        _write_all(reaper, b"done\n")
+        return proc
+    _write_all(reaper, f"sid {proc.pid}\n".encode())
+    watch = _Watch(proc, framer, spec, asked, wake_r)
+    watch.run()
+    record, code = watch.outcome()
     framer.record("X", record)
     _write_all(reaper, b"done\n")
     return code

@@ -4,7 +4,7 @@
 foreground loop shows the job live and its stop button reaches it: ``srun --quit-on-interrupt``
 forwards the interrupt to the job's wrapper, which stops the job's whole tree.  The wrapper is
 passed as text (``bash -c``), so no path needs to be shared with the nodes; a script that must stand on
-no argv (a secret's) goes in the job's environment (:mod:`.slurm_script`).
+no argv (a secret's) goes in the job's environment (:mod:`.script`).
 
 Around the run: a status line follows the job's state (one ``squeue`` a second, on a thread of its
 own, so a slow controller never holds up the output), and a run that was stopped is cancelled by its
@@ -15,37 +15,37 @@ from __future__ import annotations
 
 import dataclasses
 import threading
-from typing import TYPE_CHECKING
+from collections.abc import Mapping
 
-from ...process.spec import Command
-from . import slurm_cli
-from .slurm_cli import SlurmError
-from .slurm_monitor import QUEUE_EVERY
-from .slurm_script import job_command
-from .slurm_status import status_of
-
-if TYPE_CHECKING:
-    from .slurm import SlurmJobs
+from ....process.spec import Command
+from ..jobnames import job_name
+from . import cli
+from .cli import SlurmError
+from .monitor import QUEUE_EVERY
+from .options import SlurmOptions
+from .script import job_command, wrapper_text
+from .status import status_of
 
 __all__ = ["SrunRun"]
 
 
 class SrunRun:
-    """One foreground run on the cluster, named ``JOB_PREFIX + name`` (unique in this kernel)."""
+    """One foreground run on the cluster, named ``execmagic-NAME`` (``name``: unique in this kernel)."""
 
-    def __init__(self, backend: SlurmJobs, command: Command, *, name: str) -> None:
-        from .slurm import JOB_PREFIX, wrapper_text
-
-        self.job_name = f"{JOB_PREFIX}{name}"
-        self._timeout = backend.command_timeout
-        job_argv, env = job_command(command, backend.job_env(command))  # the script by the environment, if secret
-        argv = (slurm_cli.find_program("srun"), "--quit-on-interrupt", "--export=ALL", f"--job-name={self.job_name}",
-                f"--chdir={command.cwd}", *backend.options.sbatch_args(),
-                "bash", "-c", wrapper_text(), "slurm_job.sh", "", "0", f"{backend.grace:g}",
+    def __init__(self, command: Command, *, name: str, env: Mapping[str, str], options: SlurmOptions, grace: float,
+                 command_timeout: float) -> None:
+        """``env``: the job's environment (:meth:`~.backend.SlurmBackend.job_env`); ``grace``: the wrapper's
+        between a stop's signal and SIGKILL; ``command_timeout``: any one SLURM command's."""
+        self.job_name = job_name(name)
+        self._timeout = command_timeout
+        job_argv, env = job_command(command, env)  # the script by the environment, if secret
+        argv = (cli.find_program("srun"), "--quit-on-interrupt", "--export=ALL", f"--job-name={self.job_name}",
+                f"--chdir={command.cwd}", *options.sbatch_args(),
+                "bash", "-c", wrapper_text(), "slurm_job.sh", "", "0", f"{grace:g}",
                 self.job_name, "--", *job_argv)  # no files: srun passes the exit code on
         # should the kernel die mid-run, its watchdog stops srun and then cancels the job by name
         # (srun killed outright leaves its allocation running)
-        cancel = [slurm_cli.find_program("scancel"), "--me", f"--name={self.job_name}"]
+        cancel = [cli.find_program("scancel"), "--me", f"--name={self.job_name}"]
         if "SLURM_CONF" in env:
             cancel = ["env", f"SLURM_CONF={env['SLURM_CONF']}", *cancel]
         #: What runs locally: srun, with the job's environment (``--export=ALL``).
@@ -71,7 +71,7 @@ class SrunRun:
     def _run(self) -> None:
         while not self._stopped.wait(QUEUE_EVERY):
             try:
-                listed = slurm_cli.queue(timeout=min(self._timeout, 5.0), name=self.job_name)
+                listed = cli.queue(timeout=min(self._timeout, 5.0), name=self.job_name)
             except SlurmError:
                 continue  # the status line keeps what it said; the run's output goes on
             if listed:
@@ -80,4 +80,4 @@ class SrunRun:
     def finish(self, *, stopped: bool) -> None:
         self._stopped.set()
         if stopped:
-            slurm_cli.run_slurm(["scancel", "--me", f"--name={self.job_name}"], timeout=self._timeout)
+            cli.run_slurm(["scancel", "--me", f"--name={self.job_name}"], timeout=self._timeout)

@@ -1,5 +1,6 @@
 """``--on ray``: what a Ray job asks for, the options and settings that say it, and the backend's
-:class:`~.registry.BackendSpec` (imported when the magics load: no HTTP code here).
+:class:`~..registry.BackendSpec` (imported when the magics load: no HTTP code, nor the backend's own
+modules, here).
 
 ``--cpus``, ``--gpus`` and ``--mem`` are the flags SLURM's jobs take too, read the same way on the
 line (whole CPUs; ``--mem 4G``) and mapped to the entrypoint's resources (``entrypoint_num_cpus``,
@@ -15,17 +16,12 @@ import os
 from collections.abc import Mapping
 from typing import Any
 
-from ...process.errors import UsageProblem, shown_value
-from .base import Backend, Option
-from .registry import BackendSpec
+from ....process.errors import UsageProblem, shown_value
+from ..base import Backend, Option
+from ..registry import BackendSpec
+from ..resources import cpus_option, gpus_option, mem_option
 
 __all__ = ["SPEC"]
-
-
-def _cpus(value: int) -> int:
-    if value < 1:
-        raise UsageProblem(f"--cpus needs a whole number of CPUs, at least 1, not {value}")
-    return value
 
 
 def _gpus(text: str) -> float:
@@ -39,7 +35,7 @@ def _gpus(text: str) -> float:
 
 
 def _mem(text: str) -> str:
-    from .ray.options import parse_mem
+    from .options import parse_mem  # (its regexes compiled when a --mem is first read, not when the magics load)
 
     parse_mem(text)  # checked here: a mistake is one line before anything is sent
     return text
@@ -53,13 +49,10 @@ def _working_dir(text: str) -> str:
 
 
 _OPTIONS = (
-    Option("cpus", "CPUs reserved for the job", kind=int, default=0, flag="--cpus", metavar="N",
-           setting_help="CPUs reserved per job (entrypoint_num_cpus); 0: none reserved (Ray's default).",
-           parse=_cpus),
-    Option("mem", "memory for the job (4G, 500M)", flag="--mem", metavar="SIZE", parse=_mem,
-           setting_help="Memory reserved per job (4G, 500M; Ray schedules by it); empty: none reserved."),
-    Option("gpus", "GPUs for the job (1, 0.5)", flag="--gpus", metavar="N", parse=_gpus,
-           setting_help="GPUs reserved per job (1, 0.5); empty: none."),
+    cpus_option("CPUs reserved per job (entrypoint_num_cpus); 0: none reserved (Ray's default).",
+                help="CPUs reserved for the job"),
+    mem_option("Memory reserved per job (4G, 500M; Ray schedules by it); empty: none reserved.", parse=_mem),
+    gpus_option("GPUs for the job (1, 0.5)", "GPUs reserved per job (1, 0.5); empty: none.", parse=_gpus),
     Option("working_dir", "a folder here that Ray uploads as the job's working directory on the node",
            flag="--working-dir", metavar="DIR", setting=False, parse=_working_dir),
     Option("address", "The Ray dashboard's URL (http://host:8265); empty: RAY_ADDRESS, else"
@@ -70,13 +63,13 @@ _OPTIONS = (
 
 
 def _make(values: Mapping[str, Any], grace: float) -> Backend:
-    from .ray.jobs import RayJobs
-    from .ray.options import RayOptions
+    from .backend import RayBackend
+    from .options import RayOptions
 
     options = RayOptions(cpus=values.get("cpus") or None, gpus=values.get("gpus"), mem=values.get("mem") or None,
                          working_dir=values.get("working_dir") or None)
-    return RayJobs(options, address=values.get("address") or None, grace=min(grace, 2.0),
-                   request_timeout=values.get("request_timeout") or 30.0)
+    return RayBackend(options, address=values.get("address") or None, grace=min(grace, 2.0),
+                      request_timeout=values.get("request_timeout") or 30.0)
 
 
 SPEC = BackendSpec(name="ray", help="a Ray job, through the dashboard's Jobs API", make=_make, options=_OPTIONS,

@@ -1,9 +1,9 @@
-"""``--on slurm``: what a SLURM job asks for, the options and settings that say it, and the
-backend's :class:`~.registry.BackendSpec` (imported when the magics load: no SLURM command here).
+"""What a SLURM job asks for (:class:`SlurmOptions`), and the checks of what a user gives for it:
+the logs folder, ``--sbatch-args``.
 
-Every option maps to one ``sbatch``/``srun`` option (:meth:`SlurmOptions.sbatch_args`);
-``--sbatch-args`` passes more, except those the backend sets itself (:data:`OWNED_SBATCH_OPTIONS`).
-The settings section keeps its public name, ``c.SlurmBackend.*``, as the README documents it.
+Every option maps to one ``sbatch``/``srun`` option (:meth:`SlurmOptions.sbatch_args`; the flags and
+settings that say them are in :mod:`.spec`); ``--sbatch-args`` passes more, except those the backend
+sets itself (:data:`OWNED_SBATCH_OPTIONS`).
 """
 
 from __future__ import annotations
@@ -11,17 +11,11 @@ from __future__ import annotations
 import dataclasses
 import os
 import shlex
-from collections.abc import Mapping
-from typing import Any
 
-from ...process.errors import UsageProblem, shown_value
-from .base import Backend, Option
-from .registry import BackendSpec
+from ....process.errors import UsageProblem, shown_value
 
-__all__ = [
-    "OWNED_SBATCH_OPTIONS", "SPEC", "SlurmOptions", "check_extra", "checked_logs_dir", "default_logs_dir",
-    "sbatch_words",
-]
+__all__ = ["OWNED_SBATCH_OPTIONS", "SlurmOptions", "check_extra", "checked_logs_dir", "default_logs_dir",
+           "sbatch_words"]
 
 
 def default_logs_dir() -> str:
@@ -95,46 +89,3 @@ def check_extra(words: tuple[str, ...]) -> None:
         if flag in OWNED_SBATCH_OPTIONS:
             raise UsageProblem(f"--sbatch-args may not set {OWNED_SBATCH_OPTIONS[flag]}: execmagic sets it itself"
                                " (the job's logs, name, folder and id depend on it)")
-
-
-def _cpus(value: int) -> int:
-    if value < 1:
-        raise UsageProblem(f"--cpus needs a whole number of CPUs, at least 1, not {value}")
-    return value
-
-
-_OPTIONS = (
-    Option("partition", "the partition (default: the cluster's)", flag="--partition", metavar="NAME",
-           setting_help="Partition for jobs; empty: the cluster's default partition."),
-    Option("cpus", "CPUs for the job (--cpus-per-task)", kind=int, default=0, flag="--cpus", metavar="N",
-           setting_help="CPUs per job (--cpus-per-task); 0: the cluster's default (one).", parse=_cpus),
-    Option("mem", "memory for the job (4G, 500M)", flag="--mem", metavar="SIZE",
-           setting_help="Memory per job (4G, 500M); empty: the cluster's default."),
-    Option("gpus", "GPUs for the job (2, a100:1)", flag="--gpus", metavar="N",
-           setting_help="GPUs per job (2, a100:1); empty: none asked for."),
-    Option("time", "SLURM's time limit (30, 2:00:00, 1-0)", flag="--time", metavar="LIMIT",
-           setting_help="SLURM time limit per job (30, 2:00:00, 1-0); empty: the partition's."),
-    Option("account", "the account the job is charged to", flag="--account", metavar="NAME",
-           setting_help="Account jobs are charged to; empty: the user's default account."),
-    Option("sbatch_args", 'more sbatch options, quoted as one: --sbatch-args="--qos=debug --exclusive"',
-           flag="--sbatch-args", metavar="ARGS", parse=sbatch_words, adds_to_setting=True,
-           setting_help='More sbatch options for every job, as typed ("--qos=debug --constraint=a100").'),
-    Option("logs_dir", "Folder the jobs write their output and exit codes to; it must be on a filesystem the"
-                       " cluster's nodes share with the kernel. Empty: ~/.execmagic/slurm."),
-    Option("command_timeout", "Seconds a SLURM command (sbatch, squeue, scancel) may take before it counts as"
-                              " failed (an unreachable controller makes them retry).", kind=float, default=30.0),
-)
-
-
-def _make(values: Mapping[str, Any], grace: float) -> Backend:
-    from .slurm import SlurmJobs
-
-    options = SlurmOptions(partition=values.get("partition"), cpus=values.get("cpus"), mem=values.get("mem"),
-                           gpus=values.get("gpus"), time=values.get("time"), account=values.get("account"),
-                           extra=values.get("sbatch_args") or ())
-    return SlurmJobs(options, logs_dir=values.get("logs_dir"), grace=grace,
-                     command_timeout=values.get("command_timeout") or 30.0)
-
-
-SPEC = BackendSpec(name="slurm", help="a batch job; its logs on a shared folder", make=_make, options=_OPTIONS,
-                   settings_name="SlurmBackend", settings_example='partition = "gpu"')

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import signal
 
-from .slurm_cli import JobState
-from .status import JobStatus, Phase
+from ..status import JobStatus, Phase
+from .cli import JobState
 
 __all__ = ["ended_status", "status_of"]
 

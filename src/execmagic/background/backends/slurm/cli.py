@@ -15,7 +15,7 @@ import shutil
 import subprocess
 from collections.abc import Mapping, Sequence
 
-from ...process.errors import PreExecError
+from ....process.errors import PreExecError
 
 __all__ = [
     "ENDED_STATES", "PENDING_STATES", "Failure", "JobState", "SlurmError", "cancel", "cluster_name", "find_program",

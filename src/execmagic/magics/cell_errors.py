@@ -1,0 +1,108 @@
+"""What a cell shows when it stops: a failed command, an interrupt, a start that failed, a mistake.
+
+Each is one line, never a traceback: an exception with ``_render_traceback_`` is shown by IPython as
+those lines (red where the front end shows colour), and a ``UsageError`` as its text.
+:func:`engine_errors` words the engine's deliberate errors for a notebook user: the magic's own
+override or setting named as the way out.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import sys
+from collections.abc import Iterator
+from typing import TYPE_CHECKING
+
+from IPython.core.error import UsageError
+
+from ..process.errors import CommandFailed, PreExecError, ShellLimitReached, UnknownShell, UsageProblem
+from .people import start_words, usage_words
+
+if TYPE_CHECKING:
+    from ..process.results import Result
+
+__all__ = ["CellCommandFailed", "CommandInterrupted", "StartFailed", "engine_errors"]
+
+
+class _OneRedLine:
+    """Mixin: IPython shows an exception with ``_render_traceback_`` as these lines, no traceback."""
+
+    def _render_traceback_(self) -> list[str]:
+        return [f"\x1b[31m{self}\x1b[0m" if _colours_on() else str(self)]
+
+
+def _colours_on() -> bool:
+    """Colour as IPython itself would: never with ``colors = 'nocolor'`` (or ``NO_COLOR`` set); in a
+    kernel, yes (the front end renders the codes, as it does IPython's own tracebacks); elsewhere only
+    when stdout is a terminal, so a pipe, a file or a log gets the plain line, not escape codes."""
+    from IPython import get_ipython
+
+    shell = get_ipython()
+    if shell is None or str(getattr(shell, "colors", "")).lower() == "nocolor" or os.environ.get("NO_COLOR"):
+        return False
+    if getattr(shell, "kernel", None) is not None:
+        return True
+    isatty = getattr(sys.stdout, "isatty", None)
+    return bool(isatty and isatty())
+
+
+class CellCommandFailed(_OneRedLine, CommandFailed):
+    """A failed command in a cell: shown as one red line (no Python traceback); stops "Run all".
+
+    The ✘ summary just above it already says what ran, how long and where, so this line does not
+    repeat the command: it says how it ended (which is all ``jupyter execute`` and papermill print,
+    after the cell's source) and what is new -- the run stops here, and how not to.
+    """
+
+    def __init__(self, result: Result) -> None:
+
+        super().__init__(result)
+        self.args = (f"command failed ({result.outcome()}): the run stops here; --no-raise carries on",)
+
+    def __str__(self) -> str:
+        return self.args[0]
+
+
+class CommandInterrupted(_OneRedLine, KeyboardInterrupt):
+    """The user interrupted the cell; the command's processes are already stopped.
+
+    As with :class:`CellCommandFailed`, the ✘ summary just above says what ran and that it was
+    interrupted; this line says only what is new.
+    """
+
+
+class StartFailed(_OneRedLine, Exception):
+    """A background command could not start (``could not start: working directory does not exist 'data'``);
+    ``code`` is the errno name (``ENOENT``), for code to read."""
+
+    def __init__(self, message: str, code: str = "") -> None:
+        super().__init__(message)
+        self.code = code
+
+
+@contextlib.contextmanager
+def engine_errors() -> Iterator[None]:
+    """Turn the engine's deliberate errors into what a notebook user should see: one line, no traceback."""
+    from ..guard.policy import AuditUnavailable, CommandRefused
+    from ..process.sandbox import SandboxProblem, SandboxUnavailable
+
+    try:
+        yield
+    except SandboxUnavailable as exc:  # a named mode that cannot work: nothing runs unconfined instead
+        raise UsageError(f"{exc}; or run it unconfined with --sandbox-mode off") from None
+    except SandboxProblem as exc:  # a writable root that cannot be one (the home folder, /, a missing folder)
+        raise UsageError(f"{usage_words(exc)}; set ExecMagics.allowed_dirs to the project's folders, or use"
+                         " --sandbox-mode read-only") from None
+    except CommandRefused as exc:  # worded for a notebook user: the magic's own override
+        raise UsageError(f"{exc.refusal.describe()}; pass --allow-dangerous to run it anyway") from None
+    except UnknownShell as exc:  # worded for a notebook user: how to start one here
+        raise UsageError(f"{exc}{'' if exc.known else '; start one with %bg'}") from None
+    except ShellLimitReached as exc:
+        raise UsageError(f"{exc} (%kill one, or raise ExecMagics.max_background_shells)") from None
+    except UsageProblem as exc:
+        raise UsageError(usage_words(exc)) from None
+    except AuditUnavailable as exc:
+        raise UsageError(str(exc)) from None
+    except PreExecError as exc:
+        raise StartFailed(start_words(exc), exc.code) from None
