@@ -1,6 +1,9 @@
 """The architecture holds: each folder is one layer and imports point only downward.
 
-    process  <-  guard, background  <-  engine  <-  agents, api  <-  display, mcp  <-  magics
+    shell  <-  process  <-  guard, background  <-  engine  <-  agents, api  <-  display, mcp  <-  magics
+
+``shell`` reads shell text and starts nothing: the standby in ``process`` asks its grammar, the guard
+its words, templating its contexts.
 
 ``mcp`` is the thin entry of the ``execmagic-mcp`` command (its server lives in ``agents``).  The
 layers are drawn, with what each holds, in ``src/execmagic/ARCHITECTURE.md``.
@@ -23,8 +26,8 @@ import sys
 import pytest
 
 SRC = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "src", "execmagic")
-RANK = {"process": 0, "guard": 1, "background": 1, "engine": 2, "agents": 3, "api": 3, "display": 4, "mcp": 4,
-        "magics": 5}
+RANK = {"shell": 0, "process": 1, "guard": 2, "background": 2, "engine": 3, "agents": 4, "api": 4, "display": 5,
+        "mcp": 5, "magics": 6}
 FRONTEND = ("IPython", "traitlets", "ipykernel")
 
 

@@ -38,9 +38,7 @@ EXPLAINED_LINES = 400
 #: Lines a function may have: one screen, so a reader sees all of it (invoke's runner shape for longer work).
 MAX_FUNCTION_LINES = 60
 #: Being split: each comes off this list (the lead removes it) once its split lands; the tests say when one may.
-BEING_SPLIT = {
-    "src/execmagic/process/shell_lex.py",  # being split: its two walkers, into a shell/ layer
-}
+BEING_SPLIT: set[str] = set()
 #: Functions being shortened with their modules' splits (``path:function``); the same rule as above.
 BEING_SHORTENED: set[str] = set()
 ROLE = re.compile(r":(?:mod|class|func|meth|data|attr|exc):`~?([^`]+)`|``([A-Za-z_][\w.]*)``")

@@ -4,7 +4,7 @@ A speed target cannot be a test (a shared machine makes any bound flaky); the *g
 can: a pass linear in its text does about twice the work on twice the text, one quadratic in it four
 times.  The work is counted as the Python lines and calls the interpreter runs for it (a loop over
 every open frame at every step shows up there, however fast each look is), plus the steps the shell
-reader counts itself (:func:`execmagic.process.work.counted`).
+reader counts itself (:func:`execmagic.shell.work.counted`).
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from types import FrameType
 from typing import Any
 
 try:
-    from execmagic.process.work import counted
+    from execmagic.shell.work import counted
 except ImportError:  # a reader that counts no steps of its own: its lines and calls still tell
     import contextlib
     import types

@@ -7,18 +7,18 @@ Needs ``tree-sitter`` (0.26), ``tree-sitter-bash`` (0.25), ``tree-sitter-python`
 our code answers today, each asked of our scanner and of a tree-sitter based answer (the syntax tree
 plus the few lines a caller would need on top of it, written here):
 
-* **shell template context** (``process/shell_lex.py``'s walk): where a ``{name}`` lands in a bash/sh/dash
+* **shell template context** (``shell/walk.py``): where a ``{name}`` lands in a bash/sh/dash
   script -- code, ``"…"``, ``'…'``, ``$'…'``, heredoc, arithmetic, comment, inside backticks or
   ``"${…}"`` -- which decides how its value is written;
 * **Python/JS template context** (``engine/code_scan.py``): the same for Python and node;
-* **guard words** (``process/shell_lex.py``'s ``tokenize``): the words of a command after quote removal, and the
+* **guard words** (``shell/lexer.py``'s ``tokenize``): the words of a command after quote removal, and the
   ``$(…)``/backtick/``<(…)`` bodies in each that the shell runs;
-* **surely parses** (``process/plain_syntax.py`` over ``shell_lex``'s tokens): whether ``bash -n`` accepts a script (a *yes*
+* **surely parses** (``shell/plain_syntax.py`` over the lexer's tokens): whether ``bash -n`` accepts a script (a *yes*
   must never be wrong; a *no* only sends the script to a new bash).
 
 Corpora: the templating tables and both tables of escapes (``tests/engine/test_template.py``), the
 guard tables (``tests/guard/test_rules.py``, ``tests/guard/test_respellings.py``), and
-``tests/process/test_plain_syntax.py``'s lists and its random-script generator (unfiltered).
+``tests/shell/test_plain_syntax.py``'s lists and its random-script generator (unfiltered).
 Where the two answers differ, bash (or python3/node) is the judge: a template answer is right when
 every payload comes out as its own bytes (where the row says what to expect) and none runs; a word
 split is right when it is the argv ``printf '%s\\0'`` receives (judged only for single commands
@@ -50,9 +50,10 @@ from execmagic.engine.contexts import ansi_c_quoting, contexts_at  # noqa: E402
 from execmagic.engine.literals import render  # noqa: E402
 from execmagic.engine.template import _PARAM_REF  # noqa: E402
 from execmagic.process.errors import TemplateError  # noqa: E402
-from execmagic.process.plain_syntax import _ALIAS, surely_parses  # noqa: E402
-from execmagic.process.scanning import Context  # noqa: E402
-from execmagic.process.shell_lex import Word, tokenize, unescape  # noqa: E402
+from execmagic.shell.lexer import tokenize  # noqa: E402
+from execmagic.shell.plain_syntax import _ALIAS, surely_parses  # noqa: E402
+from execmagic.shell.scanning import Context  # noqa: E402
+from execmagic.shell.words import Word, unescape  # noqa: E402
 
 SETUP_CODE = ("import time; t = time.perf_counter(); import tree_sitter as ts, tree_sitter_bash as b, "
               "tree_sitter_python as p, tree_sitter_javascript as j; i = time.perf_counter(); "
@@ -418,7 +419,7 @@ def guard_cases() -> list[str]:
 
 
 def parse_cases(fuzz: int) -> list[str]:
-    plain = load("process/test_plain_syntax.py")
+    plain = load("shell/test_plain_syntax.py")
     scripts = list(plain.PLAIN) + list(plain.ASK)
     rng = random.Random(0)
     for _ in range(fuzz):

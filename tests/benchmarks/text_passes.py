@@ -31,8 +31,8 @@ from typing import Any
 from execmagic.engine.template import expand_params
 from execmagic.guard.check import check
 from execmagic.guard.secrets import redact
-from execmagic.process.plain_syntax import surely_parses
-from execmagic.process.shell_lex import tokenize
+from execmagic.shell.lexer import tokenize
+from execmagic.shell.plain_syntax import surely_parses
 
 MB = 1_000_000
 

@@ -13,9 +13,10 @@ import random
 
 import pytest
 
-from execmagic.guard.check import CommandRefused, check
+from execmagic.guard.check import CommandRefused, check, find_danger
 from execmagic.guard.secrets import redact
-from execmagic.process.shell_lex import tokenize
+from execmagic.guard.walk import simple_commands
+from execmagic.shell.lexer import tokenize
 from work_count import growth, work
 
 LINEAR = 2.6
@@ -131,6 +132,20 @@ def test_an_ordinary_command_is_not_put_to_every_rule():
     check("all", text)  # patterns compiled, caches filled: not the text's work
     on_top = work(lambda: check("all", text)) - work(lambda: tokenize(text))
     assert on_top < 350 * 2000
+
+
+@pytest.mark.parametrize("unit", ["ls -l a b; ", "a; ", "((1)) ", "w1 ;| "])
+def test_an_inert_command_is_passed_as_it_stands(unit):
+    """A command no rule judges, with no code, redirection or assignment in it, that hands nothing on: each was
+    walked as any other (about 250 lines of Python on top of reading it, the guard at 2.5-4.5 s per MB on such
+    scripts), now passed by the check at once (50 to 100); the walk still yields it to who asks for every command."""
+    text = "rm x; " + unit * 2000
+    check("all", text)
+    assert work(lambda: check("all", text)) - work(lambda: tokenize(text)) < 120 * 2000
+    assert len(list(simple_commands(text))) == 2001
+    assert check("all", unit * 3 + "X=/; " + unit + "rm -rf $X").rule == "rm-recursive-root"
+    assert check("all", unit * 3 + "cd /; " + unit + "rm -rf *").rule == "rm-recursive-root"
+    assert check("all", unit * 3 + "curl -o f http://x; " + unit + "sh f").rule == "pipe-to-shell"
     assert check("all", "ls -l; /bin/rm -rf /").rule == "rm-recursive-root"
     assert check("all", "ls; cat x > /dev/sda").rule == "redirect-device"
     assert check("all", "ls; mkfs.ext4 /dev/sda1").rule == "mkfs-device"
@@ -167,3 +182,46 @@ def test_a_subshell_keeps_its_names_without_a_copy():
     assert check("all", "D=/tmp/x; (D=/; true); rm -rf $D") is None
     assert check("all", "D=/tmp/x; (D=/; rm -rf $D)").rule == "rm-recursive-root"
     assert check("all", "(cd /); rm -rf *") is None and check("all", "(cd /; rm -rf *)").rule == "rm-recursive-root"
+
+
+#: A body nested in a body carries where it stands in the text and the ends the text's reading found: the walk
+#: of each level looks its substitutions' ends up instead of walking to them again.
+ONCE = {
+    '"$( open': "rm x; echo " + '"$(' * 1000,
+    "$( open": "rm x; echo " + "$(" * 1000,
+    "$( closed": "rm x; echo " + "$(" * 500 + ")" * 500,
+    "<( open": "rm x; cat " + "<(" * 1000,
+    "$( with backticks and quotes": "rm x; echo " + '$(a "$(b `c` $(' * 300,
+}
+
+
+@pytest.mark.parametrize("env", [None, {"HOME": "/home/me"}])
+@pytest.mark.parametrize("command", ONCE)
+def test_nested_code_is_walked_once_not_once_per_level(command, env):
+    """Each of the nine levels the walk follows read its body's substitutions again to their ends (nine to eighteen
+    readings of the text, the guard at 2.5-5.5 s per MB); now each end is found once, in the text's own reading."""
+    text = ONCE[command]
+    assert check("all", text, env=env).rule == "too-deep"
+    assert work(lambda: check("all", text, env=env)) < 4 * max(work(lambda: tokenize(text)), len(text))
+
+
+def test_the_collector_waits_while_a_check_runs():
+    """Each pass of the cycle collector went through every token of the text again: a third of a long script's
+    check.  The walk makes no cycles, so the collector is paused while it runs, and on again after."""
+    import gc
+
+    text = "rm x; " + "cat <<EOF\n$(a\n'b\"\nEOF\n" * 3000
+    passes = []
+
+    def count(phase, info):
+        if phase == "start":
+            passes.append(info["generation"])
+
+    gc.callbacks.append(count)
+    try:
+        assert gc.isenabled()
+        check("all", text)
+        find_danger(text)
+    finally:
+        gc.callbacks.remove(count)
+    assert len(passes) <= 2 and gc.isenabled()  # (one, as each check ends, for what it let go: 66 before)

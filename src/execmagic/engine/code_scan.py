@@ -8,7 +8,7 @@ import dataclasses
 import functools
 import re
 
-from ..process.scanning import Context, Scanner
+from ..shell.scanning import Context, Scanner
 
 __all__ = ["NodeScanner", "PythonScanner"]
 

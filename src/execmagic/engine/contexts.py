@@ -16,8 +16,8 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 
-from ..process.scanning import Context, Scanner
-from ..process.shell_lex import ShellScanner, ansi_c_quoting
+from ..shell.scanning import Context, Scanner
+from ..shell.walk import ShellScanner, ansi_c_quoting
 from .code_scan import NodeScanner, PythonScanner
 
 __all__ = ["NODE_LANGUAGES", "PYTHON_LANGUAGES", "SHELL_LANGUAGES", "Context", "ansi_c_quoting", "contexts_at",
@@ -48,7 +48,7 @@ def contexts_at(text: str, spans: Iterable[tuple[int, int]], language: str,
     """The context at the start of each template span ``(start, end)`` in ``text`` written in ``language``.
 
     The spans' own text (``{cfg['k']}``) is skipped: it is replaced, never read as code.  ``replaced``
-    (see :meth:`~execmagic.process.scanning.Scanner.run`) decides that span by span, from its context.
+    (see :meth:`~execmagic.shell.scanning.Scanner.run`) decides that span by span, from its context.
     """
     wanted = sorted(spans)
     scanner: Scanner

@@ -6,7 +6,7 @@ determined program gets past any pattern list (``base64 -d | sh`` is not looked 
 code belongs in an OS sandbox (a container, a VM, a separate user).
 
 How a command is judged: its shell text is split into words as a shell splits it
-(:mod:`execmagic.process.shell_lex`, the one reader of shell text, which templating and the standby
+(:mod:`execmagic.shell.lexer` in the one reader of shell text, which templating and the standby
 use too), into simple commands through ``;``, ``&&``, ``||``, ``|``, ``&``, newlines, subshells and
 wrappers such as ``sudo``, ``env`` (``-S`` too), ``nohup``, ``timeout``, ``chroot``, ``flock``,
 ``xargs``, ``parallel``, ``busybox`` (:mod:`.commands`, :mod:`.options`), and the rule table

@@ -11,7 +11,7 @@ import re
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 
 from ..process.errors import ExecError
-from ..process.work import ShellTooComplex
+from ..shell.work import ShellTooComplex, uncollected
 from .commands import Simple
 from .levels import GUARDS, Guard
 from .names import Names
@@ -65,7 +65,9 @@ def _refusals(text: str | None, argv: Sequence[str] | None, env: Mapping[str, st
     if text is not None:
         if not _quick_look(text, env):
             return
-        found: Iterable[Simple | Refusal] = walk(text, None, 0, Names.of(env))
+        names = Names.of(env)
+        names.readings.every = False  # a command no rule judges and that hands nothing on need not be yielded
+        found: Iterable[Simple | Refusal] = walk(text, None, 0, names)
     else:
         found = walk_argv(argv or (), Names.of(env))
     for item in found:
@@ -78,7 +80,8 @@ def find_danger(text: str | None = None, argv: Sequence[str] | None = None,
                 env: Mapping[str, str] | None = None) -> Refusal | None:
     """The first rule that shell ``text`` (or an ``argv``) breaks, or ``None``."""
     try:
-        return next(_refusals(text, argv, env), None)
+        with uncollected():  # (see check)
+            return next(_refusals(text, argv, env), None)
     except (RecursionError, ShellTooComplex):  # what cannot be judged is refused (see check)
         return _too_deep(text, argv)
 
@@ -102,7 +105,10 @@ def check(guard: str, text: str | None = None, argv: Sequence[str] | None = None
     if guard == "none":
         return None
     try:
-        return next((r for r in _refusals(text, argv, env) if guard == "all" or r.catastrophic), None)
+        # the cycle collector paused: the walk makes no cycles, and each of its passes went through every token
+        # of the text again (a third of a long script's check)
+        with uncollected():
+            return next((r for r in _refusals(text, argv, env) if guard == "all" or r.catastrophic), None)
     except (RecursionError, ShellTooComplex):  # a walk deeper than Python's stack, or text nested in itself
         # past what a reading linear in its length can follow: refused as what cannot be judged
         return _too_deep(text, argv)

@@ -14,11 +14,12 @@ import functools
 import re
 from collections.abc import Iterator, Sequence
 
-from ..process.shell_lex import REDIRECTS, STDIN_REDIRECTS, Op, Word, tokenize, unescape
+from ..shell.lexer import tokenize
+from ..shell.words import REDIRECTS, STDIN_REDIRECTS, Op, Word, unescape
 from .paths import Path
 
-__all__ = ["ASSIGNMENT", "DECLARES", "Command", "Simple", "assigned", "command_name", "emitted", "parse", "program",
-           "unwrap"]
+__all__ = ["ASSIGNMENT", "DECLARES", "WRAPPERS", "Command", "Simple", "assigned", "command_name", "emitted", "parse",
+           "program", "unwrap"]
 
 
 def _quoted_command(words: Sequence[Word], redirects: Sequence[tuple[str, Word]]) -> str:
@@ -133,6 +134,7 @@ _WRAPPERS: dict[str, set[str]] = {  # wrapper → its options that take a value
     "fakeroot": set(), "nsenter": {"-t", "-S", "-G", "--target", "--setuid", "--setgid"},
     "cgexec": {"-g"}, "numactl": {"-C", "-N", "-m", "-p", "-i"}, "setpriv": set(), "prlimit": {"-p", "--pid"},
 }
+WRAPPERS = frozenset(_WRAPPERS)
 #: Wrappers with operands before the command: ``timeout 5 CMD``, ``chroot DIR CMD``, ``taskset MASK CMD``, …
 _OPERANDS = {"timeout": 1, "chroot": 1, "flock": 1, "taskset": 1, "chrt": 1}
 ASSIGNMENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*=")

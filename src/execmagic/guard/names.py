@@ -24,7 +24,9 @@ import dataclasses
 import re
 from collections.abc import Iterator, Mapping, Sequence
 
-from ..process.shell_lex import Op, Word, backtick_end, paren_end, tokenize
+from ..shell.ends import backtick_end, paren_end
+from ..shell.lexer import tokenize
+from ..shell.words import Op, Word
 from .commands import ASSIGNMENT, DECLARES, Command, assigned, emitted, parse, program
 from .options import operands_of
 
@@ -69,13 +71,15 @@ class Readings:
     #: Whether code run in a ``$(…)`` body downloads something, found once per body and depth (each level of
     #: nesting asked it again of every level inside: twice the work per level).
     downloads: dict[tuple[str, int], bool] = dataclasses.field(default_factory=dict)
+    #: Whether the walk yields every simple command, or (for a check) only those a rule may judge.
+    every: bool = True
 
     def tokenize(self, text: str) -> tuple[list[Word | Op], str]:
-        """:func:`~execmagic.process.shell_lex.tokenize` of ``text``, read once for the check (the list is shared:
+        """:func:`~execmagic.shell.lexer.tokenize` of ``text``, read once for the check (the list is shared:
         never changed by a caller)."""
         found = self.tokens.get(text)
         if found is None:
-            found = self.tokens[text] = tokenize(text)
+            found = self.tokens[text] = tokenize(text, noted=True)
         return found
 
     def end(self, word: str, start: int) -> int:
@@ -212,8 +216,12 @@ class Names:
         if word.startswith("$((", start):
             return None
         if word.startswith("$(", start) or word.startswith("`", start):
-            end = self.readings.end(word, start)
-            body = word[start + 2:end - 1] if word[start] == "$" else word[start + 1:end - 1]
+            known = word.subs.get(start) if isinstance(word, Word) and word.subs else None
+            if known is not None:  # as the reading of the text found it (its body knows where it stands there)
+                end, body = known
+            else:
+                end = self.readings.end(word, start)
+                body = word[start + 2:end - 1] if word[start] == "$" else word[start + 1:end - 1]
             printed = self.printed(body)
             return None if printed is None else ((printed,), end)
         reference = _REFERENCE.match(word, start)

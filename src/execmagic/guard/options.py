@@ -11,7 +11,7 @@ import os
 import re
 from collections.abc import Iterable, Iterator, Sequence
 
-from ..process.shell_lex import Word
+from ..shell.words import Word
 
 __all__ = ["AWKS", "DOWNLOADERS", "INTERPRETER", "SHELLS", "SOURCES", "after_options", "find_exec", "flags_of",
            "interpreter_args", "operands_of", "ran_file", "saved_files", "su_command"]

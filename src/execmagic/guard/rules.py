@@ -13,7 +13,7 @@ import dataclasses
 import os
 from collections.abc import Callable, Sequence
 
-from ..process.shell_lex import WRITES
+from ..shell.words import WRITES
 from .commands import Simple
 from .options import find_exec, flags_of, operands_of
 from .paths import critical_target, device_path, resolve, startup_file, system_file

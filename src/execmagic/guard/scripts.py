@@ -19,7 +19,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 
-from ..process.shell_lex import unescape
+from ..shell.words import unescape
 from .options import AWKS, SHELLS
 from .paths import Path, critical_target
 

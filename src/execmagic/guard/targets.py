@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
 
-from ..process.shell_lex import WRITES
+from ..shell.words import WRITES
 from .commands import Simple
 from .options import flags_of, operands_of
 from .paths import Path, after_cd, resolve

@@ -17,8 +17,8 @@ from __future__ import annotations
 import re
 from collections.abc import Generator, Iterable, Iterator, Sequence
 
-from ..process.shell_lex import Word
-from .commands import Command, Simple, command_name, emitted, parse, program
+from ..shell.words import Word
+from .commands import ASSIGNMENT, DECLARES, WRAPPERS, Command, Simple, command_name, emitted, parse, program
 from .forks import FORK_CALLS, fork_bomb
 from .names import Names, Readings
 from .options import (
@@ -34,7 +34,7 @@ from .options import (
     su_command,
 )
 from .paths import Path, after_cd
-from .rules import Refusal, refuse
+from .rules import JUDGED_NAMES, Refusal, refuse
 from .scripts import readable, shell_calls, tree_deleted
 
 __all__ = ["Walk", "argv_commands", "simple_commands", "walk", "walk_argv"]
@@ -43,6 +43,11 @@ __all__ = ["Walk", "argv_commands", "simple_commands", "walk", "walk_argv"]
 #: what the check cannot follow is not run.
 _MAX_DEPTH = 8
 _DEFINES_FUNCTION = re.compile(r"\(\s*\)\s*[{(]|\bfunction\s+[^\s(){}|&;<>]+")
+#: Programs the walk or a rule does something with, by name: a rule judges them, they run code handed to them
+#: (shells, ``eval``, ``find -exec``, wrappers), download, move the directory, or give names values.
+_ACTIVE = frozenset({*JUDGED_NAMES, *SHELLS, *SOURCES, *DOWNLOADERS, *WRAPPERS, *DECLARES, "eval", "watch", "trap",
+                     "su", "runuser", "sg", "script", "flock", "find", "cd", "pushd", "chdir", "popd", "for", "select",
+                     "read", "mapfile", "readarray", "printf", "getopts", "let", "unset"})
 Walk = Generator["Simple | Refusal", None, "Path | None"]
 """A walk yields simple commands and refusals, in the order a shell gets to them; it returns the directory after it."""
 
@@ -77,7 +82,10 @@ def walk(text: str, cwd: Path | None, depth: int, names: Names | None = None) ->
             continue
         if item in ("|", "|&"):
             continue
-        if pipeline:
+        if len(pipeline) == 1 and not downloads and _inert(pipeline[0]):  # most commands of a long script
+            if names.readings.every:  # (a check asks only what a rule may judge: not these)
+                yield Simple(tuple(names.expand(pipeline[0]).words), (), cwd)
+        elif pipeline:
             pipeline = [names.expand(c) for c in pipeline]
             yield from _runs_download(pipeline, downloads)
             cwd = yield from _walk_pipeline(pipeline, cwd, depth, names)
@@ -89,6 +97,22 @@ def walk(text: str, cwd: Path | None, depth: int, names: Names | None = None) ->
         elif item == ")" and scope_cwds:
             cwd, names = scope_cwds.pop(), scope_names.pop()
     return cwd
+
+
+def _inert(command: Command) -> bool:
+    """Whether ``command`` is what it reads as and nothing more: no code in it, no redirection, no assignment, a
+    program named as written that is not :data:`_ACTIVE` -- no rule judges it, it changes no name, no directory and
+    hands nothing on, so it is yielded as it stands (a walk of each took fifteen times its reading)."""
+    words = command.words
+    if command.redirects or not words:
+        return False
+    first = words[0]
+    if first.live != () or ASSIGNMENT.match(first):
+        return False
+    name = program(first)
+    if name in _ACTIVE or name.startswith("mkfs") or INTERPRETER.fullmatch(name):
+        return False
+    return not any(word.code for word in words)
 
 
 def _runs_download(pipeline: list[Command], downloads: set[str]) -> Iterator[Refusal]:

@@ -13,7 +13,7 @@ The standby runs the script with ``eval``, which behaves as ``bash -c`` does in 
 tested (``$LINENO``, ``$0``, ``$#``, ``$_``, ``$BASH_EXECUTION_STRING``, ``$SHLVL``, command
 errors, ``exit``, ``return``, the EXIT trap) but one: a syntax error reads ``bash: eval: line
 N`` where ``bash -c`` says ``bash: -c: line N``.  So it takes only a script that surely parses
-(:mod:`.plain_syntax`: ``ls -la``, ``cd data && make > log``, ``echo "$HOME"``); any other runs
+(:mod:`..shell.plain_syntax`: ``ls -la``, ``cd data && make > log``, ``echo "$HOME"``); any other runs
 cold, with ``bash -c``, exactly as with no standby at all, and the standby waits for the next run.
 (Asking a ``bash -n`` started beside it instead would cost a second process per standby,
 which eats the start-up it saves when runs come back to back.)  The runner's
@@ -48,10 +48,10 @@ import weakref
 from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, NamedTuple
 
+from ..shell.plain_syntax import surely_parses
 from .errors import PreExecError
 from .inherit import Inherited, inherited
 from .launch import MARKER_VAR, handed_args, resolve_executable
-from .plain_syntax import surely_parses
 from .spec import Command
 from .stop import ignores
 

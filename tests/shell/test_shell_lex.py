@@ -12,7 +12,9 @@ import pytest
 
 from execmagic.engine.template import expand_params
 from execmagic.process.errors import TemplateError
-from execmagic.process.shell_lex import Op, Word, paren_end, source_tokens, tokenize
+from execmagic.shell.ends import paren_end
+from execmagic.shell.lexer import source_tokens, tokenize
+from execmagic.shell.words import Op, Word
 
 PAYLOAD = "x; touch {m}"
 

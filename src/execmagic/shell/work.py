@@ -2,7 +2,7 @@
 
 Every pass over command text runs on every ``%exec`` (the standby's check, the guard, templating), so
 each must take time linear in the text's length, whatever the text: a 4 KB cell of nested
-parentheses that took seconds froze the kernel.  The reader (:mod:`.shell_lex`) is linear in one
+parentheses that took seconds froze the kernel.  The reader (:mod:`.walk`, :mod:`.lexer`) is linear in one
 walk; what could still make it more is walking the same text again from inside it (where does this
 ``((`` end? and the next one, inside it?).  So every step of every walk is counted against a budget
 that grows with the text (:func:`bounded`): text that would need more is refused as too complex to

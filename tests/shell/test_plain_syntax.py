@@ -7,7 +7,7 @@ import subprocess
 
 import pytest
 
-from execmagic.process.plain_syntax import surely_parses
+from execmagic.shell.plain_syntax import surely_parses
 
 PLAIN = [
     "true", "ls -la", "cd data && ls", 'echo "$HOME"', "export STAGE=train", "python train.py --epochs 10",

@@ -5,7 +5,7 @@ where ``bash -c`` says ``bash: -c: line N``; so it takes only a script that sure
 (see :mod:`.standby`).  Most short commands are plain -- ``ls -la``, ``cd data && wc -l
 *.csv > counts``, ``echo "$HOME"`` -- and for those the answer is known without asking.
 
-The script is split by the one shell reader (:func:`.shell_lex.source_spans`); this module is
+The script is split by the one shell reader (:func:`.lexer.source_spans`); this module is
 the small part of bash's grammar checked over those tokens: simple commands of plain words
 (quotes, ``$NAME``, no substitution), redirections to a word, joined by ``;`` ``&`` ``&&`` ``||``
 ``|``, each line complete in itself, comments.  Its *yes* is always right; its *no* only means
@@ -19,7 +19,8 @@ from __future__ import annotations
 
 import re
 
-from .shell_lex import Op, source_spans
+from .lexer import source_spans
+from .words import Op
 from .work import ShellTooComplex
 
 __all__ = ["surely_parses"]

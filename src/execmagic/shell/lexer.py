@@ -1,0 +1,424 @@
+"""Shell text split into words and operators as a POSIX shell splits it: the guard's words, the standby's tokens.
+
+- *What are its words?* (:func:`tokenize`, for the guard): the text split into words and operators
+  as a POSIX shell splits it, quotes removed, with the ``$(…)``/backtick/``<(…)`` bodies the shell
+  would run;
+- *Which token is which text?* (:func:`source_tokens`, for the standby's "surely parses" check in
+  :mod:`.plain_syntax`): the same tokens, each with the text it was read from.
+
+Where it meets a substitution it asks the walk where it ends (:mod:`.ends`), so the two never
+disagree on nesting.  Plain stretches of words, operators and blanks are split by regex at once.
+
+Over 400 lines, on purpose: :class:`_Lexer` is one walker (about 330 lines) whose every step reads and
+writes the same word in progress (``parts``, ``code``, ``live``, ``subs``, ``length``); split in two,
+each half would reach into the other's fields.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+
+from .ends import (
+    Body,
+    Ends,
+    arith_known,
+    arith_or_command,
+    backtick_body,
+    live_between,
+    live_substitutions,
+    param_end,
+    paren_end,
+    walk_to_close,
+)
+from .frames import SIMPLE_ARITHMETIC, Frame
+from .words import OPERATOR, OPS, Op, Word, unescape
+from .work import bounded, step, uncollected
+
+__all__ = ["source_spans", "source_tokens", "tokenize"]
+
+#: Plain stretches of text -- words of plain characters, operators, blanks, newlines -- are read at once (most
+#: commands are made of little else).  A word there stands alone: not before ``<``/``>`` (``2>``: digits there
+#: name a descriptor), nor before ``((`` (arithmetic only where no word ends before it).  No ``<<``/``<<-`` (a
+#: heredoc's word follows) nor ``<(``/``>(`` (a process substitution).  The operators are those of
+#: :data:`OPERATORS` in its order, so they are split by its own first fit.
+_PLAIN_WORD = r"[^ \t\n'\"\\$`;&|()<>#][^ \t\n'\"\\$`;&|()<>]*(?=[ \t\n;&|)]|\((?!\()|\Z)"
+_PLAIN_OP = r"<<<|&>>|;;&|>>|&&|\|\||;;|;&|\|&|&>|>\||>&|<&|<>|<(?![<(])|>(?!\()|[;&|()]"
+_PLAIN_STRETCH = re.compile(f"(?:{_PLAIN_WORD}|{_PLAIN_OP}|[ \t\n]+)+")
+_PLAIN_PIECE = re.compile(f"{_PLAIN_WORD}|{_PLAIN_OP}|\n")
+_PIECE_OPS = {**OPS, "\n": OPS[";"]}
+_PLAIN = re.compile(r"[^ \t\n'\"\\$`;&|()<>#]+")  # bash's blanks are space and tab alone: "\r" is a letter
+_DQ_PLAIN = re.compile(r'[^"\\$`]+')
+
+
+class _Lexer:
+    """Shell text → words and operators, as a POSIX shell splits it.
+
+    It keeps what the rules need: which text was quoted (data), which was live code
+    (``$(…)``, backticks, ``<(…)``), heredoc bodies (each found with one regex search,
+    so a long heredoc costs little), and a skeleton of the text with quoted parts blanked
+    -- what the fork-bomb pattern reads, so ``echo ':(){ :|:& };:'`` is not one.
+    """
+
+    def __init__(self, text: str, sources: bool = False, noted: bool = False) -> None:
+        self.text = text
+        #: The ends of the text's ( … ), shared with its bodies: kept when they will be read again (``noted``).
+        self.ends = text.ends if isinstance(text, Body) else Ends() if noted else None
+        self.i = 0
+        self.tokens: list[Word | Op] = []
+        self.skeleton: list[str] = []
+        self.heredocs: list[tuple[int, str, bool, bool]] = []  # token index, delimiter, strip tabs, quoted
+        self.delimiter_next: str | None = None
+        #: Where each token was read: (start, end) in the text -- kept only when asked (:func:`source_tokens`).
+        self.sources: list[tuple[int, int]] | None = [] if sources else None
+        self.word_start = 0
+        self.arithmetic_end = 0  # where the (( … )) being read ends
+        self.last_close = text.rfind("))")
+        self.next_double = -1  # the first "((" at or after where it was last looked for (see _plain_stretch)
+        #: See arith_or_command; shared with the bodies where the ends are kept.
+        self.arith_log: dict[int, tuple[int, bool]] = {}
+        self.expanded_twice = False  # the next word is the target of >&, which bash expands twice
+        self._new_word()
+
+    def _new_word(self) -> None:
+        self.parts: list[str] = []
+        self.code: list[str] = []
+        self.feed: str | None = None
+        self.quoted = False
+        self.started = False
+        self.live: list[int] = []
+        self.subs: dict[int, tuple[int, str]] = {}
+        self.length = 0
+
+    def _add(self, piece: str, quoted: bool = False, skeleton: str | None = None) -> None:
+        self.parts.append(piece)
+        self.length += len(piece)
+        self.started = True
+        self.quoted |= quoted
+        self.skeleton.append(piece if skeleton is None else skeleton)
+
+    def _end_word(self) -> None:
+        if not self.started:
+            return
+        if self.expanded_twice:
+            self.code.extend(live_substitutions("".join(self.parts)))
+            self.expanded_twice = False
+        word = Word("".join(self.parts), self.code, self.feed, self.quoted, live=self.live)
+        if self.subs:
+            word.subs = self.subs
+        if self.delimiter_next is not None:
+            self.heredocs.append((len(self.tokens), word, self.delimiter_next == "<<-", word.quoted))
+            self.delimiter_next = None
+        self.tokens.append(word)
+        if self.sources is not None:
+            self.sources.append((self.word_start, min(self.i, len(self.text))))
+        self._new_word()
+
+    def _operator(self, op: str) -> None:
+        self.tokens.append(OPS[op])
+        self.expanded_twice = False
+        if self.sources is not None:
+            self.sources.append((self.i, self.i + len(op)))
+        self.skeleton.append(op)
+
+    def run(self) -> list[Word | Op]:
+        text = self.text
+        n = len(text)
+        taken = 0
+        while self.i < n:
+            taken += 1
+            i = self.i
+            fresh = not (self.started or self.code or self.expanded_twice or self.heredocs)
+            if fresh and self.delimiter_next is None and self._plain_stretch(i):
+                continue
+            begin, started = i, self.started
+            plain = _PLAIN.match(text, i)
+            if plain:
+                self._add(plain.group())
+                self.i = plain.end()
+            else:
+                self._step(text[i])
+            if self.started and not started:
+                self.word_start = begin
+            if taken > 4096:
+                step(taken)
+                taken = 0
+        step(taken)
+        self._end_word()
+        self._read_heredocs()
+        return self.tokens
+
+    def _plain_stretch(self, i: int) -> bool:
+        """A plain stretch at ``i`` (:data:`_PLAIN_STRETCH`): its tokens at once, as one by one would; whether one was.
+
+        It ends before a ``((`` that may be arithmetic, which is read one step at a time -- unless nothing in
+        it could make it other than arithmetic that ends at its first ``))`` (then its ``(`` are plain
+        operators as well).  Where the next ``((`` is is kept (found again only once passed), and the
+        stretch is matched no further than it, so that no text is searched twice however many there are.
+        """
+        text, pos = self.text, i
+        while True:
+            start = max(pos, self.arithmetic_end)
+            if self.next_double < start:
+                found = text.find("((", start)
+                self.next_double = len(text) if found < 0 else found
+            cut = self.next_double if self.next_double <= self.last_close - 2 else len(text)
+            stretch = _PLAIN_STRETCH.match(text, pos, cut + 2)  # "((" in view: a word just before it is not plain
+            reach = stretch.end() if stretch else pos
+            simple = SIMPLE_ARITHMETIC.match(text, cut) if cut <= reach else None
+            if simple is None:
+                end = min(cut, reach)
+                break
+            self.arithmetic_end, pos = simple.end(), cut  # as _arithmetic_command would find; read on from it
+        if end == i:
+            return False
+        pieces = _PLAIN_PIECE.findall(text, i, end)
+        self.tokens.extend([_PIECE_OPS.get(piece) or str.__new__(Word, piece) for piece in pieces])  # (_Shown)
+        if self.sources is not None:
+            self.sources.extend([piece.span() for piece in _PLAIN_PIECE.finditer(text, i, end)])
+        self.skeleton.append(text[i:end].replace("\n", ";"))
+        self.i = end
+        self.expanded_twice = bool(pieces) and pieces[-1] == ">&"  # a word after it, not yet read, is expanded twice
+        step(len(pieces))
+        return True
+
+    def _step(self, char: str) -> None:
+        text, i = self.text, self.i
+        if char == "\n":
+            self._end_word()
+            self._operator(";")
+            self.i += 1
+            self._read_heredocs()
+        elif char in " \t":
+            self._end_word()
+            self.skeleton.append(char)
+            self.i += 1
+        elif char == "#" and not self.started:  # a comment, to the end of the line
+            end = text.find("\n", i)
+            self.i = len(text) if end < 0 else end
+        elif char == "#":
+            self._add("#")
+            self.i += 1
+        elif char == "'":
+            end = text.find("'", i + 1)
+            end = len(text) if end < 0 else end
+            self._add(text[i + 1:end], quoted=True, skeleton="''")
+            self.i = end + 1
+        elif char == '"':
+            self._double_quoted()
+        elif char == "\\":
+            if text.startswith("\\\n", i):  # a line continuation
+                self.i += 2
+            else:
+                self._add(text[i + 1:i + 2], quoted=True, skeleton="''")
+                self.i += 2
+        elif char == "$":
+            self._dollar()
+        elif char == "`":
+            while True:  # and the next, when one opens right after it (as the next step would)
+                body, self.i = backtick_body(text, self.i + 1)
+                self.code.append(body)
+                self.live.append(self.length)
+                self._add(f"`{body}`", skeleton="``")
+                if not text.startswith("`", self.i):
+                    break
+                step()
+        elif char in "<>" and text.startswith("(", i + 1):
+            self._process_substitution()
+        else:
+            if text.startswith("((", i) and not self.started and i >= self.arithmetic_end:
+                self._arithmetic_command()  # one inside a (( … )) already read: its substitutions are in
+            self._redirect_or_operator()
+
+    def _arithmetic_command(self) -> None:
+        """At ``((``: note where it ends if bash reads it as arithmetic (not as two subshells).
+
+        Its words are still judged one by one (``(`` ``(`` and what follows, as ever), but as bash
+        reads it there: a ``${`` is two characters (bash counts parentheses only), and every ``$( … )``
+        in it runs, quoted or not (bash reads it as it reads "…"), so those become the next word's code.
+        """
+        if self.last_close < self.i + 2:  # no "))" after it: it cannot be one (checked in O(1), not walked)
+            return
+        simple = SIMPLE_ARITHMETIC.match(self.text, self.i)
+        if simple:  # nothing in it a walk would stop at: it ends at the first "))", and nothing in it runs
+            self.arithmetic_end = simple.end()
+            return
+        after_for = bool(self.tokens) and self.tokens[-1] == "for"
+        known = None if after_for else self.arith_log.get(self.i + 2) or arith_known(self.text, self.i + 2, self.ends)
+        if known is not None:  # a walk passed it: where it ends is known
+            end, arithmetic = (None if known[0] > len(self.text) else known[0]), not known[1]
+        else:
+            frame = Frame("arith", loop=after_for)
+            if not after_for and self.ends is not None:  # its end shared with the bodies holding it
+                frame.start, frame.bare, frame.clean = self.i + 2, True, True
+            end = walk_to_close(self.text, self.i + 2, frame, log=self.arith_log, ends=self.ends)
+            arithmetic = frame.kind == "arith"  # a ";" in it made it subshells: kind "code"
+        if end is not None and arithmetic:
+            self.arithmetic_end = end
+            # bash reads (( … )) as it reads "…": a '…' there is no quote, and every $( … ) in it runs
+            self.code.extend(live_between(self.text, self.i + 2, end - 2, self.arith_log, self.ends))
+
+    def _double_quoted(self) -> None:
+        text, i, parts = self.text, self.i + 1, []
+        length = self.length  # where the next part starts in the word
+        while i < len(text) and text[i] != '"':
+            step()
+            run = _DQ_PLAIN.match(text, i)
+            if run:
+                parts.append(run.group())
+                i = run.end()
+            elif text[i] == "\\":
+                after = text[i + 1:i + 2]
+                parts.append(after if after in '$`"\\' else ("" if after == "\n" else "\\" + after))
+                i += 2
+            elif text[i] == "$":
+                self.live.append(length)
+                i = self._expansion(i, parts, in_dquote=True, at=length)
+            else:
+                body, i = backtick_body(text, i + 1)
+                self.code.append(body)
+                self.live.append(length)
+                parts.append(f"`{body}`")
+            length += len(parts[-1]) if parts else 0
+        self._add("".join(parts), quoted=True, skeleton='""')
+        self.i = i + 1
+
+    def _expansion(self, i: int, parts: list[str], in_dquote: bool = False, at: int = -1) -> int:
+        """``$(…)``, ``$((…))``, ``${…}`` or a plain ``$`` at ``i``: add it to ``parts``; the index after it.
+
+        ``at``: where it starts in the word (the word so far when not given), where a ``$(…)``'s end is kept.
+        """
+        text = self.text
+        if text.startswith("$((", i):  # arithmetic: only the substitutions inside it run
+            end, command = arith_or_command(text, i + 3, self.arith_log, self.ends)
+            if command:  # $((a); b): a command substitution whose body starts with a subshell
+                self.code.append(text[i + 2:end])
+            else:
+                self.code.extend(live_between(text, i + 3, end, self.arith_log, self.ends))
+            parts.append(text[i:end + 1])
+            return end + 1
+        if text.startswith("$(", i):
+            end = paren_end(text, i + 2, self.ends)
+            body = self._body(i + 2, end)
+            self.code.append(body)
+            parts.append(text[i:end + 1])
+            at = self.length if at < 0 else at
+            self.subs[at] = (at + end - i + 1, body)  # (past the word's end when open: as a walk of the word finds)
+            return end + 1
+        if text.startswith("${", i) and i < self.arithmetic_end:  # in (( … )) bash reads no ${…}
+            parts.append("${")
+            return i + 2
+        if text.startswith("${", i):
+            end = param_end(text, i + 2, in_dquote, self.ends)
+            self.code.extend(live_substitutions(self._body(i + 2, end)))
+            parts.append(text[i:end + 1])
+            return end + 1
+        if text.startswith("$$", i):  # the shell's pid: the "$" after it starts nothing
+            parts.append("$$")
+            return i + 2
+        parts.append("$")
+        return i + 1
+
+    def _dollar(self) -> None:
+        text, i = self.text, self.i
+        if text.startswith('$"', i):  # $"…" is "…" translated for the locale: read as "…"
+            self.i += 1
+            return
+        if text.startswith("$'", i):  # ANSI-C quoting
+            end = i + 2
+            while end < len(text) and text[end] != "'":
+                end += 2 if text[end] == "\\" else 1
+            self._add(unescape(text[i + 2:end]), quoted=True, skeleton="''")
+            self.i = end + 1
+            return
+        parts: list[str] = []
+        self.live.append(self.length)
+        self.i = self._expansion(i, parts)
+        self._add("".join(parts), skeleton="$" if parts == ["$"] else "$()")
+
+    def _process_substitution(self) -> None:
+        text, i = self.text, self.i
+        end = paren_end(text, i + 2, self.ends)
+        body = self._body(i + 2, end)
+        self.code.append(body)
+        if not self.started and text[i] == "<":
+            self.feed = body
+        self._add(text[i:end + 1], skeleton="<()")
+        self.i = end + 1
+
+    def _redirect_or_operator(self) -> None:
+        text, i = self.text, self.i
+        fd = "".join(self.parts) if text[i] in "<>" and self.started else ""
+        if fd and not self.quoted and fd.isdigit():
+            self._new_word()  # "2>": the digits name a file descriptor, they are not a word
+        else:
+            fd = ""
+            self._end_word()
+        found = OPERATOR.match(text, i)
+        op = found.group() if found else text[i]
+        self._operator(op)
+        self.i += len(op)
+        if op in ("<<", "<<-"):
+            self.delimiter_next = op
+        # bash expands the word after >& twice when it is not a number: >&'$(cmd)' runs cmd
+        self.expanded_twice = op == ">&" and fd in ("", "1")
+
+    def _body(self, start: int, end: int) -> str:
+        """The text from ``start`` to ``end``: a :class:`Body` where the ends are kept."""
+        return self.text[start:end] if self.ends is None else self.ends.body(self.text, start, end)
+
+    def _read_heredocs(self) -> None:
+        """Heredoc bodies start on the line after their ``<<``: each becomes the word its delimiter was."""
+        text = self.text
+        for index, delimiter, strip_tabs, quoted in self.heredocs:
+            found = _end_line(delimiter, strip_tabs).search(text, self.i)
+            end, resume = (found.start(), found.end() + 1) if found else (len(text), len(text))
+            body = text[self.i:end]
+            live = () if quoted else tuple(live_substitutions(self._body(self.i, end)))
+            dollars = () if quoted else (m.start() for m in _DOLLAR.finditer(body))
+            self.tokens[index] = Word(body, live, quoted=quoted, shown=delimiter, live=dollars)
+            self.i = resume
+        self.heredocs = []
+
+
+@functools.lru_cache(maxsize=256)
+def _end_line(delimiter: str, strip_tabs: bool) -> re.Pattern[str]:
+    """The line that ends a heredoc's body (scripts use a few delimiters again and again: compiled once)."""
+    return re.compile("^" + ("\t*" if strip_tabs else "") + re.escape(delimiter) + "$", re.MULTILINE)
+
+
+_DOLLAR = re.compile(r"\$")
+
+
+def tokenize(text: str, noted: bool = False) -> tuple[list[Word | Op], str]:
+    """The words and operators of shell ``text``, and its skeleton: the text with quoted parts blanked.
+
+    The skeleton is what text-shaped rules read (the fork-bomb pattern), so that
+    ``echo ':(){ :|:& };:'`` -- data -- is not taken for one.  ``noted``: the bodies of its substitutions will
+    be read too (the guard reads them as code): each is a :class:`Body` that shares the ends this reading
+    found (a :class:`Body` given is read so, whatever ``noted`` says).
+    """
+    lexer = _Lexer(text, noted=noted)
+    with bounded(text), uncollected():
+        tokens = lexer.run()
+    return tokens, "".join(lexer.skeleton)
+
+
+def source_tokens(text: str) -> list[tuple[Word | Op, str]]:
+    """The words and operators of shell ``text``, each with the text it was read from (a newline's ``;`` with ``"\n"``).
+
+    What a grammar check reads (:mod:`.plain_syntax`): the token says what the shell made of the
+    text, the source how it was spelled.
+    """
+    tokens, spans = source_spans(text)
+    with uncollected():
+        return [(token, text[start:end]) for token, (start, end) in zip(tokens, spans, strict=True)]
+
+
+def source_spans(text: str) -> tuple[list[Word | Op], list[tuple[int, int]]]:
+    """:func:`source_tokens` as the tokens and where each was read (``(start, end)``): a check that stops at the
+    first token it refuses slices only what it reads."""
+    lexer = _Lexer(text, sources=True)
+    with bounded(text), uncollected():
+        tokens = lexer.run()
+    return tokens, lexer.sources or []

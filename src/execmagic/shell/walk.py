@@ -1,0 +1,399 @@
+"""The walk over shell text: what is open at each offset, as bash would read it.
+
+Templating asks it where a value stands (:class:`ShellScanner`: code, ``"…"``, ``'…'``, ``$'…'``, a
+heredoc, arithmetic, a comment, inside backticks or ``"${…}"`` -- which decides how a value is
+written there), and the word splitter asks the same walk, begun inside a substitution, where that
+ends (:mod:`.ends`), so the two never disagree on nesting.
+
+The walk tracks exactly what changes how a character is read: quotes (``'…'``, ``"…"``, ``$'…'``),
+backslashes, ``$(…)``, backticks, ``${…}``, ``$((…))``, heredocs (quoted or not, ``<<-``) and
+comments.  It follows bash where bash surprises, each case a test judged by bash
+(``tests/shell/test_shell_lex.py``): a backtick ends at the next backtick, quotes or not; ``${…}``
+counts no brackets, and ``((…))`` reads no ``${…}``; a ``case`` pattern's ``)`` does not end a
+``$(…)``; a heredoc's delimiter line ends its body whatever is open in it; ``$$'`` is the pid and a
+quote; the word after ``>&`` is expanded twice; a syntax error inside ``NAME=( … )`` is skipped and
+bash goes on at a later line.
+
+Every reading is linear in the text's length, nesting included: the frame stack (:mod:`.frames`)
+keeps the index of each kind of frame the walk asks about (so a step costs the same 4,000 frames
+deep), a ``$((`` inside a ``$((`` is looked up in the walk that passed it rather than walked again,
+a body read again looks its substitutions' ends up in its text's walk (:mod:`.walk_bodies`,
+:class:`~.ends.Ends`), and every step is counted against a budget linear in the text (:mod:`.work`)
+-- text that would need more is refused, never read halfway.  And it is quick (every ``%exec``
+reads its cell): a run of one opener (``$(``, ``${``, ``$((``, ``"$(``, ``(`` or ``)`` in
+arithmetic, ``)`` closing ``( … )``) is one step, counted as one per opener; a frame knows its stops
+from when it is opened; a plain backtick body is passed at once.  No regex is asked to look further
+than what it consumes, so none is quadratic where no count of steps would see it.
+
+It follows quoting and nesting, not the grammar: odd text is read as far as it goes, never raised
+on.  Hand-written on purpose: tree-sitter-bash got cases wrong that it gets right (the templating,
+guard and parse corpora: ``tests/benchmarks/shell_front_end.md``).
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+import re
+import shutil
+from collections.abc import Callable
+
+from .frames import ARITH_RUN, SIMPLE_ARITHMETIC, Frame
+from .scanning import Context
+from .walk_bodies import WORD_START_BEFORE, WalkBodies
+from .work import step, uncollected
+
+__all__ = ["ShellScanner", "ansi_c_quoting"]
+
+_ANSI_C = {"bash": True, "zsh": True, "ksh": True, "mksh": True, "dash": False}
+
+
+@functools.cache
+def ansi_c_quoting(language: str) -> bool | None:
+    """Whether the shell reads ``$'…'`` as ANSI-C quoting (bash, zsh, ksh) or as ``$`` then ``'…'`` (dash).
+
+    ``sh`` is whichever shell the system links it to; ``None`` means unknown, and then no
+    value is placed inside ``$'…'`` at all (either reading would let a value escape the other).
+    """
+    if language == "sh":
+        found = shutil.which("sh")
+        language = os.path.basename(os.path.realpath(found)) if found else ""
+    return _ANSI_C.get(language)
+
+
+#: Frames where a backtick that ends no `…` does something other than open one.
+_QUIET_BACKTICK = frozenset({"squote", "ansi", "comment", "heredoc-quoted", "psquote"})
+#: Frames where a backslash is an ordinary character (inside backticks, ``\\\\`` is still one backslash).
+_LITERAL_BACKSLASH = frozenset({"squote", "heredoc-quoted", "comment"})
+#: Runs of one opener (each opens the same frame inside the last): read at once.
+_PAREN_RUN = re.compile(r"(?:\$\((?!\())+")
+_PARAM_RUN = re.compile(r"(?:\$\{)+")
+_QUOTED_PAREN_RUN = re.compile(r'(?:"\$\((?!\())+')
+_OPENS, _CLOSES = re.compile(r"\(+"), re.compile(r"\)+")
+_FOR_BEFORE = re.compile(r"(?<![\w$])for[ \t]*$")  # read in the few characters before a "((" alone
+_KEYWORD_BEFORE = re.compile(r"(?<![\w$])(?:then|do|else|elif|if|while|until|time)$")
+#: The word before a ``(`` that makes it a compound assignment: ``NAME=(``, ``NAME+=(``, ``NAME[k]=(``.
+_ARRAY_ASSIGNMENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(?:\[[^\]\n]*\])?\+?=")
+_WORD_BEFORE = frozenset(" \t\n;&|(")  # not ")": $(…)#x is one word
+
+
+def _word_start(text: str, i: int) -> int:
+    """Where the word that ends at ``i`` starts: after the last blank, ``;``, ``&``, ``|`` or ``(`` before it.
+
+    Read back one character at a time, never past the previous ``(``: asked at each ``(``, the words
+    read back are disjoint, so all of them cost one pass over the text (``rfind`` from the start did not).
+    """
+    start = i
+    while start and text[start - 1] not in _WORD_BEFORE:
+        start -= 1
+    return start
+
+
+class ShellScanner(WalkBodies):
+    """The walk: reports the context at each template's offset (``run``), and is what
+    :func:`paren_end` and :func:`backtick_end` step through from inside a substitution."""
+    def run(self, replaced: Callable[[int, Context], bool] | None = None) -> dict[int, Context]:
+        with uncollected():
+            found = super().run(replaced)
+        step(self.jumped)
+        return found
+
+    def _stops(self) -> re.Pattern[str]:
+        return self.stack[-1].stops
+
+    def _context(self) -> Context:
+        frames = self.stack
+        ticks = tuple(frames[at].in_dquote for at in reversed(frames.at["backtick"]))
+        if self.broken:
+            return Context("unparsed", backticks=ticks)
+        top = frames[-1]
+        kind = top.kind
+        twice = frames.number("dupword") > 0
+        ends = tuple((frames[at].delimiter, frames[at].strip_tabs) for at in frames.at["any-heredoc"])
+        if kind in ("backtick", "dupword"):
+            kind = "code"
+        elif kind == "ansi" and self.ansi_c is None:
+            kind = "ansi-unknown"
+        elif kind in ("param", "psquote"):  # ${…} is read like the quoting around it
+            outer = frames[frames.outermost_code()]
+            kind = "code" if outer.kind in ("backtick", "dupword") else outer.kind
+            top = outer
+            return Context(kind, delimiter=top.delimiter, strip_tabs=top.strip_tabs, backticks=ticks,
+                           in_param=kind != "code", expanded_twice=twice, heredoc_ends=ends)
+        return Context(kind, delimiter=top.delimiter, strip_tabs=top.strip_tabs, backticks=ticks,
+                       expanded_twice=twice, heredoc_ends=ends)
+
+    def _step(self, i: int) -> int:
+        frame = self.stack[-1]
+        text = self.text
+        ch = text[i]
+        kind = frame.kind
+        # the commonest first: what the frames that stop at each of these do with it, in the order below
+        if ch == "$":
+            return self._dollar(i)
+        if ch == "(" or ch == ")":
+            return self._arith(frame, i, ch) if kind == "arith" else self._code(frame, i, ch)
+        if ch == '"' and kind != "psquote":
+            if kind == "dquote":
+                self.stack.pop()
+            else:  # code, ${…}, arithmetic, the word after >&: "…" opens
+                self.stack.append(Frame("dquote"))
+            return i + 1
+        if ch == "'" and kind not in ("param", "arith"):
+            if kind in ("squote", "ansi", "psquote"):
+                self.stack.pop()
+            else:
+                self.stack.append(Frame("squote"))
+            return i + 1
+        if ch == "`" and kind not in _QUIET_BACKTICK:
+            if not self._close_backtick():
+                return self._open_backtick(i)
+            return i + 1
+        if ch == "\n" and kind != "heredoc":
+            body_end = self._body_ends(i)
+            if body_end is not None:
+                return body_end
+        if ch == "\\":
+            return self._backslash(kind, i)
+        if ch == "`" and self._close_backtick():
+            return i + 1
+        if kind == "psquote" and ch == "'":
+            self.stack.pop()
+            return i + 1
+        if kind in ("squote", "ansi"):
+            self.stack.pop()
+            return i + 1
+        if kind == "comment":
+            self.stack.pop()
+            return i  # the newline (or closing backtick) is the enclosing frame's business
+        if kind == "heredoc-quoted" or (kind == "heredoc" and ch == "\n"):
+            return self._heredoc_line(frame, i + 1)
+        if ch == "$":
+            return self._dollar(i)
+        if ch == "`":
+            self._push_backtick("`")
+            return i + 1
+        if kind in ("dquote", "psquote"):
+            if ch == '"' and kind == "dquote":
+                self.stack.pop()
+            return i + 1
+        if kind == "arith":
+            return self._arith(frame, i, ch)
+        return self._code(frame, i, ch)
+
+    def _backslash(self, kind: str, i: int) -> int:
+        """At a backslash in a frame of ``kind``: where the walk goes on (past what it escapes there)."""
+        text = self.text
+        if text.startswith("`", i + 1) and self._in_backticks():
+            return self._escaped_backtick(i)
+        if text.startswith('"', i + 1) and self._quote_in_backticks(kind):
+            return i + 2
+        if kind in _LITERAL_BACKSLASH:  # only stopped at inside backticks, whose level removes "\\" alone
+            return i + (2 if text.startswith("\\", i + 1) else 1)
+        return i + 2
+
+    def _dollar(self, i: int) -> int:
+        text = self.text
+        nxt = text[i + 1:i + 3]
+        after = nxt[:1]
+        if after == "(":
+            return self._dollar_paren(i, nxt == "((")
+        if after == "{":  # a run of "${" opens the same frame in each
+            if self.stack[-1].kind == "arith":  # in arithmetic bash counts parentheses only: ${x/a/(} opens one
+                return i + 2
+            end = _PARAM_RUN.match(text, i).end()  # type: ignore[union-attr]
+            frames = [Frame("param", "}") for _ in range(i, end, 2)]
+            noted = self.params is not None and self._clean_below()
+            self.stack.append_run(frames)
+            for index, frame in enumerate(frames if noted else ()):  # each as param_end would read it
+                frame.param_at, frame.in_quotes = i + 2 + 2 * index, self._quoted_param(frames[0])
+            self.jumped += (end - i) // 2 - 1
+            return end
+        if after == "$":
+            return i + 2  # $$, the shell's pid: a "$" after it starts nothing (not $'…', not $(…))
+        if after == "[":  # $[ … ], bash's old arithmetic
+            self.stack.append(Frame("arith", "]"))
+            return i + 2
+        if after not in ("'", '"'):
+            return i + 1
+        return self._dollar_quote(i, after)
+
+    def _dollar_paren(self, i: int, double: bool) -> int:
+        """At ``$((`` (``double``) or ``$(``: a run of them opens the same frame in each (the text alone decides it)."""
+        text = self.text
+        if double:
+            end = ARITH_RUN.match(text, i).end()  # type: ignore[union-attr]
+            frames = [Frame("arith", start=start) for start in range(i + 3, end + 1, 3)]
+            if self.shared is not None and self._clean_below():
+                for frame in frames:
+                    frame.clean = True
+            self.stack.append_run(frames)
+            self.jumped += (end - i) // 3 - 1
+            return end
+        quoted_run = _QUOTED_PAREN_RUN.match(text, i + 2)
+        if quoted_run:  # "$( again and again: "…" then $( … ) in each
+            end = quoted_run.end()
+            units = (end - i - 2) // 3
+            self.stack.append(self._paren(i + 2))
+            frames = [frame for _ in range(units) for frame in (Frame("dquote"), Frame("code", ")"))]
+            if self.ends is not None:
+                self._note_run(frames[1::2], i + 5, 3)
+            self.stack.append_plain(frames)
+            self.jumped += 2 * units
+            return end
+        if not text.startswith("$(", i + 2):
+            self.stack.append(self._paren(i + 2))
+            return i + 2
+        end = _PAREN_RUN.match(text, i).end()  # type: ignore[union-attr]
+        frames = [Frame("code", ")") for _ in range(i, end, 2)]
+        if self.ends is not None:
+            self._note_run(frames, i + 2, 2)
+        self.stack.append_run(frames)
+        self.jumped += (end - i) // 2 - 1
+        return end
+
+    def _dollar_quote(self, i: int, after: str) -> int:
+        """At ``$'`` or ``$"``: ANSI-C quoting, a translated ``"…"``, or a plain ``$`` where bash reads neither."""
+        top = self.stack[-1].kind
+        quoted = top in ("dquote", "heredoc", "psquote") or self._quoted_param(self.stack[-1])
+        if after == "'" and quoted:
+            return i + 1  # "$" then a plain "'" (bash reads no $'…' there)
+        if after == "'":
+            if self.ansi_c is False:
+                return i + 1  # dash: "$" then an ordinary '…'
+            self.stack.append(Frame("ansi"))
+            return i + 2
+        if not quoted:  # $"…": "…" translated for the locale
+            self.stack.append(Frame("dquote"))
+            return i + 2
+        return i + 1
+
+    def _arith(self, frame: Frame, i: int, ch: str) -> int:
+        if ch == "(":  # a run of them at once
+            end = _OPENS.match(self.text, i).end()  # type: ignore[union-attr]
+            frame.depth += end - i
+            self.jumped += end - i - 1
+            return end
+        if ch == ")":
+            if frame.depth:  # a run of them, as far as the depth goes (never looked at further: read once)
+                closes = _CLOSES.match(self.text, i, i + frame.depth).end() - i  # type: ignore[union-attr]
+                frame.depth -= closes
+                self.jumped += closes - 1
+                return i + closes
+            if self.text.startswith("))", i):
+                self.stack.pop()
+                if frame.start >= 0:
+                    self._arith_ended(frame, i + 2, False)
+                return i + 2
+        elif ch == "]" and frame.closer == "]" and not frame.depth:
+            self.stack.pop()
+        elif ch == ";" and not frame.loop and frame.closer != "]":
+            # no arithmetic holds a ";": bash read "$((" / "((" as two subshells, "( (…); …)"
+            self.stack.pop()  # filed again below as what it now is
+            frame.kind, frame.closer, frame.depth = "code", ")", 0
+            self.stack.append(frame)
+        elif ch == '"':
+            self.stack.append(Frame("dquote"))
+        return i + 1
+
+    def _command_position(self, i: int) -> bool:
+        """Whether a word at ``i`` stands where a command (so a keyword) can: after ``;``, ``&``,
+        ``|``, ``(``, a newline, or at the start of a ``$( … )``."""
+        j = i
+        while j > 0 and self.text[j - 1] in " \t":
+            j -= 1
+        if j == 0 or self.text[j - 1] in ";&|(\n{!" or self.text.startswith("$(", j - 2):
+            return True
+        return _KEYWORD_BEFORE.search(self.text, max(0, j - 6), j) is not None
+
+    def _quoted_param(self, frame: Frame) -> bool:
+        """A ``${…}`` inside ``"…"`` or a heredoc: bash reads a ``'`` there as a plain character."""
+        if frame.kind != "param":
+            return False
+        outer = self.stack[frame.outer_only]
+        return outer.kind in ("dquote", "heredoc")
+
+    def _param(self, frame: Frame, i: int, ch: str) -> int:
+        """Inside ``${…}`` bash pairs only quotes and substitutions: the first other ``}`` ends it.
+
+        No bracket is counted there (``${x:-(}`` and ``${x:-{a}`` are whole), no ``#`` starts a
+        comment and no ``<<`` a heredoc.
+        """
+        if ch == "'":
+            # inside "${…}" bash pairs single quotes (a "}" between them does not close it) but
+            # reads them as plain characters: the text between is as live as the "…" around it
+            self.stack.append(Frame("psquote" if self._quoted_param(frame) else "squote"))
+        elif ch == '"':
+            self.stack.append(Frame("dquote"))
+        elif ch == "}":
+            self.stack.pop()
+            if frame.param_at >= 0:
+                self._param_ended(frame, i)
+        return i + 1
+
+    def _code(self, frame: Frame, i: int, ch: str) -> int:
+        if frame.kind == "param":
+            return self._param(frame, i, ch)
+        if frame.kind == "dupword":
+            return self._duplicated_word(i, ch)
+        if frame.array and ch in ";&|<>(":
+            # bash reports the syntax error and goes on reading at a later line: nothing after it is
+            # read here as bash would (a value there could be a command), so every place is unknown
+            self.broken = True
+            return i + 1
+        text = self.text
+        at_word_start = i == 0 or text[i - 1] in WORD_START_BEFORE
+        if ch in "ce":  # the words case / esac (only $( … ) frames stop at them)
+            if ch == "c" and self._command_position(i):
+                frame.cases += 1
+            elif ch == "e" and frame.cases and (i == 0 or text[i - 1] in " \t\n;"):
+                frame.cases -= 1  # an empty "case x in esac" too
+            return i + 4
+        if ch == "'":
+            self.stack.append(Frame("squote"))
+        elif ch == '"':
+            self.stack.append(Frame("dquote"))
+        elif ch == "#" and at_word_start:
+            self.stack.append(Frame("comment"))  # to the newline, or to the backtick that ends a `…`
+        elif ch == "(":
+            double = text.startswith("((", i)
+            before = text[max(0, i - 8):i] if double else ""
+            after_for = "for" in before and bool(_FOR_BEFORE.search(before))
+            if double and (at_word_start or after_for or _KEYWORD_BEFORE.search(text, max(0, i - 6), i)):
+                simple = SIMPLE_ARITHMETIC.match(text, i)
+                if simple and simple.end() < self.horizon and "\n" not in simple.group():
+                    return simple.end()  # nothing in it stops the walk, and no template stands in it
+                frame = Frame("arith", loop=after_for)
+                if not after_for:
+                    self._note_bare(frame, i + 2)
+                self.stack.append(frame)
+                return i + 2
+            # a subshell, a group, a function's () or a case's (pattern), or NAME=( … ): its own frame
+            array = i > 0 and text[i - 1] == "=" and bool(_ARRAY_ASSIGNMENT.fullmatch(text, _word_start(text, i), i))
+            self.stack.append(Frame("code", closer=")", array=True) if array else self._paren(i + 1))
+        elif ch == ")":
+            return self._close_parens(frame, i)
+        elif ch == "<":
+            return self._heredoc_operator(i)
+        elif ch == ">":
+            return self._duplicating(i)
+        elif ch == "\n" and self.pending:
+            return self._heredoc_line(None, i + 1)
+        return i + 1
+
+    def _close_parens(self, frame: Frame, i: int) -> int:
+        """At ``)`` in code: it ends the frame if that is a ``( … )`` (not in a case pattern), and each ``)``
+        right after it the next one while that is one too (a run read at once); where to go on."""
+        stack, text, start = self.stack, self.text, i
+        while frame.closer == ")" and not frame.cases and frame.kind == "code":  # a case pattern's ")" is not the end
+            stack.pop()
+            if frame.opened >= 0:
+                self._ended(frame, i)
+            if frame.start >= 0:  # a "$((" that a ";" made a command substitution
+                self._arith_ended(frame, i + 1, True)
+            i += 1
+            if not text.startswith(")", i):
+                return i
+            frame = stack[-1]
+            self.jumped += 1
+        return i if i > start else i + 1  # (a ")" the frame now on top does not end: its business)

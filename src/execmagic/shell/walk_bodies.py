@@ -1,0 +1,296 @@
+"""Where one text holds another: backticks, heredoc bodies, the word after ``>&``, and the ends noted.
+
+The part of the walk (:class:`~.walk.ShellScanner`) that deals with text inside text: a backtick's
+body ends at the next backtick whatever is open in it, a heredoc's body at its delimiter line
+whatever is open in it, the word after ``>&`` is expanded a second time; and where a substitution
+ends is noted (:class:`~.ends.Ends`) only when a walk begun inside it would read it alike -- nothing
+below it that such a walk would not see.  Split from the walk (:mod:`.walk`, the step and what each
+frame kind does) by size: the walk's state and these are a base class it extends.
+"""
+
+from __future__ import annotations
+
+import collections
+import re
+
+from .frames import Frame, Stack
+from .scanning import Scanner
+
+__all__ = ["WORD_START_BEFORE", "WalkBodies"]
+
+#: What may stand before a word's start (a word after one of these starts there).
+WORD_START_BEFORE = frozenset(" \t\n;&|(<>")
+_DOLLAR_QUOTE, _ESCAPED = re.compile(r"\$(?=['\"])"), re.compile(r"\\(.)")  # a heredoc's word, unquoted
+_QUOTES = re.compile(r"'([^']*)'|\"((?:[^\"\\]|\\.)*)\"")
+_HEREDOC_OP = re.compile(r"<<(-?)[ \t]*((?:[^\s;&|<>()'\"\\]|'[^']*'|\"(?:[^\"\\]|\\.)*\"|\\.)+)")
+
+
+class WalkBodies(Scanner):
+    """The walk's state, and what it does at backticks and heredocs (the rest is :class:`~.walk.ShellScanner`)."""
+
+
+    def __init__(self, text: str, spans: list[tuple[int, int]], ansi_c: bool | None) -> None:
+        super().__init__(text, spans)
+        self.ansi_c = ansi_c
+        self.stack = Stack([Frame("code")])
+        self.pending: collections.deque[Frame] = collections.deque()  # heredocs whose bodies start at the next newline
+        self.broken = False  # past a syntax error bash recovers from: where it goes on is not known here
+        #: Where each ``$((`` met so far ends (the index after it) and whether bash read it as a ``$( (…); … )``
+        #: command substitution: noted once in one walk, so that nothing inside it need be walked again.
+        self.arith_log: dict[int, tuple[int, bool]] = {}
+        #: The same, for clean frames (offset by ``base``), shared with the text's bodies (``Ends.arith``).
+        self.shared: dict[int, tuple[int, bool]] | None = None
+        #: Where each ``${…}`` ends, by where its text starts (offset by ``base``) and whether it stands in quotes.
+        self.params: dict[tuple[int, bool], int] | None = None
+        #: Steps taken at once beyond one: a run of k "(" or "$(" read in one step counts as k (a walk begun
+        #: again over the same nesting must cost what it would one at a time, so the budget still bounds it).
+        self.jumped = 0
+        #: Where each ``( … )`` the walk opened ends (the index of its ``)``, or :data:`UNCLOSED`), by where its text
+        #: starts, offset by ``base`` -- noted only when asked (see :func:`paren_end`): ``None``, not noted.
+        self.ends: dict[int, int] | None = None
+        self.base = 0
+        #: Frames below this index are read here otherwise than a walk begun inside them would read them (a
+        #: backtick opened in them took a ``"…"`` below them for its own): their ends are not noted.
+        self.tainted_upto = 0
+
+    def _paren(self, start: int) -> Frame:
+        """A ``( … )`` frame whose text starts at ``start``, its end noted when the walk notes ends."""
+        frame = Frame("code", ")")
+        if self.ends is not None:
+            self._note_run([frame], start, 1)
+        return frame
+
+    def _note_run(self, frames: list[Frame], first: int, stride: int) -> None:
+        """Note where the text of each of ``frames`` starts (``first``, then every ``stride`` on), if a walk begun
+        inside one would read it as this one does: nothing below it that a walk begun there would not see (a
+        backtick, a heredoc's body or one yet to come)."""
+        stack = self.stack
+        if stack.at["backtick"] or stack.at["any-heredoc"] or self.pending:
+            return
+        for index, frame in enumerate(frames):
+            frame.opened = first + index * stride
+        self.tainted_upto = min(self.tainted_upto, len(stack))  # what was tainted at this index was closed since
+
+    def _ended(self, frame: Frame, at: int) -> None:
+        """A noted frame closed by the ``)`` at ``at`` (already popped): note its end, unless it was tainted."""
+        below = len(self.stack)
+        if below < self.tainted_upto:
+            self.tainted_upto = below
+        else:
+            self.ends[self.base + frame.opened] = self.base + at  # type: ignore[index]
+
+    def _note_bare(self, frame: Frame, start: int) -> None:
+        """Note where the text of a ``((`` frame starts (its end then goes in ``arith_log``), as :meth:`_note_run`."""
+        if self._clean_below():
+            frame.start, frame.bare, frame.clean = start, True, True
+
+    def _clean_below(self) -> bool:
+        """Whether a frame opened now is read as a walk begun inside it would read it (see :meth:`_note_run`)."""
+        stack = self.stack
+        if stack.at["backtick"] or stack.at["any-heredoc"] or self.pending:
+            return False
+        self.tainted_upto = min(self.tainted_upto, len(stack))  # what was tainted at this index was closed since
+        return True
+
+    def _arith_ended(self, frame: Frame, end: int, command: bool) -> None:
+        """An arith frame (just popped) ends before ``end``: note it in the walk's log (a ``((`` frame only if clean)
+        and, clean, in the log shared with the text's bodies."""
+        below = len(self.stack)
+        clean = frame.clean and below >= self.tainted_upto
+        if frame.clean and not clean:
+            self.tainted_upto = below
+        if clean or not frame.bare:
+            self.arith_log[frame.start] = (end, command)
+        if clean and self.shared is not None:
+            self.shared[self.base + frame.start] = (self.base + end, command)
+
+    def _param_ended(self, frame: Frame, at: int) -> None:
+        """A noted ``${…}`` frame closed by the ``}`` at ``at`` (already popped): note its end, unless tainted."""
+        below = len(self.stack)
+        if below < self.tainted_upto:
+            self.tainted_upto = below
+        elif self.params is not None:
+            self.params[self.base + frame.param_at, frame.in_quotes] = self.base + at
+
+    def _push_backtick(self, closer: str) -> None:
+        """Open a backtick frame, noting whether it stands in "…" (see :meth:`_quote_in_backticks`)."""
+        self.stack.append(Frame("backtick", closer, in_dquote=self._in_dquote()))
+
+    def _open_backtick(self, i: int) -> int:
+        """At a backtick that opens a `…`: where to go on.
+
+        A plain `…` ends at the next backtick, closing whatever was opened in it since: with no backslash in
+        between (no \\` hides one) and no heredoc word (whose delimiter could), nothing in it changes what comes
+        after -- unless a syntax error in a ``NAME=(`` there does, or a heredoc body is open around it (its
+        delimiter line would end it) -- so it is passed at once when no template stands in it.
+        """
+        text, stack = self.text, self.stack
+        while not (stack.at["backtick"] or stack.at["any-heredoc"] or self.pending):
+            end = text.find("`", i + 1)
+            body = text[i + 1:end]
+            if not 0 < end < self.horizon or "\\" in body or "<<" in body or "=(" in body:
+                break
+            if not text.startswith("`", end + 1):
+                return end + 1
+            i = end + 1  # another opens at once: ``…``…
+            self.jumped += 1
+        self._push_backtick("`")
+        return i + 1
+
+    def _quote_in_backticks(self, kind: str) -> bool:
+        """At ``\\"`` inside a `…` that stands in "…": the backtick level makes it a ``"`` of the command
+        inside (``"`echo \\"{v}\\"`"``), so it opens or closes "…" there; whether it did."""
+        at = self._innermost_backtick()
+        if not at or not self.stack[at].in_dquote:
+            return False
+        # the "…" it stands in may be below a frame open now, which a walk begun inside that frame would not see:
+        # read there, this \" would be read otherwise, so the ends of the frames open are not noted
+        self.tainted_upto = len(self.stack)
+        if self.stack.innermost("param") > at:
+            return False
+        if kind == "dquote" and len(self.stack) - 1 > at:
+            self.stack.pop()
+            return True
+        if kind in ("code", "backtick", "dupword"):
+            self.stack.append(Frame("dquote"))
+            return True
+        return False
+
+    def _in_backticks(self) -> bool:
+        return bool(self.stack.at["backtick"])
+
+    def _innermost_backtick(self) -> int:
+        """The stack index of the innermost backtick frame, or 0 (the top-level frame is never one)."""
+        return max(self.stack.innermost("backtick"), 0)
+
+    def _close_backtick(self) -> bool:
+        """A plain backtick ends the `…` that is open, with whatever was opened inside it since.
+
+        Bash reads a backtick's body up to the next backtick not preceded by a backslash, quotes
+        or not (only then is the body parsed), so ``echo `echo '`'`` ends at the second backtick.
+        Only one plain `…` is ever open: a plain backtick inside one closes it.
+        """
+        ticks = self.stack.at["plain-backtick"]
+        if ticks and ticks[-1]:  # (the frame at 0 is never one)
+            self.stack.cut(ticks[-1])
+            return True
+        return False
+
+    def _escaped_backtick(self, i: int) -> int:
+        """Inside `…`, a \\` opens (or closes) a nested command substitution: one more layer.
+
+        Like a plain backtick one level up, it closes the nested one whatever was opened inside it;
+        inside a quote directly in the outer `…` it is a quoted backtick, nothing more.
+        """
+        at = self._innermost_backtick()
+        if self.stack[at].closer == "\\`":
+            self.stack.cut(at)
+        elif self.stack[-1].kind in ("code", "backtick", "dquote", "param", "dupword", "heredoc"):
+            self._push_backtick("\\`")
+        return i + 2
+
+    def _in_dquote(self) -> bool:
+        """Whether a backtick opened here stands in "…": bash then reads ``\\"`` in it as ``"``.
+
+        Not inside a ``${…}`` there (``"${x:-`…`}"``): bash keeps ``\\"`` as written in that one.
+        """
+        at = self.stack.innermost("dquote-or-param")
+        return at >= 0 and self.stack[at].kind == "dquote"
+
+    def _heredoc_operator(self, i: int) -> int:
+        text = self.text
+        if text.startswith("<<<", i):
+            return i + 3
+        match = _HEREDOC_OP.match(text, i)
+        if match is None:
+            return i + 1
+        word = _DOLLAR_QUOTE.sub("", match.group(2))  # $'EOF' ends at EOF, as bash reads it
+        quoted = any(c in word for c in "'\"\\")
+        delimiter = _ESCAPED.sub(r"\1", _QUOTES.sub(lambda m: m.group(1) or m.group(2) or "", word))
+        self.pending.append(Frame("heredoc-quoted" if quoted else "heredoc", delimiter=delimiter,
+                                   strip_tabs=bool(match.group(1))))
+        return match.end()
+
+    def _heredoc_line(self, current: Frame | None, start: int) -> int:
+        """At the start of a line: end the current heredoc at its delimiter line, open the next pending one."""
+        text = self.text
+        if current is not None:
+            line_end = text.find("\n", start)
+            line = text[start:len(text) if line_end < 0 else line_end]
+            line = line.lstrip("\t") if current.strip_tabs else line
+            in_substitution = self.stack.parens - (self.stack[-1].closer == ")") > 0
+            if in_substitution and line.startswith(current.delimiter + ")"):
+                self.stack.pop()  # bash also ends the body at "EOF)" inside $( … ); the ")" is code
+                return start + (len(text[start:]) - len(text[start:].lstrip("\t"))) + len(current.delimiter)
+            if line != current.delimiter:
+                return start
+            self.stack.pop()
+            start = len(text) if line_end < 0 else line_end + 1
+        if self.pending:
+            self.stack.append(self.pending.popleft())
+            return self._heredoc_line(self.stack[-1], start) if self._at_delimiter(start) else start
+        return start
+
+    def _body_ends(self, i: int) -> int | None:
+        """At a newline inside something open in a heredoc body: does the next line end that body?
+
+        Bash reads a heredoc's body line by line up to its delimiter line before it reads anything
+        in it, so the delimiter ends the body whatever quote or substitution is open there (only a
+        backslash before the newline joins the lines).  Returns where to go on, or ``None``.
+        """
+        if not self.stack.number("heredoc", below_top=True):
+            return None
+        escapes = i
+        while escapes and self.text[escapes - 1] == "\\":
+            escapes -= 1
+        if (i - escapes) % 2:
+            return None
+        line_end = self.text.find("\n", i + 1)
+        line = self.text[i + 1:len(self.text) if line_end < 0 else line_end]
+        ends = self.stack.ended_by
+        # the outermost body this line ends (a heredoc's delimiter line is read as written, or less its tabs)
+        found = [ends[key][0] for key in ((line, False), (line.lstrip("\t"), True)) if ends.get(key)]
+        at = min(found, default=len(self.stack) - 1)
+        if at >= len(self.stack) - 1:
+            return None
+        frame = self.stack[at]
+        self.stack.cut(at + 1)
+        return self._heredoc_line(frame, i + 1)
+
+    def _at_delimiter(self, start: int, frame: Frame | None = None) -> bool:
+        frame = frame or self.stack[-1]
+        line_end = self.text.find("\n", start)
+        line = self.text[start:len(self.text) if line_end < 0 else line_end]
+        return (line.lstrip("\t") if frame.strip_tabs else line) == frame.delimiter
+
+    def _duplicating(self, i: int) -> int:
+        """At ``>``: a ``>&`` or ``1>&`` opens the word bash may expand twice (see :func:`_duplicated_word`)."""
+        text = self.text
+        if not text.startswith(">&", i):
+            return i + 1
+        digits = i
+        while digits and text[digits - 1].isdigit():
+            digits -= 1
+        fd_given = digits < i and (digits == 0 or text[digits - 1] in WORD_START_BEFORE)
+        if fd_given and text[digits:i] != "1":
+            return i + 2  # 2>&1, 3>&-: another descriptor, read once
+        after = i + 2
+        while text.startswith((" ", "\t"), after):
+            after += 1
+        self.stack.append(Frame("dupword"))
+        return after
+
+    def _duplicated_word(self, i: int, ch: str) -> int:
+        """Inside the word after ``>&``: quotes nest as anywhere; a blank or an operator ends the word.
+
+        When that word is not a number (``>&file``, meaning ``&>file``), bash expands it a second time,
+        so ``>&'$(cmd)'`` runs ``cmd``: every place in it is reported with ``expanded_twice``.
+        """
+        if ch == "'":
+            self.stack.append(Frame("squote"))
+            return i + 1
+        if ch == '"':
+            self.stack.append(Frame("dquote"))
+            return i + 1
+        self.stack.pop()
+        return i  # the blank or operator is the enclosing frame's business
