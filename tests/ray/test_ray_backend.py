@@ -146,7 +146,7 @@ def test_rays_own_stop_leaves_a_setsid_child_running(ray, no_leftover_processes)
 def test_pending_says_why_and_kill_stops_it_before_it_starts(registry, ray, no_leftover_processes):
     backend = RayCluster(RayOptions(cpus=64, env=((TOKEN_VAR, no_leftover_processes),)), address=ray.address)
     info = registry.start(bash("echo never"), marker_prefix="t", backend=backend)
-    wait_for(lambda: registry.info(info.id).status.startswith("pending ("), what="a pending reason")
+    wait_for(lambda: registry.info(info.id).status.startswith("queued ("), what="a pending reason")
     outcome = registry.kill(info.id)
     assert outcome.shell.status == "killed" and not outcome.shell.running
     assert registry.read(info.id, whole_log=True).stdout == ""
