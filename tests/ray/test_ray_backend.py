@@ -259,9 +259,27 @@ def test_a_signalled_foreground_stops_the_whole_job(backend, no_leftover_process
     assert proc.stdout.readline() == b"started\n"
     wait_for(lambda: len(sleeps(no_leftover_processes)) == 2, what="the two sleeps")
     proc.send_signal(signal.SIGTERM)
-    proc.communicate(timeout=30)
+    _, err = proc.communicate(timeout=30)
     assert proc.returncode == -signal.SIGTERM
+    assert b"execmagic: Ray job" not in err  # its death by the signal says it was stopped
     wait_for(lambda: not sleeps(no_leftover_processes), timeout=5, what="the job's tree to end")
+
+
+def test_a_foreground_job_stopped_while_queued_says_it_never_started(ray):
+    """The status line reads as SLURM's (``queued (Ray's reason)``); stopped before Ray placed it, the
+    job's command never ran, and the run's stderr says so in the words every backend uses."""
+    backend = RayCluster(RayOptions(cpus=64), address=ray.address)
+    name = f"fg-{time.monotonic_ns()}"
+    watch = backend.watch_job(backend.foreground_job_id(name))
+    proc = follow(backend, "echo never", name=name)
+    try:
+        wait_for(lambda: (watch.words or "").startswith("queued ("), what="the watch to say queued")
+    finally:
+        watch.stop()
+        proc.send_signal(signal.SIGTERM)  # the stop button
+        out, err = proc.communicate(timeout=30)
+    assert (proc.returncode, out) == (-signal.SIGTERM, b"")
+    assert err.endswith(b" killed (before it started)\n"), err
 
 
 def test_the_watchdogs_ladder_on_a_foreground_stops_the_job(backend, no_leftover_processes):
