@@ -22,7 +22,8 @@ def _section(title):
 def test_each_remote_backend_is_a_package_of_the_shape_the_section_says():
     for name, client in (("slurm", "cli.py"), ("ray", "client.py")):
         files = set(os.listdir(os.path.join(BACKENDS, name)))
-        assert {"__init__.py", "spec.py", "options.py", "backend.py", "handle.py", client, f"{name}.md"} <= files
+        assert {"__init__.py", "spec.py", "options.py", "backend.py", "handle.py", "status.py", client,
+                f"{name}.md"} <= files
 
 
 def test_the_toy_is_the_four_files_the_section_counts():

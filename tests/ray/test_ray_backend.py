@@ -146,7 +146,7 @@ def test_rays_own_stop_leaves_a_setsid_child_running(ray, no_leftover_processes)
 def test_pending_says_why_and_kill_stops_it_before_it_starts(registry, ray, no_leftover_processes):
     backend = RayCluster(RayOptions(cpus=64, env=((TOKEN_VAR, no_leftover_processes),)), address=ray.address)
     info = registry.start(bash("echo never"), marker_prefix="t", backend=backend)
-    wait_for(lambda: registry.info(info.id).status.startswith("pending ("), what="a pending reason")
+    wait_for(lambda: registry.info(info.id).status.startswith("queued ("), what="a pending reason")
     outcome = registry.kill(info.id)
     assert outcome.shell.status == "killed" and not outcome.shell.running
     assert registry.read(info.id, whole_log=True).stdout == ""
@@ -259,9 +259,27 @@ def test_a_signalled_foreground_stops_the_whole_job(backend, no_leftover_process
     assert proc.stdout.readline() == b"started\n"
     wait_for(lambda: len(sleeps(no_leftover_processes)) == 2, what="the two sleeps")
     proc.send_signal(signal.SIGTERM)
-    proc.communicate(timeout=30)
+    _, err = proc.communicate(timeout=30)
     assert proc.returncode == -signal.SIGTERM
+    assert b"execmagic: Ray job" not in err  # its death by the signal says it was stopped
     wait_for(lambda: not sleeps(no_leftover_processes), timeout=5, what="the job's tree to end")
+
+
+def test_a_foreground_job_stopped_while_queued_says_it_never_started(ray):
+    """The status line reads as SLURM's (``queued (Ray's reason)``); stopped before Ray placed it, the
+    job's command never ran, and the run's stderr says so in the words every backend uses."""
+    backend = RayCluster(RayOptions(cpus=64), address=ray.address)
+    name = f"fg-{time.monotonic_ns()}"
+    watch = backend.watch_job(backend.foreground_job_id(name))
+    proc = follow(backend, "echo never", name=name)
+    try:
+        wait_for(lambda: (watch.words or "").startswith("queued ("), what="the watch to say queued")
+    finally:
+        watch.stop()
+        proc.send_signal(signal.SIGTERM)  # the stop button
+        out, err = proc.communicate(timeout=30)
+    assert (proc.returncode, out) == (-signal.SIGTERM, b"")
+    assert err.endswith(b" killed (before it started)\n"), err
 
 
 def test_the_watchdogs_ladder_on_a_foreground_stops_the_job(backend, no_leftover_processes):

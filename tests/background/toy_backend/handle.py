@@ -1,4 +1,5 @@
-"""One toy job: its files copied into pipes by the shared poller, its end learned once."""
+"""One toy job: its files copied into pipes by the shared poller; its end, learned once, its words and a
+look that failed are the shared handle's."""
 
 from __future__ import annotations
 
@@ -16,7 +17,7 @@ from execmagic.process.stop import remaining, stop_tree
 POLLER = Poller("execmagic-toy", 0.05)
 
 
-class ToyHandle(RemoteHandle[JobStatus]):
+class ToyHandle(RemoteHandle):
     enforces_timeout = False  # the reader stops it at its deadline, as a local shell
 
     def __init__(self, proc, marker, paths):
@@ -26,9 +27,6 @@ class ToyHandle(RemoteHandle[JobStatus]):
         self.job_id = f"toy{proc.pid}"
         self.marker = marker
         self.guard = (proc.pid, marker)  # it runs here: the watchdog stops it if the owner dies
-
-    def describe(self):
-        return self._state.words()
 
     def remove_files(self):
         for pipe in self._pipes.values():
@@ -41,9 +39,6 @@ class ToyHandle(RemoteHandle[JobStatus]):
         if code is not None:
             self._end(code, JobStatus(Phase.KILLED if code < 0 else Phase.EXITED))
         return self._finish(done)
-
-    def fail(self, why):
-        self._learn(JobStatus(self._state.phase, unknown=why))
 
     def stop(self, sig, grace):
         ladder = (sig,) if sig != signal.SIGKILL else ()

@@ -1,8 +1,11 @@
 """A job's state, typed: a :class:`Phase`, the backend's reason and the node, instead of words.
 
-Backends decide from typed values (``status.phase is Phase.PENDING``), never from text they showed
-before; the words a user sees (``queued (Resources)``, ``running on node7``, ``timed out``) are
-rendered in one place, :meth:`JobStatus.words`, the same for every backend.
+Every remote backend keeps its jobs' states as these values (the shared handle,
+:class:`~.remote.RemoteHandle`, holds one per job) and decides from them (``status.phase is
+Phase.PENDING``), never from text it showed before; each backend turns what its cluster says into
+them in its own ``status.py`` (SLURM's ``squeue`` states, Ray's job states and its wrapper's record).
+The words a user sees (``queued (Resources)``, ``running on node7``, ``timed out``) are rendered in
+one place, :meth:`JobStatus.words`, the same for every backend.
 """
 
 from __future__ import annotations
@@ -19,9 +22,10 @@ class Phase(enum.Enum):
     #: Waiting for resources (the backend's :attr:`JobStatus.reason` says why).
     PENDING = "pending"
     RUNNING = "running"
-    #: Its command ended by itself; the return code says how.
+    #: Its command ended by itself: an exit, or a signal neither we nor the backend sent (the kernel's
+    #: OOM killer, its own ``kill``); the return code says how (``exited 3``, ``killed by SIGKILL``).
     EXITED = "exited"
-    #: Stopped by a signal (ours, or the backend's cancel).
+    #: Stopped by a signal (ours, or the backend's cancel or stop); ``reason`` may say when.
     KILLED = "killed"
     TIMED_OUT = "timed out"
     #: The backend ended it before its command could (a node failure, out of memory).
@@ -48,20 +52,20 @@ class JobStatus:
 
     def words(self) -> str | None:
         """The status as a user reads it; ``None`` for :attr:`Phase.EXITED`, which the return code
-        says (``exited 3``)."""
+        says (``exited 3``).  A job still queued or running whose latest look failed says so after
+        what was learned before (``running on node7 (status unknown: …)``)."""
         phase = self.phase
         if phase is Phase.EXITED:
             return None
+        if phase is Phase.FAILED or phase is Phase.LOST:
+            return f"{phase.value}: {self.reason or 'no reason given'}"
         if phase is Phase.PENDING:
             text = "queued"
         elif phase is Phase.RUNNING:
             text = f"running on {self.node}" if self.node else "running"
-        elif phase is Phase.FAILED or phase is Phase.LOST:
-            return f"{phase.value}: {self.reason or 'no reason given'}"
         else:
             text = phase.value
-        if self.reason:
-            return f"{text} ({self.reason})"
+        notes = [self.reason] if self.reason else []
         if self.unknown and phase.active:
-            return f"{text} (status unknown: {self.unknown})"
-        return text
+            notes.append(f"status unknown: {self.unknown}")
+        return f"{text} ({'; '.join(notes)})" if notes else text

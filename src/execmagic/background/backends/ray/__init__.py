@@ -3,9 +3,9 @@
 
 The modules, as every remote backend has them: :mod:`.spec` (what the registry imports: the options
 and settings), :mod:`.options` (what a job asks for), :mod:`.client` (Ray's REST API), :mod:`.backend`
-(the registry's backend) over :mod:`.cluster` (submit, find, reattach), :mod:`.handle` (one job), with
-:mod:`.job` (a job's record), :mod:`.framing` and :mod:`.wrapper` (what runs on the node) and
-:mod:`.follow` (a foreground run).
+(the registry's backend) over :mod:`.cluster` (submit, find, reattach), :mod:`.handle` (one job),
+:mod:`.status` (Ray's word for its state, typed), with :mod:`.job` (a job's record), :mod:`.framing`
+and :mod:`.wrapper` (what runs on the node) and :mod:`.follow` (a foreground run).
 """
 
 import importlib

@@ -13,9 +13,10 @@ how the command ended.  So the registry sees a Ray job as it sees a local shell:
   follow work unchanged), and closes the pipes once the job ended and its log is read;
 - a handle's answers are that cached state, so nothing under the registry's lock talks to Ray,
   except :meth:`~.handle.RayHandle.stop` (Ray's stop; the wrapper stops the whole tree);
-- the statuses: ``pending (Ray's reason)``, ``running on NODE``, the command's exact exit code, a
-  signal, ``timed out``, ``failed: …`` (Ray's error type, when the wrapper never ran) and
-  ``lost: …`` (Ray no longer knows the job: deleted, or the head restarted).
+- the statuses, typed (:mod:`.status`) and said as every backend says them: ``queued (Ray's
+  reason)``, ``running on NODE``, the command's exact exit code, a signal, ``killed``, ``timed out``,
+  ``failed: …`` (Ray's error type, when the wrapper never ran) and ``lost: …`` (Ray no longer knows
+  the job: deleted, or the head restarted).
 
 Jobs outlive the kernel by design (``guard`` is ``None``).  Every job's metadata says it is
 execmagic's and whose (user and machine of the kernel), so a later kernel finds this user's jobs
@@ -40,14 +41,15 @@ from .client import RayClient, RayError, RayPhase
 from .entry import follower_argv
 from .framing import entrypoint, new_tag
 from .handle import MONITOR, STATUS_EVERY, RayHandle
-from .job import RayJob, owner, phase_words
+from .job import RayJob, owner
 from .options import RayOptions
+from .status import status_of
 
 __all__ = ["JobWatch", "RayCluster"]
 
 
 class JobWatch:
-    """What Ray says of one job, for the status line of a foreground run (``pending (…)``,
+    """What Ray says of one job, for the status line of a foreground run (``queued (…)``,
     ``running``): one request a second on a thread of its own, so a slow dashboard never holds up
     the run's output."""
 
@@ -64,9 +66,11 @@ class JobWatch:
     def _run(self) -> None:
         while not self._stopped.wait(self._interval):
             try:
-                self.words = phase_words(self._client.info(self.job_id)) or self.words
+                status = status_of(self._client.info(self.job_id))
             except RayError:
-                continue
+                continue  # the status line keeps what it said; the run's output goes on
+            if status is not None:
+                self.words = status.words()
 
     def stop(self) -> None:
         self._stopped.set()

@@ -30,6 +30,7 @@ import sys
 import threading
 
 from ....process.spec import Command
+from ..status import Phase
 from .client import RayError
 from .cluster import RayCluster
 from .entry import BOOTSTRAP, follower_argv
@@ -98,9 +99,11 @@ def main() -> int:
             stopping.start()
     handle.ended.wait()
     returncode = handle.returncode if handle.returncode is not None else 1
-    words = handle.describe()
-    if words:
-        _write(2, f"execmagic: Ray job {handle.job_id} {words}\n".encode())
+    status = handle.status
+    if status.reason or status.phase not in (Phase.EXITED, Phase.KILLED):
+        # what this process's own end cannot say (its exit code, its death by the job's signal): a
+        # timeout, a failure, a job lost or stopped before it started
+        _write(2, f"execmagic: Ray job {handle.job_id} {status.words()}\n".encode())
     if returncode < 0:  # die of the command's signal, so the foreground reports it as for a local run
         signal.set_wakeup_fd(-1)
         with contextlib.suppress(ValueError, OSError):

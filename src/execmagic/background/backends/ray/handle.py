@@ -2,13 +2,15 @@
 poller, decoded into the pipes the registry's reader drains (see :mod:`.cluster` for the whole design).
 
 Ray's API has no offset: the whole log comes back, and only what lies past the job's offset is
-decoded (:class:`~.framing.FrameReader`), so each byte reaches the pipes once.  How the job ended is
-the wrapper's record when it wrote one (the exact exit code, signal, timeout), else Ray's fields.
+decoded (:class:`~.framing.FrameReader`), so each byte reaches the pipes once.  Its state is typed
+(:mod:`.status` turns Ray's word and the wrapper's record into a :class:`~..status.JobStatus`), and
+its end, a look that failed and its words are :class:`~..remote.RemoteHandle`'s, as for SLURM.
 """
 
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import signal as signal_module
 import time
 from typing import Any, Protocol
@@ -18,11 +20,13 @@ from ..base import STREAMS
 from ..filepump import Pipe
 from ..poller import Poller
 from ..remote import RemoteHandle
+from ..status import JobStatus, Phase
 from .client import JobInfo, RayClient, RayError, RayPhase
 from .framing import FrameReader, Outcome
-from .job import RayJob, phase_words
+from .job import RayJob
+from .status import NOT_STARTED, ended_status, status_of
 
-__all__ = ["MONITOR", "STATUS_EVERY", "RayHandle", "Submitter", "signal_number"]
+__all__ = ["MONITOR", "STATUS_EVERY", "RayHandle", "Submitter"]
 
 #: Seconds between two looks at a job's log (the first-output latency a user sees, on top of Ray's).
 TICK = 0.2
@@ -46,12 +50,12 @@ class Submitter(Protocol):
     monitor: Poller[Any]
 
 
-class RayHandle(RemoteHandle[str | None]):
+class RayHandle(RemoteHandle):
     """One Ray job as the registry sees it (see :class:`~..base.Handle`); its state is what the
     monitor last learned, so every method is quick, and only :meth:`stop` talks to Ray."""
 
     def __init__(self, backend: Submitter, job: RayJob) -> None:
-        super().__init__({name: Pipe() for name in STREAMS}, backend.monitor, "pending")
+        super().__init__({name: Pipe() for name in STREAMS}, backend.monitor, JobStatus(Phase.PENDING))
         self.backend = backend
         self.job = job
         self.job_id = job.job_id
@@ -63,16 +67,8 @@ class RayHandle(RemoteHandle[str | None]):
         self._next_status = 0.0
         self._next_logs = 0.0
         self._hurry_until = time.monotonic() + HURRY
-        self._unknown: str | None = None
 
-    # -- what the registry asks -----------------------------------------------------
-    def describe(self) -> str | None:
-        """``pending (reason)``, ``running on NODE``, ``timed out``, ``failed: …``, ``lost: …``;
-        ``None`` when the return code says it all (``exited 3``, ``killed by SIGKILL``)."""
-        if self._returncode is None and self._unknown:
-            return f"{self._state} (status unknown: {self._unknown})"
-        return self._state
-
+    # -- what the registry asks (its state and describe() are RemoteHandle's) ----------
     def remove_files(self) -> None:
         """Delete the ended job from Ray (its record and log): the registry's logs are the kernel's copy."""
         if self._returncode is None:
@@ -106,7 +102,7 @@ class RayHandle(RemoteHandle[str | None]):
             # Ray keeps a job that waits for resources PENDING after its stop, and stops it the moment it
             # would start (its stop is queued on the job's supervisor, which is not placed yet): the
             # command never runs, so the shell ends here, now
-            self._end(-signal_module.SIGTERM, "stopped before it started")
+            self._end(-signal_module.SIGTERM, NOT_STARTED)
             return StopReport(signalled=signalled)
         if self.ended.wait(self.backend.grace + _RAY_STOP_WAIT + 2 * STATUS_EVERY + 1.0):
             escalated = self._outcome is not None and self._outcome.escalated
@@ -122,13 +118,10 @@ class RayHandle(RemoteHandle[str | None]):
             self._next_status = now + (TICK if now < self._hurry_until else STATUS_EVERY)
             try:
                 self._info = client.info(self.job_id)
-                self._unknown = None
             except RayError as exc:
-                if exc.code == "ENOENT":
-                    self._lost()
-                else:
-                    self._unknown = exc.issue
-            self._note_phase()
+                self._failed(exc)
+            else:
+                self._note_phase()
         info = self._info
         ended_in_ray = info is not None and info.phase.terminal
         if self._returncode is None and info is not None and info.phase is not RayPhase.PENDING \
@@ -137,17 +130,15 @@ class RayHandle(RemoteHandle[str | None]):
             try:
                 log = client.logs(self.job_id)
             except RayError as exc:
-                if exc.code == "ENOENT":
-                    self._lost()
-                else:
-                    self._unknown = exc.issue
+                self._failed(exc)
                 log = None
             # a big log costs a while to fetch: look less often, never more than a fifth of the time
             self._next_logs = now + max(TICK, 5 * (time.monotonic() - began))
             if log is not None:
                 self._take(log)
                 if ended_in_ray:
-                    self._end_from(info)
+                    self._end(*ended_status(self._outcome, info, started=self.node is not None,
+                                            wrapper_ran=self.pid != 0))
         return self._finish(all([pipe.flush() for pipe in self._pipes.values()]))
 
     def _flushed(self) -> bool:
@@ -166,47 +157,21 @@ class RayHandle(RemoteHandle[str | None]):
                 self._outcome = frame.outcome
 
     def _note_phase(self) -> None:
+        """Learn what Ray last said, with the node the wrapper named; a job Ray ended keeps its last
+        state until its log is read (its end is decided from both), no longer unknown."""
         info = self._info
         if self._returncode is not None or info is None:
             return
-        self._learn(phase_words(info, self.node) or self._state)
+        self._learn(status_of(info, self.node) or dataclasses.replace(self._state, unknown=""))
 
-    def _end_from(self, info: JobInfo | None) -> None:
-        """The job ended in Ray; its log is read: the wrapper's record says how, else Ray's fields."""
-        outcome = self._outcome
-        if outcome is not None:
-            number = signal_number(outcome.signal)
-            if outcome.how == "timeout":
-                self._end(124, "timed out")
-            elif outcome.how in ("signal", "stopped") and number:
-                self._end(-number, None)
-            else:
-                self._end(outcome.code, None)
-        elif info is None:
-            self._end(1, "failed: Ray said nothing of the job")
-        elif info.phase is RayPhase.STOPPED:
-            self._end(-signal_module.SIGTERM, None if self.node else "stopped before it started")
-        elif info.driver_exit_code is not None and info.driver_exit_code < 0:
-            self._end(info.driver_exit_code, None)  # the wrapper itself was killed by that signal
-        elif info.phase is RayPhase.SUCCEEDED:
-            self._end(info.driver_exit_code or 0, None)
-        elif self.pid == 0 and info.driver_exit_code is not None:
-            # the entrypoint ran, but the wrapper never said hello: no Python on the node, or it broke
-            self._end(info.driver_exit_code or 1, f"failed: the job's wrapper did not start on the node"
-                      f" (exit {info.driver_exit_code}; see the job's log in Ray's dashboard)")
+    def _failed(self, exc: RayError) -> None:
+        """A request about the job failed: Ray no longer knows it (it is lost), or Ray could not be
+        asked (its state is unknown until the next answer)."""
+        if exc.code == "ENOENT":
+            self._lost()
         else:
-            why = info.error_type or "FAILED"
-            message = info.message.strip().split("\n")[0]
-            self._end(info.driver_exit_code or 1, f"failed: {why}" + (f" ({message[:200]})" if message else ""))
+            self.fail(exc.issue)
 
     def _lost(self) -> None:
-        self._end(1, "lost: Ray no longer knows the job (deleted, or the cluster was restarted)")
-
-    def fail(self, why: str) -> None:
-        """The monitor failed on this job: say so in the status, keep the last known state."""
-        self._unknown = why
-
-
-def signal_number(name: str | None) -> int:
-    named = getattr(signal_module, name, None) if name else None
-    return named.value if isinstance(named, signal_module.Signals) else 0
+        why = "Ray no longer knows the job (deleted, or the cluster was restarted)"
+        self._end(1, JobStatus(Phase.LOST, reason=why))

@@ -1,5 +1,4 @@
-"""One Ray job execmagic started, as its metadata records it (:class:`RayJob`), and Ray's state of a job
-in words (:func:`phase_words`).
+"""One Ray job execmagic started, as its metadata records it (:class:`RayJob`).
 
 Every job's metadata says it is execmagic's and whose (user and machine of the kernel), so a later
 kernel finds this user's jobs again and shows them as the kernel that started them showed them.
@@ -14,7 +13,7 @@ import socket
 
 from .client import JobInfo, RayPhase
 
-__all__ = ["META_KEY", "RayJob", "owner", "phase_words"]
+__all__ = ["META_KEY", "RayJob", "owner"]
 
 #: The metadata key that marks a job as execmagic's; the others are ``execmagic_*``.
 META_KEY = "execmagic"
@@ -74,12 +73,3 @@ def owner() -> tuple[str, str]:
         user = str(os.getuid())
     return user, socket.gethostname()
 
-
-def phase_words(info: JobInfo, node: str | None = None) -> str | None:
-    """``pending (Ray's reason)`` or ``running on NODE`` for a job not ended yet; ``None`` for one that ended."""
-    if info.phase is RayPhase.PENDING:
-        reason = info.message.strip().split("\n")[0].rstrip(".")
-        return f"pending ({reason})" if reason else "pending"
-    if info.phase is RayPhase.RUNNING:
-        return f"running on {node}" if node else "running"
-    return None

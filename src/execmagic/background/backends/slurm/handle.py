@@ -9,7 +9,6 @@ time limit, a node failure, a job SLURM forgot).
 from __future__ import annotations
 
 import contextlib
-import dataclasses
 import signal as signal_module
 
 from ....process.stop import StopReport
@@ -30,7 +29,7 @@ __all__ = ["EXIT_FILE_WAIT", "SlurmHandle"]
 EXIT_FILE_WAIT = 5.0
 
 
-class SlurmHandle(RemoteHandle[JobStatus]):
+class SlurmHandle(RemoteHandle):
     """One SLURM job as the registry sees it (see :class:`~..base.Handle`); its state is what the
     monitor last learned, so every method is quick and none runs a SLURM command except :meth:`stop`."""
 
@@ -54,17 +53,7 @@ class SlurmHandle(RemoteHandle[JobStatus]):
         self._reading = files.hold()
         self._copied = False  # the job ended and every byte of its files is in the pipes
 
-    # -- what the registry asks -----------------------------------------------------
-    @property
-    def status(self) -> JobStatus:
-        """The job's state as the monitor last learned it."""
-        return self._state
-
-    def describe(self) -> str | None:
-        """``queued (Reason)``, ``running on NODE``, ``killed``, ``timed out``, ``failed: …``; ``None``
-        when the return code says it all (``exited N``)."""
-        return self._state.words()
-
+    # -- what the registry asks (its state and describe() are RemoteHandle's) ----------
     def remove_files(self) -> None:
         """Delete this job's files in the logs folder (output, exit code, record, grace) once it ended:
         they are the cluster's copy, the registry's logs are the kernel's.  Not before this owner
@@ -193,9 +182,3 @@ class SlurmHandle(RemoteHandle[JobStatus]):
             self._end(124, JobStatus(Phase.TIMED_OUT))
         else:
             self._end(code, JobStatus(Phase.EXITED))
-
-    def fail(self, why: str) -> None:
-        """SLURM could not be asked; the job is still whatever it was, say why we do not know more."""
-        with self._lock:
-            if self._returncode is None:
-                self._state = dataclasses.replace(self._state, unknown=why)
