@@ -37,10 +37,6 @@ MAX_MODULE_LINES = 500
 EXPLAINED_LINES = 400
 #: Lines a function may have: one screen, so a reader sees all of it (invoke's runner shape for longer work).
 MAX_FUNCTION_LINES = 60
-#: Being split: each comes off this list (the lead removes it) once its split lands; the tests say when one may.
-BEING_SPLIT: set[str] = set()
-#: Functions being shortened with their modules' splits (``path:function``); the same rule as above.
-BEING_SHORTENED: set[str] = set()
 ROLE = re.compile(r":(?:mod|class|func|meth|data|attr|exc):`~?([^`]+)`|``([A-Za-z_][\w.]*)``")
 
 
@@ -90,25 +86,14 @@ def test_no_module_is_over_500_lines():
     """Small modules with one job: past 500 lines (its docstring counts: a manual is split by its parts
     too) a module is split by job."""
     too_long = [f"{path}: {text.count(chr(10))}" for path, text in _sources()
-                if text.count("\n") > MAX_MODULE_LINES and path not in BEING_SPLIT]
+                if text.count("\n") > MAX_MODULE_LINES]
     assert not too_long, too_long
-
-
-def test_a_module_being_split_is_still_too_long():
-    """An entry of BEING_SPLIT whose split has landed comes off the list, so the rule holds for it again."""
-    sizes = {path: text.count("\n") for path, text in _sources()}
-    done = sorted(path for path in BEING_SPLIT if sizes.get(path, 0) <= MAX_MODULE_LINES)
-    assert not done, f"split already: take them off BEING_SPLIT: {done}"
-    names = {f"{path}:{node.name}": node.end_lineno - node.lineno + 1 for path, text in _sources()
-             for node in ast.walk(ast.parse(text)) if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))}
-    done = sorted(name for name in BEING_SHORTENED if names.get(name, 0) <= MAX_FUNCTION_LINES)
-    assert not done, f"shortened already: take them off BEING_SHORTENED: {done}"
 
 
 def test_no_function_is_longer_than_a_screen():
     long = [f"{path}:{node.lineno} {node.name}: {node.end_lineno - node.lineno + 1} lines" for path, text in _sources()
             for node in ast.walk(ast.parse(text)) if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))
-            and node.end_lineno - node.lineno + 1 > MAX_FUNCTION_LINES and f"{path}:{node.name}" not in BEING_SHORTENED]
+            and node.end_lineno - node.lineno + 1 > MAX_FUNCTION_LINES]
     assert not long, long
 
 
@@ -119,7 +104,7 @@ def test_a_module_over_400_lines_says_why_in_words_a_reviewer_can_check():
     name it gives exists."""
     unexplained, unchecked = [], []
     for path, text in _sources():
-        if text.count("\n") <= EXPLAINED_LINES or path in BEING_SPLIT:
+        if text.count("\n") <= EXPLAINED_LINES:
             continue
         reason = _reason(text)
         if not reason:
