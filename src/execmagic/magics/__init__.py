@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import atexit
+import importlib
 import sys
+import threading
 from types import FrameType
 from typing import Any
 
@@ -16,6 +18,13 @@ __all__ = ["BackgroundMagics", "CellCommandFailed", "CommandInterrupted", "ExecM
            "load", "reloading", "unload"]
 
 _LOADED: dict[int, tuple[ExecMagics, BackgroundMagics, McpMagics]] = {}
+#: What the first command needs that registering the magics does not: imported on a thread of its own once
+#: they are registered, while the notebook waits for its next cell, so that the first ``%exec`` does not pay
+#: for it (about 100 ms of its 120, by ``python -X importtime``).  Imports only: no engine is made and no
+#: process starts until a command runs.  (The import graph has no circle, which a test holds: two threads
+#: importing at once cannot deadlock.)
+FIRST_RUN_MODULES = ("execmagic.engine.engine", "execmagic.guard.policy", "execmagic.display.render",
+                     "execmagic.magics.kernel_io", "execmagic.magics.live")
 
 
 def load(shell: Any) -> None:
@@ -37,6 +46,17 @@ def load(shell: Any) -> None:
     set_default_configurer(exec_magics.apply_engine_settings)
     atexit.register(_close_at_exit, exec_magics, mcp_magics)
     _LOADED[id(shell)] = (exec_magics, bg_magics, mcp_magics)
+    threading.Thread(target=_import_ahead, name="execmagic-import-ahead", daemon=True).start()
+
+
+def _import_ahead() -> None:
+    """Import :data:`FIRST_RUN_MODULES`; a module that fails to import is left to the first command, which
+    imports it again and shows why in its cell."""
+    for name in FIRST_RUN_MODULES:
+        try:
+            importlib.import_module(name)
+        except Exception:
+            return
 
 
 #: Longest grace for background shells when the interpreter exits: a kernel being shut down
