@@ -263,22 +263,27 @@ def test_the_kernels_own_connection_file_is_hidden_wherever_it_lies(bwrap_works,
     assert read(connection) == json.dumps({"key": KERNEL_KEY})
 
 
-def _serve(server: socket.socket, accepted: list[bytes]) -> None:
-    """Accept connections until the test closes the server (each one's first bytes kept)."""
-    while True:
+def _serve(server: socket.socket, accepted: list[bytes], over: threading.Event) -> None:
+    """Accept connections until the test is ``over`` (each one's first bytes kept).  Every wait is
+    short and bounded: a shutdown does not wake a blocked accept everywhere, and a peer may never write."""
+    server.settimeout(0.1)
+    while not over.is_set():
         try:
             conn, _ = server.accept()
+        except TimeoutError:
+            continue
         except OSError:  # closed: the test is over
             return
         with conn, contextlib.suppress(OSError):
+            conn.settimeout(10)
             accepted.append(conn.recv(16))
 
 
 def test_the_hosts_loopback_is_reached_only_with_the_network_on(bwrap_works, engines, place):
     server = socket.create_server(("127.0.0.1", 0))
-    server.settimeout(30)  # the bound, should the shutdown below not wake it
     accepted: list[bytes] = []
-    thread = threading.Thread(target=_serve, args=(server, accepted))
+    over = threading.Event()
+    thread = threading.Thread(target=_serve, args=(server, accepted, over))
     thread.start()
     port = server.getsockname()[1]
     connect = f"exec 3<>/dev/tcp/127.0.0.1/{port} && echo hello >&3 && echo CONNECTED"
@@ -289,10 +294,9 @@ def test_the_hosts_loopback_is_reached_only_with_the_network_on(bwrap_works, eng
         while not accepted and time.monotonic() < deadline:  # the server thread records it a moment later
             time.sleep(0.01)
     finally:
-        with contextlib.suppress(OSError):
-            server.shutdown(socket.SHUT_RDWR)  # wakes the accept (closing alone does not)
+        over.set()
+        thread.join(15)
         server.close()
-        thread.join(10)
     assert not thread.is_alive()
     assert "CONNECTED" not in closed["output"] and not closed["success"], closed
     assert "CONNECTED" in opened["output"] and "network on" in opened["sandbox"], opened
