@@ -114,11 +114,10 @@ def start(command: str, *, language: str = "bash", name: str | None = None, time
     return engine.start_background(plan, name=name, timeout=timeout, guard=guard)
 
 
-def _backend(on: str | Backend, engine: Engine) -> Backend:
-    """The backend object ``on`` is or names (with its defaults; the registry says which names exist)."""
-    if not isinstance(on, str):
-        return on
-    return registry.get(on).backend(grace=engine.options.grace)
+def _backend(on: str | Backend | None, engine: Engine) -> Backend | None:
+    """The backend object ``on`` is or names (with its defaults; the registry says which names exist);
+    ``None`` runs here, as ``"local"`` does (it always has, for :func:`start`)."""
+    return None if on is None else registry.backend_given(on, "on", grace=engine.options.grace)
 
 
 def read(shell_id: str, *, reader: str = "api", filter: str | None = None, stream: str = "both",

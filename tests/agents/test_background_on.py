@@ -5,6 +5,8 @@ sandbox, and the tool's description and every answer of such a job say so."""
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 
 import pytest
 
@@ -78,3 +80,14 @@ def test_the_mcp_server_refuses_a_sandbox_named_with_a_backend_elsewhere(bwrap_w
     with pytest.raises(StartProblem, match=r"^--sandbox workspace does not go with --background-on slurm: .*"
                                            r"use --sandbox auto"):
         build_toolbox(parser().parse_args(["--sandbox", "workspace", "--background-on", "slurm"]))
+
+
+@pytest.mark.parametrize(("backend", "said"), [("local", False), ("slurm", True)])
+def test_the_mcp_servers_start_line_says_jobs_are_outside_only_when_they_are(backend, said):
+    """``--background-on local`` runs the jobs here, inside the sandbox: the start line must not say otherwise."""
+    done = subprocess.run([sys.executable, "-m", "execmagic.mcp", "--sandbox", "off", "--background-on", backend],
+                          stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    assert done.stderr.startswith("execmagic-mcp: serving Bash")
+    assert ("outside the sandbox" in done.stderr) is said
+    assert (f"background jobs on {backend}" in done.stderr) is said

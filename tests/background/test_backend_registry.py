@@ -103,3 +103,23 @@ def test_start_and_the_agent_tools_reach_a_registered_backend_by_name(elsewhere,
 def test_spec_backend_parses_what_it_is_given(elsewhere):
     backend = SPEC.backend({"slots": 3, "extra": "a b"})
     assert backend.values["slots"] == 3 and backend.values["extra"] == ("a", "b")
+
+
+@pytest.mark.parametrize("bad", [42, object(), b"slurm", ["slurm"], {"name": "slurm", "remote": True}])
+def test_a_value_that_is_neither_a_name_nor_a_backend_is_one_line(engine, bad):
+    """Not a Python error from deep inside the engine: the caller's mistake, named where it was made."""
+    from execmagic import Toolbox
+
+    with pytest.raises(UsageProblem, match=r"^on must be a backend's name \('local', 'slurm'.*\) or a backend, not"):
+        execmagic.run("true", on=bad, engine=engine)
+    with pytest.raises(UsageProblem, match=r"^on must be a backend's name"):
+        execmagic.start("true", on=bad, engine=engine)
+    with pytest.raises(UsageProblem, match=r"^background_on must be a backend's name"):
+        Toolbox(engine, background_on=bad)
+    assert engine.shells.list() == []
+
+
+def test_none_runs_here_as_local_does(engine):
+    assert execmagic.run("echo here", on=None, engine=engine).stdout == "here\n"
+    info = execmagic.start("echo here", on=None, engine=engine)
+    assert info.backend == "local" and execmagic.read(info.id, wait=30, engine=engine).stdout == "here\n"

@@ -129,8 +129,8 @@ class Toolbox:
                              f" a head, a tail and the note between them), not {max_output!r}")
         self.max_output = max_output
         #: Where background commands run (``None``: the engine's default, local processes).
-        self.background_on: Backend | None = (registry.get(background_on).backend(grace=self.grace)
-                                              if isinstance(background_on, str) else background_on)
+        self.background_on: Backend | None = (None if background_on is None else
+                                              registry.backend_given(background_on, "background_on", grace=self.grace))
         #: What every answer of a job on another system says of its walls (``()``: jobs run here).  A sandbox
         #: mode named together with such a backend is refused here, at once (:func:`.placement.sandbox_elsewhere`).
         self._elsewhere = _elsewhere_notes(sandbox, self.background_on)

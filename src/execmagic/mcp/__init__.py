@@ -154,7 +154,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     except StartProblem as exc:
         print(f"{PROG}: {exc}", file=sys.stderr)
         return 2
-    jobs = f"; background jobs on {args.background_on}, outside the sandbox" if args.background_on else ""
+    elsewhere = toolbox.background_on is not None and toolbox.background_on.remote  # local jobs meet the walls
+    jobs = f"; background jobs on {args.background_on}, outside the sandbox" if elsewhere else ""
     print(f"{PROG}: serving {', '.join(toolbox.tools)} over stdio (guard {args.guard}; {sandbox_line(toolbox)}{jobs})",
           file=sys.stderr)
     try:

@@ -18,12 +18,12 @@ import dataclasses
 import importlib
 import threading
 from collections.abc import Callable, Mapping
-from typing import Any
+from typing import Any, cast
 
 from ...process.errors import UsageProblem, shown_value
 from .base import Backend, Option
 
-__all__ = ["BackendSpec", "get", "names", "register", "resolve", "specs", "unregister"]
+__all__ = ["BackendSpec", "backend_given", "get", "names", "register", "resolve", "specs", "unregister"]
 
 
 @dataclasses.dataclass(frozen=True)
@@ -124,6 +124,23 @@ def get(name: str) -> BackendSpec:
         known = " or ".join(map(repr, names()))
         raise UsageProblem(f"unknown backend {shown_value(name)}: use {known} (or a backend object)")
     return spec
+
+
+#: What a :class:`~.base.Backend` has that a caller's other values do not: checked before the engine
+#: relies on it, so a wrong value is the caller's one-line mistake, not an AttributeError deep inside.
+_BACKEND_SHAPE = ("name", "remote", "start", "reattach", "find_jobs", "foreground")
+
+
+def backend_given(on: Any, what: str, *, grace: float) -> Backend:
+    """The backend ``on`` names (made with its defaults and ``grace``) or is; ``what`` names the argument
+    in the :class:`UsageProblem` for a value that is neither (a number, bytes, a dict)."""
+    if isinstance(on, str):
+        return get(on).backend(grace=grace)
+    if all(hasattr(on, attribute) for attribute in _BACKEND_SHAPE):
+        return cast(Backend, on)
+    known = ", ".join(map(repr, names()))
+    raise UsageProblem(f"{what} must be a backend's name ({known}) or a backend, not {type(on).__name__}"
+                       f" {shown_value(on)}")
 
 
 def resolve(spec: BackendSpec, given: Mapping[str, Any], settings: Mapping[str, Any]) -> dict[str, Any]:
