@@ -60,11 +60,12 @@ def test_a_row_of_a_toy_shape_does_not_read_another_clients_calls(box):
 
 
 def test_the_table_gives_what_the_clients_take():
-    assert FORMATS == ("anthropic", "openai", "mcp")
+    assert FORMATS == ("anthropic", "openai", "openai-responses", "mcp")
     assert [c.name for c in CLIENTS] == ["anthropic", "openai", "openai-responses", "mcp"]
     for row in CLIENTS:
         assert row.definition is not None or row.call is not None, row.name
-    for hostile in ("gemini", "openai-responses", "", None, 3, "OPENAI"):
-        with pytest.raises(ValueError, match="schema style must be one of 'anthropic', 'openai', 'mcp'"):
+    for hostile in ("gemini", "responses", "", None, 3, "OPENAI"):
+        with pytest.raises(ValueError, match="schema style must be one of 'anthropic', 'openai', 'openai-responses',"
+                                             " 'mcp'"):
             schema_format(hostile)  # type: ignore[arg-type]
     assert schema_format("openai", strict=True).strict

@@ -124,7 +124,7 @@ def test_strict_schema_keeps_enums_nullable_and_refuses_free_objects():
 
 
 def test_schema_styles_are_checked(box):
-    with pytest.raises(ValueError, match="one of 'anthropic', 'openai', 'mcp'"):
+    with pytest.raises(ValueError, match="one of 'anthropic', 'openai', 'openai-responses', 'mcp'"):
         box.schemas("gemini")
     with pytest.raises(ValueError, match="strict=True is OpenAI's strict mode"):
         box.schemas("anthropic", strict=True)

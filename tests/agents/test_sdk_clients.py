@@ -143,6 +143,68 @@ def openai_transport(model: ScriptedModel, properties_of, http):
     return http.MockTransport(handle)
 
 
+def responses_transport(model: ScriptedModel, properties_of, http):
+    """The Responses API's side: flat function tools, each with its ``strict`` flag (the API requires one);
+    every ``function_call`` item of the last output answered by a ``function_call_output`` in the next input."""
+    ids = (f"fc_{n:02d}" for n in itertools.count())
+
+    def handle(request):
+        body = json.loads(request.content)
+        for tool in body["tools"]:
+            assert {"type", "name", "parameters", "strict"} <= set(tool) and tool["type"] == "function", tool
+            assert re.fullmatch(NAME_PATTERN, tool["name"])
+            check_json_schema(tool["parameters"])
+            if tool["strict"]:
+                check_strict(tool["parameters"])
+        items = body["input"]
+        answers = None
+        if len(items) > 1:
+            last_call = max(i for i, item in enumerate(items) if item.get("type") == "function_call")
+            first_call = min(i for i, item in enumerate(items) if item.get("type") == "function_call"
+                             and all(it.get("type") == "function_call" for it in items[i:last_call + 1]))
+            asked = [item["call_id"] for item in items[first_call:last_call + 1]]
+            results = items[last_call + 1:]
+            assert [r["type"] for r in results] == ["function_call_output"] * len(asked)
+            assert [r["call_id"] for r in results] == asked
+            assert all(isinstance(r["output"], str) for r in results)
+            answers = [json.loads(r["output"]) for r in results]
+            model.answers.append(answers)
+        step = model.next_step(answers)
+        if step is None:
+            output = [{"type": "message", "id": "msg_1", "role": "assistant", "status": "completed",
+                       "content": [{"type": "output_text", "text": "All done.", "annotations": []}]}]
+        else:
+            output = [{"type": "function_call", "id": f"item_{call_id}", "call_id": call_id, "name": name,
+                       "arguments": json.dumps({key: args.get(key) for key in properties_of[name]}),
+                       "status": "completed"} for (name, args), call_id in zip(step, ids, strict=False)]
+        return http.Response(200, json={
+            "id": "resp_1", "object": "response", "created_at": 0, "model": body["model"], "status": "completed",
+            "output": output, "tools": body["tools"], "parallel_tool_calls": True, "tool_choice": "auto"})
+
+    return http.MockTransport(handle)
+
+
+def test_openai_responses_sdk_loop_with_answer_all_in_strict_mode(engine):
+    box = Toolbox(engine, grace=0.3)
+    model = ScriptedModel()
+    tools = box.schemas("openai-responses", strict=True)
+    http = http_of(openai)
+    properties_of = {t["name"]: list(t["parameters"]["properties"]) for t in tools}
+    client = openai.OpenAI(api_key="test", base_url="http://model.test/v1",
+                           http_client=http.Client(transport=responses_transport(model, properties_of, http)))
+    # -- the loop as Toolbox.answer_all's docstring shows it
+    items: list = [{"role": "user", "content": "Run the job, watch it, then clean up."}]
+    while True:
+        response = client.responses.create(model="gpt-test", tools=tools, input=items)
+        answers = box.answer_all(response)
+        if not answers:
+            break
+        items += [item.model_dump(exclude_none=True) for item in response.output] + answers
+    # --
+    assert response.output_text == "All done."
+    check_conversation(model, box)
+
+
 def check_conversation(model: ScriptedModel, box: Toolbox):
     started, *polls = model.answers[: 1 + model.polls]
     assert started[0]["success"] and started[0]["status"] == "running"

@@ -14,6 +14,8 @@ client             a call                                      its answer
 
 Their tool definitions: ``anthropic`` ``{"name", "description", "input_schema"}``; ``openai``
 ``{"type": "function", "function": {"name", "description", "parameters"}}`` (with a strict mode);
+``openai-responses`` ``{"type": "function", "name", "description", "parameters", "strict"}`` (flat, its
+``strict`` flag always there: Responses requires it, and takes a missing one as strict);
 ``mcp`` ``{"name", "description", "inputSchema"}``.
 
 :mod:`.schemas` words a definition, :mod:`.answers` reads calls and words answers, and
@@ -45,6 +47,9 @@ class Definition:
     nested: str | None = None
     #: Whether the client has a strict mode (OpenAI's: a ``"strict"`` flag beside a schema it accepts).
     strict: bool = False
+    #: Keys every definition carries as they are, before its own (Responses' ``"type"``, and its
+    #: ``"strict"`` flag, false unless strict mode sets it).
+    fixed: Mapping[str, Any] = dataclasses.field(default_factory=dict)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -109,8 +114,8 @@ CLIENTS: tuple[ClientFormat, ...] = (
     ClientFormat("openai", Definition("parameters", nested="function", strict=True), CallShape(
         "function", "an OpenAI tool call (chat completions)", "tool_calls", "id", nested="function",
         answer_fixed={"role": "tool"}, answer_id_key="tool_call_id")),
-    # Responses lists tools as chat does here (``schemas("openai")``); only its calls and answers differ
-    ClientFormat("openai-responses", None, CallShape(
+    ClientFormat("openai-responses", Definition("parameters", strict=True, fixed={"type": "function", "strict": False}),
+                 CallShape(
         "function_call", "a function_call item (responses)", "output", "call_id",
         answer_fixed={"type": "function_call_output"}, answer_text_key="output")),
     ClientFormat("mcp", Definition("inputSchema"), None),

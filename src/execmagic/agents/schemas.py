@@ -138,7 +138,7 @@ def tool_definition(name: str, description: str, parameters: Mapping[str, Any], 
     """One tool in ``style`` (a name of :data:`FORMATS`); ``strict`` is a client's strict mode (OpenAI's).
     :class:`ValueError` for a style that is none, or ``strict`` where the client has no such mode."""
     form = schema_format(style, strict)
-    definition: dict[str, Any] = {"name": name, "description": description,
+    definition: dict[str, Any] = {**form.fixed, "name": name, "description": description,
                                   form.schema_key: copy.deepcopy(dict(parameters))}
     if strict:
         converted = strict_schema(parameters)

@@ -215,7 +215,8 @@ class Toolbox:
 
         ``"anthropic"`` (``input_schema``), ``"openai"`` (``{"type": "function", …}``; with
         ``strict=True``, strict mode's form: every property required, optional ones nullable,
-        ``additionalProperties: false``, no keyword it refuses) or ``"mcp"`` (``inputSchema``).
+        ``additionalProperties: false``, no keyword it refuses), ``"openai-responses"`` (the Responses
+        API's flat form, strict mode alike) or ``"mcp"`` (``inputSchema``).
         """
         schema_format(style, strict)  # a style that is none is refused even with no tool to word
         return [spec.definition(style, strict) for spec in self.tools.values()]
