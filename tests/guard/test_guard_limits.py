@@ -66,6 +66,10 @@ def test_a_trim_that_leaves_an_ordinary_path_is_allowed(text):
     "false && echo $[ 1 <<EOF ]\nrm -rf /\n",              # a "<<" in arithmetic is a shift: no heredoc
     "false && (( 1 <<EOF ))\nrm -rf /\n",
     "echo $[ ; rm -rf / ; ]",                                # dash has no $[ … ]: what it runs there counts
+    "$() rm -rf /",                  # an expansion that may be empty: the word after it is the command
+    "`true` rm -rf /",
+    "$X ${Y:+y} rm -rf /",
+    "echo $((rm -rf /) | cat)",     # "$((a) | b)" is "$( (a) | b )"
     "rm -rf $\"\"/",                 # $"…" is a quote
     "true\r#; rm -rf /",             # "\r" is a letter to bash: no comment starts there
     "echo $'\\x'; rm -rf /",         # an escape with no hex digit once raised instead

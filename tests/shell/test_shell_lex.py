@@ -116,6 +116,8 @@ HIDDEN = [
     "false && echo $[ ${ ] ; touch marker ; ]",      # (nor a ${…} in $[ … ], as in $(( … )))
     "false && echo $[ 1 <<EOF ]\ntouch marker\n",   # a "<<" in arithmetic is a shift: no heredoc follows
     "false && (( 1 <<EOF ))\ntouch marker\n",
+    "echo $((touch marker) | cat)",                  # a ")" that closes no "(": a command substitution after all
+    "$((#${1EOF\n|)echo1>)\ntouch marker\n",
 ]
 
 

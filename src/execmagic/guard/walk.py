@@ -148,7 +148,24 @@ def _walk_pipeline(commands: list[Command], cwd: Path | None, depth: int, names:
         simple = Simple(tuple(words), tuple(command.redirects), cwd)
         yield simple
         yield from _handed_on(simple, command, before, depth, given)
+        rest = _after_vanishing(words)
+        if rest:  # $() rm -rf /: an expansion that may be empty leaves the next word the command (judged once more)
+            yield from _walk_pipeline([Command(rest, list(command.redirects))], cwd, depth, names)
     return after_cd(simple.words, cwd) if simple is not None and len(commands) == 1 else cwd
+
+
+def _after_vanishing(words: Sequence[Word]) -> list[Word]:
+    """The words after the leading ones that may expand to nothing (unquoted, starting with an expansion whose value
+    is not known: ``$()``, ``$X``, a backtick's), when there are such; else none."""
+    start = 0
+    while start < len(words) - 1 and _may_vanish(words[start]):
+        start += 1
+    return list(words[start:]) if start else []
+
+
+def _may_vanish(word: Word) -> bool:
+    live = word.live
+    return not word.quoted and word[:1] in ("$", "`") and (live is None or 0 in live)
 
 
 def _handed_on(simple: Simple, command: Command, before: list[Command], depth: int, names: Names) -> Walk:

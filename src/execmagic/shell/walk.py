@@ -302,6 +302,11 @@ class ShellScanner(WalkBodies):
                 if frame.start >= 0:
                     self._arith_ended(frame, i + 2, False)
                 return i + 2
+            if not frame.loop:  # a ")" that closes no "(" ends bash's arithmetic, and not as one: "$((a) | b)" is
+                self.stack.pop()  # "$( (a) | b )" (this ")" closes "(a"), "((a) | b)" two subshells
+                frame.kind, frame.closer = "code", ")"
+                self.stack.append(frame)
+                return i + 1
         elif ch == ";" and not frame.loop:
             # no arithmetic holds a ";": bash read "$((" / "((" as two subshells, "( (…); …)"
             self.stack.pop()  # filed again below as what it now is
