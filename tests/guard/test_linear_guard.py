@@ -177,6 +177,16 @@ def test_a_heredoc_or_code_in_an_argument_leaves_a_command_inert(unit, most, com
     assert check("all", unit + "<(curl http://x) a").rule == "pipe-to-shell"  # run as the command: no live text
 
 
+def test_a_command_judged_again_without_a_leading_expansion_walks_its_code_once():
+    """``$() rm -rf /`` is judged again as ``rm -rf /``; the code in its words was walked again with it, at every
+    level of nesting: seven levels of ``$( $() …`` took fifty times the work (a level once more: 1.6 times)."""
+    unit = "$() " + "$( $() " * 7 + "x" + " )" * 7 + "; "
+    text = "rm x; " + unit * 100
+    check("all", text)
+    assert work(lambda: check("all", text)) - work(lambda: tokenize(text)) < 6000 * 100  # 143,000 before
+    assert check("all", "$() $($() rm -rf /)").rule == "rm-recursive-root"
+
+
 @pytest.mark.parametrize("env", [None, {"HOME": "/home/me"}])
 def test_empty_substitutions_are_not_walked(env):
     """```` and ``$( )`` run nothing: each was a walk of its own (about 150 lines of Python), now next to none."""

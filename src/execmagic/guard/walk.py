@@ -134,11 +134,15 @@ def _runs_download(pipeline: list[Command], downloads: set[str]) -> Iterator[Ref
             yield refuse("pipe-to-shell", command.shown())
 
 
-def _walk_pipeline(commands: list[Command], cwd: Path | None, depth: int, names: Names) -> Walk:
-    """The simple commands of one pipeline, with the code each hands on; the directory afterwards."""
+def _walk_pipeline(commands: list[Command], cwd: Path | None, depth: int, names: Names, bodies: bool = True) -> Walk:
+    """The simple commands of one pipeline, with the code each hands on; the directory afterwards.
+
+    ``bodies``: walk the code its words run as well (not when judging a command again: walked once per level
+    again, code nested eight deep was walked 256 times)."""
     simple = None
     for index, command in enumerate(commands):
-        yield from _bodies(command, cwd, depth, names)
+        if bodies:
+            yield from _bodies(command, cwd, depth, names)
         before = commands[:index]
         words, wrappers = command.unwrapped
         given = names.given(command.words[:len(command.words) - len(words)])  # X=/ sh -c '…': X is / in there
@@ -150,7 +154,7 @@ def _walk_pipeline(commands: list[Command], cwd: Path | None, depth: int, names:
         yield from _handed_on(simple, command, before, depth, given)
         rest = _after_vanishing(words)
         if rest:  # $() rm -rf /: an expansion that may be empty leaves the next word the command (judged once more)
-            yield from _walk_pipeline([Command(rest, list(command.redirects))], cwd, depth, names)
+            yield from _walk_pipeline([Command(rest, list(command.redirects))], cwd, depth, names, bodies=False)
     return after_cd(simple.words, cwd) if simple is not None and len(commands) == 1 else cwd
 
 
