@@ -118,7 +118,6 @@ HIDDEN = [
     "false && (( 1 <<EOF ))\ntouch marker\n",
     "echo $((touch marker) | cat)",                  # a ")" that closes no "(": a command substitution after all
     "$((#${1EOF\n|)echo1>)\ntouch marker\n",
-    "`|<<`x ; touch marker ; ",                       # in backticks a heredoc's word ends at the backtick
 ]
 
 

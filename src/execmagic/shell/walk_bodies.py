@@ -23,8 +23,6 @@ WORD_START_BEFORE = frozenset(" \t\n;&|(<>")
 _DOLLAR_QUOTE, _ESCAPED = re.compile(r"\$(?=['\"])"), re.compile(r"\\(.)")  # a heredoc's word, unquoted
 _QUOTES = re.compile(r"'([^']*)'|\"((?:[^\"\\]|\\.)*)\"")
 _HEREDOC_OP = re.compile(r"<<(-?)[ \t]*((?:[^\s;&|<>()'\"\\]|'[^']*'|\"(?:[^\"\\]|\\.)*\"|\\.)+)")
-#: The same inside backticks, where the next backtick ends the word too, quotes or not (`cat <<E`x: the word is E).
-_HEREDOC_OP_TICKS = re.compile(r"<<(-?)[ \t]*((?:[^\s;&|<>()'\"\\`]|'[^'`]*'|\"(?:[^\"\\`]|\\.)*\"|\\.)+)")
 
 
 class WalkBodies(Scanner):
@@ -203,7 +201,7 @@ class WalkBodies(Scanner):
         text = self.text
         if text.startswith("<<<", i):
             return i + 3
-        match = (_HEREDOC_OP_TICKS if self.stack.at["backtick"] else _HEREDOC_OP).match(text, i)
+        match = _HEREDOC_OP.match(text, i)
         if match is None:
             return i + 1
         word = _DOLLAR_QUOTE.sub("", match.group(2))  # $'EOF' ends at EOF, as bash reads it
