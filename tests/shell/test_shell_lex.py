@@ -103,7 +103,31 @@ HIDDEN = [
     "(( ${x:-\\} ))\ntouch marker\necho }",
     "cat <<EOF\n$(( $(touch marker) ))\nEOF",
     "for ((i=0; i<${#a}; i++)); do :; done; touch marker",
+    # bash's parser reads '…' in arithmetic as a quote (its expansion then fails, but false && skips it), counts
+    # "[" in $[ … ] (not parentheses), and reads no comment in arithmetic
+    "echo $( false && echo $[ ' ] ) ' ] ; touch marker )",
+    "echo $( false && echo $(( ' )) ) ' )) ; touch marker )",
+    "echo $( false && (( ' )) ) ' )) ; touch marker )",
+    "echo $( false && echo \"$[ ' ] ) ' ]\" ; touch marker )",
+    "echo $( false && echo $[ [ ] ) ] ; touch marker )",
+    "false && echo $[ # ] ; touch marker",
+    "false && (( # )) ; touch marker",
+    "false && echo $[ ( ] ; touch marker",
+    "false && echo $[ ${ ] ; touch marker ; ]",      # (nor a ${…} in $[ … ], as in $(( … )))
+    "false && echo $[ 1 <<EOF ]\ntouch marker\n",   # a "<<" in arithmetic is a shift: no heredoc follows
+    "false && (( 1 <<EOF ))\ntouch marker\n",
+    "echo $((touch marker) | cat)",                  # a ")" that closes no "(": a command substitution after all
+    "$((#${1EOF\n|)echo1>)\ntouch marker\n",
 ]
+
+
+@pytest.mark.parametrize("script", ["echo $[ ; touch marker ; ]", "echo $[# ; touch marker ]",
+                                    "echo $[ \" ]\" ; touch marker ]"])
+def test_what_dash_runs_where_bash_reads_arithmetic_is_seen(tmp_path, script):
+    """dash has no ``$[ … ]``: it runs the commands bash reads as arithmetic there (the guard reads both)."""
+    subprocess.run(["dash", "-c", script], capture_output=True, cwd=tmp_path, timeout=10)
+    assert (tmp_path / "marker").exists()
+    assert _seen(script)
 
 
 @pytest.mark.parametrize("script", HIDDEN)

@@ -17,7 +17,7 @@ from __future__ import annotations
 import re
 from collections.abc import Generator, Iterable, Iterator, Sequence
 
-from ..shell.words import Word
+from ..shell.words import STDIN_REDIRECTS, Word
 from .commands import ASSIGNMENT, DECLARES, WRAPPERS, Command, Simple, command_name, emitted, parse, program
 from .forks import FORK_CALLS, fork_bomb
 from .names import Names, Readings
@@ -83,8 +83,10 @@ def walk(text: str, cwd: Path | None, depth: int, names: Names | None = None) ->
         if item in ("|", "|&"):
             continue
         if len(pipeline) == 1 and not downloads and _inert(pipeline[0]):  # most commands of a long script
+            command = names.expand(pipeline[0])
+            yield from _bodies(command, cwd, depth, names)
             if names.readings.every:  # (a check asks only what a rule may judge: not these)
-                yield Simple(tuple(names.expand(pipeline[0]).words), (), cwd)
+                yield Simple(tuple(command.words), tuple(command.redirects), cwd)
         elif pipeline:
             pipeline = [names.expand(c) for c in pipeline]
             yield from _runs_download(pipeline, downloads)
@@ -100,19 +102,26 @@ def walk(text: str, cwd: Path | None, depth: int, names: Names | None = None) ->
 
 
 def _inert(command: Command) -> bool:
-    """Whether ``command`` is what it reads as and nothing more: no code in it, no redirection, no assignment, a
-    program named as written that is not :data:`_ACTIVE` -- no rule judges it, it changes no name, no directory and
-    hands nothing on, so it is yielded as it stands (a walk of each took fifteen times its reading)."""
+    """Whether ``command`` is what it reads as and nothing more: no redirection but a heredoc or here-string (which
+    only feed it), no assignment, a program named as written that is not :data:`_ACTIVE` -- no rule judges it, it
+    changes no name, no directory and hands nothing on, so it is yielded as it stands once the code in its words
+    is walked (a walk of each took fifteen times its reading; ``cat <<EOF`` is how scripts write files)."""
     words = command.words
-    if command.redirects or not words:
+    if not words or any(op not in STDIN_REDIRECTS for op, _ in command.redirects):
         return False
     first = words[0]
-    if first.live != () or ASSIGNMENT.match(first):
+    if first.live != () or first.code or ASSIGNMENT.match(first):  # the name as written (<(…) has code, no live text)
         return False
     name = program(first)
-    if name in _ACTIVE or name.startswith("mkfs") or INTERPRETER.fullmatch(name):
-        return False
-    return not any(word.code for word in words)
+    return not (name in _ACTIVE or name.startswith("mkfs") or INTERPRETER.fullmatch(name))
+
+
+def _bodies(command: Command, cwd: Path | None, depth: int, names: Names) -> Walk:
+    """The code the shell runs while expanding ``command`` (its ``$(…)``, backticks, ``<(…)``), each walked."""
+    for body in command.code():
+        if body.strip() or depth >= _MAX_DEPTH:  # `` and $( ) run nothing: a word of 100,000 was 50,000 walks
+            yield from walk(body, cwd, depth + 1, names)
+    return cwd
 
 
 def _runs_download(pipeline: list[Command], downloads: set[str]) -> Iterator[Refusal]:
@@ -125,13 +134,15 @@ def _runs_download(pipeline: list[Command], downloads: set[str]) -> Iterator[Ref
             yield refuse("pipe-to-shell", command.shown())
 
 
-def _walk_pipeline(commands: list[Command], cwd: Path | None, depth: int, names: Names) -> Walk:
-    """The simple commands of one pipeline, with the code each hands on; the directory afterwards."""
+def _walk_pipeline(commands: list[Command], cwd: Path | None, depth: int, names: Names, bodies: bool = True) -> Walk:
+    """The simple commands of one pipeline, with the code each hands on; the directory afterwards.
+
+    ``bodies``: walk the code its words run as well (not when judging a command again: walked once per level
+    again, code nested eight deep was walked 256 times)."""
     simple = None
     for index, command in enumerate(commands):
-        for body in command.code():
-            if body.strip() or depth >= _MAX_DEPTH:  # `` and $( ) run nothing: a word of 100,000 was 50,000 walks
-                yield from walk(body, cwd, depth + 1, names)
+        if bodies:
+            yield from _bodies(command, cwd, depth, names)
         before = commands[:index]
         words, wrappers = command.unwrapped
         given = names.given(command.words[:len(command.words) - len(words)])  # X=/ sh -c '…': X is / in there
@@ -141,7 +152,24 @@ def _walk_pipeline(commands: list[Command], cwd: Path | None, depth: int, names:
         simple = Simple(tuple(words), tuple(command.redirects), cwd)
         yield simple
         yield from _handed_on(simple, command, before, depth, given)
+        rest = _after_vanishing(words)
+        if rest:  # $() rm -rf /: an expansion that may be empty leaves the next word the command (judged once more)
+            yield from _walk_pipeline([Command(rest, list(command.redirects))], cwd, depth, names, bodies=False)
     return after_cd(simple.words, cwd) if simple is not None and len(commands) == 1 else cwd
+
+
+def _after_vanishing(words: Sequence[Word]) -> list[Word]:
+    """The words after the leading ones that may expand to nothing (unquoted, starting with an expansion whose value
+    is not known: ``$()``, ``$X``, a backtick's), when there are such; else none."""
+    start = 0
+    while start < len(words) - 1 and _may_vanish(words[start]):
+        start += 1
+    return list(words[start:]) if start else []
+
+
+def _may_vanish(word: Word) -> bool:
+    live = word.live
+    return not word.quoted and word[:1] in ("$", "`") and (live is None or 0 in live)
 
 
 def _handed_on(simple: Simple, command: Command, before: list[Command], depth: int, names: Names) -> Walk:

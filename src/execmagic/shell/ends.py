@@ -158,17 +158,18 @@ def backtick_end(text: str, start: int) -> int:
 
 
 def arith_or_command(text: str, start: int, log: dict[int, tuple[int, bool]],
-                      ends: Ends | None = None) -> tuple[int, bool]:
+                      ends: Ends | None = None, closer: str = ")") -> tuple[int, bool]:
     """The index of the last ``)`` of the ``$((`` opened just before ``start`` (or the end of ``text``), and
     whether bash reads it as a command substitution: ``$((a); b)`` is ``$( (a); b )``, which runs ``a`` and ``b``.
 
     Bash counts parentheses there (``${x/a/(}`` opens one).  ``log`` holds what earlier walks of ``text``
     found: the walk that reads one ``$((`` notes where each ``$((`` inside it ends, so text nested
-    thousands deep is walked once, not once per level.  ``ends`` as for :func:`paren_end`.
+    thousands deep is walked once, not once per level.  ``ends`` as for :func:`paren_end`.  ``closer`` ``]``: the
+    ``$[`` opened just before ``start`` instead (bash's old arithmetic, never a command), the index of its ``]``.
     """
     found = log.get(start) or arith_known(text, start, ends)
     if found is None:
-        frame = Frame("arith", start=start)
+        frame = Frame("arith", closer, start=start)
         if walk_to_close(text, start, frame, log=log, ends=ends) is None:
             log[start] = (len(text) + 1, frame.kind != "arith")
         found = log[start]

@@ -28,6 +28,7 @@ class Frame:
     delimiter = ""
     strip_tabs = False
     in_dquote = False
+    in_arith = False     # a '…' inside arithmetic: it ends there as a quote, and what is in it expands as arithmetic
     array = False        # a code frame that is a compound assignment, NAME=( … ): words only
     start = -1           # where the text of a "$((" frame starts: its end is noted in the walk's arith_log
     opened = -1          # where the text of a "( … )" frame starts, when its end is noted in the walk's ends
@@ -43,7 +44,8 @@ class Frame:
     outer_only = -1
 
     def __init__(self, kind: str, closer: str = "", *, loop: bool = False, delimiter: str = "",
-                 strip_tabs: bool = False, in_dquote: bool = False, array: bool = False, start: int = -1) -> None:
+                 strip_tabs: bool = False, in_dquote: bool = False, array: bool = False, start: int = -1,
+                 in_arith: bool = False) -> None:
         self.kind, self.closer = kind, closer
         if loop:
             self.loop = True
@@ -55,6 +57,8 @@ class Frame:
             self.in_dquote = True
         if array:
             self.array = True
+        if in_arith:
+            self.in_arith = True
         if start >= 0:
             self.start = start
 
@@ -71,6 +75,7 @@ _SHELL_STOPS = {
     "heredoc": re.compile(r"[\\`$\n]"),
     "heredoc-quoted": re.compile(r"\n"),
     "arith": re.compile(r"[\\'\"`$()\];]"),
+    "arith-bracket": re.compile(r"[\\'\"`$\[\]]"),  # $[ … ]: bash counts "[" there, not parentheses
     "comment": re.compile(r"\n"),
     "psquote": re.compile(r"[\\'\"`$]"),
 }
@@ -219,6 +224,8 @@ def _stops_for(kind: str, closer: str, array: bool, in_backticks: bool, in_hered
         name = "array"
     elif kind == "code" and closer == ")":
         name = "case"  # inside $( … ) a case pattern's ")" must not end it
+    elif kind == "arith" and closer == "]":
+        name = "arith-bracket"
     else:
         name = "code" if kind == "backtick" else kind
     extra = ([r"[`\\]"] if in_backticks else []) + ([r"\n"] if in_heredoc_body else [])

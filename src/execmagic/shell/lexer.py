@@ -49,6 +49,8 @@ _PLAIN_PIECE = re.compile(f"{_PLAIN_WORD}|{_PLAIN_OP}|\n")
 _PIECE_OPS = {**OPS, "\n": OPS[";"]}
 _PLAIN = re.compile(r"[^ \t\n'\"\\$`;&|()<>#]+")  # bash's blanks are space and tab alone: "\r" is a letter
 _DQ_PLAIN = re.compile(r'[^"\\$`]+')
+#: What makes text a command of its own, or a redirection of the one it stands in, to a shell that reads it as code.
+_DASH_COMMAND = re.compile(r"[;&|<>\n]")
 
 
 class _Lexer:
@@ -75,6 +77,7 @@ class _Lexer:
         self.arithmetic_end = 0  # where the (( … )) being read ends
         self.last_close = text.rfind("))")
         self.next_double = -1  # the first "((" at or after where it was last looked for (see _plain_stretch)
+        self.stretch_end = -1  # where the last plain stretch ended: one read there at once would find none
         #: See arith_or_command; shared with the bodies where the ends are kept.
         self.arith_log: dict[int, tuple[int, bool]] = {}
         self.expanded_twice = False  # the next word is the target of >&, which bash expands twice
@@ -156,6 +159,8 @@ class _Lexer:
         operators as well).  Where the next ``((`` is is kept (found again only once passed), and the
         stretch is matched no further than it, so that no text is searched twice however many there are.
         """
+        if i == self.stretch_end:  # it stopped here, and nothing read since: a stretch here would stop at once
+            return False
         text, pos = self.text, i
         while True:
             start = max(pos, self.arithmetic_end)
@@ -177,7 +182,7 @@ class _Lexer:
         if self.sources is not None:
             self.sources.extend([piece.span() for piece in _PLAIN_PIECE.finditer(text, i, end)])
         self.skeleton.append(text[i:end].replace("\n", ";"))
-        self.i = end
+        self.i = self.stretch_end = end
         self.expanded_twice = bool(pieces) and pieces[-1] == ">&"  # a word after it, not yet read, is expanded twice
         step(len(pieces))
         return True
@@ -193,7 +198,7 @@ class _Lexer:
             self._end_word()
             self.skeleton.append(char)
             self.i += 1
-        elif char == "#" and not self.started:  # a comment, to the end of the line
+        elif char == "#" and not self.started and i >= self.arithmetic_end:  # a comment (none in (( … ))), to its end
             end = text.find("\n", i)
             self.i = len(text) if end < 0 else end
         elif char == "#":
@@ -305,6 +310,14 @@ class _Lexer:
             at = self.length if at < 0 else at
             self.subs[at] = (at + end - i + 1, body)  # (past the word's end when open: as a walk of the word finds)
             return end + 1
+        close = arith_or_command(text, i + 2, self.arith_log, self.ends, "]")[0] if text.startswith("$[", i) else -1
+        if 0 <= close < len(text):  # bash's old arithmetic, one expansion to its "]": the substitutions in it run,
+            # and what dash (which has none) runs there is its text read as code (unclosed, "$[" is plain to both)
+            self.code.extend(live_between(text, i + 2, close, self.arith_log, self.ends))
+            if _DASH_COMMAND.search(text, i + 2, close):  # (with none of these, dash runs only the substitutions)
+                self.code.append(self._body(i, close))
+            parts.append(text[i:close + 1])
+            return close + 1
         if text.startswith("${", i) and i < self.arithmetic_end:  # in (( … )) bash reads no ${…}
             parts.append("${")
             return i + 2
@@ -358,7 +371,7 @@ class _Lexer:
         op = found.group() if found else text[i]
         self._operator(op)
         self.i += len(op)
-        if op in ("<<", "<<-"):
+        if op in ("<<", "<<-") and i >= self.arithmetic_end:  # (in (( … )) a shift: no heredoc follows)
             self.delimiter_next = op
         # bash expands the word after >& twice when it is not a number: >&'$(cmd)' runs cmd
         self.expanded_twice = op == ">&" and fd in ("", "1")

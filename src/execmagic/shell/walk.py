@@ -9,10 +9,10 @@ The walk tracks exactly what changes how a character is read: quotes (``'…'``,
 backslashes, ``$(…)``, backticks, ``${…}``, ``$((…))``, heredocs (quoted or not, ``<<-``) and
 comments.  It follows bash where bash surprises, each case a test judged by bash
 (``tests/shell/test_shell_lex.py``): a backtick ends at the next backtick, quotes or not; ``${…}``
-counts no brackets, and ``((…))`` reads no ``${…}``; a ``case`` pattern's ``)`` does not end a
-``$(…)``; a heredoc's delimiter line ends its body whatever is open in it; ``$$'`` is the pid and a
-quote; the word after ``>&`` is expanded twice; a syntax error inside ``NAME=( … )`` is skipped and
-bash goes on at a later line.
+counts no brackets, and ``((…))`` reads no ``${…}``, but a quote in it is one (and ``$[ … ]`` counts ``[``,
+not parentheses); a ``case`` pattern's ``)`` does not end a ``$(…)``; a heredoc's delimiter line ends its
+body whatever is open in it; ``$$'`` is the pid and a quote; the word after ``>&`` is expanded twice; a
+syntax error inside ``NAME=( … )`` is skipped and bash goes on at a later line.
 
 Every reading is linear in the text's length, nesting included: the frame stack (:mod:`.frames`)
 keeps the index of each kind of frame the walk asks about (so a step costs the same 4,000 frames
@@ -28,6 +28,9 @@ than what it consumes, so none is quadratic where no count of steps would see it
 It follows quoting and nesting, not the grammar: odd text is read as far as it goes, never raised
 on.  Hand-written on purpose: tree-sitter-bash got cases wrong that it gets right (the templating,
 guard and parse corpora: ``tests/benchmarks/shell_front_end.md``).
+
+Over 400 lines, on purpose: :class:`ShellScanner` is the walk's one step (what each character does in each
+frame); its bodies' half is :mod:`.walk_bodies` already, and a step split further would reach across.
 """
 
 from __future__ import annotations
@@ -112,6 +115,8 @@ class ShellScanner(WalkBodies):
         ends = tuple((frames[at].delimiter, frames[at].strip_tabs) for at in frames.at["any-heredoc"])
         if kind in ("backtick", "dupword"):
             kind = "code"
+        elif top.in_arith:  # '…' in arithmetic: it expands as the arithmetic around it does
+            kind = "arith"
         elif kind == "ansi" and self.ansi_c is None:
             kind = "ansi-unknown"
         elif kind in ("param", "psquote"):  # ${…} is read like the quoting around it
@@ -211,8 +216,10 @@ class ShellScanner(WalkBodies):
             return end
         if after == "$":
             return i + 2  # $$, the shell's pid: a "$" after it starts nothing (not $'…', not $(…))
-        if after == "[":  # $[ … ], bash's old arithmetic
-            self.stack.append(Frame("arith", "]"))
+        if after == "[":  # $[ … ], bash's old arithmetic: its end noted as a $(( … )) one's is
+            frame = Frame("arith", "]", start=i + 2)
+            frame.clean = self.shared is not None and self._clean_below()
+            self.stack.append(frame)
             return i + 2
         if after not in ("'", '"'):
             return i + 1
@@ -269,6 +276,16 @@ class ShellScanner(WalkBodies):
         return i + 1
 
     def _arith(self, frame: Frame, i: int, ch: str) -> int:
+        if ch == "'" or ch == '"':  # bash's parser reads quotes in arithmetic: a ")" or "]" in them ends nothing
+            self.stack.append(Frame("squote", in_arith=True) if ch == "'" else Frame("dquote"))
+            return i + 1
+        if frame.closer == "]":  # $[ … ], bash's old arithmetic: it counts "[" there (not parentheses) to its "]"
+            if ch == "]" and not frame.depth:
+                self.stack.pop()
+                self._arith_ended(frame, i + 1, False)
+            elif ch == "[" or ch == "]":
+                frame.depth += 1 if ch == "[" else -1
+            return i + 1
         if ch == "(":  # a run of them at once
             end = _OPENS.match(self.text, i).end()  # type: ignore[union-attr]
             frame.depth += end - i
@@ -285,15 +302,16 @@ class ShellScanner(WalkBodies):
                 if frame.start >= 0:
                     self._arith_ended(frame, i + 2, False)
                 return i + 2
-        elif ch == "]" and frame.closer == "]" and not frame.depth:
-            self.stack.pop()
-        elif ch == ";" and not frame.loop and frame.closer != "]":
+            if not frame.loop:  # a ")" that closes no "(" ends bash's arithmetic, and not as one: "$((a) | b)" is
+                self.stack.pop()  # "$( (a) | b )" (this ")" closes "(a"), "((a) | b)" two subshells
+                frame.kind, frame.closer = "code", ")"
+                self.stack.append(frame)
+                return i + 1
+        elif ch == ";" and not frame.loop:
             # no arithmetic holds a ";": bash read "$((" / "((" as two subshells, "( (…); …)"
             self.stack.pop()  # filed again below as what it now is
             frame.kind, frame.closer, frame.depth = "code", ")", 0
             self.stack.append(frame)
-        elif ch == '"':
-            self.stack.append(Frame("dquote"))
         return i + 1
 
     def _command_position(self, i: int) -> bool:
