@@ -7,9 +7,9 @@ when first asked for, as the others are: the magics read this package when the e
 the local backend's process control (psutil) is needed only once a shell starts.
 """
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
+from ...process.lazy import lazy_exports
 from .base import STREAMS, Backend, Foreground, Handle, JobRecord, Option
 from .status import JobStatus, Phase
 
@@ -19,8 +19,4 @@ if TYPE_CHECKING:
 __all__ = ["STREAMS", "Backend", "Foreground", "Handle", "JobRecord", "JobStatus", "LocalBackend", "LocalHandle",
            "Option", "Phase"]
 
-
-def __getattr__(name: str) -> Any:
-    if name not in ("LocalBackend", "LocalHandle"):
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    return getattr(importlib.import_module(f"{__name__}.local"), name)
+__getattr__, __dir__ = lazy_exports(__name__, {"LocalBackend": "local", "LocalHandle": "local"}, globals())

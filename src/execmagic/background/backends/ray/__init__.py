@@ -8,8 +8,9 @@ and settings), :mod:`.options` (what a job asks for), :mod:`.client` (Ray's REST
 and :mod:`.wrapper` (what runs on the node) and :mod:`.follow` (a foreground run).
 """
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from ....process.lazy import lazy_exports
 
 if TYPE_CHECKING:
     from .backend import RayBackend
@@ -28,8 +29,4 @@ _WHERE = {
     "RayHandle": "handle", "RayJob": "job", "RayOptions": "options", "RayPhase": "client",
 }
 
-
-def __getattr__(name: str) -> Any:
-    if name not in _WHERE:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    return getattr(importlib.import_module(f"{__name__}.{_WHERE[name]}"), name)
+__getattr__, __dir__ = lazy_exports(__name__, _WHERE, globals())

@@ -8,8 +8,9 @@ folder), :mod:`.monitor`, :mod:`.status`, :mod:`.script` (the wrapper, :file:`sl
 :mod:`.srun` (a foreground run).
 """
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from ....process.lazy import lazy_exports
 
 if TYPE_CHECKING:
     from .backend import SlurmBackend
@@ -27,8 +28,4 @@ _WHERE = {
     "check_extra": "options", "checked_logs_dir": "options", "default_logs_dir": "options", "sbatch_words": "options",
 }
 
-
-def __getattr__(name: str) -> Any:
-    if name not in _WHERE:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    return getattr(importlib.import_module(f"{__name__}.{_WHERE[name]}"), name)
+__getattr__, __dir__ = lazy_exports(__name__, _WHERE, globals())
