@@ -6,13 +6,16 @@ an unconfined run never takes one started inside them.
 
 from __future__ import annotations
 
+import contextlib
 import os
+import re
 import shutil
 from pathlib import Path
 
 import pytest
 
 from execmagic.engine import Engine, RunOptions
+from waiting import wait_until
 
 READY = 10.0  # seconds a standby may take to start on a busy machine (awaited, not slept)
 
@@ -121,3 +124,34 @@ def test_what_a_sandbox_plants_at_its_next_state_file_is_replaced(engine):
     r = engine.run(plan, options=RunOptions(grace=0.3, timeout=20))
     assert r.success and not r.timed_out, r
     assert engine.run_script("echo $AFTER", sandbox=box).stdout == "planted-fifo\n"
+
+
+def _held_namespaces() -> set[str]:
+    """The namespaces this process holds open by a descriptor (``mnt:[4026532…]``...)."""
+    held = set()
+    for fd in os.listdir("/proc/self/fd"):
+        with contextlib.suppress(OSError):
+            link = os.readlink(f"/proc/self/fd/{fd}")
+            if re.fullmatch(r"(mnt|net|ipc|uts|cgroup):\[\d+\]", link):
+                held.add(link)
+    return held
+
+
+def test_a_sandboxed_standbys_namespaces_are_held_past_its_run_then_let_go(engine):
+    """Tearing a sandbox's namespaces down (its mounts, its network) is kept off the run's path: they are held
+    from the standby's start until after its run -- let go when the next standby starts, and at close."""
+    box = engine.sandbox("workspace").sandbox
+    if box.walls is None:
+        pytest.skip(f"no session holder here: {engine.sandbox('workspace').notes}")
+    engine.run_script("true", sandbox=box)
+    assert engine.warm_for(box).wait_ready(READY) is not None
+    r = engine.run_script("readlink /proc/self/ns/mnt /proc/self/ns/net", sandbox=box)
+    inside = set(r.stdout.split())
+    assert len(inside) == 2 and not inside & {os.readlink(f"/proc/self/ns/{ns}") for ns in ("mnt", "net")}, r
+    assert inside <= _held_namespaces()  # its pid 1 has exited: this process alone keeps them
+    assert engine.warm_for(box).wait_ready(READY) is not None
+    wait_until(lambda: not inside & _held_namespaces(), READY, "the ended sandbox's namespaces to be let go")
+    following = set(engine.run_script("readlink /proc/self/ns/mnt", sandbox=box).stdout.split())
+    assert following <= _held_namespaces()
+    engine.close(0.3)
+    assert not (following | inside) & _held_namespaces()
