@@ -49,7 +49,10 @@ def _sandbox_init(runner: int) -> int | None:
 
 
 def _ended(pidfd: int) -> bool:
-    return bool(select.select([pidfd], [], [], 0)[0])
+    """Whether the process of ``pidfd`` has ended (``poll``: a descriptor past 1024 is fine)."""
+    poll = select.poll()
+    poll.register(pidfd, select.POLLIN)
+    return bool(poll.poll(0))
 
 
 class KeptNamespaces:
