@@ -163,3 +163,19 @@ def test_a_sandboxed_standbys_namespaces_are_held_past_its_run_then_let_go(engin
     assert mounts_and_networks == _namespaces_of(following)
     engine.close(0.3)
     assert not mounts_and_networks & _held_namespaces()
+
+
+def test_a_child_forked_without_exec_holds_none_of_the_kept_namespaces(engine):
+    """multiprocessing's fork start copies every descriptor: the child lets go of the held namespaces at once
+    (else a long-lived worker would keep each sandbox's mounts for its whole life)."""
+    box = engine.sandbox("workspace").sandbox
+    if box.walls is None:
+        pytest.skip(f"no session holder here: {engine.sandbox('workspace').notes}")
+    engine.run_script("true", sandbox=box)
+    standby = engine.warm_for(box).wait_ready(READY)
+    assert standby is not None and _namespaces_of(standby) <= _held_namespaces()
+    pid = os.fork()
+    if pid == 0:  # the child: report how many namespaces it holds, and nothing else
+        os._exit(min(len(_held_namespaces()), 100))
+    _, status = os.waitpid(pid, 0)
+    assert os.waitstatus_to_exitcode(status) == 0
