@@ -6,7 +6,9 @@ an unconfined run never takes one started inside them.
 
 from __future__ import annotations
 
+import contextlib
 import os
+import re
 import shutil
 from pathlib import Path
 
@@ -121,3 +123,59 @@ def test_what_a_sandbox_plants_at_its_next_state_file_is_replaced(engine):
     r = engine.run(plan, options=RunOptions(grace=0.3, timeout=20))
     assert r.success and not r.timed_out, r
     assert engine.run_script("echo $AFTER", sandbox=box).stdout == "planted-fifo\n"
+
+
+def _held_namespaces() -> set[str]:
+    """The namespaces this process holds open by a descriptor (``mnt:[4026532…]``...)."""
+    held = set()
+    for fd in os.listdir("/proc/self/fd"):
+        with contextlib.suppress(OSError):
+            link = os.readlink(f"/proc/self/fd/{fd}")
+            if re.fullmatch(r"(mnt|net|ipc|uts|cgroup):\[\d+\]", link):
+                held.add(link)
+    return held
+
+
+def _namespaces_of(standby) -> set[str]:
+    """The mount and network namespaces of a waiting sandboxed standby (its bwrap's pid 1's)."""
+    pid = standby.runner.pid
+    with open(f"/proc/{pid}/task/{pid}/children", encoding="ascii") as fh:
+        (init,) = fh.read().split()
+    return {os.readlink(f"/proc/{init}/ns/{ns}") for ns in ("mnt", "net")}
+
+
+def test_a_sandboxed_standbys_namespaces_are_held_past_its_run_then_let_go(engine):
+    """Tearing a sandbox's namespaces down (its mounts, its network) is kept off the run's path: they are held
+    from the standby's start until after its run -- let go when the next standby starts, and at close."""
+    box = engine.sandbox("workspace").sandbox
+    if box.walls is None:
+        pytest.skip(f"no session holder here: {engine.sandbox('workspace').notes}")
+    engine.run_script("true", sandbox=box)
+    assert engine.warm_for(box).wait_ready(READY) is not None
+    r = engine.run_script("readlink /proc/self/ns/mnt /proc/self/ns/net", sandbox=box)
+    inside = set(r.stdout.split())
+    assert len(inside) == 2 and not inside & {os.readlink(f"/proc/self/ns/{ns}") for ns in ("mnt", "net")}, r
+    assert inside <= _held_namespaces()  # its pid 1 has exited: this process alone keeps them
+    following = engine.warm_for(box).wait_ready(READY)
+    assert following is not None
+    # the next standby's, and no others (a number let go may be the next namespace's again)
+    mounts_and_networks = {ns for ns in _held_namespaces() if ns.startswith(("mnt:", "net:"))}
+    assert mounts_and_networks == _namespaces_of(following)
+    engine.close(0.3)
+    assert not mounts_and_networks & _held_namespaces()
+
+
+def test_a_child_forked_without_exec_holds_none_of_the_kept_namespaces(engine):
+    """multiprocessing's fork start copies every descriptor: the child lets go of the held namespaces at once
+    (else a long-lived worker would keep each sandbox's mounts for its whole life)."""
+    box = engine.sandbox("workspace").sandbox
+    if box.walls is None:
+        pytest.skip(f"no session holder here: {engine.sandbox('workspace').notes}")
+    engine.run_script("true", sandbox=box)
+    standby = engine.warm_for(box).wait_ready(READY)
+    assert standby is not None and _namespaces_of(standby) <= _held_namespaces()
+    pid = os.fork()
+    if pid == 0:  # the child: report how many namespaces it holds, and nothing else
+        os._exit(min(len(_held_namespaces()), 100))
+    _, status = os.waitpid(pid, 0)
+    assert os.waitstatus_to_exitcode(status) == 0

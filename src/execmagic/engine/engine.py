@@ -51,7 +51,7 @@ from .requests import Request
 from .sandboxing import SandboxChoice, SessionTmp, choose_sandbox
 from .session import STATE_VAR, USER_BASH_ENV_VAR, ShellSession, handed_fds
 from .state_back import session_after, stopped
-from .walls import confined, standby_inside, walls_said
+from .walls import confined, standby_inside, start_inside, walls_said
 from .warm import WarmShell
 
 __all__ = ["Engine", "Plan", "Request"]
@@ -352,8 +352,10 @@ class Engine:
                 return None  # the user's BASH_ENV runs at start-up (only ahead of time here), or a function
                 # exported in the environment would take over the standby's boot line
             confine = None if sandbox is None else functools.partial(standby_inside, sandbox, cwd)
-            return start_standby(cwd, env, f"{self.token}-{name}", expect=self.shells.expect_foreground,
-                                 register=self.shells.guard_foreground, confine=confine, pass_fds=handed_fds(env))
+            start = functools.partial(start_standby, cwd, env, f"{self.token}-{name}",
+                                      expect=self.shells.expect_foreground, register=self.shells.guard_foreground,
+                                      confine=confine, pass_fds=handed_fds(env))
+            return start() if sandbox is None else start_inside(sandbox, start)
         except (OSError, PreExecError):
             return None
 

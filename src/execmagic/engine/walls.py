@@ -10,15 +10,17 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import os
+from collections.abc import Callable
 
 from ..process.private import create_file
 from ..process.results import Result
 from ..process.sandbox import Confined, Sandbox
 from ..process.spec import Command
+from ..process.standby import Standby
 from .plans import SANDBOX_STATE_FOLDER, Plan
 from .session import STATE_VAR
 
-__all__ = ["confined", "inside", "standby_inside", "walls_said"]
+__all__ = ["confined", "inside", "standby_inside", "start_inside", "walls_said"]
 
 
 def confined(plan: Plan) -> Command:
@@ -56,6 +58,19 @@ def inside(sandbox: Sandbox, argv: list[str], cwd: str, env: dict[str, str], sta
 def standby_inside(sandbox: Sandbox, cwd: str, argv: list[str], env: dict[str, str]) -> Confined:
     """A standby's runner inside ``sandbox``, as a run is put there (:func:`inside`)."""
     return inside(sandbox, argv, cwd, env, env[STATE_VAR])
+
+
+def start_inside(sandbox: Sandbox, start: Callable[[], Standby | None]) -> Standby | None:
+    """Start a standby inside ``sandbox`` (``start``, in the standby's worker thread) and hold its namespaces
+    until the next one starts (see :mod:`..process.sandbox_keep`): those of the standbys that have ended since
+    -- the last run's, answered a moment ago -- are let go first, here, where tearing them down delays no run."""
+    walls = sandbox.walls
+    if walls is not None:
+        walls.kept.let_go()
+    standby = start()
+    if walls is not None and standby is not None:
+        walls.kept.keep(standby.runner.pid)
+    return standby
 
 
 def walls_said(sandbox: Sandbox, result: Result) -> tuple[str, ...]:

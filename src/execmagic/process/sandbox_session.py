@@ -44,6 +44,7 @@ import threading
 from .private import fallback_folder
 from .sandbox_cgroup import SessionCgroup, make_cgroup
 from .sandbox_count import ProcessWatch, session_processes, user_namespace
+from .sandbox_keep import KeptNamespaces
 from .sandbox_limits import DEFAULT_MEMORY, DEFAULT_PROCESSES, DEFAULT_TMP_BYTES, Limits
 
 __all__ = ["DEFAULT_MEMORY", "DEFAULT_PROCESSES", "DEFAULT_TMP_BYTES", "HOST_ENV", "Limits", "SessionWalls",
@@ -140,6 +141,8 @@ class SessionWalls:
         self.processes_limited = processes_limited
         self._why_processes = why_processes
         self._lock = threading.Lock()
+        #: The namespaces of the session's sandboxed standbys, held past their run (see :mod:`.sandbox_keep`).
+        self.kept = KeptNamespaces()
 
     def entry(self) -> tuple[str, ...]:
         """The argv that enters the holder's namespaces, before bwrap's (which follows it)."""
@@ -212,6 +215,7 @@ class SessionWalls:
 
     def close(self) -> None:
         """End the holder; the tmpfs goes when the last process in it ends (runs still running keep it)."""
+        self.kept.let_go(every=True)
         with self._lock:
             if self.holder.stdin is not None:
                 with contextlib.suppress(OSError):
