@@ -28,3 +28,30 @@ print("ok")
 def test_the_load_imports_ahead_on_a_thread_and_starts_nothing():
     done = subprocess.run([sys.executable, "-c", PROBE], capture_output=True, text=True, timeout=120)
     assert done.returncode == 0 and done.stdout == "ok\n", done.stderr
+
+
+#: The load in a cell, as a notebook does it: the thread waits for the cell to end, then imports with a short
+#: switch interval (the kernel's threads get the GIL at once), puts the interval back, and builds %exec's parser.
+IN_A_CELL = """
+import sys, threading
+from IPython.core.interactiveshell import InteractiveShell
+from execmagic.magics import FIRST_RUN_MODULES
+sys.setswitchinterval(0.002)  # the user's own: put back as it was
+ip = InteractiveShell.instance()
+callbacks = list(ip.events.callbacks["post_run_cell"])
+ip.run_cell("%load_ext execmagic\\nimport sys\\nduring = sys.getswitchinterval()")
+assert ip.user_ns["during"] == 0.002, ip.user_ns["during"]  # nothing ahead of the end of the cell
+(ahead,) = [t for t in threading.enumerate() if t.name == "execmagic-import-ahead"]
+ahead.join(60)
+assert all(name in sys.modules for name in FIRST_RUN_MODULES)
+assert sys.getswitchinterval() == 0.002, sys.getswitchinterval()
+assert ip.events.callbacks["post_run_cell"] == callbacks  # its one-off hook is gone
+from execmagic.magics.exec_magics import ExecMagics
+assert ExecMagics.__dict__["exec_line"]._parser is not None  # the first %exec finds its parser built
+print("ok")
+"""
+
+
+def test_in_a_cell_the_imports_wait_for_its_end_and_leave_the_switch_interval_as_it_was():
+    done = subprocess.run([sys.executable, "-c", IN_A_CELL], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0 and done.stdout == "ok\n", done.stderr

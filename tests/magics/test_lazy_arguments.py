@@ -16,13 +16,17 @@ from execmagic.magics.helpfmt import LazyArguments, magic_arguments
 from execmagic.magics.reference import MAGICS
 
 #: In a fresh interpreter (the test process built every parser long ago): argparse's options counted
-#: while the extension loads; then a first ``%exec`` line (one with a mistake: no engine, no process) builds
-#: its parser and formats no page, and the page is formatted when asked for.
+#: while the extension loads; then a first ``%spawn`` line (one with a mistake: no engine, no process) builds
+#: its parser and formats no page, and a page is formatted when asked for.
 PROBE = """
-import argparse
+import argparse, threading
 added, pages = [], []
 add, page = argparse.ArgumentParser.add_argument, argparse.ArgumentParser.format_help
-argparse.ArgumentParser.add_argument = lambda self, *a, **k: (added.append(a), add(self, *a, **k))[1]
+def counted(self, *a, **k):  # on this thread: the import-ahead thread may build %exec's parser meanwhile
+    if threading.current_thread() is threading.main_thread():
+        added.append(a)
+    return add(self, *a, **k)
+argparse.ArgumentParser.add_argument = counted
 argparse.ArgumentParser.format_help = lambda self: (pages.append(self.prog), page(self))[1]
 from IPython.core.interactiveshell import InteractiveShell
 ip = InteractiveShell.instance()
@@ -30,7 +34,7 @@ ip.run_line_magic("load_ext", "execmagic")
 assert (added, pages) == ([], []), (len(added), pages)
 from IPython.core.error import UsageError
 try:
-    ip.run_line_magic("exec", "--timeout")
+    ip.run_line_magic("spawn", "--timeout")
 except UsageError as exc:
     assert "needs a value" in str(exc), exc
 assert pages == [] and added, pages

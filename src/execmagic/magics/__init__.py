@@ -21,10 +21,20 @@ _LOADED: dict[int, tuple[ExecMagics, BackgroundMagics, McpMagics]] = {}
 #: What the first command needs that registering the magics does not: imported on a thread of its own once
 #: they are registered, while the notebook waits for its next cell, so that the first ``%exec`` does not pay
 #: for it (about 100 ms of its 120, by ``python -X importtime``).  Imports only: no engine is made and no
-#: process starts until a command runs.  (The import graph has no circle, which a test holds: two threads
-#: importing at once cannot deadlock.)
+#: process starts until a command runs -- the extension is often loaded by a profile into every kernel,
+#: most of which may never run a command, and a standby bash and a watchdog in each would be a cost
+#: those kernels pay for nothing (and the first command's own start of them is a few ms of its run).
+#: (The import graph has no circle, which a test holds: two threads importing at once cannot deadlock.)
 FIRST_RUN_MODULES = ("execmagic.engine.engine", "execmagic.guard.policy", "execmagic.display.render",
-                     "execmagic.magics.kernel_io", "execmagic.magics.live")
+                     "execmagic.magics.kernel_io", "execmagic.magics.live", "execmagic.process.watchdog")
+#: Seconds the import-ahead waits for the cell that loaded the extension to end (IPython's
+#: ``post_run_cell``) before it starts anyway: a load outside a cell (a profile's ``extensions``, a
+#: script) has no cell to wait for.
+AHEAD_WAIT = 0.05
+#: The interpreter's thread switch interval (seconds) while importing ahead: the kernel's own threads (its
+#: reply, the idle status the frontend waits for) then get the GIL within this, not the default 5 ms each
+#: time -- at the default, the imports delayed the load cell's end by about 13 ms.
+AHEAD_SWITCH_INTERVAL = 0.0005
 
 
 def load(shell: Any) -> None:
@@ -46,17 +56,39 @@ def load(shell: Any) -> None:
     set_default_configurer(exec_magics.apply_engine_settings)
     atexit.register(_close_at_exit, exec_magics, mcp_magics)
     _LOADED[id(shell)] = (exec_magics, bg_magics, mcp_magics)
-    threading.Thread(target=_import_ahead, name="execmagic-import-ahead", daemon=True).start()
+    _start_import_ahead(shell, exec_magics)
 
 
-def _import_ahead() -> None:
-    """Import :data:`FIRST_RUN_MODULES`; a module that fails to import is left to the first command, which
-    imports it again and shows why in its cell."""
-    for name in FIRST_RUN_MODULES:
-        try:
+def _start_import_ahead(shell: Any, exec_magics: ExecMagics) -> None:
+    """Start :func:`_import_ahead` on its thread, told when the cell that loaded the extension is over."""
+    cell_over = threading.Event()
+    events = getattr(shell, "events", None)
+    if events is not None:
+        def over(*_: Any) -> None:
+            cell_over.set()
+            events.unregister("post_run_cell", over)
+
+        events.register("post_run_cell", over)
+    threading.Thread(target=_import_ahead, args=(cell_over, exec_magics), name="execmagic-import-ahead",
+                     daemon=True).start()
+
+
+def _import_ahead(cell_over: threading.Event, exec_magics: ExecMagics) -> None:
+    """Once the loading cell is over (or after :data:`AHEAD_WAIT`), import :data:`FIRST_RUN_MODULES` and build
+    ``%exec``'s parser, at a short switch interval; a module that fails to import is left to the first
+    command, which imports it again and shows why in its cell."""
+    cell_over.wait(AHEAD_WAIT)
+    interval = sys.getswitchinterval()
+    sys.setswitchinterval(min(interval, AHEAD_SWITCH_INTERVAL))
+    try:
+        for name in FIRST_RUN_MODULES:
             importlib.import_module(name)
-        except Exception:
-            return
+        exec_magics.exec_line.parser  # noqa: B018  # built here, not by the first %exec
+    except Exception:
+        return
+    finally:
+        if sys.getswitchinterval() == min(interval, AHEAD_SWITCH_INTERVAL):  # unless someone set one meanwhile
+            sys.setswitchinterval(interval)
 
 
 #: Longest grace for background shells when the interpreter exits: a kernel being shut down
