@@ -55,3 +55,32 @@ print("ok")
 def test_in_a_cell_the_imports_wait_for_its_end_and_leave_the_switch_interval_as_it_was():
     done = subprocess.run([sys.executable, "-c", IN_A_CELL], capture_output=True, text=True, timeout=120)
     assert done.returncode == 0 and done.stdout == "ok\n", done.stderr
+
+
+#: What loading the extension imports, seen from the loading cell itself (the import-ahead waits for its end).
+LOAD_IMPORTS = """
+import sys
+from IPython.core.interactiveshell import InteractiveShell
+ip = InteractiveShell.instance()
+ip.run_cell("pass")
+before = set(sys.modules)
+import execmagic.magics
+execmagic.magics.AHEAD_WAIT = 60.0  # however slow the machine: nothing ahead before the cell ends
+ip.run_cell("%load_ext execmagic\\nimport sys\\nloaded = set(sys.modules)")
+print(" ".join(sorted(ip.user_ns["loaded"] - before)))
+"""
+
+#: Modules the load has no use for: what runs a command (the engine, the processes' specs, the sandbox, the
+#: guard's tables, psutil), the backends' implementations and job states, the MCP server, a typo's suggester.
+NOT_AT_LOAD = ("execmagic.engine.engine", "execmagic.process.spec", "execmagic.process.stop_report",
+               "execmagic.process.sandbox_spec", "execmagic.process.foreground", "execmagic.guard.policy",
+               "execmagic.background.backends.status", "execmagic.background.backends.local",
+               "execmagic.background.backends.slurm.backend", "execmagic.mcp", "psutil", "difflib")
+
+
+def test_the_load_imports_none_of_what_only_a_command_needs():
+    done = subprocess.run([sys.executable, "-c", LOAD_IMPORTS], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    loaded = set(done.stdout.split())
+    assert "execmagic.magics.exec_magics" in loaded
+    assert not loaded & set(NOT_AT_LOAD), sorted(loaded & set(NOT_AT_LOAD))
