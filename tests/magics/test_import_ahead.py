@@ -1,13 +1,29 @@
-"""What the first command needs is imported on a thread once the magics are registered, and nothing more
-happens there: no engine is made, no process starts (see ``FIRST_RUN_MODULES`` in ``magics/__init__.py``)."""
+"""What the first command would pay once is done on a thread after the load (see ``magics/ahead.py``): the
+imports always; the engine and its standby only when the extension was loaded in a cell.  Loaded outside a
+cell (a profile, a script) nothing starts; whatever started is gone when the interpreter or kernel is."""
 
 from __future__ import annotations
 
 import subprocess
 import sys
 
-#: Run in a fresh interpreter: the test process has imported everything long ago.
-PROBE = """
+import psutil
+import pytest
+
+from kernel_client import KERNEL_TOKEN_VAR, Kernel
+from processes import assert_none_left
+from waiting import wait_until
+
+
+def _probe(code: str) -> str:
+    """Run ``code`` in a fresh interpreter (the test process imported everything long ago); its last line."""
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    return done.stdout.splitlines()[-1]
+
+
+#: Loaded outside a cell, as a profile's ``extensions`` loads it into every kernel.
+OUTSIDE_A_CELL = """
 import sys, threading
 import psutil
 from IPython.core.interactiveshell import InteractiveShell
@@ -25,13 +41,13 @@ print("ok")
 """
 
 
-def test_the_load_imports_ahead_on_a_thread_and_starts_nothing():
-    done = subprocess.run([sys.executable, "-c", PROBE], capture_output=True, text=True, timeout=120)
-    assert done.returncode == 0 and done.stdout == "ok\n", done.stderr
+def test_loaded_outside_a_cell_it_imports_ahead_and_starts_nothing():
+    assert _probe(OUTSIDE_A_CELL) == "ok"
 
 
 #: The load in a cell, as a notebook does it: the thread waits for the cell to end, then imports with a short
-#: switch interval (the kernel's threads get the GIL at once), puts the interval back, and builds %exec's parser.
+#: switch interval (the kernel's threads get the GIL at once), builds %exec's parser, makes the engine and has
+#: its standby started; the interval is put back.  Then the interpreter exits with them running.
 IN_A_CELL = """
 import sys, threading
 from IPython.core.interactiveshell import InteractiveShell
@@ -48,13 +64,65 @@ assert sys.getswitchinterval() == 0.002, sys.getswitchinterval()
 assert ip.events.callbacks["post_run_cell"] == callbacks  # its one-off hook is gone
 from execmagic.magics.exec_magics import ExecMagics
 assert ExecMagics.__dict__["exec_line"]._parser is not None  # the first %exec finds its parser built
+from execmagic.engine.default import current_default_engine
+engine = current_default_engine()
+standby = engine.warm.wait_ready(30)
+assert standby is not None and engine.shells.watchdog_pid is not None
+ip.run_line_magic("exec", "--capture true")
+assert engine.warm.wait_ready(30) is not standby  # the first command took it: the next one is another
+print(standby.runner.pid, engine.shells.watchdog_pid)
+"""
+
+
+def _gone(*pids: int) -> bool:
+    def alive(pid: int) -> bool:
+        try:
+            return psutil.Process(pid).status() != psutil.STATUS_ZOMBIE
+        except psutil.NoSuchProcess:
+            return False
+
+    return not any(alive(pid) for pid in pids)
+
+
+def test_loaded_in_a_cell_the_engine_and_its_standby_are_ready_for_the_first_command_and_go_with_it():
+    standby, watchdog = map(int, _probe(IN_A_CELL).split())
+    wait_until(lambda: _gone(standby, watchdog), 10, "the standby and the watchdog to be gone with the interpreter")
+
+
+#: Unloaded at once (in the loading cell), or every command sandboxed by default: no engine is made ahead.
+NOTHING_AHEAD = """
+import threading
+import psutil
+from IPython.core.interactiveshell import InteractiveShell
+ip = InteractiveShell.instance()
+ip.run_cell({cell!r})
+for thread in [t for t in threading.enumerate() if t.name == "execmagic-import-ahead"]:
+    thread.join(60)
+from execmagic.engine.default import current_default_engine
+assert current_default_engine() is None
+assert psutil.Process().children(recursive=True) == []
 print("ok")
 """
 
 
-def test_in_a_cell_the_imports_wait_for_its_end_and_leave_the_switch_interval_as_it_was():
-    done = subprocess.run([sys.executable, "-c", IN_A_CELL], capture_output=True, text=True, timeout=120)
-    assert done.returncode == 0 and done.stdout == "ok\n", done.stderr
+@pytest.mark.parametrize("cell", ["%load_ext execmagic\n%unload_ext execmagic",
+                                  "%config ExecMagics.sandbox = 'read-only'\n%load_ext execmagic"])
+def test_no_engine_ahead_for_magics_unloaded_at_once_nor_when_commands_are_sandboxed(cell):
+    assert _probe(NOTHING_AHEAD.format(cell=cell)) == "ok"
+
+
+def test_a_kernel_that_loaded_in_a_cell_and_never_ran_a_command_leaves_nothing():
+    kernel = Kernel()
+    try:
+        assert kernel.execute("%load_ext execmagic").status == "ok"
+        ex = kernel.execute("import threading\n"
+                            "[t.join(60) for t in threading.enumerate() if t.name == 'execmagic-import-ahead']\n"
+                            "from execmagic.engine.default import current_default_engine\n"
+                            "print(current_default_engine().warm.wait_ready(30) is not None)")
+        assert ex.stream_text() == "True\n", ex.reply
+    finally:
+        kernel.shutdown()
+    assert_none_left(KERNEL_TOKEN_VAR, kernel.token, wait=5)  # its standby and watchdog too
 
 
 #: What loading the extension imports, seen from the loading cell itself (the import-ahead waits for its end).
@@ -64,8 +132,8 @@ from IPython.core.interactiveshell import InteractiveShell
 ip = InteractiveShell.instance()
 ip.run_cell("pass")
 before = set(sys.modules)
-import execmagic.magics
-execmagic.magics.AHEAD_WAIT = 60.0  # however slow the machine: nothing ahead before the cell ends
+import execmagic.magics.ahead
+execmagic.magics.ahead.AHEAD_WAIT = 60.0  # however slow the machine: nothing ahead before the cell ends
 ip.run_cell("%load_ext execmagic\\nimport sys\\nloaded = set(sys.modules)")
 print(" ".join(sorted(ip.user_ns["loaded"] - before)))
 """
@@ -79,8 +147,6 @@ NOT_AT_LOAD = ("execmagic.engine.engine", "execmagic.process.spec", "execmagic.p
 
 
 def test_the_load_imports_none_of_what_only_a_command_needs():
-    done = subprocess.run([sys.executable, "-c", LOAD_IMPORTS], capture_output=True, text=True, timeout=120)
-    assert done.returncode == 0, done.stderr
-    loaded = set(done.stdout.split())
+    loaded = set(_probe(LOAD_IMPORTS).split())
     assert "execmagic.magics.exec_magics" in loaded
     assert not loaded & set(NOT_AT_LOAD), sorted(loaded & set(NOT_AT_LOAD))

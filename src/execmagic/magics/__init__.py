@@ -3,38 +3,21 @@
 from __future__ import annotations
 
 import atexit
-import importlib
 import sys
-import threading
 from types import FrameType
 from typing import Any
 
 from ..display import formatters
+from . import ahead
+from .ahead import FIRST_RUN_MODULES
 from .bg_magics import BackgroundMagics
 from .exec_magics import CellCommandFailed, CommandInterrupted, ExecMagics, StartFailed
 from .mcp_magics import McpMagics
 
-__all__ = ["BackgroundMagics", "CellCommandFailed", "CommandInterrupted", "ExecMagics", "McpMagics", "StartFailed",
-           "load", "reloading", "unload"]
+__all__ = ["FIRST_RUN_MODULES", "BackgroundMagics", "CellCommandFailed", "CommandInterrupted", "ExecMagics",
+           "McpMagics", "StartFailed", "load", "reloading", "unload"]
 
 _LOADED: dict[int, tuple[ExecMagics, BackgroundMagics, McpMagics]] = {}
-#: What the first command needs that registering the magics does not: imported on a thread of its own once
-#: they are registered, while the notebook waits for its next cell, so that the first ``%exec`` does not pay
-#: for it (about 100 ms of its 120, by ``python -X importtime``).  Imports only: no engine is made and no
-#: process starts until a command runs -- the extension is often loaded by a profile into every kernel,
-#: most of which may never run a command, and a standby bash and a watchdog in each would be a cost
-#: those kernels pay for nothing (and the first command's own start of them is a few ms of its run).
-#: (The import graph has no circle, which a test holds: two threads importing at once cannot deadlock.)
-FIRST_RUN_MODULES = ("execmagic.engine.engine", "execmagic.guard.policy", "execmagic.display.render",
-                     "execmagic.magics.kernel_io", "execmagic.magics.live", "execmagic.process.watchdog")
-#: Seconds the import-ahead waits for the cell that loaded the extension to end (IPython's
-#: ``post_run_cell``) before it starts anyway: a load outside a cell (a profile's ``extensions``, a
-#: script) has no cell to wait for.
-AHEAD_WAIT = 0.05
-#: The interpreter's thread switch interval (seconds) while importing ahead: the kernel's own threads (its
-#: reply, the idle status the frontend waits for) then get the GIL within this, not the default 5 ms each
-#: time -- at the default, the imports delayed the load cell's end by about 13 ms.
-AHEAD_SWITCH_INTERVAL = 0.0005
 
 
 def load(shell: Any) -> None:
@@ -56,39 +39,7 @@ def load(shell: Any) -> None:
     set_default_configurer(exec_magics.apply_engine_settings)
     atexit.register(_close_at_exit, exec_magics, mcp_magics)
     _LOADED[id(shell)] = (exec_magics, bg_magics, mcp_magics)
-    _start_import_ahead(shell, exec_magics)
-
-
-def _start_import_ahead(shell: Any, exec_magics: ExecMagics) -> None:
-    """Start :func:`_import_ahead` on its thread, told when the cell that loaded the extension is over."""
-    cell_over = threading.Event()
-    events = getattr(shell, "events", None)
-    if events is not None:
-        def over(*_: Any) -> None:
-            cell_over.set()
-            events.unregister("post_run_cell", over)
-
-        events.register("post_run_cell", over)
-    threading.Thread(target=_import_ahead, args=(cell_over, exec_magics), name="execmagic-import-ahead",
-                     daemon=True).start()
-
-
-def _import_ahead(cell_over: threading.Event, exec_magics: ExecMagics) -> None:
-    """Once the loading cell is over (or after :data:`AHEAD_WAIT`), import :data:`FIRST_RUN_MODULES` and build
-    ``%exec``'s parser, at a short switch interval; a module that fails to import is left to the first
-    command, which imports it again and shows why in its cell."""
-    cell_over.wait(AHEAD_WAIT)
-    interval = sys.getswitchinterval()
-    sys.setswitchinterval(min(interval, AHEAD_SWITCH_INTERVAL))
-    try:
-        for name in FIRST_RUN_MODULES:
-            importlib.import_module(name)
-        exec_magics.exec_line.parser  # noqa: B018  # built here, not by the first %exec
-    except Exception:
-        return
-    finally:
-        if sys.getswitchinterval() == min(interval, AHEAD_SWITCH_INTERVAL):  # unless someone set one meanwhile
-            sys.setswitchinterval(interval)
+    ahead.start(shell, exec_magics, loaded=lambda: _LOADED.get(id(shell), (None,))[0] is exec_magics)
 
 
 #: Longest grace for background shells when the interpreter exits: a kernel being shut down
@@ -105,6 +56,7 @@ def _close_engine(grace: float | None = None) -> None:
 
 
 def _close_at_exit(exec_magics: ExecMagics, mcp_magics: McpMagics) -> None:
+    ahead.exiting()  # an engine made ahead after this would outlive the close below
     mcp_magics.stop()  # no new calls from outside once the shells are being stopped
     _close_engine(grace=min(exec_magics.kill_grace, EXIT_GRACE))
 
@@ -133,15 +85,16 @@ def unload(shell: Any, keep_shells: bool = False) -> None:
     ``keep_shells`` (a reload): the engine -- its session, background shells and watchdog -- is left
     running for the magics the next :func:`load` makes.
     """
-    loaded = _LOADED.pop(id(shell), None)
-    if loaded is None:
-        return
-    loaded[2].stop()
-    default = sys.modules.get("execmagic.engine.default")
-    if default is not None:
-        default.set_default_configurer(None)
-    if not keep_shells:
-        _close_engine()
+    with ahead.LOCK:  # an engine being made ahead for these magics is made before, and closed here
+        loaded = _LOADED.pop(id(shell), None)
+        if loaded is None:
+            return
+        loaded[2].stop()
+        default = sys.modules.get("execmagic.engine.default")
+        if default is not None:
+            default.set_default_configurer(None)
+        if not keep_shells:
+            _close_engine()
     atexit.unregister(_close_at_exit)
     registry = shell.magics_manager.magics
     for settings in loaded[0].backend_settings.values():
