@@ -4,6 +4,7 @@ cell (a profile, a script) nothing starts; whatever started is gone when the int
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 
@@ -15,9 +16,11 @@ from processes import assert_none_left
 from waiting import wait_until
 
 
-def _probe(code: str) -> str:
-    """Run ``code`` in a fresh interpreter (the test process imported everything long ago); its last line."""
-    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+def _probe(code: str, standby: str | None = None) -> str:
+    """Run ``code`` in a fresh interpreter (the test process imported everything long ago); its last line.
+    ``standby``: ``EXECMAGIC_STANDBY`` for it (else the run's own, which a standby-off run sets to 0)."""
+    env = dict(os.environ, **({"EXECMAGIC_STANDBY": standby} if standby is not None else {}))
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, env=env)
     assert done.returncode == 0, done.stderr
     return done.stdout.splitlines()[-1]
 
@@ -85,7 +88,7 @@ def _gone(*pids: int) -> bool:
 
 
 def test_loaded_in_a_cell_the_engine_and_its_standby_are_ready_for_the_first_command_and_go_with_it():
-    standby, watchdog = map(int, _probe(IN_A_CELL).split())
+    standby, watchdog = map(int, _probe(IN_A_CELL, standby="1").split())
     wait_until(lambda: _gone(standby, watchdog), 10, "the standby and the watchdog to be gone with the interpreter")
 
 
@@ -95,7 +98,7 @@ import threading
 import psutil
 from IPython.core.interactiveshell import InteractiveShell
 ip = InteractiveShell.instance()
-ip.run_cell({cell!r})
+assert ip.run_cell({cell!r}).success
 for thread in [t for t in threading.enumerate() if t.name == "execmagic-import-ahead"]:
     thread.join(60)
 from execmagic.engine.default import current_default_engine
@@ -108,11 +111,36 @@ print("ok")
 @pytest.mark.parametrize("cell", ["%load_ext execmagic\n%unload_ext execmagic",
                                   "%config ExecMagics.sandbox = 'read-only'\n%load_ext execmagic"])
 def test_no_engine_ahead_for_magics_unloaded_at_once_nor_when_commands_are_sandboxed(cell):
-    assert _probe(NOTHING_AHEAD.format(cell=cell)) == "ok"
+    assert _probe(NOTHING_AHEAD.format(cell=cell), standby="1") == "ok"
+
+
+#: Standbys off: the engine is made ahead, and nothing starts (the watchdog comes with the first process).
+NO_STANDBY = """
+import threading
+import psutil
+from IPython.core.interactiveshell import InteractiveShell
+ip = InteractiveShell.instance()
+assert ip.run_cell("%load_ext execmagic").success
+[t.join(60) for t in threading.enumerate() if t.name == "execmagic-import-ahead"]
+from execmagic.engine.default import current_default_engine
+engine = current_default_engine()
+assert engine is not None and not engine.standby and engine.warm.wait_ready(1) is None
+assert psutil.Process().children(recursive=True) == []
+print("ok")
+"""
+
+
+@pytest.mark.parametrize("how", ["env", "config"])
+def test_with_standbys_off_the_engine_is_made_ahead_and_nothing_starts(how):
+    if how == "env":
+        assert _probe(NO_STANDBY, standby="0") == "ok"
+    else:
+        code = NO_STANDBY.replace('ip.run_cell("%load_ext', 'ip.run_cell("%config ExecMagics.standby = False\\n%load_ext')
+        assert _probe(code, standby="1") == "ok"
 
 
 def test_a_kernel_that_loaded_in_a_cell_and_never_ran_a_command_leaves_nothing():
-    kernel = Kernel()
+    kernel = Kernel(extra_env={"EXECMAGIC_STANDBY": "1"})
     try:
         assert kernel.execute("%load_ext execmagic").status == "ok"
         ex = kernel.execute("import threading\n"
