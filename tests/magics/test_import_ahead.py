@@ -114,6 +114,24 @@ def test_no_engine_ahead_for_magics_unloaded_at_once_nor_when_commands_are_sandb
     assert _probe(NOTHING_AHEAD.format(cell=cell), standby="1") == "ok"
 
 
+#: A command in the loading cell itself makes the engine first: the thread leaves it (and the standby that
+#: command's end asked for) alone -- a second wish would have the one being made thrown away.
+COMMAND_FIRST = """
+import threading
+from IPython.core.interactiveshell import InteractiveShell
+ip = InteractiveShell.instance()
+assert ip.run_cell("%load_ext execmagic\\n%exec --capture true").success
+[t.join(60) for t in threading.enumerate() if t.name == "execmagic-import-ahead"]
+from execmagic.engine.default import current_default_engine
+standby = current_default_engine().warm.wait_ready(30)
+print(standby.marker.rsplit("-", 1)[-1])
+"""
+
+
+def test_a_command_in_the_loading_cell_keeps_its_engine_and_standby():
+    assert _probe(COMMAND_FIRST, standby="1") == "0001"  # the first standby made, never replaced
+
+
 #: Standbys off: the engine is made ahead, and nothing starts (the watchdog comes with the first process).
 NO_STANDBY = """
 import threading

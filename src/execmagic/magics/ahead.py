@@ -89,9 +89,12 @@ def _work(cell_over: threading.Event, exec_magics: ExecMagics, loaded: Callable[
 def _start_engine(exec_magics: ExecMagics, loaded: Callable[[], bool]) -> None:
     """The process-wide engine, made as the first command would make it, and its standby on its way (in the
     engine's own worker).  Not when every command is sandboxed by default: the standby started here is an
-    unconfined one, which such a command never takes."""
+    unconfined one, which such a command never takes.  Not either when the engine is there already (a
+    command came first, or a reload): its runs keep their standby, which a second wish would replace."""
+    from ..engine.default import current_default_engine
+
     with LOCK:
-        if _exiting or not loaded() or exec_magics.sandbox != "off":
+        if _exiting or not loaded() or exec_magics.sandbox != "off" or current_default_engine() is not None:
             return
         engine = exec_magics.engine
         if engine.standby:
