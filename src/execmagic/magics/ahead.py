@@ -27,8 +27,8 @@ if TYPE_CHECKING:
 __all__ = ["AHEAD_SWITCH_INTERVAL", "AHEAD_WAIT", "FIRST_RUN_MODULES", "LOCK", "exiting", "start"]
 
 #: What the first command needs that registering the magics does not (about 60 ms of its imports, by
-#: ``python -X importtime``), the engine first.  (The import graph has no circle, which a test holds: two
-#: threads importing at once cannot deadlock.)
+#: ``python -X importtime``).  (The import graph has no circle, which a test holds: two threads
+#: importing at once cannot deadlock.)
 FIRST_RUN_MODULES = ("execmagic.engine.engine", "execmagic.guard.policy", "execmagic.display.render",
                      "execmagic.magics.kernel_io", "execmagic.magics.live", "execmagic.process.watchdog")
 #: Seconds the thread waits for the cell that loaded the extension to end (IPython's ``post_run_cell``)
@@ -73,12 +73,11 @@ def _work(cell_over: threading.Event, exec_magics: ExecMagics, loaded: Callable[
     short = min(interval, AHEAD_SWITCH_INTERVAL)
     sys.setswitchinterval(short)
     try:
-        importlib.import_module(FIRST_RUN_MODULES[0])
-        if cell_over.is_set():  # first: the standby starts in the engine's worker while the rest is imported
-            _start_engine(exec_magics, loaded)
-        for name in FIRST_RUN_MODULES[1:]:
+        for name in FIRST_RUN_MODULES:
             importlib.import_module(name)
         exec_magics.exec_line.parser  # noqa: B018  # built here, not by the first %exec
+        if cell_over.is_set():
+            _start_engine(exec_magics, loaded)
     except Exception:
         return
     finally:
