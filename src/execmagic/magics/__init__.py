@@ -48,8 +48,8 @@ EXIT_GRACE = 1.0
 
 
 def _close_engine(grace: float | None = None) -> None:
-    """Close the process-wide engine if a command ever made one (else there is nothing to stop,
-    and nothing worth importing while the interpreter exits)."""
+    """Close the process-wide engine if a command (or :mod:`.ahead`) made one (else there is nothing to
+    stop, and nothing worth importing while the interpreter exits)."""
     default = sys.modules.get("execmagic.engine.default")
     if default is not None:
         default.close_default_engine(grace)
