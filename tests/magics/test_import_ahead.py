@@ -1,13 +1,32 @@
-"""What the first command needs is imported on a thread once the magics are registered, and nothing more
-happens there: no engine is made, no process starts (see ``FIRST_RUN_MODULES`` in ``magics/__init__.py``)."""
+"""What the first command would pay once is done on a thread after the load (see ``magics/ahead.py``): the
+imports always; the engine and its standby only when the extension was loaded in a cell.  Loaded outside a
+cell (a profile, a script) nothing starts; whatever started is gone when the interpreter or kernel is."""
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 
-#: Run in a fresh interpreter: the test process has imported everything long ago.
-PROBE = """
+import psutil
+import pytest
+
+from kernel_client import KERNEL_TOKEN_VAR, Kernel
+from processes import assert_none_left
+from waiting import wait_until
+
+
+def _probe(code: str, standby: str | None = None) -> str:
+    """Run ``code`` in a fresh interpreter (the test process imported everything long ago); its last line.
+    ``standby``: ``EXECMAGIC_STANDBY`` for it (else the run's own, which a standby-off run sets to 0)."""
+    env = dict(os.environ, **({"EXECMAGIC_STANDBY": standby} if standby is not None else {}))
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, env=env)
+    assert done.returncode == 0, done.stderr
+    return done.stdout.splitlines()[-1]
+
+
+#: Loaded outside a cell, as a profile's ``extensions`` loads it into every kernel.
+OUTSIDE_A_CELL = """
 import sys, threading
 import psutil
 from IPython.core.interactiveshell import InteractiveShell
@@ -25,6 +44,155 @@ print("ok")
 """
 
 
-def test_the_load_imports_ahead_on_a_thread_and_starts_nothing():
-    done = subprocess.run([sys.executable, "-c", PROBE], capture_output=True, text=True, timeout=120)
-    assert done.returncode == 0 and done.stdout == "ok\n", done.stderr
+def test_loaded_outside_a_cell_it_imports_ahead_and_starts_nothing():
+    assert _probe(OUTSIDE_A_CELL) == "ok"
+
+
+#: The load in a cell, as a notebook does it: the thread waits for the cell to end, then imports with a short
+#: switch interval (the kernel's threads get the GIL at once), builds %exec's parser, makes the engine and has
+#: its standby started; the interval is put back.  Then the interpreter exits with them running.
+IN_A_CELL = """
+import sys, threading
+from IPython.core.interactiveshell import InteractiveShell
+from execmagic.magics import FIRST_RUN_MODULES
+sys.setswitchinterval(0.002)  # the user's own: put back as it was
+ip = InteractiveShell.instance()
+callbacks = list(ip.events.callbacks["post_run_cell"])
+ip.run_cell("%load_ext execmagic\\nimport sys\\nduring = sys.getswitchinterval()")
+assert ip.user_ns["during"] == 0.002, ip.user_ns["during"]  # nothing ahead of the end of the cell
+(ahead,) = [t for t in threading.enumerate() if t.name == "execmagic-import-ahead"]
+ahead.join(60)
+assert all(name in sys.modules for name in FIRST_RUN_MODULES)
+assert sys.getswitchinterval() == 0.002, sys.getswitchinterval()
+assert ip.events.callbacks["post_run_cell"] == callbacks  # its one-off hook is gone
+from execmagic.magics.exec_magics import ExecMagics
+assert ExecMagics.__dict__["exec_line"]._parser is not None  # the first %exec finds its parser built
+from execmagic.engine.default import current_default_engine
+engine = current_default_engine()
+standby = engine.warm.wait_ready(30)
+assert standby is not None and engine.shells.watchdog_pid is not None
+ip.run_line_magic("exec", "--capture true")
+assert engine.warm.wait_ready(30) is not standby  # the first command took it: the next one is another
+print(standby.runner.pid, engine.shells.watchdog_pid)
+"""
+
+
+def _gone(*pids: int) -> bool:
+    def alive(pid: int) -> bool:
+        try:
+            return psutil.Process(pid).status() != psutil.STATUS_ZOMBIE
+        except psutil.NoSuchProcess:
+            return False
+
+    return not any(alive(pid) for pid in pids)
+
+
+def test_loaded_in_a_cell_the_engine_and_its_standby_are_ready_for_the_first_command_and_go_with_it():
+    standby, watchdog = map(int, _probe(IN_A_CELL, standby="1").split())
+    wait_until(lambda: _gone(standby, watchdog), 10, "the standby and the watchdog to be gone with the interpreter")
+
+
+#: Unloaded at once (in the loading cell), or every command sandboxed by default: no engine is made ahead.
+NOTHING_AHEAD = """
+import threading
+import psutil
+from IPython.core.interactiveshell import InteractiveShell
+ip = InteractiveShell.instance()
+assert ip.run_cell({cell!r}).success
+for thread in [t for t in threading.enumerate() if t.name == "execmagic-import-ahead"]:
+    thread.join(60)
+from execmagic.engine.default import current_default_engine
+assert current_default_engine() is None
+assert psutil.Process().children(recursive=True) == []
+print("ok")
+"""
+
+
+@pytest.mark.parametrize("cell", ["%load_ext execmagic\n%unload_ext execmagic",
+                                  "%config ExecMagics.sandbox = 'read-only'\n%load_ext execmagic"])
+def test_no_engine_ahead_for_magics_unloaded_at_once_nor_when_commands_are_sandboxed(cell):
+    assert _probe(NOTHING_AHEAD.format(cell=cell), standby="1") == "ok"
+
+
+#: A command in the loading cell itself makes the engine first: the thread leaves it (and the standby that
+#: command's end asked for) alone -- a second wish would have the one being made thrown away.
+COMMAND_FIRST = """
+import threading
+from IPython.core.interactiveshell import InteractiveShell
+ip = InteractiveShell.instance()
+assert ip.run_cell("%load_ext execmagic\\n%exec --capture true").success
+[t.join(60) for t in threading.enumerate() if t.name == "execmagic-import-ahead"]
+from execmagic.engine.default import current_default_engine
+standby = current_default_engine().warm.wait_ready(30)
+print(standby.marker.rsplit("-", 1)[-1])
+"""
+
+
+def test_a_command_in_the_loading_cell_keeps_its_engine_and_standby():
+    assert _probe(COMMAND_FIRST, standby="1") == "0001"  # the first standby made, never replaced
+
+
+#: Standbys off: the engine is made ahead, and nothing starts (the watchdog comes with the first process).
+NO_STANDBY = """
+import threading
+import psutil
+from IPython.core.interactiveshell import InteractiveShell
+ip = InteractiveShell.instance()
+assert ip.run_cell("%load_ext execmagic").success
+[t.join(60) for t in threading.enumerate() if t.name == "execmagic-import-ahead"]
+from execmagic.engine.default import current_default_engine
+engine = current_default_engine()
+assert engine is not None and not engine.standby and engine.warm.wait_ready(1) is None
+assert psutil.Process().children(recursive=True) == []
+print("ok")
+"""
+
+
+@pytest.mark.parametrize("how", ["env", "config"])
+def test_with_standbys_off_the_engine_is_made_ahead_and_nothing_starts(how):
+    if how == "env":
+        assert _probe(NO_STANDBY, standby="0") == "ok"
+    else:
+        code = NO_STANDBY.replace('ip.run_cell("%load_ext', 'ip.run_cell("%config ExecMagics.standby = False\\n%load_ext')
+        assert _probe(code, standby="1") == "ok"
+
+
+def test_a_kernel_that_loaded_in_a_cell_and_never_ran_a_command_leaves_nothing():
+    kernel = Kernel(extra_env={"EXECMAGIC_STANDBY": "1"})
+    try:
+        assert kernel.execute("%load_ext execmagic").status == "ok"
+        ex = kernel.execute("import threading\n"
+                            "[t.join(60) for t in threading.enumerate() if t.name == 'execmagic-import-ahead']\n"
+                            "from execmagic.engine.default import current_default_engine\n"
+                            "print(current_default_engine().warm.wait_ready(30) is not None)")
+        assert ex.stream_text() == "True\n", ex.reply
+    finally:
+        kernel.shutdown()
+    assert_none_left(KERNEL_TOKEN_VAR, kernel.token, wait=5)  # its standby and watchdog too
+
+
+#: What loading the extension imports, seen from the loading cell itself (the import-ahead waits for its end).
+LOAD_IMPORTS = """
+import sys
+from IPython.core.interactiveshell import InteractiveShell
+ip = InteractiveShell.instance()
+ip.run_cell("pass")
+before = set(sys.modules)
+import execmagic.magics.ahead
+execmagic.magics.ahead.AHEAD_WAIT = 60.0  # however slow the machine: nothing ahead before the cell ends
+ip.run_cell("%load_ext execmagic\\nimport sys\\nloaded = set(sys.modules)")
+print(" ".join(sorted(ip.user_ns["loaded"] - before)))
+"""
+
+#: Modules the load has no use for: what runs a command (the engine, the processes' specs, the sandbox, the
+#: guard's tables, psutil), the backends' implementations and job states, the MCP server, a typo's suggester.
+NOT_AT_LOAD = ("execmagic.engine.engine", "execmagic.process.spec", "execmagic.process.stop_report",
+               "execmagic.process.sandbox_spec", "execmagic.process.foreground", "execmagic.guard.policy",
+               "execmagic.background.backends.status", "execmagic.background.backends.local",
+               "execmagic.background.backends.slurm.backend", "execmagic.mcp", "psutil", "difflib")
+
+
+def test_the_load_imports_none_of_what_only_a_command_needs():
+    loaded = set(_probe(LOAD_IMPORTS).split())
+    assert "execmagic.magics.exec_magics" in loaded
+    assert not loaded & set(NOT_AT_LOAD), sorted(loaded & set(NOT_AT_LOAD))

@@ -19,7 +19,6 @@ from __future__ import annotations
 import dataclasses
 
 from ..process.plural import listed
-from ..process.sandbox_spec import SandboxProblem
 
 __all__ = ["RECORDS", "SANDBOX_MODES", "SandboxMode", "describe_modes", "mode_named", "mode_names"]
 
@@ -61,6 +60,8 @@ def mode_named(name: str) -> SandboxMode:
     for mode in RECORDS:
         if mode.name == name:
             return mode
+    from ..process.sandbox_spec import SandboxProblem  # a mistake's type: not imported by %load_ext for it
+
     raise SandboxProblem(name, f"unknown sandbox mode (one of: {', '.join(SANDBOX_MODES)})")
 
 

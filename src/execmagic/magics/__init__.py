@@ -3,28 +3,21 @@
 from __future__ import annotations
 
 import atexit
-import importlib
 import sys
-import threading
 from types import FrameType
 from typing import Any
 
 from ..display import formatters
+from . import ahead
+from .ahead import FIRST_RUN_MODULES
 from .bg_magics import BackgroundMagics
 from .exec_magics import CellCommandFailed, CommandInterrupted, ExecMagics, StartFailed
 from .mcp_magics import McpMagics
 
-__all__ = ["BackgroundMagics", "CellCommandFailed", "CommandInterrupted", "ExecMagics", "McpMagics", "StartFailed",
-           "load", "reloading", "unload"]
+__all__ = ["FIRST_RUN_MODULES", "BackgroundMagics", "CellCommandFailed", "CommandInterrupted", "ExecMagics",
+           "McpMagics", "StartFailed", "load", "reloading", "unload"]
 
 _LOADED: dict[int, tuple[ExecMagics, BackgroundMagics, McpMagics]] = {}
-#: What the first command needs that registering the magics does not: imported on a thread of its own once
-#: they are registered, while the notebook waits for its next cell, so that the first ``%exec`` does not pay
-#: for it (about 100 ms of its 120, by ``python -X importtime``).  Imports only: no engine is made and no
-#: process starts until a command runs.  (The import graph has no circle, which a test holds: two threads
-#: importing at once cannot deadlock.)
-FIRST_RUN_MODULES = ("execmagic.engine.engine", "execmagic.guard.policy", "execmagic.display.render",
-                     "execmagic.magics.kernel_io", "execmagic.magics.live")
 
 
 def load(shell: Any) -> None:
@@ -46,17 +39,7 @@ def load(shell: Any) -> None:
     set_default_configurer(exec_magics.apply_engine_settings)
     atexit.register(_close_at_exit, exec_magics, mcp_magics)
     _LOADED[id(shell)] = (exec_magics, bg_magics, mcp_magics)
-    threading.Thread(target=_import_ahead, name="execmagic-import-ahead", daemon=True).start()
-
-
-def _import_ahead() -> None:
-    """Import :data:`FIRST_RUN_MODULES`; a module that fails to import is left to the first command, which
-    imports it again and shows why in its cell."""
-    for name in FIRST_RUN_MODULES:
-        try:
-            importlib.import_module(name)
-        except Exception:
-            return
+    ahead.start(shell, exec_magics, loaded=lambda: _LOADED.get(id(shell), (None,))[0] is exec_magics)
 
 
 #: Longest grace for background shells when the interpreter exits: a kernel being shut down
@@ -65,14 +48,15 @@ EXIT_GRACE = 1.0
 
 
 def _close_engine(grace: float | None = None) -> None:
-    """Close the process-wide engine if a command ever made one (else there is nothing to stop,
-    and nothing worth importing while the interpreter exits)."""
+    """Close the process-wide engine if a command (or :mod:`.ahead`) made one (else there is nothing to
+    stop, and nothing worth importing while the interpreter exits)."""
     default = sys.modules.get("execmagic.engine.default")
     if default is not None:
         default.close_default_engine(grace)
 
 
 def _close_at_exit(exec_magics: ExecMagics, mcp_magics: McpMagics) -> None:
+    ahead.exiting()  # an engine made ahead after this would outlive the close below
     mcp_magics.stop()  # no new calls from outside once the shells are being stopped
     _close_engine(grace=min(exec_magics.kill_grace, EXIT_GRACE))
 
@@ -101,15 +85,16 @@ def unload(shell: Any, keep_shells: bool = False) -> None:
     ``keep_shells`` (a reload): the engine -- its session, background shells and watchdog -- is left
     running for the magics the next :func:`load` makes.
     """
-    loaded = _LOADED.pop(id(shell), None)
-    if loaded is None:
-        return
-    loaded[2].stop()
-    default = sys.modules.get("execmagic.engine.default")
-    if default is not None:
-        default.set_default_configurer(None)
-    if not keep_shells:
-        _close_engine()
+    with ahead.LOCK:  # an engine being made ahead for these magics is made before, and closed here
+        loaded = _LOADED.pop(id(shell), None)
+        if loaded is None:
+            return
+        loaded[2].stop()
+        default = sys.modules.get("execmagic.engine.default")
+        if default is not None:
+            default.set_default_configurer(None)
+        if not keep_shells:
+            _close_engine()
     atexit.unregister(_close_at_exit)
     registry = shell.magics_manager.magics
     for settings in loaded[0].backend_settings.values():

@@ -16,14 +16,14 @@ from typing import TYPE_CHECKING, Any
 
 from IPython.core.error import UsageError
 from IPython.core.magic import Magics, line_magic, magics_class, no_var_expand
-from IPython.core.magic_arguments import argument, kwds, magic_arguments
+from IPython.core.magic_arguments import argument, kwds
 from IPython.display import display
 
 from ..process import checks
 from ..process.plural import counted
 from .cluster import cluster_options
 from .exec_magics import ExecMagics, engine_errors, sandbox_options
-from .helpfmt import FixedWidthHelp
+from .helpfmt import FixedWidthHelp, magic_arguments
 from .options import parse_line
 
 if TYPE_CHECKING:  # imported by the first command that needs them, not at %load_ext

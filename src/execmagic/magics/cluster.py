@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Callable, Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from IPython.core.error import UsageError
 from IPython.core.magic_arguments import argument
@@ -20,46 +20,52 @@ from traitlets import Float, Int, TraitType, Unicode
 from traitlets.config import Configurable
 
 from ..background.backends import registry
-from ..background.backends.base import Backend, Option
 from ..process.errors import UsageProblem
+
+if TYPE_CHECKING:
+    from ..background.backends.base import Backend, Option
+    from ..background.backends.registry import BackendSpec
 
 __all__ = ["backend_for", "cluster_options", "settings_classes"]
 
 _TRAITS: dict[type[Any], Callable[..., TraitType[Any, Any]]] = {str: Unicode, int: Int, float: Float}
 
 
-def _flags() -> dict[str, tuple[Option, list[str]]]:
+def _flags(specs: list[BackendSpec] | None = None) -> dict[str, tuple[Option, list[str]]]:
     """Every backend's flags, each once: its option (as the first backend declaring it reads it) and
     the backends that take it, in the registry's order."""
     flags: dict[str, tuple[Option, list[str]]] = {}
-    for spec in registry.specs():
+    for spec in registry.specs() if specs is None else specs:
         for flag, option in spec.flags.items():
             flags.setdefault(flag, (option, []))[1].append(spec.name)
     return flags
 
 
-def _flag_help(flag: str) -> str:
+def _flag_help(flag: str, flags_by_backend: list[tuple[str, dict[str, Option]]]) -> str:
     """``with --on slurm: the partition …``; a flag two backends take says each one's help."""
     helps: dict[str, list[str]] = {}
-    for spec in registry.specs():
-        option = spec.flags.get(flag)
+    for name, flags in flags_by_backend:
+        option = flags.get(flag)
         if option is not None:
-            helps.setdefault(option.help, []).append(spec.name)
+            helps.setdefault(option.help, []).append(name)
     return "; ".join(f"with --on {' or '.join(names)}: {text}" for text, names in helps.items())
 
 
-def _on_help() -> str:
+def _on_help(specs: list[BackendSpec]) -> str:
     """``where to run: local (default) or slurm (a batch job; its logs on a shared folder)``."""
-    parts = [f"{spec.name} ({spec.help})" for spec in registry.specs()]
+    parts = [f"{spec.name} ({spec.help})" for spec in specs]
     return "where to run: " + (", ".join(parts[:-1]) + " or " + parts[-1] if len(parts) > 1 else parts[0])
 
 
 def cluster_options(func: Callable[..., Any]) -> Callable[..., Any]:
-    """``--on`` and every backend's flags, for the magics that can run elsewhere."""
-    decorators = [argument("--on", choices=registry.names(), default=None, help=_on_help())]
-    for flag, (option, _) in _flags().items():
+    """``--on`` and every backend's flags, for the magics that can run elsewhere (the registry read once:
+    each magic's class is defined when the extension loads)."""
+    specs = registry.specs()
+    flags_by_backend = [(spec.name, spec.flags) for spec in specs]
+    decorators = [argument("--on", choices=tuple(spec.name for spec in specs), default=None, help=_on_help(specs))]
+    for flag, (option, _) in _flags(specs).items():
         decorators.append(argument(flag, dest=option.name, type=option.kind, metavar=option.metavar,
-                                   help=_flag_help(flag)))
+                                   help=_flag_help(flag, flags_by_backend)))
     for decorate in reversed(decorators):
         func = decorate(func)
     return func

@@ -29,7 +29,7 @@ from IPython.core.magic import (
     magics_class,
     no_var_expand,
 )
-from IPython.core.magic_arguments import argument, kwds, magic_arguments
+from IPython.core.magic_arguments import argument, kwds
 from IPython.display import display
 
 from ..engine.sandbox_modes import SANDBOX_MODES, mode_names
@@ -38,7 +38,7 @@ from ..process import checks
 from ..process.errors import shown_value
 from .cell_errors import CellCommandFailed, CommandInterrupted, StartFailed, engine_errors
 from .cluster import backend_for, cluster_options, settings_classes
-from .helpfmt import FixedWidthHelp
+from .helpfmt import FixedWidthHelp, magic_arguments
 from .options import NotebookVariables, parse_line, parse_pairs, split_words, template_params
 from .settings import ExecSettings
 

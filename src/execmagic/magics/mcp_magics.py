@@ -13,13 +13,13 @@ from typing import TYPE_CHECKING, Any
 
 from IPython.core.error import UsageError
 from IPython.core.magic import Magics, line_magic, magics_class, no_var_expand
-from IPython.core.magic_arguments import argument, kwds, magic_arguments
+from IPython.core.magic_arguments import argument, kwds
 from IPython.display import display
 
 from ..engine.sandbox_modes import SANDBOX_MODES, describe_modes
 from ..process import checks
 from .exec_magics import ExecMagics, engine_errors
-from .helpfmt import FixedWidthHelp
+from .helpfmt import FixedWidthHelp, magic_arguments
 from .options import parse_line
 
 if TYPE_CHECKING:  # the server and the tools are imported when a server is asked for, not at %load_ext

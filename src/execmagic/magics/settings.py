@@ -46,8 +46,9 @@ class ExecSettings(Magics):
     def engine(self) -> Engine:
         """The process-wide engine, made at the first command that needs it, with these settings.
 
-        Not at ``%load_ext``: a kernel started with the extension loaded should not pay for the
-        engine's modules (nor start its log pruning) before a cell runs a command.  Whoever makes it
+        Not by ``%load_ext`` itself: the prompt does not wait for the engine's modules.  Loaded in a
+        cell, a thread makes it once that cell is over (:mod:`.ahead`); loaded by a profile, into every
+        kernel, nothing is made before a cell runs a command.  Whoever makes it
         first -- a magic, ``execmagic.run``, a Toolbox -- gets these settings applied
         (:meth:`apply_engine_settings` is its configurer, see :mod:`~execmagic.engine.default`).
         """

@@ -9,7 +9,6 @@ line a person can act on.
 
 from __future__ import annotations
 
-import difflib
 import typing
 from collections.abc import Iterable
 
@@ -66,6 +65,8 @@ class CommandFailed(ExecError):
 
 def did_you_mean(word: str, candidates: Iterable[str]) -> str | None:
     """The candidate closest to a mistyped ``word`` (``pyhton`` → ``python``), or ``None``."""
+    import difflib  # for a mistake only: not at every import of this module (%load_ext among them)
+
     close = difflib.get_close_matches(word, list(candidates), n=1, cutoff=0.6)
     return close[0] if close else None
 

@@ -11,12 +11,13 @@ from typing import TYPE_CHECKING
 
 from ...process.lazy import lazy_exports
 from .base import STREAMS, Backend, Foreground, Handle, JobRecord, Option
-from .status import JobStatus, Phase
 
 if TYPE_CHECKING:
     from .local import LocalBackend, LocalHandle
+    from .status import JobStatus, Phase
 
 __all__ = ["STREAMS", "Backend", "Foreground", "Handle", "JobRecord", "JobStatus", "LocalBackend", "LocalHandle",
            "Option", "Phase"]
 
-__getattr__, __dir__ = lazy_exports(__name__, {"LocalBackend": "local", "LocalHandle": "local"}, globals())
+__getattr__, __dir__ = lazy_exports(__name__, {"JobStatus": "status", "LocalBackend": "local", "LocalHandle": "local",
+                                                    "Phase": "status"}, globals())

@@ -33,10 +33,11 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Callable, Mapping
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
-from ...process.spec import Command
-from ...process.stop_report import StopReport
+if TYPE_CHECKING:  # in annotations only: the magics read Option when the extension loads, and need neither
+    from ...process.spec import Command
+    from ...process.stop_report import StopReport
 
 __all__ = ["STREAMS", "Backend", "Foreground", "Handle", "JobRecord", "Option"]
 

@@ -1,0 +1,102 @@
+"""What the first command would pay once, done ahead on a thread while the notebook waits for its next cell.
+
+The load registers the magics and returns (its own cost is the prompt's).  Then a thread imports what the
+first ``%exec`` needs (about 60 ms of module bodies: the engine, the guard, the renderers) and builds its
+parser; and when the extension was loaded *in a cell* -- someone typed ``%load_ext execmagic`` and is
+about to use it -- it also makes the process-wide engine with the notebook's settings and has its standby
+bash started (with it the watchdog), so the first command finds them ready, as every later one does.
+The engine comes last: started while the rest is imported, the standby is often still being started when a
+quick first command comes, which then waits for it (measured: 10 ms slower, 50 ms after the load).
+
+Loaded outside a cell -- a profile's ``c.InteractiveShellApp.extensions``, which loads the extension
+into every kernel, most of which may never run a command, or a script -- only the imports are done: no
+engine, no process, until a command asks (a standby bash and a watchdog in each such kernel would be a
+cost paid for nothing).  Whatever starts here is stopped as a command's would be: by ``%unload_ext``,
+at the interpreter's exit, and by the watchdog if the kernel dies.
+"""
+
+from __future__ import annotations
+
+import importlib
+import sys
+import threading
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from .exec_magics import ExecMagics
+
+__all__ = ["AHEAD_SWITCH_INTERVAL", "AHEAD_WAIT", "FIRST_RUN_MODULES", "LOCK", "exiting", "start"]
+
+#: What the first command needs that registering the magics does not (about 60 ms of its imports, by
+#: ``python -X importtime``).  (The import graph has no circle, which a test holds: two threads
+#: importing at once cannot deadlock.)
+FIRST_RUN_MODULES = ("execmagic.engine.engine", "execmagic.guard.policy", "execmagic.display.render",
+                     "execmagic.magics.kernel_io", "execmagic.magics.live", "execmagic.process.watchdog")
+#: Seconds the thread waits for the cell that loaded the extension to end (IPython's ``post_run_cell``)
+#: before it imports anyway: a load outside a cell has no cell to wait for.
+AHEAD_WAIT = 0.05
+#: The interpreter's thread switch interval (seconds) while working ahead: the kernel's own threads (its
+#: reply, the idle status the frontend waits for) then get the GIL within this, not the default 5 ms each
+#: time -- at the default, the imports delayed the load cell's end by about 13 ms.
+AHEAD_SWITCH_INTERVAL = 0.0005
+#: Held while the engine is made ahead, and by ``unload``: an engine is never made for magics unloaded meanwhile.
+LOCK = threading.Lock()
+_exiting = False
+
+
+def exiting() -> None:
+    """The interpreter is exiting (its engine is being closed): from now on nothing is made ahead."""
+    global _exiting
+    with LOCK:
+        _exiting = True
+
+
+def start(shell: Any, exec_magics: ExecMagics, loaded: Callable[[], bool]) -> None:
+    """Start the thread for ``exec_magics`` (``loaded``: whether they are still loaded, asked under :data:`LOCK`)."""
+    cell_over = threading.Event()
+    events = getattr(shell, "events", None)
+    if events is not None:
+        def over(*_: Any) -> None:
+            cell_over.set()
+            events.unregister("post_run_cell", over)
+
+        events.register("post_run_cell", over)
+    threading.Thread(target=_work, args=(cell_over, exec_magics, loaded), name="execmagic-import-ahead",
+                     daemon=True).start()
+
+
+def _work(cell_over: threading.Event, exec_magics: ExecMagics, loaded: Callable[[], bool]) -> None:
+    """Import, build the parser, and -- the loading cell being over by then -- make the engine and its standby.
+
+    A failure here is left to the first command, which meets it again and shows why in its cell."""
+    cell_over.wait(AHEAD_WAIT)
+    interval = sys.getswitchinterval()
+    short = min(interval, AHEAD_SWITCH_INTERVAL)
+    sys.setswitchinterval(short)
+    try:
+        for name in FIRST_RUN_MODULES:
+            importlib.import_module(name)
+        exec_magics.exec_line.parser  # noqa: B018  # built here, not by the first %exec
+        if cell_over.is_set():
+            _start_engine(exec_magics, loaded)
+    except Exception:
+        return
+    finally:
+        if sys.getswitchinterval() == short:  # unless someone set another meanwhile
+            sys.setswitchinterval(interval)
+
+
+def _start_engine(exec_magics: ExecMagics, loaded: Callable[[], bool]) -> None:
+    """The process-wide engine, made as the first command would make it, and its standby on its way (in the
+    engine's own worker).  Not when every command is sandboxed by default: the standby started here is an
+    unconfined one, which such a command never takes.  Not either when the engine is there already (a
+    command came first, or a reload): its runs keep their standby, which a second wish would replace."""
+    from ..engine.default import current_default_engine
+
+    with LOCK:
+        if _exiting or not loaded() or exec_magics.sandbox != "off" or current_default_engine() is not None:
+            return
+        engine = exec_magics.engine
+        if engine.standby:
+            engine.warm.refill()
