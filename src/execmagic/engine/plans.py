@@ -210,7 +210,8 @@ class Planner:
         from ..process import checks
 
         params = params or {}
-        variables = variables or {}
+        # not ``variables or {}``: a notebook's namespace counts every name it holds to say whether it is empty
+        variables = {} if variables is None else variables
         report: list[Filled] = []
         env = checks.environment(env)
         cwd = checks.optional_text(cwd, "cwd")
