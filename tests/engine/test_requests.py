@@ -43,9 +43,14 @@ class _Uncountable(dict):
 
 
 def test_planning_never_counts_the_notebooks_variables(engine):
-    """Whether a notebook has variables is never asked of its namespace: every run paid a walk of every name."""
+    """Whether a notebook has variables is never asked of its namespace, nor is it copied: every run paid a walk
+    of every name it holds (a %spawn two)."""
     plan = engine.plan(Request(text="echo hi", variables=_Uncountable(x=1)))
     assert plan.error is None and plan.command.argv[-1] == "echo hi"
+    plan = engine.plan(Request(text="echo {x}", variables=_Uncountable(x="a b")))
+    assert plan.error is None and plan.command.argv[-1] == "echo 'a b'"
+    plan = engine.plan(Request(argv=("printf", "{x}", "-{x}-"), variables=_Uncountable(x=["a", "b"])))
+    assert plan.error is None and plan.command.argv == ("printf", "a", "b", "-a b-")
 
 
 def test_run_on_a_backend_is_the_backends_job_and_writes_no_session_back(engine):
