@@ -5,8 +5,10 @@
 Prints a Markdown table: the cost of ``%load_ext execmagic`` over an empty cell in K fresh
 kernels, and of the first ``%exec true`` after it (the engine and its standby start then) against a later one;
 per-command latency of an empty cell, ``subprocess.run(['bash','-c','true'])`` (alone, and with its exit code
-printed: the same facts as ``%exec`` gives, by hand),
-``%%bash``, ``%exec``, ``%spawn`` and, where bubblewrap is installed, ``%exec`` in the sandbox
+printed: the same facts as ``%exec`` gives, by hand; and ``subprocess.run(['true'])`` with its exit code printed,
+``%spawn``'s peer),
+``%%bash``, ``%exec`` (``true``: bash's builtin, and the program ``true``: what ``%spawn true`` runs), ``%spawn`` and,
+where bubblewrap is installed, ``%exec`` in the sandbox
 (N cells each, interleaved, medians; ratios net of the empty cell) and ``!true``; a 200 MB stream through ``%%exec`` against the same command
 writing to a file in the same folder (R rounds, interleaved, medians; kernel memory growth
 and stream messages); stream messages and wall time for
@@ -36,6 +38,11 @@ STREAM = "yes 0123456789abcdefghijklmnopqrstuvwxyz0123456789abcdefghijklmnopqrst
 SP_TRUE = "`subprocess.run(['bash','-c','true'])`"
 #: What ``%exec true`` tells (that it ran, how it ended), done by hand: the peer its cost is held against.
 BY_HAND = "`print(subprocess.run(['bash','-c','true']).returncode)` (by hand)"
+#: The program ``true`` (``%exec true`` runs bash's builtin, and starts no program at all).
+TRUE_PROGRAM = shutil.which("true") or "/bin/true"
+EXEC_PROGRAM = f"`%exec {TRUE_PROGRAM}` (a program, not bash's builtin)"
+#: What ``%spawn true`` tells, by hand: the program run with no shell between.
+BY_HAND_ARGV = "`print(subprocess.run(['true']).returncode)` (by hand, no shell)"
 SANDBOXED = "`%exec --sandbox-mode workspace true` (bubblewrap)"
 #: Seconds between cells in the paced latency rounds: far less than a person takes between two cells.
 PAUSE = 0.05
@@ -102,8 +109,11 @@ def latency_rows(kernel: Kernel, repeat: int, pause: float = 0.0) -> list[tuple[
         ("empty cell (kernel round trip)", "pass"),
         (SP_TRUE, "subprocess.run(['bash', '-c', 'true']);"),
         (BY_HAND, "print(subprocess.run(['bash', '-c', 'true']).returncode)"),
+        (BY_HAND_ARGV, "print(subprocess.run(['true']).returncode)"),
         ("`%%bash true`", "%%bash\ntrue"),
         ("`%exec true`", "%exec true"),
+        # `true` is a bash builtin: %exec true starts no program; %spawn true does, as this does through bash
+        (EXEC_PROGRAM, f"%exec {TRUE_PROGRAM}"),
         ("`%spawn true`", "%spawn true"),
         # what a summary costs by itself: one display message, as every %exec sends (subprocess.run sends none)
         ("one display message, `display({'text/plain': 'x'}, raw=True)`", "display({'text/plain': 'x'}, raw=True)"),
@@ -126,8 +136,12 @@ def latency_rows(kernel: Kernel, repeat: int, pause: float = 0.0) -> list[tuple[
     rows = []
     for label, ms in median.items():
         compared = "" if ms == empty else f"net {ms - empty:.1f} ms = {(ms - empty) / base:.2f}× subprocess.run net"
-        if label not in ("empty cell (kernel round trip)", SP_TRUE, BY_HAND):
+        if label not in ("empty cell (kernel round trip)", SP_TRUE, BY_HAND, BY_HAND_ARGV):
             compared += f"; {(ms - empty) / by_hand:.2f}× by hand net"
+        if label == "`%spawn true`":  # against its own peer, and against %exec (an argv run is the cheaper thing)
+            compared += (f"; {(ms - empty) / (median[BY_HAND_ARGV] - empty):.2f}× by hand with no shell net"
+                         f"; {(ms - empty) / (median['`%exec true`'] - empty):.2f}× `%exec true` net"
+                         f"; {(ms - empty) / (median[EXEC_PROGRAM] - empty):.2f}× the same program through `%exec`")
         if label == SANDBOXED:
             compared += f"; {(ms - empty) / (median['`%exec true`'] - empty):.2f}× `%exec true` net"
         rows.append((f"cell latency, {label}", f"{ms:.1f} ms (median of {repeat}, interleaved, {how})", compared))

@@ -35,6 +35,24 @@ def test_the_engine_holds_a_planner_and_shares_its_settings(engine, tmp_path):
     assert plan.state_path is not None and plan.state_path.startswith(engine.logs.runtime())
 
 
+class _Uncountable(dict):
+    """A notebook's namespace as planning sees it: counting its names walks all of them (a large notebook)."""
+
+    def __len__(self) -> int:
+        raise AssertionError("the namespace was counted")
+
+
+def test_planning_never_counts_the_notebooks_variables(engine):
+    """Whether a notebook has variables is never asked of its namespace, nor is it copied: every run paid a walk
+    of every name it holds (a %spawn two)."""
+    plan = engine.plan(Request(text="echo hi", variables=_Uncountable(x=1)))
+    assert plan.error is None and plan.command.argv[-1] == "echo hi"
+    plan = engine.plan(Request(text="echo {x}", variables=_Uncountable(x="a b")))
+    assert plan.error is None and plan.command.argv[-1] == "echo 'a b'"
+    plan = engine.plan(Request(argv=("printf", "{x}", "-{x}-"), variables=_Uncountable(x=["a", "b"])))
+    assert plan.error is None and plan.command.argv == ("printf", "a", "b", "-a b-")
+
+
 def test_run_on_a_backend_is_the_backends_job_and_writes_no_session_back(engine):
     backend = Elsewhere()
     before = engine.session.current_cwd()

@@ -7,7 +7,7 @@ import os
 import pytest
 
 from execmagic.engine import RunOptions
-from execmagic.engine.session import parse_export_listing
+from execmagic.engine.session import parse_export_listing, take_state_file
 from waiting import wait_until
 
 
@@ -244,3 +244,16 @@ def test_a_state_file_that_cannot_be_read_is_a_note_not_a_crash(engine):
         assert r.exit_code == 0, r.stderr
         assert any(note.startswith("session state unchanged: the shell's state could not be read") for note in r.notes)
         assert engine.run_script("pwd").stdout == os.getcwd() + "\n"
+
+
+def test_a_state_file_is_read_back_whole_or_to_one_byte_past_the_limit_and_removed(tmp_path):
+    """What a run's prelude wrote comes back as written; one past the limit says it is too large to be a state;
+    either way the file is gone."""
+    small, big = tmp_path / "small.state", tmp_path / "big.state"
+    written = b"\0/work\0" + b"declare -x A=\"1\"\n" * 5000  # over one read's 64 KB
+    small.write_bytes(written)
+    big.write_bytes(b"x" * 300_000)
+    assert take_state_file(str(small), 1 << 20) == written
+    assert take_state_file(str(big), 100_000) == b"x" * 100_001
+    assert not small.exists() and not big.exists()
+    assert take_state_file(str(small), 1 << 20) is None

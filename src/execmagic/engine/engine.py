@@ -48,6 +48,7 @@ from .languages import name_shell_start_failure
 from .placement import sandbox_elsewhere
 from .plans import Plan, Planner
 from .requests import Request
+from .sandbox_modes import mode_named
 from .sandboxing import SandboxChoice, SessionTmp, choose_sandbox
 from .session import STATE_VAR, USER_BASH_ENV_VAR, ShellSession, handed_fds
 from .state_back import session_after, stopped
@@ -55,6 +56,9 @@ from .walls import confined, standby_inside, start_inside, walls_said
 from .warm import WarmShell
 
 __all__ = ["Engine", "Plan", "Request"]
+
+#: The choice of a mode that confines nothing (``off``): no sandbox, nothing to tell.
+_UNCONFINED = SandboxChoice(None)
 
 #: Variables a standby may differ in from the run that takes it: set per run (the state file's path).
 _PER_RUN = frozenset({STATE_VAR})
@@ -302,6 +306,8 @@ class Engine:
         honoured) and :class:`~execmagic.process.sandbox.SandboxUnavailable` (a named mode where
         bubblewrap cannot run: nothing may run unconfined then).
         """
+        if not mode_named(mode).confines:  # nothing below decides anything for a run that is not confined
+            return _UNCONFINED  # (finding the default root alone checked every folder above the temp folder)
         # every engine's logs (the default root, even when this one logs elsewhere), ours, the audit log
         hidden = tuple(p for p in (default_root(), self.logs.root, self.logs.path, self.policy.audit_log) if p)
         start_dir = self.start_dir or self.session.current_cwd()

@@ -8,7 +8,7 @@ import os
 import shlex
 import shutil
 import sys
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 
 from ..process.errors import UnknownLanguage, did_you_mean
 from ..process.private import write_file
@@ -82,14 +82,14 @@ def _closest(language: str, path: str) -> str | None:
     return did_you_mean(language, candidates)
 
 
-def _write(path: str, script: str) -> str:
+def _write(path: str | Callable[[], str], script: str) -> str:
     """A new private file (0600, ``O_EXCL``; beside ``path`` when that is taken): an interpreter runs it, so
     nothing already there is reused.  Returns the path written."""
     # surrogate escapes (from bytes values that are not UTF-8) go back out as the original bytes
-    return write_file(path, script.encode("utf-8", "surrogateescape"), unique=True)
+    return write_file(path() if callable(path) else path, script.encode("utf-8", "surrogateescape"), unique=True)
 
 
-def script_argv(language: str, script: str, env: Mapping[str, str], script_path: str, *,
+def script_argv(language: str, script: str, env: Mapping[str, str], script_path: str | Callable[[], str], *,
                 errexit: bool = False) -> tuple[tuple[str, ...], str | None]:
     """The argv that runs ``script`` in ``language``.
 
@@ -101,8 +101,9 @@ def script_argv(language: str, script: str, env: Mapping[str, str], script_path:
     ``ruby``, ``perl``, ``Rscript`` and most interpreters take a program.
     A name that is neither is a usage problem (no process is started).
 
-    Returns the argv and the file the script was written to (``None``: inline), which the caller
-    removes after the run.
+    ``script_path``: where a file would go, or what says it only when one is written (a script that goes
+    inline, most of them, then costs no look at the folder).  Returns the argv and the file the script was
+    written to (``None``: inline), which the caller removes after the run.
     """
     inline = _INLINE.get(language)
     trap = ""

@@ -210,7 +210,8 @@ class Planner:
         from ..process import checks
 
         params = params or {}
-        variables = variables or {}
+        # not ``variables or {}``: a notebook's namespace counts every name it holds to say whether it is empty
+        variables = {} if variables is None else variables
         report: list[Filled] = []
         env = checks.environment(env)
         cwd = checks.optional_text(cwd, "cwd")
@@ -339,14 +340,18 @@ class Planner:
         argv, boot = handed_argv(language, text, shown, errexit)
         if boot is not None:
             return tuple(argv), boot, None, None
-        script_path = os.path.join(self.logs.path, f"{p.label}.script")
+        where = [os.path.join(self.logs.path, f"{p.label}.script")]
+
+        def script_path() -> str:  # the runtime folder is looked at only when a file is written there
+            where[0] = os.path.join(self.logs.runtime(), f"{p.label}.script")
+            return where[0]
+
         try:
-            script_path = os.path.join(self.logs.runtime(), f"{p.label}.script")
             written, script_file = script_argv(language, text, p.env, script_path, errexit=errexit)
         except OSError as exc:
-            error = PreExecError(f"cannot write the script to '{script_path}': {os_error_reason(exc)}",
+            error = PreExecError(f"cannot write the script to '{where[0]}': {os_error_reason(exc)}",
                                  errno.errorcode.get(exc.errno or 0, "EIO"), exit_code=126)
-            return (language, script_path), None, None, error
+            return (language, where[0]), None, None, error
         return tuple(written), None, script_file, None
 
     def _failure_env(self, env: dict[str, str], label: str, sandboxed: bool) -> tuple[dict[str, str], str | None]:

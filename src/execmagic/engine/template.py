@@ -35,8 +35,8 @@ from __future__ import annotations
 import dataclasses
 import re
 from collections import ChainMap
-from collections.abc import Collection, Mapping, Sequence
-from typing import Any
+from collections.abc import Collection, Mapping, MutableMapping, Sequence
+from typing import Any, cast
 
 from ..process.errors import TemplateError, shown_value
 from .contexts import SHELL_LANGUAGES, Context, contexts_at, expands_variables
@@ -154,7 +154,7 @@ def fill(text: str, params: Mapping[str, Any], *, language: str | None = "bash",
     """
     if "{" not in text:
         return Filled(text)
-    walk = _Walk(text, params, variables or {}, language)
+    walk = _Walk(text, params, {} if variables is None else variables, language)  # a namespace is never counted
     return walk.run()
 
 
@@ -316,7 +316,9 @@ def expand_argv(words: Sequence[str], env: Mapping[str, str], params: Mapping[st
     ``report`` collects what filled each word (for the notes and ``--dry-run``).
     """
     out: list[str] = []
-    names = ChainMap(dict(params), dict(variables or {})) if variables else params
+    # the notebook's namespace looked up, never counted nor copied (a walk of every name it holds, per run);
+    # a ChainMap that is only read here
+    names = ChainMap(dict(params), cast("MutableMapping[str, Any]", variables)) if variables is not None else params
     for word in words:
         word = expand_env(word, env)
         whole = _PARAM_REF.fullmatch(word)

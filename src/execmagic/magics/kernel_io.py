@@ -4,7 +4,7 @@ In a kernel, everything bound for IOPub -- stream text and display messages alik
 one IO thread, from one queue, in order.  ``display()`` first flushes stdout, then stderr, each
 flush waiting for a round trip to that thread, which must first wake from idle: two such waits
 were a sizeable share of a short command's time.  A foreground run instead has both streams
-flushed as it starts (the cell's earlier text goes out while the command runs) and its summary
+flushed as it starts when they hold text (the cell's earlier text goes out while the command runs) and its summary
 sent as it ends, neither waited for.  The order stays the notebook's:
 
 - the summary is sent from the IO thread, queued behind the flushes: a flush run there queues
@@ -41,7 +41,8 @@ class CellOutput:
         self._thread = _io_thread(*self._streams) if _plain_publisher(self._pub) else None
         if self._thread is not None:
             for stream in self._streams:
-                self._thread.schedule(stream._flush)
+                if _holds_text(stream):  # a flush of nothing would only wake the IO thread, mid-run
+                    self._thread.schedule(stream._flush)
 
     def show(self, data: dict[str, Any]) -> None:
         """Show ``data`` (a display bundle) in the cell: ``display(data, raw=True)``, without the waits."""
@@ -73,6 +74,12 @@ def _io_thread(out: Any, err: Any) -> Any:
     thread = out.pub_thread
     alive = thread is not None and thread.thread is not None and thread.thread.is_alive()
     return thread if alive and out._is_master_process() else None
+
+
+def _holds_text(stream: Any) -> bool:
+    """Whether ``stream`` (ipykernel's) may hold text not sent yet: every write marks it so (``_flush_pending``)
+    until the flush that sends it; the echo to a terminal, when there is one, is flushed there too."""
+    return getattr(stream, "_flush_pending", True) or getattr(stream, "echo", None) is not None
 
 
 def _plain_publisher(pub: Any) -> bool:

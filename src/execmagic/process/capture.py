@@ -23,6 +23,7 @@ memory are kept.
 from __future__ import annotations
 
 import codecs
+import collections
 import contextlib
 import os
 from collections.abc import Callable
@@ -113,7 +114,11 @@ class StreamRecorder:
         self._pending: list[bytes] | None = [] if defer_log else None
         self._pending_size = 0
         self._head = bytearray()
-        self._tail = bytearray()
+        # the last bytes, as the chunks they came in (no copy of each byte into one buffer): at least the
+        # last ``_tail_len`` of them, as many as one buffer trimmed to a half past its twice would hold
+        self._tail: collections.deque[bytes] = collections.deque()
+        self._tail_held = 0
+        self._tail_len = 0
         self._decoder = codecs.getincrementaldecoder("utf-8")("replace")
         self._decoder_done = False
         self._log: BinaryIO | None = None
@@ -175,15 +180,29 @@ class StreamRecorder:
         return text
 
     def _keep(self, data: bytes) -> None:
-        """Hold the first and the last ``keep_bytes / 2`` bytes; let the middle go (to the log only)."""
+        """Hold the first and the last ``keep_bytes / 2`` bytes; let the middle go (to the log only).
+
+        The tail is the last ``_tail_len`` bytes: all of them until there are more than ``keep_bytes``, then
+        trimmed to the last half, and so on.  The chunks that hold them are kept as read (a stream of
+        200 MB was copied once more, byte by byte, into one buffer: a tenth of the kernel's time for it),
+        those it no longer reaches let go: at most ``keep_bytes`` and one read's worth are held."""
         room = self._half - len(self._head)
         if room > 0:
             self._head += data[:room]
             data = data[room:]
         if data:
-            self._tail += data
-            if len(self._tail) > 2 * self._half:
-                del self._tail[: len(self._tail) - self._half]
+            self._tail.append(data)
+            self._tail_held += len(data)
+            self._tail_len += len(data)
+            if self._tail_len > 2 * self._half:
+                self._tail_len = self._half
+            while self._tail_held - len(self._tail[0]) >= self._tail_len:
+                self._tail_held -= len(self._tail.popleft())
+
+    def _tail_bytes(self) -> bytes:
+        """The tail held (see :meth:`_keep`), as one piece."""
+        held = b"".join(self._tail)
+        return held[len(held) - self._tail_len:]
 
     # -- the log -----------------------------------------------------------------------------
     def _write_log(self, data: bytes) -> None:
@@ -259,11 +278,12 @@ class StreamRecorder:
             text = f"[binary output: {format_bytes(self.total)}; {self._log_hint()}]"
             return StreamCapture(text=text, bytes=self.total, truncated=True, binary=True, log_path=self.log_path,
                                  log_error=self.log_error)
+        held = self._tail_bytes()
         if not cut:  # all of it is held
-            text = (bytes(self._head) + bytes(self._tail)).decode("utf-8", "replace")
+            text = (bytes(self._head) + held).decode("utf-8", "replace")
         else:
-            tail = bytes(self._tail[-self._half :])
-            starts_line = len(self._tail) > self._half and self._tail[-self._half - 1] == 0x0A  # else unknown
+            tail = held[-self._half :]
+            starts_line = len(held) > self._half and held[-self._half - 1] == 0x0A  # else unknown
             head, tail = _whole_lines(bytes(self._head), tail, tail_starts_line=starts_line)
             omitted = self.total - len(head) - len(tail)
             text = _decode_edge(head, at_start=False)

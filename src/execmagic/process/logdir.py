@@ -19,13 +19,22 @@ from __future__ import annotations
 
 import logging
 import os
+import stat
 import tempfile
 import threading
 from collections.abc import Callable
 from typing import BinaryIO
 
 from .clock import now_stamp
-from .private import NotPrivate, create_unique, fallback_folder, make_folder, private_folder, why_swappable
+from .private import (
+    FOLDER_MODE,
+    NotPrivate,
+    create_unique,
+    fallback_folder,
+    make_folder,
+    private_folder,
+    why_swappable,
+)
 
 __all__ = ["LogDir", "default_root", "fallback_prefix", "temp_base"]
 
@@ -56,6 +65,18 @@ def temp_base() -> tuple[str, str | None]:
             return candidate, (f"temp folder {tmp} refused ({why}: another user could swap our folders there): "
                                f"logs go to {candidate}")
     return tmp, f"temp folder {tmp}: {why}, and no private folder to use instead (XDG_RUNTIME_DIR, ~/.cache)"
+
+
+def _still_private(path: str) -> bool:
+    """Whether ``path`` is, at one look (``lstat``: a link is not followed), what :func:`.private.private_folder`
+    leaves a folder it accepts: a folder of ours that only we may use (0700).  Anything else -- missing, another
+    mode, a link -- is for :func:`.private.private_folder` to make, close or refuse (four system calls, each
+    a moment the kernel's other threads may take the interpreter for, where this is one)."""
+    try:
+        st = os.lstat(path)
+    except OSError:
+        return False
+    return stat.S_ISDIR(st.st_mode) and st.st_uid == os.geteuid() and stat.S_IMODE(st.st_mode) == FOLDER_MODE
 
 
 def default_root() -> str:
@@ -104,6 +125,8 @@ class LogDir:
             return make_folder(self.path)
         root, path = self.root, self.path
         assert root is not None
+        if _still_private(root) and _still_private(path):  # as every run finds them: one look at each
+            return path
         try:
             private_folder(root)
             return private_folder(path)

@@ -111,7 +111,14 @@ def runs_in_standby(script: str) -> bool:
     (a syntax error would read as ``eval``'s), is within :data:`SCRIPT_LIMIT`, has no NUL (``bash -c`` cannot
     be given one; the runner's ``read`` would drop it), does not trace itself (``eval`` shows one level more),
     and does not start with ``-`` or ``+`` (``bash -c`` reads those as options)."""
-    if len(script) > SCRIPT_LIMIT or "\0" in script or script.startswith(("-", "+")) or _MAY_TRACE.search(script):
+    return len(script) <= SCRIPT_LIMIT and _short_runs_in_standby(script)
+
+
+@functools.lru_cache(maxsize=128)  # a notebook runs the same few lines again and again: each is read once
+def _short_runs_in_standby(script: str) -> bool:
+    """:func:`runs_in_standby` of a script of at most :data:`SCRIPT_LIMIT` characters (so the answers kept
+    are small): a function of the text alone."""
+    if "\0" in script or script.startswith(("-", "+")) or _MAY_TRACE.search(script):
         return False
     try:
         if len(script.encode("utf-8", "surrogateescape")) > SCRIPT_LIMIT:
