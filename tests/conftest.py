@@ -7,10 +7,13 @@ live process may still carry it.
 
 from __future__ import annotations
 
+import contextlib
 import copy
 import os
+import re
 import signal
 import sys
+import time
 import uuid
 
 import pytest
@@ -28,6 +31,33 @@ def pytest_configure(config):
     config.addinivalue_line(
         "markers", "watchdog_outlives_test: the module's engine (and its watchdog) lives across tests; "
         "the module's teardown proves the watchdog ends")
+
+
+_SESSION_START = time.time()
+
+
+def pytest_sessionfinish(session, exitstatus):
+    # Each engine the tests make logs into a folder of its own in the temp dir, kept a week after its owner
+    # ends (what a notebook's outputs point at): a whole run leaves thousands, and every later engine's prune
+    # walks them.  The run removes the folders made since it began whose owner is gone -- its own engines'
+    # and kernels' (on a machine where notebooks run beside the suite, also those of a kernel that ended
+    # meanwhile: the price of not knowing whose a gone owner's folder was).
+    # The engines this process made and never closed (most tests' own) live until it ends: their folders
+    # go too when empty, as a closed engine's do.
+    from execmagic.process.retention import log_roots, prune_log_roots
+
+    prune_log_roots(retention_days=0, since=_SESSION_START)
+    ours = re.compile(rf"\d{{8}}-\d{{6}}-{os.getpid()}(-\d+)?")
+    for root in log_roots():
+        try:
+            names = os.listdir(root)
+        except OSError:
+            continue
+        for name in names:
+            if ours.fullmatch(name):
+                for folder, _dirs, _files in os.walk(os.path.join(root, name), topdown=False):
+                    with contextlib.suppress(OSError):
+                        os.rmdir(folder)  # empty ones only
 
 
 @pytest.fixture(autouse=True)

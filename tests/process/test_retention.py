@@ -60,6 +60,35 @@ def test_gone_owners_folders_go_after_the_retention_and_past_the_quota(tmp_path)
     assert report.removed == (str(young_dead),) and live.exists()
 
 
+def test_a_prune_since_a_time_leaves_what_was_made_before_it(tmp_path):
+    """What the test suite does at its end: its own gone engines' folders go, a week's older logs stay."""
+    dead = _dead_pid()
+    before = _folder(tmp_path, 3600, dead, size=10)
+    during = _folder(tmp_path, 5, dead, size=10)
+    live = _folder(tmp_path, -5, os.getpid(), size=10)
+    report = prune_log_folders(str(tmp_path), retention_days=0, since=time.time() - 60)
+    assert report.removed == (str(during),)
+    assert before.exists() and live.exists()
+
+
+def test_an_engine_that_kept_no_log_leaves_no_folder(tmp_path, monkeypatch):
+    """Most kernels run only commands that print little: their engine's folder goes with it."""
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))  # the default location, under this test's folder
+    quiet = Engine(options=RunOptions(grace=0.3))
+    loud = Engine(options=RunOptions(grace=0.3))
+    chosen = Engine(log_dir=str(tmp_path / "mine"), options=RunOptions(grace=0.3))
+    try:
+        assert quiet.run_script("echo hi").stdout == "hi\n"
+        big = loud.run_script("head -c 3000000 /dev/zero | tr '\\0' x")
+        assert chosen.run_script("true").exit_code == 0
+    finally:
+        for engine in (quiet, loud, chosen):
+            engine.close(0.3)
+    assert not os.path.exists(quiet.logs.path)
+    assert os.path.exists(big.log_paths["stdout"])  # a log a notebook points at stays
+    assert os.path.isdir(chosen.logs.path)  # a folder the user chose is theirs
+
+
 def test_an_engine_prunes_its_siblings_when_it_first_runs(tmp_path, monkeypatch):
     monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))  # the default location, under this test's folder
     root = tmp_path / f"execmagic-{os.getuid()}"

@@ -460,6 +460,7 @@ class Engine:
             warm.close()
         self.shells.close(grace)
         self._session_walls.close()
+        self.logs.remove_if_empty()
 
     def run_script(self, script: str, language: str = "bash", *, options: RunOptions | None = None,
                    on_output: OutputCallback | None = None, on_progress: ProgressCallback | None = None,

@@ -17,6 +17,7 @@ state files, big scripts) stays in a private folder of the default root, checked
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
 import stat
@@ -169,6 +170,21 @@ class LogDir:
             os.chmod(path, 0o700)  # just made, in a folder only we may write: exactly ours, whatever the umask
             return private_folder(path)
         raise FileExistsError(f"no free log folder name under {root}")
+
+    def remove_if_empty(self) -> None:
+        """At the engine's end: our folder in the default root goes if it holds no file (runs that printed
+        little keep no log, so most kernels leave none), its empty subfolders with it.  Only empty folders
+        are removed (``rmdir``, which fails on anything else): a log a notebook points at always stays, and a
+        folder the user chose is theirs to keep."""
+        with self._lock:
+            private = self._private
+        if private is not None:
+            private.remove_if_empty()
+        if self.chosen:
+            return
+        for folder, _dirs, _files in os.walk(self.path, topdown=False):  # symlinks not followed
+            with contextlib.suppress(OSError):
+                os.rmdir(folder)
 
     def take_notes(self) -> tuple[str, ...]:
         """What to tell the user, once."""

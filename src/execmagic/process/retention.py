@@ -69,13 +69,17 @@ class _Owners:
         self._started: dict[int, float | None] = {}
         self._stamped: dict[str, float | None] = {}
 
-    def running(self, stamp: str, pid: int) -> bool:
+    def stamped(self, stamp: str) -> float | None:
+        """When a folder was made, from its name (``None``: not a time)."""
         if stamp not in self._stamped:
             try:
                 self._stamped[stamp] = time.mktime(time.strptime(stamp, STAMP_FORMAT))
             except ValueError:
                 self._stamped[stamp] = None
-        stamped = self._stamped[stamp]
+        return self._stamped[stamp]
+
+    def running(self, stamp: str, pid: int) -> bool:
+        stamped = self.stamped(stamp)
         if stamped is None:
             return False
         if pid not in self._started:
@@ -96,9 +100,11 @@ def _size(path: str) -> int:
 
 
 def prune_log_folders(root: str, *, keep: str = "", retention_days: float = DEFAULT_RETENTION_DAYS,
-                      quota: int = DEFAULT_QUOTA, now: float | None = None) -> PruneReport:
+                      quota: int = DEFAULT_QUOTA, now: float | None = None,
+                      since: float | None = None) -> PruneReport:
     """Remove gone owners' log folders under ``root`` that are past ``retention_days``, then the
-    oldest of them while everything under ``root`` is over ``quota`` bytes.  ``keep`` is never removed.
+    oldest of them while everything under ``root`` is over ``quota`` bytes.  ``keep`` is never removed,
+    nor, with ``since`` (a timestamp), a folder made before it: a test run tidies what it made alone.
 
     Never raises for the file system: a folder that cannot be read or removed is left as it is.
     """
@@ -112,6 +118,9 @@ def prune_log_folders(root: str, *, keep: str = "", retention_days: float = DEFA
     for entry in entries:
         match = _FOLDER.fullmatch(entry.name)
         assert match is not None
+        made = owners.stamped(match["stamp"])
+        if since is not None and (made is None or made < since - 1):  # stamps have whole seconds
+            continue
         try:
             mtime = entry.stat(follow_symlinks=False).st_mtime
         except OSError:
@@ -144,7 +153,7 @@ def log_roots(tmp: str | None = None) -> list[str]:
 
 
 def prune_log_roots(*, keep: str = "", retention_days: float = DEFAULT_RETENTION_DAYS, quota: int = DEFAULT_QUOTA,
-                    tmp: str | None = None, now: float | None = None) -> PruneReport:
+                    tmp: str | None = None, now: float | None = None, since: float | None = None) -> PruneReport:
     """:func:`prune_log_folders` in every root of :func:`log_roots`; a private root left empty is removed."""
     now = time.time() if now is None else now
     removed: list[str] = []
@@ -154,7 +163,8 @@ def prune_log_roots(*, keep: str = "", retention_days: float = DEFAULT_RETENTION
             young = now - os.stat(root).st_mtime < 60  # an engine may have just made it, its folder not yet in it
         except OSError:
             continue
-        report = prune_log_folders(root, keep=keep, retention_days=retention_days, quota=quota, now=now)
+        report = prune_log_folders(root, keep=keep, retention_days=retention_days, quota=quota, now=now,
+                                   since=since)
         removed += report.removed
         freed += report.freed
         if os.path.basename(root).startswith(fallback_prefix()) and root != os.path.dirname(keep) and not young:
