@@ -48,6 +48,29 @@ def test_loaded_outside_a_cell_it_imports_ahead_and_starts_nothing():
     assert _probe(OUTSIDE_A_CELL) == "ok"
 
 
+#: Loaded outside a cell, and the notebook's first cell (no command in it) comes at once, as a notebook run
+#: by nbclient or papermill sends it: the end of that cell is not the end of a loading cell.
+FIRST_CELL_AT_ONCE = """
+import threading
+import psutil
+from IPython.core.interactiveshell import InteractiveShell
+ip = InteractiveShell.instance()
+pre, post = list(ip.events.callbacks["pre_run_cell"]), list(ip.events.callbacks["post_run_cell"])
+ip.extension_manager.load_extension("execmagic")
+assert ip.run_cell("x = 1").success
+[t.join(60) for t in threading.enumerate() if t.name == "execmagic-import-ahead"]
+from execmagic.engine.default import current_default_engine
+assert current_default_engine() is None
+assert psutil.Process().children(recursive=True) == []
+assert (ip.events.callbacks["pre_run_cell"], ip.events.callbacks["post_run_cell"]) == (pre, post)  # hooks gone
+print("ok")
+"""
+
+
+def test_loaded_outside_a_cell_the_first_cell_coming_at_once_starts_nothing():
+    assert _probe(FIRST_CELL_AT_ONCE, standby="1") == "ok"
+
+
 #: The load in a cell, as a notebook does it: the thread waits for the cell to end, then imports with a short
 #: switch interval (the kernel's threads get the GIL at once), builds %exec's parser, makes the engine and has
 #: its standby started; the interval is put back.  Then the interpreter exits with them running.
@@ -58,13 +81,15 @@ from execmagic.magics import FIRST_RUN_MODULES
 sys.setswitchinterval(0.002)  # the user's own: put back as it was
 ip = InteractiveShell.instance()
 callbacks = list(ip.events.callbacks["post_run_cell"])
+pre_callbacks = list(ip.events.callbacks["pre_run_cell"])
 ip.run_cell("%load_ext execmagic\\nimport sys\\nduring = sys.getswitchinterval()")
 assert ip.user_ns["during"] == 0.002, ip.user_ns["during"]  # nothing ahead of the end of the cell
 (ahead,) = [t for t in threading.enumerate() if t.name == "execmagic-import-ahead"]
 ahead.join(60)
 assert all(name in sys.modules for name in FIRST_RUN_MODULES)
 assert sys.getswitchinterval() == 0.002, sys.getswitchinterval()
-assert ip.events.callbacks["post_run_cell"] == callbacks  # its one-off hook is gone
+assert ip.events.callbacks["post_run_cell"] == callbacks  # its one-off hooks are gone
+assert ip.events.callbacks["pre_run_cell"] == pre_callbacks
 from execmagic.magics.exec_magics import ExecMagics
 assert ExecMagics.__dict__["exec_line"]._parser is not None  # the first %exec finds its parser built
 from execmagic.engine.default import current_default_engine

@@ -57,10 +57,18 @@ def start(shell: Any, exec_magics: ExecMagics, loaded: Callable[[], bool]) -> No
     cell_over = threading.Event()
     events = getattr(shell, "events", None)
     if events is not None:
-        def over(*_: Any) -> None:
-            cell_over.set()
+        def forget() -> None:
+            events.unregister("pre_run_cell", began)
             events.unregister("post_run_cell", over)
 
+        def began(*_: Any) -> None:
+            forget()  # a cell began after the load: the load was in none (a profile's), whose end this is not
+
+        def over(*_: Any) -> None:
+            cell_over.set()
+            forget()
+
+        events.register("pre_run_cell", began)
         events.register("post_run_cell", over)
     threading.Thread(target=_work, args=(cell_over, exec_magics, loaded), name="execmagic-import-ahead",
                      daemon=True).start()
