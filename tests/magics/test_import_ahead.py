@@ -221,3 +221,33 @@ def test_the_load_imports_none_of_what_only_a_command_needs():
     loaded = set(_probe(LOAD_IMPORTS).split())
     assert "execmagic.magics.exec_magics" in loaded
     assert not loaded & set(NOT_AT_LOAD), sorted(loaded & set(NOT_AT_LOAD))
+
+
+#: A gone kernel's log folder of 30 days ago; the extension loaded in a cell (the engine made ahead), then a cell
+#: that keeps logs 90 days, then a command: that command's settings are the ones the folders are pruned with.
+RETENTION_SET_AFTER_THE_LOAD = """
+import os, subprocess, tempfile, threading, time
+tempfile.tempdir = {tmp!r}  # the default log location, under this test's folder
+root = os.path.join(tempfile.tempdir, f"execmagic-{{os.getuid()}}")
+os.mkdir(root, 0o700)
+gone = subprocess.Popen(["true"])
+gone.wait()
+month = time.time() - 30 * 86400
+old = os.path.join(root, time.strftime("%Y%m%d-%H%M%S", time.localtime(month)) + f"-{{gone.pid}}")
+os.mkdir(old)
+os.utime(old, (month, month))
+from IPython.core.interactiveshell import InteractiveShell
+ip = InteractiveShell.instance()
+assert ip.run_cell("%load_ext execmagic").success
+[t.join(60) for t in threading.enumerate() if t.name == "execmagic-import-ahead"]
+from execmagic.engine.default import current_default_engine
+assert current_default_engine() is not None  # made ahead
+assert ip.run_cell("%config ExecMagics.log_retention_days = 90").success
+assert ip.run_cell("%exec --capture true").success
+current_default_engine()._pruning.join(60)
+print(os.path.isdir(old))
+"""
+
+
+def test_logs_are_pruned_with_the_retention_set_after_the_load(tmp_path):
+    assert _probe(RETENTION_SET_AFTER_THE_LOAD.format(tmp=str(tmp_path)), standby="1") == "True"

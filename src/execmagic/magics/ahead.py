@@ -100,11 +100,11 @@ def _start_engine(exec_magics: ExecMagics, loaded: Callable[[], bool]) -> None:
     engine's own worker).  Not when every command is sandboxed by default: the standby started here is an
     unconfined one, which such a command never takes.  Not either when the engine is there already (a
     command came first, or a reload): its runs keep their standby, which a second wish would replace."""
-    from ..engine.default import current_default_engine
+    from ..engine.default import current_default_engine, default_engine
 
     with LOCK:
         if _exiting or not loaded() or exec_magics.sandbox != "off" or current_default_engine() is not None:
             return
-        engine = exec_magics.engine
+        engine = default_engine()  # with the notebook's settings; its logs are pruned by the first command
         if engine.standby:
             engine.warm.refill()
