@@ -48,9 +48,36 @@ def test_loaded_outside_a_cell_it_imports_ahead_and_starts_nothing():
     assert _probe(OUTSIDE_A_CELL) == "ok"
 
 
+#: Loaded by a profile, and the notebook's first cell (no command in it) comes at once, as a notebook run by
+#: nbclient or papermill sends it: the end of that cell is not the end of a loading cell.
+FIRST_CELL_AT_ONCE = """
+import threading
+import psutil
+from IPython.core.interactiveshell import InteractiveShell
+ip = InteractiveShell.instance()
+pre, post = list(ip.events.callbacks["pre_run_cell"]), list(ip.events.callbacks["post_run_cell"])
+ip.extension_manager.load_extension("execmagic")
+assert ip.run_cell("x = 1", store_history=True).success
+[t.join(60) for t in threading.enumerate() if t.name == "execmagic-import-ahead"]
+from execmagic.engine.default import current_default_engine
+assert current_default_engine() is None
+assert psutil.Process().children(recursive=True) == []
+assert (ip.events.callbacks["pre_run_cell"], ip.events.callbacks["post_run_cell"]) == (pre, post)  # hooks gone
+print("ok")
+"""
+
+
+@pytest.mark.parametrize("load", ['ip.extension_manager.load_extension("execmagic")',  # c.…extensions
+                                  'ip.run_cell("%load_ext execmagic", store_history=False)'])  # c.…exec_lines
+def test_loaded_by_a_profile_the_first_cell_coming_at_once_starts_nothing(load):
+    code = FIRST_CELL_AT_ONCE.replace('ip.extension_manager.load_extension("execmagic")', load)
+    assert _probe(code, standby="1") == "ok"
+
+
 #: The load in a cell, as a notebook does it: the thread waits for the cell to end, then imports with a short
 #: switch interval (the kernel's threads get the GIL at once), builds %exec's parser, makes the engine and has
 #: its standby started; the interval is put back.  Then the interpreter exits with them running.
+#: (``store_history=True``: a notebook's or a terminal's cell is kept in the history; a profile's exec_lines are not.)
 IN_A_CELL = """
 import sys, threading
 from IPython.core.interactiveshell import InteractiveShell
@@ -58,13 +85,15 @@ from execmagic.magics import FIRST_RUN_MODULES
 sys.setswitchinterval(0.002)  # the user's own: put back as it was
 ip = InteractiveShell.instance()
 callbacks = list(ip.events.callbacks["post_run_cell"])
-ip.run_cell("%load_ext execmagic\\nimport sys\\nduring = sys.getswitchinterval()")
+pre_callbacks = list(ip.events.callbacks["pre_run_cell"])
+ip.run_cell("%load_ext execmagic\\nimport sys\\nduring = sys.getswitchinterval()", store_history=True)
 assert ip.user_ns["during"] == 0.002, ip.user_ns["during"]  # nothing ahead of the end of the cell
 (ahead,) = [t for t in threading.enumerate() if t.name == "execmagic-import-ahead"]
 ahead.join(60)
 assert all(name in sys.modules for name in FIRST_RUN_MODULES)
 assert sys.getswitchinterval() == 0.002, sys.getswitchinterval()
-assert ip.events.callbacks["post_run_cell"] == callbacks  # its one-off hook is gone
+assert ip.events.callbacks["post_run_cell"] == callbacks  # its one-off hooks are gone
+assert ip.events.callbacks["pre_run_cell"] == pre_callbacks
 from execmagic.magics.exec_magics import ExecMagics
 assert ExecMagics.__dict__["exec_line"]._parser is not None  # the first %exec finds its parser built
 from execmagic.engine.default import current_default_engine
@@ -98,7 +127,7 @@ import threading
 import psutil
 from IPython.core.interactiveshell import InteractiveShell
 ip = InteractiveShell.instance()
-assert ip.run_cell({cell!r}).success
+assert ip.run_cell({cell!r}, store_history=True).success
 for thread in [t for t in threading.enumerate() if t.name == "execmagic-import-ahead"]:
     thread.join(60)
 from execmagic.engine.default import current_default_engine
@@ -120,7 +149,7 @@ COMMAND_FIRST = """
 import threading
 from IPython.core.interactiveshell import InteractiveShell
 ip = InteractiveShell.instance()
-assert ip.run_cell("%load_ext execmagic\\n%exec --capture true").success
+assert ip.run_cell("%load_ext execmagic\\n%exec --capture true", store_history=True).success
 [t.join(60) for t in threading.enumerate() if t.name == "execmagic-import-ahead"]
 from execmagic.engine.default import current_default_engine
 standby = current_default_engine().warm.wait_ready(30)
@@ -138,7 +167,7 @@ import threading
 import psutil
 from IPython.core.interactiveshell import InteractiveShell
 ip = InteractiveShell.instance()
-assert ip.run_cell("%load_ext execmagic").success
+assert ip.run_cell("%load_ext execmagic", store_history=True).success
 [t.join(60) for t in threading.enumerate() if t.name == "execmagic-import-ahead"]
 from execmagic.engine.default import current_default_engine
 engine = current_default_engine()
@@ -180,7 +209,7 @@ ip.run_cell("pass")
 before = set(sys.modules)
 import execmagic.magics.ahead
 execmagic.magics.ahead.AHEAD_WAIT = 60.0  # however slow the machine: nothing ahead before the cell ends
-ip.run_cell("%load_ext execmagic\\nimport sys\\nloaded = set(sys.modules)")
+ip.run_cell("%load_ext execmagic\\nimport sys\\nloaded = set(sys.modules)", store_history=True)
 print(" ".join(sorted(ip.user_ns["loaded"] - before)))
 """
 
@@ -196,3 +225,33 @@ def test_the_load_imports_none_of_what_only_a_command_needs():
     loaded = set(_probe(LOAD_IMPORTS).split())
     assert "execmagic.magics.exec_magics" in loaded
     assert not loaded & set(NOT_AT_LOAD), sorted(loaded & set(NOT_AT_LOAD))
+
+
+#: A gone kernel's log folder of 30 days ago; the extension loaded in a cell (the engine made ahead), then a cell
+#: that keeps logs 90 days, then a command: that command's settings are the ones the folders are pruned with.
+RETENTION_SET_AFTER_THE_LOAD = """
+import os, subprocess, tempfile, threading, time
+tempfile.tempdir = {tmp!r}  # the default log location, under this test's folder
+root = os.path.join(tempfile.tempdir, f"execmagic-{{os.getuid()}}")
+os.mkdir(root, 0o700)
+gone = subprocess.Popen(["true"])
+gone.wait()
+month = time.time() - 30 * 86400
+old = os.path.join(root, time.strftime("%Y%m%d-%H%M%S", time.localtime(month)) + f"-{{gone.pid}}")
+os.mkdir(old)
+os.utime(old, (month, month))
+from IPython.core.interactiveshell import InteractiveShell
+ip = InteractiveShell.instance()
+assert ip.run_cell("%load_ext execmagic", store_history=True).success
+[t.join(60) for t in threading.enumerate() if t.name == "execmagic-import-ahead"]
+from execmagic.engine.default import current_default_engine
+assert current_default_engine() is not None  # made ahead
+assert ip.run_cell("%config ExecMagics.log_retention_days = 90", store_history=True).success
+assert ip.run_cell("%exec --capture true", store_history=True).success
+current_default_engine()._pruning.join(60)
+print(os.path.isdir(old))
+"""
+
+
+def test_logs_are_pruned_with_the_retention_set_after_the_load(tmp_path):
+    assert _probe(RETENTION_SET_AFTER_THE_LOAD.format(tmp=str(tmp_path)), standby="1") == "True"

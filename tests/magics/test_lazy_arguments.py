@@ -3,7 +3,9 @@ IPython's own ``@magic_arguments`` builds: the same ``%exec?`` page, the same pa
 
 from __future__ import annotations
 
+import copy
 import inspect
+import pickle
 import subprocess
 import sys
 import threading
@@ -84,6 +86,15 @@ def test_each_magic_is_still_a_method_for_ipython_and_inspect(ip, kind, name):
     assert inspect.getsource(method) == inspect.getsource(func)
     info = ip.object_inspect(("%%" if kind == "cell" else "%") + name)
     assert info["type_name"] == "Magic function" and info["docstring"] == inspect.cleandoc(method.__doc__)
+
+
+@pytest.mark.parametrize(("kind", "name"), MAGICS)
+def test_each_magic_is_pickled_copied_and_shown_as_the_function_it_stands_for(ip, kind, name):
+    """A function is pickled by its name, copied as itself and shown by its name: so is a magic method."""
+    func = ip.magics_manager.magics[kind][name].__func__
+    assert pickle.loads(pickle.dumps(func)) is func
+    assert copy.copy(func) is func and copy.deepcopy(func) is func
+    assert repr(func) == repr(func.__wrapped__)
 
 
 def test_a_call_reaches_the_function_with_its_instance():

@@ -8,8 +8,9 @@ bash started (with it the watchdog), so the first command finds them ready, as e
 The engine comes last: started while the rest is imported, the standby is often still being started when a
 quick first command comes, which then waits for it (measured: 10 ms slower, 50 ms after the load).
 
-Loaded outside a cell -- a profile's ``c.InteractiveShellApp.extensions``, which loads the extension
-into every kernel, most of which may never run a command, or a script -- only the imports are done: no
+Loaded outside a cell -- a profile's ``c.InteractiveShellApp.extensions`` or ``exec_lines`` (run as cells
+kept out of the history), which load the extension into every kernel, most of which may never run a
+command, or a script -- only the imports are done: no
 engine, no process, until a command asks (a standby bash and a watchdog in each such kernel would be a
 cost paid for nothing).  Whatever starts here is stopped as a command's would be: by ``%unload_ext``,
 at the interpreter's exit, and by the watchdog if the kernel dies.
@@ -57,10 +58,19 @@ def start(shell: Any, exec_magics: ExecMagics, loaded: Callable[[], bool]) -> No
     cell_over = threading.Event()
     events = getattr(shell, "events", None)
     if events is not None:
-        def over(*_: Any) -> None:
-            cell_over.set()
+        def forget() -> None:
+            events.unregister("pre_run_cell", began)
             events.unregister("post_run_cell", over)
 
+        def began(*_: Any) -> None:
+            forget()  # a cell began after the load: the load was in none (a profile's), whose end this is not
+
+        def over(result: Any = None, *_: Any) -> None:
+            if getattr(getattr(result, "info", None), "store_history", True):  # not a profile's exec_lines
+                cell_over.set()
+            forget()
+
+        events.register("pre_run_cell", began)
         events.register("post_run_cell", over)
     threading.Thread(target=_work, args=(cell_over, exec_magics, loaded), name="execmagic-import-ahead",
                      daemon=True).start()
@@ -92,11 +102,11 @@ def _start_engine(exec_magics: ExecMagics, loaded: Callable[[], bool]) -> None:
     engine's own worker).  Not when every command is sandboxed by default: the standby started here is an
     unconfined one, which such a command never takes.  Not either when the engine is there already (a
     command came first, or a reload): its runs keep their standby, which a second wish would replace."""
-    from ..engine.default import current_default_engine
+    from ..engine.default import current_default_engine, default_engine
 
     with LOCK:
         if _exiting or not loaded() or exec_magics.sandbox != "off" or current_default_engine() is not None:
             return
-        engine = exec_magics.engine
+        engine = default_engine()  # with the notebook's settings; its logs are pruned by the first command
         if engine.standby:
             engine.warm.refill()

@@ -61,6 +61,13 @@ class LazyArguments:
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         return self.__wrapped__(*args, **kwargs)
 
+    def __reduce__(self) -> str:
+        """Pickled by name, as a function is (copied, it is itself): its class and lock are no one's business."""
+        return self.__qualname__
+
+    def __repr__(self) -> str:
+        return repr(self.__wrapped__)
+
     def __getattr__(self, name: str) -> Any:
         """The function's own attributes read through, as a bound method reads them: what its decorators
         recorded (``argcmd_name``, ``decorators``…), ``__code__``, ``__defaults__``…"""

@@ -54,7 +54,11 @@ class ExecSettings(Magics):
         """
         from ..engine.default import default_engine
 
-        return default_engine()
+        engine = default_engine()
+        # gone kernels' logs pruned once, with the settings of the moment a command first asks: not those of
+        # the load, when the engine may be made ahead of a cell that sets log_retention_days
+        engine.start_pruning()
+        return engine
 
     @property
     def ipython(self) -> Any:
@@ -362,7 +366,6 @@ class ExecSettings(Magics):
         engine.log_quota = self.log_quota
         engine.sandbox_limits = Limits(tmp_bytes=self.sandbox_tmp_size, processes=self.sandbox_processes,
                                        memory=DEFAULT_MEMORY if self.sandbox_memory == -1 else self.sandbox_memory)
-        engine.start_pruning()  # once per kernel, in the background, with these values
 
     def sync_background_settings(self) -> None:
         """Hand the current trait values to the engine's shell registry."""
