@@ -128,8 +128,9 @@ class ExecSettings(Magics):
     ).tag(config=True)
 
     standby = Bool(
-        True, help="Start the next command's bash ahead of time (after each command, in the background), so a"
-                   " short plain command (simple commands and pipes: no $(...), loops or brackets) skips bash's"
+        True, help="Start the next command's bash ahead of time (in the background, after each command and"
+                   " after `%load_ext` typed in a cell), so a short plain command (simple commands and pipes:"
+                   " no $(...), loops or brackets) skips bash's"
                    " start-up; any other, or one that does not fit it (a cd or export since, --env, --cwd, input),"
                    " starts as usual. False: every command starts its own bash"
                    " (EXECMAGIC_STANDBY=0 in the environment: False for every engine of the process).",
