@@ -89,3 +89,16 @@ def test_a_substitution_with_no_closer_after_it_is_not_walked():
     tail = "echo ${a" + " x" * 400
     assert work(lambda: tokenize(tail)) < 1000
     assert [w.code for w in tokenize("cat <<EOF\n$(a\n'b\nEOF\n")[0][:3] if hasattr(w, "code")][-1] == ("a\n'b\n",)
+
+
+def test_walks_that_run_out_read_the_text_after_them_once():
+    """A run of ``((`` at a command's start asks a walk for each whether it is arithmetic; where each runs out of
+    text it read the same tail again (ten steps a character here, twenty a character for forty ``(``; in 1 MB of
+    random brackets some ten walks to the end).  A walk that opens a substitution another walk found never ends
+    runs out there too: the tail is read once."""
+    from execmagic.shell.work import counted
+
+    text = "(" * 20 + " $( " + "'a' " * 2000 + "'))'"
+    with counted() as steps:
+        tokenize(text, noted=True)
+    assert steps.taken < 2 * len(text)

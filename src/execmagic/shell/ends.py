@@ -42,7 +42,9 @@ def walk_to_close(text: str, start: int, *frames: Frame, log: dict[int, tuple[in
     depth, pos, taken = len(stack), start, 0
     while True:
         stop = stack[-1].stops.search(text, pos)
-        if stop is None:
+        if stop is None or walk.out >= 0:
+            if stop is not None:  # a frame open now never closes, as another walk found: nor does any below it
+                _ran_out(walk)
             step(taken + walk.jumped)
             _arith_open(walk, log, ends)
             if ends is not None and ends.whole:  # open to the end of the text: open in it, whatever follows
@@ -99,6 +101,21 @@ class Body(str):
     """
 
     ends: Ends | None = None
+
+
+def _ran_out(walk: ShellScanner) -> None:
+    """Leave the walk as it would be at the end of its text, from the frame another walk found never closes
+    (:attr:`~.walk_bodies.WalkBodies.out`): what is below it stays as it is now (nothing after is read by it),
+    what was opened inside it is not known (it may close) and is dropped, and an arithmetic one is what that
+    walk found it became."""
+    stack = walk.stack
+    stack.cut(walk.out + 1)
+    top = stack[-1]
+    found = walk.shared.get(walk.base + top.start) if top.clean and walk.shared is not None else None
+    if found is not None and found[1] and top.kind == "arith":  # it became a command: "$((a); b …"
+        stack.pop()
+        top.kind, top.closer, top.depth = "code", ")", 0
+        stack.append(top)
 
 
 def _arith_open(walk: ShellScanner, log: dict[int, tuple[int, bool]] | None, ends: Ends | None) -> None:

@@ -209,9 +209,10 @@ class ShellScanner(WalkBodies):
             end = _PARAM_RUN.match(text, i).end()  # type: ignore[union-attr]
             frames = [Frame("param", "}") for _ in range(i, end, 2)]
             noted = self.params is not None and self._clean_below()
+            below = len(self.stack)
             self.stack.append_run(frames)
-            for index, frame in enumerate(frames if noted else ()):  # each as param_end would read it
-                frame.param_at, frame.in_quotes = i + 2 + 2 * index, self._quoted_param(frames[0])
+            if noted:
+                self._note_params(frames, i + 2, below)
             self.jumped += (end - i) // 2 - 1
             return end
         if after == "$":
@@ -219,6 +220,8 @@ class ShellScanner(WalkBodies):
         if after == "[":  # $[ … ], bash's old arithmetic: its end noted as a $(( … )) one's is
             frame = Frame("arith", "]", start=i + 2)
             frame.clean = self.shared is not None and self._clean_below()
+            if frame.clean:
+                self._arith_runs_out([frame])
             self.stack.append(frame)
             return i + 2
         if after not in ("'", '"'):
@@ -234,6 +237,7 @@ class ShellScanner(WalkBodies):
             if self.shared is not None and self._clean_below():
                 for frame in frames:
                     frame.clean = True
+                self._arith_runs_out(frames)
             self.stack.append_run(frames)
             self.jumped += (end - i) // 3 - 1
             return end
@@ -244,7 +248,7 @@ class ShellScanner(WalkBodies):
             self.stack.append(self._paren(i + 2))
             frames = [frame for _ in range(units) for frame in (Frame("dquote"), Frame("code", ")"))]
             if self.ends is not None:
-                self._note_run(frames[1::2], i + 5, 3)
+                self._note_run(frames[1::2], i + 5, 3, in_dquote=True)
             self.stack.append_plain(frames)
             self.jumped += 2 * units
             return end
@@ -330,6 +334,16 @@ class ShellScanner(WalkBodies):
             return False
         outer = self.stack[frame.outer_only]
         return outer.kind in ("dquote", "heredoc")
+
+    def _note_params(self, frames: list[Frame], first: int, below: int) -> None:
+        """Note where the text of each of a run of ``${`` frames starts (each as param_end would read it), and
+        whether another walk found one never ends in this text (see :meth:`_runs_out`)."""
+        params, base = self.params, self.base
+        limit, quoted = base + len(self.text), self._quoted_param(frames[0])
+        for index, frame in enumerate(frames):
+            frame.param_at, frame.in_quotes = first + 2 * index, quoted
+            if params.get((base + frame.param_at, quoted), -1) >= limit:  # type: ignore[union-attr]
+                self.out = max(self.out, below + index)
 
     def _param(self, frame: Frame, i: int, ch: str) -> int:
         """Inside ``${…}`` bash pairs only quotes and substitutions: the first other ``}`` ends it.

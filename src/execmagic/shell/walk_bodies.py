@@ -52,6 +52,9 @@ class WalkBodies(Scanner):
         #: Frames below this index are read here otherwise than a walk begun inside them would read them (a
         #: backtick opened in them took a ``"…"`` below them for its own): their ends are not noted.
         self.tainted_upto = 0
+        #: The stack index of the innermost frame that another walk found never closes in this text (``-1``: none
+        #: yet): nothing below it closes either, so the walk runs out of text there and need read no further.
+        self.out = -1
 
     def _paren(self, start: int) -> Frame:
         """A ``( … )`` frame whose text starts at ``start``, its end noted when the walk notes ends."""
@@ -60,15 +63,19 @@ class WalkBodies(Scanner):
             self._note_run([frame], start, 1)
         return frame
 
-    def _note_run(self, frames: list[Frame], first: int, stride: int) -> None:
+    def _note_run(self, frames: list[Frame], first: int, stride: int, in_dquote: bool = False) -> None:
         """Note where the text of each of ``frames`` starts (``first``, then every ``stride`` on), if a walk begun
         inside one would read it as this one does: nothing below it that a walk begun there would not see (a
-        backtick, a heredoc's body or one yet to come)."""
+        backtick, a heredoc's body or one yet to come).  ``frames`` are opened next, one inside the other
+        (``in_dquote``: each in a ``"…"`` of its own, opened with it)."""
         stack = self.stack
         if stack.at["backtick"] or stack.at["any-heredoc"] or self.pending:
             return
+        ends, base, limit = self.ends, self.base, self.base + len(self.text)
         for index, frame in enumerate(frames):
             frame.opened = first + index * stride
+            if ends.get(base + frame.opened, -1) >= limit and not in_dquote:  # type: ignore[union-attr]
+                self._runs_out(len(stack) + index)
         self.tainted_upto = min(self.tainted_upto, len(stack))  # what was tainted at this index was closed since
 
     def _ended(self, frame: Frame, at: int) -> None:
@@ -83,6 +90,29 @@ class WalkBodies(Scanner):
         """Note where the text of a ``((`` frame starts (its end then goes in ``arith_log``), as :meth:`_note_run`."""
         if self._clean_below():
             frame.start, frame.bare, frame.clean = start, True, True
+            self._arith_runs_out([frame])
+
+    def _arith_runs_out(self, frames: list[Frame]) -> None:
+        """``frames`` (clean arithmetic, opened next, one inside the other): note whether another walk found one
+        never ends in this text (see :meth:`_runs_out`)."""
+        shared, base = self.shared, self.base
+        if shared is None:
+            return
+        limit = base + len(self.text)
+        for index, frame in enumerate(frames):
+            found = shared.get(base + frame.start)
+            if found is not None and found[0] > limit:
+                self._runs_out(len(self.stack) + index)
+
+    def _runs_out(self, index: int) -> None:
+        """The frame opened next at stack ``index`` never closes in this text, as another walk found it (noted as
+        read by a walk begun inside it): the walk runs out of text there (:attr:`out`).
+
+        Read here as there unless a backtick in it would take a ``"…"`` below it for its own (a walk begun inside it
+        sees none): then it is read to the end as ever.  (A ``${…}`` is itself what such a backtick would find.)
+        """
+        if not self._in_dquote():
+            self.out = max(self.out, index)
 
     def _clean_below(self) -> bool:
         """Whether a frame opened now is read as a walk begun inside it would read it (see :meth:`_note_run`)."""
