@@ -48,7 +48,7 @@ def walk_to_close(text: str, start: int, *frames: Frame, log: dict[int, tuple[in
             step(taken + walk.jumped)
             _arith_open(walk, log, ends)
             if ends is not None and ends.whole:  # open to the end of the text: open in it, whatever follows
-                ends.unclosed(stack[walk.tainted_upto:])
+                ends.unclosed(frame for frame in stack if not frame.tainted)
             return None
         pos = walk_step(stop.start())
         taken += 1  # counted here, told once: one walk is linear; what the count bounds is walks begun again
@@ -125,10 +125,10 @@ def _arith_open(walk: ShellScanner, log: dict[int, tuple[int, bool]] | None, end
     if log is None and shared is None:
         return
     end = len(walk.text) + 1
-    for index, frame in enumerate(walk.stack):
+    for frame in walk.stack:
         if frame.start < 0:
             continue
-        clean = frame.clean and index >= walk.tainted_upto
+        clean = frame.clean and not frame.tainted
         if log is not None and (clean or not frame.bare):
             log.setdefault(frame.start, (end, frame.kind != "arith"))
         if shared is not None and clean:
@@ -249,7 +249,7 @@ def live_between(text: str, i: int, end: int, log: dict[int, tuple[int, bool]],
                 step()
                 close, command = arith_or_command(text, opened + 3, log, ends)
                 if command:
-                    yield text[opened + 2:close]
+                    yield text[opened + 2:close] if ends is None else ends.body(text, opened + 2, close)
                     i = close + 1
                     break
                 i = opened + 3  # read on inside it: a $(( in it is looked up in the log, not walked again

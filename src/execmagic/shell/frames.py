@@ -28,6 +28,8 @@ class Frame:
     delimiter = ""
     strip_tabs = False
     in_dquote = False
+    quote_at = -1        # a backtick's: the stack index of the "…" it stands in (when in_dquote)
+    tainted = False      # read otherwise than a walk begun inside it would read it: its end is not noted
     in_arith = False     # a '…' inside arithmetic: it ends there as a quote, and what is in it expands as arithmetic
     array = False        # a code frame that is a compound assignment, NAME=( … ): words only
     start = -1           # where the text of a "$((" frame starts: its end is noted in the walk's arith_log

@@ -297,7 +297,7 @@ class _Lexer:
         if text.startswith("$((", i):  # arithmetic: only the substitutions inside it run
             end, command = arith_or_command(text, i + 3, self.arith_log, self.ends)
             if command:  # $((a); b): a command substitution whose body starts with a subshell
-                self.code.append(text[i + 2:end])
+                self.code.append(self._body(i + 2, end))
             else:
                 self.code.extend(live_between(text, i + 3, end, self.arith_log, self.ends))
             parts.append(text[i:end + 1])

@@ -49,9 +49,6 @@ class WalkBodies(Scanner):
         #: starts, offset by ``base`` -- noted only when asked (see :func:`paren_end`): ``None``, not noted.
         self.ends: dict[int, int] | None = None
         self.base = 0
-        #: Frames below this index are read here otherwise than a walk begun inside them would read them (a
-        #: backtick opened in them took a ``"…"`` below them for its own): their ends are not noted.
-        self.tainted_upto = 0
         #: The stack index of the innermost frame that another walk found never closes in this text (``-1``: none
         #: yet): nothing below it closes either, so the walk runs out of text there and need read no further.
         self.out = -1
@@ -76,14 +73,10 @@ class WalkBodies(Scanner):
             frame.opened = first + index * stride
             if ends.get(base + frame.opened, -1) >= limit and not in_dquote:  # type: ignore[union-attr]
                 self._runs_out(len(stack) + index)
-        self.tainted_upto = min(self.tainted_upto, len(stack))  # what was tainted at this index was closed since
 
     def _ended(self, frame: Frame, at: int) -> None:
         """A noted frame closed by the ``)`` at ``at`` (already popped): note its end, unless it was tainted."""
-        below = len(self.stack)
-        if below < self.tainted_upto:
-            self.tainted_upto = below
-        else:
+        if not frame.tainted:
             self.ends[self.base + frame.opened] = self.base + at  # type: ignore[index]
 
     def _note_bare(self, frame: Frame, start: int) -> None:
@@ -117,18 +110,12 @@ class WalkBodies(Scanner):
     def _clean_below(self) -> bool:
         """Whether a frame opened now is read as a walk begun inside it would read it (see :meth:`_note_run`)."""
         stack = self.stack
-        if stack.at["backtick"] or stack.at["any-heredoc"] or self.pending:
-            return False
-        self.tainted_upto = min(self.tainted_upto, len(stack))  # what was tainted at this index was closed since
-        return True
+        return not (stack.at["backtick"] or stack.at["any-heredoc"] or self.pending)
 
     def _arith_ended(self, frame: Frame, end: int, command: bool) -> None:
         """An arith frame (just popped) ends before ``end``: note it in the walk's log (a ``((`` frame only if clean)
         and, clean, in the log shared with the text's bodies."""
-        below = len(self.stack)
-        clean = frame.clean and below >= self.tainted_upto
-        if frame.clean and not clean:
-            self.tainted_upto = below
+        clean = frame.clean and not frame.tainted
         if clean or not frame.bare:
             self.arith_log[frame.start] = (end, command)
         if clean and self.shared is not None:
@@ -136,15 +123,16 @@ class WalkBodies(Scanner):
 
     def _param_ended(self, frame: Frame, at: int) -> None:
         """A noted ``${…}`` frame closed by the ``}`` at ``at`` (already popped): note its end, unless tainted."""
-        below = len(self.stack)
-        if below < self.tainted_upto:
-            self.tainted_upto = below
-        elif self.params is not None:
+        if not frame.tainted and self.params is not None:
             self.params[self.base + frame.param_at, frame.in_quotes] = self.base + at
 
     def _push_backtick(self, closer: str) -> None:
         """Open a backtick frame, noting whether it stands in "…" (see :meth:`_quote_in_backticks`)."""
-        self.stack.append(Frame("backtick", closer, in_dquote=self._in_dquote()))
+        at = self.stack.innermost("dquote-or-param")
+        frame = Frame("backtick", closer, in_dquote=at >= 0 and self.stack[at].kind == "dquote")
+        if frame.in_dquote:
+            frame.quote_at = at
+        self.stack.append(frame)
 
     def _open_backtick(self, i: int) -> int:
         """At a backtick that opens a `…`: where to go on.
@@ -173,9 +161,7 @@ class WalkBodies(Scanner):
         at = self._innermost_backtick()
         if not at or not self.stack[at].in_dquote:
             return False
-        # the "…" it stands in may be below a frame open now, which a walk begun inside that frame would not see:
-        # read there, this \" would be read otherwise, so the ends of the frames open are not noted
-        self.tainted_upto = len(self.stack)
+        self._taint(at)
         if self.stack.innermost("param") > at:
             return False
         if kind == "dquote" and len(self.stack) - 1 > at:
@@ -185,6 +171,20 @@ class WalkBodies(Scanner):
             self.stack.append(Frame("dquote"))
             return True
         return False
+
+    def _taint(self, at: int) -> None:
+        """At ``\\"`` in the backtick at stack index ``at``, in a ``"…"`` below it: a walk begun inside a frame between
+        them would not see that ``"…"`` and read this ``\\"`` otherwise, so their ends are not noted (those below the
+        ``"…"`` see it too, those above the backtick are noted in no case).
+
+        Marked from the backtick down to the first frame marked already: every frame between that one and the
+        ``"…"`` was marked with it (its ``"…"`` is this one or below it: one between would be the innermost), so each
+        frame is marked once however many backticks take a ``"…"`` below it."""
+        stack = self.stack
+        index, quote = at - 1, stack[at].quote_at
+        while index > quote and not stack[index].tainted:
+            stack[index].tainted = True
+            index -= 1
 
     def _in_backticks(self) -> bool:
         return bool(self.stack.at["backtick"])
