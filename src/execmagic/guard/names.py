@@ -73,6 +73,8 @@ class Readings:
     downloads: dict[tuple[str, int], bool] = dataclasses.field(default_factory=dict)
     #: Whether the walk yields every simple command, or (for a check) only those a rule may judge.
     every: bool = True
+    #: The bodies whose walk gave nothing to judge, by body, directory, depth and names (see ``walk._bodies``).
+    quiet: dict[tuple[str, tuple[str, ...] | None, int, int], object] = dataclasses.field(default_factory=dict)
 
     def tokenize(self, text: str) -> tuple[list[Word | Op], str]:
         """:func:`~execmagic.shell.lexer.tokenize` of ``text``, read once for the check (the list is shared:
