@@ -89,25 +89,28 @@ _RESERVED = frozenset({"!", "{", "}", "if", "then", "else", "elif", "fi", "do", 
 def parse(tokens: list[Word | Op]) -> list[Command | str]:
     """Tokens → simple commands and the operators between them."""
     items: list[Command | str] = []
-    command, redirect = Command(), None
-    for token in tokens:
-        if redirect is not None and isinstance(token, Word):
-            command.redirects.append((redirect, token))
+    words: list[Word] = []
+    redirects: list[tuple[str, Word]] = []
+    redirect = None
+    for token in tokens:  # (every token of a long script: kept lean; an operator is kept as its Op)
+        if type(token) is Op:
+            if token in REDIRECTS:
+                redirect = str(token)
+                continue
             redirect = None
-        elif isinstance(token, Op) and token in REDIRECTS:
-            redirect = str(token)
-        elif isinstance(token, Op):
+            if words or redirects:
+                items.append(Command(words, redirects))
+                words, redirects = [], []
+            items.append(token)
+        elif redirect is not None:
+            redirects.append((redirect, token))  # type: ignore[arg-type]
             redirect = None
-            if command.words or command.redirects:
-                items.append(command)
-                command = Command()
-            items.append(str(token))
-        elif not command.words and not token.quoted and token in _RESERVED:
+        elif not words and not token.quoted and token in _RESERVED:  # type: ignore[union-attr]
             continue
         else:
-            command.words.append(token)
-    if command.words or command.redirects:
-        items.append(command)
+            words.append(token)  # type: ignore[arg-type]
+    if words or redirects:
+        items.append(Command(words, redirects))
     return items
 
 

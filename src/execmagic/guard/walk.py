@@ -14,6 +14,7 @@ yields their refusals itself; every other rule is applied to the simple commands
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Generator, Iterable, Iterator, Sequence
 
@@ -76,23 +77,30 @@ def walk(text: str, cwd: Path | None, depth: int, names: Names | None = None) ->
     scope_names: list[Names] = []
     pipeline: list[Command] = []
     downloads: set[str] = set()  # curl -o f URL earlier in the text: sh f runs what was downloaded
-    for item in [*parse(tokens), ";"]:
-        if isinstance(item, Command):
+    items = parse(tokens)
+    items.append(";")
+    every = names.readings.every
+    for item in items:  # (the loop every command and operator of a long script goes through: kept lean)
+        if type(item) is Command:
             pipeline.append(item)
             continue
-        if item in ("|", "|&"):
+        if item == "|" or item == "|&":
             continue
-        if len(pipeline) == 1 and not downloads and _inert(pipeline[0]):  # most commands of a long script
+        if not pipeline:
+            pass
+        elif len(pipeline) == 1 and not downloads and _inert(pipeline[0]):  # most commands of a long script
             command = names.expand(pipeline[0])
-            yield from _bodies(command, cwd, depth, names)
-            if names.readings.every:  # (a check asks only what a rule may judge: not these)
+            if _has_code(command):
+                yield from _bodies(command, cwd, depth, names)
+            if every:  # (a check asks only what a rule may judge: not these)
                 yield Simple(tuple(command.words), tuple(command.redirects), cwd)
-        elif pipeline:
+            pipeline = []
+        else:
             pipeline = [names.expand(c) for c in pipeline]
             yield from _runs_download(pipeline, downloads)
             cwd = yield from _walk_pipeline(pipeline, cwd, depth, names)
             names = names.remember(pipeline)
-        pipeline = []
+            pipeline = []
         if item == "(":
             scope_cwds.append(cwd)
             scope_names.append(names)
@@ -107,13 +115,37 @@ def _inert(command: Command) -> bool:
     changes no name, no directory and hands nothing on, so it is yielded as it stands once the code in its words
     is walked (a walk of each took fifteen times its reading; ``cat <<EOF`` is how scripts write files)."""
     words = command.words
-    if not words or any(op not in STDIN_REDIRECTS for op, _ in command.redirects):
+    if not words or (command.redirects and any(op not in STDIN_REDIRECTS for op, _ in command.redirects)):
         return False
     first = words[0]
-    if first.live != () or first.code or ASSIGNMENT.match(first):  # the name as written (<(…) has code, no live text)
+    if first.live != () or first.code:  # the name as written (<(…) has code, no live text)
         return False
-    name = program(first)
+    return _inert_name(first) if len(first) <= _NAME_KEPT else _judged_name(first)
+
+
+#: Command words up to this length have their answer kept (a script names a few programs again and again).
+_NAME_KEPT = 64
+
+
+@functools.lru_cache(maxsize=4096)
+def _inert_name(word: str) -> bool:
+    return _judged_name(word)
+
+
+def _judged_name(word: str) -> bool:
+    """Whether a command word, as written, is no assignment and names a program not :data:`_ACTIVE`."""
+    if ASSIGNMENT.match(word):
+        return False
+    name = program(word)
     return not (name in _ACTIVE or name.startswith("mkfs") or INTERPRETER.fullmatch(name))
+
+
+def _has_code(command: Command) -> bool:
+    """Whether the shell runs code while expanding ``command`` (asked before a walk of its bodies is begun)."""
+    for word in command.words:
+        if word.code:
+            return True
+    return any(target.code for _, target in command.redirects)
 
 
 def _bodies(command: Command, cwd: Path | None, depth: int, names: Names) -> Walk:
