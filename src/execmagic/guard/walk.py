@@ -84,10 +84,10 @@ def walk(text: str, cwd: Path | None, depth: int, names: Names | None = None) ->
         if type(item) is Command:
             pipeline.append(item)
             continue
-        if item == "|" or item == "|&":
-            continue
         if not pipeline:
             pass
+        elif item == "|" or item == "|&":
+            continue
         elif len(pipeline) == 1 and not downloads and _inert(pipeline[0]):  # most commands of a long script
             command = names.expand(pipeline[0])
             if _has_code(command):
@@ -145,7 +145,7 @@ def _has_code(command: Command) -> bool:
     for word in command.words:
         if word.code:
             return True
-    return any(target.code for _, target in command.redirects)
+    return bool(command.redirects) and any(target.code for _, target in command.redirects)
 
 
 def _bodies(command: Command, cwd: Path | None, depth: int, names: Names) -> Walk:

@@ -125,14 +125,16 @@ def _arith_open(walk: ShellScanner, log: dict[int, tuple[int, bool]] | None, end
     if log is None and shared is None:
         return
     end = len(walk.text) + 1
-    for frame in walk.stack:
-        if frame.start < 0:
-            continue
-        clean = frame.clean and not frame.tainted
-        if log is not None and (clean or not frame.bare):
-            log.setdefault(frame.start, (end, frame.kind != "arith"))
-        if shared is not None and clean:
-            shared.setdefault(walk.base + frame.start, (walk.base + end, frame.kind != "arith"))
+    # (4,000 and more open at once: each answer made in a comprehension, and only those not noted yet kept)
+    found = [(frame.start, frame.kind != "arith", frame.clean and not frame.tainted, frame.bare)
+             for frame in walk.stack if frame.start >= 0]
+    if log is not None:
+        log.update({start: (end, command) for start, command, clean, bare in found
+                    if (clean or not bare) and start not in log})
+    if shared is not None:
+        base = walk.base
+        shared.update({base + start: (base + end, command) for start, command, clean, _ in found
+                       if clean and base + start not in shared})
 
 
 def paren_end(text: str, start: int, ends: Ends | None = None) -> int:

@@ -49,6 +49,8 @@ _PLAIN_PIECE = re.compile(f"{_PLAIN_WORD}|{_PLAIN_OP}|\n")
 _PIECE_OPS = {**OPS, "\n": OPS[";"]}
 _PLAIN = re.compile(r"[^ \t\n'\"\\$`;&|()<>#]+")  # bash's blanks are space and tab alone: "\r" is a letter
 _DQ_PLAIN = re.compile(r'[^"\\$`]+')
+#: A heredoc whose word is a plain name and ends its line: ``<<EOF``, ``<< EOF``, ``<<-END``.
+_PLAIN_HEREDOC = re.compile(r"(<<-?)[ \t]*([A-Za-z_][A-Za-z0-9_]*)[ \t]*\n")
 #: What makes text a command of its own, or a redirection of the one it stands in, to a shell that reads it as code.
 _DASH_COMMAND = re.compile(r"[;&|<>\n]")
 
@@ -132,7 +134,7 @@ class _Lexer:
             taken += 1
             i = self.i
             fresh = not (self.started or self.code or self.expanded_twice or self.heredocs)
-            if fresh and self.delimiter_next is None and self._plain_stretch(i):
+            if fresh and self.delimiter_next is None and (self._plain_stretch(i) or self._plain_heredoc(i)):
                 continue
             begin, started = i, self.started
             plain = _PLAIN.match(text, i)
@@ -185,6 +187,28 @@ class _Lexer:
         self.i = self.stretch_end = end
         self.expanded_twice = bool(pieces) and pieces[-1] == ">&"  # a word after it, not yet read, is expanded twice
         step(len(pieces))
+        return True
+
+    def _plain_heredoc(self, i: int) -> bool:
+        """At ``<<NAME`` that ends its line (:data:`_PLAIN_HEREDOC`), nothing read since the last word: the operator,
+        its word and the newline at once, then the body, as one by one would; whether it was one.
+
+        How scripts write files (``cat <<EOF``): read one piece at a time, each took four turns of the loop."""
+        if not self.text.startswith("<<", i) or i < self.arithmetic_end:  # (in (( … )) a shift)
+            return False
+        found = _PLAIN_HEREDOC.match(self.text, i)
+        if found is None:
+            return False
+        op, delimiter, newline = found.group(1), found.group(2), found.end() - 1
+        self.heredocs.append((len(self.tokens) + 1, delimiter, op == "<<-", False))
+        self.tokens.extend((OPS[op], str.__new__(Word, delimiter), OPS[";"]))  # (the word: its body, read next)
+        if self.sources is not None:
+            self.sources.extend(((i, i + len(op)), found.span(2), (newline, newline + 1)))
+        self.skeleton.append(self.text[i:newline] + ";")
+        self.expanded_twice = False
+        self.i = newline + 1
+        self._read_heredocs()
+        step(3)
         return True
 
     def _step(self, char: str) -> None:

@@ -342,6 +342,7 @@ class ShellScanner(WalkBodies):
         limit, quoted = base + len(self.text), self._quoted_param(frames[0])
         for index, frame in enumerate(frames):
             frame.param_at, frame.in_quotes = first + 2 * index, quoted
+        for index, frame in enumerate(frames if params else ()):
             if params.get((base + frame.param_at, quoted), -1) >= limit:  # type: ignore[union-attr]
                 self.out = max(self.out, below + index)
 

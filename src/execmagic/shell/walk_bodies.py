@@ -71,8 +71,10 @@ class WalkBodies(Scanner):
         ends, base, limit = self.ends, self.base, self.base + len(self.text)
         for index, frame in enumerate(frames):
             frame.opened = first + index * stride
-            if ends.get(base + frame.opened, -1) >= limit and not in_dquote:  # type: ignore[union-attr]
-                self._runs_out(len(stack) + index)
+        if ends and not in_dquote:  # (none noted yet: nothing to look up, 4,000 "$(" at once or not)
+            for index, frame in enumerate(frames):
+                if ends.get(base + frame.opened, -1) >= limit:
+                    self._runs_out(len(stack) + index)
 
     def _ended(self, frame: Frame, at: int) -> None:
         """A noted frame closed by the ``)`` at ``at`` (already popped): note its end, unless it was tainted."""
@@ -89,7 +91,7 @@ class WalkBodies(Scanner):
         """``frames`` (clean arithmetic, opened next, one inside the other): note whether another walk found one
         never ends in this text (see :meth:`_runs_out`)."""
         shared, base = self.shared, self.base
-        if shared is None:
+        if not shared:
             return
         limit = base + len(self.text)
         for index, frame in enumerate(frames):
