@@ -21,6 +21,7 @@ __all__ = ["WORD_START_BEFORE", "WalkBodies"]
 #: What may stand before a word's start (a word after one of these starts there).
 WORD_START_BEFORE = frozenset(" \t\n;&|(<>")
 _DOLLAR_QUOTE, _ESCAPED = re.compile(r"\$(?=['\"])"), re.compile(r"\\(.)")  # a heredoc's word, unquoted
+_QUOTING = re.compile(r"['\"\\\\$]")  # what a heredoc's word is read through before it is its delimiter
 _QUOTES = re.compile(r"'([^']*)'|\"((?:[^\"\\]|\\.)*)\"")
 _HEREDOC_OP = re.compile(r"<<(-?)[ \t]*((?:[^\s;&|<>()'\"\\]|'[^']*'|\"(?:[^\"\\]|\\.)*\"|\\.)+)")
 
@@ -236,9 +237,13 @@ class WalkBodies(Scanner):
         match = _HEREDOC_OP.match(text, i)
         if match is None:
             return i + 1
-        word = _DOLLAR_QUOTE.sub("", match.group(2))  # $'EOF' ends at EOF, as bash reads it
-        quoted = any(c in word for c in "'\"\\")
-        delimiter = _ESCAPED.sub(r"\1", _QUOTES.sub(lambda m: m.group(1) or m.group(2) or "", word))
+        word = match.group(2)
+        if _QUOTING.search(word) is None:  # EOF, END: the word as written (most heredocs)
+            quoted, delimiter = False, word
+        else:
+            word = _DOLLAR_QUOTE.sub("", word)  # $'EOF' ends at EOF, as bash reads it
+            quoted = any(c in word for c in "'\"\\")
+            delimiter = _ESCAPED.sub(r"\1", _QUOTES.sub(lambda m: m.group(1) or m.group(2) or "", word))
         self.pending.append(Frame("heredoc-quoted" if quoted else "heredoc", delimiter=delimiter,
                                    strip_tabs=bool(match.group(1))))
         return match.end()
@@ -270,20 +275,24 @@ class WalkBodies(Scanner):
         in it, so the delimiter ends the body whatever quote or substitution is open there (only a
         backslash before the newline joins the lines).  Returns where to go on, or ``None``.
         """
-        if not self.stack.number("heredoc", below_top=True):
+        stack, text = self.stack, self.text
+        heredocs = stack.at["heredoc"]
+        if not heredocs or (len(heredocs) == 1 and heredocs[0] == len(stack) - 1):  # none open below the top
+            return None
+        line_end = text.find("\n", i + 1)
+        line = text[i + 1:len(text) if line_end < 0 else line_end]
+        ends = stack.ended_by
+        # the outermost body this line ends (a heredoc's delimiter line is read as written, or less its tabs)
+        as_written, less_tabs = ends.get((line, False)), ends.get((line.lstrip("\t"), True))
+        if not (as_written or less_tabs):  # (every newline in a body asks: most lines end none)
+            return None
+        at = min(found[0] for found in (as_written, less_tabs) if found)
+        if at >= len(stack) - 1:
             return None
         escapes = i
-        while escapes and self.text[escapes - 1] == "\\":
+        while escapes and text[escapes - 1] == "\\":
             escapes -= 1
         if (i - escapes) % 2:
-            return None
-        line_end = self.text.find("\n", i + 1)
-        line = self.text[i + 1:len(self.text) if line_end < 0 else line_end]
-        ends = self.stack.ended_by
-        # the outermost body this line ends (a heredoc's delimiter line is read as written, or less its tabs)
-        found = [ends[key][0] for key in ((line, False), (line.lstrip("\t"), True)) if ends.get(key)]
-        at = min(found, default=len(self.stack) - 1)
-        if at >= len(self.stack) - 1:
             return None
         frame = self.stack[at]
         self.stack.cut(at + 1)
