@@ -70,6 +70,10 @@ def test_a_trim_that_leaves_an_ordinary_path_is_allowed(text):
     "`true` rm -rf /",
     "$X ${Y:+y} rm -rf /",
     "echo $((rm -rf /) | cat)",     # "$((a) | b)" is "$( (a) | b )"
+    "`|<<`x ; rm -rf / ; ",         # in backticks a heredoc's word ends at the backtick: rm runs after them
+    "echo `cat <<E`; rm -rf /",
+    "echo `cat <<E`x; rm -rf /",
+    "`cat <<`x\nrm -rf /\n",
     "rm -rf $\"\"/",                 # $"…" is a quote
     "true\r#; rm -rf /",             # "\r" is a letter to bash: no comment starts there
     "echo $'\\x'; rm -rf /",         # an escape with no hex digit once raised instead

@@ -405,13 +405,21 @@ class _Lexer:
         return self.text[start:end] if self.ends is None else self.ends.body(self.text, start, end)
 
     def _read_heredocs(self) -> None:
-        """Heredoc bodies start on the line after their ``<<``: each becomes the word its delimiter was."""
+        """Heredoc bodies start on the line after their ``<<``: each becomes the word its delimiter was.
+
+        The code of a substitution in the delimiter's word is kept with the body's.  No shell runs it there, but the
+        reading may have taken into the word what a shell did not: in backticks, a backtick ends the word
+        (`` `cat <<E`; rm -rf / ``: bash's backticks hold ``cat <<E``, and ``rm`` runs after them), where the reading
+        took the backtick into the word and the rest of the text into a substitution in it -- code then walked.
+        """
         text = self.text
         for index, delimiter, strip_tabs, quoted in self.heredocs:
             found = _end_line(delimiter, strip_tabs).search(text, self.i)
             end, resume = (found.start(), found.end() + 1) if found else (len(text), len(text))
             body = text[self.i:end]
             live = () if quoted else tuple(live_substitutions(self._body(self.i, end)))
+            if getattr(delimiter, "code", ()):
+                live = (*live, *delimiter.code)  # type: ignore[attr-defined]
             dollars = () if quoted else (m.start() for m in _DOLLAR.finditer(body))
             self.tokens[index] = Word(body, live, quoted=quoted, shown=delimiter, live=dollars)
             self.i = resume
