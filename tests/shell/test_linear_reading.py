@@ -102,3 +102,13 @@ def test_walks_that_run_out_read_the_text_after_them_once():
     with counted() as steps:
         tokenize(text, noted=True)
     assert steps.taken < 2 * len(text)
+
+
+def test_runs_of_empty_backticks_and_plain_heredocs_are_read_at_once():
+    """``````…`` (each pair an empty substitution) was thirteen lines of Python a pair, a ``cat <<EOF`` line four
+    turns of the reader's loop: both are read in one step now (the readings themselves are compared with the
+    piece-by-piece ones in ``test_plain_heredoc.py`` and ``test_shell_lex.py``)."""
+    from work_count import work
+
+    assert work(lambda: tokenize("echo " + "`" * 2000)) < 2000
+    assert work(lambda: tokenize("cat <<EOF\nx\nEOF\n" * 200)) < 150 * 200

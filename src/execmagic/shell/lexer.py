@@ -48,6 +48,7 @@ _PLAIN_STRETCH = re.compile(f"(?:{_PLAIN_WORD}|{_PLAIN_OP}|[ \t\n]+)+")
 _PLAIN_PIECE = re.compile(f"{_PLAIN_WORD}|{_PLAIN_OP}|\n")
 _PIECE_OPS = {**OPS, "\n": OPS[";"]}
 _PLAIN = re.compile(r"[^ \t\n'\"\\$`;&|()<>#]+")  # bash's blanks are space and tab alone: "\r" is a letter
+_EMPTY_BACKTICKS = re.compile(r"(?:``)+")
 _DQ_PLAIN = re.compile(r'[^"\\$`]+')
 #: A heredoc whose word is a plain name and ends its line: ``<<EOF``, ``<< EOF``, ``<<-END``.
 _PLAIN_HEREDOC = re.compile(r"(<<-?)[ \t]*([A-Za-z_][A-Za-z0-9_]*)[ \t]*\n")
@@ -245,6 +246,9 @@ class _Lexer:
             self._dollar()
         elif char == "`":
             while True:  # and the next, when one opens right after it (as the next step would)
+                self._empty_backticks()
+                if not text.startswith("`", self.i):
+                    break
                 body, self.i = backtick_body(text, self.i + 1)
                 self.code.append(body)
                 self.live.append(self.length)
@@ -258,6 +262,18 @@ class _Lexer:
             if text.startswith("((", i) and not self.started and i >= self.arithmetic_end:
                 self._arithmetic_command()  # one inside a (( … )) already read: its substitutions are in
             self._redirect_or_operator()
+
+    def _empty_backticks(self) -> None:
+        """A run of ``````: each pair an empty substitution, as one at a time would read it, all at once."""
+        run = _EMPTY_BACKTICKS.match(self.text, self.i)
+        if run is None:
+            return
+        pairs = (run.end() - self.i) // 2
+        self.code.extend([""] * pairs)
+        self.live.extend(range(self.length, self.length + 2 * pairs, 2))
+        self._add("``" * pairs, skeleton="``" * pairs)
+        self.i = run.end()
+        step(pairs)
 
     def _arithmetic_command(self) -> None:
         """At ``((``: note where it ends if bash reads it as arithmetic (not as two subshells).
