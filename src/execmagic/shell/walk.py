@@ -256,7 +256,7 @@ class ShellScanner(WalkBodies):
             self.stack.append(self._paren(i + 2))
             return i + 2
         end = _PAREN_RUN.match(text, i).end()  # type: ignore[union-attr]
-        frames = [Frame("code", ")") for _ in range(i, end, 2)]
+        frames = Frame.run("code", ")", (end - i) // 2)
         if self.ends is not None:
             self._note_run(frames, i + 2, 2)
         self.stack.append_run(frames)
@@ -419,9 +419,10 @@ class ShellScanner(WalkBodies):
         right after it the next one while that is one too (a run read at once); where to go on."""
         stack, text, start = self.stack, self.text, i
         while frame.closer == ")" and not frame.cases and frame.kind == "code":  # a case pattern's ")" is not the end
-            stack.pop()
-            if frame.opened >= 0:
-                self._ended(frame, i)
+            list.pop(stack)  # (Stack.pop, less what a ( … ) frame needs not: it is in no class, only counted)
+            stack.parens -= 1
+            if frame.opened >= 0 and not frame.tainted:  # a noted frame's end, unless it was read otherwise here
+                self.ends[self.base + frame.opened] = self.base + i  # type: ignore[index]
             if frame.start >= 0:  # a "$((" that a ";" made a command substitution
                 self._arith_ended(frame, i + 1, True)
             i += 1

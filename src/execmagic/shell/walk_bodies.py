@@ -77,11 +77,6 @@ class WalkBodies(Scanner):
                 if ends.get(base + frame.opened, -1) >= limit:
                     self._runs_out(len(stack) + index)
 
-    def _ended(self, frame: Frame, at: int) -> None:
-        """A noted frame closed by the ``)`` at ``at`` (already popped): note its end, unless it was tainted."""
-        if not frame.tainted:
-            self.ends[self.base + frame.opened] = self.base + at  # type: ignore[index]
-
     def _note_bare(self, frame: Frame, start: int) -> None:
         """Note where the text of a ``((`` frame starts (its end then goes in ``arith_log``), as :meth:`_note_run`."""
         if self._clean_below():
