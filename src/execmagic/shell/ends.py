@@ -247,14 +247,18 @@ def live_between(text: str, i: int, end: int, log: dict[int, tuple[int, bool]],
         if match.group() == "$(" and text.startswith("(", match.end(), end):  # $((…)): what runs inside it
             # a run of "$((" each inside the last: the first walk logged them all (read on inside each in turn)
             run = ARITH_RUN.match(text, match.start(), end)
+            taken = 0
             for opened in range(match.start(), run.end() if run else match.end() + 1, 3):
-                step()
-                close, command = arith_or_command(text, opened + 3, log, ends)
+                taken += 1
+                found = log.get(opened + 3)  # (arith_or_command's own first look, without a call: 4,000 deep)
+                close, command = (found[0] - 1, found[1]) if found else arith_or_command(text, opened + 3, log, ends)
                 if command:
-                    yield text[opened + 2:close] if ends is None else ends.body(text, opened + 2, close)
-                    i = close + 1
                     break
                 i = opened + 3  # read on inside it: a $(( in it is looked up in the log, not walked again
+            step(taken)
+            if command:
+                yield text[opened + 2:close] if ends is None else ends.body(text, opened + 2, close)
+                i = close + 1
         elif match.group() == "$(":
             close = paren_end(text, match.end(), ends)  # (not "end": the search goes on to the end of the text given)
             yield text[match.end():close] if ends is None else ends.body(text, match.end(), close)

@@ -233,10 +233,13 @@ class ShellScanner(WalkBodies):
         text = self.text
         if double:
             end = ARITH_RUN.match(text, i).end()  # type: ignore[union-attr]
-            frames = [Frame("arith", start=start) for start in range(i + 3, end + 1, 3)]
-            if self.shared is not None and self._clean_below():
-                for frame in frames:
+            frames = Frame.run("arith", "", (end - i) // 3)
+            clean = self.shared is not None and self._clean_below()
+            for index, frame in enumerate(frames):
+                frame.start = i + 3 + 3 * index
+                if clean:
                     frame.clean = True
+            if clean:
                 self._arith_runs_out(frames)
             self.stack.append_run(frames)
             self.jumped += (end - i) // 3 - 1
