@@ -92,8 +92,12 @@ class Ends:
     def body(self, text: str, start: int, end: int) -> Body:
         """``text[start:end]`` (a substitution's body in the text read now) as a :class:`Body` sharing these ends."""
         body = Body(text[start:end])
-        body.ends = Ends(self.found, self.base + start, self.whole and end >= len(text), self.arith, self.params)
+        body.ends = self.within(text, start, end)
         return body
+
+    def within(self, text: str, start: int, end: int) -> Ends:
+        """These ends, for ``text[start:end]`` of the text read now (see :meth:`body`)."""
+        return Ends(self.found, self.base + start, self.whole and end >= len(text), self.arith, self.params)
 
 
 class Body(str):

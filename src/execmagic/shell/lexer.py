@@ -433,7 +433,11 @@ class _Lexer:
             found = _end_line(delimiter, strip_tabs).search(text, self.i)
             end, resume = (found.start(), found.end() + 1) if found else (len(text), len(text))
             body = text[self.i:end]
-            live = () if quoted else tuple(live_substitutions(self._body(self.i, end)))
+            if quoted or ("$(" not in body and "`" not in body):  # (nothing in it runs: most heredocs)
+                live: tuple[str, ...] = ()
+            else:  # (the body's text need not be a Body itself: only what runs in it is read again)
+                ends = None if self.ends is None else self.ends.within(text, self.i, end)
+                live = tuple(live_between(body, 0, len(body), {}, ends))
             if getattr(delimiter, "code", ()):
                 live = (*live, *delimiter.code)  # type: ignore[attr-defined]
             dollars = () if quoted else (m.start() for m in _DOLLAR.finditer(body))
