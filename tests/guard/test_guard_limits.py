@@ -90,3 +90,15 @@ def test_rm_hidden_in_corners_of_the_shell_is_refused(text):
                                   "echo hi >&out.log"])
 def test_ordinary_traps_and_redirections_are_allowed(text):
     assert check("all", text=text) is None
+
+
+@pytest.mark.parametrize("script", ["cat <<$'EOF'\n$EOF\n{cmd}\nEOF\n", 'cat <<$"EOF"\n$EOF\n{cmd}\nEOF\n',
+                                    "echo $(cat <<$'EOF'\n$EOF\n{cmd}\nEOF\n)"])
+def test_what_dash_runs_after_a_heredoc_it_ends_elsewhere_is_refused(tmp_path, script):
+    """dash has no ``$'…'`` nor ``$"…"``: a heredoc's word keeps its ``$`` there, so its body ends at ``$EOF``,
+    not at bash's ``EOF``, and what follows runs (checked with dash).  Both readings are walked."""
+    subprocess.run(["dash", "-c", script.format(cmd="touch marker")], capture_output=True, cwd=tmp_path, timeout=10)
+    assert (tmp_path / "marker").exists()
+    refusal = check("catastrophic", text=script.format(cmd="rm -rf /"))
+    assert refusal is not None and refusal.rule == "rm-recursive-root"
+    assert check("all", text="cat <<$'EOF'\nrm -rf /\nEOF\n") is None  # a body in both readings stays data

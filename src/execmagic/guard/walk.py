@@ -43,6 +43,10 @@ __all__ = ["Walk", "argv_commands", "simple_commands", "walk", "walk_argv"]
 #: How deep code inside code (``bash -c "eval '…'"``) is followed; deeper text is refused (rule too-deep):
 #: what the check cannot follow is not run.
 _MAX_DEPTH = 8
+#: A heredoc's operator and word (as the shell reader's walk reads it), and in the word what is quoted and a ``$``
+#: before a quote (see :func:`_as_dash_reads`).
+_HEREDOC_WORD = re.compile(r"(<<-?[ \t]*)((?:[^\s;&|<>()'\"\\]|'[^']*'|\"(?:[^\"\\]|\\.)*\"|\\.)+)")
+_DOLLAR_QUOTE = re.compile(r"'[^']*'|\"(?:[^\"\\]|\\.)*\"|\\.|\$(?=['\"])")
 _DEFINES_FUNCTION = re.compile(r"\(\s*\)\s*[{(]|\bfunction\s+[^\s(){}|&;<>]+")
 #: Programs the walk or a rule does something with, by name: a rule judges them, they run code handed to them
 #: (shells, ``eval``, ``find -exec``, wrappers), download, move the directory, or give names values.
@@ -65,6 +69,9 @@ def walk(text: str, cwd: Path | None, depth: int, names: Names | None = None) ->
         return cwd
     names = Names() if names is None else names.copy()
     names.printing = depth  # a $(…) in this code is one level deeper (see Names.printed)
+    as_dash_reads = _as_dash_reads(text)
+    if as_dash_reads is not None:  # a heredoc ends elsewhere in dash: what runs there is walked too
+        yield from walk(as_dash_reads, cwd, depth, names)
     tokens, skeleton = names.readings.tokenize(text)
     bomb = fork_bomb(skeleton)
     if bomb:
@@ -107,6 +114,23 @@ def walk(text: str, cwd: Path | None, depth: int, names: Names | None = None) ->
         elif item == ")" and scope_cwds:
             cwd, names = scope_cwds.pop(), scope_names.pop()
     return cwd
+
+
+def _as_dash_reads(text: str) -> str | None:
+    """``text`` with each heredoc's word spelled so that bash reads it as dash does, or ``None`` when none differs.
+
+    Dash has no ``$'…'`` nor ``$"…"``: there the word keeps its ``$`` (``<<$'EOF'`` ends at a line ``$EOF``, where
+    bash's ends at ``EOF``), so a line between them is code to one shell and the body to the other.  Spelled
+    ``\\$'EOF'``, bash reads it as dash does; both spellings are walked.
+    """
+    if "<<" not in text or ("$'" not in text and '$"' not in text):
+        return None
+    variant = _HEREDOC_WORD.sub(lambda m: m.group(1) + _DOLLAR_QUOTE.sub(_as_dash, m.group(2)), text)
+    return None if variant == text else variant
+
+
+def _as_dash(match: re.Match[str]) -> str:
+    return "\\$" if match.group() == "$" else match.group()
 
 
 def _inert(command: Command) -> bool:
