@@ -371,7 +371,10 @@ JUDGED_NAMES = frozenset({
 def match(simple: Simple) -> Refusal | None:
     """The first rule in :data:`MATCHERS` order that ``simple`` breaks, as a refusal."""
     name = simple.name
-    if name not in JUDGED_NAMES and not name.startswith("mkfs") and not any(op in WRITES for op, _ in simple.redirects):
+    if name not in JUDGED_NAMES and not name.startswith("mkfs") and not any(
+            op in WRITES and resolve(target, simple.cwd, globs=False) is not None for op, target in simple.redirects):
+        # (what a redirection writes is judged by where it resolves: one that resolves nowhere -- a relative name
+        # where the directory is not known, a variable -- is judged by no matcher)
         return None
     for matcher in MATCHERS:
         hit = matcher(simple)

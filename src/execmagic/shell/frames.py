@@ -64,7 +64,6 @@ class Frame:
         if start >= 0:
             self.start = start
 
-
     @classmethod
     def run(cls, kind: str, closer: str, count: int) -> list[Frame]:
         """``count`` frames of ``kind`` and ``closer`` and nothing else (4,000 ``$(`` at once: no __init__)."""
