@@ -269,4 +269,6 @@ def test_a_command_writing_where_no_rule_looks_is_not_put_to_every_rule():
     text = "rm x; " + "w1 >&w2 ; w3 &> w4 ; " * 200
     assert work(lambda: check("all", text)) < 150_000
     assert check("all", "cd ~ && echo x > .bashrc").rule == "startup-file"  # where it resolves, it is judged
-    assert check("all", "echo x > /dev/sda").rule == "redirect-device"
+    for text in ["echo x > /dev/sda", "> /dev/sda", "X=/dev/sda; echo x > $X", "cat <<EOF > /dev/sda\nx\nEOF\n"]:
+        assert check("all", text).rule == "redirect-device"
+    assert check("all", "w1 > /proc/sysrq-trigger").rule == "kernel-trigger"

@@ -18,7 +18,7 @@ import functools
 import re
 from collections.abc import Generator, Iterable, Iterator, Sequence
 
-from ..shell.words import STDIN_REDIRECTS, Word
+from ..shell.words import Word
 from .commands import ASSIGNMENT, DECLARES, WRAPPERS, Command, Simple, command_name, emitted, parse, program
 from .forks import FORK_CALLS, fork_bomb
 from .names import Names, Readings
@@ -35,7 +35,7 @@ from .options import (
     su_command,
 )
 from .paths import Path, after_cd
-from .rules import JUDGED_NAMES, Refusal, refuse
+from .rules import JUDGED_NAMES, Refusal, judged_writes, refuse
 from .scripts import readable, shell_calls, tree_deleted
 
 __all__ = ["Walk", "argv_commands", "simple_commands", "walk", "walk_argv"]
@@ -99,7 +99,8 @@ def walk(text: str, cwd: Path | None, depth: int, names: Names | None = None) ->
             command = names.expand(pipeline[0])
             if _has_code(command):
                 yield from _bodies(command, cwd, depth, names)
-            if every:  # (a check asks only what a rule may judge: not these)
+            # (a check asks only what a rule may judge: of these, where a redirection writes, once it is expanded)
+            if every or (command.redirects and judged_writes(command.redirects, cwd)):
                 yield Simple(tuple(command.words), tuple(command.redirects), cwd)
             pipeline = []
         else:
@@ -134,13 +135,14 @@ def _as_dash(match: re.Match[str]) -> str:
 
 
 def _inert(command: Command) -> bool:
-    """Whether ``command`` is what it reads as and nothing more: no redirection but a heredoc or here-string (which
-    only feed it), no assignment, a program named as written that is not :data:`_ACTIVE` -- no rule judges it, it
-    changes no name, no directory and hands nothing on, so it is yielded as it stands once the code in its words
-    is walked (a walk of each took fifteen times its reading; ``cat <<EOF`` is how scripts write files)."""
+    """Whether ``command`` is what it reads as and nothing more: no assignment, a program named as written that is
+    not :data:`_ACTIVE` -- no rule judges it by name, it changes no name, no directory and hands nothing on (its
+    redirections only feed it or take what it writes), so it is yielded as it stands once the code in its words is
+    walked, and judged only where a redirection writes (a walk of each took fifteen times its reading; ``cat <<EOF``
+    is how scripts write files, ``> out.txt`` how they keep what a command prints)."""
     words = command.words
-    if not words or (command.redirects and any(op not in STDIN_REDIRECTS for op, _ in command.redirects)):
-        return False
+    if not words:  # ">& out" alone: no program runs, only its redirections
+        return bool(command.redirects)
     first = words[0]
     if first.live != () or first.code:  # the name as written (<(…) has code, no live text)
         return False
