@@ -102,3 +102,18 @@ def test_what_dash_runs_after_a_heredoc_it_ends_elsewhere_is_refused(tmp_path, s
     refusal = check("catastrophic", text=script.format(cmd="rm -rf /"))
     assert refusal is not None and refusal.rule == "rm-recursive-root"
     assert check("all", text="cat <<$'EOF'\nrm -rf /\nEOF\n") is None  # a body in both readings stays data
+
+
+@pytest.mark.parametrize(("text", "rule"), [
+    ("cd /etc; printf x > passwd", "clobber-system-file"),        # "/etc" with no "/" after it
+    ("cd /; cd etc; printf x > passwd", "clobber-system-file"),   # no path in the text at all
+    ("X=/e; printf x > ${X}tc/passwd", "clobber-system-file"),    # the path built from a variable
+    ("cd / && cd dev && cat x > sda", "redirect-device"),
+    ("X=/d; cat x > ${X}ev/sda", "redirect-device"),
+])
+def test_a_write_to_a_path_the_text_never_spells_is_judged(text, rule):
+    """The check passes text with no word a rule needs unread; a redirection's target the text builds (a variable, a
+    ``cd`` before a relative name) spelled no such word, and the write was never judged."""
+    refusal = check("all", text=text)
+    assert refusal is not None and refusal.rule == rule
+    assert check("all", text=text.replace("passwd", "notes").replace("sda", "out")) is None
