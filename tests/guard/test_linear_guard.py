@@ -272,3 +272,16 @@ def test_a_command_writing_where_no_rule_looks_is_not_put_to_every_rule():
     for text in ["echo x > /dev/sda", "> /dev/sda", "X=/dev/sda; echo x > $X", "cat <<EOF > /dev/sda\nx\nEOF\n"]:
         assert check("all", text).rule == "redirect-device"
     assert check("all", "w1 > /proc/sysrq-trigger").rule == "kernel-trigger"
+
+
+def test_code_with_heredocs_dash_reads_otherwise_is_walked_a_bounded_number_of_times():
+    """A heredoc word with ``$'…'`` is walked as bash and as dash read it; code nested in such code is not spelled
+    again for dash inside the dash reading, so nesting seven deep costs a few times the work, not 2**7."""
+    def nested(word: str) -> str:
+        text = "x"
+        for _ in range(7):
+            text = f"echo $(cat <<{word}\nb\nEOF\n) $({text})"
+        return "rm x; " + text
+
+    assert work(lambda: check("all", nested("$'EOF'"))) < 5 * work(lambda: check("all", nested("EOF")))
+    assert check("all", nested("$'EOF'").replace("b\nEOF", "$EOF\nrm -rf /\nEOF")).rule == "rm-recursive-root"

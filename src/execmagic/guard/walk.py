@@ -69,9 +69,11 @@ def walk(text: str, cwd: Path | None, depth: int, names: Names | None = None) ->
         return cwd
     names = Names() if names is None else names.copy()
     names.printing = depth  # a $(…) in this code is one level deeper (see Names.printed)
-    as_dash_reads = _as_dash_reads(text)
+    as_dash_reads = None if names.as_dash else _as_dash_reads(text)
     if as_dash_reads is not None:  # a heredoc ends elsewhere in dash: what runs there is walked too
-        yield from walk(as_dash_reads, cwd, depth, names)
+        dash_names = names.copy()
+        dash_names.as_dash = True  # (its heredoc words are spelled as dash reads them already: the code in it too,
+        yield from walk(as_dash_reads, cwd, depth, dash_names)  # and one walked so at each level of nesting
     tokens, skeleton = names.readings.tokenize(text)
     bomb = fork_bomb(skeleton)
     if bomb:
