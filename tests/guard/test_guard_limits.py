@@ -70,6 +70,10 @@ def test_a_trim_that_leaves_an_ordinary_path_is_allowed(text):
     "`true` rm -rf /",
     "$X ${Y:+y} rm -rf /",
     "echo $((rm -rf /) | cat)",     # "$((a) | b)" is "$( (a) | b )"
+    "`|<<`x ; rm -rf / ; ",         # in backticks a heredoc's word ends at the backtick: rm runs after them
+    "echo `cat <<E`; rm -rf /",
+    "echo `cat <<E`x; rm -rf /",
+    "`cat <<`x\nrm -rf /\n",
     "rm -rf $\"\"/",                 # $"…" is a quote
     "true\r#; rm -rf /",             # "\r" is a letter to bash: no comment starts there
     "echo $'\\x'; rm -rf /",         # an escape with no hex digit once raised instead
@@ -86,3 +90,30 @@ def test_rm_hidden_in_corners_of_the_shell_is_refused(text):
                                   "echo hi >&out.log"])
 def test_ordinary_traps_and_redirections_are_allowed(text):
     assert check("all", text=text) is None
+
+
+@pytest.mark.parametrize("script", ["cat <<$'EOF'\n$EOF\n{cmd}\nEOF\n", 'cat <<$"EOF"\n$EOF\n{cmd}\nEOF\n',
+                                    "echo $(cat <<$'EOF'\n$EOF\n{cmd}\nEOF\n)"])
+def test_what_dash_runs_after_a_heredoc_it_ends_elsewhere_is_refused(tmp_path, script):
+    """dash has no ``$'…'`` nor ``$"…"``: a heredoc's word keeps its ``$`` there, so its body ends at ``$EOF``,
+    not at bash's ``EOF``, and what follows runs (checked with dash).  Both readings are walked."""
+    subprocess.run(["dash", "-c", script.format(cmd="touch marker")], capture_output=True, cwd=tmp_path, timeout=10)
+    assert (tmp_path / "marker").exists()
+    refusal = check("catastrophic", text=script.format(cmd="rm -rf /"))
+    assert refusal is not None and refusal.rule == "rm-recursive-root"
+    assert check("all", text="cat <<$'EOF'\nrm -rf /\nEOF\n") is None  # a body in both readings stays data
+
+
+@pytest.mark.parametrize(("text", "rule"), [
+    ("cd /etc; printf x > passwd", "clobber-system-file"),        # "/etc" with no "/" after it
+    ("cd /; cd etc; printf x > passwd", "clobber-system-file"),   # no path in the text at all
+    ("X=/e; printf x > ${X}tc/passwd", "clobber-system-file"),    # the path built from a variable
+    ("cd / && cd dev && cat x > sda", "redirect-device"),
+    ("X=/d; cat x > ${X}ev/sda", "redirect-device"),
+])
+def test_a_write_to_a_path_the_text_never_spells_is_judged(text, rule):
+    """The check passes text with no word a rule needs unread; a redirection's target the text builds (a variable, a
+    ``cd`` before a relative name) spelled no such word, and the write was never judged."""
+    refusal = check("all", text=text)
+    assert refusal is not None and refusal.rule == rule
+    assert check("all", text=text.replace("passwd", "notes").replace("sda", "out")) is None

@@ -81,11 +81,34 @@ def test_what_bash_runs_in_arithmetic_is_still_seen():
 def test_a_substitution_with_no_closer_after_it_is_not_walked():
     """A ``$(`` or ``${`` with no ``)`` or ``}`` anywhere after it cannot close: every short heredoc body with an
     open ``$(`` (or a long tail after an open ``${``) was walked to its end, about 510 lines of Python per
-    heredoc, now about 260."""
+    heredoc, then about 260, now about 150 (read at once, see ``test_plain_heredoc.py``)."""
     from work_count import work
 
     heredocs = "cat <<EOF\n$(a\n'b\"\nEOF\n" * 200
-    assert work(lambda: tokenize(heredocs)) < 350 * 200
+    assert work(lambda: tokenize(heredocs)) < 200 * 200
     tail = "echo ${a" + " x" * 400
     assert work(lambda: tokenize(tail)) < 1000
     assert [w.code for w in tokenize("cat <<EOF\n$(a\n'b\nEOF\n")[0][:3] if hasattr(w, "code")][-1] == ("a\n'b\n",)
+
+
+def test_walks_that_run_out_read_the_text_after_them_once():
+    """A run of ``((`` at a command's start asks a walk for each whether it is arithmetic; where each runs out of
+    text it read the same tail again (ten steps a character here, twenty a character for forty ``(``; in 1 MB of
+    random brackets some ten walks to the end).  A walk that opens a substitution another walk found never ends
+    runs out there too: the tail is read once."""
+    from execmagic.shell.work import counted
+
+    text = "(" * 20 + " $( " + "'a' " * 2000 + "'))'"
+    with counted() as steps:
+        tokenize(text, noted=True)
+    assert steps.taken < 2 * len(text)
+
+
+def test_runs_of_empty_backticks_and_plain_heredocs_are_read_at_once():
+    """``````…`` (each pair an empty substitution) was thirteen lines of Python a pair, a ``cat <<EOF`` line four
+    turns of the reader's loop: both are read in one step now (the readings themselves are compared with the
+    piece-by-piece ones in ``test_plain_heredoc.py`` and ``test_shell_lex.py``)."""
+    from work_count import work
+
+    assert work(lambda: tokenize("echo " + "`" * 2000)) < 2000
+    assert work(lambda: tokenize("cat <<EOF\nx\nEOF\n" * 200)) < 150 * 200

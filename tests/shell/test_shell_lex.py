@@ -130,6 +130,22 @@ def test_what_dash_runs_where_bash_reads_arithmetic_is_seen(tmp_path, script):
     assert _seen(script)
 
 
+@pytest.mark.parametrize("script", ["`|<<`x ; touch marker ; ", "echo `cat <<E`; touch marker",
+                                    "echo `cat <<E`x; touch marker", "`cat <<`x\ntouch marker\n"])
+def test_what_bash_runs_after_a_heredoc_word_in_backticks_is_code(tmp_path, script):
+    """In backticks bash ends a heredoc's word at the backtick and runs what follows them; the reading takes the
+    backtick into the word and the rest into a substitution in it: that code is kept, not dropped with the word."""
+    assert _runs(script, tmp_path)
+    assert _a_command(script, "touch", 3)
+
+
+def _a_command(text: str, name: str, depth: int) -> bool:
+    """Whether ``name`` is a word of ``text`` or of the code in it, followed ``depth`` levels down."""
+    words = tokenize(text)[0]
+    return name in words or (depth > 0 and any(_a_command(body, name, depth - 1) for w in words
+                                              if isinstance(w, Word) for body in w.code))
+
+
 @pytest.mark.parametrize("script", HIDDEN)
 def test_what_bash_runs_after_arithmetic_is_seen(tmp_path, script):
     assert _runs(script, tmp_path)

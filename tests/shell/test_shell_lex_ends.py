@@ -44,6 +44,17 @@ def test_a_body_read_with_its_texts_ends_reads_as_the_body_alone(seed):
         _compare(body, 4)
 
 
+@pytest.mark.parametrize("seed", range(300))
+def test_a_walk_stopped_where_another_found_no_end_reads_as_one_to_the_end(seed):
+    """Longer text, with ``$[ … ]`` and ``((``: many walks run out of text, and each stops where it opens what an
+    earlier walk found never ends (what it would have read after that cannot change its answer)."""
+    rng = random.Random(seed)
+    alphabet = [*_ALPHABET, "$[", "]", "[", "((", '"$(', "(", "'"]
+    text = "".join(rng.choice(alphabet) for _ in range(rng.randrange(20, 200)))
+    for body in _bodies(tokenize(text, noted=True)[0]):
+        _compare(body, 4)
+
+
 def test_a_body_knows_where_it_stands():
     """Each level's body is cut from the one around it, and the ends found by the first reading are shared."""
     text = 'echo "$(a "$(b $(c) d)" e)" $(f'

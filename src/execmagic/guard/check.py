@@ -40,16 +40,20 @@ class CommandRefused(ExecError):
         return f"{self.refusal.describe()}; {self.hint}"
 
 
-#: Every rule needs one of these words (or a device path, or a function definition) in the text,
-#: so text without any -- a long heredoc of data, most scripts -- is passed without parsing it.
+#: Every rule needs one of these words (or a path under ``/dev``, ``/etc``, …, or a function definition) in the text,
+#: or a redirection whose target the text builds (:data:`_BUILT_TARGET`), so text without any -- a long heredoc of
+#: data, most scripts -- is passed without parsing it.
 _TRIGGERS = re.compile(
     r"\b(rm\w*|remove_\w+|mkfs\S*|mke2fs|mkswap|mkdosfs|mkntfs|dd|chmod|chown|chgrp|shred|wipefs|blkdiscard|truncate"
     r"|fdisk|sfdisk|parted|sgdisk|gdisk|cfdisk|find|kill|pkill|killall5?|shutdown|reboot|halt|poweroff|init|telinit"
     r"|systemctl|mv|rsync|crontab|curl|wget|fetch|tee|cp|function|fork|env"  # env: env -S'rm …' glues rm on
     r"|unlink|remove\w*|dir_delete|ddrescue|dcfldd|dc3dd|clean|tar|zip|7za?|ln|install|wipe|srm|sed|for)\b"
-    r"|/dev/|/proc/|/etc/|/boot/|/s?bin/|/lib|\.\w*(?:rc|profile|login|logout|env|environment)\b|config\.fish|\(\)\s*\{"
+    r"|/(?:dev|proc|etc|boot|s?bin)\b|/lib|\.\w*(?:rc|profile|login|logout|env|environment)\b|config\.fish|\(\)\s*\{"
 )
 _NAMED = re.compile(r"\$\{?([A-Za-z_]\w*)")
+#: What makes a redirection write where the text does not spell it: a target built from a variable or a
+#: substitution (``X=/e; > ${X}tc/passwd``), or a relative one after a ``cd`` (``cd /; cd etc; > passwd``).
+_BUILT_TARGET = re.compile(r"[$`]|\b(?:cd|pushd)\b")
 
 
 def _quick_look(text: str, env: Mapping[str, str] | None) -> bool:
@@ -57,7 +61,8 @@ def _quick_look(text: str, env: Mapping[str, str] | None) -> bool:
     # quotes and backslashes out first, so that r\m or "r"m cannot slip past the quick look
     if env and "$" in text:  # X=rm exported: $X -rf ~ needs rm's rule
         text += " " + " ".join(env.get(m.group(1), "") for m in _NAMED.finditer(text))
-    return bool(_TRIGGERS.search(text.replace("\\", "").replace('"', "").replace("'", "")))
+    text = text.replace("\\", "").replace('"', "").replace("'", "")
+    return bool(_TRIGGERS.search(text)) or (">" in text and bool(_BUILT_TARGET.search(text)))
 
 
 def _refusals(text: str | None, argv: Sequence[str] | None, env: Mapping[str, str] | None) -> Iterator[Refusal]:

@@ -13,6 +13,7 @@ import dataclasses
 import functools
 import re
 from collections.abc import Iterator, Sequence
+from typing import TYPE_CHECKING
 
 from ..shell.lexer import tokenize
 from ..shell.words import REDIRECTS, STDIN_REDIRECTS, Op, Word, unescape
@@ -28,6 +29,23 @@ def _quoted_command(words: Sequence[Word], redirects: Sequence[tuple[str, Word]]
     A word as written, not as expanded (``rm -rf $D``, not the value of ``D``: it may be anything).
     """
     return " ".join([*(w.shown for w in words if w.shown or not w), *(f"{op} {t.shown}" for op, t in redirects)])
+
+
+if TYPE_CHECKING:
+    _kept = functools.cached_property
+else:
+    class _kept:
+        """``functools.cached_property`` without its lock (3.11 takes one on every first look, and every command of
+        a long script is looked at: a tenth of a check of 36,000 commands went there).  A walk is one thread."""
+
+        def __init__(self, func):
+            self.func, self.name = func, func.__name__
+
+        def __get__(self, instance, owner=None):
+            if instance is None:
+                return self
+            value = instance.__dict__[self.name] = self.func(instance)  # (a frozen dataclass's too, as cached_property)
+            return value
 
 
 def program(word: str) -> str:
@@ -61,7 +79,7 @@ class Command:
     def shown(self) -> str:
         return _quoted_command(self.words, self.redirects)
 
-    @functools.cached_property
+    @_kept
     def unwrapped(self) -> tuple[list[Word], list[str]]:
         """:func:`unwrap` of the words, found once: the walk, the names and the downloads each ask it.  Read only."""
         return unwrap(self.words)
@@ -75,7 +93,7 @@ class Simple:
     redirects: tuple[tuple[str, Word], ...]
     cwd: Path | None
 
-    @functools.cached_property
+    @_kept
     def name(self) -> str:
         return program(self.words[0]) if self.words else ""
 
@@ -89,25 +107,28 @@ _RESERVED = frozenset({"!", "{", "}", "if", "then", "else", "elif", "fi", "do", 
 def parse(tokens: list[Word | Op]) -> list[Command | str]:
     """Tokens → simple commands and the operators between them."""
     items: list[Command | str] = []
-    command, redirect = Command(), None
-    for token in tokens:
-        if redirect is not None and isinstance(token, Word):
-            command.redirects.append((redirect, token))
+    words: list[Word] = []
+    redirects: list[tuple[str, Word]] = []
+    redirect = None
+    for token in tokens:  # (every token of a long script: kept lean; an operator is kept as its Op)
+        if type(token) is Op:
+            if token in REDIRECTS:
+                redirect = str(token)
+                continue
             redirect = None
-        elif isinstance(token, Op) and token in REDIRECTS:
-            redirect = str(token)
-        elif isinstance(token, Op):
+            if words or redirects:
+                items.append(Command(words, redirects))
+                words, redirects = [], []
+            items.append(token)
+        elif redirect is not None:
+            redirects.append((redirect, token))  # type: ignore[arg-type]
             redirect = None
-            if command.words or command.redirects:
-                items.append(command)
-                command = Command()
-            items.append(str(token))
-        elif not command.words and not token.quoted and token in _RESERVED:
+        elif not words and not token.quoted and token in _RESERVED:  # type: ignore[union-attr]
             continue
         else:
-            command.words.append(token)
-    if command.words or command.redirects:
-        items.append(command)
+            words.append(token)  # type: ignore[arg-type]
+    if words or redirects:
+        items.append(Command(words, redirects))
     return items
 
 

@@ -73,6 +73,8 @@ class Readings:
     downloads: dict[tuple[str, int], bool] = dataclasses.field(default_factory=dict)
     #: Whether the walk yields every simple command, or (for a check) only those a rule may judge.
     every: bool = True
+    #: The bodies whose walk gave nothing to judge, by body, directory, depth and names (see ``walk._bodies``).
+    quiet: dict[tuple[str, tuple[str, ...] | None, int, int], object] = dataclasses.field(default_factory=dict)
 
     def tokenize(self, text: str) -> tuple[list[Word | Op], str]:
         """:func:`~execmagic.shell.lexer.tokenize` of ``text``, read once for the check (the list is shared:
@@ -111,6 +113,9 @@ class Names:
     #: How deep the ``$(…)`` being read as what it prints is nested in the checked text: the depth of the code
     #: being walked, and one more for each ``$(…)`` being read inside it (see :meth:`printed`).
     printing: int = dataclasses.field(default=0, compare=False, repr=False)
+    #: The text walked is one spelled as dash reads its heredocs' words (see ``walk._as_dash_reads``): code in it is
+    #: not spelled so again (each level again would walk the code nested in it twice as often as the level around).
+    as_dash: bool = dataclasses.field(default=False, compare=False, repr=False)
     #: What each ``$(…)`` body prints, by body and :attr:`printing` depth, under these names as they are now:
     #: shared by copies until one of them changes a name (then it starts its own), so that the walk of a body
     #: finds what the expansion of the word around it already read.  Asked afresh at every level, a word of

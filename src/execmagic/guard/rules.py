@@ -16,7 +16,7 @@ from collections.abc import Callable, Sequence
 from ..shell.words import WRITES
 from .commands import Simple
 from .options import find_exec, flags_of, operands_of
-from .paths import critical_target, device_path, resolve, startup_file, system_file
+from .paths import Path, critical_target, device_path, resolve, startup_file, system_file
 from .targets import archived_and_removed, cleaned_trees, removed, written
 
 __all__ = ["MATCHERS", "RULES", "RULES_BY_ID", "Hit", "Refusal", "Rule", "match", "refuse"]
@@ -368,10 +368,19 @@ JUDGED_NAMES = frozenset({
     "telinit", "systemctl", "crontab"})
 
 
+def judged_writes(redirects: Sequence[tuple[str, str]], cwd: Path | None) -> bool:
+    """Whether one of ``redirects`` (run in ``cwd``) writes where a matcher may look.
+
+    Every matcher judges what a redirection writes by where it resolves (:func:`.paths.resolve`): one that resolves
+    nowhere -- a relative name where the directory is not known, a variable -- is judged by none.
+    """
+    return any(op in WRITES and resolve(target, cwd, globs=False) is not None for op, target in redirects)
+
+
 def match(simple: Simple) -> Refusal | None:
     """The first rule in :data:`MATCHERS` order that ``simple`` breaks, as a refusal."""
     name = simple.name
-    if name not in JUDGED_NAMES and not name.startswith("mkfs") and not any(op in WRITES for op, _ in simple.redirects):
+    if name not in JUDGED_NAMES and not name.startswith("mkfs") and not judged_writes(simple.redirects, simple.cwd):
         return None
     for matcher in MATCHERS:
         hit = matcher(simple)

@@ -14,10 +14,11 @@ yields their refusals itself; every other rule is applied to the simple commands
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Generator, Iterable, Iterator, Sequence
 
-from ..shell.words import STDIN_REDIRECTS, Word
+from ..shell.words import Word
 from .commands import ASSIGNMENT, DECLARES, WRAPPERS, Command, Simple, command_name, emitted, parse, program
 from .forks import FORK_CALLS, fork_bomb
 from .names import Names, Readings
@@ -34,7 +35,7 @@ from .options import (
     su_command,
 )
 from .paths import Path, after_cd
-from .rules import JUDGED_NAMES, Refusal, refuse
+from .rules import JUDGED_NAMES, Refusal, judged_writes, refuse
 from .scripts import readable, shell_calls, tree_deleted
 
 __all__ = ["Walk", "argv_commands", "simple_commands", "walk", "walk_argv"]
@@ -42,6 +43,10 @@ __all__ = ["Walk", "argv_commands", "simple_commands", "walk", "walk_argv"]
 #: How deep code inside code (``bash -c "eval '…'"``) is followed; deeper text is refused (rule too-deep):
 #: what the check cannot follow is not run.
 _MAX_DEPTH = 8
+#: A heredoc's operator and word (as the shell reader's walk reads it), and in the word what is quoted and a ``$``
+#: before a quote (see :func:`_as_dash_reads`).
+_HEREDOC_WORD = re.compile(r"(<<-?[ \t]*)((?:[^\s;&|<>()'\"\\]|'[^']*'|\"(?:[^\"\\]|\\.)*\"|\\.)+)")
+_DOLLAR_QUOTE = re.compile(r"'[^']*'|\"(?:[^\"\\]|\\.)*\"|\\.|\$(?=['\"])")
 _DEFINES_FUNCTION = re.compile(r"\(\s*\)\s*[{(]|\bfunction\s+[^\s(){}|&;<>]+")
 #: Programs the walk or a rule does something with, by name: a rule judges them, they run code handed to them
 #: (shells, ``eval``, ``find -exec``, wrappers), download, move the directory, or give names values.
@@ -64,6 +69,11 @@ def walk(text: str, cwd: Path | None, depth: int, names: Names | None = None) ->
         return cwd
     names = Names() if names is None else names.copy()
     names.printing = depth  # a $(…) in this code is one level deeper (see Names.printed)
+    as_dash_reads = None if names.as_dash else _as_dash_reads(text)
+    if as_dash_reads is not None:  # a heredoc ends elsewhere in dash: what runs there is walked too
+        dash_names = names.copy()
+        dash_names.as_dash = True  # (its heredoc words are spelled as dash reads them already: the code in it too,
+        yield from walk(as_dash_reads, cwd, depth, dash_names)  # and one walked so at each level of nesting
     tokens, skeleton = names.readings.tokenize(text)
     bomb = fork_bomb(skeleton)
     if bomb:
@@ -76,23 +86,31 @@ def walk(text: str, cwd: Path | None, depth: int, names: Names | None = None) ->
     scope_names: list[Names] = []
     pipeline: list[Command] = []
     downloads: set[str] = set()  # curl -o f URL earlier in the text: sh f runs what was downloaded
-    for item in [*parse(tokens), ";"]:
-        if isinstance(item, Command):
+    items = parse(tokens)
+    items.append(";")
+    every = names.readings.every
+    for item in items:  # (the loop every command and operator of a long script goes through: kept lean)
+        if type(item) is Command:
             pipeline.append(item)
             continue
-        if item in ("|", "|&"):
+        if not pipeline:
+            pass
+        elif item == "|" or item == "|&":
             continue
-        if len(pipeline) == 1 and not downloads and _inert(pipeline[0]):  # most commands of a long script
+        elif len(pipeline) == 1 and not downloads and _inert(pipeline[0]):  # most commands of a long script
             command = names.expand(pipeline[0])
-            yield from _bodies(command, cwd, depth, names)
-            if names.readings.every:  # (a check asks only what a rule may judge: not these)
+            if _has_code(command):
+                yield from _bodies(command, cwd, depth, names)
+            # (a check asks only what a rule may judge: of these, where a redirection writes, once it is expanded)
+            if every or (command.redirects and judged_writes(command.redirects, cwd)):
                 yield Simple(tuple(command.words), tuple(command.redirects), cwd)
-        elif pipeline:
+            pipeline = []
+        else:
             pipeline = [names.expand(c) for c in pipeline]
             yield from _runs_download(pipeline, downloads)
             cwd = yield from _walk_pipeline(pipeline, cwd, depth, names)
             names = names.remember(pipeline)
-        pipeline = []
+            pipeline = []
         if item == "(":
             scope_cwds.append(cwd)
             scope_names.append(names)
@@ -101,26 +119,81 @@ def walk(text: str, cwd: Path | None, depth: int, names: Names | None = None) ->
     return cwd
 
 
+def _as_dash_reads(text: str) -> str | None:
+    """``text`` with each heredoc's word spelled so that bash reads it as dash does, or ``None`` when none differs.
+
+    Dash has no ``$'…'`` nor ``$"…"``: there the word keeps its ``$`` (``<<$'EOF'`` ends at a line ``$EOF``, where
+    bash's ends at ``EOF``), so a line between them is code to one shell and the body to the other.  Spelled
+    ``\\$'EOF'``, bash reads it as dash does; both spellings are walked.
+    """
+    if "<<" not in text or ("$'" not in text and '$"' not in text):
+        return None
+    variant = _HEREDOC_WORD.sub(lambda m: m.group(1) + _DOLLAR_QUOTE.sub(_as_dash, m.group(2)), text)
+    return None if variant == text else variant
+
+
+def _as_dash(match: re.Match[str]) -> str:
+    return "\\$" if match.group() == "$" else match.group()
+
+
 def _inert(command: Command) -> bool:
-    """Whether ``command`` is what it reads as and nothing more: no redirection but a heredoc or here-string (which
-    only feed it), no assignment, a program named as written that is not :data:`_ACTIVE` -- no rule judges it, it
-    changes no name, no directory and hands nothing on, so it is yielded as it stands once the code in its words
-    is walked (a walk of each took fifteen times its reading; ``cat <<EOF`` is how scripts write files)."""
+    """Whether ``command`` is what it reads as and nothing more: no assignment, a program named as written that is
+    not :data:`_ACTIVE` -- no rule judges it by name, it changes no name, no directory and hands nothing on (its
+    redirections only feed it or take what it writes), so it is yielded as it stands once the code in its words is
+    walked, and judged only where a redirection writes (a walk of each took fifteen times its reading; ``cat <<EOF``
+    is how scripts write files, ``> out.txt`` how they keep what a command prints)."""
     words = command.words
-    if not words or any(op not in STDIN_REDIRECTS for op, _ in command.redirects):
-        return False
+    if not words:  # ">& out" alone: no program runs, only its redirections
+        return bool(command.redirects)
     first = words[0]
-    if first.live != () or first.code or ASSIGNMENT.match(first):  # the name as written (<(…) has code, no live text)
+    if first.live != () or first.code:  # the name as written (<(…) has code, no live text)
         return False
-    name = program(first)
+    return _inert_name(first) if len(first) <= _NAME_KEPT else _judged_name(first)
+
+
+#: Command words up to this length have their answer kept (a script names a few programs again and again).
+_NAME_KEPT = 64
+
+
+@functools.lru_cache(maxsize=4096)
+def _inert_name(word: str) -> bool:
+    return _judged_name(word)
+
+
+def _judged_name(word: str) -> bool:
+    """Whether a command word, as written, is no assignment and names a program not :data:`_ACTIVE`."""
+    if ASSIGNMENT.match(word):
+        return False
+    name = program(word)
     return not (name in _ACTIVE or name.startswith("mkfs") or INTERPRETER.fullmatch(name))
 
 
+def _has_code(command: Command) -> bool:
+    """Whether the shell runs code while expanding ``command`` (asked before a walk of its bodies is begun)."""
+    for word in command.words:
+        if word.code:
+            return True
+    return bool(command.redirects) and any(target.code for _, target in command.redirects)
+
+
 def _bodies(command: Command, cwd: Path | None, depth: int, names: Names) -> Walk:
-    """The code the shell runs while expanding ``command`` (its ``$(…)``, backticks, ``<(…)``), each walked."""
+    """The code the shell runs while expanding ``command`` (its ``$(…)``, backticks, ``<(…)``), each walked.
+
+    A body walked before in the same place (directory, depth, names) that gave nothing to judge is passed: a script
+    of 45,000 heredocs each with the same ``$(…)`` in it walked it 45,000 times (names once passed on are never
+    changed, so the same names are the same object)."""
+    quiet = names.readings.quiet
     for body in command.code():
         if body.strip() or depth >= _MAX_DEPTH:  # `` and $( ) run nothing: a word of 100,000 was 50,000 walks
-            yield from walk(body, cwd, depth + 1, names)
+            key = (body, cwd, depth, id(names))
+            if key in quiet:
+                continue
+            said = False
+            for item in walk(body, cwd, depth + 1, names):
+                said = True
+                yield item
+            if not said and not names.readings.every:
+                quiet[key] = names  # (kept: an id is another object's once this one is gone)
     return cwd
 
 

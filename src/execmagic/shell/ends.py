@@ -42,11 +42,13 @@ def walk_to_close(text: str, start: int, *frames: Frame, log: dict[int, tuple[in
     depth, pos, taken = len(stack), start, 0
     while True:
         stop = stack[-1].stops.search(text, pos)
-        if stop is None:
+        if stop is None or walk.out >= 0:
+            if stop is not None:  # a frame open now never closes, as another walk found: nor does any below it
+                _ran_out(walk)
             step(taken + walk.jumped)
             _arith_open(walk, log, ends)
             if ends is not None and ends.whole:  # open to the end of the text: open in it, whatever follows
-                ends.unclosed(stack[walk.tainted_upto:])
+                ends.unclosed(frame for frame in stack if not frame.tainted)
             return None
         pos = walk_step(stop.start())
         taken += 1  # counted here, told once: one walk is linear; what the count bounds is walks begun again
@@ -90,8 +92,12 @@ class Ends:
     def body(self, text: str, start: int, end: int) -> Body:
         """``text[start:end]`` (a substitution's body in the text read now) as a :class:`Body` sharing these ends."""
         body = Body(text[start:end])
-        body.ends = Ends(self.found, self.base + start, self.whole and end >= len(text), self.arith, self.params)
+        body.ends = self.within(text, start, end)
         return body
+
+    def within(self, text: str, start: int, end: int) -> Ends:
+        """These ends, for ``text[start:end]`` of the text read now (see :meth:`body`)."""
+        return Ends(self.found, self.base + start, self.whole and end >= len(text), self.arith, self.params)
 
 
 class Body(str):
@@ -101,6 +107,21 @@ class Body(str):
     ends: Ends | None = None
 
 
+def _ran_out(walk: ShellScanner) -> None:
+    """Leave the walk as it would be at the end of its text, from the frame another walk found never closes
+    (:attr:`~.walk_bodies.WalkBodies.out`): what is below it stays as it is now (nothing after is read by it),
+    what was opened inside it is not known (it may close) and is dropped, and an arithmetic one is what that
+    walk found it became."""
+    stack = walk.stack
+    stack.cut(walk.out + 1)
+    top = stack[-1]
+    found = walk.shared.get(walk.base + top.start) if top.clean and walk.shared is not None else None
+    if found is not None and found[1] and top.kind == "arith":  # it became a command: "$((a); b …"
+        stack.pop()
+        top.kind, top.closer, top.depth = "code", ")", 0
+        stack.append(top)
+
+
 def _arith_open(walk: ShellScanner, log: dict[int, tuple[int, bool]] | None, ends: Ends | None) -> None:
     """Note the arithmetic still open where the walk ran out of text: it never ends (in the log shared with bodies,
     only when the text read runs to the end of the text they were cut from)."""
@@ -108,14 +129,16 @@ def _arith_open(walk: ShellScanner, log: dict[int, tuple[int, bool]] | None, end
     if log is None and shared is None:
         return
     end = len(walk.text) + 1
-    for index, frame in enumerate(walk.stack):
-        if frame.start < 0:
-            continue
-        clean = frame.clean and index >= walk.tainted_upto
-        if log is not None and (clean or not frame.bare):
-            log.setdefault(frame.start, (end, frame.kind != "arith"))
-        if shared is not None and clean:
-            shared.setdefault(walk.base + frame.start, (walk.base + end, frame.kind != "arith"))
+    # (4,000 and more open at once: each answer made in a comprehension, and only those not noted yet kept)
+    found = [(frame.start, frame.kind != "arith", frame.clean and not frame.tainted, frame.bare)
+             for frame in walk.stack if frame.start >= 0]
+    if log is not None:
+        log.update({start: (end, command) for start, command, clean, bare in found
+                    if (clean or not bare) and start not in log})
+    if shared is not None:
+        base = walk.base
+        shared.update({base + start: (base + end, command) for start, command, clean, _ in found
+                       if clean and base + start not in shared})
 
 
 def paren_end(text: str, start: int, ends: Ends | None = None) -> int:
@@ -228,14 +251,18 @@ def live_between(text: str, i: int, end: int, log: dict[int, tuple[int, bool]],
         if match.group() == "$(" and text.startswith("(", match.end(), end):  # $((…)): what runs inside it
             # a run of "$((" each inside the last: the first walk logged them all (read on inside each in turn)
             run = ARITH_RUN.match(text, match.start(), end)
+            taken = 0
             for opened in range(match.start(), run.end() if run else match.end() + 1, 3):
-                step()
-                close, command = arith_or_command(text, opened + 3, log, ends)
+                taken += 1
+                found = log.get(opened + 3)  # (arith_or_command's own first look, without a call: 4,000 deep)
+                close, command = (found[0] - 1, found[1]) if found else arith_or_command(text, opened + 3, log, ends)
                 if command:
-                    yield text[opened + 2:close]
-                    i = close + 1
                     break
                 i = opened + 3  # read on inside it: a $(( in it is looked up in the log, not walked again
+            step(taken)
+            if command:
+                yield text[opened + 2:close] if ends is None else ends.body(text, opened + 2, close)
+                i = close + 1
         elif match.group() == "$(":
             close = paren_end(text, match.end(), ends)  # (not "end": the search goes on to the end of the text given)
             yield text[match.end():close] if ends is None else ends.body(text, match.end(), close)

@@ -48,7 +48,10 @@ _PLAIN_STRETCH = re.compile(f"(?:{_PLAIN_WORD}|{_PLAIN_OP}|[ \t\n]+)+")
 _PLAIN_PIECE = re.compile(f"{_PLAIN_WORD}|{_PLAIN_OP}|\n")
 _PIECE_OPS = {**OPS, "\n": OPS[";"]}
 _PLAIN = re.compile(r"[^ \t\n'\"\\$`;&|()<>#]+")  # bash's blanks are space and tab alone: "\r" is a letter
+_EMPTY_BACKTICKS = re.compile(r"(?:``)+")
 _DQ_PLAIN = re.compile(r'[^"\\$`]+')
+#: A heredoc whose word is a plain name and ends its line: ``<<EOF``, ``<< EOF``, ``<<-END``.
+_PLAIN_HEREDOC = re.compile(r"(<<-?)[ \t]*([A-Za-z_][A-Za-z0-9_]*)[ \t]*\n")
 #: What makes text a command of its own, or a redirection of the one it stands in, to a shell that reads it as code.
 _DASH_COMMAND = re.compile(r"[;&|<>\n]")
 
@@ -132,7 +135,7 @@ class _Lexer:
             taken += 1
             i = self.i
             fresh = not (self.started or self.code or self.expanded_twice or self.heredocs)
-            if fresh and self.delimiter_next is None and self._plain_stretch(i):
+            if fresh and self.delimiter_next is None and (self._plain_stretch(i) or self._plain_heredoc(i)):
                 continue
             begin, started = i, self.started
             plain = _PLAIN.match(text, i)
@@ -187,6 +190,28 @@ class _Lexer:
         step(len(pieces))
         return True
 
+    def _plain_heredoc(self, i: int) -> bool:
+        """At ``<<NAME`` that ends its line (:data:`_PLAIN_HEREDOC`), nothing read since the last word: the operator,
+        its word and the newline at once, then the body, as one by one would; whether it was one.
+
+        How scripts write files (``cat <<EOF``): read one piece at a time, each took four turns of the loop."""
+        if not self.text.startswith("<<", i) or i < self.arithmetic_end:  # (in (( … )) a shift)
+            return False
+        found = _PLAIN_HEREDOC.match(self.text, i)
+        if found is None:
+            return False
+        op, delimiter, newline = found.group(1), found.group(2), found.end() - 1
+        self.heredocs.append((len(self.tokens) + 1, delimiter, op == "<<-", False))
+        self.tokens.extend((OPS[op], str.__new__(Word, delimiter), OPS[";"]))  # (the word: its body, read next)
+        if self.sources is not None:
+            self.sources.extend(((i, i + len(op)), found.span(2), (newline, newline + 1)))
+        self.skeleton.append(self.text[i:newline] + ";")
+        self.expanded_twice = False
+        self.i = newline + 1
+        self._read_heredocs()
+        step(3)
+        return True
+
     def _step(self, char: str) -> None:
         text, i = self.text, self.i
         if char == "\n":
@@ -221,6 +246,9 @@ class _Lexer:
             self._dollar()
         elif char == "`":
             while True:  # and the next, when one opens right after it (as the next step would)
+                self._empty_backticks()
+                if not text.startswith("`", self.i):
+                    break
                 body, self.i = backtick_body(text, self.i + 1)
                 self.code.append(body)
                 self.live.append(self.length)
@@ -234,6 +262,18 @@ class _Lexer:
             if text.startswith("((", i) and not self.started and i >= self.arithmetic_end:
                 self._arithmetic_command()  # one inside a (( … )) already read: its substitutions are in
             self._redirect_or_operator()
+
+    def _empty_backticks(self) -> None:
+        """A run of ``````: each pair an empty substitution, as one at a time would read it, all at once."""
+        run = _EMPTY_BACKTICKS.match(self.text, self.i)
+        if run is None:
+            return
+        pairs = (run.end() - self.i) // 2
+        self.code.extend([""] * pairs)
+        self.live.extend(range(self.length, self.length + 2 * pairs, 2))
+        self._add("``" * pairs, skeleton="``" * pairs)
+        self.i = run.end()
+        step(pairs)
 
     def _arithmetic_command(self) -> None:
         """At ``((``: note where it ends if bash reads it as arithmetic (not as two subshells).
@@ -297,7 +337,7 @@ class _Lexer:
         if text.startswith("$((", i):  # arithmetic: only the substitutions inside it run
             end, command = arith_or_command(text, i + 3, self.arith_log, self.ends)
             if command:  # $((a); b): a command substitution whose body starts with a subshell
-                self.code.append(text[i + 2:end])
+                self.code.append(self._body(i + 2, end))
             else:
                 self.code.extend(live_between(text, i + 3, end, self.arith_log, self.ends))
             parts.append(text[i:end + 1])
@@ -381,13 +421,25 @@ class _Lexer:
         return self.text[start:end] if self.ends is None else self.ends.body(self.text, start, end)
 
     def _read_heredocs(self) -> None:
-        """Heredoc bodies start on the line after their ``<<``: each becomes the word its delimiter was."""
+        """Heredoc bodies start on the line after their ``<<``: each becomes the word its delimiter was.
+
+        The code of a substitution in the delimiter's word is kept with the body's.  No shell runs it there, but the
+        reading may have taken into the word what a shell did not: in backticks, a backtick ends the word
+        (`` `cat <<E`; rm -rf / ``: bash's backticks hold ``cat <<E``, and ``rm`` runs after them), where the reading
+        took the backtick into the word and the rest of the text into a substitution in it -- code then walked.
+        """
         text = self.text
         for index, delimiter, strip_tabs, quoted in self.heredocs:
             found = _end_line(delimiter, strip_tabs).search(text, self.i)
             end, resume = (found.start(), found.end() + 1) if found else (len(text), len(text))
             body = text[self.i:end]
-            live = () if quoted else tuple(live_substitutions(self._body(self.i, end)))
+            if quoted or ("$(" not in body and "`" not in body):  # (nothing in it runs: most heredocs)
+                live: tuple[str, ...] = ()
+            else:  # (the body's text need not be a Body itself: only what runs in it is read again)
+                ends = None if self.ends is None else self.ends.within(text, self.i, end)
+                live = tuple(live_between(body, 0, len(body), {}, ends))
+            if getattr(delimiter, "code", ()):
+                live = (*live, *delimiter.code)  # type: ignore[attr-defined]
             dollars = () if quoted else (m.start() for m in _DOLLAR.finditer(body))
             self.tokens[index] = Word(body, live, quoted=quoted, shown=delimiter, live=dollars)
             self.i = resume

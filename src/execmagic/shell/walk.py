@@ -209,9 +209,10 @@ class ShellScanner(WalkBodies):
             end = _PARAM_RUN.match(text, i).end()  # type: ignore[union-attr]
             frames = [Frame("param", "}") for _ in range(i, end, 2)]
             noted = self.params is not None and self._clean_below()
+            below = len(self.stack)
             self.stack.append_run(frames)
-            for index, frame in enumerate(frames if noted else ()):  # each as param_end would read it
-                frame.param_at, frame.in_quotes = i + 2 + 2 * index, self._quoted_param(frames[0])
+            if noted:
+                self._note_params(frames, i + 2, below)
             self.jumped += (end - i) // 2 - 1
             return end
         if after == "$":
@@ -219,6 +220,8 @@ class ShellScanner(WalkBodies):
         if after == "[":  # $[ … ], bash's old arithmetic: its end noted as a $(( … )) one's is
             frame = Frame("arith", "]", start=i + 2)
             frame.clean = self.shared is not None and self._clean_below()
+            if frame.clean:
+                self._arith_runs_out([frame])
             self.stack.append(frame)
             return i + 2
         if after not in ("'", '"'):
@@ -230,10 +233,14 @@ class ShellScanner(WalkBodies):
         text = self.text
         if double:
             end = ARITH_RUN.match(text, i).end()  # type: ignore[union-attr]
-            frames = [Frame("arith", start=start) for start in range(i + 3, end + 1, 3)]
-            if self.shared is not None and self._clean_below():
-                for frame in frames:
+            frames = Frame.run("arith", "", (end - i) // 3)
+            clean = self.shared is not None and self._clean_below()
+            for index, frame in enumerate(frames):
+                frame.start = i + 3 + 3 * index
+                if clean:
                     frame.clean = True
+            if clean:
+                self._arith_runs_out(frames)
             self.stack.append_run(frames)
             self.jumped += (end - i) // 3 - 1
             return end
@@ -244,7 +251,7 @@ class ShellScanner(WalkBodies):
             self.stack.append(self._paren(i + 2))
             frames = [frame for _ in range(units) for frame in (Frame("dquote"), Frame("code", ")"))]
             if self.ends is not None:
-                self._note_run(frames[1::2], i + 5, 3)
+                self._note_run(frames[1::2], i + 5, 3, in_dquote=True)
             self.stack.append_plain(frames)
             self.jumped += 2 * units
             return end
@@ -252,7 +259,7 @@ class ShellScanner(WalkBodies):
             self.stack.append(self._paren(i + 2))
             return i + 2
         end = _PAREN_RUN.match(text, i).end()  # type: ignore[union-attr]
-        frames = [Frame("code", ")") for _ in range(i, end, 2)]
+        frames = Frame.run("code", ")", (end - i) // 2)
         if self.ends is not None:
             self._note_run(frames, i + 2, 2)
         self.stack.append_run(frames)
@@ -331,6 +338,17 @@ class ShellScanner(WalkBodies):
         outer = self.stack[frame.outer_only]
         return outer.kind in ("dquote", "heredoc")
 
+    def _note_params(self, frames: list[Frame], first: int, below: int) -> None:
+        """Note where the text of each of a run of ``${`` frames starts (each as param_end would read it), and
+        whether another walk found one never ends in this text (see :meth:`_runs_out`)."""
+        params, base = self.params, self.base
+        limit, quoted = base + len(self.text), self._quoted_param(frames[0])
+        for index, frame in enumerate(frames):
+            frame.param_at, frame.in_quotes = first + 2 * index, quoted
+        for index, frame in enumerate(frames if params else ()):
+            if params.get((base + frame.param_at, quoted), -1) >= limit:  # type: ignore[union-attr]
+                self.out = max(self.out, below + index)
+
     def _param(self, frame: Frame, i: int, ch: str) -> int:
         """Inside ``${…}`` bash pairs only quotes and substitutions: the first other ``}`` ends it.
 
@@ -404,9 +422,10 @@ class ShellScanner(WalkBodies):
         right after it the next one while that is one too (a run read at once); where to go on."""
         stack, text, start = self.stack, self.text, i
         while frame.closer == ")" and not frame.cases and frame.kind == "code":  # a case pattern's ")" is not the end
-            stack.pop()
-            if frame.opened >= 0:
-                self._ended(frame, i)
+            list.pop(stack)  # (Stack.pop, less what a ( … ) frame needs not: it is in no class, only counted)
+            stack.parens -= 1
+            if frame.opened >= 0 and not frame.tainted:  # a noted frame's end, unless it was read otherwise here
+                self.ends[self.base + frame.opened] = self.base + i  # type: ignore[index]
             if frame.start >= 0:  # a "$((" that a ";" made a command substitution
                 self._arith_ended(frame, i + 1, True)
             i += 1

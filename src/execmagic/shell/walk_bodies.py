@@ -21,6 +21,7 @@ __all__ = ["WORD_START_BEFORE", "WalkBodies"]
 #: What may stand before a word's start (a word after one of these starts there).
 WORD_START_BEFORE = frozenset(" \t\n;&|(<>")
 _DOLLAR_QUOTE, _ESCAPED = re.compile(r"\$(?=['\"])"), re.compile(r"\\(.)")  # a heredoc's word, unquoted
+_QUOTING = re.compile(r"['\"\\\\$]")  # what a heredoc's word is read through before it is its delimiter
 _QUOTES = re.compile(r"'([^']*)'|\"((?:[^\"\\]|\\.)*)\"")
 _HEREDOC_OP = re.compile(r"<<(-?)[ \t]*((?:[^\s;&|<>()'\"\\]|'[^']*'|\"(?:[^\"\\]|\\.)*\"|\\.)+)")
 
@@ -49,9 +50,9 @@ class WalkBodies(Scanner):
         #: starts, offset by ``base`` -- noted only when asked (see :func:`paren_end`): ``None``, not noted.
         self.ends: dict[int, int] | None = None
         self.base = 0
-        #: Frames below this index are read here otherwise than a walk begun inside them would read them (a
-        #: backtick opened in them took a ``"…"`` below them for its own): their ends are not noted.
-        self.tainted_upto = 0
+        #: The stack index of the innermost frame that another walk found never closes in this text (``-1``: none
+        #: yet): nothing below it closes either, so the walk runs out of text there and need read no further.
+        self.out = -1
 
     def _paren(self, start: int) -> Frame:
         """A ``( … )`` frame whose text starts at ``start``, its end noted when the walk notes ends."""
@@ -60,45 +61,59 @@ class WalkBodies(Scanner):
             self._note_run([frame], start, 1)
         return frame
 
-    def _note_run(self, frames: list[Frame], first: int, stride: int) -> None:
+    def _note_run(self, frames: list[Frame], first: int, stride: int, in_dquote: bool = False) -> None:
         """Note where the text of each of ``frames`` starts (``first``, then every ``stride`` on), if a walk begun
         inside one would read it as this one does: nothing below it that a walk begun there would not see (a
-        backtick, a heredoc's body or one yet to come)."""
+        backtick, a heredoc's body or one yet to come).  ``frames`` are opened next, one inside the other
+        (``in_dquote``: each in a ``"…"`` of its own, opened with it)."""
         stack = self.stack
         if stack.at["backtick"] or stack.at["any-heredoc"] or self.pending:
             return
+        ends, base, limit = self.ends, self.base, self.base + len(self.text)
         for index, frame in enumerate(frames):
             frame.opened = first + index * stride
-        self.tainted_upto = min(self.tainted_upto, len(stack))  # what was tainted at this index was closed since
-
-    def _ended(self, frame: Frame, at: int) -> None:
-        """A noted frame closed by the ``)`` at ``at`` (already popped): note its end, unless it was tainted."""
-        below = len(self.stack)
-        if below < self.tainted_upto:
-            self.tainted_upto = below
-        else:
-            self.ends[self.base + frame.opened] = self.base + at  # type: ignore[index]
+        if ends and not in_dquote:  # (none noted yet: nothing to look up, 4,000 "$(" at once or not)
+            for index, frame in enumerate(frames):
+                if ends.get(base + frame.opened, -1) >= limit:
+                    self._runs_out(len(stack) + index)
 
     def _note_bare(self, frame: Frame, start: int) -> None:
         """Note where the text of a ``((`` frame starts (its end then goes in ``arith_log``), as :meth:`_note_run`."""
         if self._clean_below():
             frame.start, frame.bare, frame.clean = start, True, True
+            self._arith_runs_out([frame])
+
+    def _arith_runs_out(self, frames: list[Frame]) -> None:
+        """``frames`` (clean arithmetic, opened next, one inside the other): note whether another walk found one
+        never ends in this text (see :meth:`_runs_out`)."""
+        shared, base = self.shared, self.base
+        if not shared:
+            return
+        limit = base + len(self.text)
+        for index, frame in enumerate(frames):
+            found = shared.get(base + frame.start)
+            if found is not None and found[0] > limit:
+                self._runs_out(len(self.stack) + index)
+
+    def _runs_out(self, index: int) -> None:
+        """The frame opened next at stack ``index`` never closes in this text, as another walk found it (noted as
+        read by a walk begun inside it): the walk runs out of text there (:attr:`out`).
+
+        Read here as there unless a backtick in it would take a ``"…"`` below it for its own (a walk begun inside it
+        sees none): then it is read to the end as ever.  (A ``${…}`` is itself what such a backtick would find.)
+        """
+        if not self._in_dquote():
+            self.out = max(self.out, index)
 
     def _clean_below(self) -> bool:
         """Whether a frame opened now is read as a walk begun inside it would read it (see :meth:`_note_run`)."""
         stack = self.stack
-        if stack.at["backtick"] or stack.at["any-heredoc"] or self.pending:
-            return False
-        self.tainted_upto = min(self.tainted_upto, len(stack))  # what was tainted at this index was closed since
-        return True
+        return not (stack.at["backtick"] or stack.at["any-heredoc"] or self.pending)
 
     def _arith_ended(self, frame: Frame, end: int, command: bool) -> None:
         """An arith frame (just popped) ends before ``end``: note it in the walk's log (a ``((`` frame only if clean)
         and, clean, in the log shared with the text's bodies."""
-        below = len(self.stack)
-        clean = frame.clean and below >= self.tainted_upto
-        if frame.clean and not clean:
-            self.tainted_upto = below
+        clean = frame.clean and not frame.tainted
         if clean or not frame.bare:
             self.arith_log[frame.start] = (end, command)
         if clean and self.shared is not None:
@@ -106,15 +121,16 @@ class WalkBodies(Scanner):
 
     def _param_ended(self, frame: Frame, at: int) -> None:
         """A noted ``${…}`` frame closed by the ``}`` at ``at`` (already popped): note its end, unless tainted."""
-        below = len(self.stack)
-        if below < self.tainted_upto:
-            self.tainted_upto = below
-        elif self.params is not None:
+        if not frame.tainted and self.params is not None:
             self.params[self.base + frame.param_at, frame.in_quotes] = self.base + at
 
     def _push_backtick(self, closer: str) -> None:
         """Open a backtick frame, noting whether it stands in "…" (see :meth:`_quote_in_backticks`)."""
-        self.stack.append(Frame("backtick", closer, in_dquote=self._in_dquote()))
+        at = self.stack.innermost("dquote-or-param")
+        frame = Frame("backtick", closer, in_dquote=at >= 0 and self.stack[at].kind == "dquote")
+        if frame.in_dquote:
+            frame.quote_at = at
+        self.stack.append(frame)
 
     def _open_backtick(self, i: int) -> int:
         """At a backtick that opens a `…`: where to go on.
@@ -143,9 +159,7 @@ class WalkBodies(Scanner):
         at = self._innermost_backtick()
         if not at or not self.stack[at].in_dquote:
             return False
-        # the "…" it stands in may be below a frame open now, which a walk begun inside that frame would not see:
-        # read there, this \" would be read otherwise, so the ends of the frames open are not noted
-        self.tainted_upto = len(self.stack)
+        self._taint(at)
         if self.stack.innermost("param") > at:
             return False
         if kind == "dquote" and len(self.stack) - 1 > at:
@@ -155,6 +169,20 @@ class WalkBodies(Scanner):
             self.stack.append(Frame("dquote"))
             return True
         return False
+
+    def _taint(self, at: int) -> None:
+        """At ``\\"`` in the backtick at stack index ``at``, in a ``"…"`` below it: a walk begun inside a frame between
+        them would not see that ``"…"`` and read this ``\\"`` otherwise, so their ends are not noted (those below the
+        ``"…"`` see it too, those above the backtick are noted in no case).
+
+        Marked from the backtick down to the first frame marked already: every frame between that one and the
+        ``"…"`` was marked with it (its ``"…"`` is this one or below it: one between would be the innermost), so each
+        frame is marked once however many backticks take a ``"…"`` below it."""
+        stack = self.stack
+        index, quote = at - 1, stack[at].quote_at
+        while index > quote and not stack[index].tainted:
+            stack[index].tainted = True
+            index -= 1
 
     def _in_backticks(self) -> bool:
         return bool(self.stack.at["backtick"])
@@ -204,9 +232,13 @@ class WalkBodies(Scanner):
         match = _HEREDOC_OP.match(text, i)
         if match is None:
             return i + 1
-        word = _DOLLAR_QUOTE.sub("", match.group(2))  # $'EOF' ends at EOF, as bash reads it
-        quoted = any(c in word for c in "'\"\\")
-        delimiter = _ESCAPED.sub(r"\1", _QUOTES.sub(lambda m: m.group(1) or m.group(2) or "", word))
+        word = match.group(2)
+        if _QUOTING.search(word) is None:  # EOF, END: the word as written (most heredocs)
+            quoted, delimiter = False, word
+        else:
+            word = _DOLLAR_QUOTE.sub("", word)  # $'EOF' ends at EOF, as bash reads it
+            quoted = any(c in word for c in "'\"\\")
+            delimiter = _ESCAPED.sub(r"\1", _QUOTES.sub(lambda m: m.group(1) or m.group(2) or "", word))
         self.pending.append(Frame("heredoc-quoted" if quoted else "heredoc", delimiter=delimiter,
                                    strip_tabs=bool(match.group(1))))
         return match.end()
@@ -238,20 +270,24 @@ class WalkBodies(Scanner):
         in it, so the delimiter ends the body whatever quote or substitution is open there (only a
         backslash before the newline joins the lines).  Returns where to go on, or ``None``.
         """
-        if not self.stack.number("heredoc", below_top=True):
+        stack, text = self.stack, self.text
+        heredocs = stack.at["heredoc"]
+        if not heredocs or (len(heredocs) == 1 and heredocs[0] == len(stack) - 1):  # none open below the top
+            return None
+        line_end = text.find("\n", i + 1)
+        line = text[i + 1:len(text) if line_end < 0 else line_end]
+        ends = stack.ended_by
+        # the outermost body this line ends (a heredoc's delimiter line is read as written, or less its tabs)
+        as_written, less_tabs = ends.get((line, False)), ends.get((line.lstrip("\t"), True))
+        if not (as_written or less_tabs):  # (every newline in a body asks: most lines end none)
+            return None
+        at = min(found[0] for found in (as_written, less_tabs) if found)
+        if at >= len(stack) - 1:
             return None
         escapes = i
-        while escapes and self.text[escapes - 1] == "\\":
+        while escapes and text[escapes - 1] == "\\":
             escapes -= 1
         if (i - escapes) % 2:
-            return None
-        line_end = self.text.find("\n", i + 1)
-        line = self.text[i + 1:len(self.text) if line_end < 0 else line_end]
-        ends = self.stack.ended_by
-        # the outermost body this line ends (a heredoc's delimiter line is read as written, or less its tabs)
-        found = [ends[key][0] for key in ((line, False), (line.lstrip("\t"), True)) if ends.get(key)]
-        at = min(found, default=len(self.stack) - 1)
-        if at >= len(self.stack) - 1:
             return None
         frame = self.stack[at]
         self.stack.cut(at + 1)

@@ -1,0 +1,37 @@
+"""A heredoc read at once (``<<NAME`` ending its line) gives what one read a piece at a time gives."""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+
+from execmagic.shell import lexer
+from execmagic.shell.lexer import source_spans, tokenize
+from execmagic.shell.words import Word
+
+_PIECES = ["cat ", "<<EOF\n", "<< EOF \n", "<<-EOF\n", "\tEOF\n", "EOF\n", "$(a\n", "'b\"\n", "x\n", "<<'EOF'\n",
+           "`", "$((", "))", "((", "(", ")", " ", ";", "2", "<<<", "\n", "${", "}", "\\", "echo ", "EOF)\n"]
+
+
+def _read(text: str) -> tuple[object, ...]:
+    tokens, skeleton = tokenize(text, noted=True)
+    words = [(t, type(t).__name__, getattr(t, "code", ()), getattr(t, "live", ()), getattr(t, "quoted", False),
+              getattr(t, "shown", t)) for t in tokens]
+    return words, skeleton, source_spans(text)
+
+
+@pytest.mark.parametrize("seed", range(200))
+def test_a_heredoc_read_at_once_reads_as_one_read_a_piece_at_a_time(seed, monkeypatch):
+    rng = random.Random(seed)
+    text = "".join(rng.choice(_PIECES) for _ in range(rng.randrange(3, 40)))
+    at_once = _read(text)
+    monkeypatch.setattr(lexer._Lexer, "_plain_heredoc", lambda self, i: False)
+    assert at_once == _read(text)
+
+
+def test_a_heredoc_read_at_once_keeps_its_body_and_what_runs_in_it():
+    tokens = tokenize("cat <<EOF\n$(rm -rf /)\nEOF\necho done\n")[0]
+    body = tokens[2]
+    assert isinstance(body, Word) and body.shown == "EOF" and body.code == ("rm -rf /",)
+    assert tokens[3:] == [";", "echo", "done", ";"]
