@@ -99,12 +99,14 @@ def load_ext_rows(kernels: int) -> list[tuple[str, str, str]]:
 
 
 def latency_rows(kernel: Kernel, repeat: int, pause: float = 0.0) -> list[tuple[str, str, str]]:
-    """Each cell once per round, the rounds one after another: drift hits every cell alike.
+    """Each cell once per round, the rounds one after another, each starting one cell further on: drift, and
+    what a cell leaves running, hit every cell alike.
 
     ``pause``: seconds between cells, as a person running them one by one leaves (what a kernel does
-    meanwhile -- the standby shell started after a run -- is then charged to no cell, if done by then).  With
-    none, the cells run back to back, as "Run all" runs them.  Each cell runs twice in a row and the second is
-    timed, so what a cell leaves behind is paid by a cell like it, as in a notebook of such cells.
+    meanwhile -- the standby shell started after a run -- is then charged to no cell, if done by then: a
+    sandboxed one takes 30-90 ms, and lands on the cell after it, each cell in turn).  With none, the cells run
+    back to back, as "Run all" runs them: each runs twice in a row and the second is timed, so what a cell
+    leaves running is paid by a cell like it, as in a notebook of such cells.
     """
     cells = [
         ("empty cell (kernel round trip)", "pass"),
@@ -124,13 +126,11 @@ def latency_rows(kernel: Kernel, repeat: int, pause: float = 0.0) -> list[tuple[
     times: dict[str, list[float]] = {label: [] for label, _ in cells}
     for _label, code in cells:
         kernel.execute(code)  # warm up
-    for _ in range(repeat):
-        for label, code in cells:
-            # each cell twice, the second timed: as in a notebook of such cells, it pays for what the one before
-            # it left running (the standby made again: 30-90 ms in a sandbox, longer than the pause), and no
-            # other cell does (the empty cell after a sandboxed one shrank every net figure alike)
-            time.sleep(pause)
-            kernel.execute(code)
+    for round_ in range(repeat):
+        shift = round_ % len(cells)  # each round one cell further on: what one leaves running lands on each in turn
+        for label, code in cells[shift:] + cells[:shift]:
+            if not pause:  # back to back: run twice, the second timed (it pays for what the first left running)
+                kernel.execute(code)
             time.sleep(pause)
             ex = kernel.execute(code)
             assert ex.status == "ok", ex.reply
