@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import random
 import shutil
 import statistics
 import sys
@@ -99,12 +100,12 @@ def load_ext_rows(kernels: int) -> list[tuple[str, str, str]]:
 
 
 def latency_rows(kernel: Kernel, repeat: int, pause: float = 0.0) -> list[tuple[str, str, str]]:
-    """Each cell once per round, the rounds one after another, each starting one cell further on: drift, and
-    what a cell leaves running, hit every cell alike.
+    """Each cell once per round, the rounds one after another, each in another order: drift, and what a cell
+    leaves running, hit every cell alike.
 
     ``pause``: seconds between cells, as a person running them one by one leaves (what a kernel does
     meanwhile -- the standby shell started after a run -- is then charged to no cell, if done by then: a
-    sandboxed one takes 30-90 ms, and lands on the cell after it, each cell in turn).  With none, the cells run
+    sandboxed one takes 30-90 ms, and lands on whichever cell comes next).  With none, the cells run
     back to back, as "Run all" runs them: each runs twice in a row and the second is timed, so what a cell
     leaves running is paid by a cell like it, as in a notebook of such cells.
     """
@@ -126,9 +127,11 @@ def latency_rows(kernel: Kernel, repeat: int, pause: float = 0.0) -> list[tuple[
     times: dict[str, list[float]] = {label: [] for label, _ in cells}
     for _label, code in cells:
         kernel.execute(code)  # warm up
-    for round_ in range(repeat):
-        shift = round_ % len(cells)  # each round one cell further on: what one leaves running lands on each in turn
-        for label, code in cells[shift:] + cells[:shift]:
+    shuffle = random.Random(0).shuffle  # the same orders in every run of the benchmark
+    for _ in range(repeat):
+        order = list(cells)
+        shuffle(order)  # each round in another order: what a cell leaves running lands on a different one
+        for label, code in order:
             if not pause:  # back to back: run twice, the second timed (it pays for what the first left running)
                 kernel.execute(code)
             time.sleep(pause)
