@@ -59,7 +59,6 @@ class WarmShell:
         self._depth = depth
         self._cond = threading.Condition()
         self._ready: list[tuple[int, Standby]] = []  # the oldest first, each with the runs taken before its start
-        self._stale: list[Standby] = []  # to discard in the worker (off the path of the run that found them stale)
         self._runs = 0  # how many runs have asked for a standby
         self._wanted = self._making = self._closed = False
         self._worker: threading.Thread | None = None
@@ -71,20 +70,20 @@ class WarmShell:
     def ready(self) -> Standby | None:
         """The standby the next run takes, if any is waiting (for tests and introspection)."""
         with self._cond:
-            return self._ready[-1][1] if self._ready else None
+            return self._ready[0][1] if self._ready else None
 
     @property
     def all_ready(self) -> tuple[Standby, ...]:
         """Every standby waiting, the next run's first (for tests and introspection)."""
         with self._cond:
-            return tuple(standby for _, standby in reversed(self._ready))
+            return tuple(standby for _, standby in self._ready)
 
     def wait_ready(self, timeout: float) -> Standby | None:
         """The standby the next run takes once one is ready (``None`` if none is on its way, or after
         ``timeout`` seconds)."""
         with self._cond:
             self._cond.wait_for(lambda: bool(self._ready) or not (self._making or self._wanted), timeout)
-            return self._ready[-1][1] if self._ready else None
+            return self._ready[0][1] if self._ready else None
 
     def wait_full(self, timeout: float) -> tuple[Standby, ...]:
         """Every standby waiting once as many are ready as are kept, or none is on its way (or after ``timeout``
@@ -92,11 +91,11 @@ class WarmShell:
         with self._cond:
             self._cond.wait_for(lambda: len(self._ready) >= self._depth or not (self._making or self._wanted),
                                 timeout)
-            return tuple(standby for _, standby in reversed(self._ready))
+            return tuple(standby for _, standby in self._ready)
 
     def take(self, command: Command, ignore: frozenset[str]) -> Standby | None:
-        """The newest standby that ``command`` fits (``ignore``: variables set per run); those that do not fit
-        are discarded (their state would be stale), and so are those started before a run the one taken was not.
+        """The oldest standby that ``command`` fits (``ignore``: variables set per run); those before it that do
+        not fit are discarded (their state would be stale), those after it wait for the next runs.
 
         Only one started since the last run that does not fit counts as a miss: one started before it may be
         stale because that run changed the session (a ``cd``), which says nothing of how runs fit."""
@@ -106,28 +105,26 @@ class WarmShell:
                 self._cond.wait_for(lambda: not self._making or self._closed, _WAIT_FOR_MAKING)
             ready, self._ready = self._ready, []
             runs, self._runs = self._runs, self._runs + 1
-        unfit: list[Standby] = []
-        while ready:
-            epoch, standby = ready.pop()
+        taken, unfit = None, []
+        for at, (epoch, standby) in enumerate(ready):
             if standby.fits(command, ignore):
-                self._misses = 0
-                with self._cond:  # older ones: kept if started after the same run, else discarded by the worker
-                    self._ready = [kept for kept in ready if kept[0] == epoch] + self._ready
-                    self._stale += [older for e, older in ready if e != epoch]
-                for each in unfit:
-                    each.discard()
-                return standby
-            unfit.append(standby)
-            if epoch == runs:
-                self._misses += 1
-        for each in unfit:
-            each.discard()
-        return None
+                taken = standby
+                with self._cond:  # those started after it (and any the worker added meanwhile) wait, in order
+                    self._ready = ready[at + 1:] + self._ready
+                break
+            unfit.append((epoch, standby))
+        if taken is not None:
+            self._misses = 0
+        elif any(epoch == runs for epoch, _ in unfit):
+            self._misses += 1
+        for _, standby in unfit:
+            standby.discard()
+        return taken
 
     def refill(self) -> None:
         """Have a standby started for the next run (in the worker; returns at once)."""
         with self._cond:
-            if self._closed or (len(self._ready) >= self._depth and not self._stale):
+            if self._closed or len(self._ready) >= self._depth:
                 return
             if self._misses >= MISSES_BEFORE_BACKOFF:
                 self._skipped += 1
@@ -151,13 +148,6 @@ class WarmShell:
                     continue
                 self._wanted, self._making = False, True
                 generation, epoch = self._generation, self._runs
-                stale, self._stale = self._stale, []
-                full = len(self._ready) >= self._depth  # woken only to discard stale ones
-                self._making = not full
-            for each in stale:
-                each.discard()
-            if full:
-                continue
             standby = None
             try:
                 standby = self._make()
@@ -182,7 +172,7 @@ class WarmShell:
         with self._cond:
             self._generation += 1
             self._wanted = False
-            standbys, self._ready, self._stale = [s for _, s in self._ready] + self._stale, [], []
+            standbys, self._ready = [standby for _, standby in self._ready], []
         for standby in standbys:
             standby.discard()
 
@@ -190,7 +180,7 @@ class WarmShell:
         """Discard the standbys and end the worker (after a standby it is starting is done and discarded)."""
         with self._cond:
             self._closed = True
-            standbys, self._ready, self._stale = [s for _, s in self._ready] + self._stale, [], []
+            standbys, self._ready = [standby for _, standby in self._ready], []
             worker = self._worker
             self._cond.notify_all()
         if worker is not None and worker is not threading.current_thread():
