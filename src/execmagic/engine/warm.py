@@ -105,12 +105,16 @@ class WarmShell:
                 self._cond.wait_for(lambda: not self._making or self._closed, _WAIT_FOR_MAKING)
             ready, self._ready = self._ready, []
             runs, self._runs = self._runs, self._runs + 1
+            generation = self._generation
         taken, unfit = None, []
         for at, (epoch, standby) in enumerate(ready):
             if standby.fits(command, ignore):
                 taken = standby
-                with self._cond:  # those started after it (and any the worker added meanwhile) wait, in order
-                    self._ready = ready[at + 1:] + self._ready
+                with self._cond:  # those started after it (and any the worker added meanwhile) wait, in order,
+                    if self._closed or self._generation != generation:  # unless dropped or closed meanwhile
+                        unfit += ready[at + 1:]
+                    else:
+                        self._ready = ready[at + 1:] + self._ready
                 break
             unfit.append((epoch, standby))
         if taken is not None:
