@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 
 from execmagic.engine import Engine, RunOptions
+from waiting import wait_until
 
 READY = 10.0  # seconds a standby may take to start on a busy machine (awaited, not slept)
 
@@ -39,7 +40,7 @@ def test_a_confined_run_takes_a_standby_started_inside_the_sandbox(engine, place
     box = engine.sandbox("workspace").sandbox
     first = engine.run_script("cd sub 2>/dev/null || mkdir sub && cd sub; export STAGE=one", sandbox=box)
     assert first.success and first.sandbox
-    standby = engine.warm_for(box).wait_ready(READY)
+    standby = engine.warm_for(box).wait_full(READY)[0]  # the one the next run takes, once none is being made
     assert standby is not None and engine.warm.ready is None  # started inside, for confined runs only
     r = engine.run_script("echo $$ $STAGE $PWD; touch made ~/x /etc/execmagic-x 2>&1 | sed 's/.*: //'", sandbox=box)
     pid, stage, cwd, *errors = r.stdout.split()
@@ -57,7 +58,7 @@ def test_each_sandbox_and_the_outside_keep_a_standby_of_their_own(engine, place)
     for i in range(3):
         engine.run_script("true")
         engine.run_script("true", sandbox=box)
-        outside, inside = engine.warm.wait_ready(READY), engine.warm_for(box).wait_ready(READY)
+        outside, (inside, *_) = engine.warm.wait_ready(READY), engine.warm_for(box).wait_full(READY)
         assert outside is not None and inside is not None and outside is not inside
         confined = engine.run_script(f"touch ~/never{i}; echo $?", sandbox=box)
         assert confined.stdout == "1\n" and inside.runner.poll() is not None  # ran in the confined standby
@@ -65,6 +66,48 @@ def test_each_sandbox_and_the_outside_keep_a_standby_of_their_own(engine, place)
         plain = engine.run_script(f"touch ~/plain{i}; echo $?")
         assert plain.stdout == "0\n" and plain.sandbox is None and outside.runner.poll() is not None
     assert sorted(os.listdir(home)) == ["plain0", "plain1", "plain2"]
+
+
+#: What a run's bash was started with (its argv's NULs as spaces).
+_CMDLINE = r"tr '\0' ' ' < /proc/$$/cmdline"
+
+
+def _ran_in_a_standby(result) -> bool:
+    """Whether ``result`` (of :data:`_CMDLINE`) came from a standby: its bash's argv is the boot line,
+    a cold start's the script."""
+    return "builtin read" in result.stdout
+
+
+def test_a_sandboxed_run_right_after_a_run_takes_a_standby_too(engine, place):
+    """A sandboxed standby takes far longer to start than a run: two are kept, so the run right after a run
+    ("Run all") finds one ready while the other is started again."""
+    box = engine.sandbox("workspace").sandbox
+    engine.run_script("true", sandbox=box)
+    assert len(engine.warm_for(box).wait_full(READY)) == 2
+    for _ in range(2):
+        first = engine.run_script(_CMDLINE, sandbox=box)
+        second = engine.run_script(_CMDLINE, sandbox=box)  # at once: nothing was started since
+        assert _ran_in_a_standby(first) and _ran_in_a_standby(second), (first.stdout, second.stdout)
+        assert len(engine.warm_for(box).wait_full(READY)) == 2  # both started again
+
+
+def test_a_standby_started_before_a_run_that_changed_the_session_is_not_used(engine, place):
+    """The second standby was started before the run that took the first: after a ``cd`` and an ``export`` it
+    is stale, discarded (not counted as a miss: the session changed, runs still fit)."""
+    ws, _home = place
+    box = engine.sandbox("workspace").sandbox
+    engine.run_script("mkdir -p sub", sandbox=box)
+    warm = engine.warm_for(box)
+    stale = warm.wait_full(READY)
+    assert len(stale) == 2
+    engine.run_script("cd sub; export STAGE=two", sandbox=box)
+    r = engine.run_script("echo $PWD $STAGE; " + _CMDLINE, sandbox=box)
+    assert r.stdout.startswith(f"{ws}/sub two\n"), r.stdout
+    wait_until(lambda: all(s.runner.poll() is not None for s in stale), READY, "both standbys to be gone")
+    following = warm.wait_full(READY)
+    assert len(following) == 2 and not set(following) & set(stale)
+    assert warm._misses == 0
+    assert _ran_in_a_standby(engine.run_script("echo $PWD $STAGE; " + _CMDLINE, sandbox=box))
 
 
 def test_other_engines_logs_are_hidden_even_from_an_engine_logging_elsewhere(place, tmp_path, monkeypatch):
@@ -156,11 +199,11 @@ def test_a_sandboxed_standbys_namespaces_are_held_past_its_run_then_let_go(engin
     inside = set(r.stdout.split())
     assert len(inside) == 2 and not inside & {os.readlink(f"/proc/self/ns/{ns}") for ns in ("mnt", "net")}, r
     assert inside <= _held_namespaces()  # its pid 1 has exited: this process alone keeps them
-    following = engine.warm_for(box).wait_ready(READY)
-    assert following is not None
-    # the next standby's, and no others (a number let go may be the next namespace's again)
+    following = engine.warm_for(box).wait_full(READY)
+    assert following
+    # the next standbys', and no others (a number let go may be the next namespace's again)
     mounts_and_networks = {ns for ns in _held_namespaces() if ns.startswith(("mnt:", "net:"))}
-    assert mounts_and_networks == _namespaces_of(following)
+    assert mounts_and_networks == set().union(*map(_namespaces_of, following))
     engine.close(0.3)
     assert not mounts_and_networks & _held_namespaces()
 

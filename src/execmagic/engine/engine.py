@@ -60,6 +60,10 @@ __all__ = ["Engine", "Plan", "Request"]
 #: The choice of a mode that confines nothing (``off``): no sandbox, nothing to tell.
 _UNCONFINED = SandboxChoice(None)
 
+#: Standbys kept ready for each sandbox: one takes far longer to start than its run (see :mod:`.warm`), so
+#: a run right after a run takes the second while the first is started again; three would hold more
+#: idle sandboxes for runs that seldom come three in a row faster than one starts.
+SANDBOX_STANDBYS = 2
 #: Variables a standby may differ in from the run that takes it: set per run (the state file's path).
 _PER_RUN = frozenset({STATE_VAR})
 
@@ -345,7 +349,8 @@ class Engine:
         with self._lock_warm:
             warm = self._warm_in.get(sandbox)
             if warm is None:
-                warm = self._warm_in[sandbox] = WarmShell(functools.partial(self._make_standby, sandbox))
+                warm = self._warm_in[sandbox] = WarmShell(functools.partial(self._make_standby, sandbox),
+                                                             depth=SANDBOX_STANDBYS)
             return warm
 
     def _make_standby(self, sandbox: Sandbox | None) -> Standby | None:

@@ -12,6 +12,13 @@ state: the standby is discarded (never waiting on it: see :meth:`.Standby.discar
 the run starts cold.  After a few misses in a row
 (every run sets ``--env``, say) only one run in :data:`RETRY_EVERY` refills, so a notebook
 whose runs never fit does not pay for standbys it cannot use.
+
+A sandboxed standby takes far longer to start than the run that uses it (bubblewrap's namespaces and mounts,
+the session's cgroup: some 30 ms, and more on a loaded machine), so a run that comes right after one -- "Run
+all", a cell that runs two commands -- would find its successor still starting and run cold, at several
+times the cost.  A keeper may so hold more than one (``depth``): the engine keeps two for each sandbox, one
+for the run right after a run while the other is made again.  Each is checked as it is taken, like the one
+alone: a standby started before a run that changed the session does not fit the run after it.
 """
 
 from __future__ import annotations
@@ -40,16 +47,19 @@ _CLOSE_WAIT = 5.0
 
 
 class WarmShell:
-    """The engine's one standby: taken by a run that fits it, started again after a run by a worker thread.
+    """The engine's standbys (one, unless ``depth`` says more): taken by a run that fits one, started again
+    after a run by a worker thread, one after the other until ``depth`` are ready.
 
     ``make`` starts a standby for the next plain run (``None``: it cannot now, e.g. the log folder
     cannot be written); it runs in the worker thread.
     """
 
-    def __init__(self, make: Callable[[], Standby | None]) -> None:
+    def __init__(self, make: Callable[[], Standby | None], depth: int = 1) -> None:
         self._make = make
+        self._depth = depth
         self._cond = threading.Condition()
-        self._ready: Standby | None = None
+        self._ready: list[tuple[int, Standby]] = []  # the oldest first, each with the runs taken before its start
+        self._runs = 0  # how many runs have asked for a standby
         self._wanted = self._making = self._closed = False
         self._worker: threading.Thread | None = None
         self._misses = 0
@@ -58,37 +68,67 @@ class WarmShell:
 
     @property
     def ready(self) -> Standby | None:
-        """The standby waiting for a run, if any (for tests and introspection)."""
+        """The standby the next run takes, if any is waiting (for tests and introspection)."""
         with self._cond:
-            return self._ready
+            return self._ready[0][1] if self._ready else None
+
+    @property
+    def all_ready(self) -> tuple[Standby, ...]:
+        """Every standby waiting, the next run's first (for tests and introspection)."""
+        with self._cond:
+            return tuple(standby for _, standby in self._ready)
 
     def wait_ready(self, timeout: float) -> Standby | None:
-        """The standby once one is ready (``None`` if none is on its way, or after ``timeout`` seconds)."""
+        """The standby the next run takes once one is ready (``None`` if none is on its way, or after
+        ``timeout`` seconds)."""
         with self._cond:
-            self._cond.wait_for(lambda: self._ready is not None or not (self._making or self._wanted), timeout)
-            return self._ready
+            self._cond.wait_for(lambda: bool(self._ready) or not (self._making or self._wanted), timeout)
+            return self._ready[0][1] if self._ready else None
+
+    def wait_full(self, timeout: float) -> tuple[Standby, ...]:
+        """Every standby waiting once as many are ready as are kept, or none is on its way (or after ``timeout``
+        seconds)."""
+        with self._cond:
+            self._cond.wait_for(lambda: len(self._ready) >= self._depth or not (self._making or self._wanted),
+                                timeout)
+            return tuple(standby for _, standby in self._ready)
 
     def take(self, command: Command, ignore: frozenset[str]) -> Standby | None:
-        """The standby, if ``command`` fits it (``ignore``: variables set per run); one that does not fit is
-        discarded (its state would be stale)."""
+        """The oldest standby that ``command`` fits (``ignore``: variables set per run); those before it that do
+        not fit are discarded (their state would be stale), those after it wait for the next runs.
+
+        Only one started since the last run that does not fit counts as a miss: one started before it may be
+        stale because that run changed the session (a ``cd``), which says nothing of how runs fit."""
         with self._cond:
             self._wanted = False  # one waiting for its delay is not started: this run ends by asking again
-            if self._making:
+            if self._making and not self._ready:
                 self._cond.wait_for(lambda: not self._making or self._closed, _WAIT_FOR_MAKING)
-            standby, self._ready = self._ready, None
-        if standby is None:
-            return None
-        if standby.fits(command, ignore):
+            ready, self._ready = self._ready, []
+            runs, self._runs = self._runs, self._runs + 1
+            generation = self._generation
+        taken, unfit = None, []
+        for at, (epoch, standby) in enumerate(ready):
+            if standby.fits(command, ignore):
+                taken = standby
+                with self._cond:  # those started after it (and any the worker added meanwhile) wait, in order,
+                    if self._closed or self._generation != generation:  # unless dropped or closed meanwhile
+                        unfit += ready[at + 1:]
+                    else:
+                        self._ready = ready[at + 1:] + self._ready
+                break
+            unfit.append((epoch, standby))
+        if taken is not None:
             self._misses = 0
-            return standby
-        self._misses += 1
-        standby.discard()
-        return None
+        elif any(epoch == runs for epoch, _ in unfit):
+            self._misses += 1
+        for _, standby in unfit:
+            standby.discard()
+        return taken
 
     def refill(self) -> None:
         """Have a standby started for the next run (in the worker; returns at once)."""
         with self._cond:
-            if self._closed or self._ready is not None:
+            if self._closed or len(self._ready) >= self._depth:
                 return
             if self._misses >= MISSES_BEFORE_BACKOFF:
                 self._skipped += 1
@@ -111,7 +151,7 @@ class WarmShell:
                 if not self._wanted:
                     continue
                 self._wanted, self._making = False, True
-                generation = self._generation
+                generation, epoch = self._generation, self._runs
             standby = None
             try:
                 standby = self._make()
@@ -121,32 +161,34 @@ class WarmShell:
                     if standby is None:  # it could not start (a broken locale, no bash): as good as a miss
                         self._misses += 1
                     # asked again meanwhile: the session may have changed since this one started
-                    keep = (standby is not None and not self._closed and self._ready is None and not self._wanted
-                            and self._generation == generation)
-                    if keep:
-                        self._ready = standby
+                    keep = (standby is not None and not self._closed and len(self._ready) < self._depth
+                            and not self._wanted and self._generation == generation)
+                    if keep and standby is not None:
+                        self._ready.append((epoch, standby))
+                        # the next one, after the delay again (a run meanwhile takes the wish back)
+                        self._wanted = len(self._ready) < self._depth
                     self._cond.notify_all()
             if standby is not None and not keep:
                 standby.discard()
 
     def drop(self) -> None:
-        """Discard the standby waiting, if any, and the one being started (the next refill starts another)."""
+        """Discard the standbys waiting, if any, and the one being started (the next refill starts another)."""
         with self._cond:
             self._generation += 1
             self._wanted = False
-            standby, self._ready = self._ready, None
-        if standby is not None:
+            standbys, self._ready = [standby for _, standby in self._ready], []
+        for standby in standbys:
             standby.discard()
 
     def close(self) -> None:
-        """Discard the standby and end the worker (after a standby it is starting is done and discarded)."""
+        """Discard the standbys and end the worker (after a standby it is starting is done and discarded)."""
         with self._cond:
             self._closed = True
-            standby, self._ready = self._ready, None
+            standbys, self._ready = [standby for _, standby in self._ready], []
             worker = self._worker
             self._cond.notify_all()
         if worker is not None and worker is not threading.current_thread():
             worker.join(_CLOSE_WAIT)
-        if standby is not None:
+        for standby in standbys:
             with contextlib.suppress(OSError):
                 standby.discard()

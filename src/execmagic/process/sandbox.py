@@ -104,6 +104,9 @@ How it meets the engine's process handling:
   run's, which end at the shell's exit (about 0.4 ms on an idle machine of two cores, a scheduler's slice
   each on a loaded one).  The shell's own exit is seen as soon as an unconfined one's.  Tearing the
   sandbox's namespaces down is kept off that path (:mod:`.sandbox_keep`); ``--as-pid-1``, measured, is no faster.
+  Starting such a standby costs far more than the run it serves (30-90 ms on a loaded machine: the session's
+  cgroup, bwrap's namespaces and mounts), so the engine keeps two ready per sandbox: a run right after a run
+  takes the second while the first is started again (see the engine's ``warm`` module).
 
 bwrap adds a few times a plain start's cost to every start (new namespaces, the mounts), so
 nothing is looked up per run: everything found on disk (the ``.git`` scan, which hidden paths exist) is found

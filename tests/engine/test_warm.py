@@ -1,0 +1,114 @@
+"""The standby keeper's bookkeeping (:class:`execmagic.engine.warm.WarmShell`), with stand-ins for standbys.
+
+What a standby is and does is tested with real shells (tests/process/test_standby.py, the sandboxed ones in
+test_sandboxed_standby.py); here only which one a run takes, which are discarded, and when misses count.
+The stand-ins fit a command whose cwd is the one they were made with, as a real standby does.
+"""
+
+from __future__ import annotations
+
+import itertools
+import threading
+
+from execmagic.engine.warm import WarmShell
+from execmagic.process.spec import Command
+
+READY = 10.0  # seconds the worker may take on a busy machine (awaited, not slept)
+
+
+class _Standin:
+    """What the keeper uses of a standby: whether a command fits it, and its discard."""
+
+    def __init__(self, cwd: str, name: int, on_fits=None) -> None:
+        self.cwd, self.name, self.discarded = cwd, name, False
+        self._on_fits = on_fits
+
+    def fits(self, command: Command, ignore: frozenset[str]) -> bool:
+        if self._on_fits is not None:
+            self._on_fits()
+        return command.cwd == self.cwd
+
+    def discard(self) -> None:
+        self.discarded = True
+
+
+class _Session:
+    """Makes stand-ins for the session's current cwd, numbered as they are made."""
+
+    def __init__(self) -> None:
+        self.cwd = "/one"
+        self.made: list[_Standin] = []
+        self._names = itertools.count(1)
+        self.on_fits = None
+
+    def make(self) -> _Standin:
+        standby = _Standin(self.cwd, next(self._names), self.on_fits)
+        self.made.append(standby)
+        return standby
+
+    def command(self) -> Command:
+        return Command(argv=("bash", "-c", "true"), cwd=self.cwd, env={}, display="true")
+
+
+def _run(warm: WarmShell, session: _Session):
+    """What a run does: take a standby, then ask for the next one."""
+    taken = warm.take(session.command(), frozenset())
+    warm.refill()
+    return taken
+
+
+def test_two_are_kept_and_the_oldest_is_taken_first():
+    session = _Session()
+    warm = WarmShell(session.make, depth=2)  # type: ignore[arg-type]
+    try:
+        warm.refill()
+        first, second = warm.wait_full(READY)
+        assert (first.name, second.name) == (1, 2)
+        assert _run(warm, session) is first
+        assert _run(warm, session) is second  # at once, before another is made: the second one
+        assert len(warm.wait_full(READY)) == 2 and not any(s.discarded for s in session.made)
+    finally:
+        warm.close()
+    assert all(s.discarded for s in session.made[2:])
+
+
+def test_one_made_before_a_session_change_is_discarded_and_no_miss():
+    session = _Session()
+    warm = WarmShell(session.make, depth=2)  # type: ignore[arg-type]
+    try:
+        warm.refill()
+        first, second = warm.wait_full(READY)
+        assert _run(warm, session) is first
+        session.cwd = "/two"  # what the run did (a cd): the second standby is stale
+        taken = _run(warm, session)
+        assert taken is None and second.discarded and warm._misses == 0
+        following = warm.wait_full(READY)
+        assert [s.cwd for s in following] == ["/two", "/two"]
+        assert _run(warm, session) is following[0]
+    finally:
+        warm.close()
+
+
+def test_those_made_after_the_last_run_that_do_not_fit_count_as_misses():
+    session = _Session()
+    warm = WarmShell(session.make, depth=2)  # type: ignore[arg-type]
+    try:
+        warm.refill()
+        warm.wait_full(READY)
+        other = Command(argv=("bash", "-c", "true"), cwd="/elsewhere", env={}, display="true")
+        assert warm.take(other, frozenset()) is None and warm._misses == 1
+    finally:
+        warm.close()
+
+
+def test_a_close_while_a_run_takes_one_leaves_none_behind():
+    """The keeper is closed (or dropped) while a run looks at its standbys: those it would have put back are
+    discarded, not kept by a keeper that is closed."""
+    session = _Session()
+    warm = WarmShell(session.make, depth=2)  # type: ignore[arg-type]
+    warm.refill()
+    first, second = warm.wait_full(READY)
+    closing = threading.Thread(target=warm.close)
+    first._on_fits = lambda: (closing.start(), closing.join(READY))  # close as the first is looked at
+    assert warm.take(session.command(), frozenset()) is first
+    assert second.discarded and warm.ready is None
