@@ -255,3 +255,23 @@ print(os.path.isdir(old))
 
 def test_logs_are_pruned_with_the_retention_set_after_the_load(tmp_path):
     assert _probe(RETENTION_SET_AFTER_THE_LOAD.format(tmp=str(tmp_path)), standby="1") == "True"
+
+
+#: What the first command imports, and which of them only other work needs: stopping a tree or a prune
+#: (psutil), a background shell (its module, the reads' cursors), a template in Python or JavaScript code.
+FIRST_RUN_IMPORTS = """
+import sys
+from execmagic.magics import FIRST_RUN_MODULES
+before = set(sys.modules)  # what the load imported
+for name in FIRST_RUN_MODULES:
+    __import__(name)
+print(" ".join(sorted(set(sys.modules) - before)))
+"""
+NOT_FOR_A_FIRST_RUN = ("psutil", "execmagic.background.shell", "execmagic.background.cursors",
+                       "execmagic.engine.code_scan")
+
+
+def test_the_first_commands_imports_leave_what_only_other_work_needs():
+    imported = set(_probe(FIRST_RUN_IMPORTS).split())
+    assert "execmagic.engine.engine" in imported
+    assert not imported & set(NOT_FOR_A_FIRST_RUN), sorted(imported & set(NOT_FOR_A_FIRST_RUN))
