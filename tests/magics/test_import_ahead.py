@@ -275,3 +275,22 @@ def test_the_first_commands_imports_leave_what_only_other_work_needs():
     imported = set(_probe(FIRST_RUN_IMPORTS).split())
     assert "execmagic.engine.engine" in imported
     assert not imported & set(NOT_FOR_A_FIRST_RUN), sorted(imported & set(NOT_FOR_A_FIRST_RUN))
+
+
+#: Loaded in a cell, the thread's work done, then commands: they import none of the package's modules, nor
+#: the suggester for a mistyped name, which only a mistake needs (5 ms that the first command paid).
+COMMANDS_AFTER_THE_WORK_AHEAD = """
+import sys, threading
+from IPython.core.interactiveshell import InteractiveShell
+ip = InteractiveShell.instance()
+assert ip.run_cell("%load_ext execmagic", store_history=True).success
+[t.join(60) for t in threading.enumerate() if t.name == "execmagic-import-ahead"]
+before = set(sys.modules)
+assert ip.run_cell("%exec --capture true", store_history=True).success
+assert ip.run_cell("x = 1\\n%exec --capture --param x echo {x}", store_history=True).success
+print("imported:", *sorted(m for m in set(sys.modules) - before if m.startswith("execmagic") or m == "difflib"))
+"""
+
+
+def test_commands_after_the_work_ahead_import_nothing_more():
+    assert _probe(COMMANDS_AFTER_THE_WORK_AHEAD, standby="1") == "imported:"
