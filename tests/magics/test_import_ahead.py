@@ -255,3 +255,42 @@ print(os.path.isdir(old))
 
 def test_logs_are_pruned_with_the_retention_set_after_the_load(tmp_path):
     assert _probe(RETENTION_SET_AFTER_THE_LOAD.format(tmp=str(tmp_path)), standby="1") == "True"
+
+
+#: What the first command imports, and which of them only other work needs: stopping a tree or a prune
+#: (psutil), a background shell (its module, the reads' cursors), a template in Python or JavaScript code.
+FIRST_RUN_IMPORTS = """
+import sys
+from execmagic.magics import FIRST_RUN_MODULES
+before = set(sys.modules)  # what the load imported
+for name in FIRST_RUN_MODULES:
+    __import__(name)
+print(" ".join(sorted(set(sys.modules) - before)))
+"""
+NOT_FOR_A_FIRST_RUN = ("psutil", "execmagic.background.shell", "execmagic.background.cursors",
+                       "execmagic.engine.code_scan")
+
+
+def test_the_first_commands_imports_leave_what_only_other_work_needs():
+    imported = set(_probe(FIRST_RUN_IMPORTS).split())
+    assert "execmagic.engine.engine" in imported
+    assert not imported & set(NOT_FOR_A_FIRST_RUN), sorted(imported & set(NOT_FOR_A_FIRST_RUN))
+
+
+#: Loaded in a cell, the thread's work done, then commands: they import none of the package's modules, nor
+#: the suggester for a mistyped name, which only a mistake needs (5 ms that the first command paid).
+COMMANDS_AFTER_THE_WORK_AHEAD = """
+import sys, threading
+from IPython.core.interactiveshell import InteractiveShell
+ip = InteractiveShell.instance()
+assert ip.run_cell("%load_ext execmagic", store_history=True).success
+[t.join(60) for t in threading.enumerate() if t.name == "execmagic-import-ahead"]
+before = set(sys.modules)
+assert ip.run_cell("%exec --capture true", store_history=True).success
+assert ip.run_cell("x = 1\\n%exec --capture --param x echo {x}", store_history=True).success
+print("imported:", *sorted(m for m in set(sys.modules) - before if m.startswith("execmagic") or m == "difflib"))
+"""
+
+
+def test_commands_after_the_work_ahead_import_nothing_more():
+    assert _probe(COMMANDS_AFTER_THE_WORK_AHEAD, standby="1") == "imported:"

@@ -20,8 +20,10 @@ import selectors
 import threading
 import time
 from collections.abc import Callable, Iterable
+from typing import TYPE_CHECKING
 
-from .shell import Shell, Stream
+if TYPE_CHECKING:  # the registry imports the shells' module when a first shell starts
+    from .shell import Shell, Stream
 
 __all__ = ["ShellReader"]
 

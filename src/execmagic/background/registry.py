@@ -25,7 +25,7 @@ import signal as signal_module
 import threading
 import time
 from collections.abc import Callable, Iterable, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..process import checks
 from ..process.errors import ShellLimitReached, UnknownShell, UsageProblem, shown_value
@@ -33,15 +33,17 @@ from ..process.plural import counted
 from ..process.results import KillOutcome, ShellInfo, ShellOutput, signal_name
 from ..process.spec import Command
 from ..process.stop import StopReport
-from . import cursors
 from .backends.base import STREAMS, Backend, Handle
 from .backends.local import LocalBackend
-from .cursors import compile_filter
 from .reader import ShellReader
-from .shell import Shell, Stream, open_logs
 from .watchdog_link import WatchdogLink
 
-__all__ = ["STREAMS", "ShellRegistry", "compile_filter", "kill_many", "parse_signal"]
+# The shells' own modules (.shell, .cursors and its regex costing: 3.5 ms) are imported by the methods that
+# start or read a shell: every engine makes a registry, and a notebook's first command starts none.
+if TYPE_CHECKING:
+    from .shell import Shell, Stream
+
+__all__ = ["STREAMS", "ShellRegistry", "kill_many", "parse_signal"]
 
 _NAME = re.compile(r"[A-Za-z][A-Za-z0-9_.-]{0,63}")
 
@@ -126,6 +128,8 @@ class ShellRegistry:
         Raises :class:`UsageProblem` for a bad or duplicate name, :class:`ShellLimitReached`
         past ``max_shells``, and :class:`~execmagic.process.errors.PreExecError` when it cannot start at all.
         """
+        from .shell import Shell
+
         timeout = checks.timeout(timeout)  # before the shell joins the reader: nan/inf would break its waits
         name = checks.optional_text(name, "name")
         runs_on = backend if backend is not None else self.backend
@@ -155,6 +159,8 @@ class ShellRegistry:
         """Take over a job started earlier, maybe by another owner (a cluster job a restarted kernel
         found again): its output is read again from the start into new logs.  A job already here is
         not taken twice; a busy ``shell_id`` gets the job id appended."""
+        from .shell import Shell
+
         with self._cond:
             known = next((s for s in self._shells.values()
                           if s.backend == backend and s.handle.job_id == handle.job_id), None)
@@ -176,12 +182,16 @@ class ShellRegistry:
         return shell.info()
 
     def _open_logs(self, shell_id: str) -> tuple[str, dict[str, tuple[str, int]]]:
+        from .shell import open_logs
+
         self._launches += 1
         label = f"{shell_id}-{self._launches}"  # unique even when a finished shell's name is reused
         return label, open_logs(self._log_dir(), label)
 
     @staticmethod
     def _streams(handle: Handle, logs: dict[str, tuple[str, int]]) -> dict[str, Stream]:
+        from .shell import Stream
+
         return {n: Stream(n, handle.streams[n], path, fd) for n, (path, fd) in logs.items()}
 
     def _add(self, shell: Shell) -> Shell:
@@ -224,12 +234,14 @@ class ShellRegistry:
         keeps -- or the shell ends (``math.inf``: until it ends).
         At most ``max_bytes`` per stream are returned (the latest); the rest is counted as skipped.
         """
+        from . import cursors
+
         if stream not in ("stdout", "stderr", "both"):
             raise UsageProblem(f"unknown stream {shown_value(stream)}: use stdout, stderr or both")
         wait = checks.wait(wait)  # inf: until the shell ends, clamped so no wait overflows
         tail = None if tail is None else checks.count(tail, "tail")
         max_bytes = checks.count(max_bytes, "max_bytes", minimum=1)
-        regex = compile_filter(checks.optional_text(pattern, "filter"))
+        regex = cursors.compile_filter(checks.optional_text(pattern, "filter"))
         names = STREAMS if stream == "both" else (stream,)
         look_back = tail is not None or whole_log
         if wait > 0 and not look_back and regex is not None:
@@ -265,6 +277,8 @@ class ShellRegistry:
         filtered wait means, so lines the filter drops do not end it.  What arrives is matched outside
         the condition (the reader thread must not wait on a regex), each byte once; the cursor itself
         does not move here -- the read that follows returns the match and moves it."""
+        from . import cursors
+
         deadline = time.monotonic() + wait
         with self._cond:
             shell = self._get(shell_id)

@@ -18,7 +18,6 @@ from collections.abc import Callable, Iterable
 
 from ..shell.scanning import Context, Scanner
 from ..shell.walk import ShellScanner, ansi_c_quoting
-from .code_scan import NodeScanner, PythonScanner
 
 __all__ = ["NODE_LANGUAGES", "PYTHON_LANGUAGES", "SHELL_LANGUAGES", "Context", "ansi_c_quoting", "contexts_at",
            "expands_variables"]
@@ -54,10 +53,12 @@ def contexts_at(text: str, spans: Iterable[tuple[int, int]], language: str,
     scanner: Scanner
     if language in SHELL_LANGUAGES:
         scanner = ShellScanner(text, wanted, ansi_c_quoting(language))
-    elif language in PYTHON_LANGUAGES:
-        scanner = PythonScanner(text, wanted)
-    elif language in NODE_LANGUAGES:
-        scanner = NodeScanner(text, wanted)
+    elif language in PYTHON_LANGUAGES | NODE_LANGUAGES:
+        # imported here: most templates are in shell scripts, and the code scanners' regexes and frames
+        # cost 3 ms to import ahead of a first command that has none
+        from .code_scan import NodeScanner, PythonScanner
+
+        scanner = PythonScanner(text, wanted) if language in PYTHON_LANGUAGES else NodeScanner(text, wanted)
     else:
         found = {start: Context("plain") for start, _ in wanted}
         if replaced is not None:

@@ -27,13 +27,17 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from .exec_magics import ExecMagics
 
-__all__ = ["AHEAD_SWITCH_INTERVAL", "AHEAD_WAIT", "FIRST_RUN_MODULES", "LOCK", "exiting", "start"]
+__all__ = ["AFTER_ENGINE_MODULES", "AHEAD_SWITCH_INTERVAL", "AHEAD_WAIT", "FIRST_RUN_MODULES", "LOCK", "exiting",
+           "start"]
 
 #: What the first command needs that registering the magics does not (about 60 ms of its imports, by
 #: ``python -X importtime``).  (The import graph has no circle, which a test holds: two threads
 #: importing at once cannot deadlock.)
 FIRST_RUN_MODULES = ("execmagic.engine.engine", "execmagic.guard.policy", "execmagic.display.render",
                      "execmagic.magics.kernel_io", "execmagic.magics.live", "execmagic.process.watchdog")
+#: What the first command's threads import (psutil, 7 ms: its prune asks whether gone kernels' logs' owners
+#: still run), imported after the engine is made, which a first command coming soon needs more.
+AFTER_ENGINE_MODULES = ("psutil",)
 #: Seconds the thread waits for the cell that loaded the extension to end (IPython's ``post_run_cell``)
 #: before it imports anyway: a load outside a cell has no cell to wait for.
 AHEAD_WAIT = 0.05
@@ -90,6 +94,8 @@ def _work(cell_over: threading.Event, exec_magics: ExecMagics, loaded: Callable[
         exec_magics.exec_line.parser  # noqa: B018  # built here, not by the first %exec
         if cell_over.is_set():
             _start_engine(exec_magics, loaded)
+        for name in AFTER_ENGINE_MODULES:
+            importlib.import_module(name)
     except Exception:
         return
     finally:

@@ -188,14 +188,14 @@ def template_params(entries: list[str] | None, variables: Mapping[str, Any]) -> 
     """The ``--param`` values: ``K=V`` is the text ``V`` as typed (so ``n=5`` is ``'5'`` in a Python cell, as
     ``--env`` and a shell give text); a bare ``NAME`` is the notebook's ``NAME`` with its type (a list, an
     int), for a value that must land as what it is.  A bare name the notebook lacks is a ``UsageError``."""
-    import difflib
-
     named = [entry for entry in entries or [] if "=" not in entry]
     params: dict[str, Any] = parse_pairs([entry for entry in entries or [] if "=" in entry], "param")
     for name in named:
         if not name.isidentifier():
             raise UsageError(f"--param needs NAME=VALUE or the name of a notebook variable, not {shown_value(name)}")
         if name not in variables:
+            import difflib  # for a mistake only: imported at every command, it cost the first one 5 ms
+
             close = difflib.get_close_matches(name, list(variables), n=1, cutoff=0.8)
             hint = f"; did you mean {close[0]}?" if close else "; define it first, or give --param NAME=VALUE"
             raise UsageError(f"--param {name}: the notebook has no variable {name!r}{hint}")

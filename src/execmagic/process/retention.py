@@ -19,8 +19,6 @@ import re
 import shutil
 import time
 
-import psutil
-
 from .clock import STAMP_FORMAT
 from .logdir import default_root, fallback_prefix, temp_base
 from .private import why_not_private
@@ -52,6 +50,8 @@ def running_since(pid: int, when: float) -> bool:
 
 def _started(pid: int) -> float | None:
     """When process ``pid`` started (``None``: it does not run, or has ended and is a zombie)."""
+    import psutil  # here: the engine's module imports this one, and only a prune on its thread asks
+
     try:
         proc = psutil.Process(pid)
         started = proc.create_time()

@@ -16,12 +16,16 @@ import signal
 import subprocess
 import time
 from collections.abc import Iterable, Sequence
-
-import psutil
+from typing import TYPE_CHECKING
 
 from .launch import MARKER_VAR
 from .stop_report import StopReport
 from .system import ENVIRON_OF_OTHERS
+
+# psutil is imported by the functions that use it: every run imports this module (its standby asks
+# `ignores`), few runs stop a tree, and psutil costs 7 ms to import
+if TYPE_CHECKING:
+    import psutil
 
 __all__ = ["StopReport", "ignores", "marked_processes", "remaining", "session_members", "stop_tree"]
 
@@ -33,6 +37,8 @@ _SWEEP_ROUNDS = 3
 
 def _alive(proc: psutil.Process) -> bool:
     """Running and not a zombie (a zombie has exited; only its parent's reaping is pending)."""
+    import psutil
+
     try:
         return proc.is_running() and proc.status() != psutil.STATUS_ZOMBIE
     except psutil.NoSuchProcess:
@@ -41,6 +47,8 @@ def _alive(proc: psutil.Process) -> bool:
 
 def session_members(sid: int) -> list[psutil.Process]:
     """Every live process whose session id is ``sid`` (the command's own session)."""
+    import psutil
+
     members = []
     for pid in psutil.pids():
         try:
@@ -57,6 +65,8 @@ def marked_processes(marker: str, known: Iterable[int] = ()) -> list[psutil.Proc
     ``known``: pids already found by other means, whose environment is not read: reading a process's
     environment waits for its memory map's lock, which a process forking without end holds most of the
     time (64 of them took seconds)."""
+    import psutil
+
     skip = {os.getpid(), *known}
     found = []
     for proc in psutil.process_iter():
@@ -71,6 +81,8 @@ def marked_processes(marker: str, known: Iterable[int] = ()) -> list[psutil.Proc
 
 
 def _carries(proc: psutil.Process, marker: str) -> bool:
+    import psutil
+
     try:
         return proc.environ().get(MARKER_VAR) == marker
     except (psutil.NoSuchProcess, psutil.AccessDenied, psutil.ZombieProcess, OSError):
@@ -102,6 +114,8 @@ def _snapshot(leader: subprocess.Popen[bytes] | None, sid: int | None, marker: s
               roots: Iterable[psutil.Process] = ()) -> dict[int, psutil.Process]:
     """The tree's live processes: below ``leader`` and ``roots`` (processes of it found before, such as a
     pid namespace's init that outlived a reaped leader), in session ``sid``, carrying ``marker``."""
+    import psutil
+
     procs: dict[int, psutil.Process] = {}
     tops = list(roots)
     if leader is not None and leader.returncode is None:  # not reaped: running, or its zombie keeps its pid
@@ -131,6 +145,8 @@ def remaining(sid: int, marker: str | None = None) -> list[psutil.Process]:
 
 def _signal_all(sid: int | None, procs: Iterable[psutil.Process], sig: int) -> None:
     """``sig`` to the process group ``sid`` (``None``: not provably ours any more) and to each of ``procs``."""
+    import psutil
+
     if sid is not None:
         with contextlib.suppress(ProcessLookupError, PermissionError):
             os.killpg(sid, sig)
