@@ -35,3 +35,23 @@ def test_a_heredoc_read_at_once_keeps_its_body_and_what_runs_in_it():
     body = tokens[2]
     assert isinstance(body, Word) and body.shown == "EOF" and body.code == ("rm -rf /",)
     assert tokens[3:] == [";", "echo", "done", ";"]
+
+
+_HEREDOCS = ["cat <<EOF\n$(a\n'b\"\nEOF\n", "cat <<EOF\n$(a)\nEOF\n", "cat <<'EOF'\n$(a)\nEOF\n", "cat <<-EOF\n\t`b`\nEOF\n",
+             "cat <<EOF\n$((1)); $((a); b)\nEOF\n", "x <<E\n$(\nE\n", "echo $(", "((", ")", "\n"]
+
+
+@pytest.mark.parametrize("seed", range(100))
+def test_a_heredoc_body_read_again_reads_as_one_read_anew(seed, monkeypatch):
+    rng = random.Random(seed)
+    text = "".join(rng.choice(_HEREDOCS) for _ in range(rng.randrange(2, 30)))
+    kept = _read(text)
+    read = lexer._Lexer._heredoc_body
+
+    def anew(self, *args):
+        found = read(self, *args)
+        self.read_bodies.clear()
+        return found
+
+    monkeypatch.setattr(lexer._Lexer, "_heredoc_body", anew)
+    assert kept == _read(text)
