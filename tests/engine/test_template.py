@@ -562,6 +562,23 @@ def test_a_template_left_as_written_is_read_as_the_text_it_is(tmp_path):
     assert done.stdout.decode() == f"<{{a[]}}x; touch {marker}x>"
 
 
+@pytest.mark.parametrize("shell", ["bash", "dash"])
+@pytest.mark.parametrize("script", ["echo `cat <<`x\n{v}\nx\n", "`cat <<`x\n{v}\n", "echo `cat <<x`\n{v}\nx\n",
+                                    "echo \"`cat <<x`\"\n{v}\nx\n", "echo $(echo `cat <<x`)\n{v}\nx\n",
+                                    "echo `echo \\`cat <<x\\``\n{v}\nx\n", "echo `cat <<x; cat <<y`\n{v}\nx\ny\n",
+                                    "echo `cat <<'`'x {v}\n`\n"])
+def test_a_heredoc_opened_in_backticks_ends_with_them(tmp_path, script, shell):
+    """Bash and dash read a backtick's body to the next backtick before they parse it: a heredoc opened in it has
+    its body there or nowhere (``echo `cat <<x```: the next lines are code), and its word ends at that backtick
+    (``<<`x``: the word is empty).  Read as the body of a heredoc, a value there was written as heredoc text --
+    its newline and ``;`` as they are -- and ran as code."""
+    marker = tmp_path / "pwned"
+    for value in [f"x; touch {marker}", f"\ntouch {marker}\n", f"x\ntouch {marker}"]:
+        text = expand_params(script, {"v": value}, language=shell)
+        subprocess.run([shell, "-c", text], capture_output=True, cwd=tmp_path, timeout=10)
+        assert not marker.exists(), text
+
+
 # -- a python cell's brackets ------------------------------------------------------------------
 def test_python_brackets_cost_no_step_each():
     """A line of 20,000 ``(`` in a python cell was a step of Python per bracket: the script's own brackets change

@@ -23,6 +23,8 @@ WORD_START_BEFORE = frozenset(" \t\n;&|(<>")
 _DOLLAR_QUOTE, _ESCAPED = re.compile(r"\$(?=['\"])"), re.compile(r"\\(.)")  # a heredoc's word, unquoted
 _QUOTING = re.compile(r"['\"\\\\$]")  # what a heredoc's word is read through before it is its delimiter
 _QUOTES = re.compile(r"'([^']*)'|\"((?:[^\"\\]|\\.)*)\"")
+#: A heredoc's word up to the first backtick no backslash escapes (the rest of the word, in a `…`, is outside it).
+_BEFORE_BACKTICK = re.compile(r"(?:[^`\\]|\\.)*")
 _HEREDOC_OP = re.compile(r"<<(-?)[ \t]*((?:[^\s;&|<>()'\"\\]|'[^']*'|\"(?:[^\"\\]|\\.)*\"|\\.)+)")
 
 
@@ -200,9 +202,17 @@ class WalkBodies(Scanner):
         """
         ticks = self.stack.at["plain-backtick"]
         if ticks and ticks[-1]:  # (the frame at 0 is never one)
-            self.stack.cut(ticks[-1])
+            self._cut_backtick(ticks[-1])
             return True
         return False
+
+    def _cut_backtick(self, at: int) -> None:
+        """End the backtick at stack index ``at``, and the heredocs opened in it whose bodies have not begun: bash
+        reads a backtick's body before it parses it, so their bodies are in it or nowhere (``echo `cat <<x```:
+        the lines after it are code to bash, not the body of ``x``)."""
+        self.stack.cut(at)
+        if self.pending:
+            self.pending = collections.deque(frame for frame in self.pending if frame.tick < at)
 
     def _escaped_backtick(self, i: int) -> int:
         """Inside `…`, a \\` opens (or closes) a nested command substitution: one more layer.
@@ -212,7 +222,7 @@ class WalkBodies(Scanner):
         """
         at = self._innermost_backtick()
         if self.stack[at].closer == "\\`":
-            self.stack.cut(at)
+            self._cut_backtick(at)
         elif self.stack[-1].kind in ("code", "backtick", "dquote", "param", "dupword", "heredoc"):
             self._push_backtick("\\`")
         return i + 2
@@ -232,15 +242,20 @@ class WalkBodies(Scanner):
         match = _HEREDOC_OP.match(text, i)
         if match is None:
             return i + 1
-        word = match.group(2)
+        word, tick = match.group(2), self._innermost_backtick()
+        if tick and "`" in word:  # in a `…` a backtick ends the word, quoted or not (it ends the `…`): the body
+            before = _BEFORE_BACKTICK.match(word)  # would be in the `…`, which ends on this line -- none
+            if before is not None and before.end() < len(word):
+                return match.start(2) + before.end()
         if _QUOTING.search(word) is None:  # EOF, END: the word as written (most heredocs)
             quoted, delimiter = False, word
         else:
             word = _DOLLAR_QUOTE.sub("", word)  # $'EOF' ends at EOF, as bash reads it
             quoted = any(c in word for c in "'\"\\")
             delimiter = _ESCAPED.sub(r"\1", _QUOTES.sub(lambda m: m.group(1) or m.group(2) or "", word))
-        self.pending.append(Frame("heredoc-quoted" if quoted else "heredoc", delimiter=delimiter,
-                                   strip_tabs=bool(match.group(1))))
+        heredoc = Frame("heredoc-quoted" if quoted else "heredoc", delimiter=delimiter, strip_tabs=bool(match.group(1)))
+        heredoc.tick = tick
+        self.pending.append(heredoc)
         return match.end()
 
     def _heredoc_line(self, current: Frame | None, start: int) -> int:
