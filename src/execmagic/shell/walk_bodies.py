@@ -11,6 +11,7 @@ frame kind does) by size: the walk's state and these are a base class it extends
 from __future__ import annotations
 
 import collections
+import functools
 import re
 
 from .frames import Frame, Stack
@@ -23,6 +24,15 @@ WORD_START_BEFORE = frozenset(" \t\n;&|(<>")
 _DOLLAR_QUOTE, _ESCAPED = re.compile(r"\$(?=['\"])"), re.compile(r"\\(.)")  # a heredoc's word, unquoted
 _QUOTING = re.compile(r"['\"\\\\$]")  # what a heredoc's word is read through before it is its delimiter
 _QUOTES = re.compile(r"'([^']*)'|\"((?:[^\"\\]|\\.)*)\"")
+_TABS = re.compile(r"\t*")
+
+
+@functools.lru_cache(maxsize=256)
+def _delimiter_line(delimiter: str, strip_tabs: bool) -> re.Pattern[str]:
+    """The line that ends a heredoc's body (scripts use a few delimiters again and again: compiled once)."""
+    return re.compile("^" + ("\t*" if strip_tabs else "") + re.escape(delimiter) + "$", re.MULTILINE)
+
+
 #: A heredoc's word up to the first backtick no backslash escapes (the rest of the word, in a `…`, is outside it).
 _BEFORE_BACKTICK = re.compile(r"(?:[^`\\]|\\.)*")
 _HEREDOC_OP = re.compile(r"<<(-?)[ \t]*((?:[^\s;&|<>()'\"\\]|'[^']*'|\"(?:[^\"\\]|\\.)*\"|\\.)+)")
@@ -242,7 +252,8 @@ class WalkBodies(Scanner):
         match = _HEREDOC_OP.match(text, i)
         if match is None:
             return i + 1
-        word, tick = match.group(2), self._innermost_backtick()
+        ticks = self.stack.at["backtick"]
+        word, tick = match.group(2), ticks[-1] if ticks else 0
         if tick and "`" in word:  # in a `…` a backtick ends the word, quoted or not (it ends the `…`): the body
             before = _BEFORE_BACKTICK.match(word)  # would be in the `…`, which ends on this line -- none
             if before is not None and before.end() < len(word):
@@ -268,15 +279,31 @@ class WalkBodies(Scanner):
             in_substitution = self.stack.parens - (self.stack[-1].closer == ")") > 0
             if in_substitution and line.startswith(current.delimiter + ")"):
                 self.stack.pop()  # bash also ends the body at "EOF)" inside $( … ); the ")" is code
-                return start + (len(text[start:]) - len(text[start:].lstrip("\t"))) + len(current.delimiter)
+                return _TABS.match(text, start).end() + len(current.delimiter)  # type: ignore[union-attr]
             if line != current.delimiter:
                 return start
             self.stack.pop()
             start = len(text) if line_end < 0 else line_end + 1
-        if self.pending:
-            self.stack.append(self.pending.popleft())
-            return self._heredoc_line(self.stack[-1], start) if self._at_delimiter(start) else start
+        while self.pending:
+            heredoc = self.pending.popleft()
+            passed = self._passed_body(heredoc, start) if len(self.stack) == 1 else None
+            if passed is None:
+                self.stack.append(heredoc)
+                return self._heredoc_line(heredoc, start) if self._at_delimiter(start) else start
+            start = passed
         return start
+
+    def _passed_body(self, heredoc: Frame, start: int) -> int | None:
+        """Where the text goes on after the body of ``heredoc`` (opened at the top level, its body starting at
+        ``start``) when no template stands in it or its delimiter line: bash reads the body to that line whatever
+        is in it, and nothing is open around it that the body could end or a line in it end otherwise.  A script
+        of heredocs took six steps of the walk each (the body's line, a ``$(`` and a quote in it, its newlines)."""
+        found = _delimiter_line(heredoc.delimiter, heredoc.strip_tabs).search(self.text, start)
+        if found is None or found.end() >= self.horizon:
+            return None
+        if heredoc.kind == "heredoc" and self.text.find("\\\n", start, found.start()) >= 0:
+            return None  # (a backslash may join a line to the next in it: read on the way it is read)
+        return min(found.end() + 1, len(self.text))
 
     def _body_ends(self, i: int) -> int | None:
         """At a newline inside something open in a heredoc body: does the next line end that body?
