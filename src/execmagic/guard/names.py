@@ -191,7 +191,11 @@ class Names:
     def _prints(self, command: Command) -> bool:
         """Whether a ``$(…)`` or backtick ``command`` runs while it is expanded prints what is known whatever the
         names hold (``rm -rf $(echo /)``)."""
-        return any(self.printed(body) is not None for body in command.code())
+        for word in command.words:
+            if word.code and any(self.printed(body) is not None for body in word.code):
+                return True
+        return any(self.printed(body) is not None for op, target in command.redirects if op not in ("<<", "<<-")
+                   for body in target.code)  # (a heredoc's body is not expanded here)
 
     def word(self, word: Word) -> list[Word]:
         """The words ``word`` becomes: one, none (an unquoted empty expansion), or one per value it may take."""
