@@ -80,10 +80,10 @@ def walk(text: str, cwd: Path | None, depth: int, names: Names | None = None) ->
         yield refuse("fork-bomb", bomb)
     if _DEFINES_FUNCTION.search(skeleton):  # a function body runs later, when names may hold other values
         names.make_opaque()
-    # what each open "(" restores at its ")": two lists, not a pair per "(" -- a line of 100,000 "(" made as many
-    # objects for the garbage collector to go through again and again (names are never changed once kept)
-    scope_cwds: list[Path | None] = []
-    scope_names: list[Names] = []
+    # what each open "(" restores at its ")": the same pair while nothing changes, not one per "(" (names are never
+    # changed once kept) -- a line of 100,000 "(" made as many objects, and ((1)) is four of them
+    scopes: list[tuple[Path | None, Names]] = []
+    state = (cwd, names)
     pipeline: list[Command] = []
     downloads: set[str] = set()  # curl -o f URL earlier in the text: sh f runs what was downloaded
     items = parse(tokens)
@@ -110,12 +110,11 @@ def walk(text: str, cwd: Path | None, depth: int, names: Names | None = None) ->
             yield from _runs_download(pipeline, downloads)
             cwd = yield from _walk_pipeline(pipeline, cwd, depth, names, written=written)
             names = names.remember(pipeline)
-            pipeline = []
+            state, pipeline = (cwd, names), []
         if item == "(":
-            scope_cwds.append(cwd)
-            scope_names.append(names)
-        elif item == ")" and scope_cwds:
-            cwd, names = scope_cwds.pop(), scope_names.pop()
+            scopes.append(state)
+        elif item == ")" and scopes:
+            cwd, names = state = scopes.pop()
     return cwd
 
 
