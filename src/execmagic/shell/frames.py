@@ -13,7 +13,7 @@ import re
 from collections.abc import Callable, Iterable
 from typing import SupportsIndex
 
-__all__ = ["ARITH_RUN", "SIMPLE_ARITHMETIC", "Frame", "Stack"]
+__all__ = ["ARITH_RUN", "SIMPLE_ARITHMETIC", "Frame", "Stack", "delimiter_line"]
 
 
 class Frame:
@@ -244,3 +244,9 @@ def _stops_for(kind: str, closer: str, array: bool, in_backticks: bool, in_hered
     extra = ([r"[`\\]"] if in_backticks else []) + ([r"\n"] if in_heredoc_body else [])
     pattern = _CODE_WORDS.pattern if name == "case" else _SHELL_STOPS[name].pattern
     return re.compile("|".join([*extra, pattern]))
+
+
+@functools.lru_cache(maxsize=256)
+def delimiter_line(delimiter: str, strip_tabs: bool) -> re.Pattern[str]:
+    """The line that ends a heredoc's body (scripts use a few delimiters again and again: compiled once)."""
+    return re.compile("^" + ("\t*" if strip_tabs else "") + re.escape(delimiter) + "$", re.MULTILINE)

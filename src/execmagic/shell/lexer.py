@@ -16,7 +16,6 @@ each half would reach into the other's fields.
 
 from __future__ import annotations
 
-import functools
 import re
 
 from .ends import (
@@ -31,7 +30,7 @@ from .ends import (
     paren_end,
     walk_to_close,
 )
-from .frames import SIMPLE_ARITHMETIC, Frame
+from .frames import SIMPLE_ARITHMETIC, Frame, delimiter_line
 from .words import OPERATOR, OPS, Op, Word, unescape
 from .work import bounded, step, uncollected
 
@@ -431,7 +430,7 @@ class _Lexer:
         """
         text = self.text
         for index, delimiter, strip_tabs, quoted in self.heredocs:
-            found = _end_line(delimiter, strip_tabs).search(text, self.i)
+            found = delimiter_line(delimiter, strip_tabs).search(text, self.i)
             end, resume = (found.start(), found.end() + 1) if found else (len(text), len(text))
             body = text[self.i:end]
             live, dollars = self.read_bodies.get((body, quoted)) or self._heredoc_body(body, quoted, end)
@@ -454,12 +453,6 @@ class _Lexer:
         if end < len(self.text):  # (one that runs to the end of the text is read so: its walks note what never ends)
             self.read_bodies[body, quoted] = live, dollars
         return live, dollars
-
-
-@functools.lru_cache(maxsize=256)
-def _end_line(delimiter: str, strip_tabs: bool) -> re.Pattern[str]:
-    """The line that ends a heredoc's body (scripts use a few delimiters again and again: compiled once)."""
-    return re.compile("^" + ("\t*" if strip_tabs else "") + re.escape(delimiter) + "$", re.MULTILINE)
 
 
 _DOLLAR = re.compile(r"\$")

@@ -11,10 +11,9 @@ frame kind does) by size: the walk's state and these are a base class it extends
 from __future__ import annotations
 
 import collections
-import functools
 import re
 
-from .frames import Frame, Stack
+from .frames import Frame, Stack, delimiter_line
 from .scanning import Scanner
 
 __all__ = ["WORD_START_BEFORE", "WalkBodies"]
@@ -25,12 +24,6 @@ _DOLLAR_QUOTE, _ESCAPED = re.compile(r"\$(?=['\"])"), re.compile(r"\\(.)")  # a 
 _QUOTING = re.compile(r"['\"\\\\$]")  # what a heredoc's word is read through before it is its delimiter
 _QUOTES = re.compile(r"'([^']*)'|\"((?:[^\"\\]|\\.)*)\"")
 _TABS = re.compile(r"\t*")
-
-
-@functools.lru_cache(maxsize=256)
-def _delimiter_line(delimiter: str, strip_tabs: bool) -> re.Pattern[str]:
-    """The line that ends a heredoc's body (scripts use a few delimiters again and again: compiled once)."""
-    return re.compile("^" + ("\t*" if strip_tabs else "") + re.escape(delimiter) + "$", re.MULTILINE)
 
 
 #: A heredoc's word up to the first backtick no backslash escapes (the rest of the word, in a `…`, is outside it).
@@ -298,7 +291,7 @@ class WalkBodies(Scanner):
         ``start``) when no template stands in it or its delimiter line: bash reads the body to that line whatever
         is in it, and nothing is open around it that the body could end or a line in it end otherwise.  A script
         of heredocs took six steps of the walk each (the body's line, a ``$(`` and a quote in it, its newlines)."""
-        found = _delimiter_line(heredoc.delimiter, heredoc.strip_tabs).search(self.text, start)
+        found = delimiter_line(heredoc.delimiter, heredoc.strip_tabs).search(self.text, start)
         if found is None or found.end() >= self.horizon:
             return None
         if heredoc.kind == "heredoc" and self.text.find("\\\n", start, found.start()) >= 0:
