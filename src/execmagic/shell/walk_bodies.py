@@ -247,8 +247,11 @@ class WalkBodies(Scanner):
             return i + 1
         ticks = self.stack.at["backtick"]
         word, tick = match.group(2), ticks[-1] if ticks else 0
-        if tick and "`" in word:  # in a `…` a backtick ends the word, quoted or not (it ends the `…`): the body
-            before = _BEFORE_BACKTICK.match(word)  # would be in the `…`, which ends on this line -- none
+        # in a `…` a backtick ends the word, quoted or not (it ends the `…`): the body would be in the `…`, which
+        # ends on this line -- none.  Where a template is placed; the reader's walks (none placed) read on as before:
+        # cut, their walks over random text found no end far more often (and the reader's lexer keeps such code)
+        if tick and self.spans and "`" in word:
+            before = _BEFORE_BACKTICK.match(word)
             if before is not None and before.end() < len(word):
                 return match.start(2) + before.end()
         if _QUOTING.search(word) is None:  # EOF, END: the word as written (most heredocs)
