@@ -38,6 +38,7 @@ class Frame:
     in_quotes = False
     bare = False         # an arith frame opened by "((": its start is given only when it is clean
     clean = False        # an arith frame a walk begun inside it would read alike (its end is shared with bodies)
+    parens = 0           # a heredoc's: the ( … ) frames open where it was opened
     tick = 0             # a heredoc's: the stack index of the backtick it was opened in (0: none), whose end ends it
     #: Set when the frame is opened (what is below it cannot change while it is open): the characters
     #: after which the walk has something to decide in it, and for a ${…} (or a '…' in one) the index of

@@ -41,6 +41,7 @@ class WalkBodies(Scanner):
         self.stack = Stack([Frame("code")])
         self.pending: collections.deque[Frame] = collections.deque()  # heredocs whose bodies start at the next newline
         self.broken = False  # past a syntax error bash recovers from: where it goes on is not known here
+        self.why = ""  # (see Context.why)
         #: Where each ``$((`` met so far ends (the index after it) and whether bash read it as a ``$( (…); … )``
         #: command substitution: noted once in one walk, so that nothing inside it need be walked again.
         self.arith_log: dict[int, tuple[int, bool]] = {}
@@ -261,7 +262,7 @@ class WalkBodies(Scanner):
             quoted = any(c in word for c in "'\"\\")
             delimiter = _ESCAPED.sub(r"\1", _QUOTES.sub(lambda m: m.group(1) or m.group(2) or "", word))
         heredoc = Frame("heredoc-quoted" if quoted else "heredoc", delimiter=delimiter, strip_tabs=bool(match.group(1)))
-        heredoc.tick = tick
+        heredoc.tick, heredoc.parens = tick, self.stack.parens
         self.pending.append(heredoc)
         return match.end()
 
