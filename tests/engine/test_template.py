@@ -562,6 +562,41 @@ def test_a_template_left_as_written_is_read_as_the_text_it_is(tmp_path):
     assert done.stdout.decode() == f"<{{a[]}}x; touch {marker}x>"
 
 
+@pytest.mark.parametrize("shell", ["bash", "dash"])
+@pytest.mark.parametrize("script", ["echo `cat <<`x\n{v}\nx\n", "`cat <<`x\n{v}\n", "echo `cat <<x`\n{v}\nx\n",
+                                    "echo \"`cat <<x`\"\n{v}\nx\n", "echo $(echo `cat <<x`)\n{v}\nx\n",
+                                    "echo `echo \\`cat <<x\\``\n{v}\nx\n", "echo `cat <<x; cat <<y`\n{v}\nx\ny\n",
+                                    "echo `cat <<'`'x {v}\n`\n"])
+def test_a_heredoc_opened_in_backticks_ends_with_them(tmp_path, script, shell):
+    """Bash and dash read a backtick's body to the next backtick before they parse it: a heredoc opened in it has
+    its body there or nowhere (``echo `cat <<x```: the next lines are code), and its word ends at that backtick
+    (``<<`x``: the word is empty).  Read as the body of a heredoc, a value there was written as heredoc text --
+    its newline and ``;`` as they are -- and ran as code."""
+    marker = tmp_path / "pwned"
+    for value in [f"x; touch {marker}", f"\ntouch {marker}\n", f"x\ntouch {marker}"]:
+        text = expand_params(script, {"v": value}, language=shell)
+        subprocess.run([shell, "-c", text], capture_output=True, cwd=tmp_path, timeout=10)
+        assert not marker.exists(), text
+
+
+@pytest.mark.parametrize("script", ["echo $(cat <<x)\n{v}\nx\n", "echo \"$(cat <<x)\"\n{v}\nx\n",
+                                    "echo $(cat <<x; echo)\n{v}\nx\n"])
+def test_a_heredoc_opened_in_a_substitution_that_ends_on_its_line_is_no_place_for_a_value_in_dash(tmp_path, script):
+    """Dash ends the body of a heredoc opened in a ``$( … )`` at its ``)`` (the next lines are code: a value there,
+    written as heredoc text, ran), and reads that of one in a ``( … )`` on the next lines, as bash reads both:
+    refused there for dash, filled for bash, and a heredoc whose body is inside the ``$( … )`` fills for both."""
+    marker = tmp_path / "pwned"
+    with pytest.raises(TemplateError, match="heredoc opened inside"):
+        expand_params(script, {"v": f"x; touch {marker}"}, language="dash")
+    text = expand_params(script, {"v": f"y\ntouch {marker}"}, language="bash")
+    subprocess.run(["bash", "-c", text], capture_output=True, cwd=tmp_path, timeout=10)
+    assert not marker.exists(), text
+    kept = "x=$(cat <<EOF\n{v}\nEOF\n)\necho \"$x\"\n"
+    text = expand_params(kept, {"v": f"x; touch {marker}"}, language="dash")
+    assert subprocess.run(["dash", "-c", text], capture_output=True, text=True, cwd=tmp_path).stdout == \
+        f"x; touch {marker}\n" and not marker.exists()
+
+
 # -- a python cell's brackets ------------------------------------------------------------------
 def test_python_brackets_cost_no_step_each():
     """A line of 20,000 ``(`` in a python cell was a step of Python per bracket: the script's own brackets change

@@ -81,8 +81,9 @@ def test_a_trim_that_leaves_an_ordinary_path_is_allowed(text):
     "trap -- 'rm -rf /' INT TERM",
     "coproc rm -rf /",
 ])
-def test_rm_hidden_in_corners_of_the_shell_is_refused(text):
-    refusal = check("catastrophic", text=text)
+@pytest.mark.parametrize("env", [None, {}], ids=["names unknown", "the session's names"])
+def test_rm_hidden_in_corners_of_the_shell_is_refused(text, env):
+    refusal = check("catastrophic", text=text, env=env)  # (known names: a word whose expansion is empty, its code too)
     assert refusal is not None and refusal.rule == "rm-recursive-root"
 
 

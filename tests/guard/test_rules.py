@@ -433,3 +433,13 @@ def timed(text: str) -> float:
 def test_tool_answer_is_json(dry_box):
     answer = dry_box.dispatch("Bash", json.dumps({"command": "bash <<< 'rm -rf /'"}))
     assert answer["success"] is False and "rm-recursive-root" in answer["error"]
+
+
+@pytest.mark.parametrize(("command", "rule"), [
+    ("rm -rf $(echo /)", "rm-recursive-root"), ("rm -rf `echo /`", "rm-recursive-root"),
+    ("echo x > $(echo /etc/passwd)", "clobber-system-file"), ("cp a $(echo /etc)/passwd", "clobber-system-file"),
+    ("dd if=/dev/zero of=$(printf /dev/sda)", "dd-device")])
+def test_what_a_substitution_prints_is_judged_without_the_session_or_an_assignment(command, rule):
+    """``$(echo /)`` is ``/`` whatever the variables hold: a check that knows none of them reads it all the same."""
+    refusal = find_danger(command)
+    assert refusal is not None and refusal.rule == rule, (command, refusal)

@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import random
+import re
 
 import pytest
 
-from execmagic.shell import lexer
+from execmagic.engine.contexts import contexts_at
+from execmagic.shell import lexer, walk_bodies
 from execmagic.shell.lexer import source_spans, tokenize
 from execmagic.shell.words import Word
 
@@ -35,3 +37,39 @@ def test_a_heredoc_read_at_once_keeps_its_body_and_what_runs_in_it():
     body = tokens[2]
     assert isinstance(body, Word) and body.shown == "EOF" and body.code == ("rm -rf /",)
     assert tokens[3:] == [";", "echo", "done", ";"]
+
+
+_HEREDOCS = ["cat <<EOF\n$(a\n'b\"\nEOF\n", "cat <<EOF\n$(a)\nEOF\n", "cat <<'EOF'\n$(a)\nEOF\n", "cat <<-EOF\n\t`b`\nEOF\n",
+             "cat <<EOF\n$((1)); $((a); b)\nEOF\n", "x <<E\n$(\nE\n", "echo $(", "((", ")", "\n"]
+
+
+_TEMPLATED = [*_HEREDOCS, "{v}", "{v}\n", "cat <<-E\n\t{v}\n\tE\n", "a\\\n", "\tEOF\n", "EOF\n", "EOF)\n", "cat <<'Q'\n",
+              "Q\n", "`", "$(", "\"", "'", "cat <<E\nx\\\nE\n{v}\nE\n"]
+
+
+@pytest.mark.parametrize("seed", range(200))
+def test_a_heredoc_body_passed_at_once_gives_the_templates_the_contexts_of_one_walked(seed, monkeypatch):
+    """A heredoc's body at the top level with no template in it is passed at once, to its delimiter line: every
+    template gets the context it gets when the body is walked step by step."""
+    rng = random.Random(seed)
+    text = "".join(rng.choice(_TEMPLATED) for _ in range(rng.randrange(2, 30)))
+    spans = [(found.start(), found.end()) for found in re.finditer(r"\{v\}", text)]
+    at_once = contexts_at(text, spans, "bash")
+    monkeypatch.setattr(walk_bodies.WalkBodies, "_passed_body", lambda self, heredoc, start: None)
+    assert at_once == contexts_at(text, spans, "bash")
+
+
+@pytest.mark.parametrize("seed", range(100))
+def test_a_heredoc_body_read_again_reads_as_one_read_anew(seed, monkeypatch):
+    rng = random.Random(seed)
+    text = "".join(rng.choice(_HEREDOCS) for _ in range(rng.randrange(2, 30)))
+    kept = _read(text)
+    read = lexer._Lexer._heredoc_body
+
+    def anew(self, *args):
+        found = read(self, *args)
+        self.read_bodies.clear()
+        return found
+
+    monkeypatch.setattr(lexer._Lexer, "_heredoc_body", anew)
+    assert kept == _read(text)

@@ -96,6 +96,10 @@ def _shell(value: Any, context: Context, ref: str) -> str:
         raise TemplateError(f"{{{ref}}} is in the word after >&, which bash expands a second time when it is not"
                             " a number (a $ or ` in the value would run); write &> for a file, or use a value of"
                             " letters, digits and ._/+,:=@%^-")
+    if kind == "unparsed" and context.why == "heredoc-in-parens":
+        raise TemplateError(f"{{{ref}}} stands after a heredoc opened inside ( … ) or $( … ), whose body dash and bash"
+                            " read at different places (dash ends it at the closing parenthesis of $( … )), where a"
+                            " value could run as a command; open the heredoc outside the parentheses, or use bash")
     if kind == "unparsed":
         raise TemplateError(f"{{{ref}}} stands after a syntax error in an array assignment (NAME=( … )), after"
                             " which bash goes on at a later line, where a value could run as a command;"

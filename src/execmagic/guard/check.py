@@ -74,11 +74,15 @@ def _refusals(text: str | None, argv: Sequence[str] | None, env: Mapping[str, st
         names.readings.every = False  # a command no rule judges and that hands nothing on need not be yielded
         found: Iterable[Simple | Refusal] = walk(text, None, 0, names)
     else:
-        found = walk_argv(argv or (), Names.of(env))
-    for item in found:
-        refusal = item if isinstance(item, Refusal) else match(item)
-        if refusal is not None:
-            yield refusal
+        names = Names.of(env)
+        found = walk_argv(argv or (), names)
+    try:
+        for item in found:
+            refusal = item if isinstance(item, Refusal) else match(item)
+            if refusal is not None:
+                yield refusal
+    finally:  # what was read, let go at once: the bodies passed keep the names that keep them (a cycle), and the
+        names.readings.quiet.clear()  # collector's next pass went through every word of a long script's reading
 
 
 def find_danger(text: str | None = None, argv: Sequence[str] | None = None,

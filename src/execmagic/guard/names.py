@@ -177,14 +177,25 @@ class Names:
         return None if self.opaque else ("",)
 
     # -- expanding ---------------------------------------------------------------------------------
-    def expand(self, command: Command) -> Command:
-        """``command`` with its variables, printed substitutions and spelled-out home directory expanded."""
-        if not self.values and self.env is None:
-            return command
+    def expand(self, command: Command, code: bool = True) -> Command:
+        """``command`` with its variables, printed substitutions and spelled-out home directory expanded.
+
+        ``code``: whether it may run code while it is expanded (``False``: the caller found none in it)."""
+        if not self.values and self.env is None and not (code and self._prints(command)):  # (every name unknown:
+            return command  # only what a $(…) prints is known, and the home folder is not)
         words = [new for word in command.words for new in self.word(word)]
         redirects = [(op, target if op in ("<<", "<<-") else (self.word(target) or [target])[0])
                      for op, target in command.redirects]
         return Command(words, redirects)
+
+    def _prints(self, command: Command) -> bool:
+        """Whether a ``$(…)`` or backtick ``command`` runs while it is expanded prints what is known whatever the
+        names hold (``rm -rf $(echo /)``)."""
+        for word in command.words:
+            if word.code and any(self.printed(body) is not None for body in word.code):
+                return True
+        return any(self.printed(body) is not None for op, target in command.redirects if op not in ("<<", "<<-")
+                   for body in target.code)  # (a heredoc's body is not expanded here)
 
     def word(self, word: Word) -> list[Word]:
         """The words ``word`` becomes: one, none (an unquoted empty expansion), or one per value it may take."""

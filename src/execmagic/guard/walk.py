@@ -80,10 +80,10 @@ def walk(text: str, cwd: Path | None, depth: int, names: Names | None = None) ->
         yield refuse("fork-bomb", bomb)
     if _DEFINES_FUNCTION.search(skeleton):  # a function body runs later, when names may hold other values
         names.make_opaque()
-    # what each open "(" restores at its ")": two lists, not a pair per "(" -- a line of 100,000 "(" made as many
-    # objects for the garbage collector to go through again and again (names are never changed once kept)
-    scope_cwds: list[Path | None] = []
-    scope_names: list[Names] = []
+    # what each open "(" restores at its ")": the same pair while nothing changes, not one per "(" (names are never
+    # changed once kept) -- a line of 100,000 "(" made as many objects, and ((1)) is four of them
+    scopes: list[tuple[Path | None, Names]] = []
+    state = (cwd, names)
     pipeline: list[Command] = []
     downloads: set[str] = set()  # curl -o f URL earlier in the text: sh f runs what was downloaded
     items = parse(tokens)
@@ -98,24 +98,23 @@ def walk(text: str, cwd: Path | None, depth: int, names: Names | None = None) ->
         elif item == "|" or item == "|&":
             continue
         elif len(pipeline) == 1 and not downloads and _inert(pipeline[0]):  # most commands of a long script
-            command = names.expand(pipeline[0])
-            if _has_code(command):
-                yield from _bodies(command, cwd, depth, names)
-            # (a check asks only what a rule may judge: of these, where a redirection writes, once it is expanded)
+            code = _has_code(pipeline[0])  # (walked as written: a word that expands to nothing runs its code too)
+            if code:
+                yield from _bodies(pipeline[0], cwd, depth, names)
+            command = names.expand(pipeline[0], code)  # a check asks only where a redirection of it writes:
             if every or (command.redirects and judged_writes(command.redirects, cwd)):
                 yield Simple(tuple(command.words), tuple(command.redirects), cwd)
             pipeline = []
         else:
-            pipeline = [names.expand(c) for c in pipeline]
+            written, pipeline = pipeline, [names.expand(c) for c in pipeline]
             yield from _runs_download(pipeline, downloads)
-            cwd = yield from _walk_pipeline(pipeline, cwd, depth, names)
+            cwd = yield from _walk_pipeline(pipeline, cwd, depth, names, written=written)
             names = names.remember(pipeline)
-            pipeline = []
+            state, pipeline = (cwd, names), []
         if item == "(":
-            scope_cwds.append(cwd)
-            scope_names.append(names)
-        elif item == ")" and scope_cwds:
-            cwd, names = scope_cwds.pop(), scope_names.pop()
+            scopes.append(state)
+        elif item == ")" and scopes:
+            cwd, names = state = scopes.pop()
     return cwd
 
 
@@ -207,15 +206,18 @@ def _runs_download(pipeline: list[Command], downloads: set[str]) -> Iterator[Ref
             yield refuse("pipe-to-shell", command.shown())
 
 
-def _walk_pipeline(commands: list[Command], cwd: Path | None, depth: int, names: Names, bodies: bool = True) -> Walk:
+def _walk_pipeline(commands: list[Command], cwd: Path | None, depth: int, names: Names, bodies: bool = True,
+                   written: Sequence[Command] | None = None) -> Walk:
     """The simple commands of one pipeline, with the code each hands on; the directory afterwards.
 
     ``bodies``: walk the code its words run as well (not when judging a command again: walked once per level
-    again, code nested eight deep was walked 256 times)."""
+    again, code nested eight deep was walked 256 times); ``written``: the commands before their words were
+    expanded, whose code that is (a word that expands to nothing -- ``$(cat <<E)`` -- runs its code all the same).
+    """
     simple = None
     for index, command in enumerate(commands):
         if bodies:
-            yield from _bodies(command, cwd, depth, names)
+            yield from _bodies(command if written is None else written[index], cwd, depth, names)
         before = commands[:index]
         words, wrappers = command.unwrapped
         given = names.given(command.words[:len(command.words) - len(words)])  # X=/ sh -c '…': X is / in there

@@ -13,7 +13,7 @@ import re
 from collections.abc import Callable, Iterable
 from typing import SupportsIndex
 
-__all__ = ["ARITH_RUN", "SIMPLE_ARITHMETIC", "Frame", "Stack"]
+__all__ = ["ARITH_RUN", "SIMPLE_ARITHMETIC", "Frame", "Stack", "delimiter_line"]
 
 
 class Frame:
@@ -38,6 +38,8 @@ class Frame:
     in_quotes = False
     bare = False         # an arith frame opened by "((": its start is given only when it is clean
     clean = False        # an arith frame a walk begun inside it would read alike (its end is shared with bodies)
+    parens = 0           # a heredoc's: the ( … ) frames open where it was opened
+    tick = 0             # a heredoc's: the stack index of the backtick it was opened in (0: none), whose end ends it
     #: Set when the frame is opened (what is below it cannot change while it is open): the characters
     #: after which the walk has something to decide in it, and for a ${…} (or a '…' in one) the index of
     #: the innermost frame below that is neither (``outer``) and that is not a ${…} (``outer_only``).
@@ -243,3 +245,9 @@ def _stops_for(kind: str, closer: str, array: bool, in_backticks: bool, in_hered
     extra = ([r"[`\\]"] if in_backticks else []) + ([r"\n"] if in_heredoc_body else [])
     pattern = _CODE_WORDS.pattern if name == "case" else _SHELL_STOPS[name].pattern
     return re.compile("|".join([*extra, pattern]))
+
+
+@functools.lru_cache(maxsize=256)
+def delimiter_line(delimiter: str, strip_tabs: bool) -> re.Pattern[str]:
+    """The line that ends a heredoc's body (scripts use a few delimiters again and again: compiled once)."""
+    return re.compile("^" + ("\t*" if strip_tabs else "") + re.escape(delimiter) + "$", re.MULTILINE)

@@ -16,7 +16,6 @@ each half would reach into the other's fields.
 
 from __future__ import annotations
 
-import functools
 import re
 
 from .ends import (
@@ -31,7 +30,7 @@ from .ends import (
     paren_end,
     walk_to_close,
 )
-from .frames import SIMPLE_ARITHMETIC, Frame
+from .frames import SIMPLE_ARITHMETIC, Frame, delimiter_line
 from .words import OPERATOR, OPS, Op, Word, unescape
 from .work import bounded, step, uncollected
 
@@ -73,6 +72,7 @@ class _Lexer:
         self.tokens: list[Word | Op] = []
         self.skeleton: list[str] = []
         self.heredocs: list[tuple[int, str, bool, bool]] = []  # token index, delimiter, strip tabs, quoted
+        self.read_bodies: dict[tuple[str, bool], tuple[tuple[str, ...], tuple[int, ...]]] = {}  # (_heredoc_body)
         self.delimiter_next: str | None = None
         #: Where each token was read: (start, end) in the text -- kept only when asked (:func:`source_tokens`).
         self.sources: list[tuple[int, int]] | None = [] if sources else None
@@ -430,26 +430,29 @@ class _Lexer:
         """
         text = self.text
         for index, delimiter, strip_tabs, quoted in self.heredocs:
-            found = _end_line(delimiter, strip_tabs).search(text, self.i)
+            found = delimiter_line(delimiter, strip_tabs).search(text, self.i)
             end, resume = (found.start(), found.end() + 1) if found else (len(text), len(text))
             body = text[self.i:end]
-            if quoted or ("$(" not in body and "`" not in body):  # (nothing in it runs: most heredocs)
-                live: tuple[str, ...] = ()
-            else:  # (the body's text need not be a Body itself: only what runs in it is read again)
-                ends = None if self.ends is None else self.ends.within(text, self.i, end)
-                live = tuple(live_between(body, 0, len(body), {}, ends))
+            live, dollars = self.read_bodies.get((body, quoted)) or self._heredoc_body(body, quoted, end)
             if getattr(delimiter, "code", ()):
                 live = (*live, *delimiter.code)  # type: ignore[attr-defined]
-            dollars = () if quoted else (m.start() for m in _DOLLAR.finditer(body))
             self.tokens[index] = Word(body, live, quoted=quoted, shown=delimiter, live=dollars)
             self.i = resume
         self.heredocs = []
 
-
-@functools.lru_cache(maxsize=256)
-def _end_line(delimiter: str, strip_tabs: bool) -> re.Pattern[str]:
-    """The line that ends a heredoc's body (scripts use a few delimiters again and again: compiled once)."""
-    return re.compile("^" + ("\t*" if strip_tabs else "") + re.escape(delimiter) + "$", re.MULTILINE)
+    def _heredoc_body(self, body: str, quoted: bool, end: int) -> tuple[tuple[str, ...], tuple[int, ...]]:
+        """What runs in a heredoc's ``body`` (starting here, ending at ``end``) and where its ``$`` stand; kept by its
+        text: a script that writes the same heredoc again and again has it read once (its code is the same text,
+        read alike wherever it stands, as the walk's own passing of a body walked before takes it)."""
+        if quoted or ("$(" not in body and "`" not in body):  # (nothing in it runs: most heredocs)
+            live: tuple[str, ...] = ()
+        else:  # (the body's text need not be a Body itself: only what runs in it is read again)
+            ends = None if self.ends is None else self.ends.within(self.text, self.i, end)
+            live = tuple(live_between(body, 0, len(body), {}, ends))
+        dollars = () if quoted else tuple(m.start() for m in _DOLLAR.finditer(body))
+        if end < len(self.text):  # (one that runs to the end of the text is read so: its walks note what never ends)
+            self.read_bodies[body, quoted] = live, dollars
+        return live, dollars
 
 
 _DOLLAR = re.compile(r"\$")

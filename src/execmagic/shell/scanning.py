@@ -22,7 +22,8 @@ class Context:
 
     ``kind`` is one of: ``code`` (shell words), ``dquote``, ``squote``, ``ansi`` (``$'…'``),
     ``heredoc`` / ``heredoc-quoted`` (``delimiter`` and ``strip_tabs`` tell where it ends),
-    ``arith`` (``$((…))``), ``comment``, ``unparsed`` (after a syntax error bash recovers from);
+    ``arith`` (``$((…))``), ``comment``, ``unparsed`` (after a syntax error bash recovers from, or where the
+    shell's reading is not known: ``why``);
     for Python ``py-code``, ``py-string``, ``py-comment`` (``prefix``/``quote`` say which string
     literal); for JavaScript ``js-code``, ``js-string``,
     ``js-template``, ``js-comment``, ``js-block-comment``; ``plain`` for other languages.
@@ -43,6 +44,9 @@ class Context:
     #: The delimiter (and whether tabs are stripped) of every heredoc whose body holds this place, however
     #: deeply nested in it: a line of the value equal to one would end that body early.
     heredoc_ends: tuple[tuple[str, bool], ...] = ()
+    #: For ``unparsed``: why the place is not known (``""``: a syntax error in ``NAME=( … )``; ``"heredoc-in-parens"``:
+    #: a heredoc opened in ``( … )`` or ``$( … )`` of a shell that may be dash, see ``WalkBodies._heredoc_operator``).
+    why: str = ""
 
 
 class Scanner:

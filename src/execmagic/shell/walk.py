@@ -108,7 +108,7 @@ class ShellScanner(WalkBodies):
         frames = self.stack
         ticks = tuple(frames[at].in_dquote for at in reversed(frames.at["backtick"]))
         if self.broken:
-            return Context("unparsed", backticks=ticks)
+            return Context("unparsed", backticks=ticks, why=self.why)
         top = frames[-1]
         kind = top.kind
         twice = frames.number("dupword") > 0
@@ -429,6 +429,10 @@ class ShellScanner(WalkBodies):
             if frame.start >= 0:  # a "$((" that a ";" made a command substitution
                 self._arith_ended(frame, i + 1, True)
             i += 1
+            if self.pending and self.pending[-1].parens > stack.parens and self.ansi_c is not True and self.spans:
+                # its body not begun: dash ends it at the ")" of a $( … ) (the next lines are code) and reads that of
+                # a ( … ) on the next lines, as bash reads both -- which this is the walk does not tell apart
+                self.broken, self.why = True, "heredoc-in-parens"
             if not text.startswith(")", i):
                 return i
             frame = stack[-1]

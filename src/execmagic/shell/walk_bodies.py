@@ -13,7 +13,7 @@ from __future__ import annotations
 import collections
 import re
 
-from .frames import Frame, Stack
+from .frames import Frame, Stack, delimiter_line
 from .scanning import Scanner
 
 __all__ = ["WORD_START_BEFORE", "WalkBodies"]
@@ -23,6 +23,11 @@ WORD_START_BEFORE = frozenset(" \t\n;&|(<>")
 _DOLLAR_QUOTE, _ESCAPED = re.compile(r"\$(?=['\"])"), re.compile(r"\\(.)")  # a heredoc's word, unquoted
 _QUOTING = re.compile(r"['\"\\\\$]")  # what a heredoc's word is read through before it is its delimiter
 _QUOTES = re.compile(r"'([^']*)'|\"((?:[^\"\\]|\\.)*)\"")
+_TABS = re.compile(r"\t*")
+
+
+#: A heredoc's word up to the first backtick no backslash escapes (the rest of the word, in a `…`, is outside it).
+_BEFORE_BACKTICK = re.compile(r"(?:[^`\\]|\\.)*")
 _HEREDOC_OP = re.compile(r"<<(-?)[ \t]*((?:[^\s;&|<>()'\"\\]|'[^']*'|\"(?:[^\"\\]|\\.)*\"|\\.)+)")
 
 
@@ -36,6 +41,7 @@ class WalkBodies(Scanner):
         self.stack = Stack([Frame("code")])
         self.pending: collections.deque[Frame] = collections.deque()  # heredocs whose bodies start at the next newline
         self.broken = False  # past a syntax error bash recovers from: where it goes on is not known here
+        self.why = ""  # (see Context.why)
         #: Where each ``$((`` met so far ends (the index after it) and whether bash read it as a ``$( (…); … )``
         #: command substitution: noted once in one walk, so that nothing inside it need be walked again.
         self.arith_log: dict[int, tuple[int, bool]] = {}
@@ -200,9 +206,17 @@ class WalkBodies(Scanner):
         """
         ticks = self.stack.at["plain-backtick"]
         if ticks and ticks[-1]:  # (the frame at 0 is never one)
-            self.stack.cut(ticks[-1])
+            self._cut_backtick(ticks[-1])
             return True
         return False
+
+    def _cut_backtick(self, at: int) -> None:
+        """End the backtick at stack index ``at``, and the heredocs opened in it whose bodies have not begun: bash
+        reads a backtick's body before it parses it, so their bodies are in it or nowhere (``echo `cat <<x```:
+        the lines after it are code to bash, not the body of ``x``)."""
+        self.stack.cut(at)
+        if self.pending:
+            self.pending = collections.deque(frame for frame in self.pending if frame.tick < at)
 
     def _escaped_backtick(self, i: int) -> int:
         """Inside `…`, a \\` opens (or closes) a nested command substitution: one more layer.
@@ -212,7 +226,7 @@ class WalkBodies(Scanner):
         """
         at = self._innermost_backtick()
         if self.stack[at].closer == "\\`":
-            self.stack.cut(at)
+            self._cut_backtick(at)
         elif self.stack[-1].kind in ("code", "backtick", "dquote", "param", "dupword", "heredoc"):
             self._push_backtick("\\`")
         return i + 2
@@ -232,15 +246,24 @@ class WalkBodies(Scanner):
         match = _HEREDOC_OP.match(text, i)
         if match is None:
             return i + 1
-        word = match.group(2)
+        ticks = self.stack.at["backtick"]
+        word, tick = match.group(2), ticks[-1] if ticks else 0
+        # in a `…` a backtick ends the word, quoted or not (it ends the `…`): the body would be in the `…`, which
+        # ends on this line -- none.  Where a template is placed; the reader's walks (none placed) read on as before:
+        # cut, their walks over random text found no end far more often (and the reader's lexer keeps such code)
+        if tick and self.spans and "`" in word:
+            before = _BEFORE_BACKTICK.match(word)
+            if before is not None and before.end() < len(word):
+                return match.start(2) + before.end()
         if _QUOTING.search(word) is None:  # EOF, END: the word as written (most heredocs)
             quoted, delimiter = False, word
         else:
             word = _DOLLAR_QUOTE.sub("", word)  # $'EOF' ends at EOF, as bash reads it
             quoted = any(c in word for c in "'\"\\")
             delimiter = _ESCAPED.sub(r"\1", _QUOTES.sub(lambda m: m.group(1) or m.group(2) or "", word))
-        self.pending.append(Frame("heredoc-quoted" if quoted else "heredoc", delimiter=delimiter,
-                                   strip_tabs=bool(match.group(1))))
+        heredoc = Frame("heredoc-quoted" if quoted else "heredoc", delimiter=delimiter, strip_tabs=bool(match.group(1)))
+        heredoc.tick, heredoc.parens = tick, self.stack.parens
+        self.pending.append(heredoc)
         return match.end()
 
     def _heredoc_line(self, current: Frame | None, start: int) -> int:
@@ -253,15 +276,31 @@ class WalkBodies(Scanner):
             in_substitution = self.stack.parens - (self.stack[-1].closer == ")") > 0
             if in_substitution and line.startswith(current.delimiter + ")"):
                 self.stack.pop()  # bash also ends the body at "EOF)" inside $( … ); the ")" is code
-                return start + (len(text[start:]) - len(text[start:].lstrip("\t"))) + len(current.delimiter)
+                return _TABS.match(text, start).end() + len(current.delimiter)  # type: ignore[union-attr]
             if line != current.delimiter:
                 return start
             self.stack.pop()
             start = len(text) if line_end < 0 else line_end + 1
-        if self.pending:
-            self.stack.append(self.pending.popleft())
-            return self._heredoc_line(self.stack[-1], start) if self._at_delimiter(start) else start
+        while self.pending:
+            heredoc = self.pending.popleft()
+            passed = self._passed_body(heredoc, start) if len(self.stack) == 1 else None
+            if passed is None:
+                self.stack.append(heredoc)
+                return self._heredoc_line(heredoc, start) if self._at_delimiter(start) else start
+            start = passed
         return start
+
+    def _passed_body(self, heredoc: Frame, start: int) -> int | None:
+        """Where the text goes on after the body of ``heredoc`` (opened at the top level, its body starting at
+        ``start``) when no template stands in it or its delimiter line: bash reads the body to that line whatever
+        is in it, and nothing is open around it that the body could end or a line in it end otherwise.  A script
+        of heredocs took six steps of the walk each (the body's line, a ``$(`` and a quote in it, its newlines)."""
+        found = delimiter_line(heredoc.delimiter, heredoc.strip_tabs).search(self.text, start)
+        if found is None or found.end() >= self.horizon:
+            return None
+        if heredoc.kind == "heredoc" and self.text.find("\\\n", start, found.start()) >= 0:
+            return None  # (a backslash may join a line to the next in it: read on the way it is read)
+        return min(found.end() + 1, len(self.text))
 
     def _body_ends(self, i: int) -> int | None:
         """At a newline inside something open in a heredoc body: does the next line end that body?
