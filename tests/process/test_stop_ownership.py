@@ -13,6 +13,7 @@ import subprocess
 import sys
 import time
 
+import psutil
 import pytest
 
 from execmagic.background.registry import ShellRegistry
@@ -55,6 +56,30 @@ def test_a_session_whose_members_carry_our_marker_is_stopped_after_its_leader_is
         if ours.poll() is None:
             ours.kill()
             ours.wait()
+
+
+def test_a_member_caught_in_an_exec_still_proves_the_session_ours():
+    """In the middle of ``execve`` a process's environment reads empty: when that member is all that is
+    left of a shell (``cmd &`` as the shell exits), the stop must wait for an answer, not pass it by.
+    The member here reads empty for 20 ms (``env -i``), then execs into one that carries the marker."""
+    script = f"sleep 0.02; exec env {MARKER_VAR}=ours-789 sleep 30"
+    member = subprocess.Popen(["env", "-i", "sh", "-c", script], start_new_session=True)
+    try:
+        wait_until(lambda: not psutil.Process(member.pid).environ(), 10, "the member to read empty")
+        assert [p.pid for p in remaining(member.pid, "ours-789")] == [member.pid]
+    finally:
+        member.kill()
+        member.wait()
+
+
+def test_a_session_whose_members_never_say_is_left_alone():
+    stranger = subprocess.Popen(["env", "-i", "sleep", "30"], start_new_session=True)  # an empty environment
+    try:
+        wait_until(lambda: not psutil.Process(stranger.pid).environ(), 10, "the stranger to read empty")
+        assert remaining(stranger.pid, "ours-123") == []
+    finally:
+        stranger.kill()
+        stranger.wait()
 
 
 def test_the_watchdog_hears_of_a_shell_before_it_hears_of_its_end(tmp_path):

@@ -32,6 +32,10 @@ __all__ = ["StopReport", "ignores", "marked_processes", "remaining", "session_me
 #: Rounds of "sweep, signal" after the SIGKILL, for processes forked while we were stopping.
 _SWEEP_ROUNDS = 3
 
+#: How long apart a member whose environment read empty is read again (0.25 s in all): long enough for
+#: an ``exec`` preempted on a busy machine to finish.
+_EXEC_WAITS = (0.002, 0.008, 0.04, 0.2)
+
 
 
 
@@ -80,13 +84,39 @@ def marked_processes(marker: str, known: Iterable[int] = ()) -> list[psutil.Proc
     return found
 
 
-def _carries(proc: psutil.Process, marker: str) -> bool:
+def _carries(proc: psutil.Process, marker: str) -> bool | None:
+    """Whether ``proc`` carries ``marker``; ``None`` when its environment reads empty, which is no answer:
+    a process in the middle of ``execve`` shows an empty environment for an instant (its new memory map
+    has none yet), and a preempted one for longer."""
     import psutil
 
     try:
-        return proc.environ().get(MARKER_VAR) == marker
+        environment = proc.environ()
     except (psutil.NoSuchProcess, psutil.AccessDenied, psutil.ZombieProcess, OSError):
         return False
+    return environment.get(MARKER_VAR) == marker if environment else None
+
+
+def _any_carries(members: list[psutil.Process], marker: str, waits: Sequence[float] = _EXEC_WAITS) -> bool:
+    """Whether a member carries ``marker``; members whose environment read empty are read again after
+    each of ``waits``, so one caught in an ``exec`` (the only one left once its shell exited) still
+    proves the session ours.  A member started with ``env -i`` costs the sum of ``waits``."""
+    unanswered = []
+    for proc in members:
+        carries = _carries(proc, marker)
+        if carries:
+            return True
+        if carries is None:
+            unanswered.append(proc)
+    for wait in waits:
+        if not unanswered:
+            break
+        time.sleep(wait)
+        answers = [(proc, _carries(proc, marker)) for proc in unanswered]
+        if any(answer for _, answer in answers):
+            return True
+        unanswered = [proc for proc, answer in answers if answer is None]
+    return False
 
 
 def _ours(pinned: bool, members: list[psutil.Process], marker: str | None) -> bool:
@@ -102,7 +132,7 @@ def _ours(pinned: bool, members: list[psutil.Process], marker: str | None) -> bo
     """
     if pinned or marker is None or not ENVIRON_OF_OTHERS:
         return True
-    return any(_carries(proc, marker) for proc in members)
+    return _any_carries(members, marker)
 
 
 def _pinned(leader: subprocess.Popen[bytes] | None, sid: int | None) -> bool:
