@@ -26,6 +26,8 @@ import select
 import threading
 import weakref
 
+from .sandbox_end import only_child
+
 __all__ = ["KEPT", "KeptNamespaces"]
 
 #: The namespaces bwrap makes whose teardown costs: not ``pid`` (its end is what ends the sandbox's
@@ -36,16 +38,6 @@ KEPT = ("mnt", "net", "ipc", "uts", "cgroup")
 _every: weakref.WeakSet[KeptNamespaces] = weakref.WeakSet()
 #: What is held for one standby: a pidfd of its runner (readable once it has ended), the namespaces' descriptors.
 _Kept = tuple[int, list[int]]
-
-
-def _sandbox_init(runner: int) -> int | None:
-    """The pid of bwrap's pid 1 (the only child of ``runner``, bwrap's monitor), or ``None``."""
-    try:
-        with open(f"/proc/{runner}/task/{runner}/children", encoding="ascii") as fh:
-            children = fh.read().split()
-    except OSError:
-        return None
-    return int(children[0]) if len(children) == 1 else None
 
 
 def _ended(pidfd: int) -> bool:
@@ -65,7 +57,7 @@ class KeptNamespaces:
 
     def keep(self, runner: int) -> None:
         """Hold the namespaces of the sandbox whose monitor is ``runner`` (a standby up and waiting)."""
-        init = _sandbox_init(runner)
+        init = only_child(runner)  # bwrap's pid 1
         if init is None:
             return
         try:

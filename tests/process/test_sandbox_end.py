@@ -1,0 +1,88 @@
+"""A sandboxed shell's end, read from outside bubblewrap: how it ended, whether bwrap's pid 1 has reaped it or not.
+
+Real bwrap, real signals: the shell waits on a pipe, then ends as each case says; its status is read as it is a
+zombie (bwrap's pid 1 held still, so that it cannot reap it) and once reaped (bwrap gone).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import select
+import signal
+import subprocess
+
+import pytest
+
+from execmagic.process.sandbox_bwrap import base_args
+from execmagic.process.sandbox_end import ShellEnd, only_child
+from execmagic.process.sandbox_session import HOST_ENV
+from execmagic.process.sandbox_spec import SandboxSpec
+from execmagic.process.system import PIDFD
+from waiting import wait_until
+
+UP = 10.0  # seconds bwrap may take to start its shell on a busy machine (awaited, not slept)
+#: How each script ends, as bwrap's own exit status says it.
+ENDS = [("exit 3", 3), ("kill -KILL $$", 137), ("kill -TERM $$", 143), ("kill -SEGV $$", 139), ("true", 0),
+        ("exec sh -c 'exit 7'", 7)]
+
+
+@pytest.fixture
+def sandboxed(bwrap_works):
+    """``start(script)``: bwrap running ``bash -c`` that waits for a byte on a pipe, then runs ``script``; returns
+    the bwrap process, the pipe's write end and the shell's end."""
+    if not PIDFD:
+        pytest.skip("no pidfd here: a sandboxed run ends as bwrap tells it")
+    started = []
+
+    def start(script: str) -> tuple[subprocess.Popen[bytes], int, ShellEnd]:
+        read, write = os.pipe()
+        argv = [*base_args(bwrap_works.bwrap, SandboxSpec(mode="read-only"), bwrap_works.userns), "--",
+                "bash", "-c", f"read -r -u {read} _; {script}"]
+        proc = subprocess.Popen(argv, pass_fds=(read,), stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                                stderr=subprocess.DEVNULL, env={**os.environ, **HOST_ENV})
+        os.close(read)
+        started.append((proc, write))
+        init = wait_until(lambda: only_child(proc.pid), UP, "bwrap's pid 1")
+        wait_until(lambda: only_child(init), UP, "the shell under it")
+        end = wait_until(lambda: ShellEnd.find(proc.pid), UP, "the shell's end to be found")
+        return proc, write, end
+
+    yield start
+    for proc, write in started:
+        with contextlib.suppress(OSError):
+            os.close(write)
+        with contextlib.suppress(ProcessLookupError):
+            proc.kill()
+        proc.wait()
+
+
+@pytest.mark.parametrize(("script", "said"), ENDS)
+def test_a_shell_that_bwrap_has_not_reaped_is_read_as_bwrap_reads_it(sandboxed, script, said):
+    proc, write, end = sandboxed(script)
+    init = only_child(proc.pid)
+    assert init is not None and end.status() is None  # still waiting
+    os.kill(init, signal.SIGSTOP)  # it cannot reap the shell: the shell stays a zombie
+    try:
+        os.write(write, b"\n")
+        assert select.select([end.pidfd], [], [], UP)[0]
+        assert end.status() == said
+    finally:
+        os.kill(init, signal.SIGCONT)
+        end.close()
+    assert proc.wait() == said  # and bwrap, once it goes on, says the same
+
+
+@pytest.mark.parametrize(("script", "said"), ENDS)
+def test_a_shell_that_bwrap_reaped_is_read_from_its_pidfd_where_the_kernel_keeps_it(sandboxed, script, said):
+    """Linux 6.15 keeps a reaped process's status for its pidfd; before, nothing says (the run then waits for
+    bwrap's exit)."""
+    proc, write, end = sandboxed(script)
+    os.write(write, b"\n")
+    try:
+        assert proc.wait() == said  # bwrap's pid 1 reaped the shell before bwrap ended
+        assert end.status() in (said, None)
+        if end.status() is None:
+            pytest.skip(f"this kernel ({os.uname().release}) keeps no status for a reaped process's pidfd")
+    finally:
+        end.close()
