@@ -55,7 +55,7 @@ from .launch import MARKER_VAR, handed_args, resolve_executable
 from .sandbox_end import ShellEnd
 from .spec import Command
 from .standby_apart import Apart
-from .standby_reap import kill_and_reap, reap_ended
+from .standby_reap import kill_and_reap
 from .stop import ignores
 
 if TYPE_CHECKING:
@@ -345,7 +345,6 @@ def start_standby(cwd: str, env: Mapping[str, str], marker: str, *, expect: Expe
     (:attr:`.spec.Command.pass_fds`).  OS refusals raise ``OSError``; a missing bash raises
     :class:`~.errors.PreExecError`.
     """
-    reap_ended()  # the monitors of sandboxed runs that ended since (see reap_later)
     run_env = dict(env)
     run_env[MARKER_VAR] = marker
     bash = resolve_executable("bash", cwd, run_env)
