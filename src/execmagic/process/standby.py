@@ -189,7 +189,7 @@ def _boot(script_fd: int, ready_fd: int, streams: tuple[int, int] | None = None)
     ``$SECONDS`` from now (not from when the standby started), leave ``$_`` as bash -c starts with it
     (bash's path; after the assignment, which empties it), run it.  Builtins by name where it can: an
     exported function of the same name would run instead (an environment exporting ``exec`` or ``builtin``
-    gets no standby at all).  ``streams``: the run's stdout and stderr, handed apart (see :func:`_apart`),
+    gets no standby at all).  ``streams``: the run's stdout and stderr, handed apart (see :mod:`.standby_apart`),
     made the shell's own before it says it is up."""
     moved = "" if streams is None else f"exec 1>&{streams[0]} 2>&{streams[1]} {streams[0]}>&- {streams[1]}>&-; "
     return (f"{moved}builtin printf . >&{ready_fd}; exec {ready_fd}>&-; "
