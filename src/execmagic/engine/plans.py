@@ -36,7 +36,7 @@ from .interpreter import kernel_bin_first, kernel_tool_notes
 from .languages import handed_argv, script_argv
 from .requests import Request
 from .sandboxing import kernel_environment_note
-from .session import STATE_VAR, ShellSession, handed_fds, prelude_path, session_env
+from .session import STATE_VAR, ShellSession, environ_copy, handed_fds, prelude_path, session_env
 from .template import Fill, Filled, expand_argv, expand_value, fill, references, resolve
 
 __all__ = ["SANDBOX_STATE_FOLDER", "Plan", "Planner"]
@@ -217,7 +217,7 @@ class Planner:
         cwd = checks.optional_text(cwd, "cwd")
         input = checks.input_value(input)
         session = session or self.session
-        base_env = {} if clear_env else (dict(os.environ) if isolated else session.environment())
+        base_env = {} if clear_env else (environ_copy() if isolated else session.environment())
         if env_filter is not None:
             base_env = env_filter(base_env)
         moved_path = None
