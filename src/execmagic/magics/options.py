@@ -62,8 +62,12 @@ def _defaults(parser: argparse.ArgumentParser) -> argparse.Namespace:
     kept = _NO_WORDS.get(parser)
     if kept is None:
         kept = _NO_WORDS[parser] = _plain(parser.parse_args([]))
-    return argparse.Namespace(**{name: list(value) if isinstance(value, list) else value
-                                 for name, value in vars(kept).items()})
+    args = argparse.Namespace()
+    args.__dict__.update(kept.__dict__)
+    for name, value in kept.__dict__.items():
+        if isinstance(value, list):
+            args.__dict__[name] = list(value)
+    return args
 
 
 class _Word(str):
