@@ -434,7 +434,7 @@ class Planner:
             return words, None
         refs = {(name, ref) for source in sources for name, ref in references(source)
                 if secret_name(ref) and (name in p.params or name in p.variables)}
-        secrets = secret_env(p.env)
+        secrets = _secret_env(p.env)
         for name, ref in sorted(refs):
             for i, item in enumerate(_texts(resolve(ref, p.params if name in p.params else p.variables))):
                 secrets[f"{ref}#{i}" if i else ref] = item
@@ -444,6 +444,21 @@ class Planner:
 
             words = expand(masked(p.params), masked(p.variables))
         return [redact(word, secrets) for word in words], secrets
+
+
+#: The last environment :func:`_secret_env` was asked about, and its answer.
+_secrets_seen: tuple[dict[str, str], dict[str, str]] | None = None
+
+
+def _secret_env(env: dict[str, str]) -> dict[str, str]:
+    """:func:`.secret_env` of ``env`` (a copy: the caller adds to it), asked again only when ``env`` is not
+    the last one asked about: a run's environment is nearly always the last run's, and each name's test
+    is a regular expression's search."""
+    global _secrets_seen
+    seen = _secrets_seen
+    if seen is None or seen[0] != env:
+        seen = _secrets_seen = (dict(env), secret_env(env))
+    return dict(seen[1])
 
 
 def _filled_notes(report: Sequence[Filled]) -> tuple[tuple[str, ...], tuple[Fill, ...]]:
