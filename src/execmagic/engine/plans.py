@@ -254,6 +254,8 @@ class Planner:
         else:
             plan = self.plan_script(request.text, request.language, errexit=request.errexit,
                                     save_session=not (request.background or request.remote), **request.options())
+        if not request.notes and request.on is plan.backend:  # nearly always: no new Plan to make
+            return plan
         return dataclasses.replace(plan, notes=request.notes + plan.notes, backend=request.on)
 
     def plan_script(
