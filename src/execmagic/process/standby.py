@@ -51,7 +51,7 @@ from typing import TYPE_CHECKING, NamedTuple
 from ..shell.plain_syntax import surely_parses
 from .errors import PreExecError
 from .inherit import Inherited, inherited
-from .launch import MARKER_VAR, handed_args, resolve_executable
+from .launch import MARKER_VAR, executable_identity, handed_args, resolve_executable
 from .spec import Command
 from .stop import ignores
 
@@ -322,7 +322,7 @@ class Standby:
                 return False
             # the bash a cold run would start now: one copied onto PATH since, or put in place of this one
             # (a package upgrade), would be another file
-            return _identity(resolve_executable("bash", self.cwd, env)) == self._program_id
+            return executable_identity("bash", self.cwd, env) == self._program_id
         except (OSError, PreExecError):  # bash is gone, or /proc/thread-self is root's once Python dropped
             return False  # root (the process is no longer dumpable)
 
