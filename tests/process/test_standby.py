@@ -507,3 +507,23 @@ def test_switching_off_while_one_is_being_started_keeps_none(engine):
         engine.standby = False
         assert engine.warm.wait_ready(READY) is None
         assert idle_pids() == []
+
+
+def test_the_environment_is_compared_as_name_by_name():
+    """fits()'s comparison of environments (a dict comparison where it can be) says what asking each name
+    says: every variable of the run's not ignored is the standby's, with its value."""
+    import random
+
+    from execmagic.process.standby import _same_environment
+
+    def by_name(env, mine, ignore):
+        missing = object()
+        return all(name in ignore or mine.get(name, missing) == value for name, value in env.items())
+
+    rng = random.Random(7)
+    names = ["A", "B", "C", "EXECMAGIC_STATE", "PATH"]
+    for _ in range(5000):
+        env = {name: rng.choice(["x", "y", ""]) for name in names if rng.random() < 0.6}
+        mine = {name: rng.choice(["x", "y", ""]) for name in names if rng.random() < 0.6}
+        ignore = frozenset(name for name in names if rng.random() < 0.3)
+        assert _same_environment(env, mine, ignore) == by_name(env, mine, ignore), (env, mine, ignore)

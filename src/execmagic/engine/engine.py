@@ -87,7 +87,10 @@ def _redacted(plan: Plan, result: Result) -> Result:
     """The result redacted, as it may be shown and saved: the plan's secrets hidden in its error and cwd too."""
     if plan.secrets is None:
         return result
-    return dataclasses.replace(result, cwd=plan.hide(result.cwd), error=plan.hide(result.error or "") or None)
+    cwd, error = plan.hide(result.cwd), plan.hide(result.error or "") or None
+    if cwd == result.cwd and error == result.error:  # nearly always: no new Result to make (thirty fields)
+        return result
+    return dataclasses.replace(result, cwd=cwd, error=error)
 
 
 class _Planners(Generic[T]):

@@ -43,6 +43,7 @@ __all__ = [
     "USER_BASH_ENV_VAR",
     "Delta",
     "ShellSession",
+    "environ_copy",
     "handed_fds",
     "parse_export_listing",
     "prelude_fd",
@@ -260,6 +261,26 @@ def session_env(env: Mapping[str, str], state_path: str, prelude_path: str, *,
     return out
 
 
+#: The last ``os.environ`` seen, as bytes and as text (see :func:`environ_copy`).
+_environ_seen: tuple[dict[bytes, bytes], dict[str, str]] | None = None
+
+
+def environ_copy() -> dict[str, str]:
+    """``dict(os.environ)``, decoded once per change: ``os.environ`` holds bytes and decodes each name and
+    value as it is read, every time -- fifty of each at every run, where they are the same as the last run's
+    nearly always.  Its bytes are copied (one C-level copy) and compared with the last ones'; the text is
+    decoded again only when they differ, from those very bytes (another thread may be setting one meanwhile)."""
+    global _environ_seen
+    data = getattr(os.environ, "_data", None)
+    if type(data) is not dict:  # not CPython's os.environ: as it is
+        return dict(os.environ)
+    raw = data.copy()
+    seen = _environ_seen
+    if seen is None or seen[0] != raw:
+        seen = _environ_seen = (raw, {os.fsdecode(name): os.fsdecode(value) for name, value in raw.items()})
+    return dict(seen[1])
+
+
 def take_state_file(path: str, limit: int) -> bytes | None:
     """What a run's prelude wrote to ``path`` (at most ``limit`` + 1 bytes: a sandboxed run can reach the file),
     the file removed; ``None`` when there is none, or something not of ours stood there (never read through a
@@ -338,7 +359,7 @@ class ShellSession:
     def environment(self, base: Mapping[str, str] | None = None) -> dict[str, str]:
         if self.parent is not None:
             base = self.parent.environment(base)
-        env = dict(os.environ if base is None else base)
+        env = environ_copy() if base is None else dict(base)
         with self._lock:
             for name in self.unset:
                 env.pop(name, None)
