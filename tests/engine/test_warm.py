@@ -1,8 +1,8 @@
 """The standby keeper's bookkeeping (:class:`execmagic.engine.warm.WarmShell`), with stand-ins for standbys.
 
 What a standby is and does is tested with real shells (tests/process/test_standby.py, the sandboxed ones in
-test_sandboxed_standby.py); here only which one a run takes, which are discarded, and when misses count.
-The stand-ins fit a command whose cwd is the one they were made with, as a real standby does.
+test_sandboxed_standby.py); here only which one a run takes, which are discarded, when misses count, and when
+the next is started.  The stand-ins fit a command whose cwd is the one they were made with, as a real standby does.
 """
 
 from __future__ import annotations
@@ -112,3 +112,53 @@ def test_a_close_while_a_run_takes_one_leaves_none_behind():
     first._on_fits = lambda: (closing.start(), closing.join(READY))  # close as the first is looked at
     assert warm.take(session.command(), frozenset()) is first
     assert second.discarded and warm.ready is None
+
+
+def _slow_refills(monkeypatch):
+    """A refill waits as long as a test may take: only a run that leaves none can start the next before it."""
+    import execmagic.engine.warm as warm_module
+
+    monkeypatch.setattr(warm_module, "REFILL_DELAY", 3600.0)
+
+
+def test_runs_back_to_back_each_find_one_made_while_the_run_before_ran(monkeypatch):
+    """Two are kept; the run that takes the last one has the next started at once, while it runs (not after
+    the delay), so the run right after it finds one too -- and a run that leaves one starts none early."""
+    session = _Session()
+    warm = WarmShell(session.make, depth=2)  # type: ignore[arg-type]
+    try:
+        warm.refill()
+        first, second = warm.wait_full(READY)
+        _slow_refills(monkeypatch)
+        assert _run(warm, session) is first  # one is left: the next is made after the delay, not now
+        assert len(session.made) == 2
+        assert warm.take(session.command(), frozenset()) is second  # the last one: the next is made at once
+        during = warm.wait_ready(READY)
+        assert during is not None and during.name == 3  # before this run ends (asks again)
+        warm.refill()
+        for name in (3, 4, 5):  # and so on, one made while each run runs
+            assert warm.take(session.command(), frozenset()) is session.made[name - 1]
+            assert warm.wait_ready(READY) is session.made[name]
+            warm.refill()
+        assert not any(s.discarded for s in session.made)
+    finally:
+        warm.close()
+
+
+def test_one_made_while_a_run_changed_the_session_is_discarded_and_no_miss(monkeypatch):
+    session = _Session()
+    warm = WarmShell(session.make, depth=2)  # type: ignore[arg-type]
+    try:
+        warm.refill()
+        warm.wait_full(READY)
+        _slow_refills(monkeypatch)
+        _run(warm, session)
+        assert warm.take(session.command(), frozenset()) is not None  # the last: the next is made at once
+        during = warm.wait_ready(READY)
+        assert during is not None and during.cwd == "/one"
+        session.cwd = "/two"  # what the run did (a cd), after its successor was started
+        warm.refill()
+        assert warm.take(session.command(), frozenset()) is None
+        assert during.discarded and warm._misses == 0
+    finally:
+        warm.close()
