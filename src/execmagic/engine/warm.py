@@ -46,6 +46,10 @@ RETRY_EVERY = 8
 REFILL_DELAY = 0.01
 #: Seconds a run waits for a standby that is being started at that moment (less than a cold start would take).
 _WAIT_FOR_MAKING = 0.05
+#: Seconds the worker waits for the standby a run took to be handed its script before it starts the next: its
+#: start holds the lock that hand-off takes (no fork may inherit a pipe half made), some milliseconds the run
+#: would wait.  A run that never hands it over (it died meanwhile: it is discarded) costs this much at most.
+_HANDOFF_WAIT = 0.05
 #: Seconds :meth:`WarmShell.close` waits for a standby being started to be done.
 _CLOSE_WAIT = 5.0
 
@@ -66,6 +70,7 @@ class WarmShell:
         self._runs = 0  # how many runs have asked for a standby
         self._ended = 0  # how many had asked when the last one that asked again ended (a refill)
         self._looking = 0  # runs looking at the standbys they took out (they put back those left)
+        self._handing: Standby | None = None  # the last one taken, until the worker saw it handed its script
         self._wanted = self._making = self._closed = False
         self._worker: threading.Thread | None = None
         self._misses = 0
@@ -127,6 +132,8 @@ class WarmShell:
                     unfit += after
                 else:
                     self._ready = after + self._ready
+                if taken is not None:  # before the worker is woken: it starts none before its hand-off
+                    self._handing = taken
                 self._looking -= 1
                 self._cond.notify_all()  # a wish waiting for its delay goes now if none is left
         if taken is not None:
@@ -164,8 +171,11 @@ class WarmShell:
                     continue
                 self._wanted, self._making = False, True
                 generation, epoch = self._generation, self._ended
+                handing, self._handing = self._handing, None
             standby = None
             try:
+                if handing is not None:  # a run took one a moment ago: its hand-off first (see _HANDOFF_WAIT)
+                    handing.handed.wait(_HANDOFF_WAIT)
                 standby = self._make()
             finally:
                 with self._cond:
