@@ -19,9 +19,10 @@ over (or before a sandboxed standby is up: bubblewrap's namespaces and mounts, t
 keeper so holds more than one (``depth``; the engine keeps two): the run right after a run takes the second
 while the first is made again.  The wait is cut short when a run takes the last one waiting (or finds none):
 runs then come back to back, and the next would find none, so the next is started at once -- while that run's
-command runs, not while its successor starts -- one a run, each taken by the run after.  Each is checked as
-it is taken: a standby started before a run that changed the session (a ``cd``) does not fit the run after
-it, and is discarded without counting as a miss.
+command runs (once it has its script: a start holds the lock its hand-off takes), not while its successor
+starts -- one a run, each taken by the run after.  Each is checked as it is taken: a standby started before
+a run that changed the session (a ``cd``) does not fit the run after it, and is discarded without counting
+as a miss.
 """
 
 from __future__ import annotations
