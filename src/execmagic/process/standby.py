@@ -298,6 +298,8 @@ class Standby:
         self._script_fd: int | None = script_fd
         self._unregister: Callable[[], None] | None = unregister
         self._owner = os.getpid()
+        #: Set once it is handed its script, or discarded (the keeper starts the next after: see ..engine.warm).
+        self.handed = threading.Event()
         _every.add(self)
         with _idle_lock:
             _idle[runner.pid] = self
@@ -339,6 +341,7 @@ class Standby:
                 raise StandbyGone() from None
             finally:
                 os.close(fd)
+        self.handed.set()
         return self.runner
 
     def registration(self) -> Callable[[], None]:
@@ -361,6 +364,7 @@ class Standby:
         _kill(self.runner)
         _close_pipes(self.runner)
         self.registration()()
+        self.handed.set()
 
     def _forget(self) -> None:
         """In a forked child: close the descriptors inherited from the parent's standby (runs at the fork:
