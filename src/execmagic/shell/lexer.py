@@ -31,21 +31,12 @@ from .ends import (
     walk_to_close,
 )
 from .frames import SIMPLE_ARITHMETIC, Frame, delimiter_line
+from .stretches import ARITH_STRETCH, PLAIN_PIECE, PLAIN_STRETCH, plain_tokens
 from .words import OPERATOR, OPS, Op, Word, unescape
 from .work import bounded, step, uncollected
 
 __all__ = ["source_spans", "source_tokens", "tokenize"]
 
-#: Plain stretches of text -- words of plain characters, operators, blanks, newlines -- are read at once (most
-#: commands are made of little else).  A word there stands alone: not before ``<``/``>`` (``2>``: digits there
-#: name a descriptor), nor before ``((`` (arithmetic only where no word ends before it).  No ``<<``/``<<-`` (a
-#: heredoc's word follows) nor ``<(``/``>(`` (a process substitution).  The operators are those of
-#: :data:`OPERATORS` in its order, so they are split by its own first fit.
-_PLAIN_WORD = r"[^ \t\n'\"\\$`;&|()<>#][^ \t\n'\"\\$`;&|()<>]*(?=[ \t\n;&|)]|\((?!\()|\Z)"
-_PLAIN_OP = r"<<<|&>>|;;&|>>|&&|\|\||;;|;&|\|&|&>|>\||>&|<&|<>|<(?![<(])|>(?!\()|[;&|()]"
-_PLAIN_STRETCH = re.compile(f"(?:{_PLAIN_WORD}|{_PLAIN_OP}|[ \t\n]+)+")
-_PLAIN_PIECE = re.compile(f"{_PLAIN_WORD}|{_PLAIN_OP}|\n")
-_PIECE_OPS = {**OPS, "\n": OPS[";"]}
 _PLAIN = re.compile(r"[^ \t\n'\"\\$`;&|()<>#]+")  # bash's blanks are space and tab alone: "\r" is a letter
 _EMPTY_BACKTICKS = re.compile(r"(?:``)+")
 _DQ_PLAIN = re.compile(r'[^"\\$`]+')
@@ -64,8 +55,9 @@ class _Lexer:
     -- what the fork-bomb pattern reads, so ``echo ':(){ :|:& };:'`` is not one.
     """
 
-    def __init__(self, text: str, sources: bool = False, noted: bool = False) -> None:
+    def __init__(self, text: str, sources: bool = False, noted: bool = False, joined: bool = False) -> None:
         self.text = text
+        self.joined = joined  # a ((WORD)) in a plain stretch is one token (see words.Subshells)
         #: The ends of the text's ( … ), shared with its bodies: kept when they will be read again (``noted``).
         self.ends = text.ends if isinstance(text, Body) else Ends() if noted else None
         self.i = 0
@@ -155,7 +147,8 @@ class _Lexer:
         return self.tokens
 
     def _plain_stretch(self, i: int) -> bool:
-        """A plain stretch at ``i`` (:data:`_PLAIN_STRETCH`): its tokens at once, as one by one would; whether one was.
+        """A plain stretch at ``i`` (:data:`~.stretches.PLAIN_STRETCH`): its tokens at once, as one by one would;
+        whether one was.
 
         It ends before a ``((`` that may be arithmetic, which is read one step at a time -- unless nothing in
         it could make it other than arithmetic that ends at its first ``))`` (then its ``(`` are plain
@@ -165,13 +158,19 @@ class _Lexer:
         if i == self.stretch_end:  # it stopped here, and nothing read since: a stretch here would stop at once
             return False
         text, pos = self.text, i
+        if self.arithmetic_end <= i:  # the ((…)) it would pass one by one, at once (a stretch goes on alike from any
+            fast = ARITH_STRETCH.match(text, i)  # of its pieces: the loop below reads on from where this stops)
+            if fast is not None:
+                pos = fast.end()
+                if fast.start("arith") >= 0:
+                    self.arithmetic_end = fast.end("arith")
         while True:
             start = max(pos, self.arithmetic_end)
             if self.next_double < start:
                 found = text.find("((", start)
                 self.next_double = len(text) if found < 0 else found
             cut = self.next_double if self.next_double <= self.last_close - 2 else len(text)
-            stretch = _PLAIN_STRETCH.match(text, pos, cut + 2)  # "((" in view: a word just before it is not plain
+            stretch = PLAIN_STRETCH.match(text, pos, cut + 2)  # "((" in view: a word just before it is not plain
             reach = stretch.end() if stretch else pos
             simple = SIMPLE_ARITHMETIC.match(text, cut) if cut <= reach else None
             if simple is None:
@@ -180,10 +179,10 @@ class _Lexer:
             self.arithmetic_end, pos = simple.end(), cut  # as _arithmetic_command would find; read on from it
         if end == i:
             return False
-        pieces = _PLAIN_PIECE.findall(text, i, end)
-        self.tokens.extend([_PIECE_OPS.get(piece) or str.__new__(Word, piece) for piece in pieces])  # (_Shown)
+        pieces, tokens = plain_tokens(text, i, end, self.joined)
+        self.tokens.extend(tokens)
         if self.sources is not None:
-            self.sources.extend([piece.span() for piece in _PLAIN_PIECE.finditer(text, i, end)])
+            self.sources.extend([piece.span() for piece in PLAIN_PIECE.finditer(text, i, end)])
         self.skeleton.append(text[i:end].replace("\n", ";"))
         self.i = self.stretch_end = end
         self.expanded_twice = bool(pieces) and pieces[-1] == ">&"  # a word after it, not yet read, is expanded twice
@@ -458,15 +457,16 @@ class _Lexer:
 _DOLLAR = re.compile(r"\$")
 
 
-def tokenize(text: str, noted: bool = False) -> tuple[list[Word | Op], str]:
+def tokenize(text: str, noted: bool = False, joined: bool = False) -> tuple[list[Word | Op], str]:
     """The words and operators of shell ``text``, and its skeleton: the text with quoted parts blanked.
 
     The skeleton is what text-shaped rules read (the fork-bomb pattern), so that
     ``echo ':(){ :|:& };:'`` -- data -- is not taken for one.  ``noted``: the bodies of its substitutions will
     be read too (the guard reads them as code): each is a :class:`Body` that shares the ends this reading
-    found (a :class:`Body` given is read so, whatever ``noted`` says).
+    found (a :class:`Body` given is read so, whatever ``noted`` says).  ``joined``: a plain ``((WORD))`` is one token,
+    a :class:`~.words.Subshells` (for the guard, which knows it).
     """
-    lexer = _Lexer(text, noted=noted)
+    lexer = _Lexer(text, noted=noted, joined=joined)
     with bounded(text), uncollected():
         tokens = lexer.run()
     return tokens, "".join(lexer.skeleton)
