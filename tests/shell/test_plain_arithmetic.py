@@ -7,7 +7,7 @@ import re
 
 import pytest
 
-from execmagic.shell import lexer
+from execmagic.shell import stretches
 from execmagic.shell.lexer import source_spans, tokenize
 
 _PIECES = ["((", "))", "(", ")", "1", "i++", "a", " ", "\t", "\n", ";", "&", "&&", "|", "||", ">", "<", "<<", "<<<",
@@ -28,7 +28,7 @@ def test_plain_arithmetic_read_at_once_reads_as_one_at_a_time(seed, monkeypatch)
     rng = random.Random(seed)
     text = "".join(rng.choice(_PIECES) for _ in range(rng.randrange(2, 40)))
     at_once = _read(text)
-    monkeypatch.setattr(lexer, "ARITH_STRETCH", re.compile(r"(?!)"))
+    monkeypatch.setattr(stretches, "ARITH_STRETCH", re.compile(r"(?!)"))
     assert at_once == _read(text), text
 
 

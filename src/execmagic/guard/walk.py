@@ -18,7 +18,7 @@ import functools
 import re
 from collections.abc import Generator, Iterable, Iterator, Sequence
 
-from ..shell.words import Op, Subshells, Word
+from ..shell.words import WRITES, Op, Subshells, Word
 from .commands import ASSIGNMENT, DECLARES, WRAPPERS, Command, Simple, command_name, emitted, parse, program
 from .dash_words import as_dash_reads
 from .forks import FORK_CALLS, fork_bomb
@@ -83,15 +83,15 @@ def walk(text: str, cwd: Path | None, depth: int, names: Names | None = None) ->
             pass
         elif item == "|" or item == "|&":
             continue
-        elif len(pipeline) == 1 and not downloads and _inert(pipeline[0]):  # most commands of a long script
-            command = pipeline[0]
-            code = _has_code(command)  # (walked as written: a word that expands to nothing runs its code too)
-            if code and not _all_quiet(command, cwd, depth, names):
-                yield from _bodies(command, cwd, depth, names)
-            if every or command.redirects:  # else nothing is yielded: not expanded (it runs no code while expanded)
-                command = names.expand(command, code)  # a check asks only where a redirection of it writes:
-                if every or (command.redirects and judged_writes(command.redirects, cwd)):
-                    yield Simple(tuple(command.words), tuple(command.redirects), cwd)
+        elif not downloads and (_inert(pipeline[0]) if len(pipeline) == 1 else all(map(_inert, pipeline))):
+            for command in pipeline:  # most commands of a long script (a pipeline of them changes nothing either)
+                code = _has_code(command)  # (walked as written: a word that expands to nothing runs its code too)
+                if code and not _all_quiet(command, cwd, depth, names):
+                    yield from _bodies(command, cwd, depth, names)
+                if every or not WRITES.isdisjoint([op for op, _ in command.redirects]):  # else nothing is yielded:
+                    command = names.expand(command, code)  # not expanded; a check asks where a redirection writes
+                    if every or (command.redirects and judged_writes(command.redirects, cwd)):
+                        yield Simple(tuple(command.words), tuple(command.redirects), cwd)
             pipeline = []
         else:
             written, pipeline = pipeline, [names.expand(c) for c in pipeline]

@@ -10,9 +10,10 @@ from __future__ import annotations
 import functools
 import re
 
+from .frames import SIMPLE_ARITHMETIC
 from .words import OPS, Op, Subshells, Word
 
-__all__ = ["ARITH_STRETCH", "PLAIN_PIECE", "PLAIN_STRETCH", "plain_tokens"]
+__all__ = ["ARITH_STRETCH", "PLAIN_PIECE", "PLAIN_STRETCH", "plain_tokens", "stretch_end"]
 
 #: A word there stands alone: not before ``<``/``>`` (``2>``: digits there name a descriptor), nor before ``((``
 #: (arithmetic only where no word ends before it).  No ``<<``/``<<-`` (a heredoc's word follows) nor ``<(``/``>(``
@@ -32,6 +33,36 @@ _ARITH_OP = r"&>>|>>|&&|\|\||\|&|&>|>\||>&|<&|<>|<(?![<(])|>(?!\()|[&|]"
 ARITH_STRETCH = re.compile(rf"(?:(?P<arith>\(\((?:{_ARITH_WORD}|{_ARITH_OP}|[ \t\n]+)*\)\))|{_PLAIN_WORD}"
                            rf"|{_PLAIN_OP[:-len('[;&|()]')]}[;&|)]|\((?!\()|[ \t\n]+)+")
 _PIECE_OPS = {**OPS, "\n": OPS[";"]}
+
+
+def stretch_end(text: str, i: int, arithmetic_end: int, next_double: int, last_close: int) -> tuple[int, int, int]:
+    """Where the plain stretch at ``i`` ends; and where the arithmetic it passes ends, and the next ``((``, as kept.
+
+    It ends before a ``((`` that may be arithmetic, which is read one step at a time -- unless nothing in it could
+    make it other than arithmetic that ends at its first ``))`` (then its ``(`` are plain operators as well).
+    ``arithmetic_end``: where the ``((…))`` last passed ends; ``next_double``: the first ``((`` at or after where it
+    was last looked for (found again only once passed), and the stretch is matched no further than it, so that no
+    text is searched twice however many there are; ``last_close``: the last ``))`` of the text.
+    """
+    pos = i
+    if arithmetic_end <= i:  # the ((…)) it would pass one by one, at once (a stretch goes on alike from any of its
+        fast = ARITH_STRETCH.match(text, i)  # pieces: the loop below reads on from where this stops)
+        if fast is not None:
+            pos = fast.end()
+            if fast.start("arith") >= 0:
+                arithmetic_end = fast.end("arith")
+    while True:
+        start = max(pos, arithmetic_end)
+        if next_double < start:
+            found = text.find("((", start)
+            next_double = len(text) if found < 0 else found
+        cut = next_double if next_double <= last_close - 2 else len(text)
+        stretch = PLAIN_STRETCH.match(text, pos, cut + 2)  # "((" in view: a word just before it is not plain
+        reach = stretch.end() if stretch else pos
+        simple = SIMPLE_ARITHMETIC.match(text, cut) if cut <= reach else None
+        if simple is None:
+            return min(cut, reach), arithmetic_end, next_double
+        arithmetic_end, pos = simple.end(), cut  # as _arithmetic_command would find; read on from it
 
 
 def plain_tokens(text: str, start: int, end: int, joined: bool) -> tuple[list[str], list[Word | Op]]:
