@@ -190,7 +190,8 @@ class _Lexer:
         self.skeleton.append(self.text[i:newline] + ";")
         self.expanded_twice = False
         self.i = newline + 1 if closing is None else closing.end() + 1
-        self._read_heredocs()
+        if closing is None:
+            self._read_heredocs()
         self.untold += 3
         return True
 

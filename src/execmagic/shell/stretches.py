@@ -45,12 +45,10 @@ def stretch_end(text: str, i: int, arithmetic_end: int, next_double: int, last_c
     text is searched twice however many there are; ``last_close``: the last ``))`` of the text.
     """
     pos = i
-    if arithmetic_end <= i:  # the ((…)) it would pass one by one, at once (a stretch goes on alike from any of its
-        fast = ARITH_STRETCH.match(text, i)  # pieces: the loop below reads on from where this stops)
-        if fast is not None:
-            pos = fast.end()
-            if fast.start("arith") >= 0:
-                arithmetic_end = fast.end("arith")
+    if arithmetic_end <= i:
+        pos, arithmetic_end, done = _at_once(text, i, arithmetic_end)
+        if done:
+            return pos, arithmetic_end, next_double
     while True:
         start = max(pos, arithmetic_end)
         if next_double < start:
@@ -63,6 +61,21 @@ def stretch_end(text: str, i: int, arithmetic_end: int, next_double: int, last_c
         if simple is None:
             return min(cut, reach), arithmetic_end, next_double
         arithmetic_end, pos = simple.end(), cut  # as _arithmetic_command would find; read on from it
+
+
+def _at_once(text: str, i: int, arithmetic_end: int) -> tuple[int, int, bool]:
+    """How far the loop of :func:`stretch_end` reads from ``i`` through plain pieces and plain ``((…))``, read at once
+    (:data:`ARITH_STRETCH`); where the last such ``((…))`` ends; and whether the stretch ends there.
+
+    A stretch goes on alike from any of its pieces, so the loop reads on from where this stops -- unless it stopped
+    where no ``((`` stands: there a plain stretch stops at once too.
+    """
+    fast = ARITH_STRETCH.match(text, i)
+    if fast is None:
+        return i, arithmetic_end, not text.startswith("((", i)
+    if fast.start("arith") >= 0:
+        arithmetic_end = fast.end("arith")
+    return fast.end(), arithmetic_end, not text.startswith("((", fast.end())
 
 
 def plain_tokens(text: str, start: int, end: int, joined: bool) -> tuple[list[str], list[Word | Op]]:
