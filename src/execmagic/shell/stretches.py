@@ -27,11 +27,12 @@ PLAIN_PIECE = re.compile(f"{_PLAIN_WORD}|{_PLAIN_OP}|\n")
 _JOINED_PIECE = re.compile(rf"\(\({_PLAIN_WORD}\)\)|{_PLAIN_WORD}|{_PLAIN_OP}|\n")
 #: A plain stretch whose every ``((`` opens a ``SIMPLE_ARITHMETIC`` made of plain pieces (``((1))``, ``((i++))``):
 #: what the splitter reads through one ``((`` at a time, matched at once.  Its ``(`` is no operator before another
-#: ``(``, and the words in it are plain ones that hold no ``]`` (a stop of arithmetic) and no ``;`` follows.
+#: ``(``, and the words in it are plain ones that hold no ``]`` (a stop of arithmetic) and no ``;`` follows.  (The
+#: ``((…))`` is tried last: no other piece starts at a ``((``, and most pieces are the others.)
 _ARITH_WORD = r"[^ \t\n'\"\\$`;&|()<>#\]][^ \t\n'\"\\$`;&|()<>\]]*(?=[ \t\n&|)])"
 _ARITH_OP = r"&>>|>>|&&|\|\||\|&|&>|>\||>&|<&|<>|<(?![<(])|>(?!\()|[&|]"
-ARITH_STRETCH = re.compile(rf"(?:(?P<arith>\(\((?:{_ARITH_WORD}|{_ARITH_OP}|[ \t\n]+)*\)\))|{_PLAIN_WORD}"
-                           rf"|{_PLAIN_OP[:-len('[;&|()]')]}[;&|)]|\((?!\()|[ \t\n]+)+")
+ARITH_STRETCH = re.compile(rf"(?:{_PLAIN_WORD}|{_PLAIN_OP[:-len('[;&|()]')]}[;&|)]|\((?!\()|[ \t\n]+"
+                           rf"|(?P<arith>\(\((?:{_ARITH_WORD}|{_ARITH_OP}|[ \t\n]+)*\)\)))+")
 _PIECE_OPS = {**OPS, "\n": OPS[";"]}
 
 
