@@ -274,7 +274,7 @@ def test_the_kernel_environment_is_read_anew_after_every_change(engine, monkeypa
 
 
 def test_each_copy_of_the_kernel_environment_is_its_own(monkeypatch):
-    from execmagic.engine.session import environ_copy
+    from execmagic.process.environ import environ_copy
 
     first = environ_copy()
     assert first == dict(os.environ) and list(first) == list(os.environ)

@@ -24,6 +24,7 @@ from ..guard.policy import Policy
 from ..guard.secret_names import secret_name
 from ..guard.secrets import Masked, redact, secret_env
 from ..process.capture import os_error_reason
+from ..process.environ import environ_copy
 from ..process.errors import PreExecError, shown_value
 from ..process.launch import check_cwd
 from ..process.logdir import LogDir
@@ -36,7 +37,7 @@ from .interpreter import kernel_bin_first, kernel_tool_notes
 from .languages import handed_argv, script_argv
 from .requests import Request
 from .sandboxing import kernel_environment_note
-from .session import STATE_VAR, ShellSession, environ_copy, handed_fds, prelude_path, session_env
+from .session import STATE_VAR, ShellSession, handed_fds, prelude_path, session_env
 from .template import Fill, Filled, expand_argv, expand_value, fill, references, resolve
 
 __all__ = ["SANDBOX_STATE_FOLDER", "Plan", "Planner"]

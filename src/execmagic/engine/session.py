@@ -33,6 +33,7 @@ import secrets
 import threading
 from collections.abc import Mapping
 
+from ..process.environ import environ_copy
 from ..process.launch import MARKER_VAR
 from ..process.private import open_own_file, sealed_memory_file, write_file
 
@@ -43,7 +44,6 @@ __all__ = [
     "USER_BASH_ENV_VAR",
     "Delta",
     "ShellSession",
-    "environ_copy",
     "handed_fds",
     "parse_export_listing",
     "prelude_fd",
@@ -259,26 +259,6 @@ def session_env(env: Mapping[str, str], state_path: str, prelude_path: str, *,
     out.pop(STATE_VAR if failure_only else FAILURE_VAR, None)  # one of ours from an outer run: never both
     out[FAILURE_VAR if failure_only else STATE_VAR] = state_path
     return out
-
-
-#: The last ``os.environ`` seen, as bytes and as text (see :func:`environ_copy`).
-_environ_seen: tuple[dict[bytes, bytes], dict[str, str]] | None = None
-
-
-def environ_copy() -> dict[str, str]:
-    """``dict(os.environ)``, decoded once per change: ``os.environ`` holds bytes and decodes each name and
-    value as it is read, every time -- fifty of each at every run, where they are the same as the last run's
-    nearly always.  Its bytes are copied (one C-level copy) and compared with the last ones'; the text is
-    decoded again only when they differ, from those very bytes (another thread may be setting one meanwhile)."""
-    global _environ_seen
-    data = getattr(os.environ, "_data", None)
-    if type(data) is not dict:  # not CPython's os.environ: as it is
-        return dict(os.environ)
-    raw = data.copy()
-    seen = _environ_seen
-    if seen is None or seen[0] != raw:
-        seen = _environ_seen = (raw, {os.fsdecode(name): os.fsdecode(value) for name, value in raw.items()})
-    return dict(seen[1])
 
 
 def take_state_file(path: str, limit: int) -> bytes | None:
