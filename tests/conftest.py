@@ -89,13 +89,13 @@ def notebook_shell():
     shell.display_formatter.active_types = terminal_types
     engine = shell.magics_manager.registry["ExecMagics"].engine
     watchdog = engine.shells.watchdog_pid
-    standby = engine.warm.wait_ready(10)  # one being started is waited for, so that it is known here
+    standbys = engine.warm.wait_full(10)  # those being started are waited for, so that they are known here
     shell.run_line_magic("unload_ext", "execmagic")
     for section in set(shell.config) - set(settings):
         del shell.config[section]
     shell.config.update(settings)
     assert watchdog is None or not pid_alive(watchdog)
-    assert standby is None or not pid_alive(standby.runner.pid)
+    assert not any(pid_alive(standby.runner.pid) for standby in standbys)
 
 
 @pytest.fixture

@@ -11,6 +11,7 @@ import psutil
 import pytest
 
 from execmagic.display import PROVENANCE_MIME as PROVENANCE
+from execmagic.engine.engine import STANDBYS
 from kernel_client import KERNEL_TOKEN_VAR, Kernel, loaded
 from processes import assert_none_left, commands_with, idle_standbys_of, processes_with
 from waiting import wait_until
@@ -207,9 +208,9 @@ def test_kernel_shutdown_and_restart_leave_no_shell(how):
             k.manager.restart_kernel(now=False)
             k.client.wait_for_ready(timeout=60)
             assert k.execute("%load_ext execmagic\n%exec echo back").stream_text() == "back\n"
-            # the standby started after that run (a moment later): waited for, so that it is known below
-            assert k.execute("import execmagic; execmagic.default_engine().warm.wait_ready(10)").status == "ok"
-            # the new kernel's own watchdog (it guards foreground runs too) and standby shell are all that is left
+            # the standbys started after that run (a moment later): waited for, so that they are known below
+            assert k.execute("import execmagic; execmagic.default_engine().warm.wait_full(10)").status == "ok"
+            # the new kernel's own watchdog (it guards foreground runs too) and standby shells are all that is left
             new_watchdogs = tuple(p.pid for p in processes_with("EXECMAGIC_WATCHDOG", str(k.pid)))
             assert_none_left(KERNEL_TOKEN_VAR, k.token, exclude=(k.pid, *new_watchdogs, *idle_standbys_of(k.pid)),
                              wait=3)
@@ -253,7 +254,8 @@ def test_a_standby_never_outlives_its_kernel(end):
     k = Kernel(extra_env={"EXECMAGIC_STANDBY": "1"})
     try:
         assert k.execute("%load_ext execmagic\n%exec true").status == "ok"
-        standbys = wait_until(lambda: idle_standbys_of(k.pid), 20, "a standby to start")
+        standbys = wait_until(lambda: found if len(found := idle_standbys_of(k.pid)) == STANDBYS else (), 20,
+                              "both standbys to start")
         if end == "sigkill":
             os.kill(k.pid, signal.SIGKILL)
         else:

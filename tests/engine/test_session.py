@@ -257,3 +257,37 @@ def test_a_state_file_is_read_back_whole_or_to_one_byte_past_the_limit_and_remov
     assert take_state_file(str(big), 100_000) == b"x" * 100_001
     assert not small.exists() and not big.exists()
     assert take_state_file(str(small), 1 << 20) is None
+
+
+def test_the_kernel_environment_is_read_anew_after_every_change(engine, monkeypatch):
+    """What Python sets, changes or removes in ``os.environ`` between runs reaches the next run -- a name or
+    value that is not UTF-8 included -- though the decoded environment is kept between runs."""
+    monkeypatch.setenv("EXECMAGIC_T_ENV", "one")
+    assert engine.run_script('echo "${EXECMAGIC_T_ENV-unset}"').stdout == "one\n"
+    monkeypatch.setenv("EXECMAGIC_T_ENV", "two")
+    assert engine.run_script('echo "${EXECMAGIC_T_ENV-unset}"').stdout == "two\n"
+    odd = os.fsdecode(b"caf\xe9")
+    monkeypatch.setenv("EXECMAGIC_T_ENV", odd)
+    assert engine.run_script('printf %s "$EXECMAGIC_T_ENV" | od -An -tx1').stdout.split() == ["63", "61", "66", "e9"]
+    monkeypatch.delenv("EXECMAGIC_T_ENV")
+    assert engine.run_script('echo "${EXECMAGIC_T_ENV-unset}"').stdout == "unset\n"
+
+
+def test_each_copy_of_the_kernel_environment_is_its_own(monkeypatch):
+    from execmagic.process.environ import environ_copy
+
+    first = environ_copy()
+    assert first == dict(os.environ) and list(first) == list(os.environ)
+    first["EXECMAGIC_T_ADDED"] = "x"
+    assert "EXECMAGIC_T_ADDED" not in environ_copy() and environ_copy() is not environ_copy()
+
+
+def test_a_secret_set_in_the_kernel_between_runs_is_hidden_from_the_next(engine, monkeypatch):
+    """The secret-named variables are kept from run to run: one set, or changed, since is still found."""
+    assert "0123456789ab" in engine.run_script("echo 0123456789ab").command
+    monkeypatch.setenv("EXECMAGIC_T_API_TOKEN", "0123456789ab")
+    shown = engine.run_script("echo 0123456789ab").command
+    assert "0123456789ab" not in shown and "REDACTED" in shown
+    monkeypatch.setenv("EXECMAGIC_T_API_TOKEN", "ba9876543210")
+    shown = engine.run_script("echo 0123456789ab ba9876543210").command
+    assert "0123456789ab" in shown and "ba9876543210" not in shown

@@ -1,8 +1,8 @@
 """The standby keeper's bookkeeping (:class:`execmagic.engine.warm.WarmShell`), with stand-ins for standbys.
 
 What a standby is and does is tested with real shells (tests/process/test_standby.py, the sandboxed ones in
-test_sandboxed_standby.py); here only which one a run takes, which are discarded, and when misses count.
-The stand-ins fit a command whose cwd is the one they were made with, as a real standby does.
+test_sandboxed_standby.py); here only which one a run takes, which are discarded, when misses count, and when
+the next is started.  The stand-ins fit a command whose cwd is the one they were made with, as a real standby does.
 """
 
 from __future__ import annotations
@@ -10,18 +10,23 @@ from __future__ import annotations
 import itertools
 import threading
 
+import execmagic.engine.warm as warm_module
 from execmagic.engine.warm import WarmShell
 from execmagic.process.spec import Command
+from waiting import wait_until
 
 READY = 10.0  # seconds the worker may take on a busy machine (awaited, not slept)
 
 
 class _Standin:
-    """What the keeper uses of a standby: whether a command fits it, and its discard."""
+    """What the keeper uses of a standby: whether a command fits it, its discard, and whether it was handed its
+    script (set by the run that took it: :func:`_take`)."""
 
-    def __init__(self, cwd: str, name: int, on_fits=None) -> None:
+    def __init__(self, cwd: str, name: int, on_fits=None, handed_when_made=()) -> None:
         self.cwd, self.name, self.discarded = cwd, name, False
         self._on_fits = on_fits
+        self.handed = threading.Event()
+        self.handed_when_made = handed_when_made  # whether each one made before it had been handed its script
 
     def fits(self, command: Command, ignore: frozenset[str]) -> bool:
         if self._on_fits is not None:
@@ -42,7 +47,8 @@ class _Session:
         self.on_fits = None
 
     def make(self) -> _Standin:
-        standby = _Standin(self.cwd, next(self._names), self.on_fits)
+        standby = _Standin(self.cwd, next(self._names), self.on_fits,
+                           tuple(made.handed.is_set() for made in self.made))
         self.made.append(standby)
         return standby
 
@@ -50,9 +56,17 @@ class _Session:
         return Command(argv=("bash", "-c", "true"), cwd=self.cwd, env={}, display="true")
 
 
-def _run(warm: WarmShell, session: _Session):
-    """What a run does: take a standby, then ask for the next one."""
+def _take(warm: WarmShell, session: _Session):
+    """What a run does first: take a standby and hand it its script."""
     taken = warm.take(session.command(), frozenset())
+    if taken is not None:
+        taken.handed.set()
+    return taken
+
+
+def _run(warm: WarmShell, session: _Session):
+    """What a run does: take a standby, hand it its script, then ask for the next one."""
+    taken = _take(warm, session)
     warm.refill()
     return taken
 
@@ -112,3 +126,71 @@ def test_a_close_while_a_run_takes_one_leaves_none_behind():
     first._on_fits = lambda: (closing.start(), closing.join(READY))  # close as the first is looked at
     assert warm.take(session.command(), frozenset()) is first
     assert second.discarded and warm.ready is None
+
+
+def _slow_refills(monkeypatch):
+    """A refill waits as long as a test may take: only a run that leaves none can start the next before it."""
+    monkeypatch.setattr(warm_module, "REFILL_DELAY", 3600.0)
+
+
+def test_runs_back_to_back_each_find_one_made_while_the_run_before_ran(monkeypatch):
+    """Two are kept; the run that takes the last one has the next started at once, while it runs (not after
+    the delay), so the run right after it finds one too -- and a run that leaves one starts none early."""
+    session = _Session()
+    warm = WarmShell(session.make, depth=2)  # type: ignore[arg-type]
+    try:
+        warm.refill()
+        first, second = warm.wait_full(READY)
+        _slow_refills(monkeypatch)
+        assert _run(warm, session) is first  # one is left: the next is made after the delay, not now
+        assert len(session.made) == 2
+        assert _take(warm, session) is second  # the last one: the next is made at once
+        during = warm.wait_ready(READY)
+        assert during is not None and during.name == 3  # before this run ends (asks again)
+        warm.refill()
+        for name in (3, 4, 5):  # and so on, one made while each run runs
+            assert _take(warm, session) is session.made[name - 1]
+            assert warm.wait_ready(READY) is session.made[name]
+            warm.refill()
+        assert not any(s.discarded for s in session.made)
+    finally:
+        warm.close()
+
+
+def test_one_made_while_a_run_changed_the_session_is_discarded_and_no_miss(monkeypatch):
+    session = _Session()
+    warm = WarmShell(session.make, depth=2)  # type: ignore[arg-type]
+    try:
+        warm.refill()
+        warm.wait_full(READY)
+        _slow_refills(monkeypatch)
+        _run(warm, session)
+        assert _take(warm, session) is not None  # the last: the next is made at once
+        during = warm.wait_ready(READY)
+        assert during is not None and during.cwd == "/one"
+        session.cwd = "/two"  # what the run did (a cd), after its successor was started
+        warm.refill()
+        assert _take(warm, session) is None
+        assert during.discarded and warm._misses == 0
+    finally:
+        warm.close()
+
+
+def test_the_next_is_started_only_once_the_one_taken_has_its_script(monkeypatch):
+    """Starting one holds the lock a hand-off takes: the run that took the last one would wait for that start."""
+    session = _Session()
+    warm = WarmShell(session.make, depth=2)  # type: ignore[arg-type]
+    try:
+        warm.refill()
+        warm.wait_full(READY)
+        _slow_refills(monkeypatch)
+        monkeypatch.setattr(warm_module, "_HANDOFF_WAIT", 3600.0)  # however late this thread looks
+        _run(warm, session)
+        taken = warm.take(session.command(), frozenset())  # the last: the next is wished at once, not yet made
+        wait_until(lambda: warm._making or len(session.made) > 2, READY, "the worker to start the next", interval=0)
+        assert len(session.made) == 2  # it waits for the hand-off
+        taken.handed.set()
+        made = warm.wait_ready(READY)
+        assert made is not None and made.handed_when_made == (True, True)
+    finally:
+        warm.close()

@@ -135,3 +135,21 @@ def test_threads_asking_at_once_get_one_parser():
         thread.join()
     assert len(parsers) == 8 and all(parser is parsers[0] for parser in parsers)
     assert "--flag" in Holder.probe.__doc__
+
+
+@pytest.mark.parametrize(("kind", "name"), MAGICS)
+def test_a_line_without_options_reads_as_argparse_reads_it_each_time_anew(ip, kind, name):
+    """A line with no words is answered from what the parser gave once: the same values as argparse's own,
+    in a namespace and lists of its own each time (a magic may change what it got)."""
+    from execmagic.magics.options import parse_line
+
+    parser = ip.magics_manager.magics[kind][name].parser
+    expected = vars(parser.parse_args([]))
+    first, _ = parse_line("", parser)
+    assert vars(first) == expected
+    for value in vars(first).values():
+        if isinstance(value, list):
+            value.append("changed")
+    first.extra = 1
+    second, _ = parse_line("", parser)
+    assert vars(second) == expected and second is not first

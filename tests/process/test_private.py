@@ -242,7 +242,7 @@ def test_a_root_swapped_while_in_use_is_left_and_nothing_planted_runs(shared_tmp
     try:
         root = os.path.dirname(engine.logs.path)
         assert engine.run_script("echo one").success
-        engine.warm.wait_ready(10)  # the standby's refill would make the root again under the swap
+        engine.warm.wait_full(10)  # the standbys' refills would make the root again under the swap
         assert as_nobody(f"mv '{root}' '{root}.gone'").returncode != 0  # sticky: not theirs to move
         os.rename(root, root + ".gone")
         _plant(shared_tmp, str(canary))

@@ -16,6 +16,7 @@ import psutil
 import pytest
 
 from execmagic.engine import Engine, RunOptions
+from execmagic.engine.engine import STANDBYS
 from execmagic.engine.warm import MISSES_BEFORE_BACKOFF, RETRY_EVERY
 from execmagic.process.pump import CancelToken
 from execmagic.process.standby import SCRIPT_LIMIT, can_stand_by, idle_pids
@@ -221,8 +222,13 @@ def test_cd_and_export_reach_the_next_standby(engine, tmp_path):
     r, pid = warm_pid(engine, 'echo "$$ $PWD $EXECMAGIC_T_STEP"')
     assert r.stdout == f"{pid} {tmp_path} one\n"
     engine.run_script("unset EXECMAGIC_T_STEP; cd /")
-    r, pid = warm_pid(engine, 'echo "$$ $PWD"; printenv EXECMAGIC_T_STEP || echo unset')
-    assert r.stdout == f"{pid} /\nunset\n"
+    # the one kept beside the one that run took was started before its cd: stale, the next run discards it and
+    # takes the first started after (on a busy machine the refill may start both after, then it takes the older)
+    waiting = [standby.runner.pid for standby in engine.warm.wait_full(READY)]
+    r = engine.run_script('echo "$$ $PWD"; printenv EXECMAGIC_T_STEP || echo unset')
+    taken = int(r.stdout.split()[0])
+    assert r.stdout == f"{taken} /\nunset\n" and taken in waiting
+    assert not any(pid_alive(pid) for pid in waiting[:waiting.index(taken)])
 
 
 def test_a_change_from_python_discards_the_standby(engine, monkeypatch, tmp_path):
@@ -297,6 +303,17 @@ def test_a_resource_limit_set_from_python_reaches_the_run(engine):
         resource.setrlimit(resource.RLIMIT_NOFILE, (soft, hard))
 
 
+def test_two_runs_in_a_row_each_take_a_standby(engine):
+    """Two are kept: the run right after a run (as "Run all" runs cells) finds the second while the first is
+    made again."""
+    engine.run_script("true")
+    standbys = engine.warm.wait_full(READY)
+    assert len(standbys) == STANDBYS == 2
+    ran_in = [engine.run_script("echo $$").stdout for _ in standbys]
+    assert ran_in == [f"{standby.runner.pid}\n" for standby in standbys]
+    assert engine.warm.wait_ready(READY) is not None  # and more on their way
+
+
 def test_a_run_from_a_thread_with_another_niceness_gets_that_niceness(engine):
     engine.run_script("true")
     ready(engine)
@@ -325,7 +342,7 @@ def test_options_that_change_the_run_start_it_cold(engine, options):
 def test_after_misses_in_a_row_standbys_are_started_only_now_and_then(engine):
     engine.run_script("true")
     for i in range(MISSES_BEFORE_BACKOFF):
-        ready(engine)
+        engine.warm.wait_full(READY)  # every one made since the last run ended: a miss if none fits
         os.environ["EXECMAGIC_T_CHURN"] = str(i)  # every run sees a changed environment: a miss
         engine.run_script("true")
     del os.environ["EXECMAGIC_T_CHURN"]
@@ -425,18 +442,20 @@ def test_a_forked_child_using_the_engine_leaves_the_parents_standby_run_alone(en
     assert (r.stdout, r.exit_code, r.signal) == (f"{standby.runner.pid}\n", 0, None)
 
 
-def test_close_and_switching_off_discard_it(engine):
+def test_close_and_switching_off_discard_them(engine):
     engine.run_script("true")
-    standby = ready(engine)
+    standbys = engine.warm.wait_full(READY)
+    assert len(standbys) == STANDBYS
     engine.standby = False
-    assert not pid_alive(standby.runner.pid)
+    assert not any(pid_alive(standby.runner.pid) for standby in standbys)
     engine.run_script("true")
     assert engine.warm.wait_ready(0.5) is None
     engine.standby = True
     engine.run_script("true")
-    standby = ready(engine)
+    standbys = engine.warm.wait_full(READY)
+    assert len(standbys) == STANDBYS
     engine.close()
-    assert not pid_alive(standby.runner.pid)
+    assert not any(pid_alive(standby.runner.pid) for standby in standbys)
     assert idle_pids() == []
 
 
@@ -462,11 +481,11 @@ OWNER = textwrap.dedent("""
     engine = Engine(log_dir=sys.argv[1])
     engine.standby = True
     engine.run_script("true")
-    standby = engine.warm.wait_ready(10)
+    standbys = engine.warm.wait_full(10)
     if sys.argv[2] == "running":
         threading.Thread(target=engine.run_script, args=("echo started; sleep 64",), daemon=True).start()
     else:
-        print(standby.runner.pid, flush=True)
+        print(*(standby.runner.pid for standby in standbys), flush=True)
     sys.stdin.read()
 """)
 
@@ -507,3 +526,23 @@ def test_switching_off_while_one_is_being_started_keeps_none(engine):
         engine.standby = False
         assert engine.warm.wait_ready(READY) is None
         assert idle_pids() == []
+
+
+def test_the_environment_is_compared_as_name_by_name():
+    """fits()'s comparison of environments (a dict comparison where it can be) says what asking each name
+    says: every variable of the run's not ignored is the standby's, with its value."""
+    import random
+
+    from execmagic.process.standby import _same_environment
+
+    def by_name(env, mine, ignore):
+        missing = object()
+        return all(name in ignore or mine.get(name, missing) == value for name, value in env.items())
+
+    rng = random.Random(7)
+    names = ["A", "B", "C", "EXECMAGIC_STATE", "PATH"]
+    for _ in range(5000):
+        env = {name: rng.choice(["x", "y", ""]) for name in names if rng.random() < 0.6}
+        mine = {name: rng.choice(["x", "y", ""]) for name in names if rng.random() < 0.6}
+        ignore = frozenset(name for name in names if rng.random() < 0.3)
+        assert _same_environment(env, mine, ignore) == by_name(env, mine, ignore), (env, mine, ignore)

@@ -17,6 +17,7 @@ import psutil
 import pytest
 
 from execmagic.background.registry import ShellRegistry
+from execmagic.process import stop
 from execmagic.process.launch import MARKER_VAR
 from execmagic.process.spec import Command
 from execmagic.process.stop import remaining, stop_tree
@@ -58,10 +59,12 @@ def test_a_session_whose_members_carry_our_marker_is_stopped_after_its_leader_is
             ours.wait()
 
 
-def test_a_member_caught_in_an_exec_still_proves_the_session_ours():
+def test_a_member_caught_in_an_exec_still_proves_the_session_ours(monkeypatch):
     """In the middle of ``execve`` a process's environment reads empty: when that member is all that is
     left of a shell (``cmd &`` as the shell exits), the stop must wait for an answer, not pass it by.
-    The member here reads empty for 20 ms (``env -i``), then execs into one that carries the marker."""
+    The member here reads empty for 20 ms (``env -i``), then execs into one that carries the marker; the
+    waits are made long, for a busy machine to run those two execs in."""
+    monkeypatch.setattr(stop, "_EXEC_WAITS", (0.002, 0.008, 0.04, 0.2, 1.0, 4.0))
     script = f"sleep 0.02; exec env {MARKER_VAR}=ours-789 sleep 30"
     member = subprocess.Popen(["env", "-i", "sh", "-c", script], start_new_session=True)
     try:

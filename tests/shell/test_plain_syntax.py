@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 import random
+import re
 import subprocess
 
 import pytest
 
+from execmagic.shell import plain_syntax
+from execmagic.shell.lexer import source_spans
 from execmagic.shell.plain_syntax import surely_parses
 
 PLAIN = [
@@ -62,3 +65,48 @@ def test_a_yes_is_never_a_syntax_error(seed):
 def test_assignment_shaped_targets_and_bad_escapes_go_to_bash(script):
     """A yes here would have been wrong (bash -n refuses the first two); the last once raised."""
     assert not surely_parses(script)
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_a_refusal_at_the_start_is_the_whole_scripts(seed):
+    """Reading a long script's start alone: where the whole is plain, its tokens are the whole's (all but the last);
+    whatever the start refuses, the whole check refuses too -- over random scripts cut at every length."""
+    rng = random.Random(seed)
+    for _ in range(150):
+        script = "".join(rng.choice(ATOMS + PLAIN) + rng.choice(["", " "]) for _ in range(rng.randint(1, 14)))
+        whole = plain_syntax._whole_parses(script)
+        plain = plain_syntax._PLAIN_TEXT.fullmatch(script) and not plain_syntax._UNSURE.search(script)
+        all_tokens = source_spans(script) if plain else None
+        for first in range(len(script) + 2):
+            if plain_syntax._start_refused(script, first):
+                assert not whole, (script, first)
+            if all_tokens is not None:
+                found = plain_syntax._PLAIN_TEXT.match(script, 0, first)
+                tokens, spans = source_spans(script[:found.end() if found else 0])
+                kept = max(len(tokens) - 1, 0)
+                assert tokens[:kept] == all_tokens[0][:kept], (script, first)
+                assert spans[:kept] == all_tokens[1][:kept], (script, first)
+        assert surely_parses(script * (2 * plain_syntax._FIRST // max(len(script), 1) + 1)) \
+            == plain_syntax._whole_parses(script * (2 * plain_syntax._FIRST // max(len(script), 1) + 1)), script
+
+
+@pytest.mark.parametrize("script", ["echo " + "$AB" * 80 + '$"x"', "echo " + '"$AB"' * 80 + '$"x"',
+                                    "echo " + "export STAGE=train [[' >& -\"d $HOME ${X}\"" * 81])
+def test_text_it_does_not_take_is_refused_at_once(script):
+    """Each ``$NAME`` read also as a shorter name made 2**n ways to read such text: these took hours."""
+    assert not surely_parses(script)
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_whole_names_and_comments_read_the_same_text(seed):
+    """The regexes that take only a whole ``$NAME`` and a whole comment match what they matched before."""
+    before = {regex: re.compile(regex.pattern.replace("(?![A-Za-z0-9_])", "").replace("(?![^\\n])", ""))
+              for regex in (plain_syntax._PLAIN_TEXT, plain_syntax._WORD)}
+    rng = random.Random(seed)
+    letters = ["A", "b", "_", "1", "$", "#", "\n", " ", "{", "}", '"', "'", "\\", "?", "x"]
+    for _ in range(400):
+        text = "".join(rng.choice(ATOMS + letters) for _ in range(rng.randint(0, 10)))
+        for regex, old in before.items():
+            assert bool(regex.fullmatch(text)) == bool(old.fullmatch(text)), text
+            new_start, old_start = regex.match(text), old.match(text)
+            assert (new_start and new_start.end()) == (old_start and old_start.end()), text

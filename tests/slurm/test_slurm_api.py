@@ -74,5 +74,6 @@ def test_run_and_start_on_slurm_by_its_name(engine, slurm, tmp_path, monkeypatch
     wait_until(lambda: seen.append(execmagic.read("named", wait=5, engine=engine).stdout) or "".join(seen), 60,
                "the job's first line", interval=0)
     assert "".join(seen) == "named\n"
+    # the running job's files, in the default folder (once it has ended, the monitor removes what it copied)
+    assert os.listdir(tmp_path / ".execmagic" / "slurm")
     assert execmagic.kill("named", engine=engine).shell.status == "killed"
-    assert os.listdir(tmp_path / ".execmagic" / "slurm")  # the job's files, in the default folder

@@ -81,7 +81,9 @@ def test_the_second_clusters_job_never_reads_the_first_ones_files(cluster, tmp_p
             backend.reattach(info.job_id, marker=first_marker)
         outcome = later.kill(info.id)
         assert outcome.shell.status == "killed"
-        assert not processes_with(TOKEN_VAR, no_leftover_processes)
+        # the job's end is its wrapper's exit code on the shared folder: the wrapper and its reaper exit
+        # just after writing it, on the node (here, this machine)
+        wait_until(lambda: not processes_with(TOKEN_VAR, no_leftover_processes), 10, "the job's processes to end")
         assert later.read(info.id, whole_log=True).stdout == "second\n"
     finally:
         later.close()

@@ -36,13 +36,17 @@ def _render(module: str, name: str, *attrs: str, viewed: bool = False, **kwargs:
     """A renderer imported when the first value is shown (``%load_ext`` imports none of them); ``viewed``:
     it takes the shell's view."""
 
-    def render(obj: Any, view: Callable[[], View] | None) -> Any:
-        from importlib import import_module
+    found: list[Callable[..., Any]] = []  # the function, once imported (an import by name costs each call)
 
+    def render(obj: Any, view: Callable[[], View] | None) -> Any:
+        if not found:
+            from importlib import import_module
+
+            found.append(getattr(import_module(module, __package__), name))
         for attr in attrs:  # Summary renders its result
             obj = getattr(obj, attr)
         settings = {"view": view()} if viewed and view is not None else {}
-        return getattr(import_module(module, __package__), name)(obj, **kwargs, **settings)
+        return found[0](obj, **kwargs, **settings)
 
     return render
 
@@ -88,7 +92,9 @@ def _plain(render: Callable[[Any], str]) -> Callable[[Any, Any, bool], None]:
 
 
 #: What :func:`register` gave each formatter, per class: (module, class) -> {mime type: (printer, renderer)}.
-_REGISTERED: dict[tuple[str, str], dict[str, tuple[Callable[..., Any], Callable[[Any], Any]]]] = {}
+_REGISTERED: dict[tuple[str, str], dict[str, tuple[Callable[..., Any], Renderer]]] = {}
+#: The view :func:`register` was given (asked once per bundle by :func:`bundle_of`, not once per type).
+_VIEW: list[Callable[[], View] | None] = [None]
 _MIMES = ("text/plain", "text/html", PROVENANCE_MIME)
 
 
@@ -105,11 +111,12 @@ def register(shell: Any, view: Callable[[], View] | None = None) -> None:
         provenance.enabled = "text/html" in display.active_types
         display.formatters[PROVENANCE_MIME] = provenance
     formatters = display.formatters
+    _VIEW[0] = view
     for (module, name), renderers in _RENDERERS.items():
-        printers: dict[str, tuple[Callable[..., Any], Callable[[Any], Any]]] = {}
+        printers: dict[str, tuple[Callable[..., Any], Renderer]] = {}
         for mime, renderer in zip(_MIMES, renderers, strict=True):
             render = _bound(renderer, view)
-            printers[mime] = (_plain(render) if mime == "text/plain" else render, render)
+            printers[mime] = (_plain(render) if mime == "text/plain" else render, renderer)
         for mime, (printer, _) in printers.items():
             formatters[mime].for_type_by_name(module, name, printer)
         _REGISTERED[module, name] = printers
@@ -134,6 +141,8 @@ def bundle_of(shell: Any, value: Any) -> dict[str, Any] | None:
            (*others, display.ipython_display_formatter, display.mimebundle_formatter)):
         return None  # a printer of the user's own for another type, or one that displays the value itself
     data: dict[str, Any] = {}
+    shown: list[View] = []
+    view = _VIEW[0]
     for mime, (printer, render) in printers.items():
         formatter = display.formatters.get(mime)
         if formatter is None or not formatter.enabled:  # IPython keeps ``enabled`` in step with active_types
@@ -143,8 +152,14 @@ def bundle_of(shell: Any, value: Any) -> dict[str, Any] | None:
                 return None
         except KeyError:
             return None
-        data[mime] = render(value)
+        data[mime] = render(value, None if view is None else lambda: shown[0] if shown else _asked(view, shown))
     return data
+
+
+def _asked(view: Callable[[], View], shown: list[View]) -> View:
+    """``view()``, kept in ``shown`` for the bundle's other renderings."""
+    shown.append(view())
+    return shown[0]
 
 
 def _has_printer(formatter: Any, cls: type) -> bool:

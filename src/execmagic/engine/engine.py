@@ -64,6 +64,10 @@ _UNCONFINED = SandboxChoice(None)
 #: a run right after a run takes the second while the first is started again; three would hold more
 #: idle sandboxes for runs that seldom come three in a row faster than one starts.
 SANDBOX_STANDBYS = 2
+#: Standbys kept ready for unconfined runs: one is made again in the moment after a run, so a run right after
+#: it ("Run all") takes the second (see :mod:`.warm`); each idle one is a bash blocked on a pipe (3 MB resident,
+#: 0.3 MB of it its own: the rest is shared), one watchdog registration, and no file until it runs.
+STANDBYS = 2
 #: Variables a standby may differ in from the run that takes it: set per run (the state file's path).
 _PER_RUN = frozenset({STATE_VAR})
 
@@ -87,7 +91,10 @@ def _redacted(plan: Plan, result: Result) -> Result:
     """The result redacted, as it may be shown and saved: the plan's secrets hidden in its error and cwd too."""
     if plan.secrets is None:
         return result
-    return dataclasses.replace(result, cwd=plan.hide(result.cwd), error=plan.hide(result.error or "") or None)
+    cwd, error = plan.hide(result.cwd), plan.hide(result.error or "") or None
+    if cwd == result.cwd and error == result.error:  # nearly always: no new Result to make (thirty fields)
+        return result
+    return dataclasses.replace(result, cwd=cwd, error=error)
 
 
 class _Planners(Generic[T]):
@@ -132,7 +139,7 @@ class Engine:
         self._foreground = itertools.count(1)
         self.shells = ShellRegistry(log_dir=lambda: self.logs.ensure(), grace=self.options.grace)
         self.shells.on_kill = self._record_kill
-        self.warm = WarmShell(functools.partial(self._make_standby, None))
+        self.warm = WarmShell(functools.partial(self._make_standby, None), depth=STANDBYS)
         #: A standby of its own for each sandbox runs are confined in (one outside the walls never runs a
         #: confined command, nor the reverse; each keeps its own, so alternating runs each find theirs).
         self._warm_in: dict[Sandbox, WarmShell] = {}

@@ -24,6 +24,7 @@ from ..guard.policy import Policy
 from ..guard.secret_names import secret_name
 from ..guard.secrets import Masked, redact, secret_env
 from ..process.capture import os_error_reason
+from ..process.environ import environ_copy
 from ..process.errors import PreExecError, shown_value
 from ..process.launch import check_cwd
 from ..process.logdir import LogDir
@@ -217,7 +218,7 @@ class Planner:
         cwd = checks.optional_text(cwd, "cwd")
         input = checks.input_value(input)
         session = session or self.session
-        base_env = {} if clear_env else (dict(os.environ) if isolated else session.environment())
+        base_env = {} if clear_env else (environ_copy() if isolated else session.environment())
         if env_filter is not None:
             base_env = env_filter(base_env)
         moved_path = None
@@ -254,6 +255,8 @@ class Planner:
         else:
             plan = self.plan_script(request.text, request.language, errexit=request.errexit,
                                     save_session=not (request.background or request.remote), **request.options())
+        if not request.notes and request.on is plan.backend:  # nearly always: no new Plan to make
+            return plan
         return dataclasses.replace(plan, notes=request.notes + plan.notes, backend=request.on)
 
     def plan_script(
@@ -434,7 +437,7 @@ class Planner:
             return words, None
         refs = {(name, ref) for source in sources for name, ref in references(source)
                 if secret_name(ref) and (name in p.params or name in p.variables)}
-        secrets = secret_env(p.env)
+        secrets = _secret_env(p.env)
         for name, ref in sorted(refs):
             for i, item in enumerate(_texts(resolve(ref, p.params if name in p.params else p.variables))):
                 secrets[f"{ref}#{i}" if i else ref] = item
@@ -444,6 +447,21 @@ class Planner:
 
             words = expand(masked(p.params), masked(p.variables))
         return [redact(word, secrets) for word in words], secrets
+
+
+#: The last environment :func:`_secret_env` was asked about, and its answer.
+_secrets_seen: tuple[dict[str, str], dict[str, str]] | None = None
+
+
+def _secret_env(env: dict[str, str]) -> dict[str, str]:
+    """:func:`.secret_env` of ``env`` (a copy: the caller adds to it), asked again only when ``env`` is not
+    the last one asked about: a run's environment is nearly always the last run's, and each name's test
+    is a regular expression's search."""
+    global _secrets_seen
+    seen = _secrets_seen
+    if seen is None or seen[0] != env:
+        seen = _secrets_seen = (dict(env), secret_env(env))
+    return dict(seen[1])
 
 
 def _filled_notes(report: Sequence[Filled]) -> tuple[tuple[str, ...], tuple[Fill, ...]]:

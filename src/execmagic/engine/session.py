@@ -33,6 +33,7 @@ import secrets
 import threading
 from collections.abc import Mapping
 
+from ..process.environ import environ_copy
 from ..process.launch import MARKER_VAR
 from ..process.private import open_own_file, sealed_memory_file, write_file
 
@@ -338,7 +339,7 @@ class ShellSession:
     def environment(self, base: Mapping[str, str] | None = None) -> dict[str, str]:
         if self.parent is not None:
             base = self.parent.environment(base)
-        env = dict(os.environ if base is None else base)
+        env = environ_copy() if base is None else dict(base)
         with self._lock:
             for name in self.unset:
                 env.pop(name, None)

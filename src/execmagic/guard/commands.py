@@ -16,7 +16,7 @@ from collections.abc import Iterator, Sequence
 from typing import TYPE_CHECKING
 
 from ..shell.lexer import tokenize
-from ..shell.words import REDIRECTS, STDIN_REDIRECTS, Op, Word, unescape
+from ..shell.words import OPS, REDIRECTS, STDIN_REDIRECTS, Op, Subshells, Word, unescape
 from .paths import Path
 
 __all__ = ["ASSIGNMENT", "DECLARES", "WRAPPERS", "Command", "Simple", "assigned", "command_name", "emitted", "parse",
@@ -105,7 +105,8 @@ _RESERVED = frozenset({"!", "{", "}", "if", "then", "else", "elif", "fi", "do", 
 
 
 def parse(tokens: list[Word | Op]) -> list[Command | str]:
-    """Tokens → simple commands and the operators between them."""
+    """Tokens → simple commands and the operators between them (a :class:`~..shell.words.Subshells` token stays one
+    item: what ``(`` ``(`` ``WORD`` ``)`` ``)`` give, the walk knows)."""
     items: list[Command | str] = []
     words: list[Word] = []
     redirects: list[tuple[str, Word]] = []
@@ -120,6 +121,12 @@ def parse(tokens: list[Word | Op]) -> list[Command | str]:
                 items.append(Command(words, redirects))
                 words, redirects = [], []
             items.append(token)
+        elif type(token) is Subshells:  # as "(" ends a command (and a redirection waiting for its word), then itself
+            redirect = None
+            if words or redirects:
+                items.append(Command(words, redirects))
+                words, redirects = [], []
+            items.extend((OPS["("], OPS["("], OPS[")"], OPS[")"]) if token.word in _RESERVED else (token,))
         elif redirect is not None:
             redirects.append((redirect, token))  # type: ignore[arg-type]
             redirect = None

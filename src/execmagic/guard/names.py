@@ -81,7 +81,7 @@ class Readings:
         never changed by a caller)."""
         found = self.tokens.get(text)
         if found is None:
-            found = self.tokens[text] = tokenize(text, noted=True)
+            found = self.tokens[text] = tokenize(text, noted=True, joined=True)
         return found
 
     def end(self, word: str, start: int) -> int:
@@ -113,8 +113,8 @@ class Names:
     #: How deep the ``$(…)`` being read as what it prints is nested in the checked text: the depth of the code
     #: being walked, and one more for each ``$(…)`` being read inside it (see :meth:`printed`).
     printing: int = dataclasses.field(default=0, compare=False, repr=False)
-    #: The text walked is one spelled as dash reads its heredocs' words (see ``walk._as_dash_reads``): code in it is
-    #: not spelled so again (each level again would walk the code nested in it twice as often as the level around).
+    #: The text walked is one spelled as dash reads its heredocs' words (see ``dash_words.as_dash_reads``): code in it
+    #: is not spelled so again (each level again would walk the code nested in it twice as often as the level around).
     as_dash: bool = dataclasses.field(default=False, compare=False, repr=False)
     #: What each ``$(…)`` body prints, by body and :attr:`printing` depth, under these names as they are now:
     #: shared by copies until one of them changes a name (then it starts its own), so that the walk of a body

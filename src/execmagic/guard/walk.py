@@ -18,8 +18,9 @@ import functools
 import re
 from collections.abc import Generator, Iterable, Iterator, Sequence
 
-from ..shell.words import Word
+from ..shell.words import WRITES, Op, Subshells, Word
 from .commands import ASSIGNMENT, DECLARES, WRAPPERS, Command, Simple, command_name, emitted, parse, program
+from .dash_words import as_dash_reads
 from .forks import FORK_CALLS, fork_bomb
 from .names import Names, Readings
 from .options import (
@@ -43,10 +44,6 @@ __all__ = ["Walk", "argv_commands", "simple_commands", "walk", "walk_argv"]
 #: How deep code inside code (``bash -c "eval '…'"``) is followed; deeper text is refused (rule too-deep):
 #: what the check cannot follow is not run.
 _MAX_DEPTH = 8
-#: A heredoc's operator and word (as the shell reader's walk reads it), and in the word what is quoted and a ``$``
-#: before a quote (see :func:`_as_dash_reads`).
-_HEREDOC_WORD = re.compile(r"(<<-?[ \t]*)((?:[^\s;&|<>()'\"\\]|'[^']*'|\"(?:[^\"\\]|\\.)*\"|\\.)+)")
-_DOLLAR_QUOTE = re.compile(r"'[^']*'|\"(?:[^\"\\]|\\.)*\"|\\.|\$(?=['\"])")
 _DEFINES_FUNCTION = re.compile(r"\(\s*\)\s*[{(]|\bfunction\s+[^\s(){}|&;<>]+")
 #: Programs the walk or a rule does something with, by name: a rule judges them, they run code handed to them
 #: (shells, ``eval``, ``find -exec``, wrappers), download, move the directory, or give names values.
@@ -67,19 +64,7 @@ def walk(text: str, cwd: Path | None, depth: int, names: Names | None = None) ->
     if depth > _MAX_DEPTH:
         yield refuse("too-deep", text[:200])
         return cwd
-    names = Names() if names is None else names.copy()
-    names.printing = depth  # a $(…) in this code is one level deeper (see Names.printed)
-    as_dash_reads = None if names.as_dash else _as_dash_reads(text)
-    if as_dash_reads is not None:  # a heredoc ends elsewhere in dash: what runs there is walked too
-        dash_names = names.copy()
-        dash_names.as_dash = True  # (its heredoc words are spelled as dash reads them already: the code in it too,
-        yield from walk(as_dash_reads, cwd, depth, dash_names)  # and one walked so at each level of nesting
-    tokens, skeleton = names.readings.tokenize(text)
-    bomb = fork_bomb(skeleton)
-    if bomb:
-        yield refuse("fork-bomb", bomb)
-    if _DEFINES_FUNCTION.search(skeleton):  # a function body runs later, when names may hold other values
-        names.make_opaque()
+    names, tokens = yield from _read(text, cwd, depth, Names() if names is None else names.copy())
     # what each open "(" restores at its ")": the same pair while nothing changes, not one per "(" (names are never
     # changed once kept) -- a line of 100,000 "(" made as many objects, and ((1)) is four of them
     scopes: list[tuple[Path | None, Names]] = []
@@ -89,6 +74,7 @@ def walk(text: str, cwd: Path | None, depth: int, names: Names | None = None) ->
     items = parse(tokens)
     items.append(";")
     every = names.readings.every
+    passed: set[str] = set()  # ((WORD)) found to do nothing
     for item in items:  # (the loop every command and operator of a long script goes through: kept lean)
         if type(item) is Command:
             pipeline.append(item)
@@ -97,13 +83,15 @@ def walk(text: str, cwd: Path | None, depth: int, names: Names | None = None) ->
             pass
         elif item == "|" or item == "|&":
             continue
-        elif len(pipeline) == 1 and not downloads and _inert(pipeline[0]):  # most commands of a long script
-            code = _has_code(pipeline[0])  # (walked as written: a word that expands to nothing runs its code too)
-            if code:
-                yield from _bodies(pipeline[0], cwd, depth, names)
-            command = names.expand(pipeline[0], code)  # a check asks only where a redirection of it writes:
-            if every or (command.redirects and judged_writes(command.redirects, cwd)):
-                yield Simple(tuple(command.words), tuple(command.redirects), cwd)
+        elif not downloads and (_inert(pipeline[0]) if len(pipeline) == 1 else all(map(_inert, pipeline))):
+            for command in pipeline:  # most commands of a long script (a pipeline of them changes nothing either)
+                code = _has_code(command)  # (walked as written: a word that expands to nothing runs its code too)
+                if code and not _all_quiet(command, cwd, depth, names):
+                    yield from _bodies(command, cwd, depth, names)
+                if every or not WRITES.isdisjoint([op for op, _ in command.redirects]):  # else nothing is yielded:
+                    command = names.expand(command, code)  # not expanded; a check asks where a redirection writes
+                    if every or (command.redirects and judged_writes(command.redirects, cwd)):
+                        yield Simple(tuple(command.words), tuple(command.redirects), cwd)
             pipeline = []
         else:
             written, pipeline = pipeline, [names.expand(c) for c in pipeline]
@@ -115,24 +103,45 @@ def walk(text: str, cwd: Path | None, depth: int, names: Names | None = None) ->
             scopes.append(state)
         elif item == ")" and scopes:
             cwd, names = state = scopes.pop()
+        elif type(item) is Subshells and (every or downloads or item not in passed):
+            if every or downloads or not _inert_word(item.word):
+                yield from _subshells(Command([item.word]), cwd, depth, names, downloads)
+            else:  # it does nothing: nor does the next one spelled alike
+                passed.add(item)
     return cwd
 
 
-def _as_dash_reads(text: str) -> str | None:
-    """``text`` with each heredoc's word spelled so that bash reads it as dash does, or ``None`` when none differs.
+def _read(text: str, cwd: Path | None, depth: int, names: Names) -> Generator[Refusal | Simple, None,
+                                                                             tuple[Names, list[Word | Op]]]:
+    """What :func:`walk` walks first: ``text`` as dash reads its heredocs when that differs, and a fork bomb; the names
+    it starts with (``names``, changed) and the tokens of ``text``."""
+    names.printing = depth  # a $(…) in this code is one level deeper (see Names.printed)
+    dash_text = None if names.as_dash else as_dash_reads(text)
+    if dash_text is not None:  # a heredoc ends elsewhere in dash: what runs there is walked too
+        dash_names = names.copy()
+        dash_names.as_dash = True  # (its heredoc words are spelled as dash reads them already: the code in it too,
+        yield from walk(dash_text, cwd, depth, dash_names)  # and one walked so at each level of nesting
+    tokens, skeleton = names.readings.tokenize(text)
+    bomb = fork_bomb(skeleton)
+    if bomb:
+        yield refuse("fork-bomb", bomb)
+    if _DEFINES_FUNCTION.search(skeleton):  # a function body runs later, when names may hold other values
+        names.make_opaque()
+    return names, tokens
 
-    Dash has no ``$'…'`` nor ``$"…"``: there the word keeps its ``$`` (``<<$'EOF'`` ends at a line ``$EOF``, where
-    bash's ends at ``EOF``), so a line between them is code to one shell and the body to the other.  Spelled
-    ``\\$'EOF'``, bash reads it as dash does; both spellings are walked.
-    """
-    if "<<" not in text or ("$'" not in text and '$"' not in text):
-        return None
-    variant = _HEREDOC_WORD.sub(lambda m: m.group(1) + _DOLLAR_QUOTE.sub(_as_dash, m.group(2)), text)
-    return None if variant == text else variant
 
-
-def _as_dash(match: re.Match[str]) -> str:
-    return "\\$" if match.group() == "$" else match.group()
+def _subshells(command: Command, cwd: Path | None, depth: int, names: Names, downloads: set[str]) -> Walk:
+    """``((WORD))`` read as one (:class:`~..shell.words.Subshells`): ``command`` walked as the loop of :func:`walk`
+    walks ``( ( WORD ) )`` -- in a subshell: what it changes is undone at its ``)``, but for the files it downloads."""
+    if not downloads and _inert(command):
+        if names.readings.every:
+            command = names.expand(command, False)
+            yield Simple(tuple(command.words), (), cwd)
+        return cwd
+    pipeline = [names.expand(command)]
+    yield from _runs_download(pipeline, downloads)
+    yield from _walk_pipeline(pipeline, cwd, depth, names, written=[command])
+    return cwd
 
 
 def _inert(command: Command) -> bool:
@@ -147,7 +156,11 @@ def _inert(command: Command) -> bool:
     first = words[0]
     if first.live != () or first.code:  # the name as written (<(…) has code, no live text)
         return False
-    return _inert_name(first) if len(first) <= _NAME_KEPT else _judged_name(first)
+    return _inert_word(first)
+
+
+def _inert_word(word: Word) -> bool:  # (of a plain word: no expansion in it)
+    return _inert_name(word) if len(word) <= _NAME_KEPT else _judged_name(word)
 
 
 #: Command words up to this length have their answer kept (a script names a few programs again and again).
@@ -173,6 +186,16 @@ def _has_code(command: Command) -> bool:
         if word.code:
             return True
     return bool(command.redirects) and any(target.code for _, target in command.redirects)
+
+
+def _all_quiet(command: Command, cwd: Path | None, depth: int, names: Names) -> bool:
+    """Whether :func:`_bodies` of ``command`` would walk nothing (each body blank or passed as quiet): asked first, so
+    that the command of a script that writes the same heredoc again and again makes no walk of it at all."""
+    quiet = names.readings.quiet
+    for body in command.code():
+        if (body.strip() or depth >= _MAX_DEPTH) and (body, cwd, depth, id(names)) not in quiet:
+            return False
+    return True
 
 
 def _bodies(command: Command, cwd: Path | None, depth: int, names: Names) -> Walk:

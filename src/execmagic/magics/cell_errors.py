@@ -11,7 +11,7 @@ from __future__ import annotations
 import contextlib
 import os
 import sys
-from collections.abc import Iterator
+from types import TracebackType
 from typing import TYPE_CHECKING
 
 from IPython.core.error import UsageError
@@ -81,28 +81,45 @@ class StartFailed(_OneRedLine, Exception):
         self.code = code
 
 
-@contextlib.contextmanager
-def engine_errors() -> Iterator[None]:
+def engine_errors() -> contextlib.AbstractContextManager[None]:
     """Turn the engine's deliberate errors into what a notebook user should see: one line, no traceback."""
+    return _ENGINE_ERRORS
+
+
+class _EngineErrors:
+    """:func:`engine_errors`: a plain context manager, holding nothing (a run enters it five times: a generator's
+    costs several times as much to enter and leave), that imports the error classes when there is one to word."""
+
+    def __enter__(self) -> None:
+        return None
+
+    def __exit__(self, kind: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None) -> None:
+        if isinstance(exc, Exception):
+            _reword(exc)
+
+
+_ENGINE_ERRORS = _EngineErrors()
+
+
+def _reword(exc: Exception) -> None:
+    """Raise ``exc`` as a notebook user should see it, when it is one of the engine's deliberate errors."""
     from ..guard.policy import AuditUnavailable, CommandRefused
     from ..process.sandbox import SandboxProblem, SandboxUnavailable
 
-    try:
-        yield
-    except SandboxUnavailable as exc:  # a named mode that cannot work: nothing runs unconfined instead
+    if isinstance(exc, SandboxUnavailable):  # a named mode that cannot work: nothing runs unconfined instead
         raise UsageError(f"{exc}; or run it unconfined with --sandbox-mode off") from None
-    except SandboxProblem as exc:  # a writable root that cannot be one (the home folder, /, a missing folder)
+    if isinstance(exc, SandboxProblem):  # a writable root that cannot be one (the home folder, /, a missing folder)
         raise UsageError(f"{usage_words(exc)}; set ExecMagics.allowed_dirs to the project's folders, or use"
                          " --sandbox-mode read-only") from None
-    except CommandRefused as exc:  # worded for a notebook user: the magic's own override
+    if isinstance(exc, CommandRefused):  # worded for a notebook user: the magic's own override
         raise UsageError(f"{exc.refusal.describe()}; pass --allow-dangerous to run it anyway") from None
-    except UnknownShell as exc:  # worded for a notebook user: how to start one here
+    if isinstance(exc, UnknownShell):  # worded for a notebook user: how to start one here
         raise UsageError(f"{exc}{'' if exc.known else '; start one with %bg'}") from None
-    except ShellLimitReached as exc:
+    if isinstance(exc, ShellLimitReached):
         raise UsageError(f"{exc} (%kill one, or raise ExecMagics.max_background_shells)") from None
-    except UsageProblem as exc:
+    if isinstance(exc, UsageProblem):
         raise UsageError(usage_words(exc)) from None
-    except AuditUnavailable as exc:
+    if isinstance(exc, AuditUnavailable):
         raise UsageError(str(exc)) from None
-    except PreExecError as exc:
+    if isinstance(exc, PreExecError):
         raise StartFailed(start_words(exc), exc.code) from None

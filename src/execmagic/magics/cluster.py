@@ -41,6 +41,20 @@ def _flags(specs: list[BackendSpec] | None = None) -> dict[str, tuple[Option, li
     return flags
 
 
+#: The backends :func:`_flags_now` last saw, and their flags.
+_flags_seen: tuple[list[BackendSpec], dict[str, tuple[Option, list[str]]]] | None = None
+
+
+def _flags_now() -> dict[str, tuple[Option, list[str]]]:
+    """:func:`_flags` of the registry now, worked out again only when its backends are not the last ones
+    seen (each run asks, to tell a flag given without its ``--on``; a backend is registered rarely)."""
+    global _flags_seen
+    specs, seen = registry.specs(), _flags_seen
+    if seen is None or seen[0] != specs:  # the same backends, the same objects (frozen): the same flags
+        seen = _flags_seen = (specs, _flags(specs))
+    return seen[1]
+
+
 def _flag_help(flag: str, flags_by_backend: list[tuple[str, dict[str, Option]]]) -> str:
     """``with --on slurm: the partition …``; a flag two backends take says each one's help."""
     helps: dict[str, list[str]] = {}
@@ -102,7 +116,7 @@ def backend_for(args: Any, settings: Mapping[str, Configurable], grace: float) -
     """The backend ``args`` ask for (``None``: no ``--on``, the default), each option over its
     setting; a flag given without ``--on`` one of the backends taking it is a one-line usage error."""
     on = getattr(args, "on", None)
-    flags = _flags()
+    flags = _flags_now()
     given = [flag for flag, (option, _) in flags.items() if getattr(args, option.name, None) is not None]
     spec = registry.get(on) if on is not None else None
     for flag in given:

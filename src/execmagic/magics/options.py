@@ -15,6 +15,7 @@ from __future__ import annotations
 import argparse
 import re
 import shlex
+import weakref
 from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
@@ -47,7 +48,26 @@ def parse_line(line: str, parser: argparse.ArgumentParser, *,
         for word in unknown:
             if word.startswith("-") and word != "-":
                 raise UsageError(unknown_option(word.split("=", 1)[0], parser, before_command=False))
-    return _plain(parser.parse_args(words)), rest
+    return (_plain(parser.parse_args(words)) if words else _defaults(parser)), rest
+
+
+#: What each parser makes of a line with no words (see :func:`_defaults`).
+_NO_WORDS: weakref.WeakKeyDictionary[argparse.ArgumentParser, argparse.Namespace] = weakref.WeakKeyDictionary()
+
+
+def _defaults(parser: argparse.ArgumentParser) -> argparse.Namespace:
+    """``parser.parse_args([])``, worked out once per parser: most lines give no options (``%exec ls``), and
+    argparse walks every action of the parser to say so, a tenth of a short command's time in the kernel.
+    Each call gets its own namespace and its own lists (a magic may set a value on what it got)."""
+    kept = _NO_WORDS.get(parser)
+    if kept is None:
+        kept = _NO_WORDS[parser] = _plain(parser.parse_args([]))
+    args = argparse.Namespace()
+    args.__dict__.update(kept.__dict__)
+    for name, value in kept.__dict__.items():
+        if isinstance(value, list):
+            args.__dict__[name] = list(value)
+    return args
 
 
 class _Word(str):

@@ -13,14 +13,17 @@ import contextlib
 import errno
 import os
 import shutil
+import stat
 import subprocess
+import sys
 from collections.abc import Iterator, Mapping, Sequence
 
 from .checks import ENV_NAME  # the one definition of a variable name
 from .errors import MalformedEntry, PreExecError, shown_value
 from .spec import Command
 
-__all__ = ["MARKER_VAR", "check_cwd", "handed_args", "handed_script", "launch", "parse_env_entry", "resolve_executable"]
+__all__ = ["MARKER_VAR", "check_cwd", "executable_identity", "handed_args", "handed_script", "launch",
+           "parse_env_entry", "resolve_executable"]
 
 #: Environment variable carried by every process the engine starts (value: the run's token).
 MARKER_VAR = "EXECMAGIC_RUN"
@@ -59,6 +62,18 @@ def check_cwd(cwd: str, shown: str | None = None) -> None:
 
 def resolve_executable(name: str, cwd: str, env: Mapping[str, str]) -> str:
     """Find what ``name`` would run: a path (relative to ``cwd``) or a PATH lookup in the run's env."""
+    return _resolve(name, cwd, env)[0]
+
+
+def executable_identity(name: str, cwd: str, env: Mapping[str, str]) -> tuple[int, int]:
+    """The file (device, inode) :func:`resolve_executable` finds: what a run checks is still the program its
+    standby runs, on every run (the lookup's own ``stat`` of it, not one more)."""
+    path, found = _resolve(name, cwd, env)
+    found = found or os.stat(path)
+    return found.st_dev, found.st_ino
+
+
+def _resolve(name: str, cwd: str, env: Mapping[str, str]) -> tuple[str, os.stat_result | None]:
     if not name:
         raise PreExecError("empty command", "EINVAL", exit_code=127)
     if "/" in name:
@@ -67,11 +82,34 @@ def resolve_executable(name: str, cwd: str, env: Mapping[str, str]) -> str:
             raise PreExecError(f"no such file {shown_value(name)}", "ENOENT", exit_code=127)
         if os.path.isdir(path) or not os.access(path, os.X_OK):
             raise PreExecError(f"permission denied {shown_value(name)}", "EACCES", exit_code=126)
-        return path
-    found = shutil.which(name, path=env.get("PATH", os.defpath))
+        return path, None
+    found = _on_path(name, env.get("PATH", os.defpath))
     if found is None:
         raise PreExecError(f"{shown_value(name, quoted=False)} not found in PATH", "ENOENT", exit_code=127)
     return found
+
+
+def _on_path(name: str, path: str) -> tuple[str, os.stat_result | None] | None:
+    """``shutil.which(name, path=path)`` for a bare name, with the ``stat`` of the file found: one ``stat`` per
+    folder, where ``shutil.which`` makes two of the file it finds (it exists, it is not a folder) and the
+    standby's check a third."""
+    if sys.platform == "win32":  # PATHEXT, the current folder first: shutil's own
+        return (found, None) if (found := shutil.which(name, path=path)) is not None else None
+    if not path:  # PATH='' finds nothing, as in shutil.which (PATH=':' looks in the current folder)
+        return None
+    seen = set()
+    for folder in path.split(os.pathsep):
+        if folder in seen:
+            continue
+        seen.add(folder)
+        candidate = os.path.join(folder, name)
+        try:
+            found = os.stat(candidate)
+        except (OSError, ValueError):
+            continue
+        if os.access(candidate, os.F_OK | os.X_OK) and not stat.S_ISDIR(found.st_mode):
+            return candidate, found
+    return None
 
 
 def _memory_file(name: str, data: bytes) -> int:

@@ -51,7 +51,7 @@ from typing import TYPE_CHECKING, NamedTuple
 from ..shell.plain_syntax import surely_parses
 from .errors import PreExecError
 from .inherit import Inherited, inherited
-from .launch import MARKER_VAR, handed_args, resolve_executable
+from .launch import MARKER_VAR, executable_identity, handed_args, resolve_executable
 from .sandbox_end import ShellEnd
 from .spec import Command
 from .standby_apart import Apart
@@ -155,6 +155,21 @@ def _same_directory(path: str, pid: int) -> bool:
     return (mine.st_dev, mine.st_ino, mine.st_mode) == (its.st_dev, its.st_ino, its.st_mode)
 
 
+def _same_environment(env: Mapping[str, str], mine: Mapping[str, str], ignore: frozenset[str]) -> bool:
+    """Whether each variable of ``env`` not in ``ignore`` is in ``mine`` with its value.  With as many names in
+    each, and every ignored name of ``env`` in ``mine`` too, that is a dict comparison (done in C) of ``env``
+    given ``mine``'s values of the ignored names: a loop over fifty-odd names in Python cost more than the rest
+    of the check.  Otherwise (rare) they are asked name by name."""
+    if len(env) == len(mine) and all(name in mine for name in ignore if name in env):
+        patched = dict(env)
+        for name in ignore:
+            if name in patched:
+                patched[name] = mine[name]
+        return patched == mine
+    missing = object()
+    return all(name in ignore or mine.get(name, missing) == value for name, value in env.items())
+
+
 def _identity(path: str) -> tuple[int, int]:
     """The file ``path`` names (its device and inode)."""
     found = os.stat(path)
@@ -243,6 +258,8 @@ class Standby:
         #: A sandboxed standby's shell, watched from outside bwrap: its run ends with it (see :mod:`.sandbox_end`).
         self.shell_end: ShellEnd | None = None
         self._owner = os.getpid()
+        #: Set once it is handed its script, or discarded (the keeper starts the next after: see ..engine.warm).
+        self.handed = threading.Event()
         _every.add(self)
         with _idle_lock:
             _idle[runner.pid] = self
@@ -260,15 +277,14 @@ class Standby:
         env, mine = command.env, self.env
         if len(env) != len(mine) or "SHELLOPTS" in env:  # xtrace from the start would show the runner's own line
             return False
-        missing = object()
-        if not all(name in ignore or mine.get(name, missing) == value for name, value in env.items()):
+        if not _same_environment(env, mine, ignore):
             return False
         try:
             if inherited() != self.inherited or not _same_directory(self.cwd, self.runner.pid):
                 return False
             # the bash a cold run would start now: one copied onto PATH since, or put in place of this one
             # (a package upgrade), would be another file
-            return _identity(resolve_executable("bash", self.cwd, env)) == self._program_id
+            return executable_identity("bash", self.cwd, env) == self._program_id
         except (OSError, PreExecError):  # bash is gone, or /proc/thread-self is root's once Python dropped
             return False  # root (the process is no longer dumpable)
 
@@ -285,6 +301,7 @@ class Standby:
                 raise StandbyGone() from None
             finally:
                 os.close(fd)
+        self.handed.set()
         return self.runner
 
     def registration(self) -> Callable[[], None]:
@@ -308,6 +325,7 @@ class Standby:
         _close_pipes(self.runner)
         self._let_go()
         self.registration()()
+        self.handed.set()
 
     def _let_go(self) -> None:
         """Close what a sandboxed standby holds of its own (its pipes before they settled, its shell's end)."""

@@ -97,10 +97,10 @@ def _carries(proc: psutil.Process, marker: str) -> bool | None:
     return environment.get(MARKER_VAR) == marker if environment else None
 
 
-def _any_carries(members: list[psutil.Process], marker: str, waits: Sequence[float] = _EXEC_WAITS) -> bool:
+def _any_carries(members: list[psutil.Process], marker: str) -> bool:
     """Whether a member carries ``marker``; members whose environment read empty are read again after
-    each of ``waits``, so one caught in an ``exec`` (the only one left once its shell exited) still
-    proves the session ours.  A member started with ``env -i`` costs the sum of ``waits``."""
+    each of :data:`_EXEC_WAITS`, so one caught in an ``exec`` (the only one left once its shell exited)
+    still proves the session ours.  A member started with ``env -i`` costs their sum."""
     unanswered = []
     for proc in members:
         carries = _carries(proc, marker)
@@ -108,7 +108,7 @@ def _any_carries(members: list[psutil.Process], marker: str, waits: Sequence[flo
             return True
         if carries is None:
             unanswered.append(proc)
-    for wait in waits:
+    for wait in _EXEC_WAITS:
         if not unanswered:
             break
         time.sleep(wait)

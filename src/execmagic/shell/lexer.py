@@ -31,21 +31,12 @@ from .ends import (
     walk_to_close,
 )
 from .frames import SIMPLE_ARITHMETIC, Frame, delimiter_line
+from .stretches import PLAIN_PIECE, plain_tokens, stretch_end
 from .words import OPERATOR, OPS, Op, Word, unescape
 from .work import bounded, step, uncollected
 
 __all__ = ["source_spans", "source_tokens", "tokenize"]
 
-#: Plain stretches of text -- words of plain characters, operators, blanks, newlines -- are read at once (most
-#: commands are made of little else).  A word there stands alone: not before ``<``/``>`` (``2>``: digits there
-#: name a descriptor), nor before ``((`` (arithmetic only where no word ends before it).  No ``<<``/``<<-`` (a
-#: heredoc's word follows) nor ``<(``/``>(`` (a process substitution).  The operators are those of
-#: :data:`OPERATORS` in its order, so they are split by its own first fit.
-_PLAIN_WORD = r"[^ \t\n'\"\\$`;&|()<>#][^ \t\n'\"\\$`;&|()<>]*(?=[ \t\n;&|)]|\((?!\()|\Z)"
-_PLAIN_OP = r"<<<|&>>|;;&|>>|&&|\|\||;;|;&|\|&|&>|>\||>&|<&|<>|<(?![<(])|>(?!\()|[;&|()]"
-_PLAIN_STRETCH = re.compile(f"(?:{_PLAIN_WORD}|{_PLAIN_OP}|[ \t\n]+)+")
-_PLAIN_PIECE = re.compile(f"{_PLAIN_WORD}|{_PLAIN_OP}|\n")
-_PIECE_OPS = {**OPS, "\n": OPS[";"]}
 _PLAIN = re.compile(r"[^ \t\n'\"\\$`;&|()<>#]+")  # bash's blanks are space and tab alone: "\r" is a letter
 _EMPTY_BACKTICKS = re.compile(r"(?:``)+")
 _DQ_PLAIN = re.compile(r'[^"\\$`]+')
@@ -64,8 +55,9 @@ class _Lexer:
     -- what the fork-bomb pattern reads, so ``echo ':(){ :|:& };:'`` is not one.
     """
 
-    def __init__(self, text: str, sources: bool = False, noted: bool = False) -> None:
+    def __init__(self, text: str, sources: bool = False, noted: bool = False, joined: bool = False) -> None:
         self.text = text
+        self.joined = joined  # a ((WORD)) in a plain stretch is one token (see words.Subshells)
         #: The ends of the text's ( … ), shared with its bodies: kept when they will be read again (``noted``).
         self.ends = text.ends if isinstance(text, Body) else Ends() if noted else None
         self.i = 0
@@ -73,6 +65,8 @@ class _Lexer:
         self.skeleton: list[str] = []
         self.heredocs: list[tuple[int, str, bool, bool]] = []  # token index, delimiter, strip tabs, quoted
         self.read_bodies: dict[tuple[str, bool], tuple[tuple[str, ...], tuple[int, ...]]] = {}  # (_heredoc_body)
+        self.plain_bodies: dict[tuple[str, str], Word] = {}  # (_plain_body)
+        self.untold = 0  # steps of plain stretches and heredocs not yet counted (told with the loop's own)
         self.delimiter_next: str | None = None
         #: Where each token was read: (start, end) in the text -- kept only when asked (:func:`source_tokens`).
         self.sources: list[tuple[int, int]] | None = [] if sources else None
@@ -147,47 +141,32 @@ class _Lexer:
             if self.started and not started:
                 self.word_start = begin
             if taken > 4096:
-                step(taken)
-                taken = 0
-        step(taken)
+                step(taken + self.untold)
+                taken = self.untold = 0
+        step(taken + self.untold)
+        self.untold = 0
         self._end_word()
         self._read_heredocs()
         return self.tokens
 
     def _plain_stretch(self, i: int) -> bool:
-        """A plain stretch at ``i`` (:data:`_PLAIN_STRETCH`): its tokens at once, as one by one would; whether one was.
-
-        It ends before a ``((`` that may be arithmetic, which is read one step at a time -- unless nothing in
-        it could make it other than arithmetic that ends at its first ``))`` (then its ``(`` are plain
-        operators as well).  Where the next ``((`` is is kept (found again only once passed), and the
-        stretch is matched no further than it, so that no text is searched twice however many there are.
-        """
+        """A plain stretch at ``i`` (:func:`~.stretches.stretch_end`): its tokens at once, as one by one would; whether
+        one was."""
         if i == self.stretch_end:  # it stopped here, and nothing read since: a stretch here would stop at once
             return False
-        text, pos = self.text, i
-        while True:
-            start = max(pos, self.arithmetic_end)
-            if self.next_double < start:
-                found = text.find("((", start)
-                self.next_double = len(text) if found < 0 else found
-            cut = self.next_double if self.next_double <= self.last_close - 2 else len(text)
-            stretch = _PLAIN_STRETCH.match(text, pos, cut + 2)  # "((" in view: a word just before it is not plain
-            reach = stretch.end() if stretch else pos
-            simple = SIMPLE_ARITHMETIC.match(text, cut) if cut <= reach else None
-            if simple is None:
-                end = min(cut, reach)
-                break
-            self.arithmetic_end, pos = simple.end(), cut  # as _arithmetic_command would find; read on from it
+        text = self.text
+        end, self.arithmetic_end, self.next_double = stretch_end(text, i, self.arithmetic_end, self.next_double,
+                                                                 self.last_close)
         if end == i:
             return False
-        pieces = _PLAIN_PIECE.findall(text, i, end)
-        self.tokens.extend([_PIECE_OPS.get(piece) or str.__new__(Word, piece) for piece in pieces])  # (_Shown)
+        pieces, tokens = plain_tokens(text, i, end, self.joined)
+        self.tokens.extend(tokens)
         if self.sources is not None:
-            self.sources.extend([piece.span() for piece in _PLAIN_PIECE.finditer(text, i, end)])
+            self.sources.extend([piece.span() for piece in PLAIN_PIECE.finditer(text, i, end)])
         self.skeleton.append(text[i:end].replace("\n", ";"))
         self.i = self.stretch_end = end
         self.expanded_twice = bool(pieces) and pieces[-1] == ">&"  # a word after it, not yet read, is expanded twice
-        step(len(pieces))
+        self.untold += len(pieces)
         return True
 
     def _plain_heredoc(self, i: int) -> bool:
@@ -201,16 +180,32 @@ class _Lexer:
         if found is None:
             return False
         op, delimiter, newline = found.group(1), found.group(2), found.end() - 1
-        self.heredocs.append((len(self.tokens) + 1, delimiter, op == "<<-", False))
-        self.tokens.extend((OPS[op], str.__new__(Word, delimiter), OPS[";"]))  # (the word: its body, read next)
+        closing = delimiter_line(delimiter, op == "<<-").search(self.text, newline + 1)
+        if closing is None:  # (its body runs to the end of the text: read as any, below)
+            self.heredocs.append((len(self.tokens) + 1, delimiter, op == "<<-", False))
+        body = self._plain_body(newline + 1, closing.start(), delimiter) if closing else str.__new__(Word, delimiter)
+        self.tokens.extend((OPS[op], body, OPS[";"]))
         if self.sources is not None:
             self.sources.extend(((i, i + len(op)), found.span(2), (newline, newline + 1)))
         self.skeleton.append(self.text[i:newline] + ";")
         self.expanded_twice = False
-        self.i = newline + 1
-        self._read_heredocs()
-        step(3)
+        self.i = newline + 1 if closing is None else closing.end() + 1
+        if closing is None:
+            self._read_heredocs()
+        self.untold += 3
         return True
+
+    def _plain_body(self, start: int, end: int, delimiter: str) -> Word:
+        """The word of an unquoted heredoc's body from ``start`` to its delimiter line at ``end`` (as
+        :meth:`_read_heredocs` makes it): one per body text and delimiter (a script writes the same one again and
+        again; no word is changed once read)."""
+        body = self.text[start:end]
+        word = self.plain_bodies.get((body, delimiter))
+        if word is None:
+            self.i = start
+            live, dollars = self.read_bodies.get((body, False)) or self._heredoc_body(body, False, end)
+            word = self.plain_bodies[body, delimiter] = Word(body, live, shown=delimiter, live=dollars)
+        return word
 
     def _step(self, char: str) -> None:
         text, i = self.text, self.i
@@ -458,15 +453,16 @@ class _Lexer:
 _DOLLAR = re.compile(r"\$")
 
 
-def tokenize(text: str, noted: bool = False) -> tuple[list[Word | Op], str]:
+def tokenize(text: str, noted: bool = False, joined: bool = False) -> tuple[list[Word | Op], str]:
     """The words and operators of shell ``text``, and its skeleton: the text with quoted parts blanked.
 
     The skeleton is what text-shaped rules read (the fork-bomb pattern), so that
     ``echo ':(){ :|:& };:'`` -- data -- is not taken for one.  ``noted``: the bodies of its substitutions will
     be read too (the guard reads them as code): each is a :class:`Body` that shares the ends this reading
-    found (a :class:`Body` given is read so, whatever ``noted`` says).
+    found (a :class:`Body` given is read so, whatever ``noted`` says).  ``joined``: a plain ``((WORD))`` is one token,
+    a :class:`~.words.Subshells` (for the guard, which knows it).
     """
-    lexer = _Lexer(text, noted=noted)
+    lexer = _Lexer(text, noted=noted, joined=joined)
     with bounded(text), uncollected():
         tokens = lexer.run()
     return tokens, "".join(lexer.skeleton)

@@ -29,7 +29,10 @@ __all__ = ["surely_parses"]
 _RESERVED = frozenset(["!", "[[", "]]", "{", "}", "case", "coproc", "do", "done", "elif", "else", "esac", "fi",
                        "for", "function", "if", "in", "select", "then", "time", "until", "while"])
 _NAME = r"[A-Za-z_][A-Za-z0-9_]*"
-_PARAM = rf"\$(?:{_NAME}|[0-9?#@*$!-]|\{{(?:{_NAME}|[0-9]+|[?#@*$!-])\}})"
+#: ``$NAME`` takes its whole name, and a comment its whole line (the ``(?!…)`` below): read shorter, the rest of either
+#: is read the same way anyway, but each is then a second way to read the text -- and a regex asked about text it
+#: does not match tries every way, 2**n of them for n such names (``"$AB" * 40 + '$"x"'`` took hours).
+_PARAM = rf"\$(?:{_NAME}(?![A-Za-z0-9_])|[0-9?#@*$!-]|\{{(?:{_NAME}|[0-9]+|[?#@*$!-])\}})"
 #: How a plain word is spelled: plain characters (none with a meaning to the parser: no quotes, brackets
 #: of any kind, ``$``, ``#`` at its start, ``;&|<>``, blanks or control characters), quotes whose
 #: insides hold no substitution but ``$NAME``, a backslash and the character after it, ``$NAME``.
@@ -42,7 +45,7 @@ _WORD = re.compile(rf"{_PIECE}(?:{_PIECE}|#)*")
 #: operators' characters and comments.  Text with anything else (a bracket, a ``$(``, a backtick) is a
 #: no at C speed, however long or deeply nested it is; text made of these is then split and checked.
 _PLAIN_TEXT = re.compile(rf"(?:{_PLAIN}|'[^'\n]*'|\"(?:[^\"\\$`\n]|\\[^\n]|{_PARAM})*\"|\\[^\n]|{_PARAM}"
-                         r"|\$(?=\")|[ \t\n;&|<>]|#[^\n]*)*")  # $"…": a locale string, read as "…"
+                         r"|\$(?=\")|[ \t\n;&|<>]|#[^\n]*(?![^\n]))*")  # $"…": a locale string, read as "…"
 _ASSIGNMENT = re.compile(rf"{_NAME}\+?=")
 #: ``NAME[`` at a word's start opens a subscript, which bash reads up to its ``]`` across blanks and quotes
 #: (``a[1 + 2]=x``).
@@ -57,8 +60,38 @@ _ALIAS = re.compile(r"\balias\b|expand_aliases|BASH_ALIASES|posix")
 _UNSURE = re.compile(r"[^\S \t\n]|[\x00-\x08\x0e-\x1f\x7f]|\\\n")
 
 
+#: How much of a long script is read first, alone: most refusals come early (a pipe with no command before it, a
+#: ``;;``), and a no there is the whole script's no, found without reading all of it (see :func:`_start_refused`).
+_FIRST = 4096
+
+
 def surely_parses(script: str) -> bool:
     """Whether ``bash -c script`` is sure to parse: ``True`` only for scripts in the plain subset above."""
+    if len(script) > 2 * _FIRST and _start_refused(script, _FIRST):
+        return False
+    return _whole_parses(script)
+
+
+def _start_refused(script: str, first: int) -> bool:
+    """Whether the plain start of ``script`` (at most ``first`` characters) holds a token the check refuses.
+
+    Its tokens are the whole script's, all but the last (which the rest may lengthen: ``;`` of ``;;``, part of a
+    word), when the whole is plain: the reader looks back, never ahead, in text with no bracket, substitution or
+    backtick (a heredoc's ``<<``, which reads ahead, is refused before its body counts).  When the whole is not
+    plain its answer is no anyway.  So a refusal here is the whole's; no refusal here tells nothing.
+    """
+    plain = _PLAIN_TEXT.match(script, 0, first)  # (a star: it always matches, if only nothing)
+    start = script[:plain.end() if plain else 0]
+    try:
+        tokens, spans = source_spans(start)
+    except ShellTooComplex:
+        return False
+    line = _Line()
+    return not all(line.takes(token, start[begin:end]) for token, (begin, end) in zip(tokens[:-1], spans, strict=False))
+
+
+def _whole_parses(script: str) -> bool:
+    """:func:`surely_parses`, reading the whole script."""
     if _ALIAS.search(script) or _UNSURE.search(script) or not _PLAIN_TEXT.fullmatch(script):
         return False
     line = _Line()

@@ -233,15 +233,11 @@ class ShellScanner(WalkBodies):
         text = self.text
         if double:
             end = ARITH_RUN.match(text, i).end()  # type: ignore[union-attr]
-            frames = Frame.run("arith", "", (end - i) // 3)
             clean = self.shared is not None and self._clean_below()
-            for index, frame in enumerate(frames):
-                frame.start = i + 3 + 3 * index
-                if clean:
-                    frame.clean = True
+            frames = Frame.arith_run(range(i + 3, end + 3, 3), clean, self.stack.stops_for("arith", ""))
             if clean:
                 self._arith_runs_out(frames)
-            self.stack.append_run(frames)
+            self.stack.append_run(frames, alike=True)
             self.jumped += (end - i) // 3 - 1
             return end
         quoted_run = _QUOTED_PAREN_RUN.match(text, i + 2)

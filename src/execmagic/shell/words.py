@@ -13,7 +13,8 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from typing_extensions import Self
 
-__all__ = ["OPERATOR", "OPERATORS", "OPS", "REDIRECTS", "STDIN_REDIRECTS", "WRITES", "Op", "Word", "unescape"]
+__all__ = ["OPERATOR", "OPERATORS", "OPS", "REDIRECTS", "STDIN_REDIRECTS", "WRITES", "Op", "Subshells", "Word",
+           "unescape"]
 
 
 class _Shown:
@@ -52,6 +53,15 @@ class Word(str):
 
 class Op(str):
     """An operator token: ``;`` (also for a newline), ``&&``, ``|``, ``(``, ``>``, ``<<<``, …"""
+
+
+class Subshells(str):
+    """``((WORD))`` of a plain stretch as one token, for the guard: dash reads it as a subshell in a subshell around
+    the command ``WORD`` (bash as arithmetic), and the guard walks it as such -- most often a command that runs
+    nothing it judges, passed at once.  Read as ``(``, ``(``, ``WORD``, ``)``, ``)``, a script of ``((1))`` again and
+    again gave a million tokens a MB to group into commands and walk.  ``word``: the plain word."""
+
+    word: Word
 
 
 OPERATORS = ("<<<", "<<-", "&>>", ";;&", "<<", ">>", "&&", "||", ";;", ";&", "|&", "&>", ">|", ">&", "<&", "<>",

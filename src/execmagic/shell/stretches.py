@@ -1,0 +1,97 @@
+"""Plain stretches of shell text: what the word splitter (:mod:`.lexer`) reads at once, and their tokens.
+
+Most commands are made of little else than words of plain characters, operators, blanks and newlines; a
+stretch of them is matched by one regex and split by another, not read a character at a time.  Kept apart
+from the splitter's walker so that each stays small.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+
+from .frames import SIMPLE_ARITHMETIC
+from .words import OPS, Op, Subshells, Word
+
+__all__ = ["ARITH_STRETCH", "PLAIN_PIECE", "PLAIN_STRETCH", "plain_tokens", "stretch_end"]
+
+#: A word there stands alone: not before ``<``/``>`` (``2>``: digits there name a descriptor), nor before ``((``
+#: (arithmetic only where no word ends before it).  No ``<<``/``<<-`` (a heredoc's word follows) nor ``<(``/``>(``
+#: (a process substitution).  The operators are those of :data:`~.words.OPERATORS` in its order, so they are split
+#: by its own first fit.
+_PLAIN_WORD = r"[^ \t\n'\"\\$`;&|()<>#][^ \t\n'\"\\$`;&|()<>]*(?=[ \t\n;&|)]|\((?!\()|\Z)"
+_PLAIN_OP = r"<<<|&>>|;;&|>>|&&|\|\||;;|;&|\|&|&>|>\||>&|<&|<>|<(?![<(])|>(?!\()|[;&|()]"
+PLAIN_STRETCH = re.compile(f"(?:{_PLAIN_WORD}|{_PLAIN_OP}|[ \t\n]+)+")
+PLAIN_PIECE = re.compile(f"{_PLAIN_WORD}|{_PLAIN_OP}|\n")
+#: The same pieces, a ``((WORD))`` as one (see :class:`~.words.Subshells`).
+_JOINED_PIECE = re.compile(rf"\(\({_PLAIN_WORD}\)\)|{_PLAIN_WORD}|{_PLAIN_OP}|\n")
+#: A plain stretch whose every ``((`` opens a ``SIMPLE_ARITHMETIC`` made of plain pieces (``((1))``, ``((i++))``):
+#: what the splitter reads through one ``((`` at a time, matched at once.  Its ``(`` is no operator before another
+#: ``(``, and the words in it are plain ones that hold no ``]`` (a stop of arithmetic) and no ``;`` follows.  (The
+#: ``((…))`` is tried last: no other piece starts at a ``((``, and most pieces are the others.)
+_ARITH_WORD = r"[^ \t\n'\"\\$`;&|()<>#\]][^ \t\n'\"\\$`;&|()<>\]]*(?=[ \t\n&|)])"
+_ARITH_OP = r"&>>|>>|&&|\|\||\|&|&>|>\||>&|<&|<>|<(?![<(])|>(?!\()|[&|]"
+ARITH_STRETCH = re.compile(rf"(?:{_PLAIN_WORD}|{_PLAIN_OP[:-len('[;&|()]')]}[;&|)]|\((?!\()|[ \t\n]+"
+                           rf"|(?P<arith>\(\((?:{_ARITH_WORD}|{_ARITH_OP}|[ \t\n]+)*\)\)))+")
+_PIECE_OPS = {**OPS, "\n": OPS[";"]}
+
+
+def stretch_end(text: str, i: int, arithmetic_end: int, next_double: int, last_close: int) -> tuple[int, int, int]:
+    """Where the plain stretch at ``i`` ends; and where the arithmetic it passes ends, and the next ``((``, as kept.
+
+    It ends before a ``((`` that may be arithmetic, which is read one step at a time -- unless nothing in it could
+    make it other than arithmetic that ends at its first ``))`` (then its ``(`` are plain operators as well).
+    ``arithmetic_end``: where the ``((…))`` last passed ends; ``next_double``: the first ``((`` at or after where it
+    was last looked for (found again only once passed), and the stretch is matched no further than it, so that no
+    text is searched twice however many there are; ``last_close``: the last ``))`` of the text.
+    """
+    pos = i
+    if arithmetic_end <= i:
+        pos, arithmetic_end, done = _at_once(text, i, arithmetic_end)
+        if done:
+            return pos, arithmetic_end, next_double
+    while True:
+        start = max(pos, arithmetic_end)
+        if next_double < start:
+            found = text.find("((", start)
+            next_double = len(text) if found < 0 else found
+        cut = next_double if next_double <= last_close - 2 else len(text)
+        stretch = PLAIN_STRETCH.match(text, pos, cut + 2)  # "((" in view: a word just before it is not plain
+        reach = stretch.end() if stretch else pos
+        simple = SIMPLE_ARITHMETIC.match(text, cut) if cut <= reach else None
+        if simple is None:
+            return min(cut, reach), arithmetic_end, next_double
+        arithmetic_end, pos = simple.end(), cut  # as _arithmetic_command would find; read on from it
+
+
+def _at_once(text: str, i: int, arithmetic_end: int) -> tuple[int, int, bool]:
+    """How far the loop of :func:`stretch_end` reads from ``i`` through plain pieces and plain ``((…))``, read at once
+    (:data:`ARITH_STRETCH`); where the last such ``((…))`` ends; and whether the stretch ends there.
+
+    A stretch goes on alike from any of its pieces, so the loop reads on from where this stops -- unless it stopped
+    where no ``((`` stands: there a plain stretch stops at once too.
+    """
+    fast = ARITH_STRETCH.match(text, i)
+    if fast is None:
+        return i, arithmetic_end, not text.startswith("((", i)
+    if fast.start("arith") >= 0:
+        arithmetic_end = fast.end("arith")
+    return fast.end(), arithmetic_end, not text.startswith("((", fast.end())
+
+
+def plain_tokens(text: str, start: int, end: int, joined: bool) -> tuple[list[str], list[Word | Op]]:
+    """The pieces of the plain stretch ``text[start:end]`` and their tokens (``joined``: a ``((WORD))`` one token)."""
+    if not joined:
+        pieces = PLAIN_PIECE.findall(text, start, end)
+        return pieces, [_PIECE_OPS.get(piece) or str.__new__(Word, piece) for piece in pieces]  # (words.Word._Shown)
+    pieces = _JOINED_PIECE.findall(text, start, end)
+    return pieces, [_PIECE_OPS.get(piece) or (str.__new__(Word, piece) if piece[0] != "(" else _subshells(piece))
+                    for piece in pieces]
+
+
+@functools.lru_cache(maxsize=1024)
+def _subshells(piece: str) -> Word | Op:
+    """The token of a ``((WORD))``: one per text (a script writes the same few again and again; none is changed)."""
+    token = Subshells(piece)
+    token.word = str.__new__(Word, piece[2:-2])
+    return token  # type: ignore[return-value]
