@@ -54,7 +54,7 @@ from .inherit import Inherited, inherited
 from .launch import MARKER_VAR, executable_identity, handed_args, resolve_executable
 from .sandbox_end import ShellEnd
 from .spec import Command
-from .standby_apart import Apart
+from .standby_apart import Apart, pipes
 from .standby_reap import kill_and_reap
 from .stop import ignores
 
@@ -373,12 +373,11 @@ def start_standby(cwd: str, env: Mapping[str, str], marker: str, *, expect: Expe
     program_path = os.path.realpath(bash)
     launch = _runner_launch(bash, env_tool, run_env, confine)
     with _fork_lock:  # no fork may inherit the pipes before the Standby holds them (a forked child closes them)
-        read_end, write_end = os.pipe()
-        ready_read, ready_write = os.pipe()
-        apart = Apart() if confine is not None else None  # the run's pipes, apart from bwrap's own
-        expected = expect(marker)
-        runner = unregister = None
+        (read_end, write_end), (ready_read, ready_write) = pipes(2)
+        apart = runner = unregister = expected = None
         try:
+            apart = Apart() if confine is not None else None  # the run's pipes, apart from bwrap's own
+            expected = expect(marker)
             boot = _boot(read_end, ready_write, apart.writes if apart is not None else None)
             with handed_args([*launch.argv[:-1], boot], launch.fd_args, reader=launch.reader) as (argv, fds):
                 runner = subprocess.Popen(
@@ -394,7 +393,8 @@ def start_standby(cwd: str, env: Mapping[str, str], marker: str, *, expect: Expe
         finally:
             os.close(read_end)
             os.close(ready_write)
-            expected()
+            if expected is not None:
+                expected()
         standby = Standby(cwd=cwd, env=env, marker=marker, runner=runner, script_fd=write_end, unregister=unregister,
                           attributes=attributes, program=program_path, apart=apart)
     try:

@@ -20,7 +20,7 @@ import subprocess
 
 from .sandbox_end import ShellEnd
 
-__all__ = ["Apart"]
+__all__ = ["Apart", "pipes"]
 
 #: Bytes a read of the startup output takes at once.
 _READ = 65536
@@ -30,11 +30,8 @@ class Apart:
     """The run's stdout and stderr pipes of one sandboxed standby, until its shell holds them (:meth:`settle`)."""
 
     def __init__(self) -> None:
-        self._fds: list[int] = []
-        out_read, out_write = os.pipe()
-        self._fds += (out_read, out_write)
-        err_read, err_write = os.pipe()
-        self._fds += (err_read, err_write)
+        (out_read, out_write), (err_read, err_write) = pipes(2)
+        self._fds = [out_read, out_write, err_read, err_write]
         self.reads = (out_read, err_read)
         #: The write ends, handed to the shell (and its boot line's ``exec 1>&N 2>&M``).
         self.writes = (out_write, err_write)
@@ -65,6 +62,21 @@ class Apart:
         for fd in fds:
             with contextlib.suppress(OSError):
                 os.close(fd)
+
+
+def pipes(count: int) -> list[tuple[int, int]]:
+    """``count`` new pipes, or none: those made are closed again when the next one cannot be (no descriptor
+    left under ``RLIMIT_NOFILE``) -- a start that fails there must not take descriptors for good, or the next
+    starts fail too."""
+    made: list[tuple[int, int]] = []
+    try:
+        while len(made) < count:
+            made.append(os.pipe())
+    except BaseException:
+        for fd in (fd for pipe in made for fd in pipe):
+            os.close(fd)
+        raise
+    return made
 
 
 def _pending(fd: int) -> bytes:
