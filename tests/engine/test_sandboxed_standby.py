@@ -9,6 +9,7 @@ from __future__ import annotations
 import contextlib
 import os
 import re
+import resource
 import shutil
 import signal
 from pathlib import Path
@@ -312,3 +313,36 @@ def test_what_a_sandboxed_standbys_run_leaves_running_is_stopped(engine, script,
     """What a run leaves running inside is stopped (with bwrap's pid 1, which waits for it), and said."""
     cold, warm = _cold_then_in_a_standby(engine, script)
     assert (cold.exit_code, cold.notes, warm.exit_code, warm.notes) == (0, (cold_said,), 0, (warm_said,))
+
+
+#: Descriptors a kernel may hold open (files, sockets): past ``select()``'s 1024, which takes none beyond.
+_MANY = 1100
+
+
+@contextlib.contextmanager
+def _holding_many_descriptors():
+    """This process holds :data:`_MANY` descriptors more (every one it opens next is numbered past them)."""
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    needed = _MANY + len(os.listdir("/proc/self/fd")) + 256
+    if hard != resource.RLIM_INFINITY and hard < needed:
+        pytest.skip(f"the descriptor limit here is {hard}")
+    resource.setrlimit(resource.RLIMIT_NOFILE, (max(soft, needed), hard))
+    held = [os.open("/dev/null", os.O_RDONLY | os.O_CLOEXEC) for _ in range(_MANY)]
+    try:
+        yield
+    finally:
+        for fd in held:
+            os.close(fd)
+        resource.setrlimit(resource.RLIMIT_NOFILE, (soft, hard))
+
+
+def test_a_process_holding_over_a_thousand_descriptors_runs_in_sandboxed_standbys(engine):
+    """Each wait on one descriptor (a standby saying it is up, bwrap's monitor ending, the session's holder
+    starting) takes any number: a kernel with many files open still gets its sandbox and its standbys."""
+    with _holding_many_descriptors():
+        box = engine.sandbox("workspace").sandbox
+        standby = _ready_standby(engine, box)
+        r = engine.run_script("sleep 30 > /dev/null 2>&1 &", sandbox=box)  # bwrap's monitor is waited for
+        assert standby.runner.poll() is not None  # it ran there
+        assert (r.exit_code, r.notes) == (0, (_LEFT,)), r
+        assert engine.warm_for(box).wait_ready(READY) is not None

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import contextlib
 import os
-import select
 import signal
 import subprocess
 import time
@@ -30,7 +29,7 @@ from .spec import Command, RunOptions
 from .standby import Standby
 from .standby_reap import reap_later
 from .stop import StopReport, stop_tree
-from .system import pidfd_open
+from .system import pidfd_open, readable
 
 #: Told the run's leader (its process session) now and then; returns a limit to stop the run at, or ``None``.
 Watch = Callable[[int], "str | None"]
@@ -220,7 +219,7 @@ class _Run:
         pidfd = pidfd_open(self.proc.pid)
         if pidfd is not None:
             try:
-                select.select([pidfd], [], [], _MONITOR_WAIT)
+                readable(pidfd, _MONITOR_WAIT)
             finally:
                 os.close(pidfd)
 

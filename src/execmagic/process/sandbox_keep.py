@@ -22,11 +22,11 @@ from __future__ import annotations
 
 import contextlib
 import os
-import select
 import threading
 import weakref
 
 from .sandbox_end import only_child
+from .system import readable
 
 __all__ = ["KEPT", "KeptNamespaces"]
 
@@ -38,13 +38,6 @@ KEPT = ("mnt", "net", "ipc", "uts", "cgroup")
 _every: weakref.WeakSet[KeptNamespaces] = weakref.WeakSet()
 #: What is held for one standby: a pidfd of its runner (readable once it has ended), the namespaces' descriptors.
 _Kept = tuple[int, list[int]]
-
-
-def _ended(pidfd: int) -> bool:
-    """Whether the process of ``pidfd`` has ended (``poll``: a descriptor past 1024 is fine)."""
-    poll = select.poll()
-    poll.register(pidfd, select.POLLIN)
-    return bool(poll.poll(0))
 
 
 class KeptNamespaces:
@@ -78,7 +71,7 @@ class KeptNamespaces:
         staying: list[_Kept] = []
         with self._lock:
             for kept in self._kept:
-                (going if every or _ended(kept[0]) else staying).append(kept)
+                (going if every or readable(kept[0], 0) else staying).append(kept)
             self._kept = staying
         for pidfd, fds in going:
             for fd in (*fds, pidfd):

@@ -38,7 +38,6 @@ import contextlib
 import functools
 import os
 import re
-import select
 import shutil
 import signal
 import subprocess
@@ -57,6 +56,7 @@ from .spec import Command
 from .standby_apart import Apart, pipes
 from .standby_reap import kill_and_reap
 from .stop import ignores
+from .system import readable
 
 if TYPE_CHECKING:
     from .sandbox import Confined
@@ -226,7 +226,7 @@ def can_stand_by(env: Mapping[str, str]) -> bool:
 def _wait_until_up(runner: subprocess.Popen[bytes], ready: int, program: str, default_int: bool) -> None:
     """Wait for the runner's byte: bash (not ``env`` on its way to it) is started and reading; check it runs
     ``program`` and, where ``env`` was to put SIGINT back at its default, that it did."""
-    if not select.select([ready], [], [], _PROBE_TIMEOUT)[0] or os.read(ready, 1) != b".":
+    if not readable(ready, _PROBE_TIMEOUT) or os.read(ready, 1) != b".":
         raise OSError("the standby shell did not start")
     if _program(runner.pid) != program:
         raise OSError("the standby shell runs another program")

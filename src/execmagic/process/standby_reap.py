@@ -8,10 +8,11 @@ from __future__ import annotations
 import contextlib
 import os
 import queue
-import select
 import signal
 import subprocess
 import threading
+
+from .system import readable
 
 __all__ = ["kill_and_reap", "reap_later"]
 
@@ -52,7 +53,7 @@ def _ends_within(proc: subprocess.Popen[bytes], timeout: float) -> bool:
             return False
         return True
     try:
-        return bool(select.select([fd], [], [], timeout)[0])
+        return readable(fd, timeout)
     finally:
         os.close(fd)
 
