@@ -86,3 +86,42 @@ def test_a_shell_that_bwrap_reaped_is_read_from_its_pidfd_where_the_kernel_keeps
             pytest.skip(f"this kernel ({os.uname().release}) keeps no status for a reaped process's pidfd")
     finally:
         end.close()
+
+
+def _state(pid: int) -> bytes:
+    """The state letter of process ``pid`` (``Z``: ended, not reaped)."""
+    with open(f"/proc/{pid}/stat", "rb") as fh:
+        return fh.read().rpartition(b")")[2].split()[0]
+
+
+def _given_again(pid: int, tries: int = 50) -> subprocess.Popen[bytes] | None:
+    """A process that has exited with status 9 (a zombie: not reaped) under ``pid``, a number freed a moment ago
+    (``None``: another process took it each time, on a busy machine)."""
+    for _ in range(tries):
+        with open("/proc/sys/kernel/ns_last_pid", "w", encoding="ascii") as fh:
+            fh.write(str(pid - 1))
+        proc = subprocess.Popen(["sh", "-c", "exit 9"], stdin=subprocess.DEVNULL)
+        if proc.pid == pid:
+            return proc
+        proc.wait()
+    return None
+
+
+def test_a_shell_whose_pid_is_given_again_is_read_as_it_ended_not_as_the_next_process(sandboxed):
+    """The shell's ``/proc`` folder is held open from the start: once it is reaped, its pid may name another
+    process (here one ended with another status), which a read by number would take for the shell."""
+    if os.geteuid() != 0:
+        pytest.skip("only root sets the next pid (ns_last_pid)")
+    proc, write, end = sandboxed("exit 3")
+    shell = end._shell
+    os.write(write, b"\n")
+    assert proc.wait() == 3  # bwrap's pid 1 reaped the shell: its number is free
+    other = _given_again(shell)
+    if other is None:
+        pytest.skip("another process took the shell's pid each time")
+    try:
+        wait_until(lambda: _state(shell) == b"Z", UP, "the next process under the shell's pid to have ended")
+        assert end.status() in (3, None)  # None: a kernel that keeps no status for a reaped process's pidfd
+    finally:
+        other.wait()
+        end.close()
