@@ -17,6 +17,7 @@ from pathlib import Path
 import pytest
 
 from execmagic.engine import Engine, RunOptions, warm
+from execmagic.process.system import PIDFD
 from waiting import wait_until
 
 READY = 10.0  # seconds a standby may take to start on a busy machine (awaited, not slept)
@@ -263,6 +264,8 @@ def test_a_sandboxed_run_ends_with_its_shell_not_with_bwrap(engine):
     """A run in a sandboxed standby is over when its shell has ended and its output is read: it waits neither for
     bwrap's pid 1 to reap the shell nor for its monitor to exit after it (two wake-ups more on a busy machine).
     Held still here, they would keep the run until its timeout."""
+    if not PIDFD:
+        pytest.skip("no pidfd here: a sandboxed run ends as bwrap tells it")
     box = engine.sandbox("workspace").sandbox
     standby = _ready_standby(engine, box)
     init = _bwrap_pid_1(standby)

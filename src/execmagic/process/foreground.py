@@ -187,9 +187,10 @@ class _Run:
     def finish(self, births: Births) -> None:
         """Read what is left, stop what the command left running (in its session or escaped from it), reap it."""
         self.pump.drain_nonblocking()
-        # a run that ended with its sandboxed shell: bwrap's pid 1 is ending with it, the runner's own -- unless it
-        # waits for what the command left inside (its children now), which is left running in the background
-        shell = self.shell_end if self.pump.status is not None else None
+        # a run in a sandboxed standby: bwrap's pid 1 is ending with the shell, the runner's own -- unless it waits
+        # for what the command left inside (its children now), which is left running in the background (whether
+        # the run ended with the shell or, where its end could not be read, with bwrap's monitor)
+        shell = self.shell_end
         kept = shell is not None and not shell.init_ending()
         own = (shell.init,) if shell is not None and not kept else ()
         in_session, escaped = left_behind(self.sid, self.proc.pid, births, self.marker, own)
@@ -216,7 +217,7 @@ class _Run:
     def _monitor_ended(self) -> None:
         """Wait a moment for bwrap's monitor (the leader) to end, unreaped, as it does once the shell has: a run
         that ended with its shell, and left processes in the sandbox, stops them as a run that waited for it."""
-        pidfd = pidfd_open(self.proc.pid)
+        pidfd = pidfd_open(self.proc.pid) if self.proc.returncode is None else None  # reaped: its pid is not ours
         if pidfd is not None:
             try:
                 readable(pidfd, _MONITOR_WAIT)

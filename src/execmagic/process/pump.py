@@ -111,15 +111,16 @@ class Pump:
             fd = proc.stdin.fileno()
             os.set_blocking(fd, False)
             self.selector.register(fd, selectors.EVENT_WRITE, "stdin")
-        #: A sandboxed standby's shell, watched in bwrap's stead until it ends (see :mod:`.sandbox_end`).
-        self.shell_end = shell_end
+        #: A sandboxed standby's shell, watched in bwrap's stead until it ends (see :mod:`.sandbox_end`); not
+        #: where it has no pidfd (exits are polled for: bwrap's monitor is, as for any run).
+        self.shell_end = shell_end if shell_end is not None and shell_end.pidfd is not None else None
         #: How the command ended, when its shell told it (bwrap's monitor may still be exiting then).
         self.status: int | None = None
-        self.pidfd = pidfd_open(proc.pid) if shell_end is None else None  # None: polled for (see .system)
+        self.pidfd = pidfd_open(proc.pid) if self.shell_end is None else None  # None: polled for (see .system)
         if self.pidfd is not None:
             self.selector.register(self.pidfd, selectors.EVENT_READ, "exit")
-        if shell_end is not None:
-            self.selector.register(shell_end.pidfd, selectors.EVENT_READ, "shell")
+        if self.shell_end is not None and self.shell_end.pidfd is not None:
+            self.selector.register(self.shell_end.pidfd, selectors.EVENT_READ, "shell")
         self.exited_at: float | None = None
         if cancel is not None:
             self.selector.register(cancel.fileno(), selectors.EVENT_READ, "cancel")
@@ -149,7 +150,7 @@ class Pump:
         """The sandboxed shell exited: the command's end, told by the kernel; where it cannot tell how it
         ended, bwrap's monitor is waited for, as in any run."""
         shell = self.shell_end
-        assert shell is not None
+        assert shell is not None and shell.pidfd is not None
         self.selector.unregister(shell.pidfd)
         self.shell_end = None
         self.status = shell.status()

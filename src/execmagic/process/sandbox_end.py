@@ -23,7 +23,7 @@ import fcntl
 import os
 import struct
 
-from .system import PIDFD
+from .system import pidfd_open
 
 __all__ = ["ShellEnd", "only_child"]
 
@@ -71,9 +71,13 @@ def _as_bwrap_says(wait_status: int) -> int:
 
 class ShellEnd:
     """The shell of a sandboxed standby, watched from outside: a pidfd (readable once it has exited) and its
-    ``/proc`` folder (which, held open, names that process and no other one given its pid later)."""
+    ``/proc`` folder (which, held open, names that process and no other one given its pid later).
 
-    def __init__(self, pidfd: int, proc_dir: int, init: int, shell: int) -> None:
+    Without a pidfd (where exits are polled for: see :mod:`.system`) the run ends as bwrap tells it, but its
+    pid 1 is still known: what the command left running inside is told apart from what left its session."""
+
+    def __init__(self, pidfd: int | None, proc_dir: int, init: int, shell: int) -> None:
+        #: ``None``: not watched (the run waits for bwrap's monitor).
         self.pidfd = pidfd
         self._proc_dir = proc_dir
         #: bwrap's pid 1 (the shell's parent): the runner's own, which may outlive the shell a moment.
@@ -84,22 +88,17 @@ class ShellEnd:
     def find(cls, runner: int) -> ShellEnd | None:
         """The shell below the bwrap monitor ``runner`` of a standby up and waiting (``None``: not found, or its
         exit status would not be readable here -- then its run ends as bwrap tells it)."""
-        init = only_child(runner) if PIDFD else None
+        init = only_child(runner)
         if init is None:
             return None
         shell = only_child(init)
         if shell is None:
             return None
         try:
-            pidfd = os.pidfd_open(shell)
-        except OSError:
-            return None
-        try:
             proc_dir = os.open(f"/proc/{shell}", os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
         except OSError:
-            os.close(pidfd)
             return None
-        end = cls(pidfd, proc_dir, init, shell)
+        end = cls(pidfd_open(shell), proc_dir, init, shell)
         fields = _stat_fields(proc_dir)
         # its parent is still that pid 1 (it is the process found), and its status will be ours to read
         if (fields is None or len(fields) <= _EXIT_CODE or fields[_START_CODE] == b"1"
@@ -115,6 +114,8 @@ class ShellEnd:
             if fields[_STATE] != b"Z":  # not ended (asked too soon), or being reaped this instant
                 return None
             return _as_bwrap_says(int(fields[_EXIT_CODE]))
+        if self.pidfd is None:
+            return None
         info = bytearray(struct.pack("=Q", _PIDFD_INFO_EXIT).ljust(64, b"\0"))
         try:
             fcntl.ioctl(self.pidfd, _PIDFD_GET_INFO, info)
@@ -137,6 +138,7 @@ class ShellEnd:
 
     def close(self) -> None:
         for fd in (self.pidfd, self._proc_dir):
-            with contextlib.suppress(OSError):
-                os.close(fd)
-        self.pidfd = self._proc_dir = -1
+            if fd is not None:
+                with contextlib.suppress(OSError):
+                    os.close(fd)
+        self.pidfd, self._proc_dir = None, -1
