@@ -11,6 +11,7 @@ import contextlib
 import os
 import resource
 import shutil
+import subprocess
 import tempfile
 from collections.abc import Iterator
 
@@ -45,6 +46,15 @@ def _descriptors_left(free: int) -> Iterator[None]:
             os.close(fd)
 
 
+def _popen_leaks() -> bool:
+    """Whether this Python's ``subprocess.Popen`` itself leaves descriptors open when it runs out of them (before
+    3.11.5 and 3.12: python/cpython#87474): then a start failing there would too, whatever the standby does."""
+    before = _open()
+    with _descriptors_left(3), contextlib.suppress(OSError):  # its stdin, and stdout's pipe: stderr's fails
+        subprocess.run(["true"], stdin=subprocess.DEVNULL, capture_output=True, check=False)
+    return _open() != before
+
+
 @pytest.fixture
 def confine(bwrap_works):
     """A workspace sandbox's confine, as the engine hands :func:`start_standby` one; ``None`` when unconfined."""
@@ -62,6 +72,8 @@ def confine(bwrap_works):
 @pytest.mark.parametrize("confined", [False, True], ids=["unconfined", "sandboxed"])
 def test_a_standby_that_cannot_start_for_want_of_descriptors_leaves_none_open(confine, confined):
     ws, confine_in = confine
+    if _popen_leaks():
+        pytest.skip("this Python's subprocess leaves descriptors open when it runs out of them")
     started = 0
     for free in range(_FREE):
         before = _open()
