@@ -346,6 +346,6 @@ def test_a_process_holding_over_a_thousand_descriptors_runs_in_sandboxed_standby
         box = engine.sandbox("workspace").sandbox
         standby = _ready_standby(engine, box)
         r = engine.run_script("sleep 30 > /dev/null 2>&1 &", sandbox=box)  # bwrap's monitor is waited for
-        assert standby.runner.poll() is not None  # it ran there
         assert (r.exit_code, r.notes) == (0, (_LEFT,)), r
+        wait_until(lambda: standby.runner.poll() is not None, READY, "the standby that ran it to be gone")
         assert engine.warm_for(box).wait_ready(READY) is not None
