@@ -12,6 +12,7 @@ import select
 import signal
 import subprocess
 
+import psutil
 import pytest
 
 from execmagic.process.sandbox_bwrap import base_args
@@ -94,15 +95,27 @@ def _state(pid: int) -> bytes:
         return fh.read().rpartition(b")")[2].split()[0]
 
 
-def _given_again(pid: int, tries: int = 50) -> subprocess.Popen[bytes] | None:
-    """A process that has exited with status 9 (a zombie: not reaped) under ``pid``, a number freed a moment ago
-    (``None``: another process took it each time, on a busy machine)."""
+def _sleeping_child(pid: int) -> int | None:
+    """The one child of ``pid`` once it runs ``sleep``."""
+    child = only_child(pid)
+    if child is None:
+        return None
+    with contextlib.suppress(OSError), open(f"/proc/{child}/comm", encoding="ascii") as fh:
+        if fh.read().strip() == "sleep":
+            return child
+    return None
+
+
+def _given_again(pid: int, script: str = "exit 9", tries: int = 50) -> subprocess.Popen[bytes] | None:
+    """A process running ``script`` (by default: ended with status 9, a zombie not reaped) under ``pid``, a number
+    freed a moment ago (``None``: another process took it each time, on a busy machine)."""
     for _ in range(tries):
         with open("/proc/sys/kernel/ns_last_pid", "w", encoding="ascii") as fh:
             fh.write(str(pid - 1))
-        proc = subprocess.Popen(["sh", "-c", "exit 9"], stdin=subprocess.DEVNULL)
+        proc = subprocess.Popen(["sh", "-c", script], stdin=subprocess.DEVNULL)
         if proc.pid == pid:
             return proc
+        proc.kill()
         proc.wait()
     return None
 
@@ -123,5 +136,31 @@ def test_a_shell_whose_pid_is_given_again_is_read_as_it_ended_not_as_the_next_pr
         wait_until(lambda: _state(shell) == b"Z", UP, "the next process under the shell's pid to have ended")
         assert end.status() in (3, None)  # None: a kernel that keeps no status for a reaped process's pidfd
     finally:
+        other.wait()
+        end.close()
+
+
+def test_a_pid_1_whose_pid_is_given_again_is_not_read_as_waiting_for_what_the_next_process_started(sandboxed):
+    """Whether bwrap's pid 1 still waits for something the command left is read from its own ``/proc`` folder,
+    held open: once it has ended, its pid may name another process, with children of its own."""
+    if os.geteuid() != 0:
+        pytest.skip("only root sets the next pid (ns_last_pid)")
+    proc, write, end = sandboxed("exit 0")
+    init = end.init
+    os.write(write, b"\n")
+    assert proc.wait() == 0
+    wait_until(lambda: not os.path.exists(f"/proc/{init}"), UP, "bwrap's pid 1 to be gone and reaped")
+    # its child is not numbered as the shell was, the pid after pid 1's
+    other = _given_again(init, "/bin/true; /bin/true; sleep 30 & wait")
+    if other is None:
+        pytest.skip("another process took pid 1's pid each time")
+    try:
+        child = wait_until(lambda: _sleeping_child(init), UP, "the next process under pid 1's pid to have its child")
+        assert child != end._shell
+        assert end.init_ending()  # pid 1 is gone: it waits for nothing
+    finally:
+        for child in psutil.Process(other.pid).children():
+            child.kill()
+        other.kill()
         other.wait()
         end.close()

@@ -49,6 +49,12 @@ def only_child(pid: int) -> int | None:
     return int(children[0]) if len(children) == 1 else None
 
 
+def _proc_dir(pid: int) -> int:
+    """The ``/proc`` folder of process ``pid``, open: what is read in it is of that process, never of one given its
+    pid after it ended (it then reads as gone)."""
+    return os.open(f"/proc/{pid}", os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+
+
 def _stat_fields(proc_dir: int) -> list[bytes] | None:
     """The fields of the process's ``stat`` after its name (``None``: reaped, or unreadable)."""
     try:
@@ -71,17 +77,19 @@ def _as_bwrap_says(wait_status: int) -> int:
 
 class ShellEnd:
     """The shell of a sandboxed standby, watched from outside: a pidfd (readable once it has exited) and its
-    ``/proc`` folder (which, held open, names that process and no other one given its pid later).
+    ``/proc`` folder (which, held open, names that process and no other one given its pid later), and bwrap's
+    pid 1's folder likewise.
 
     Without a pidfd (where exits are polled for: see :mod:`.system`) the run ends as bwrap tells it, but its
     pid 1 is still known: what the command left running inside is told apart from what left its session."""
 
-    def __init__(self, pidfd: int | None, proc_dir: int, init: int, shell: int) -> None:
+    def __init__(self, pidfd: int | None, proc_dir: int, init: int, init_dir: int, shell: int) -> None:
         #: ``None``: not watched (the run waits for bwrap's monitor).
         self.pidfd = pidfd
         self._proc_dir = proc_dir
         #: bwrap's pid 1 (the shell's parent): the runner's own, which may outlive the shell a moment.
         self.init = init
+        self._init_dir = init_dir
         self._shell = shell
 
     @classmethod
@@ -95,12 +103,18 @@ class ShellEnd:
         if shell is None:
             return None
         try:
-            proc_dir = os.open(f"/proc/{shell}", os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+            init_dir = _proc_dir(init)
         except OSError:
             return None
-        end = cls(pidfd_open(shell), proc_dir, init, shell)
+        try:
+            proc_dir = _proc_dir(shell)
+        except OSError:
+            os.close(init_dir)
+            return None
+        end = cls(pidfd_open(shell), proc_dir, init, init_dir, shell)
         fields = _stat_fields(proc_dir)
-        # its parent is still that pid 1 (it is the process found), and its status will be ours to read
+        # both folders are of the processes found (still each other's parent and child, below the runner), and
+        # the shell's status will be ours to read
         if (fields is None or len(fields) <= _EXIT_CODE or fields[_START_CODE] == b"1"
                 or only_child(runner) != init or only_child(init) != shell):
             end.close()
@@ -130,15 +144,20 @@ class ShellEnd:
         ending by itself, the runner's own.  One with children left waits for them, as it did before the run
         ended with the shell: what the command left running inside, which the run stops."""
         try:
-            with open(f"/proc/{self.init}/task/{self.init}/children", encoding="ascii") as fh:
-                children = fh.read().split()
-        except OSError:  # gone already
+            fd = os.open(f"task/{self.init}/children", os.O_RDONLY | os.O_CLOEXEC, dir_fd=self._init_dir)
+        except OSError:  # gone already (its pid may name another process by now)
             return True
-        return all(child == str(self._shell) for child in children)
+        try:
+            children = os.read(fd, 4096).split()
+        except OSError:
+            return True
+        finally:
+            os.close(fd)
+        return all(child == b"%d" % self._shell for child in children)
 
     def close(self) -> None:
-        for fd in (self.pidfd, self._proc_dir):
+        for fd in (self.pidfd, self._proc_dir, self._init_dir):
             if fd is not None:
                 with contextlib.suppress(OSError):
                     os.close(fd)
-        self.pidfd, self._proc_dir = None, -1
+        self.pidfd, self._proc_dir, self._init_dir = None, -1, -1
