@@ -9,12 +9,15 @@ from __future__ import annotations
 import contextlib
 import os
 import re
+import resource
 import shutil
+import signal
 from pathlib import Path
 
 import pytest
 
 from execmagic.engine import Engine, RunOptions, warm
+from execmagic.process.system import PIDFD
 from waiting import wait_until
 
 READY = 10.0  # seconds a standby may take to start on a busy machine (awaited, not slept)
@@ -48,7 +51,8 @@ def test_a_confined_run_takes_a_standby_started_inside_the_sandbox(engine, place
     assert (stage, cwd) == ("one", f"{ws}/sub") and r.sandbox == first.sandbox
     assert errors == ["Read-only", "file", "system", "Read-only", "file", "system"]
     assert os.path.exists(f"{ws}/sub/made") and os.listdir(home) == []
-    assert standby.runner.poll() is not None  # the run was in it (it is gone once its run ended)
+    # the run was in it: its bwrap is gone a moment after (the run ends with the shell inside)
+    wait_until(lambda: standby.runner.poll() is not None, READY, "the standby's bwrap to be gone")
 
 
 def test_each_sandbox_and_the_outside_keep_a_standby_of_their_own(engine, place):
@@ -61,7 +65,8 @@ def test_each_sandbox_and_the_outside_keep_a_standby_of_their_own(engine, place)
         outside, (inside, *_) = engine.warm.wait_ready(READY), engine.warm_for(box).wait_full(READY)
         assert outside is not None and inside is not None and outside is not inside
         confined = engine.run_script(f"touch ~/never{i}; echo $?", sandbox=box)
-        assert confined.stdout == "1\n" and inside.runner.poll() is not None  # ran in the confined standby
+        assert confined.stdout == "1\n"  # ran in the confined standby, whose bwrap is gone a moment after
+        wait_until(lambda standby=inside: standby.runner.poll() is not None, READY, "its bwrap to be gone")
         assert outside.runner.poll() is None  # untouched, still waiting
         plain = engine.run_script(f"touch ~/plain{i}; echo $?")
         assert plain.stdout == "0\n" and plain.sandbox is None and outside.runner.poll() is not None
@@ -225,3 +230,122 @@ def test_a_child_forked_without_exec_holds_none_of_the_kept_namespaces(engine):
         os._exit(min(len(_held_namespaces()), 100))
     _, status = os.waitpid(pid, 0)
     assert os.waitstatus_to_exitcode(status) == 0
+
+
+def _ready_standby(engine, box):
+    """The sandboxed standby the next run takes, once started."""
+    engine.run_script("true", sandbox=box)
+    standby = engine.warm_for(box).wait_ready(READY)
+    assert standby is not None
+    return standby
+
+
+def _cold_then_in_a_standby(engine, script: str):
+    """``script`` run in the sandbox cold, then in a standby (proved to have taken it): both results."""
+    box = engine.sandbox("workspace").sandbox
+    engine.standby = False
+    cold = engine.run_script(script, sandbox=box)
+    engine.standby = True
+    standby = _ready_standby(engine, box)
+    warm = engine.run_script(script, sandbox=box)
+    wait_until(lambda: standby.runner.poll() is not None, READY, "the standby to have run it")
+    return cold, warm
+
+
+def _bwrap_pid_1(standby) -> int:
+    """The pid of a waiting sandboxed standby's bwrap pid 1 (its monitor's only child)."""
+    pid = standby.runner.pid
+    with open(f"/proc/{pid}/task/{pid}/children", encoding="ascii") as fh:
+        (init,) = fh.read().split()
+    return int(init)
+
+
+def test_a_sandboxed_run_ends_with_its_shell_not_with_bwrap(engine):
+    """A run in a sandboxed standby is over when its shell has ended and its output is read: it waits neither for
+    bwrap's pid 1 to reap the shell nor for its monitor to exit after it (two wake-ups more on a busy machine).
+    Held still here, they would keep the run until its timeout."""
+    if not PIDFD:
+        pytest.skip("no pidfd here: a sandboxed run ends as bwrap tells it")
+    box = engine.sandbox("workspace").sandbox
+    standby = _ready_standby(engine, box)
+    init = _bwrap_pid_1(standby)
+    os.kill(init, signal.SIGSTOP)
+    try:
+        r = engine.run_script("echo out; echo err >&2; exit 3", sandbox=box, options=RunOptions(grace=0.3, timeout=5))
+    finally:
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(init, signal.SIGCONT)
+    assert (r.stdout, r.stderr, r.exit_code, r.signal, r.timed_out) == ("out\n", "err\n", 3, None, False), r
+    assert not any(note.startswith("stopped") for note in r.notes), r.notes
+    wait_until(lambda: standby.runner.poll() is not None, READY, "the standby's bwrap to be gone")
+
+
+@pytest.mark.parametrize("script", ["exit 3", "kill -KILL $$", "kill -TERM $$", "kill -SEGV $$",
+                                    "exec sh -c 'exit 7'", "trap 'exit 5' EXIT; true"])
+def test_how_a_sandboxed_standbys_shell_ended_reads_as_from_a_cold_start(engine, script):
+    """The status a run that ended with its shell reads is bwrap's: an exit code, 128 + N for a signal N."""
+    cold, warm = _cold_then_in_a_standby(engine, script)
+    assert (warm.exit_code, warm.signal, warm.stdout, warm.stderr) == (cold.exit_code, cold.signal, "", ""), script
+
+
+def test_what_a_sandboxed_standbys_shell_says_as_it_starts_reaches_its_run(engine):
+    """bash warns as it starts (a locale that is not installed) before the standby takes a script: its run shows
+    it, on the stream a cold start writes it to."""
+    box = engine.sandbox("workspace").sandbox
+    engine.run_script("export LC_ALL=xx_XX.UTF-8", sandbox=box)
+    engine.standby = False
+    cold = engine.run_script(_CMDLINE, sandbox=box)
+    engine.standby = True
+    _ready_standby(engine, box)
+    warm = engine.run_script(_CMDLINE, sandbox=box)
+    assert _ran_in_a_standby(warm) and not _ran_in_a_standby(cold)
+    assert "setlocale" in cold.stderr and warm.stderr == cold.stderr
+
+
+_HELD = "stopped 2 processes that still held the output open after the command exited"
+_LEFT = "stopped 2 processes left running in the background by the command"
+
+
+@pytest.mark.parametrize(("script", "cold_said", "warm_said"), [
+    ("sleep 30 &", _HELD, _HELD),
+    # a cold start's bwrap pid 1 holds the output while it waits for what was left: a standby's does not
+    ("sleep 30 > /dev/null 2>&1 &", _HELD, _LEFT),
+    ("setsid sleep 30 > /dev/null 2>&1 &", _HELD, _LEFT),
+])
+def test_what_a_sandboxed_standbys_run_leaves_running_is_stopped(engine, script, cold_said, warm_said):
+    """What a run leaves running inside is stopped (with bwrap's pid 1, which waits for it), and said."""
+    cold, warm = _cold_then_in_a_standby(engine, script)
+    assert (cold.exit_code, cold.notes, warm.exit_code, warm.notes) == (0, (cold_said,), 0, (warm_said,))
+
+
+#: Descriptors a kernel may hold open (files, sockets): past ``select()``'s 1024, which takes none beyond.
+_MANY = 1100
+
+
+@contextlib.contextmanager
+def _holding_many_descriptors():
+    """This process holds :data:`_MANY` descriptors more (every one it opens next is numbered past them)."""
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    needed = _MANY + len(os.listdir("/proc/self/fd")) + 256
+    if hard != resource.RLIM_INFINITY and hard < needed:
+        pytest.skip(f"the descriptor limit here is {hard}")
+    resource.setrlimit(resource.RLIMIT_NOFILE, (max(soft, needed), hard))
+    held = [os.open("/dev/null", os.O_RDONLY | os.O_CLOEXEC) for _ in range(_MANY)]
+    try:
+        yield
+    finally:
+        for fd in held:
+            os.close(fd)
+        resource.setrlimit(resource.RLIMIT_NOFILE, (soft, hard))
+
+
+def test_a_process_holding_over_a_thousand_descriptors_runs_in_sandboxed_standbys(engine):
+    """Each wait on one descriptor (a standby saying it is up, bwrap's monitor ending, the session's holder
+    starting) takes any number: a kernel with many files open still gets its sandbox and its standbys."""
+    with _holding_many_descriptors():
+        box = engine.sandbox("workspace").sandbox
+        standby = _ready_standby(engine, box)
+        r = engine.run_script("sleep 30 > /dev/null 2>&1 &", sandbox=box)  # bwrap's monitor is waited for
+        assert (r.exit_code, r.notes) == (0, (_LEFT,)), r
+        wait_until(lambda: standby.runner.poll() is not None, READY, "the standby that ran it to be gone")
+        assert engine.warm_for(box).wait_ready(READY) is not None

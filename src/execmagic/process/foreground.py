@@ -24,9 +24,12 @@ from .logdir import LogDir
 from .pump import Cancelled, CancelToken, OutputCallback, ProgressCallback, Pump
 from .results import TIMEOUT_EXIT_CODE, Result, StreamCapture, exit_code_of
 from .sandbox_count import WATCH_EVERY, WATCH_FIRST
+from .sandbox_end import ShellEnd
 from .spec import Command, RunOptions
 from .standby import Standby
+from .standby_reap import reap_later
 from .stop import StopReport, stop_tree
+from .system import pidfd_open, readable
 
 #: Told the run's leader (its process session) now and then; returns a limit to stop the run at, or ``None``.
 Watch = Callable[[int], "str | None"]
@@ -34,6 +37,9 @@ Watch = Callable[[int], "str | None"]
 __all__ = ["CancelToken", "OutputCallback", "ProgressCallback", "Watch", "failed_to_start", "run_command"]
 
 _POLL_WITHOUT_PIDFD = 0.05
+#: Seconds a sandboxed run that ended with its shell, and left processes inside, waits for bwrap's monitor to
+#: end before it stops them (it ends at once by itself: its pid 1 tells it the shell has ended).
+_MONITOR_WAIT = 1.0
 
 
 def failed_to_start(command: Command, error: PreExecError, started_at: str | None = None) -> Result:
@@ -87,7 +93,8 @@ class _Run:
 
     def __init__(self, command: Command, options: RunOptions, proc: subprocess.Popen[bytes], *, marker: str,
                  log_dir: LogDir, label: str, started_at: str, start: float, on_output: OutputCallback | None,
-                 on_progress: ProgressCallback | None, cancel: CancelToken | None, watch: Watch | None = None) -> None:
+                 on_progress: ProgressCallback | None, cancel: CancelToken | None, watch: Watch | None = None,
+                 shell_end: ShellEnd | None = None) -> None:
         self.command = command
         self.options = options
         self.proc = proc
@@ -100,12 +107,14 @@ class _Run:
         recorders = {name: StreamRecorder(name, opener, options.keep_bytes, defer_log=not options.keep_logs,
                                           log_over=options.log_over)
                      for name in ("stdout", "stderr")}
-        self.pump = Pump(proc, recorders, command.input, on_output, cancel)
+        self.shell_end = shell_end
+        self.pump = Pump(proc, recorders, command.input, on_output, cancel, shell_end)
         self.deadline = start + options.timeout if options.timeout is not None else None
         self.timed_out = self.interrupted = False
         self.watch = watch
         self.next_watch = start + WATCH_FIRST
         self.stopped_at: str | None = None
+        self.finished = False  # finish() has stopped what was left and reaped the command (or left it to reap)
         self.notes: list[str] = []
         self.last_flush = start  # a quick command's output then arrives as one piece per stream
         self.next_progress = start + options.progress_interval
@@ -143,7 +152,7 @@ class _Run:
             wakes.append(self.last_flush + options.flush_interval)
         if pump.exited_at is not None:
             wakes.append(pump.exited_at + options.drain)
-        elif pump.pidfd is None:
+        elif pump.polled:
             wakes.append(now + _POLL_WITHOUT_PIDFD)
         due = [w for w in wakes if w is not None]
         return max(min(due) - now, 0) if due else None
@@ -178,10 +187,19 @@ class _Run:
     def finish(self, births: Births) -> None:
         """Read what is left, stop what the command left running (in its session or escaped from it), reap it."""
         self.pump.drain_nonblocking()
-        in_session, escaped = left_behind(self.sid, self.proc.pid, births, self.marker)
+        # a run in a sandboxed standby: bwrap's pid 1 is ending with the shell, the runner's own -- unless it waits
+        # for what the command left inside (its children now), which is left running in the background (whether
+        # the run ended with the shell or, where its end could not be read, with bwrap's monitor)
+        shell = self.shell_end
+        kept = shell is not None and not shell.init_ending()
+        own = (shell.init,) if shell is not None and not kept else ()
+        in_session, escaped = left_behind(self.sid, self.proc.pid, births, self.marker, own)
+        in_session = in_session or kept
+        if (in_session or escaped) and shell is not None:
+            self._monitor_ended()  # stopped as before the run ended with the shell: after bwrap's monitor
         if in_session and not (self.timed_out or self.interrupted):
             self.stop((signal.SIGTERM,), "left running in the background by the command")
-            escaped = left_behind(self.sid, self.proc.pid, births, self.marker)[1]  # what left it meanwhile
+            escaped = left_behind(self.sid, self.proc.pid, births, self.marker, own)[1]  # what left it meanwhile
         if escaped:
             self.stop((signal.SIGTERM,), "that had left the command's session (setsid or a double fork)")
         if self.proc.returncode is None:  # not reaped (a stop reaps it): the group's number is still ours
@@ -189,22 +207,39 @@ class _Run:
                 # What no look can find -- a process that forks a new pid and exits, over and over -- is still
                 # in the command's process group, which the unreaped leader keeps ours: nothing else is in it.
                 os.killpg(self.sid, signal.SIGKILL)
-        self.proc.wait()
+        if self.pump.status is None:
+            self.proc.wait()
+        else:  # it ended with its sandboxed shell: bwrap's monitor, killed just above, is reaped a moment later
+            reap_later(self.proc)
+        self.finished = True
         self.pump.flush()
+
+    def _monitor_ended(self) -> None:
+        """Wait a moment for bwrap's monitor (the leader) to end, unreaped, as it does once the shell has: a run
+        that ended with its shell, and left processes in the sandbox, stops them as a run that waited for it."""
+        pidfd = pidfd_open(self.proc.pid) if self.proc.returncode is None else None  # reaped: its pid is not ours
+        if pidfd is not None:
+            try:
+                readable(pidfd, _MONITOR_WAIT)
+            finally:
+                os.close(pidfd)
 
     def close(self, unregister: Callable[[], None] | None) -> None:
         """Release the run whatever happened; an error that escaped the loop still leaves nothing running."""
-        if self.proc.returncode is None:
+        if self.proc.returncode is None and not self.finished:
             self.stop((), "after an unexpected error")
             self.proc.wait()
         if unregister is not None:
             unregister()
         self.pump.close()
+        if self.shell_end is not None:
+            self.shell_end.close()
 
     def collate(self) -> Result:
         """The result: how it ended (in the shell's exit-code convention), both streams, and the notes."""
         duration_ms = int((time.monotonic() - self.start) * 1000)
-        exit_code, sig = exit_code_of(self.proc.returncode)
+        status = self.pump.status  # told by a sandboxed shell, as bwrap would have told it
+        exit_code, sig = exit_code_of(status if status is not None else self.proc.returncode)
         if self.timed_out:
             exit_code = TIMEOUT_EXIT_CODE
         options, command = self.options, self.command
@@ -262,8 +297,10 @@ def run_command(
     started_at = now_iso()
     start = time.monotonic()
     births = Births.now()  # to tell what is new at the end: anything new that carries the marker is ours
+    shell_end = None
     if standby is not None:  # already started and registered, and it fits: it only needs its script
         proc = standby.release(command.argv[2].encode("utf-8", "surrogateescape"))
+        shell_end, standby.shell_end = standby.shell_end, None  # the run's now: it closes it
     else:
         try:
             proc = launch(command, marker)
@@ -275,8 +312,11 @@ def run_command(
         else:
             unregister = register(proc.pid, marker) if register is not None else None
         run = _Run(command, options, proc, marker=marker, log_dir=log_dir, label=label, started_at=started_at,
-                   start=start, on_output=on_output, on_progress=on_progress, cancel=cancel, watch=watch)
+                   start=start, on_output=on_output, on_progress=on_progress, cancel=cancel, watch=watch,
+                   shell_end=shell_end)
     except BaseException:  # the process exists and nothing else knows it: never leave it running
+        if shell_end is not None:
+            shell_end.close()
         stop_tree(proc.pid, leader=proc, marker=marker, ladder=(), grace=0)
         proc.wait()
         raise

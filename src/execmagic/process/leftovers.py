@@ -109,20 +109,22 @@ def _marked(pid: int, needle: bytes) -> bool:
         return False
 
 
-def left_behind(sid: int, leader: int, births: Births, marker: str) -> tuple[bool, bool]:
+def left_behind(sid: int, leader: int, births: Births, marker: str, own: tuple[int, ...] = ()) -> tuple[bool, bool]:
     """``(in_session, escaped)``: whether a process of session ``sid`` other than the exited ``leader``
     is running, and whether a process started since ``births``, outside the session, carries ``marker``.
 
     Only new processes are looked at: a session's members other than its leader are younger than the run
-    (a command starts in a session of its own, and a standby forks nothing before it takes its script)."""
+    (a command starts in a session of its own, and a standby forks nothing before it takes its script),
+    but for ``own``: the leader's own, older than the run (a sandboxed standby's bwrap pid 1, which may be
+    ending still when the run ended with the shell inside)."""
     if not _HAS_PROC:
-        return _left_behind_psutil(sid, leader, births.existing or frozenset(), marker)
+        return _left_behind_psutil(sid, (leader, *own), births.existing or frozenset(), marker)
     needle = f"\0{MARKER_VAR}={marker}\0".encode()
     in_session = escaped = False
     me = os.getpid()
     new = births.since()
     for pid in pids() if new is None else new:
-        if pid in (me, leader):
+        if pid in (me, leader) or pid in own:
             continue
         try:
             member = os.getsid(pid) == sid
@@ -135,12 +137,13 @@ def left_behind(sid: int, leader: int, births: Births, marker: str) -> tuple[boo
     return in_session, escaped
 
 
-def _left_behind_psutil(sid: int, leader: int, before: frozenset[int], marker: str) -> tuple[bool, bool]:
+def _left_behind_psutil(sid: int, leaders: tuple[int, ...], before: frozenset[int], marker: str
+                        ) -> tuple[bool, bool]:
     import psutil
 
     from .stop import remaining
 
-    in_session = any(proc.pid != leader for proc in remaining(sid))
+    in_session = any(proc.pid not in leaders for proc in remaining(sid))
     escaped = False
     for pid in pids() - before:
         try:

@@ -16,6 +16,7 @@ import time
 from collections.abc import Callable
 
 from .capture import StreamRecorder
+from .sandbox_end import ShellEnd
 from .system import pidfd_open
 
 __all__ = ["CancelToken", "Cancelled", "OutputCallback", "ProgressCallback", "Pump", "grow_pipe"]
@@ -87,7 +88,8 @@ class Pump:
     """The state of one run's loop: pipes, recorders, pending live output."""
 
     def __init__(self, proc: subprocess.Popen[bytes], recorders: dict[str, StreamRecorder],
-                 stdin_data: bytes | None, on_output: OutputCallback | None, cancel: CancelToken | None) -> None:
+                 stdin_data: bytes | None, on_output: OutputCallback | None, cancel: CancelToken | None,
+                 shell_end: ShellEnd | None = None) -> None:
         self.proc = proc
         self.recorders = recorders
         self.on_output = on_output
@@ -109,9 +111,16 @@ class Pump:
             fd = proc.stdin.fileno()
             os.set_blocking(fd, False)
             self.selector.register(fd, selectors.EVENT_WRITE, "stdin")
-        self.pidfd = pidfd_open(proc.pid)  # None: the exit is polled for (see .system)
+        #: A sandboxed standby's shell, watched in bwrap's stead until it ends (see :mod:`.sandbox_end`); not
+        #: where it has no pidfd (exits are polled for: bwrap's monitor is, as for any run).
+        self.shell_end = shell_end if shell_end is not None and shell_end.pidfd is not None else None
+        #: How the command ended, when its shell told it (bwrap's monitor may still be exiting then).
+        self.status: int | None = None
+        self.pidfd = pidfd_open(proc.pid) if self.shell_end is None else None  # None: polled for (see .system)
         if self.pidfd is not None:
             self.selector.register(self.pidfd, selectors.EVENT_READ, "exit")
+        if self.shell_end is not None and self.shell_end.pidfd is not None:
+            self.selector.register(self.shell_end.pidfd, selectors.EVENT_READ, "shell")
         self.exited_at: float | None = None
         if cancel is not None:
             self.selector.register(cancel.fileno(), selectors.EVENT_READ, "cancel")
@@ -123,12 +132,34 @@ class Pump:
                 raise Cancelled
             if key.data == "exit":
                 self._note_exit()
+            elif key.data == "shell":
+                self._note_shell_end()
             elif key.data == "stdin":
                 self._write_stdin(key.fd)
             else:
                 self._read(key.fd)
-        if self.pidfd is None and self.exited_at is None and _has_exited(self.proc):
+        if self.polled and self.exited_at is None and _has_exited(self.proc):
             self.exited_at = time.monotonic()
+
+    @property
+    def polled(self) -> bool:
+        """Whether the command's exit is polled for (no pidfd tells it)."""
+        return self.pidfd is None and self.shell_end is None
+
+    def _note_shell_end(self) -> None:
+        """The sandboxed shell exited: the command's end, told by the kernel; where it cannot tell how it
+        ended, bwrap's monitor is waited for, as in any run."""
+        shell = self.shell_end
+        assert shell is not None and shell.pidfd is not None
+        self.selector.unregister(shell.pidfd)
+        self.shell_end = None
+        self.status = shell.status()
+        if self.status is not None:
+            self.exited_at = time.monotonic()
+            return
+        self.pidfd = pidfd_open(self.proc.pid)
+        if self.pidfd is not None:
+            self.selector.register(self.pidfd, selectors.EVENT_READ, "exit")
 
     def _note_exit(self) -> None:
         """The command exited.  It is not reaped here: until the run reaps it, its pid -- the number of its

@@ -99,11 +99,14 @@ How it meets the engine's process handling:
   ``daemon >/dev/null &`` keeps the run's pipes open where it would not outside: the drain period
   applies, then the stop of what was left running.  (``--as-pid-1`` would avoid it, but then the
   kernel SIGKILLs every leftover the instant the command ends, without the stop's SIGTERM grace.)
-- A run in a standby started inside (the engine's) pays only for its end: the shell's exit wakes bwrap's
-  pid 1, which tells bwrap's monitor (an ``eventfd``), which exits -- two wake-ups more than an unconfined
-  run's, which end at the shell's exit (about 0.4 ms on an idle machine of two cores, a scheduler's slice
-  each on a loaded one).  The shell's own exit is seen as soon as an unconfined one's.  Tearing the
-  sandbox's namespaces down is kept off that path (:mod:`.sandbox_keep`); ``--as-pid-1``, measured, is no faster.
+  A run in a standby started inside (the engine's) has its pipes apart from bwrap's own
+  (:mod:`.standby_apart`): there such a daemon is left running in the background, as outside.
+- A run in a standby started inside ends with its shell, as an unconfined run does: left to bwrap, the
+  shell's exit would wake bwrap's pid 1, which tells bwrap's monitor (an ``eventfd``), which exits -- two
+  wake-ups more (about 0.4 ms on an idle machine of two cores, a scheduler's slice each on a loaded one).
+  The run watches the shell from outside instead and reads how it ended where the kernel keeps it
+  (:mod:`.sandbox_end`); bwrap's two processes, killed then, are reaped a moment later.  Tearing the
+  sandbox's namespaces down is kept off that path too (:mod:`.sandbox_keep`); ``--as-pid-1``, measured, is no faster.
   Starting such a standby costs far more than the run it serves (30-90 ms on a loaded machine: the session's
   cgroup, bwrap's namespaces and mounts), so the engine keeps two ready per sandbox: a run right after a run
   takes the second while the first is started again (see the engine's ``warm`` module).

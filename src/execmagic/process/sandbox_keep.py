@@ -22,9 +22,11 @@ from __future__ import annotations
 
 import contextlib
 import os
-import select
 import threading
 import weakref
+
+from .sandbox_end import only_child
+from .system import readable
 
 __all__ = ["KEPT", "KeptNamespaces"]
 
@@ -38,23 +40,6 @@ _every: weakref.WeakSet[KeptNamespaces] = weakref.WeakSet()
 _Kept = tuple[int, list[int]]
 
 
-def _sandbox_init(runner: int) -> int | None:
-    """The pid of bwrap's pid 1 (the only child of ``runner``, bwrap's monitor), or ``None``."""
-    try:
-        with open(f"/proc/{runner}/task/{runner}/children", encoding="ascii") as fh:
-            children = fh.read().split()
-    except OSError:
-        return None
-    return int(children[0]) if len(children) == 1 else None
-
-
-def _ended(pidfd: int) -> bool:
-    """Whether the process of ``pidfd`` has ended (``poll``: a descriptor past 1024 is fine)."""
-    poll = select.poll()
-    poll.register(pidfd, select.POLLIN)
-    return bool(poll.poll(0))
-
-
 class KeptNamespaces:
     """The namespaces of a session's sandboxed standbys, held from their start until after their end."""
 
@@ -65,7 +50,7 @@ class KeptNamespaces:
 
     def keep(self, runner: int) -> None:
         """Hold the namespaces of the sandbox whose monitor is ``runner`` (a standby up and waiting)."""
-        init = _sandbox_init(runner)
+        init = only_child(runner)  # bwrap's pid 1
         if init is None:
             return
         try:
@@ -86,7 +71,7 @@ class KeptNamespaces:
         staying: list[_Kept] = []
         with self._lock:
             for kept in self._kept:
-                (going if every or _ended(kept[0]) else staying).append(kept)
+                (going if every or readable(kept[0], 0) else staying).append(kept)
             self._kept = staying
         for pidfd, fds in going:
             for fd in (*fds, pidfd):

@@ -35,7 +35,6 @@ import functools
 import os
 import platform
 import secrets
-import select
 import shutil
 import subprocess
 import sys
@@ -46,6 +45,7 @@ from .sandbox_cgroup import SessionCgroup, make_cgroup
 from .sandbox_count import ProcessWatch, session_processes, user_namespace
 from .sandbox_keep import KeptNamespaces
 from .sandbox_limits import DEFAULT_MEMORY, DEFAULT_PROCESSES, DEFAULT_TMP_BYTES, Limits
+from .system import readable
 
 __all__ = ["DEFAULT_MEMORY", "DEFAULT_PROCESSES", "DEFAULT_TMP_BYTES", "HOST_ENV", "Limits", "SessionWalls",
            "WallsUnavailable", "start_walls"]
@@ -278,7 +278,7 @@ def start_walls(limits: Limits, *, userns: bool) -> SessionWalls:
         holder.stdin.flush()
     except OSError:
         pass  # it ended already: said below
-    ready = select.select([holder.stdout], [], [], _START_TIMEOUT)[0]
+    ready = readable(holder.stdout.fileno(), _START_TIMEOUT)
     line = holder.stdout.readline().decode(errors="replace").strip() if ready else ""
     if line != ".":
         walls.close()

@@ -38,7 +38,6 @@ import contextlib
 import functools
 import os
 import re
-import select
 import shutil
 import signal
 import subprocess
@@ -52,8 +51,12 @@ from ..shell.plain_syntax import surely_parses
 from .errors import PreExecError
 from .inherit import Inherited, inherited
 from .launch import MARKER_VAR, executable_identity, handed_args, resolve_executable
+from .sandbox_end import ShellEnd
 from .spec import Command
+from .standby_apart import Apart, pipes
+from .standby_reap import kill_and_reap
 from .stop import ignores
+from .system import readable
 
 if TYPE_CHECKING:
     from .sandbox import Confined
@@ -69,8 +72,6 @@ STANDBY_ENV_VAR = "EXECMAGIC_STANDBY"
 SCRIPT_LIMIT = 2048
 #: Seconds a standby may take to start, and the one-time probe of ``env --default-signal``.
 _PROBE_TIMEOUT = 5.0
-#: Seconds a discard waits for its standby to end (see :func:`_kill`).
-_REAP_WAIT = 1.0
 
 #: A script that may turn on tracing in its own shell (``set -x``, ``set -eux``, ``set -o xtrace``,
 #: ``shopt -o xtrace``, ``SHELLOPTS``): ``eval`` is one level of indirection more than ``bash -c``, which
@@ -89,7 +90,6 @@ _idle_lock = threading.Lock()
 # and treats those standbys as the parent's (see _after_fork_in_child).
 _fork_lock = threading.Lock()
 _every: weakref.WeakSet[Standby] = weakref.WeakSet()
-_unreaped: list[subprocess.Popen[bytes]] = []  # discarded standbys that had not ended yet (see _kill)
 
 
 def standby_default() -> bool:
@@ -184,52 +184,6 @@ def _program(pid: int) -> str | None:
         return None
 
 
-def _kill(proc: subprocess.Popen[bytes]) -> None:
-    """SIGKILL ``proc`` with its process group (it leads its own session, so pgid == pid) and reap it, waiting
-    at most :data:`_REAP_WAIT`: one that is not ours to kill any more (Python dropped root since it started) is
-    left to end by itself -- its script pipe is closed first, and an end of input is an empty script -- and
-    reaped later (:func:`_reap_later`).  So a discard never blocks.
-
-    Not :func:`~.stop.stop_tree`: a standby that never took a script started nothing of its own, so there
-    is no tree to sweep by marker; a run that took it is stopped by its run, like any other.
-    """
-    if proc.returncode is None:
-        with contextlib.suppress(ProcessLookupError, PermissionError):
-            os.killpg(proc.pid, signal.SIGKILL)
-        if _ends_within(proc, _REAP_WAIT):
-            proc.wait()
-        else:
-            _unreaped.append(proc)
-    _reap_later()
-
-
-def _ends_within(proc: subprocess.Popen[bytes], timeout: float) -> bool:
-    """Whether ``proc`` ends within ``timeout`` seconds.  A pidfd says so the moment it does (``Popen.wait``
-    with a timeout polls: a discard took three times as long)."""
-    try:
-        fd = os.pidfd_open(proc.pid)
-    except OSError:  # a kernel before 5.3, or reaped already
-        try:
-            proc.wait(timeout)
-        except subprocess.TimeoutExpired:
-            return False
-        return True
-    try:
-        return bool(select.select([fd], [], [], timeout)[0])
-    finally:
-        os.close(fd)
-
-
-def _reap_later() -> None:
-    """Reap the standbys a discard could not wait for, those that have ended since (best effort)."""
-    for proc in list(_unreaped):
-        with contextlib.suppress(OSError):
-            if proc.poll() is None:
-                continue
-        with contextlib.suppress(ValueError):  # another thread took it meanwhile
-            _unreaped.remove(proc)
-
-
 def _close_pipes(proc: subprocess.Popen[bytes]) -> None:
     """Close our ends of the pipes of ``proc`` (an end already closed is fine)."""
     for stream in (proc.stdin, proc.stdout, proc.stderr):
@@ -242,7 +196,7 @@ class StandbyGone(Exception):
     """The standby died before it could take its script (killed from outside): run the command cold."""
 
 
-def _boot(script_fd: int, ready_fd: int) -> str:
+def _boot(script_fd: int, ready_fd: int, streams: tuple[int, int] | None = None) -> str:
     """The runner's own script, one line (``eval`` counts ``$LINENO`` from its own line): say it is up (a
     byte on a pipe of its own), read the script into the variable ``bash -c`` keeps it in, let go of both
     pipes (a plain ``exec``: put behind ``builtin`` it would keep them open; the ``read``, which ends at
@@ -250,8 +204,10 @@ def _boot(script_fd: int, ready_fd: int) -> str:
     ``$SECONDS`` from now (not from when the standby started), leave ``$_`` as bash -c starts with it
     (bash's path; after the assignment, which empties it), run it.  Builtins by name where it can: an
     exported function of the same name would run instead (an environment exporting ``exec`` or ``builtin``
-    gets no standby at all)."""
-    return (f"builtin printf . >&{ready_fd}; exec {ready_fd}>&-; "
+    gets no standby at all).  ``streams``: the run's stdout and stderr, handed apart (see :mod:`.standby_apart`),
+    made the shell's own before it says it is up."""
+    moved = "" if streams is None else f"exec 1>&{streams[0]} 2>&{streams[1]} {streams[0]}>&- {streams[1]}>&-; "
+    return (f"{moved}builtin printf . >&{ready_fd}; exec {ready_fd}>&-; "
             f"IFS= builtin read -r -N 2147483647 -u {script_fd} BASH_EXECUTION_STRING || builtin :; "
             f"exec {script_fd}<&-; "
             'SECONDS=0; builtin : "$BASH"; builtin eval "$BASH_EXECUTION_STRING"')
@@ -270,7 +226,7 @@ def can_stand_by(env: Mapping[str, str]) -> bool:
 def _wait_until_up(runner: subprocess.Popen[bytes], ready: int, program: str, default_int: bool) -> None:
     """Wait for the runner's byte: bash (not ``env`` on its way to it) is started and reading; check it runs
     ``program`` and, where ``env`` was to put SIGINT back at its default, that it did."""
-    if not select.select([ready], [], [], _PROBE_TIMEOUT)[0] or os.read(ready, 1) != b".":
+    if not readable(ready, _PROBE_TIMEOUT) or os.read(ready, 1) != b".":
         raise OSError("the standby shell did not start")
     if _program(runner.pid) != program:
         raise OSError("the standby shell runs another program")
@@ -287,7 +243,8 @@ class Standby:
     """
 
     def __init__(self, *, cwd: str, env: Mapping[str, str], marker: str, runner: subprocess.Popen[bytes],
-                 script_fd: int, unregister: Callable[[], None], attributes: Inherited, program: str) -> None:
+                 script_fd: int, unregister: Callable[[], None], attributes: Inherited, program: str,
+                 apart: Apart | None = None) -> None:
         self.cwd = cwd
         self.program = program  # the bash it runs (checked as it started): a cold run must find the same
         self._program_id = _identity(program)  # that file (a stat costs far less than a realpath)
@@ -297,6 +254,9 @@ class Standby:
         self.inherited = attributes  # what :func:`inherited` said as it was started
         self._script_fd: int | None = script_fd
         self._unregister: Callable[[], None] | None = unregister
+        self._apart = apart
+        #: A sandboxed standby's shell, watched from outside bwrap: its run ends with it (see :mod:`.sandbox_end`).
+        self.shell_end: ShellEnd | None = None
         self._owner = os.getpid()
         #: Set once it is handed its script, or discarded (the keeper starts the next after: see ..engine.warm).
         self.handed = threading.Event()
@@ -351,7 +311,7 @@ class Standby:
 
     def discard(self) -> None:
         """Close the runner's script pipe, kill it with its session and reap it (never blocking: see
-        :func:`_kill`); the watchdog forgets it."""
+        :func:`.standby_reap.kill_and_reap`); the watchdog forgets it."""
         with _idle_lock:
             _idle.pop(self.runner.pid, None)
         if self._owner != os.getpid():  # a forked child's copy (its descriptors are closed): not ours to kill,
@@ -361,10 +321,19 @@ class Standby:
             if self._script_fd is not None:
                 os.close(self._script_fd)
                 self._script_fd = None
-        _kill(self.runner)
+        kill_and_reap(self.runner)
         _close_pipes(self.runner)
+        self._let_go()
         self.registration()()
         self.handed.set()
+
+    def _let_go(self) -> None:
+        """Close what a sandboxed standby holds of its own (its pipes before they settled, its shell's end)."""
+        if self._apart is not None:
+            self._apart.close()
+        if self.shell_end is not None:
+            self.shell_end.close()
+            self.shell_end = None
 
     def _forget(self) -> None:
         """In a forked child: close the descriptors inherited from the parent's standby (runs at the fork:
@@ -374,6 +343,7 @@ class Standby:
                 os.close(self._script_fd)
         self._script_fd = None
         _close_pipes(self.runner)
+        self._let_go()
 
 
 #: Turns a runner's argv and environment into how it starts inside walls (a sandbox): the argv, the
@@ -403,29 +373,34 @@ def start_standby(cwd: str, env: Mapping[str, str], marker: str, *, expect: Expe
     program_path = os.path.realpath(bash)
     launch = _runner_launch(bash, env_tool, run_env, confine)
     with _fork_lock:  # no fork may inherit the pipes before the Standby holds them (a forked child closes them)
-        read_end, write_end = os.pipe()
-        ready_read, ready_write = os.pipe()
-        expected = expect(marker)
-        runner = unregister = None
+        (read_end, write_end), (ready_read, ready_write) = pipes(2)
+        apart = runner = unregister = expected = None
         try:
-            with handed_args([*launch.argv[:-1], _boot(read_end, ready_write)], launch.fd_args,
-                             reader=launch.reader) as (argv, fds):
+            apart = Apart() if confine is not None else None  # the run's pipes, apart from bwrap's own
+            expected = expect(marker)
+            boot = _boot(read_end, ready_write, apart.writes if apart is not None else None)
+            with handed_args([*launch.argv[:-1], boot], launch.fd_args, reader=launch.reader) as (argv, fds):
                 runner = subprocess.Popen(
                     argv, executable=launch.program, cwd=cwd, env=launch.env,
-                    pass_fds=(read_end, ready_write, *fds, *pass_fds), stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                    stderr=subprocess.PIPE, start_new_session=True)
+                    pass_fds=(read_end, ready_write, *(apart.writes if apart is not None else ()), *fds, *pass_fds),
+                    stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True)
             unregister = register(runner.pid, marker)
         except BaseException:
             _failed(runner, unregister, write_end, ready_read)
+            if apart is not None:
+                apart.close()
             raise
         finally:
             os.close(read_end)
             os.close(ready_write)
-            expected()
+            if expected is not None:
+                expected()
         standby = Standby(cwd=cwd, env=env, marker=marker, runner=runner, script_fd=write_end, unregister=unregister,
-                          attributes=attributes, program=program_path)
+                          attributes=attributes, program=program_path, apart=apart)
     try:
         _wait_until_up(runner, ready_read, launch.up_program or program_path, default_int=env_tool is not None)
+        if apart is not None:
+            standby.shell_end = apart.settle(runner)
     except BaseException:
         standby.discard()
         raise
@@ -471,7 +446,7 @@ def _runner_launch(bash: str, env_tool: str | None, run_env: dict[str, str], con
 def _failed(runner: subprocess.Popen[bytes] | None, unregister: Callable[[], None] | None, *fds: int) -> None:
     """Undo a start that went wrong: kill and reap the runner, tell the watchdog, close our pipe ends."""
     if runner is not None:
-        _kill(runner)
+        kill_and_reap(runner)
         _close_pipes(runner)
     if unregister is not None:
         unregister()
@@ -483,7 +458,6 @@ def _after_fork_in_child() -> None:
     global _fork_lock, _idle_lock
     _fork_lock, _idle_lock = threading.Lock(), threading.Lock()  # as the parent held them: locked
     _idle.clear()
-    _unreaped.clear()  # the parent's children
     for standby in list(_every):
         standby._forget()
 

@@ -21,9 +21,10 @@ from __future__ import annotations
 
 import logging
 import os
+import select
 import sys
 
-__all__ = ["ENVIRON_OF_OTHERS", "LIMITS", "NO_PIDFD_VAR", "PIDFD", "pidfd_open"]
+__all__ = ["ENVIRON_OF_OTHERS", "LIMITS", "NO_PIDFD_VAR", "PIDFD", "pidfd_open", "readable"]
 
 #: Set to 1 to take the paths used where pidfd is missing (read once, when execmagic is imported).
 NO_PIDFD_VAR = "EXECMAGIC_NO_PIDFD"
@@ -75,3 +76,12 @@ def pidfd_open(pid: int) -> int | None:
         return os.pidfd_open(pid)
     except OSError:
         return None
+
+
+def readable(fd: int, timeout: float) -> bool:
+    """Whether ``fd`` becomes readable (a pipe has data or its end, a pidfd's process has ended) within ``timeout``
+    seconds.  ``poll``, not ``select``: a process holding many files (a kernel) numbers its next descriptors past
+    1023, which ``select`` refuses."""
+    poll = select.poll()
+    poll.register(fd, select.POLLIN)
+    return bool(poll.poll(max(timeout, 0) * 1000))
