@@ -262,6 +262,17 @@ class _Run:
         )
 
 
+def _started(command: Command, marker: str, standby: Standby | None) -> tuple[subprocess.Popen[bytes], ShellEnd | None]:
+    """The run's process, and the end of its sandboxed shell where that is watched apart from the process: a
+    standby (already started and registered, and it fits) is only handed its script (:class:`~.standby.StandbyGone`
+    if it died meanwhile); otherwise the command is launched (:class:`PreExecError` if it cannot start)."""
+    if standby is None:
+        return launch(command, marker), None
+    proc = standby.release(command.argv[2].encode("utf-8", "surrogateescape"))
+    shell_end, standby.shell_end = standby.shell_end, None  # the run's now: it closes it
+    return proc, shell_end
+
+
 def run_command(
     command: Command,
     options: RunOptions,
@@ -297,15 +308,10 @@ def run_command(
     started_at = now_iso()
     start = time.monotonic()
     births = Births.now()  # to tell what is new at the end: anything new that carries the marker is ours
-    shell_end = None
-    if standby is not None:  # already started and registered, and it fits: it only needs its script
-        proc = standby.release(command.argv[2].encode("utf-8", "surrogateescape"))
-        shell_end, standby.shell_end = standby.shell_end, None  # the run's now: it closes it
-    else:
-        try:
-            proc = launch(command, marker)
-        except PreExecError as exc:
-            return failed_to_start(command, exc, started_at)
+    try:
+        proc, shell_end = _started(command, marker, standby)
+    except PreExecError as exc:
+        return failed_to_start(command, exc, started_at)
     try:
         if standby is not None:
             unregister: Callable[[], None] | None = standby.registration()
