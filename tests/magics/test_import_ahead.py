@@ -121,6 +121,32 @@ def test_loaded_in_a_cell_the_engine_and_its_standby_are_ready_for_the_first_com
     wait_until(lambda: _gone(standby, watchdog), 10, "the standby and the watchdog to be gone with the interpreter")
 
 
+#: The loading cell over, the kernel still busy (its reply, its idle status; here a spinning main thread): the
+#: thread imports nothing until every other thread sleeps.  The limits are long: a slow machine does not reach
+#: them, and the thread's start is seen by the modules it imports.
+BUSY_AFTER_THE_CELL = """
+import sys, threading, time
+import execmagic.magics.ahead as ahead
+from execmagic.magics import FIRST_RUN_MODULES
+ahead.QUIET_LIMIT = 60.0
+from IPython.core.interactiveshell import InteractiveShell
+ip = InteractiveShell.instance()
+assert ip.run_cell("%load_ext execmagic", store_history=True).success
+end = time.monotonic() + 0.1
+while time.monotonic() < end:
+    pass
+during = [name for name in FIRST_RUN_MODULES if name in sys.modules]
+(thread,) = [t for t in threading.enumerate() if t.name == "execmagic-import-ahead"]
+thread.join(60)
+assert all(name in sys.modules for name in FIRST_RUN_MODULES)  # once the main thread slept
+print(during)
+"""
+
+
+def test_the_work_ahead_waits_for_the_kernel_to_be_quiet_after_the_loading_cell():
+    assert _probe(BUSY_AFTER_THE_CELL, standby="0") == "[]"
+
+
 #: Unloaded at once (in the loading cell), or every command sandboxed by default: no engine is made ahead.
 NOTHING_AHEAD = """
 import threading

@@ -1,10 +1,13 @@
 """What the first command would pay once, done ahead on a thread while the notebook waits for its next cell.
 
-The load registers the magics and returns (its own cost is the prompt's).  Then a thread imports what the
-first ``%exec`` needs (about 60 ms of module bodies: the engine, the guard, the renderers) and builds its
-parser; and when the extension was loaded *in a cell* -- someone typed ``%load_ext execmagic`` and is
-about to use it -- it also makes the process-wide engine with the notebook's settings and has its standby
-bash started (with it the watchdog), so the first command finds them ready, as every later one does.
+The load registers the magics and returns (its own cost is the prompt's).  Then, once the kernel is quiet --
+the loading cell over, its reply and idle status sent: every thread but this one asleep, waiting for the next
+message (started at the cell's end, the work competed with the reply for the interpreter, and made the load
+cell about 20 ms longer) -- a thread imports what the first ``%exec`` needs (about 60 ms of module bodies:
+the engine, the guard, the renderers) and builds its parser; and when the extension was loaded *in a cell* --
+someone typed ``%load_ext execmagic`` and is about to use it -- it also makes the process-wide engine with
+the notebook's settings and has its standby bash started (with it the watchdog), so the first command finds
+them ready, as every later one does.
 The engine comes last: started while the rest is imported, the standby is often still being started when a
 quick first command comes, which then waits for it (measured: 10 ms slower, 50 ms after the load).
 
@@ -19,16 +22,18 @@ at the interpreter's exit, and by the watchdog if the kernel dies.
 from __future__ import annotations
 
 import importlib
+import os
 import sys
 import threading
+import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from .exec_magics import ExecMagics
 
-__all__ = ["AFTER_ENGINE_MODULES", "AHEAD_SWITCH_INTERVAL", "AHEAD_WAIT", "FIRST_RUN_MODULES", "LOCK", "exiting",
-           "start"]
+__all__ = ["AFTER_ENGINE_MODULES", "AHEAD_SWITCH_INTERVAL", "AHEAD_WAIT", "FIRST_RUN_MODULES", "LOCK", "QUIET_LIMIT",
+           "QUIET_LOOK", "exiting", "start"]
 
 #: What the first command needs that registering the magics does not (about 60 ms of its imports, by
 #: ``python -X importtime``).  (The import graph has no circle, which a test holds: two threads
@@ -41,9 +46,15 @@ AFTER_ENGINE_MODULES = ("psutil",)
 #: Seconds the thread waits for the cell that loaded the extension to end (IPython's ``post_run_cell``)
 #: before it imports anyway: a load outside a cell has no cell to wait for.
 AHEAD_WAIT = 0.05
-#: The interpreter's thread switch interval (seconds) while working ahead: the kernel's own threads (its
-#: reply, the idle status the frontend waits for) then get the GIL within this, not the default 5 ms each
-#: time -- at the default, the imports delayed the load cell's end by about 13 ms.
+#: Seconds between two looks at whether the kernel is quiet; it is once two looks in a row found every other
+#: thread asleep (one look may catch the kernel's main thread between two steps of its reply).
+QUIET_LOOK = 0.001
+#: Seconds the thread waits for the kernel to be quiet at most: a process whose threads never all sleep (a
+#: thread of the user's computing) would otherwise leave the first command all of the work.
+QUIET_LIMIT = 0.1
+#: The interpreter's thread switch interval (seconds) while working ahead: the kernel's own threads (a cell
+#: that comes meanwhile, its messages) then get the GIL within this, not the default 5 ms each time -- at the
+#: default, the imports delayed the load cell's end by about 13 ms, when they began as the cell ended.
 AHEAD_SWITCH_INTERVAL = 0.0005
 #: Held while the engine is made ahead, and by ``unload``: an engine is never made for magics unloaded meanwhile.
 LOCK = threading.Lock()
@@ -85,6 +96,7 @@ def _work(cell_over: threading.Event, exec_magics: ExecMagics, loaded: Callable[
 
     A failure here is left to the first command, which meets it again and shows why in its cell."""
     cell_over.wait(AHEAD_WAIT)
+    _wait_quiet(QUIET_LIMIT)
     interval = sys.getswitchinterval()
     short = min(interval, AHEAD_SWITCH_INTERVAL)
     sys.setswitchinterval(short)
@@ -101,6 +113,41 @@ def _work(cell_over: threading.Event, exec_magics: ExecMagics, loaded: Callable[
     finally:
         if sys.getswitchinterval() == short:  # unless someone set another meanwhile
             sys.setswitchinterval(interval)
+
+
+def _wait_quiet(limit: float) -> None:
+    """Return once every other thread of this process was asleep at two looks in a row (:data:`QUIET_LOOK`
+    apart), or after ``limit`` seconds.  Where threads cannot be looked at (no ``/proc``), after one look's time."""
+    deadline = time.monotonic() + limit
+    quiet_looks = 0
+    while quiet_looks < 2 and time.monotonic() < deadline:
+        time.sleep(QUIET_LOOK)
+        quiet = _others_asleep()
+        if quiet is None:
+            return
+        quiet_looks = quiet_looks + 1 if quiet else 0
+
+
+def _others_asleep() -> bool | None:
+    """Whether no thread of this process but the caller is running or waiting for a CPU (state ``R`` in
+    ``/proc``: a thread waiting for the GIL is asleep, but not for long, the caller holding it only to look);
+    ``None`` when that cannot be known."""
+    me = threading.get_native_id()
+    try:
+        threads = os.listdir("/proc/self/task")
+    except OSError:
+        return None
+    for tid in threads:
+        if tid == str(me):
+            continue
+        try:
+            with open(f"/proc/self/task/{tid}/stat", "rb") as stat:
+                line = stat.read()
+        except OSError:  # it ended meanwhile
+            continue
+        if line[line.rfind(b")") + 2:line.rfind(b")") + 3] == b"R":  # after the name, which may hold anything
+            return False
+    return True
 
 
 def _start_engine(exec_magics: ExecMagics, loaded: Callable[[], bool]) -> None:
