@@ -157,6 +157,22 @@ def test_runs_back_to_back_each_find_one_made_while_the_run_before_ran(monkeypat
         warm.close()
 
 
+def test_a_refill_asked_at_once_is_made_without_the_delay_and_only_the_first(monkeypatch):
+    """The first standby, asked for before any run (no run's end to keep clear of), is started without the
+    delay; the one kept beside it waits for the delay as usual."""
+    session = _Session()
+    warm = WarmShell(session.make, depth=2)  # type: ignore[arg-type]
+    try:
+        _slow_refills(monkeypatch)
+        warm.refill(at_once=True)
+        first = warm.wait_ready(READY)
+        assert first is not None and first.name == 1
+        assert _take(warm, session) is first  # the last one taken: the next is made at once, as ever
+        assert warm.wait_ready(READY) is session.made[1]
+    finally:
+        warm.close()
+
+
 def test_one_made_while_a_run_changed_the_session_is_discarded_and_no_miss(monkeypatch):
     session = _Session()
     warm = WarmShell(session.make, depth=2)  # type: ignore[arg-type]

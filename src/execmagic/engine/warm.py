@@ -77,6 +77,7 @@ class WarmShell:
         self._misses = 0
         self._skipped = 0
         self._generation = 0  # a drop() makes what is being started at that moment unwanted
+        self._at_once = False  # the wish waiting is to be met without the delay (no run's end to keep clear of)
 
     @property
     def ready(self) -> Standby | None:
@@ -145,8 +146,11 @@ class WarmShell:
             standby.discard()
         return taken
 
-    def refill(self) -> None:
-        """Have a standby started for the next run (in the worker; returns at once)."""
+    def refill(self, at_once: bool = False) -> None:
+        """Have a standby started for the next run (in the worker; returns at once).
+
+        ``at_once``: without :data:`REFILL_DELAY` -- asked when no run has just ended (the first standby,
+        started while the notebook waits for its first command), the delay would only make it later."""
         with self._cond:
             if self._closed or len(self._ready) >= self._depth:
                 return
@@ -155,6 +159,7 @@ class WarmShell:
                 if self._skipped % RETRY_EVERY:
                     return
             self._wanted, self._ended = True, self._runs
+            self._at_once = at_once
             if self._worker is None:
                 self._worker = threading.Thread(target=self._work, name="execmagic-standby", daemon=True)
                 self._worker.start()
@@ -165,12 +170,13 @@ class WarmShell:
             with self._cond:
                 self._cond.wait_for(lambda: self._wanted or self._closed)
                 # then the delay, unless a drop takes the wish back, or a run took the last one meanwhile
-                self._cond.wait_for(lambda: not self._wanted or self._closed or self._back_to_back(), REFILL_DELAY)
+                self._cond.wait_for(lambda: not self._wanted or self._closed or self._at_once or self._back_to_back(),
+                                    REFILL_DELAY)
                 if self._closed:
                     return
                 if not self._wanted:
                     continue
-                self._wanted, self._making = False, True
+                self._wanted, self._making, self._at_once = False, True, False
                 generation, epoch = self._generation, self._ended
                 handing, self._handing = self._handing, None
             standby = None

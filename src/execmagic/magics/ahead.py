@@ -162,4 +162,4 @@ def _start_engine(exec_magics: ExecMagics, loaded: Callable[[], bool]) -> None:
             return
         engine = default_engine()  # with the notebook's settings; its logs are pruned by the first command
         if engine.standby:
-            engine.warm.refill()
+            engine.warm.refill(at_once=True)
