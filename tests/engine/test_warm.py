@@ -8,6 +8,8 @@ the next is started.  The stand-ins fit a command whose cwd is the one they were
 from __future__ import annotations
 
 import itertools
+import os
+import signal
 import threading
 
 import execmagic.engine.warm as warm_module
@@ -210,3 +212,52 @@ def test_the_next_is_started_only_once_the_one_taken_has_its_script(monkeypatch)
         assert made is not None and made.handed_when_made == (True, True)
     finally:
         warm.close()
+
+
+def _ended(pid: int) -> tuple[int] | None:
+    """``(wait status,)`` once the child ``pid`` ended (reaped), else ``None``."""
+    done, status = os.waitpid(pid, os.WNOHANG)
+    return (status,) if done else None
+
+
+def test_a_child_forked_while_a_standby_is_made_runs_without_waiting_and_keeps_its_own(monkeypatch):
+    """A child forked without exec (multiprocessing's fork start) while the worker makes a standby: its runs do
+    not wait for that standby (the worker is not in the child: it would never come), and a refill there starts a
+    worker of the child's own.  The child says how it went in its exit status."""
+    session = _Session()
+    parent = os.getpid()
+    making, gate = threading.Event(), threading.Event()
+
+    def make():
+        if os.getpid() == parent:  # the parent's worker is held inside its make
+            making.set()
+            gate.wait(READY)
+        return session.make()
+
+    monkeypatch.setattr(warm_module, "_WAIT_FOR_MAKING", 3600.0)  # a child that waits is seen to hang
+    warm = WarmShell(make)  # type: ignore[arg-type]
+    child = None
+    try:
+        warm.refill()
+        assert making.wait(READY)
+        child = os.fork()
+        if child == 0:  # the child: no pytest here, only an exit status
+            status = 1
+            try:
+                if warm.take(session.command(), frozenset()) is None:
+                    status = 2
+                    warm.refill()
+                    if warm.wait_ready(READY) is not None:
+                        status = 0
+            finally:
+                os._exit(status)
+        (status,) = wait_until(lambda: _ended(child), READY, "the forked child to end")
+        child = None
+        assert os.waitstatus_to_exitcode(status) == 0
+    finally:
+        if child:
+            os.kill(child, signal.SIGKILL)
+            os.waitpid(child, 0)
+        gate.set()
+        warm.close()
+

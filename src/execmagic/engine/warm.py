@@ -28,7 +28,9 @@ as a miss.
 from __future__ import annotations
 
 import contextlib
+import os
 import threading
+import weakref
 from collections.abc import Callable
 
 from ..process.spec import Command
@@ -78,6 +80,7 @@ class WarmShell:
         self._skipped = 0
         self._generation = 0  # a drop() makes what is being started at that moment unwanted
         self._at_once = False  # the wish waiting is to be met without the delay (no run's end to keep clear of)
+        _KEEPERS.add(self)
 
     @property
     def ready(self) -> Standby | None:
@@ -214,6 +217,16 @@ class WarmShell:
         for standby in standbys:
             standby.discard()
 
+    def _forked(self) -> None:
+        """In a child forked without exec (multiprocessing's fork start), start afresh: the parent's worker is
+        not in it (a standby it was making would have every run wait for it), nor the parent's runs, and the
+        standbys waiting are the parent's (:mod:`..process.standby` lets them go in the child).  The next
+        refill starts a worker of the child's own."""
+        self._cond = threading.Condition()  # the parent's lock may have been held by a thread not in the child
+        self._ready, self._handing, self._worker = [], None, None
+        self._wanted = self._making = self._at_once = False
+        self._looking = 0
+
     def close(self) -> None:
         """Discard the standbys and end the worker (after a standby it is starting is done and discarded)."""
         with self._cond:
@@ -226,3 +239,15 @@ class WarmShell:
         for standby in standbys:
             with contextlib.suppress(OSError):
                 standby.discard()
+
+
+#: Every keeper, for :func:`_after_fork_in_child`.
+_KEEPERS: weakref.WeakSet[WarmShell] = weakref.WeakSet()
+
+
+def _after_fork_in_child() -> None:
+    for keeper in list(_KEEPERS):
+        keeper._forked()
+
+
+os.register_at_fork(after_in_child=_after_fork_in_child)
