@@ -284,7 +284,8 @@ def test_logs_are_pruned_with_the_retention_set_after_the_load(tmp_path):
 
 
 #: What the first command imports, and which of them only other work needs: stopping a tree or a prune
-#: (psutil), a background shell (its module, the reads' cursors), a template in Python or JavaScript code.
+#: (psutil), a background shell (its module, the reads' cursors), a template in Python or JavaScript code,
+#: the guard's reading of interpreter code (``python -c``…).
 FIRST_RUN_IMPORTS = """
 import sys
 from execmagic.magics import FIRST_RUN_MODULES
@@ -294,7 +295,7 @@ for name in FIRST_RUN_MODULES:
 print(" ".join(sorted(set(sys.modules) - before)))
 """
 NOT_FOR_A_FIRST_RUN = ("psutil", "execmagic.background.shell", "execmagic.background.cursors",
-                       "execmagic.engine.code_scan")
+                       "execmagic.engine.code_scan", "execmagic.guard.scripts")
 
 
 def test_the_first_commands_imports_leave_what_only_other_work_needs():
