@@ -33,7 +33,7 @@ if TYPE_CHECKING:
     from .exec_magics import ExecMagics
 
 __all__ = ["AFTER_ENGINE_MODULES", "AHEAD_SWITCH_INTERVAL", "AHEAD_WAIT", "FIRST_RUN_MODULES", "LOCK", "QUIET_LIMIT",
-           "QUIET_LOOK", "exiting", "start"]
+           "QUIET_LOOK", "QUIET_SHARE", "exiting", "start"]
 
 #: What the first command needs that registering the magics does not (about 60 ms of its imports, by
 #: ``python -X importtime``).  (The import graph has no circle, which a test holds: two threads
@@ -48,9 +48,12 @@ AFTER_ENGINE_MODULES = ("execmagic.guard.scripts", "psutil")
 #: Seconds the thread waits for the cell that loaded the extension to end (IPython's ``post_run_cell``)
 #: before it imports anyway: a load outside a cell has no cell to wait for.
 AHEAD_WAIT = 0.05
-#: Seconds between two looks at whether the kernel is quiet; it is once two looks in a row found every other
-#: thread asleep (one look may catch the kernel's main thread between two steps of its reply).
+#: Seconds between two looks at whether the kernel is quiet; it is once two looks in a row found its other
+#: threads quiet (one look may fall between two steps of its reply).
 QUIET_LOOK = 0.001
+#: The share of a look's time the other threads may have used the CPU in, and still be quiet (an idle kernel's
+#: threads use none; one sending a reply uses all of it).
+QUIET_SHARE = 0.2
 #: Seconds the thread waits for the kernel to be quiet at most: a process whose threads never all sleep (a
 #: thread of the user's computing) would otherwise leave the first command all of the work.
 QUIET_LIMIT = 0.1
@@ -118,36 +121,46 @@ def _work(cell_over: threading.Event, exec_magics: ExecMagics, loaded: Callable[
 
 
 def _wait_quiet(limit: float) -> None:
-    """Return once every other thread of this process was asleep at two looks in a row (:data:`QUIET_LOOK`
-    apart), or after ``limit`` seconds.  Where threads cannot be looked at (no ``/proc``), after one look's time."""
+    """Return once the other threads of this process were quiet at two looks in a row (:data:`QUIET_LOOK`
+    apart), or after ``limit`` seconds.
+
+    Quiet: they used almost no CPU since the look before (:data:`QUIET_SHARE` of the time), and none is running
+    or waiting for a CPU (``R`` in ``/proc``: on a busy machine a thread at work may get no CPU for a while).
+    A thread waiting for the GIL sleeps: the CPU it used just before tells it apart."""
     deadline = time.monotonic() + limit
     quiet_looks = 0
+    others = _others_cpu()
     while quiet_looks < 2 and time.monotonic() < deadline:
         time.sleep(QUIET_LOOK)
-        quiet = _others_asleep()
-        if quiet is None:
-            return
+        now = _others_cpu()
+        quiet = now - others < QUIET_LOOK * QUIET_SHARE and _none_running()
+        others = now
         quiet_looks = quiet_looks + 1 if quiet else 0
 
 
-def _others_asleep() -> bool | None:
+def _others_cpu() -> float:
+    """Seconds of CPU the process's other threads used so far (those that ended too)."""
+    return time.process_time() - time.thread_time()
+
+
+def _none_running() -> bool:
     """Whether no thread of this process but the caller is running or waiting for a CPU (state ``R`` in
-    ``/proc``: a thread waiting for the GIL is asleep, but not for long, the caller holding it only to look);
-    ``None`` when that cannot be known."""
-    me = threading.get_native_id()
+    ``/proc``); ``True`` where that cannot be known (no ``/proc``: the CPU used says it alone)."""
+    me = str(threading.get_native_id())
     try:
         threads = os.listdir("/proc/self/task")
     except OSError:
-        return None
+        return True
     for tid in threads:
-        if tid == str(me):
+        if tid == me:
             continue
         try:
             with open(f"/proc/self/task/{tid}/stat", "rb") as stat:
                 line = stat.read()
         except OSError:  # it ended meanwhile
             continue
-        if line[line.rfind(b")") + 2:line.rfind(b")") + 3] == b"R":  # after the name, which may hold anything
+        state = line.rfind(b")") + 2  # after the name, which may hold anything
+        if line[state:state + 1] == b"R":
             return False
     return True
 
