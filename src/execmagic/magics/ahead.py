@@ -41,10 +41,11 @@ __all__ = ["AFTER_ENGINE_MODULES", "AHEAD_SWITCH_INTERVAL", "AHEAD_WAIT", "FIRST
 FIRST_RUN_MODULES = ("execmagic.engine.engine", "execmagic.guard.policy", "execmagic.display.render",
                      "execmagic.magics.kernel_io", "execmagic.magics.live", "execmagic.process.watchdog")
 #: What only some commands need, imported after the engine is made and its standby on its way, which a first
-#: command coming soon needs more: what the first command's threads import (psutil, 7 ms: its prune asks
-#: whether gone kernels' logs' owners still run; a kernel has it already), and the guard's reading of
-#: interpreter code (``python -c``…; 5 ms of patterns).
-AFTER_ENGINE_MODULES = ("execmagic.guard.scripts", "psutil")
+#: command coming soon needs more: the guard's walk and rules (10 ms: only a command with a word some rule needs
+#: gets past the guard's quick look), its reading of interpreter code (``python -c``…; 5 ms of patterns), and
+#: what the first command's threads import (psutil, 7 ms: its prune asks whether gone kernels' logs' owners
+#: still run; a kernel has it already).
+AFTER_ENGINE_MODULES = ("execmagic.guard.walk", "execmagic.guard.scripts", "psutil")
 #: Seconds the thread waits for the cell that loaded the extension to end (IPython's ``post_run_cell``)
 #: before it imports anyway: a load outside a cell has no cell to wait for.
 AHEAD_WAIT = 0.05
