@@ -147,6 +147,34 @@ def test_the_work_ahead_waits_for_the_kernel_to_be_quiet_after_the_loading_cell(
     assert _probe(BUSY_AFTER_THE_CELL, standby="0") == "[]"
 
 
+#: What only later commands need is imported once the first standby is up: under the GIL, those imports slowed
+#: its start down.  Each standby, as it is made, notes whether the guard's walk was imported by then.
+WALK_AFTER_THE_STANDBY = """
+import sys, threading
+from execmagic.engine.engine import Engine
+made = Engine._make_standby
+walk_there = []
+
+def noting(self, sandbox):
+    standby = made(self, sandbox)
+    walk_there.append("execmagic.guard.walk" in sys.modules)
+    return standby
+
+Engine._make_standby = noting
+from IPython.core.interactiveshell import InteractiveShell
+ip = InteractiveShell.instance()
+assert ip.run_cell("%load_ext execmagic", store_history=True).success
+(thread,) = [t for t in threading.enumerate() if t.name == "execmagic-import-ahead"]
+thread.join(60)
+assert "execmagic.guard.walk" in sys.modules
+print(walk_there[0])
+"""
+
+
+def test_what_only_later_commands_need_is_imported_once_the_first_standby_is_up():
+    assert _probe(WALK_AFTER_THE_STANDBY, standby="1") == "False"
+
+
 #: Unloaded at once (in the loading cell), or every command sandboxed by default: no engine is made ahead.
 NOTHING_AHEAD = """
 import threading

@@ -30,21 +30,22 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from ..engine.warm import WarmShell
     from .exec_magics import ExecMagics
 
 __all__ = ["AFTER_ENGINE_MODULES", "AHEAD_SWITCH_INTERVAL", "AHEAD_WAIT", "FIRST_RUN_MODULES", "LOCK", "QUIET_LIMIT",
-           "QUIET_LOOK", "QUIET_SHARE", "exiting", "start"]
+           "QUIET_LOOK", "QUIET_SHARE", "STANDBY_WAIT", "exiting", "start"]
 
 #: What the first command needs that registering the magics does not (about 60 ms of its imports, by
 #: ``python -X importtime``).  (The import graph has no circle, which a test holds: two threads
 #: importing at once cannot deadlock.)
 FIRST_RUN_MODULES = ("execmagic.engine.engine", "execmagic.guard.policy", "execmagic.display.render",
                      "execmagic.magics.kernel_io", "execmagic.magics.live", "execmagic.process.watchdog")
-#: What only some commands need, imported after the engine is made and its standby on its way, which a first
-#: command coming soon needs more: the guard's walk and rules (10 ms: only a command with a word some rule needs
-#: gets past the guard's quick look), its reading of interpreter code (``python -c``…; 5 ms of patterns), and
-#: what the first command's threads import (psutil, 7 ms: its prune asks whether gone kernels' logs' owners
-#: still run; a kernel has it already).
+#: What only some commands need, imported last -- once the engine is made, its standby up and the kernel
+#: quiet again: a first command coming soon needs those more -- the guard's walk and rules (10 ms: only a
+#: command with a word some rule needs gets past the guard's quick look), its reading of interpreter code
+#: (``python -c``…; 5 ms of patterns), and what the first command's threads import (psutil, 7 ms: its prune
+#: asks whether gone kernels' logs' owners still run; a kernel has it already).
 AFTER_ENGINE_MODULES = ("execmagic.guard.walk", "execmagic.guard.scripts", "psutil")
 #: Seconds the thread waits for the cell that loaded the extension to end (IPython's ``post_run_cell``)
 #: before it imports anyway: a load outside a cell has no cell to wait for.
@@ -58,6 +59,9 @@ QUIET_SHARE = 0.2
 #: Seconds the thread waits for the kernel to be quiet at most: a process whose threads never all sleep (a
 #: thread of the user's computing) would otherwise leave the first command all of the work.
 QUIET_LIMIT = 0.1
+#: Seconds the thread waits for the standby it had started to be up before it imports what only later commands
+#: need (their imports, under the GIL, would slow its start down; one that cannot start ends the wait sooner).
+STANDBY_WAIT = 1.0
 #: The interpreter's thread switch interval (seconds) while working ahead: the kernel's own threads (a cell
 #: that comes meanwhile, its messages) then get the GIL within this, not the default 5 ms each time -- at the
 #: default, the imports delayed the load cell's end by about 13 ms, when they began as the cell ended.
@@ -110,8 +114,10 @@ def _work(cell_over: threading.Event, exec_magics: ExecMagics, loaded: Callable[
         for name in FIRST_RUN_MODULES:
             importlib.import_module(name)
         exec_magics.exec_line.parser  # noqa: B018  # built here, not by the first %exec
-        if cell_over.is_set():
-            _start_engine(exec_magics, loaded)
+        warm = _start_engine(exec_magics, loaded) if cell_over.is_set() else None
+        if warm is not None:  # its start is not slowed by imports for later commands, nor is a command that came
+            warm.wait_ready(STANDBY_WAIT)
+            _wait_quiet(QUIET_LIMIT)
         for name in AFTER_ENGINE_MODULES:
             importlib.import_module(name)
     except Exception:
@@ -166,16 +172,19 @@ def _none_running() -> bool:
     return True
 
 
-def _start_engine(exec_magics: ExecMagics, loaded: Callable[[], bool]) -> None:
+def _start_engine(exec_magics: ExecMagics, loaded: Callable[[], bool]) -> WarmShell | None:
     """The process-wide engine, made as the first command would make it, and its standby on its way (in the
-    engine's own worker).  Not when every command is sandboxed by default: the standby started here is an
-    unconfined one, which such a command never takes.  Not either when the engine is there already (a
-    command came first, or a reload): its runs keep their standby, which a second wish would replace."""
+    engine's own worker): the keeper making it, if one is.  Not when every command is sandboxed by default:
+    the standby started here is an unconfined one, which such a command never takes.  Not either when the
+    engine is there already (a command came first, or a reload): its runs keep their standby, which a second
+    wish would replace."""
     from ..engine.default import current_default_engine, default_engine
 
     with LOCK:
         if _exiting or not loaded() or exec_magics.sandbox != "off" or current_default_engine() is not None:
-            return
+            return None
         engine = default_engine()  # with the notebook's settings; its logs are pruned by the first command
-        if engine.standby:
-            engine.warm.refill(at_once=True)
+        if not engine.standby:
+            return None
+        engine.warm.refill(at_once=True)
+        return engine.warm
