@@ -175,6 +175,35 @@ def test_what_only_later_commands_need_is_imported_once_the_first_standby_is_up(
     assert _probe(WALK_AFTER_THE_STANDBY, standby="1") == "False"
 
 
+#: A command made the engine first (its own standby is its business): what only later commands need still waits
+#: for the kernel to be quiet, not imported beside that command (here a spin once the parser is built).
+WALK_AFTER_A_COMMAND = """
+import sys, threading, time
+import execmagic.magics.ahead as ahead
+ahead.QUIET_LIMIT = 60.0
+from IPython.core.interactiveshell import InteractiveShell
+ip = InteractiveShell.instance()
+assert ip.run_cell("%load_ext execmagic", store_history=True).success
+from execmagic.engine.default import default_engine
+default_engine()
+from execmagic.magics.exec_magics import ExecMagics
+while ExecMagics.__dict__["exec_line"]._parser is None:  # built just before the thread looks for an engine
+    time.sleep(0.001)
+end = time.monotonic() + 0.1
+while time.monotonic() < end:
+    pass
+during = "execmagic.guard.walk" in sys.modules
+(thread,) = [t for t in threading.enumerate() if t.name == "execmagic-import-ahead"]
+thread.join(60)
+assert "execmagic.guard.walk" in sys.modules
+print(during)
+"""
+
+
+def test_what_only_later_commands_need_waits_for_quiet_after_a_command_made_the_engine():
+    assert _probe(WALK_AFTER_A_COMMAND, standby="0") == "False"
+
+
 #: Unloaded at once (in the loading cell), or every command sandboxed by default: no engine is made ahead.
 NOTHING_AHEAD = """
 import threading

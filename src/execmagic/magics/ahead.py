@@ -115,9 +115,9 @@ def _work(cell_over: threading.Event, exec_magics: ExecMagics, loaded: Callable[
             importlib.import_module(name)
         exec_magics.exec_line.parser  # noqa: B018  # built here, not by the first %exec
         warm = _start_engine(exec_magics, loaded) if cell_over.is_set() else None
-        if warm is not None:  # its start is not slowed by imports for later commands, nor is a command that came
+        if warm is not None:  # its start is not slowed down by imports for later commands
             warm.wait_ready(STANDBY_WAIT)
-            _wait_quiet(QUIET_LIMIT)
+        _wait_quiet(QUIET_LIMIT)  # nor is a command that came meanwhile (it may have made the engine itself)
         for name in AFTER_ENGINE_MODULES:
             importlib.import_module(name)
     except Exception:
