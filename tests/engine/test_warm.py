@@ -8,6 +8,8 @@ the next is started.  The stand-ins fit a command whose cwd is the one they were
 from __future__ import annotations
 
 import itertools
+import os
+import signal
 import threading
 
 import execmagic.engine.warm as warm_module
@@ -157,6 +159,22 @@ def test_runs_back_to_back_each_find_one_made_while_the_run_before_ran(monkeypat
         warm.close()
 
 
+def test_a_refill_asked_at_once_is_made_without_the_delay_and_only_the_first(monkeypatch):
+    """The first standby, asked for before any run (no run's end to keep clear of), is started without the
+    delay; the one kept beside it waits for the delay as usual."""
+    session = _Session()
+    warm = WarmShell(session.make, depth=2)  # type: ignore[arg-type]
+    try:
+        _slow_refills(monkeypatch)
+        warm.refill(at_once=True)
+        first = warm.wait_ready(READY)
+        assert first is not None and first.name == 1
+        assert _take(warm, session) is first  # the last one taken: the next is made at once, as ever
+        assert warm.wait_ready(READY) is session.made[1]
+    finally:
+        warm.close()
+
+
 def test_one_made_while_a_run_changed_the_session_is_discarded_and_no_miss(monkeypatch):
     session = _Session()
     warm = WarmShell(session.make, depth=2)  # type: ignore[arg-type]
@@ -194,3 +212,52 @@ def test_the_next_is_started_only_once_the_one_taken_has_its_script(monkeypatch)
         assert made is not None and made.handed_when_made == (True, True)
     finally:
         warm.close()
+
+
+def _ended(pid: int) -> tuple[int] | None:
+    """``(wait status,)`` once the child ``pid`` ended (reaped), else ``None``."""
+    done, status = os.waitpid(pid, os.WNOHANG)
+    return (status,) if done else None
+
+
+def test_a_child_forked_while_a_standby_is_made_runs_without_waiting_and_keeps_its_own(monkeypatch):
+    """A child forked without exec (multiprocessing's fork start) while the worker makes a standby: its runs do
+    not wait for that standby (the worker is not in the child: it would never come), and a refill there starts a
+    worker of the child's own.  The child says how it went in its exit status."""
+    session = _Session()
+    parent = os.getpid()
+    making, gate = threading.Event(), threading.Event()
+
+    def make():
+        if os.getpid() == parent:  # the parent's worker is held inside its make
+            making.set()
+            gate.wait(READY)
+        return session.make()
+
+    monkeypatch.setattr(warm_module, "_WAIT_FOR_MAKING", 3600.0)  # a child that waits is seen to hang
+    warm = WarmShell(make)  # type: ignore[arg-type]
+    child = None
+    try:
+        warm.refill()
+        assert making.wait(READY)
+        child = os.fork()
+        if child == 0:  # the child: no pytest here, only an exit status
+            status = 1
+            try:
+                if warm.take(session.command(), frozenset()) is None:
+                    status = 2
+                    warm.refill()
+                    if warm.wait_ready(READY) is not None:
+                        status = 0
+            finally:
+                os._exit(status)
+        (status,) = wait_until(lambda: _ended(child), READY, "the forked child to end")
+        child = None
+        assert os.waitstatus_to_exitcode(status) == 0
+    finally:
+        if child:
+            os.kill(child, signal.SIGKILL)
+            os.waitpid(child, 0)
+        gate.set()
+        warm.close()
+

@@ -121,6 +121,89 @@ def test_loaded_in_a_cell_the_engine_and_its_standby_are_ready_for_the_first_com
     wait_until(lambda: _gone(standby, watchdog), 10, "the standby and the watchdog to be gone with the interpreter")
 
 
+#: The loading cell over, the kernel still busy (its reply, its idle status; here a spinning main thread): the
+#: thread imports nothing until every other thread sleeps.  The limits are long: a slow machine does not reach
+#: them, and the thread's start is seen by the modules it imports.
+BUSY_AFTER_THE_CELL = """
+import sys, threading, time
+import execmagic.magics.ahead as ahead
+from execmagic.magics import FIRST_RUN_MODULES
+ahead.QUIET_LIMIT = 60.0
+from IPython.core.interactiveshell import InteractiveShell
+ip = InteractiveShell.instance()
+assert ip.run_cell("%load_ext execmagic", store_history=True).success
+end = time.monotonic() + 0.1
+while time.monotonic() < end:
+    pass
+during = [name for name in FIRST_RUN_MODULES if name in sys.modules]
+(thread,) = [t for t in threading.enumerate() if t.name == "execmagic-import-ahead"]
+thread.join(60)
+assert all(name in sys.modules for name in FIRST_RUN_MODULES)  # once the main thread slept
+print(during)
+"""
+
+
+def test_the_work_ahead_waits_for_the_kernel_to_be_quiet_after_the_loading_cell():
+    assert _probe(BUSY_AFTER_THE_CELL, standby="0") == "[]"
+
+
+#: What only later commands need is imported once the first standby is up: under the GIL, those imports slowed
+#: its start down.  Each standby, as it is made, notes whether the guard's walk was imported by then.
+WALK_AFTER_THE_STANDBY = """
+import sys, threading
+from execmagic.engine.engine import Engine
+made = Engine._make_standby
+walk_there = []
+
+def noting(self, sandbox):
+    standby = made(self, sandbox)
+    walk_there.append("execmagic.guard.walk" in sys.modules)
+    return standby
+
+Engine._make_standby = noting
+from IPython.core.interactiveshell import InteractiveShell
+ip = InteractiveShell.instance()
+assert ip.run_cell("%load_ext execmagic", store_history=True).success
+(thread,) = [t for t in threading.enumerate() if t.name == "execmagic-import-ahead"]
+thread.join(60)
+assert "execmagic.guard.walk" in sys.modules
+print(walk_there[0])
+"""
+
+
+def test_what_only_later_commands_need_is_imported_once_the_first_standby_is_up():
+    assert _probe(WALK_AFTER_THE_STANDBY, standby="1") == "False"
+
+
+#: A command made the engine first (its own standby is its business): what only later commands need still waits
+#: for the kernel to be quiet, not imported beside that command (here a spin once the parser is built).
+WALK_AFTER_A_COMMAND = """
+import sys, threading, time
+import execmagic.magics.ahead as ahead
+ahead.QUIET_LIMIT = 60.0
+from IPython.core.interactiveshell import InteractiveShell
+ip = InteractiveShell.instance()
+assert ip.run_cell("%load_ext execmagic", store_history=True).success
+from execmagic.engine.default import default_engine
+default_engine()
+from execmagic.magics.exec_magics import ExecMagics
+while ExecMagics.__dict__["exec_line"]._parser is None:  # built just before the thread looks for an engine
+    time.sleep(0.001)
+end = time.monotonic() + 0.1
+while time.monotonic() < end:
+    pass
+during = "execmagic.guard.walk" in sys.modules
+(thread,) = [t for t in threading.enumerate() if t.name == "execmagic-import-ahead"]
+thread.join(60)
+assert "execmagic.guard.walk" in sys.modules
+print(during)
+"""
+
+
+def test_what_only_later_commands_need_waits_for_quiet_after_a_command_made_the_engine():
+    assert _probe(WALK_AFTER_A_COMMAND, standby="0") == "False"
+
+
 #: Unloaded at once (in the loading cell), or every command sandboxed by default: no engine is made ahead.
 NOTHING_AHEAD = """
 import threading
@@ -258,7 +341,8 @@ def test_logs_are_pruned_with_the_retention_set_after_the_load(tmp_path):
 
 
 #: What the first command imports, and which of them only other work needs: stopping a tree or a prune
-#: (psutil), a background shell (its module, the reads' cursors), a template in Python or JavaScript code.
+#: (psutil), a background shell (its module, the reads' cursors), a template in Python or JavaScript code,
+#: the guard's walk and rules (for commands past its quick look), its reading of interpreter code (``python -c``…).
 FIRST_RUN_IMPORTS = """
 import sys
 from execmagic.magics import FIRST_RUN_MODULES
@@ -268,7 +352,8 @@ for name in FIRST_RUN_MODULES:
 print(" ".join(sorted(set(sys.modules) - before)))
 """
 NOT_FOR_A_FIRST_RUN = ("psutil", "execmagic.background.shell", "execmagic.background.cursors",
-                       "execmagic.engine.code_scan")
+                       "execmagic.engine.code_scan", "execmagic.guard.scripts", "execmagic.guard.walk",
+                       "execmagic.guard.rules")
 
 
 def test_the_first_commands_imports_leave_what_only_other_work_needs():

@@ -28,7 +28,9 @@ as a miss.
 from __future__ import annotations
 
 import contextlib
+import os
 import threading
+import weakref
 from collections.abc import Callable
 
 from ..process.spec import Command
@@ -77,6 +79,8 @@ class WarmShell:
         self._misses = 0
         self._skipped = 0
         self._generation = 0  # a drop() makes what is being started at that moment unwanted
+        self._at_once = False  # the wish waiting is to be met without the delay (no run's end to keep clear of)
+        _KEEPERS.add(self)
 
     @property
     def ready(self) -> Standby | None:
@@ -145,8 +149,11 @@ class WarmShell:
             standby.discard()
         return taken
 
-    def refill(self) -> None:
-        """Have a standby started for the next run (in the worker; returns at once)."""
+    def refill(self, at_once: bool = False) -> None:
+        """Have a standby started for the next run (in the worker; returns at once).
+
+        ``at_once``: without :data:`REFILL_DELAY` -- asked when no run has just ended (the first standby,
+        started while the notebook waits for its first command), the delay would only make it later."""
         with self._cond:
             if self._closed or len(self._ready) >= self._depth:
                 return
@@ -155,6 +162,7 @@ class WarmShell:
                 if self._skipped % RETRY_EVERY:
                     return
             self._wanted, self._ended = True, self._runs
+            self._at_once = at_once
             if self._worker is None:
                 self._worker = threading.Thread(target=self._work, name="execmagic-standby", daemon=True)
                 self._worker.start()
@@ -165,12 +173,13 @@ class WarmShell:
             with self._cond:
                 self._cond.wait_for(lambda: self._wanted or self._closed)
                 # then the delay, unless a drop takes the wish back, or a run took the last one meanwhile
-                self._cond.wait_for(lambda: not self._wanted or self._closed or self._back_to_back(), REFILL_DELAY)
+                self._cond.wait_for(lambda: not self._wanted or self._closed or self._at_once or self._back_to_back(),
+                                    REFILL_DELAY)
                 if self._closed:
                     return
                 if not self._wanted:
                     continue
-                self._wanted, self._making = False, True
+                self._wanted, self._making, self._at_once = False, True, False
                 generation, epoch = self._generation, self._ended
                 handing, self._handing = self._handing, None
             standby = None
@@ -208,6 +217,16 @@ class WarmShell:
         for standby in standbys:
             standby.discard()
 
+    def _forked(self) -> None:
+        """In a child forked without exec (multiprocessing's fork start), start afresh: the parent's worker is
+        not in it (a standby it was making would have every run wait for it), nor the parent's runs, and the
+        standbys waiting are the parent's (:mod:`..process.standby` lets them go in the child).  The next
+        refill starts a worker of the child's own."""
+        self._cond = threading.Condition()  # the parent's lock may have been held by a thread not in the child
+        self._ready, self._handing, self._worker = [], None, None
+        self._wanted = self._making = self._at_once = False
+        self._looking = 0
+
     def close(self) -> None:
         """Discard the standbys and end the worker (after a standby it is starting is done and discarded)."""
         with self._cond:
@@ -220,3 +239,15 @@ class WarmShell:
         for standby in standbys:
             with contextlib.suppress(OSError):
                 standby.discard()
+
+
+#: Every keeper, for :func:`_after_fork_in_child`.
+_KEEPERS: weakref.WeakSet[WarmShell] = weakref.WeakSet()
+
+
+def _after_fork_in_child() -> None:
+    for keeper in list(_KEEPERS):
+        keeper._forked()
+
+
+os.register_at_fork(after_in_child=_after_fork_in_child)

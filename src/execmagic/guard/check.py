@@ -9,16 +9,22 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Iterator, Mapping, Sequence
+from typing import TYPE_CHECKING
 
 from ..process.errors import ExecError
+from ..process.lazy import lazy_exports
 from ..shell.work import ShellTooComplex, uncollected
-from .commands import Simple
 from .levels import GUARDS, Guard
-from .names import Names
-from .rules import Refusal, match, refuse
-from .walk import walk, walk_argv
+
+if TYPE_CHECKING:
+    from .commands import Simple
+    from .rules import Refusal
 
 __all__ = ["GUARDS", "CommandRefused", "Guard", "Refusal", "check", "find_danger"]
+
+# the walk and the rules (some twenty modules, 10 ms to import) are imported by the first text past the quick look:
+# most commands never get there, and the first command of a notebook should not wait for them
+__getattr__, __dir__ = lazy_exports(__package__, {"Refusal": "rules"}, globals(), module=__name__)
 
 
 
@@ -67,9 +73,13 @@ def _quick_look(text: str, env: Mapping[str, str] | None) -> bool:
 
 def _refusals(text: str | None, argv: Sequence[str] | None, env: Mapping[str, str] | None) -> Iterator[Refusal]:
     """Every rule that shell ``text`` (or an ``argv``) breaks, in the order the shell would get there."""
+    if text is not None and not _quick_look(text, env):
+        return
+    from .names import Names
+    from .rules import Refusal, match
+    from .walk import walk, walk_argv
+
     if text is not None:
-        if not _quick_look(text, env):
-            return
         names = Names.of(env)
         names.readings.every = False  # a command no rule judges and that hands nothing on need not be yielded
         found: Iterable[Simple | Refusal] = walk(text, None, 0, names)
@@ -96,6 +106,8 @@ def find_danger(text: str | None = None, argv: Sequence[str] | None = None,
 
 
 def _too_deep(text: str | None, argv: Sequence[str] | None) -> Refusal:
+    from .rules import refuse
+
     return refuse("too-deep", (text if text is not None else " ".join(argv or ()))[:200])
 
 

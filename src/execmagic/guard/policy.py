@@ -12,17 +12,23 @@ import json
 import os
 import stat
 import threading
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..process.clock import now_iso
 from ..process.errors import ExecError
-from .check import GUARDS, CommandRefused, Guard, Refusal, check, find_danger
+from ..process.lazy import lazy_exports
+from .check import GUARDS, CommandRefused, Guard, check, find_danger
 from .secrets import DEFAULT_ENV_ALLOW, SECRET_NAME, SECRET_VALUE, looks_secret, redact, sanitize_env
+
+if TYPE_CHECKING:
+    from .rules import Refusal
 
 __all__ = [
     "DEFAULT_ENV_ALLOW", "GUARDS", "SECRET_NAME", "SECRET_VALUE", "AuditUnavailable", "CommandRefused", "Guard",
     "Policy", "Refusal", "check", "find_danger", "looks_secret", "open_audit_log", "redact", "sanitize_env",
 ]
+
+__getattr__, __dir__ = lazy_exports(__package__, {"Refusal": "rules"}, globals(), module=__name__)  # as .check's
 
 
 # -- allowed directories and the audit log ----------------------------------------------------

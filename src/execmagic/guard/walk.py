@@ -37,7 +37,6 @@ from .options import (
 )
 from .paths import Path, after_cd
 from .rules import JUDGED_NAMES, Refusal, judged_writes, refuse
-from .scripts import readable, shell_calls, tree_deleted
 
 __all__ = ["Walk", "argv_commands", "simple_commands", "walk", "walk_argv"]
 
@@ -346,6 +345,7 @@ def _fed(simple: Simple, body: str, shell: bool, depth: int, names: Names) -> Wa
 
 def _scripted(simple: Simple, code: Word, depth: int, names: Names) -> Walk:
     """Python/perl/node/ruby ``code``: a download run, a fork bomb, a tree deleted, the commands it runs."""
+    from .scripts import readable, shell_calls, tree_deleted  # its patterns cost 5 ms to build: not for every check
     if _downloads(code.code, depth, names):
         yield refuse("pipe-to-shell", simple.display)
     elif FORK_CALLS.search(code):

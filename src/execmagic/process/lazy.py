@@ -17,15 +17,19 @@ from typing import Any
 __all__ = ["lazy_exports"]
 
 
-def lazy_exports(package: str, where: Mapping[str, str],
-                 namespace: dict[str, Any]) -> tuple[Callable[[str], Any], Callable[[], list[str]]]:
+def lazy_exports(package: str, where: Mapping[str, str], namespace: dict[str, Any], *,
+                 module: str | None = None) -> tuple[Callable[[str], Any], Callable[[], list[str]]]:
     """``(__getattr__, __dir__)`` for ``package``: ``where`` maps a name to its module,
-    relative to the package (``"engine"``, or ``"..process.spec"`` for a sibling package)."""
+    relative to the package (``"engine"``, or ``"..process.spec"`` for a sibling package).
+
+    ``module``: a module of the package whose names these are (``guard.check`` re-exporting what the
+    rules define, which only some commands need), when not the package itself."""
+    owner = module or package
 
     def __getattr__(name: str) -> Any:
         module = where.get(name)
         if module is None:
-            raise AttributeError(f"module {package!r} has no attribute {name!r}")
+            raise AttributeError(f"module {owner!r} has no attribute {name!r}")
         value = getattr(importlib.import_module(module if module.startswith(".") else f".{module}", package), name)
         namespace[name] = value  # the next use is a plain global
         return value
@@ -33,7 +37,8 @@ def lazy_exports(package: str, where: Mapping[str, str],
     def __dir__() -> list[str]:
         return sorted(set(namespace) | set(where))
 
-    _keep_names_over_submodules(package, {name for name, module in where.items() if module == name})
+    if owner == package:
+        _keep_names_over_submodules(package, {name for name, module in where.items() if module == name})
     return __getattr__, __dir__
 
 
