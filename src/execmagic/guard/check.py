@@ -48,9 +48,12 @@ _TRIGGERS = re.compile(
     r"|fdisk|sfdisk|parted|sgdisk|gdisk|cfdisk|find|kill|pkill|killall5?|shutdown|reboot|halt|poweroff|init|telinit"
     r"|systemctl|mv|rsync|crontab|curl|wget|fetch|tee|cp|function|fork|env"  # env: env -S'rm …' glues rm on
     r"|unlink|remove\w*|dir_delete|ddrescue|dcfldd|dc3dd|clean|tar|zip|7za?|ln|install|wipe|srm|sed|for)\b"
-    r"|/(?:dev|proc|etc|boot|s?bin)\b|/lib|\.\w*(?:rc|profile|login|logout|env|environment)\b|config\.fish|\(\)\s*\{"
+    r"|/(?:dev|proc|etc|boot|s?bin)\b|/lib|\.\w*(?:rc|profile|login|logout|env|environment)\b|config\.fish|\(\s*\)\s*[{(]"
 )
 _NAMED = re.compile(r"\$\{?([A-Za-z_]\w*)")
+#: A brace expression may be in the text (``r{m,}``, ``{q..s}m``): what it makes is not spelled there, so it is read.
+#: (Each try reads from a ``{`` to the next brace or blank at most, and no further back: no text is read twice.)
+_BRACES = re.compile(r"\{[^{}\s]*?(?:,|\.\.)")
 #: What makes a redirection write where the text does not spell it: a target built from a variable or a
 #: substitution (``X=/e; > ${X}tc/passwd``), or a relative one after a ``cd`` (``cd /; cd etc; > passwd``).
 _BUILT_TARGET = re.compile(r"[$`]|\b(?:cd|pushd)\b")
@@ -62,7 +65,8 @@ def _quick_look(text: str, env: Mapping[str, str] | None) -> bool:
     if env and "$" in text:  # X=rm exported: $X -rf ~ needs rm's rule
         text += " " + " ".join(env.get(m.group(1), "") for m in _NAMED.finditer(text))
     text = text.replace("\\", "").replace('"', "").replace("'", "")
-    return bool(_TRIGGERS.search(text)) or (">" in text and bool(_BUILT_TARGET.search(text)))
+    return bool(_TRIGGERS.search(text)) or (">" in text and bool(_BUILT_TARGET.search(text))) or (
+        "{" in text and bool(_BRACES.search(text)))
 
 
 def _refusals(text: str | None, argv: Sequence[str] | None, env: Mapping[str, str] | None) -> Iterator[Refusal]:

@@ -1,5 +1,8 @@
 """Fork bombs: a function that runs itself twice at once, then is called -- a shape of the text.
 
+A function's body is a group ``{ …; }`` or a subshell ``( … )`` (``:() ( :|:& ); :`` multiplies as
+``:(){ :|:& };:`` does): the one pattern reads both, each body up to the first bracket of its kind.
+
 Read in time linear in the text, whatever it holds: a pattern that tries a name at every offset of a
 long word (``(?P<name>[^…]+)\\s*\\(``) costs the square of the word's length -- a 300,000-character
 argument froze the check for minutes.  So a function's name is tried only where a run of name
@@ -17,10 +20,12 @@ __all__ = ["FORK_CALLS", "fork_bomb"]
 
 #: A character of a function's name: anything but blanks, brackets and the shell's operators.
 _NAME_CHAR = r"[^\s(){}|&;<>]"
-#: ``function NAME [()] {BODY}`` or ``NAME () {BODY}``; a ``NAME`` starts only where a run of name characters
-#: does (the lookbehind), so each run is tried once.
+#: ``function NAME [()] BODY`` or ``NAME () BODY``, the body ``{…}`` or ``(…)``; a ``NAME`` starts only where a run of
+#: name characters does (the lookbehind), so each run is tried once.  A body is read to the first brace (or
+#: parenthesis) after its opening one, so no two bodies' readings overlap: linear in the text however many there are.
 _FUNCTION = re.compile(rf"(?:\bfunction\s+(?P<keyword>{_NAME_CHAR}+)\s*(?:\(\s*\))?"
-                       rf"|(?<!{_NAME_CHAR})(?P<name>{_NAME_CHAR}+)\s*\(\s*\))\s*\{{(?P<body>[^{{}}]*)\}}")
+                       rf"|(?<!{_NAME_CHAR})(?P<name>{_NAME_CHAR}+)\s*\(\s*\))"
+                       rf"\s*(?:\{{(?P<body>[^{{}}]*)\}}|\((?P<subshell>[^()]*)\))")
 _RUN = re.compile(rf"{_NAME_CHAR}+")
 #: What joins two runs of the function at once: ``f|f``, ``f |& f``, ``f & f``.
 _AT_ONCE = re.compile(r"\s*(?:\|&?|&)\s*")
@@ -32,12 +37,13 @@ FORK_CALLS = re.compile(r"\bfork\s+while\s+fork\b|\bwhile\b.{0,20}\bfork\s*\(\s*
 
 def fork_bomb(skeleton: str) -> str | None:
     """A function that runs itself twice at once (``f|f&``, ``f & f``), then is called: the text of it."""
-    if "{" not in skeleton or "}" not in skeleton:  # (no function body: the search of a MB cost a tenth of its check)
-        return None
+    if ("{" not in skeleton or "}" not in skeleton) and "(" not in skeleton:  # (no function body: the search of a MB
+        return None  # cost a tenth of its check)
     calls: dict[str, list[int]] | None = None
     for function in _FUNCTION.finditer(skeleton):
         name = function.group("keyword") or function.group("name")
-        if not _runs_twice(name, function.group("body")):
+        body = function.group("body")
+        if not _runs_twice(name, function.group("subshell") if body is None else body):
             continue
         if calls is None:
             calls = _calls(skeleton)

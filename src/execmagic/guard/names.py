@@ -24,6 +24,7 @@ import dataclasses
 import re
 from collections.abc import Iterator, Mapping, Sequence
 
+from ..shell.braces import Allowance
 from ..shell.ends import backtick_end, paren_end
 from ..shell.lexer import tokenize
 from ..shell.words import Op, Word
@@ -53,6 +54,8 @@ _READ_VALUES = {"read": {"-d", "-i", "-n", "-N", "-p", "-t", "-u"},
                 "mapfile": {"-d", "-n", "-O", "-s", "-u", "-C", "-c"},
                 "readarray": {"-d", "-n", "-O", "-s", "-u", "-C", "-c"}}
 Values = tuple[str, ...] | None
+#: What brace expansion may make in a check of a short text: ``for i in {1..1000}`` is ordinary.
+_BRACES_AT_LEAST = 64 * 1024
 """What a name may hold when a command runs (one value, or one per ``for`` item); ``None``: not known."""
 
 
@@ -75,10 +78,16 @@ class Readings:
     every: bool = True
     #: The bodies whose walk gave nothing to judge, by body, directory, depth and names (see ``walk._bodies``).
     quiet: dict[tuple[str, tuple[str, ...] | None, int, int], object] = dataclasses.field(default_factory=dict)
+    #: What brace expansion may still make in this check (``{1..9}{1..9}…`` makes millions of words): bounded by the
+    #: length of the first text read, the checked one (set then).
+    allowance: Allowance | None = None
 
     def tokenize(self, text: str) -> tuple[list[Word | Op], str]:
         """:func:`~execmagic.shell.lexer.tokenize` of ``text``, read once for the check (the list is shared:
         never changed by a caller)."""
+        if self.allowance is None:
+            # (a text of nothing but {a,b} words takes about three a character: see shell.braces._MADE)
+            self.allowance = Allowance(4 * len(text) + _BRACES_AT_LEAST)
         found = self.tokens.get(text)
         if found is None:
             found = self.tokens[text] = tokenize(text, noted=True, joined=True)
@@ -265,7 +274,7 @@ class Names:
         return self._printed[key]
 
     def _print(self, body: str) -> str | None:
-        items = [item for item in parse(self.readings.tokenize(body)[0]) if item != ";"]
+        items = [item for item in parse(self.readings.tokenize(body)[0], self.readings.allowance) if item != ";"]
         if len(items) != 1 or not isinstance(items[0], Command):
             return None
         self.printing += 1

@@ -71,7 +71,7 @@ def walk(text: str, cwd: Path | None, depth: int, names: Names | None = None) ->
     state = (cwd, names)
     pipeline: list[Command] = []
     downloads: set[str] = set()  # curl -o f URL earlier in the text: sh f runs what was downloaded
-    items = parse(tokens)
+    items = parse(tokens, names.readings.allowance)
     items.append(";")
     every = names.readings.every
     passed: set[str] = set()  # ((WORD)) found to do nothing

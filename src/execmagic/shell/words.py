@@ -32,7 +32,9 @@ class Word(str):
     ``quoted``: some of it was quoted; ``shown``: how it is shown (a heredoc shows its delimiter);
     ``live``: where in the text each ``$`` or backtick the shell expands starts (``None``: not known, all count);
     ``subs``: for a ``$(…)`` (or a backtick's) start there, where it ends in the word and its body, as the reading
-    found them (not read again: a body nested in a body was walked once per level around it).
+    found them (not read again: a body nested in a body was walked once per level around it);
+    ``plain``: where the word holds text as written -- neither quoted nor expanded, where a brace expression can stand
+    (``(start, end)`` spans; ``None``: all of it, a word of plain characters alone; see :mod:`.braces`).
     """
 
     code: tuple[str, ...] = ()
@@ -41,6 +43,7 @@ class Word(str):
     quoted: bool = False
     shown: str = _Shown()  # type: ignore[assignment]  # an instance's own, when given, comes first
     live: tuple[int, ...] | None = ()
+    plain: tuple[tuple[int, int], ...] | None = None
 
     def __new__(cls, text: str, code: Iterable[str] = (), feed: str | None = None, quoted: bool = False,
                 shown: str | None = None, live: Iterable[int] | None = None) -> Self:

@@ -1,0 +1,200 @@
+"""What bash makes of a word before it runs it, where the text does not spell the command.
+
+``{rm,-rf,/}`` is ``rm -rf /`` to bash -- brace expansion comes before every other -- and the check read
+it as one harmless word; ``r{m,} -rf /`` runs ``rm r -rf /``.  A variable whose value is ``a[$(CMD)]``
+runs CMD wherever bash evaluates it as arithmetic (``((x))``, ``$((x))``, ``let x``, ``arr[x]=1``,
+``[[ x -eq 1 ]]``, …).  A fork bomb's body may be a subshell, ``:() ( :|:& ); :``.  Each table row was
+refused by none of the rules before.
+
+The words brace expansion makes are checked against bash itself (``printf '<%s>'`` of each: inert).
+"""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+
+import pytest
+
+from execmagic.guard.check import check
+from execmagic.guard.commands import Command, parse
+from execmagic.shell.lexer import tokenize
+
+#: Brace expressions that make a catastrophic command (each refused under guard "catastrophic").
+BRACES_REFUSED = [
+    "{rm,-rf,/}",
+    "echo x; {rm,-rf,/}",
+    "{rm,-rf} /",
+    "rm -rf {/,x}",
+    "rm {-rf,/}",
+    "{sudo,rm,-rf,/}",
+    "r{m,} -rf /",
+    "{r,}m -rf /",
+    "r{m..m} -rf /",
+    "{r..r}{m..m} -rf /",
+    "{{rm,-rf},/}",
+    "{rm,-r{f,}} /",
+    "{rm,-rf,~}",
+    "{rm,--no-preserve-root,-r,/}",
+    "bash -c '{rm,-rf,/}'",
+    "echo $({rm,-rf,/})",
+    "{rm,-rf,/} | cat",
+    "if true; then {rm,-rf,/}; fi",
+    "FOO=1 {rm,-rf,/}",
+    "{mkfs.ext4,/dev/sda}",
+    "{dd,if=/dev/zero,of=/dev/sda}",
+    "{chmod,-R,777,/}",
+    "{rm,-rf,\"$HOME\"}",
+    "{rm,-rf,$'\\x2f'}",
+]
+
+#: Braces in ordinary work, and brace-shaped text bash does not expand: allowed under guard "all".
+BRACES_ALLOWED = [
+    "echo {a,b}.txt",
+    "mkdir -p src/{lib,bin}",
+    "cp config.yaml{,.bak}",
+    "for i in {1..100}; do echo $i; done",
+    "rm -rf /tmp/{a,b}",
+    "rm -rf build/{x,y} dist",
+    "rm -rf /{a..c}",
+    "echo {rm,-rf,/}",
+    "echo '{rm,-rf,/}'",
+    "'{rm,-rf,/}'",
+    "\\{rm,-rf,/}",
+    "X={rm,-rf,/}",
+    "X={rm,-rf,/} true",
+    "{rm,-rf}\\ /",  # bash runs a program named "rm /": there is none
+    "awk '{print $1, $2}' data.txt",
+    "echo ${x,,} ${y^^}",
+    "find . -name '*.py' -exec grep -l x {} +",
+]
+
+#: Words and what bash makes of each (from ``bash -c "printf '<%s>' WORD"``).
+AS_BASH_MAKES = {
+    "{rm,-rf}\\ /": ["rm /", "-rf /"],
+    "r{m,}": ["rm", "r"],
+    "{{rm,-rf},/}": ["rm", "-rf", "/"],
+    "{rm,-r{f,}}": ["rm", "-rf", "-r"],
+    "/{a..c}": ["/a", "/b", "/c"],
+    "/{,}": ["/", "/"],
+    "{a}": ["{a}"],
+    "{}": ["{}"],
+    "{a,b": ["{a,b"],
+    "{a,b}}": ["a}", "b}"],
+    "{{a,b}": ["{a", "{b"],
+    "\\{a,b}": ["{a,b}"],
+    "{a\\,b,c}": ["a,b", "c"],
+    "{'a,b',c}": ["a,b", "c"],
+    "'{'a,b}": ["{a,b}"],
+    "{a,$(echo x,y)}": ["a", "$(echo x,y)"],
+    "{1..10..3}": ["1", "4", "7", "10"],
+    "{a..e..2}": ["a", "c", "e"],
+    "{01..3}": ["01", "02", "03"],
+    "{3..1}": ["3", "2", "1"],
+    "{1..a}": ["{1..a}"],
+    "{a...c}": ["{a...c}"],
+    "x{a,b}y{c,d}": ["xayc", "xayd", "xbyc", "xbyd"],
+    "{a,b}=c": ["a=c", "b=c"],
+    "{a,{b}": ["{a,{b}"],
+    "{a,{b,c}": ["{a,b", "{a,c"],
+    "{a,}{b,}": ["ab", "a", "b"],
+    "{a}{b,c}": ["{a}b", "{a}c"],
+    "{{a},b}": ["{a}", "b"],
+    "x{},a}": ["x}", "xa"],
+    "{},a}": ["{},a}"],
+    "{a}b,c}": ["a}b", "c"],
+    "{a..c}x,y}": ["ax,y}", "bx,y}", "cx,y}"],
+    "${x,}{a,b}": ["${x,}a", "${x,}b"],
+    "{a,${x:-b,c}}": ["a", "${x:-b,c}"],
+    "{a,\"b c\"}": ["a", "b c"],
+    "{,a..c}": ["a..c"],
+    "{{a..c},x}": ["a", "b", "c", "x"],
+    "{a,b}$'\\n'": ["a\n", "b\n"],
+}
+
+
+@pytest.mark.parametrize("command", BRACES_REFUSED)
+def test_a_command_made_by_brace_expansion_is_refused(command):
+    refusal = check("catastrophic", command)
+    assert refusal is not None and refusal.catastrophic, command
+
+
+@pytest.mark.parametrize("command", BRACES_ALLOWED)
+def test_ordinary_braces_are_allowed(command):
+    assert check("all", command) is None, command
+
+
+def test_a_refusal_quotes_the_braces_as_written():
+    assert check("catastrophic", "{rm,-rf,/}").command == "{rm,-rf,/}"
+
+
+def _made(word: str) -> list[str]:
+    commands = [item for item in parse(tokenize("printf '<%s>' " + word)[0]) if isinstance(item, Command)]
+    assert len(commands) == 1
+    return [str(w) for w in commands[0].words[2:]]
+
+
+@pytest.mark.parametrize("word", AS_BASH_MAKES)
+def test_the_words_brace_expansion_makes(word):
+    assert _made(word) == AS_BASH_MAKES[word]
+
+
+@pytest.mark.skipif(shutil.which("bash") is None, reason="needs bash")
+def test_the_table_is_what_bash_makes():
+    """The table above, asked of bash itself (the words with no ``$`` in them: the check leaves expansions as
+    written, bash expands them)."""
+    for word, made in AS_BASH_MAKES.items():
+        if "$" in word:
+            continue
+        printed = subprocess.run(["bash", "-c", f"printf '<%s>' {word}"], capture_output=True, text=True,
+                                 timeout=10, check=True).stdout
+        assert printed == "".join(f"<{w}>" for w in made), word
+
+
+def test_more_words_than_the_text_can_pay_for_are_refused():
+    """Twelve characters make millions of words: the check refuses them as too complex rather than list them."""
+    assert check("catastrophic", "echo " + "{1..9}" * 9).rule == "too-deep"
+    assert check("catastrophic", "echo {1..99999999999}").rule == "too-deep"
+    assert check("catastrophic", "echo {1..1000}") is None
+
+
+def test_an_assignment_before_the_command_is_not_expanded():
+    """``X={a,b} cmd`` sets X to ``{a,b}``; after the command's name, ``x={a,b}`` is two words."""
+    commands = [item for item in parse(tokenize("X={a,b} Y={c,d} printf x={e,f}")[0]) if isinstance(item, Command)]
+    assert [str(w) for w in commands[0].words] == ["X={a,b}", "Y={c,d}", "printf", "x=e", "x=f"]
+
+
+# -- fork bombs whose body is a subshell ---------------------------------------------------------------
+FORK_BOMBS = [
+    ":() ( :|:& ); :",
+    "f() ( f | f & ); f",
+    "function f ( f|f & ); f",
+    "function f() ( f|f& ); f",
+    "bomb() ( bomb | bomb & ); bomb",
+    "f() ( f & f ); f",
+    "f() ( f&f& ); f",
+    "f () ( f |& f & )\nf",
+    "f ( ) ( f|f& ); f",
+    "f ( ) { f|f& }; f",
+    "bash -c ':() ( :|:& ); :'",
+]
+NOT_FORK_BOMBS = [
+    "f() ( cd /tmp; ls ); f",
+    "f() ( f ); f",  # runs itself forever, one at a time: no more processes than one
+    "f() ( f & ); f",
+    "g() ( f|f& ); g",
+    "f() ( ls | f ); f",
+    "echo ':() ( :|:& ); :'",
+    "f() ( f|f& )",  # never called
+]
+
+
+@pytest.mark.parametrize("command", FORK_BOMBS)
+def test_a_fork_bomb_whose_body_is_a_subshell_is_refused(command):
+    refusal = check("catastrophic", command)
+    assert refusal is not None and refusal.rule == "fork-bomb", command
+
+
+@pytest.mark.parametrize("command", NOT_FORK_BOMBS)
+def test_a_function_in_a_subshell_is_no_fork_bomb(command):
+    assert check("all", command) is None, command
