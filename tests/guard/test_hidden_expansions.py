@@ -198,3 +198,76 @@ def test_a_fork_bomb_whose_body_is_a_subshell_is_refused(command):
 @pytest.mark.parametrize("command", NOT_FORK_BOMBS)
 def test_a_function_in_a_subshell_is_no_fork_bomb(command):
     assert check("all", command) is None, command
+
+
+# -- a value whose subscript runs code where bash reads it as a number -----------------------------------
+#: Each runs the command in the subscript in bash 5.2 (tried with ``touch`` in its place).
+SUBSCRIPTS_REFUSED = [
+    "x='a[$(rm -rf /)]'; ((x))",
+    "x='a[$(rm -rf /)]'; echo $((x))",
+    "x='a[$(rm -rf /)]'; echo $[x]",
+    "x='a[$(rm -rf /)]'; ((x+1))",
+    "x='a[$(rm -rf /)]'; let x",
+    "x='a[$(rm -rf /)]'; declare -i y; y=x",
+    "x='a[$(rm -rf /)]'; arr[x]=1",
+    "x='a[$(rm -rf /)]'; echo ${a[x]}",
+    "x='a[$(rm -rf /)]'; [[ x -eq 1 ]]",
+    "x='a[$(rm -rf /)]'; for ((i=x;i<1;i++)); do :; done",
+    "x='a[`rm -rf /`]'; ((x))",
+    'x="a[\\$(rm -rf /)]"; ((x))',
+    "y='a[$(rm -rf /)]'; x=y; ((x))",
+    "x='a[1]+b[$(rm -rf /)]'; ((x))",
+    "x=\"a['\\$(rm -rf ~)']\"; ((x))",
+    "export x='a[$(rm -rf /)]'; ((x))",
+    "declare -i y='a[$(rm -rf /)]'",
+    "let 'y=a[$(rm -rf /)]'",
+    "[[ 'a[$(rm -rf /)]' -eq 1 ]]",
+    "test -v 'a[$(rm -rf /)]'",
+    "[ -v 'a[$(rm -rf /)]' ]",
+    "arr['$(rm -rf /)']=1",
+    "printf -v 'a[$(rm -rf /)]' x",
+    "printf -v x 'a[$(rm -rf /)]'; ((x))",
+    "read 'a[$(rm -rf /)]' <<< x",
+    "read x <<< 'a[$(rm -rf /)]'; ((x))",
+    "declare 'a[$(rm -rf /)]=1'",
+    "declare -n r='a[$(rm -rf /)]'; r=1",
+    "x=$(echo 'a[$(rm -rf /)]'); ((x))",
+    "x='a[$({rm,-rf,/})]'; ((x))",
+]
+#: Values like these that bash never reads as a number here, and ordinary arithmetic.
+SUBSCRIPTS_ALLOWED = [
+    "x=3; ((x+1))",
+    "arr=(1 2); echo ${arr[0]}",
+    "i=0; echo ${arr[$i]}; arr[i+1]=2",
+    "echo 'a[$(rm -rf /)]'",
+    "printf '%s\\n' 'a[$(rm -rf /)]'",
+    "git commit -m 'x=a[$(rm -rf /)] is refused'",
+    "x='$(rm -rf /)'; ((x))",  # no subscript: arithmetic does not expand $( ) in a value
+    "x='a[$(date)]'; ((x))",
+    "[[ $x -eq 1 ]] && echo one",
+    "declare -A m; m[key]=1; echo ${m[key]}",
+]
+#: (the session's variables, a command that reaches a value with a subscript's code in it)
+SESSION_SUBSCRIPTS = [
+    ({"x": "a[$(rm -rf /)]"}, "((x))"),
+    ({"x": "a[$(rm -rf /)]"}, "echo $((x+1))"),
+    ({"x": "y", "y": "a[`rm -rf ~`]"}, "let x"),
+]
+
+
+@pytest.mark.parametrize("command", SUBSCRIPTS_REFUSED)
+def test_code_in_a_subscript_of_a_value_is_refused(command):
+    refusal = check("catastrophic", command)
+    assert refusal is not None and refusal.catastrophic, command
+
+
+@pytest.mark.parametrize("command", SUBSCRIPTS_ALLOWED)
+def test_subscripts_bash_does_not_run_are_allowed(command):
+    assert check("all", command) is None, command
+
+
+@pytest.mark.parametrize(("env", "command"), SESSION_SUBSCRIPTS)
+def test_a_session_value_with_code_in_a_subscript_is_refused_where_named(env, command):
+    refusal = check("catastrophic", command, env=env)
+    assert refusal is not None and refusal.catastrophic, command
+    assert check("all", "echo hi", env=env) is None  # a command that does not name it runs

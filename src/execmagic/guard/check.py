@@ -7,6 +7,7 @@ with a hint that callers replace with their own for their audience.
 
 from __future__ import annotations
 
+import itertools
 import re
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 
@@ -16,6 +17,7 @@ from .commands import Simple
 from .levels import GUARDS, Guard
 from .names import Names
 from .rules import Refusal, match, refuse
+from .subscripts import reached, subscript_code
 from .walk import walk, walk_argv
 
 __all__ = ["GUARDS", "CommandRefused", "Guard", "Refusal", "check", "find_danger"]
@@ -72,11 +74,15 @@ def _quick_look(text: str, env: Mapping[str, str] | None) -> bool:
 def _refusals(text: str | None, argv: Sequence[str] | None, env: Mapping[str, str] | None) -> Iterator[Refusal]:
     """Every rule that shell ``text`` (or an ``argv``) breaks, in the order the shell would get there."""
     if text is not None:
-        if not _quick_look(text, env):
+        values = reached(text, env) if env else []  # a session's x='a[$(…)]' that ((x)) runs
+        if not values and not _quick_look(text, env):
             return
         names = Names.of(env)
         names.readings.every = False  # a command no rule judges and that hands nothing on need not be yielded
         found: Iterable[Simple | Refusal] = walk(text, None, 0, names)
+        if values:  # the code in their subscripts, walked first
+            found = itertools.chain(*(walk(body, None, 1, names) for value in values for body in subscript_code(value)),
+                                    found)
     else:
         names = Names.of(env)
         found = walk_argv(argv or (), names)

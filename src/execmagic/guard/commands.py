@@ -20,8 +20,8 @@ from ..shell.lexer import tokenize
 from ..shell.words import OPS, REDIRECTS, STDIN_REDIRECTS, Op, Subshells, Word, unescape
 from .paths import Path
 
-__all__ = ["ASSIGNMENT", "DECLARES", "WRAPPERS", "Command", "Simple", "assigned", "command_name", "emitted", "parse",
-           "program", "unwrap"]
+__all__ = ["ASSIGNMENT", "DECLARES", "WRAPPERS", "Command", "Simple", "assigned", "command_name",
+           "emitted", "parse", "program", "unvanished", "unwrap"]
 
 
 def _quoted_command(words: Sequence[Word], redirects: Sequence[tuple[str, Word]]) -> str:
@@ -295,6 +295,20 @@ def emitted(command: Command) -> str | None:
         return command.stdin()
     return None
 
+
+
+def unvanished(words: Sequence[Word]) -> list[Word]:
+    """The words after the leading ones that may expand to nothing (unquoted, starting with an expansion whose value
+    is not known: ``$()``, ``$X``, a backtick's), when there are such; else none."""
+    start = 0
+    while start < len(words) - 1 and _may_vanish(words[start]):
+        start += 1
+    return list(words[start:]) if start else []
+
+
+def _may_vanish(word: Word) -> bool:
+    live = word.live
+    return not word.quoted and word[:1] in ("$", "`") and (live is None or 0 in live)
 
 
 def command_name(command: Command) -> str:

@@ -19,7 +19,7 @@ import re
 from collections.abc import Generator, Iterable, Iterator, Sequence
 
 from ..shell.words import WRITES, Op, Subshells, Word
-from .commands import ASSIGNMENT, DECLARES, WRAPPERS, Command, Simple, command_name, emitted, parse, program
+from .commands import ASSIGNMENT, DECLARES, WRAPPERS, Command, Simple, command_name, emitted, parse, program, unvanished
 from .dash_words import as_dash_reads
 from .forks import FORK_CALLS, fork_bomb
 from .names import Names, Readings
@@ -38,6 +38,7 @@ from .options import (
 from .paths import Path, after_cd
 from .rules import JUDGED_NAMES, Refusal, judged_writes, refuse
 from .scripts import readable, shell_calls, tree_deleted
+from .subscripts import subscript_bodies, tests
 
 __all__ = ["Walk", "argv_commands", "simple_commands", "walk", "walk_argv"]
 
@@ -85,6 +86,8 @@ def walk(text: str, cwd: Path | None, depth: int, names: Names | None = None) ->
             continue
         elif not downloads and (_inert(pipeline[0]) if len(pipeline) == 1 else all(map(_inert, pipeline))):
             for command in pipeline:  # most commands of a long script (a pipeline of them changes nothing either)
+                if command.words and tests(command.words[0]):  # [[ 'a[$(…)]' -eq 1 ]], arr['$(…)']=1: it runs
+                    yield from _walk_all(subscript_bodies(command), cwd, depth + 1, names)
                 code = _has_code(command)  # (walked as written: a word that expands to nothing runs its code too)
                 if code and not _all_quiet(command, cwd, depth, names):
                     yield from _bodies(command, cwd, depth, names)
@@ -95,6 +98,8 @@ def walk(text: str, cwd: Path | None, depth: int, names: Names | None = None) ->
             pipeline = []
         else:
             written, pipeline = pipeline, [names.expand(c) for c in pipeline]
+            for command in pipeline:  # x='a[$(…)]': it runs where bash reads x as a number (.subscripts)
+                yield from _walk_all(subscript_bodies(command), cwd, depth + 1, names)
             yield from _runs_download(pipeline, downloads)
             cwd = yield from _walk_pipeline(pipeline, cwd, depth, names, written=written)
             names = names.remember(pipeline)
@@ -108,6 +113,13 @@ def walk(text: str, cwd: Path | None, depth: int, names: Names | None = None) ->
                 yield from _subshells(Command([item.word]), cwd, depth, names, downloads)
             else:  # it does nothing: nor does the next one spelled alike
                 passed.add(item)
+    return cwd
+
+
+def _walk_all(bodies: Iterable[str], cwd: Path | None, depth: int, names: Names) -> Walk:
+    """Each of ``bodies`` walked as code run in ``cwd``."""
+    for body in bodies:
+        yield from walk(body, cwd, depth, names)
     return cwd
 
 
@@ -250,24 +262,10 @@ def _walk_pipeline(commands: list[Command], cwd: Path | None, depth: int, names:
         simple = Simple(tuple(words), tuple(command.redirects), cwd)
         yield simple
         yield from _handed_on(simple, command, before, depth, given)
-        rest = _after_vanishing(words)
+        rest = unvanished(words)
         if rest:  # $() rm -rf /: an expansion that may be empty leaves the next word the command (judged once more)
             yield from _walk_pipeline([Command(rest, list(command.redirects))], cwd, depth, names, bodies=False)
     return after_cd(simple.words, cwd) if simple is not None and len(commands) == 1 else cwd
-
-
-def _after_vanishing(words: Sequence[Word]) -> list[Word]:
-    """The words after the leading ones that may expand to nothing (unquoted, starting with an expansion whose value
-    is not known: ``$()``, ``$X``, a backtick's), when there are such; else none."""
-    start = 0
-    while start < len(words) - 1 and _may_vanish(words[start]):
-        start += 1
-    return list(words[start:]) if start else []
-
-
-def _may_vanish(word: Word) -> bool:
-    live = word.live
-    return not word.quoted and word[:1] in ("$", "`") and (live is None or 0 in live)
 
 
 def _handed_on(simple: Simple, command: Command, before: list[Command], depth: int, names: Names) -> Walk:
