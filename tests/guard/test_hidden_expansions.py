@@ -271,3 +271,64 @@ def test_a_session_value_with_code_in_a_subscript_is_refused_where_named(env, co
     refusal = check("catastrophic", command, env=env)
     assert refusal is not None and refusal.catastrophic, command
     assert check("all", "echo hi", env=env) is None  # a command that does not name it runs
+
+
+# -- neighbouring expansions: what else spells a command the text does not ------------------------------
+#: Each refused under guard "catastrophic" (ANSI-C quoting, ${X…} operators, names built in command position,
+#: aliases, values given by printf -v, read and mapfile, arrays whose values hold a subscript's code).
+NEIGHBOURS_REFUSED = [
+    "$'\\x72m' -rf /",
+    "$'\\162m' -rf /",
+    "$'\\u0072m' -rf /",
+    "r$'\\x6d' -rf /",
+    "x=ab; ${x/ab/rm} -rf /",
+    "x=RM; ${x,,} -rf /",
+    "x=xrm; ${x#x} -rf /",
+    "x=arm; ${x:1} -rf /",
+    "x=rmx; ${x:0:2} -rf /",
+    "x=rm; y=x; ${!y} -rf /",
+    "x=/tmp; rm -rf ${x/tmp/}",
+    "x=/tmp; rm -rf ${x//tmp}",
+    "x=/tmp; rm -rf ${x/%tmp/}",
+    "x=r; y=m; $x$y -rf /",
+    "alias x='rm -rf /'; x",
+    "shopt -s expand_aliases; alias x='rm -rf ~'\nx",
+    "printf -v x 'rm'; $x -rf /",
+    "printf -v x '%s' rm; $x -rf /",
+    "read x <<< 'rm'; $x -rf /",
+    "read -r x y <<< 'rm /'; $x -rf $y",
+    "mapfile -t x <<< 'rm'; $x -rf /",
+    "x=('a[$(rm -rf /)]'); ((x[0]))",
+    "x+='a[$(rm -rf /)]'; ((x))",
+    "declare -a x=(1 'a[$(rm -rf /)]'); ((x[1]))",
+]
+NEIGHBOURS_ALLOWED = [
+    "x=rm; ${x^^} -rf /",  # RM: no such program
+    "echo $'\\x72m -rf /'",
+    "x=/tmp/a; rm -rf ${x/a/b}",
+    "x=/tmp/a; rm -rf ${x:0:6}",
+    "alias ll='ls -la'",
+    "printf -v pad '%5s' x; echo \"$pad\"",
+    "read -r line < notes.txt; echo \"$line\"",
+    "read x <<< '/tmp/x'; rm -rf $x",
+    "x=(1 2 3); echo ${x[@]}",
+    "y=HOME; echo ${!y}",
+    "$CC -o prog prog.c",
+]
+
+
+@pytest.mark.parametrize("command", NEIGHBOURS_REFUSED)
+def test_a_command_spelled_by_a_neighbouring_expansion_is_refused(command):
+    refusal = check("catastrophic", command)
+    assert refusal is not None and refusal.catastrophic, command
+
+
+@pytest.mark.parametrize("command", NEIGHBOURS_ALLOWED)
+def test_ordinary_uses_of_those_expansions_are_allowed(command):
+    assert check("all", command) is None, command
+
+
+def test_a_command_of_many_assignments_is_judged_at_once():
+    """A hang check, not a speed bound: the assignments before a command's name were taken off one at a time, each
+    copying the rest (200,000 of them took most of a minute)."""
+    assert check("catastrophic", "x=ab " * 200_000 + "rm -rf /").rule == "rm-recursive-root"

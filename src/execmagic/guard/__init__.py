@@ -24,7 +24,7 @@ programs are searched for the commands they run and the trees they delete (:mod:
 about a place rather than a program (``/etc/passwd``, ``~/.bashrc``) ask :mod:`.targets` what a
 command writes.  ``ssh host 'cmd'`` runs elsewhere and is not looked into.
 
-The modules, lowest first: ``paths`` → ``commands`` → ``options`` → ``names`` →
+The modules, lowest first: ``paths`` → ``commands`` → ``options`` → ``values`` → ``names`` →
 ``targets`` → ``rules`` → ``forks`` → ``scripts`` → ``subscripts`` → ``walk`` → ``check``; ``secrets`` and ``policy``
 (allowed directories, the audit log) stand apart.
 """

@@ -56,6 +56,9 @@ _NAMED = re.compile(r"\$\{?([A-Za-z_]\w*)")
 #: A brace expression may be in the text (``r{m,}``, ``{q..s}m``): what it makes is not spelled there, so it is read.
 #: (Each try reads from a ``{`` to the next brace or blank at most, and no further back: no text is read twice.)
 _BRACES = re.compile(r"\{[^{}\s]*?(?:,|\.\.)")
+#: A command word the text does not spell: ``$'\x72m'`` (ANSI-C quoting spells anything), or an expansion where a
+#: command's name stands (``$x$y -rf /`` with ``x=r; y=m``): the text is read.
+_UNSPELLED = re.compile(r"\$'|(?:^|[;&|(\n`])[ \t]*[\"']?\$")
 #: What makes a redirection write where the text does not spell it: a target built from a variable or a
 #: substitution (``X=/e; > ${X}tc/passwd``), or a relative one after a ``cd`` (``cd /; cd etc; > passwd``).
 _BUILT_TARGET = re.compile(r"[$`]|\b(?:cd|pushd)\b")
@@ -63,6 +66,8 @@ _BUILT_TARGET = re.compile(r"[$`]|\b(?:cd|pushd)\b")
 
 def _quick_look(text: str, env: Mapping[str, str] | None) -> bool:
     """Whether ``text`` (with the values of the variables it names) has a word some rule needs."""
+    if "$" in text and _UNSPELLED.search(text):
+        return True
     # quotes and backslashes out first, so that r\m or "r"m cannot slip past the quick look
     if env and "$" in text:  # X=rm exported: $X -rf ~ needs rm's rule
         text += " " + " ".join(env.get(m.group(1), "") for m in _NAMED.finditer(text))

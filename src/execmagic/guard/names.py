@@ -30,6 +30,7 @@ from ..shell.lexer import tokenize
 from ..shell.words import Op, Word
 from .commands import ASSIGNMENT, DECLARES, Command, assigned, emitted, parse, program
 from .options import operands_of
+from .values import Values, operator
 
 __all__ = ["Names", "Readings"]
 
@@ -39,7 +40,9 @@ _SHELL_SET = frozenset({
     "HOSTTYPE", "OSTYPE", "MACHTYPE", "IFS", "OPTIND", "OPTARG", "OPTERR", "REPLY", "MAPFILE", "PIPESTATUS",
     "FUNCNAME", "DIRSTACK", "COLUMNS", "LINES", "EPOCHSECONDS", "EPOCHREALTIME", "SHELL", "HOME", "PS1", "PS2", "PS4",
     "HISTFILE", "HISTSIZE", "HISTFILESIZE", "MAIL", "MAILCHECK", "TMOUT", "COMP_WORDS", "COMP_CWORD"})
-_REFERENCE = re.compile(r"\$(?:\{(?P<braced>[A-Za-z_]\w*)(?:(?P<op>:?[-?=+]|%%?|##?)(?P<arg>[^}]*))?\}"
+_NAME = re.compile(r"[A-Za-z_]\w*")
+_REFERENCE = re.compile(r"\$(?:\{(?P<bang>!?)(?P<braced>[A-Za-z_]\w*)"
+                        r"(?:(?P<op>:?[-?=+]|%%?|##?|//?|\^\^?|,,?|:)(?P<arg>[^}]*))?\}"
                         r"|(?P<plain>[A-Za-z_]\w*))")
 #: Values a word may take at most (``for d in a b c`` makes one per item); the rest are not judged.
 _MAX_VALUES = 16
@@ -53,10 +56,8 @@ _MAX_PRINTING = 8
 _READ_VALUES = {"read": {"-d", "-i", "-n", "-N", "-p", "-t", "-u"},
                 "mapfile": {"-d", "-n", "-O", "-s", "-u", "-C", "-c"},
                 "readarray": {"-d", "-n", "-O", "-s", "-u", "-C", "-c"}}
-Values = tuple[str, ...] | None
 #: What brace expansion may make in a check of a short text: ``for i in {1..1000}`` is ordinary.
 _BRACES_AT_LEAST = 64 * 1024
-"""What a name may hold when a command runs (one value, or one per ``for`` item); ``None``: not known."""
 
 
 @dataclasses.dataclass
@@ -254,10 +255,24 @@ class Names:
             return None
         name, op = reference.group("braced") or reference.group("plain"), reference.group("op")
         values = self.value(name)
+        if reference.group("bang"):  # ${!x}: the value of the name x holds
+            values = self._indirect(values)
         if values is None and name == "HOME" and op and self.home:  # ${HOME%/}: paths know $HOME, not this
             values = (self.home,)
-        values = _operator(values, op, reference.group("arg") or "")
+        values = operator(values, op, reference.group("arg") or "")
         return None if values is None else (values, reference.end())
+
+    def _indirect(self, values: Values) -> Values:
+        """What ``${!x}`` may be when ``x`` may hold ``values``: the values of the names they are."""
+        if values is None or not all(_NAME.fullmatch(value) for value in values):
+            return None
+        found: list[str] = []
+        for value in values:
+            held = self.value(value)
+            if held is None:
+                return None
+            found.extend(held)
+        return tuple(found[:_MAX_VALUES])
 
     def printed(self, body: str) -> str | None:
         """What ``$(body)`` is when ``body`` only prints text it was given (``echo /``), trailing newlines off.
@@ -306,21 +321,19 @@ class Names:
         return after
 
 
-def _operator(values: Values, op: str | None, arg: str) -> Values:
-    """``${X:-arg}``, ``${X:+arg}``, ``${X:?}``, … of ``X``'s ``values``."""
-    if values is None or op is None:
-        return values
-    if op in (":-", "-", ":=", "="):
-        return tuple(value or arg for value in values)
-    if op in (":+", "+"):
-        return tuple(arg if value else "" for value in values)
-    if op in ("%", "%%", "#", "##"):  # ${HOME%/}: a literal end or start taken off; a pattern is not known
-        if any(c in arg for c in "*?[\\$`'\""):
-            return None
-        cut = str.removesuffix if op.startswith("%") else str.removeprefix
-        return tuple(cut(value, arg) for value in values)
-    kept = tuple(value for value in values if value)  # ${X:?}: an empty X stops the shell before the command
-    return kept or None
+_LIVE = re.compile(r"[$`]")
+
+
+def _read(name: str, words: Sequence[Word], targets: Sequence[str], stdin: Word | None) -> list[Values]:
+    """What ``read [-r] A B`` (or ``mapfile [-t] A``) gives its ``targets`` from a here-string or heredoc ``stdin``
+    that holds no expansion, as the default ``IFS`` splits it: the first line, one field a name, the last the rest."""
+    options = {w for w in words[1:] if w.startswith("-")}
+    if stdin is None or _LIVE.search(stdin) or not options <= ({"-r"} if name == "read" else {"-t"}) or (
+            name == "read" and "-r" not in options and "\\" in stdin) or (name != "read" and len(targets) > 1):
+        return [None] * len(targets)
+    line = stdin.split("\n", 1)[0]
+    fields = line.split(None, len(targets) - 1) if name == "read" else [line]
+    return [(fields[i] if i < len(fields) else "",) for i in range(len(targets))]
 
 
 def _changed(command: Command) -> Iterator[tuple[str, Values]]:
@@ -334,9 +347,12 @@ def _changed(command: Command) -> Iterator[tuple[str, Values]]:
         items = tuple(words[3:]) if words[2:3] == ["in"] else None
         yield words[1], items[:_MAX_VALUES] if items else None
     elif name in _READ_VALUES:  # read -a NAME: NAME is an operand here too
-        for target in operands_of(words[1:], _READ_VALUES[name]) or ["REPLY" if name == "read" else "MAPFILE"]:
-            yield target, None
-    elif (name == "printf" and words[1:2] == ["-v"] and len(words) > 2) or (name == "getopts" and len(words) > 2):
+        targets = operands_of(words[1:], _READ_VALUES[name]) or ["REPLY" if name == "read" else "MAPFILE"]
+        yield from zip(targets, _read(name, words, targets, command.stdin()), strict=True)
+    elif name == "printf" and words[1:2] == ["-v"] and len(words) > 3:  # printf -v x '%s' rm: what it would print
+        printed = emitted(Command([words[0], *words[3:]])) if not any(_LIVE.search(w) for w in words[3:]) else None
+        yield words[2], None if printed is None else (printed,)
+    elif name == "getopts" and len(words) > 2:
         yield words[2], None
     elif name == "let":
         for word in words[1:]:

@@ -24,7 +24,7 @@ from collections.abc import Iterator, Mapping
 
 from ..shell.ends import backtick_body, paren_end
 from ..shell.words import Word
-from .commands import ASSIGNMENT, DECLARES, Command, program
+from .commands import DECLARES, Command, program
 
 __all__ = ["armed", "evaluated", "reached", "subscript_bodies", "subscript_code", "tests"]
 
@@ -65,11 +65,14 @@ def evaluated(command: Command) -> Iterator[Word]:
     """The text ``command`` gives as values or hands to a test (see the module's docstring), where it may hold a
     subscript's code."""
     words = command.words
+    if command.values:  # x=( 'a[$(…)]' ): each is a value given
+        yield from (word for word in words if armed(word))
+        return
     name = command.unwrapped[0][:2]
     giving = bool(name) and program(name[0]) in _GIVERS and (program(name[0]) != "printf" or name[1:] == ["-v"])
     leading = True  # the assignments before the command's name (X=… or NAME[…]=…): values given
     for word in words:
-        leading = leading and bool(ASSIGNMENT.match(word) or _SUBSCRIPTED.match(word))
+        leading = leading and bool(_GIVEN.match(word))
         if (leading or giving) and "[" in word and armed(word):
             yield word
     if giving and program(name[0]) in _READERS:
@@ -78,7 +81,8 @@ def evaluated(command: Command) -> Iterator[Word]:
             yield stdin
 
 
-_SUBSCRIPTED = re.compile(r"[A-Za-z_]\w*\[.*\]\+?=", re.DOTALL)
+#: A value given before a command's name: ``X=…``, ``X+=…``, ``X[…]=…``.
+_GIVEN = re.compile(r"[A-Za-z_]\w*(?:\[.*\])?\+?=", re.DOTALL)
 
 
 def reached(text: str, env: Mapping[str, str]) -> list[str]:
@@ -106,10 +110,10 @@ def reached(text: str, env: Mapping[str, str]) -> list[str]:
 _TESTS = frozenset({"[[", "[", "test"})
 
 
-def tests(first: str) -> bool:
-    """Whether a command whose first word is ``first`` is one the walk passes as inert that may still read a value
-    as a number: a test, or an assignment to ``NAME[…]`` (asked of every such command: one look)."""
-    return first in _TESTS or "[" in first
+def tests(command: Command) -> bool:
+    """Whether ``command``, one the walk passes as inert, may still give a value or read one as a number: a test, an
+    assignment to ``NAME[…]``, an array's values (asked of every such command: one look or two)."""
+    return command.values or (bool(command.words) and (command.words[0] in _TESTS or "[" in command.words[0]))
 
 
 def subscript_bodies(command: Command) -> Iterator[str]:

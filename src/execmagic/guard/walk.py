@@ -31,6 +31,7 @@ from .options import (
     after_options,
     find_exec,
     interpreter_args,
+    kept_code,
     ran_file,
     saved_files,
     su_command,
@@ -49,8 +50,8 @@ _DEFINES_FUNCTION = re.compile(r"\(\s*\)\s*[{(]|\bfunction\s+[^\s(){}|&;<>]+")
 #: Programs the walk or a rule does something with, by name: a rule judges them, they run code handed to them
 #: (shells, ``eval``, ``find -exec``, wrappers), download, move the directory, or give names values.
 _ACTIVE = frozenset({*JUDGED_NAMES, *SHELLS, *SOURCES, *DOWNLOADERS, *WRAPPERS, *DECLARES, "eval", "watch", "trap",
-                     "su", "runuser", "sg", "script", "flock", "find", "cd", "pushd", "chdir", "popd", "for", "select",
-                     "read", "mapfile", "readarray", "printf", "getopts", "let", "unset"})
+                     "alias", "su", "runuser", "sg", "script", "flock", "find", "cd", "pushd", "chdir", "popd", "for",
+                     "select", "read", "mapfile", "readarray", "printf", "getopts", "let", "unset"})
 Walk = Generator["Simple | Refusal", None, "Path | None"]
 """A walk yields simple commands and refusals, in the order a shell gets to them; it returns the directory after it."""
 
@@ -86,7 +87,7 @@ def walk(text: str, cwd: Path | None, depth: int, names: Names | None = None) ->
             continue
         elif not downloads and (_inert(pipeline[0]) if len(pipeline) == 1 else all(map(_inert, pipeline))):
             for command in pipeline:  # most commands of a long script (a pipeline of them changes nothing either)
-                if command.words and tests(command.words[0]):  # [[ 'a[$(…)]' -eq 1 ]], arr['$(…)']=1: it runs
+                if tests(command):  # [[ 'a[$(…)]' -eq 1 ]], arr['$(…)']=1, x=('a[$(…)]'): it may run
                     yield from _walk_all(subscript_bodies(command), cwd, depth + 1, names)
                 code = _has_code(command)  # (walked as written: a word that expands to nothing runs its code too)
                 if code and not _all_quiet(command, cwd, depth, names):
@@ -279,10 +280,9 @@ def _handed_on(simple: Simple, command: Command, before: list[Command], depth: i
         args = list(words[1:]) if name == "eval" else after_options(words[1:], {"-n", "--interval"})
         joined = Word(" ".join(args), [c for w in args for c in w.code])
         yield from _as_code(simple, joined, simple.cwd, depth, names)
-    elif name == "trap":  # trap 'CMD' EXIT INT…: CMD runs when one of them comes
-        args = list(words[2:] if len(words) > 1 and words[1] == "--" else words[1:])
-        if len(args) > 1 and not args[0].startswith("-"):
-            yield from _as_code(simple, args[0], simple.cwd, depth, names)
+    elif name in ("trap", "alias"):  # code kept to run later: trap 'CMD' EXIT, alias x='CMD'
+        for kept in kept_code(name, words):
+            yield from _as_code(simple, kept, simple.cwd, depth, names)
     elif name in ("su", "runuser", "sg", "script", "flock"):  # su -c CMD, script -c CMD, flock F -c CMD
         code = su_command(words)
         if code is not None:

@@ -16,6 +16,7 @@ guessed.
 from __future__ import annotations
 
 import functools
+import re
 from collections.abc import Sequence
 
 from .words import Word
@@ -62,7 +63,7 @@ def brace_words(word: Word, allowance: Allowance) -> list[Word] | None:
 
 
 def _made(word: Word, allowance: Allowance) -> _Made | None:
-    plain = _plain_mask(word)
+    plain = _plain_text(word)
     if plain is None:
         return None
     made = _Expander(word, plain, allowance).expand(0, len(word))
@@ -79,29 +80,36 @@ def _plain_words(word: str, allowance: Allowance) -> tuple[str, ...] | None:
     return tuple("".join(word[p[0]:p[1]] if isinstance(p, tuple) else p for p in pieces) for pieces in made)
 
 
-def _plain_mask(word: Word) -> bytearray | None:
-    """Which characters of ``word`` bash reads as written (1) rather than quoted or expanded; ``None`` when no brace
-    expression can be in it (no plain ``{`` with a plain ``}`` after it)."""
+def _plain_text(word: Word) -> str | None:
+    """``word`` with every character bash does not read as written (quoted, or in an expansion) a NUL: where a brace
+    expression's braces, commas and ``..`` may stand.  ``None`` when none can (no ``{``, then ``,`` or ``..``, then
+    ``}``): most words, told by a few searches."""
     spans = word.plain
     if spans is None:  # a word of plain characters alone
-        mask = bytearray(b"\x01") * len(word)
+        plain = str(word)
     else:
-        mask = bytearray(len(word))
+        pieces: list[str] = []
+        at = 0
         for start, end in spans:
-            mask[start:end] = b"\x01" * (end - start)
-    start = next((i for i, c in enumerate(word) if c == "{" and mask[i]), -1)
-    if start < 0 or not any(mask[i] for i in range(start, len(word)) if word[i] == "}"):
+            pieces += ("\0" * (start - at), word[start:end])
+            at = end
+        plain = "".join(pieces) + "\0" * (len(word) - at)
+    start = plain.find("{")
+    if start < 0 or plain.find("}", start) < 0:
         return None
-    if not any(mask[i] and (c == "," or (c == "." and word.startswith(".", i + 1) and mask[i + 1]))
-               for i, c in enumerate(word[start:], start)):
+    if plain.find(",", start) < 0 and plain.find("..", start) < 0:
         return None  # ({a}, ${x,}{a}: no expression; and no "{" is read to the end of the word again and again)
-    return mask
+    return plain
+
+
+#: What bash's brace_gobbler looks at; every other character it passes.
+_STRUCTURE = re.compile(r"[{},]|\.\.")
 
 
 class _Expander:
     """bash's ``brace_expand`` over slices of one word, each made word a list of pieces (see :data:`_Piece`)."""
 
-    def __init__(self, word: str, plain: bytearray, allowance: Allowance) -> None:
+    def __init__(self, word: str, plain: str, allowance: Allowance) -> None:
         self.word, self.plain, self.allowance = word, plain, allowance
 
     def expand(self, start: int, end: int) -> _Made:
@@ -116,7 +124,7 @@ class _Expander:
         else:
             return whole
         amble: _Made | None
-        if any(self.word[i] == "," and self.plain[i] for i in range(opened + 1, closed)):
+        if self.plain.find(",", opened + 1, closed) >= 0:
             amble = self._alternatives(opened + 1, closed)
         else:
             amble = self._sequence(opened + 1, closed)
@@ -131,32 +139,27 @@ class _Expander:
 
     def _open(self, start: int, at: int, end: int) -> int:
         """The next ``{`` from ``at`` that may open an expression (bash passes one at the start before ``}``)."""
-        word, plain = self.word, self.plain
+        plain = self.plain
         while True:
-            at = word.find("{", at, end)
-            if at < 0:
-                return -1
-            if plain[at] and not (at == start and word.startswith("}", at + 1) and plain[at + 1]):
+            at = plain.find("{", at, end)
+            if at < 0 or not (at == start and plain.startswith("}", at + 1)):
                 return at
             at += 1
 
     def _gobble(self, at: int, end: int, stop: str) -> int:
         """Where bash's ``brace_gobbler`` stops from ``at``: the first ``stop`` at level 0 (a ``}`` only after a
         ``,`` or a ``..`` at that level), or -1 at ``end``."""
-        word, plain, level, commas = self.word, self.plain, 0, stop != "}"
+        plain, level, commas = self.plain, 0, stop != "}"
         self.allowance.spend(end - at)  # read again from every "{" that opens none: bounded, not quadratic
-        for i in range(at, end):
-            if not plain[i]:
-                continue
-            c = word[i]
+        for found in _STRUCTURE.finditer(plain, at, end):
+            c, i = found.group(), found.start()
             if c == stop and level == 0 and commas:
                 return i
             if c == "{":
                 level += 1
             elif c == "}" and level:
                 level -= 1
-            elif stop == "}" and level == 0 and (c == "," or (
-                    word.startswith("..", i) and plain[i + 1] and not word.startswith("}", i + 2))):
+            elif stop == "}" and level == 0 and (c == "," or (c == ".." and not plain.startswith("}", i + 2))):
                 commas = True
         return -1
 
@@ -173,7 +176,7 @@ class _Expander:
 
     def _sequence(self, start: int, end: int) -> _Made | None:
         """``1..5``, ``a..e``, ``01..10..2`` as bash lists it; ``None`` when it is none."""
-        if not all(self.plain[start:end]):
+        if "\0" in self.plain[start:end]:
             return None
         parts = self.word[start:end].split("..")
         if len(parts) not in (2, 3):
