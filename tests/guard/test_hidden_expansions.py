@@ -301,6 +301,15 @@ NEIGHBOURS_REFUSED = [
     "x=('a[$(rm -rf /)]'); ((x[0]))",
     "x+='a[$(rm -rf /)]'; ((x))",
     "declare -a x=(1 'a[$(rm -rf /)]'); ((x[1]))",
+    "IFS=,; x=rm,-rf,/; $x",
+    "IFS=_; x=rm_-rf_/; $x",
+    "set -- rm -rf /; \"$@\"",
+    "IFS=:; set -- rm -rf /; \"$@\"",
+    "set -- rm -rf /; $*",
+    "set -- /; rm -rf \"$1\"",
+    "set -- a; rm -rf \"$2\"/",
+    "set -- a / b; for f in \"$@\"; do rm -rf \"$f\"; done",
+    "cat <(echo 'rm -rf /') | sh",
 ]
 NEIGHBOURS_ALLOWED = [
     "x=rm; ${x^^} -rf /",  # RM: no such program
@@ -314,6 +323,12 @@ NEIGHBOURS_ALLOWED = [
     "x=(1 2 3); echo ${x[@]}",
     "y=HOME; echo ${!y}",
     "$CC -o prog prog.c",
+    "IFS=,; read -r a b <<< 'x,y'; echo $a",
+    "IFS=; x='a b'; echo $x",
+    "rm -rf \"$1\"/build",  # the arguments a script was given are not known: not empty
+    "set -e; rm -rf \"$1\"/",
+    "set -- /tmp/x; rm -rf \"$1\"",
+    "cat <(echo 'ls') | sh",
 ]
 
 

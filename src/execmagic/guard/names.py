@@ -41,9 +41,11 @@ _SHELL_SET = frozenset({
     "FUNCNAME", "DIRSTACK", "COLUMNS", "LINES", "EPOCHSECONDS", "EPOCHREALTIME", "SHELL", "HOME", "PS1", "PS2", "PS4",
     "HISTFILE", "HISTSIZE", "HISTFILESIZE", "MAIL", "MAILCHECK", "TMOUT", "COMP_WORDS", "COMP_CWORD"})
 _NAME = re.compile(r"[A-Za-z_]\w*")
-_REFERENCE = re.compile(r"\$(?:\{(?P<bang>!?)(?P<braced>[A-Za-z_]\w*)"
+_REFERENCE = re.compile(r"\$(?:\{(?P<bang>!?)(?P<braced>[A-Za-z_]\w*|[@*]|\d+)"
                         r"(?:(?P<op>:?[-?=+]|%%?|##?|//?|\^\^?|,,?|:)(?P<arg>[^}]*))?\}"
-                        r"|(?P<plain>[A-Za-z_]\w*))")
+                        r"|(?P<plain>[A-Za-z_]\w*|[@*\d]))")
+#: ``"$@"``: one word per value even in quotes.
+_EACH = frozenset({"$@", "${@}"})
 #: Values a word may take at most (``for d in a b c`` makes one per item); the rest are not judged.
 _MAX_VALUES = 16
 #: Characters an expanded word may hold at most: a longer one is no path anyone types, and ``a=$a$a``
@@ -180,6 +182,8 @@ class Names:
         """What ``$name`` may be: its values, or ``None`` when not known (``$HOME`` stays: paths know it)."""
         if name in self.values:
             return self.values[name]
+        if not _NAME.match(name):  # $1, $@: the arguments the session or a script was given, unless set here
+            return None
         if name in _SHELL_SET or name.startswith(("BASH", "COMP_")) or self.env is None:
             return None
         if name in self.env:
@@ -225,11 +229,21 @@ class Names:
         texts = [self._home(text + word[pos:]) for text in texts]
         if texts == [word]:
             return [word]
-        if not word.quoted and not ASSIGNMENT.match(word):  # unquoted: split, and an empty word is no word
+        if word in _EACH:  # "$@": a word per value (joined here by a blank, whatever IFS is)
             texts = [part for text in texts for part in text.split()]
+        elif not word.quoted and not ASSIGNMENT.match(word):  # unquoted: split, and an empty word is no word
+            texts = [part for text in texts for part in self._split(text)]
         # shown as written, once: a refusal quotes $D, not what D holds
         return [Word(text, word.code, word.feed, word.quoted, "" if i else word.shown, live=())
                 for i, text in enumerate(texts)]
+
+    def _split(self, text: str) -> list[str]:
+        """The fields an unquoted expansion's ``text`` is split into: at blanks, or at the characters of an ``IFS``
+        the text gave (``IFS=,; x=rm,-rf,/; $x`` runs ``rm -rf /``); an ``IFS`` not known splits at blanks."""
+        ifs = self.values.get("IFS")
+        if not ifs or len(ifs) != 1 or ifs[0] == " \t\n":
+            return text.split()
+        return [part for part in re.split(f"[{re.escape(ifs[0])}]+", text) if part] if ifs[0] else [text]
 
     def _home(self, text: str) -> str:
         home = self.home
@@ -357,6 +371,12 @@ def _changed(command: Command) -> Iterator[tuple[str, Values]]:
     elif name == "let":
         for word in words[1:]:
             yield word.split("=", 1)[0].strip("+-*/%<>&|^ "), None
+    elif name == "set" and len(words) > 1 and (words[1] == "--" or not words[1].startswith(("-", "+"))):
+        given = words[2:] if words[1] == "--" else words[1:]  # set -- a b c: $1, $2, $3, $@
+        known = not any(_LIVE.search(word) for word in given)
+        for index in range(1, 10):  # (one not given is empty)
+            yield str(index), (given[index - 1] if index <= len(given) else "",) if known else None
+        yield from ((each, (" ".join(given),) if known else None) for each in "@*")
     elif name == "unset" and "-f" not in words:
         for target in operands_of(words[1:]):
             yield target, ("",)

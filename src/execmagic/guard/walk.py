@@ -51,7 +51,7 @@ _DEFINES_FUNCTION = re.compile(r"\(\s*\)\s*[{(]|\bfunction\s+[^\s(){}|&;<>]+")
 #: (shells, ``eval``, ``find -exec``, wrappers), download, move the directory, or give names values.
 _ACTIVE = frozenset({*JUDGED_NAMES, *SHELLS, *SOURCES, *DOWNLOADERS, *WRAPPERS, *DECLARES, "eval", "watch", "trap",
                      "alias", "su", "runuser", "sg", "script", "flock", "find", "cd", "pushd", "chdir", "popd", "for",
-                     "select", "read", "mapfile", "readarray", "printf", "getopts", "let", "unset"})
+                     "select", "read", "mapfile", "readarray", "printf", "getopts", "let", "unset", "set"})
 Walk = Generator["Simple | Refusal", None, "Path | None"]
 """A walk yields simple commands and refusals, in the order a shell gets to them; it returns the directory after it."""
 
@@ -321,6 +321,8 @@ def _interpreted(simple: Simple, command: Command, before: list[Command], depth:
             yield refuse("pipe-to-shell", " | ".join(c.shown() for c in [*before[fetched:], command]))
         elif (text := emitted(before[-1])) is not None:
             yield from _code(simple, Word(text), shell, depth, names)
+        elif command_name(before[-1]) == "cat" and (fed := before[-1].words[-1].feed) is not None:  # cat <(…) | sh
+            yield from _fed(simple, fed, shell, depth, names)
     return simple.cwd
 
 
