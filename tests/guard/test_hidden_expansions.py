@@ -46,6 +46,10 @@ BRACES_REFUSED = [
     "{chmod,-R,777,/}",
     "{rm,-rf,\"$HOME\"}",
     "{rm,-rf,$'\\x2f'}",
+    "echo {,$(rm -rf /)}",  # the first word made is empty, and dropped: the code runs all the same
+    "echo {,`rm -rf /`}",
+    "bash -c {'rm -rf /',}",
+    "{eval,rm\\ -rf\\ /}",
 ]
 
 #: Braces in ordinary work, and brace-shaped text bash does not expand: allowed under guard "all".

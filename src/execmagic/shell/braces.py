@@ -58,8 +58,10 @@ def brace_words(word: Word, allowance: Allowance) -> list[Word] | None:
     made = _made(word, allowance)
     if made is None:
         return None
-    words = [_word(word, pieces, first=i == 0) for i, pieces in enumerate(made)]
-    return [w for w in words if w or word.quoted]
+    kept = [made_word for pieces in made if (made_word := _word(word, pieces)) or word.quoted]
+    if kept:  # the first word kept runs the word's code and shows it as written ({,$(…)}: not the empty one)
+        kept[0].code, kept[0].shown = word.code, word.shown
+    return kept
 
 
 def _made(word: Word, allowance: Allowance) -> _Made | None:
@@ -219,9 +221,9 @@ def _product(heads: _Made, tails: _Made, allowance: Allowance) -> _Made:
     return [head + tail for head in heads for tail in tails]
 
 
-def _word(word: Word, pieces: Sequence[_Piece], first: bool) -> Word:
-    """The word ``pieces`` of ``word`` make: where its expansions start moved with them (the first keeps its code,
-    and its shown text: a refusal quotes the word as written)."""
+def _word(word: Word, pieces: Sequence[_Piece]) -> Word:
+    """The word ``pieces`` of ``word`` make: where its expansions start moved with them (no code: the caller gives
+    the word's to the first word kept, and its shown text, as a refusal quotes the word as written)."""
     parts: list[str] = []
     live: list[int] | None = None if word.live is None else []
     subs: dict[int, tuple[int, str]] = {}
@@ -239,7 +241,7 @@ def _word(word: Word, pieces: Sequence[_Piece], first: bool) -> Word:
             if start <= at < end:
                 subs[at - start + length] = (stop - start + length, body)
         length += end - start
-    made = Word("".join(parts), word.code if first else (), None, word.quoted, word.shown if first else "", live=live)
+    made = Word("".join(parts), (), None, word.quoted, "", live=live)
     if subs:
         made.subs = subs
     return made
