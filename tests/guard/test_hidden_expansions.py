@@ -191,6 +191,36 @@ NOT_FORK_BOMBS = [
     "echo ':() ( :|:& ); :'",
     "f() ( f|f& )",  # never called
 ]
+#: Endless loops that start a process in the background at every turn, never waited for: the same flood.
+LOOP_FLOODS = [
+    "while :; do bash & done",
+    "while true; do sh -c 'sleep 100' & done",
+    "for ((;;)); do sleep 1 & done",
+    "until false; do x & done",
+    "while true\ndo\n  sleep 100 &\ndone",
+    "while true; do cmd & done & wait",
+    "bash -c 'while :; do bash & done'",
+]
+NOT_LOOP_FLOODS = [
+    "while true; do ./server & sleep 5; done",
+    "while :; do (work) & wait; done",
+    "while true; do make && break; done",
+    "while read -r f; do gzip \"$f\" & done < list",
+    "for i in 1 2 3; do sleep 1 & done; wait",
+    "while true; do echo hi >&2; done",
+    "echo 'while :; do bash & done'",
+]
+
+
+@pytest.mark.parametrize("command", LOOP_FLOODS)
+def test_an_endless_loop_of_background_processes_is_refused(command):
+    refusal = check("catastrophic", command)
+    assert refusal is not None and refusal.rule == "fork-bomb", command
+
+
+@pytest.mark.parametrize("command", NOT_LOOP_FLOODS)
+def test_loops_that_wait_sleep_or_end_are_allowed(command):
+    assert check("all", command) is None, command
 
 
 @pytest.mark.parametrize("command", FORK_BOMBS)

@@ -38,6 +38,8 @@ GUARDED = {
     "braces glued": lambda n: "rm " + ("{a,b}" * (n // 5 + 1))[:n],
     "braces opened, never closed": lambda n: "rm " + "{" * n + ",}",
     "assignments with braces": lambda n: ("X={a,b} " * (n // 8 + 1))[:n] + " rm",
+    "endless loops never closed": lambda n: "rm; " + ("while :; do x & " * (n // 16 + 1))[:n],
+    "endless loops closed": lambda n: "rm; " + ("while :; do x; done; " * (n // 21 + 1))[:n],
     "values with code in a subscript": lambda n: ("x='a[$(b)]'; " * (n // 13 + 1))[:n] + " rm",
     "a subscript's code nested": lambda n: "rm; x='" + "a[$(x=a[$(" * (n // 10) + "'",
     "a long test of subscripts": lambda n: "rm; [[ '" + "a[" * (n // 2) + "$(b)' ]]",

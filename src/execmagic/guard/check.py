@@ -14,6 +14,7 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from ..process.errors import ExecError
 from ..shell.work import ShellTooComplex, uncollected
 from .commands import Simple
+from .forks import ENDLESS
 from .levels import GUARDS, Guard
 from .names import Names
 from .rules import Refusal, match, refuse
@@ -73,7 +74,7 @@ def _quick_look(text: str, env: Mapping[str, str] | None) -> bool:
         text += " " + " ".join(env.get(m.group(1), "") for m in _NAMED.finditer(text))
     text = text.replace("\\", "").replace('"', "").replace("'", "")
     return bool(_TRIGGERS.search(text)) or (">" in text and bool(_BUILT_TARGET.search(text))) or (
-        "{" in text and bool(_BRACES.search(text)))
+        "{" in text and bool(_BRACES.search(text))) or ("do" in text and bool(ENDLESS.search(text)))
 
 
 def _refusals(text: str | None, argv: Sequence[str] | None, env: Mapping[str, str] | None) -> Iterator[Refusal]:
