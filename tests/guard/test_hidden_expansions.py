@@ -344,6 +344,9 @@ NEIGHBOURS_REFUSED = [
     "set -- a; rm -rf \"$2\"/",
     "set -- a / b; for f in \"$@\"; do rm -rf \"$f\"; done",
     "cat <(echo 'rm -rf /') | sh",
+    "declare -n r=x; x=rm; $r -rf /",
+    "declare -n r=x; r=/; rm -rf $x",
+    "typeset -n r=d; d=~; rm -rf \"$r\"",
 ]
 NEIGHBOURS_ALLOWED = [
     "x=rm; ${x^^} -rf /",  # RM: no such program
@@ -363,6 +366,8 @@ NEIGHBOURS_ALLOWED = [
     "set -e; rm -rf \"$1\"/",
     "set -- /tmp/x; rm -rf \"$1\"",
     "cat <(echo 'ls') | sh",
+    "declare -n r=x; x=/tmp/x; rm -rf \"$r\"",
+    "declare -n r=x; r=build; rm -rf \"$x\"",
 ]
 
 

@@ -30,7 +30,7 @@ from ..shell.lexer import tokenize
 from ..shell.words import Op, Word
 from .commands import ASSIGNMENT, DECLARES, Command, assigned, emitted, parse, program
 from .options import operands_of
-from .values import Values, operator
+from .values import Values, operator, read_values
 
 __all__ = ["Names", "Readings"]
 
@@ -180,6 +180,9 @@ class Names:
 
     def value(self, name: str) -> Values:
         """What ``$name`` may be: its values, or ``None`` when not known (``$HOME`` stays: paths know it)."""
+        target = self._referred(name)
+        if target != name:
+            return self.value(target)
         if name in self.values:
             return self.values[name]
         if not _NAME.match(name):  # $1, $@: the arguments the session or a script was given, unless set here
@@ -189,6 +192,15 @@ class Names:
         if name in self.env:
             return (self.env[name],)
         return None if self.opaque else ("",)
+
+    def _referred(self, name: str) -> str:
+        """The name ``name`` stands for: itself, or what a ``declare -n`` made it refer to (a few steps at most)."""
+        for _ in range(8):
+            ref = self.values.get(_REF + name)
+            if not ref or not _NAME.fullmatch(ref[0]):
+                return name
+            name = ref[0]
+        return name
 
     # -- expanding ---------------------------------------------------------------------------------
     def expand(self, command: Command, code: bool = True) -> Command:
@@ -327,27 +339,20 @@ class Names:
         if not changes:
             return self
         after = self.copy()
+        refs = {name for name, _ in changes if name.startswith(_REF)}  # declare -n r=x: r=x is no value of r
         for name, values in changes:
             if name == "":
                 after.make_opaque()
-            else:
-                after.set(name, values)
+            elif _REF + name not in refs:
+                after.set(name if name.startswith(_REF) else after._referred(name), values)
         return after
 
 
+#: How a ``declare -n`` reference is kept among the values: ``&r`` holds the name ``r`` refers to.
+_REF = "&"
+
+
 _LIVE = re.compile(r"[$`]")
-
-
-def _read(name: str, words: Sequence[Word], targets: Sequence[str], stdin: Word | None) -> list[Values]:
-    """What ``read [-r] A B`` (or ``mapfile [-t] A``) gives its ``targets`` from a here-string or heredoc ``stdin``
-    that holds no expansion, as the default ``IFS`` splits it: the first line, one field a name, the last the rest."""
-    options = {w for w in words[1:] if w.startswith("-")}
-    if stdin is None or _LIVE.search(stdin) or not options <= ({"-r"} if name == "read" else {"-t"}) or (
-            name == "read" and "-r" not in options and "\\" in stdin) or (name != "read" and len(targets) > 1):
-        return [None] * len(targets)
-    line = stdin.split("\n", 1)[0]
-    fields = line.split(None, len(targets) - 1) if name == "read" else [line]
-    return [(fields[i] if i < len(fields) else "",) for i in range(len(targets))]
 
 
 def _changed(command: Command) -> Iterator[tuple[str, Values]]:
@@ -362,7 +367,7 @@ def _changed(command: Command) -> Iterator[tuple[str, Values]]:
         yield words[1], items[:_MAX_VALUES] if items else None
     elif name in _READ_VALUES:  # read -a NAME: NAME is an operand here too
         targets = operands_of(words[1:], _READ_VALUES[name]) or ["REPLY" if name == "read" else "MAPFILE"]
-        yield from zip(targets, _read(name, words, targets, command.stdin()), strict=True)
+        yield from zip(targets, read_values(name, words, targets, command.stdin()), strict=True)
     elif name == "printf" and words[1:2] == ["-v"] and len(words) > 3:  # printf -v x '%s' rm: what it would print
         printed = emitted(Command([words[0], *words[3:]])) if not any(_LIVE.search(w) for w in words[3:]) else None
         yield words[2], None if printed is None else (printed,)
@@ -380,6 +385,11 @@ def _changed(command: Command) -> Iterator[tuple[str, Values]]:
     elif name == "unset" and "-f" not in words:
         for target in operands_of(words[1:]):
             yield target, ("",)
+    elif name in DECLARES and any(w.startswith("-") and "n" in w for w in words[1:]):  # declare -n r=x
+        for word in words[1:]:
+            if ASSIGNMENT.match(word):
+                target = word.split("=", 1)[1]
+                yield _REF + word.split("=", 1)[0], (target,) if _NAME.fullmatch(target) else None
     elif name in ("source", ".", "eval") or (
             name in DECLARES and any("$" in w or "`" in w for w in words[1:] if not ASSIGNMENT.match(w))):
         yield "", None

@@ -2,14 +2,18 @@
 changed, a slice -- as far as it can only mean one thing.
 
 A pattern with a glob in it (``${X%/*}``), an offset that is arithmetic, anything the shell would expand again: not
-known (``None``), and a path holding it is not judged.
+known (``None``), and a path holding it is not judged.  And what ``read`` and ``mapfile`` give names from a
+here-string that holds no expansion.
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 
-__all__ = ["Values", "operator"]
+from ..shell.words import Word
+
+__all__ = ["Values", "operator", "read_values"]
 
 Values = tuple[str, ...] | None
 """What a name may hold when a command runs (one value, or one per ``for`` item); ``None``: not known."""
@@ -67,3 +71,18 @@ def _slice(value: str, offset: int, length: str | None) -> str:
         return value[start:]
     count = int(length)
     return value[start:start + count] if count >= 0 else value[start:len(value) + count]
+
+
+_LIVE = re.compile(r"[$`]")
+
+
+def read_values(name: str, words: Sequence[Word], targets: Sequence[str], stdin: Word | None) -> list[Values]:
+    """What ``read [-r] A B`` (or ``mapfile [-t] A``) gives its ``targets`` from a here-string or heredoc ``stdin``
+    that holds no expansion, as the default ``IFS`` splits it: the first line, one field a name, the last the rest."""
+    options = {w for w in words[1:] if w.startswith("-")}
+    if stdin is None or _LIVE.search(stdin) or not options <= ({"-r"} if name == "read" else {"-t"}) or (
+            name == "read" and "-r" not in options and "\\" in stdin) or (name != "read" and len(targets) > 1):
+        return [None] * len(targets)
+    line = stdin.split("\n", 1)[0]
+    fields = line.split(None, len(targets) - 1) if name == "read" else [line]
+    return [(fields[i] if i < len(fields) else "",) for i in range(len(targets))]
