@@ -128,6 +128,13 @@ def test_ordinary_braces_are_allowed(command):
     assert check("all", command) is None, command
 
 
+def test_a_comma_in_an_expansion_makes_a_list_of_one():
+    """bash reads ``{/bin/../bin/rm${x:+,}}`` as a list (a ``..`` let the braces close, a comma stands in them), of
+    one word once the ``${…}`` is empty: ``/bin/../bin/rm``."""
+    assert check("catastrophic", "{/bin/../bin/rm${x:+,}} -rf /", env={}).rule == "rm-recursive-root"
+    assert _made("{..'x,'}") == ["..x,"]
+
+
 def test_a_refusal_quotes_the_braces_as_written():
     assert check("catastrophic", "{rm,-rf,/}").command == "{rm,-rf,/}"
 

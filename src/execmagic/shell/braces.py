@@ -126,7 +126,9 @@ class _Expander:
         else:
             return whole
         amble: _Made | None
-        if self.plain.find(",", opened + 1, closed) >= 0:
+        # any comma makes it a list, even one quoted or in an expansion (bash asks only that none escapes it): one
+        # alternative then, the braces gone -- {/bin/rm${x:+,}} is /bin/rm to bash, once the ${…} is empty
+        if self.word.find(",", opened + 1, closed) >= 0:
             amble = self._alternatives(opened + 1, closed)
         else:
             amble = self._sequence(opened + 1, closed)
