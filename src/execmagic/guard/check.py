@@ -56,7 +56,7 @@ _TRIGGERS = re.compile(
 _NAMED = re.compile(r"\$\{?([A-Za-z_]\w*)")
 #: A brace expression may be in the text (``r{m,}``, ``{q..s}m``): what it makes is not spelled there, so it is read.
 #: (Each try reads from a ``{`` to the next brace or blank at most, and no further back: no text is read twice.)
-_BRACES = re.compile(r"\{[^{}\s]*?(?:,|\.\.)")
+_BRACES = re.compile(r"(?<!\$)\{[^{}\s]*?(?:,|\.\.)")  # (${x,,} is no brace expression)
 #: A command word the text does not spell: ``$'\x72m'`` (ANSI-C quoting spells anything), or an expansion where a
 #: command's name stands (``$x$y -rf /`` with ``x=r; y=m``): the text is read.
 _UNSPELLED = re.compile(r"\$'|(?:^|[;&|(\n`])[ \t]*[\"']?\$")
