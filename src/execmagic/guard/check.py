@@ -58,8 +58,9 @@ _NAMED = re.compile(r"\$\{?([A-Za-z_]\w*)")
 #: (Each try reads from a ``{`` to the next brace or blank at most, and no further back: no text is read twice.)
 _BRACES = re.compile(r"(?<!\$)\{[^{}\s]*?(?:,|\.\.)")  # (${x,,} is no brace expression)
 #: A command word the text does not spell: ``$'\x72m'`` (ANSI-C quoting spells anything), or an expansion where a
-#: command's name stands (``$x$y -rf /`` with ``x=r; y=m``): the text is read.
-_UNSPELLED = re.compile(r"\$'|(?:^|[;&|(\n`])[ \t]*[\"']?\$")
+#: command's name stands (``$x$y -rf /`` with ``x=r; y=m``; after a keyword or a wrapper too): the text is read.
+_UNSPELLED = re.compile(r"\$'|(?:^|[;&|(\n`{!]|\b(?:then|do|else|if|elif|while|until|time|sudo|doas|env|exec|command"
+                        r"|builtin|nohup|nice|setsid|xargs)\b)[ \t]*[\"']?\$")
 #: What makes a redirection write where the text does not spell it: a target built from a variable or a
 #: substitution (``X=/e; > ${X}tc/passwd``), or a relative one after a ``cd`` (``cd /; cd etc; > passwd``).
 _BUILT_TARGET = re.compile(r"[$`]|\b(?:cd|pushd)\b")
