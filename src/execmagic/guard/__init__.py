@@ -10,7 +10,9 @@ How a command is judged: its shell text is split into words as a shell splits it
 use too), into simple commands through ``;``, ``&&``, ``||``, ``|``, ``&``, newlines, subshells and
 wrappers such as ``sudo``, ``env`` (``-S`` too), ``nohup``, ``timeout``, ``chroot``, ``flock``,
 ``xargs``, ``parallel``, ``busybox`` (:mod:`.commands`, :mod:`.options`), and the rule table
-(:mod:`.rules`) is applied to each one.
+(:mod:`.rules`) is applied to each one.  A command's words are brace-expanded first, as bash does
+(``{rm,-rf,/}`` is ``rm -rf /``; :mod:`..shell.braces`), and a value whose array subscript holds code
+(``x='a[$(…)]'``, which ``((x))`` runs) has that code walked where the value is given (:mod:`.subscripts`).
 Before a command is judged its variables are expanded (:mod:`.names`): with the session's exported
 values when the engine passes them, and what the text assigned before (an unset name is empty, as in
 the shell; a value known only at run time is not guessed).
@@ -22,8 +24,8 @@ programs are searched for the commands they run and the trees they delete (:mod:
 about a place rather than a program (``/etc/passwd``, ``~/.bashrc``) ask :mod:`.targets` what a
 command writes.  ``ssh host 'cmd'`` runs elsewhere and is not looked into.
 
-The modules, lowest first: ``paths`` → ``commands`` → ``options`` → ``names`` →
-``targets`` → ``rules`` → ``forks`` → ``scripts`` → ``walk`` → ``check``; ``secrets`` and ``policy``
+The modules, lowest first: ``paths`` → ``commands`` → ``options`` → ``values`` → ``names`` →
+``targets`` → ``rules`` → ``forks`` → ``scripts`` → ``subscripts`` → ``walk`` → ``check``; ``secrets`` and ``policy``
 (allowed directories, the audit log) stand apart.
 """
 

@@ -7,6 +7,7 @@ with a hint that callers replace with their own for their audience.
 
 from __future__ import annotations
 
+import itertools
 import re
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING
@@ -14,6 +15,8 @@ from typing import TYPE_CHECKING
 from ..process.errors import ExecError
 from ..process.lazy import lazy_exports
 from ..shell.work import ShellTooComplex, uncollected
+from .armed import reached
+from .forks import ENDLESS
 from .levels import GUARDS, Guard
 
 if TYPE_CHECKING:
@@ -54,9 +57,16 @@ _TRIGGERS = re.compile(
     r"|fdisk|sfdisk|parted|sgdisk|gdisk|cfdisk|find|kill|pkill|killall5?|shutdown|reboot|halt|poweroff|init|telinit"
     r"|systemctl|mv|rsync|crontab|curl|wget|fetch|tee|cp|function|fork|env"  # env: env -S'rm …' glues rm on
     r"|unlink|remove\w*|dir_delete|ddrescue|dcfldd|dc3dd|clean|tar|zip|7za?|ln|install|wipe|srm|sed|for)\b"
-    r"|/(?:dev|proc|etc|boot|s?bin)\b|/lib|\.\w*(?:rc|profile|login|logout|env|environment)\b|config\.fish|\(\)\s*\{"
+    r"|/(?:dev|proc|etc|boot|s?bin)\b|/lib|\.\w*(?:rc|profile|login|logout|env|environment)\b|config\.fish|\(\s*\)\s*[{(]"
 )
 _NAMED = re.compile(r"\$\{?([A-Za-z_]\w*)")
+#: A brace expression may be in the text (``r{m,}``, ``{q..s}m``): what it makes is not spelled there, so it is read.
+#: (Each try reads from a ``{`` to the next brace or blank at most, and no further back: no text is read twice.)
+_BRACES = re.compile(r"(?<!\$)\{[^{}\s]*?(?:,|\.\.)")  # (${x,,} is no brace expression)
+#: A command word the text does not spell: ``$'\x72m'`` (ANSI-C quoting spells anything), or an expansion where a
+#: command's name stands (``$x$y -rf /`` with ``x=r; y=m``; after a keyword or a wrapper too): the text is read.
+_UNSPELLED = re.compile(r"\$'|(?:^|[;&|(\n`{!]|\b(?:then|do|else|if|elif|while|until|time|sudo|doas|env|exec|command"
+                        r"|builtin|nohup|nice|setsid|xargs)\b)[ \t]*[\"']?\$")
 #: What makes a redirection write where the text does not spell it: a target built from a variable or a
 #: substitution (``X=/e; > ${X}tc/passwd``), or a relative one after a ``cd`` (``cd /; cd etc; > passwd``).
 _BUILT_TARGET = re.compile(r"[$`]|\b(?:cd|pushd)\b")
@@ -64,17 +74,24 @@ _BUILT_TARGET = re.compile(r"[$`]|\b(?:cd|pushd)\b")
 
 def _quick_look(text: str, env: Mapping[str, str] | None) -> bool:
     """Whether ``text`` (with the values of the variables it names) has a word some rule needs."""
+    if "$" in text and _UNSPELLED.search(text):
+        return True
     # quotes and backslashes out first, so that r\m or "r"m cannot slip past the quick look
     if env and "$" in text:  # X=rm exported: $X -rf ~ needs rm's rule
         text += " " + " ".join(env.get(m.group(1), "") for m in _NAMED.finditer(text))
     text = text.replace("\\", "").replace('"', "").replace("'", "")
-    return bool(_TRIGGERS.search(text)) or (">" in text and bool(_BUILT_TARGET.search(text)))
+    return bool(_TRIGGERS.search(text)) or (">" in text and bool(_BUILT_TARGET.search(text))) or (
+        "{" in text and bool(_BRACES.search(text))) or ("do" in text and bool(ENDLESS.search(text)))
 
 
 def _refusals(text: str | None, argv: Sequence[str] | None, env: Mapping[str, str] | None) -> Iterator[Refusal]:
     """Every rule that shell ``text`` (or an ``argv``) breaks, in the order the shell would get there."""
-    if text is not None and not _quick_look(text, env):
-        return
+    values: list[str] = []
+    if text is not None:
+        if env:
+            values = reached(text, env)  # a session's x='a[$(…)]' that ((x)) runs
+        if not values and not _quick_look(text, env):
+            return
     from .names import Names
     from .rules import Refusal, match
     from .walk import walk, walk_argv
@@ -83,6 +100,11 @@ def _refusals(text: str | None, argv: Sequence[str] | None, env: Mapping[str, st
         names = Names.of(env)
         names.readings.every = False  # a command no rule judges and that hands nothing on need not be yielded
         found: Iterable[Simple | Refusal] = walk(text, None, 0, names)
+        if values:  # the code in their subscripts, walked first
+            from .subscripts import subscript_code
+
+            found = itertools.chain(*(walk(body, None, 1, names) for value in values for body in subscript_code(value)),
+                                    found)
     else:
         names = Names.of(env)
         found = walk_argv(argv or (), names)

@@ -15,12 +15,13 @@ import re
 from collections.abc import Iterator, Sequence
 from typing import TYPE_CHECKING
 
+from ..shell.braces import Allowance, brace_words
 from ..shell.lexer import tokenize
 from ..shell.words import OPS, REDIRECTS, STDIN_REDIRECTS, Op, Subshells, Word, unescape
 from .paths import Path
 
-__all__ = ["ASSIGNMENT", "DECLARES", "WRAPPERS", "Command", "Simple", "assigned", "command_name", "emitted", "parse",
-           "program", "unwrap"]
+__all__ = ["ASSIGNMENT", "DECLARES", "WRAPPERS", "Command", "Simple", "assigned", "command_name",
+           "emitted", "parse", "program", "unvanished", "unwrap"]
 
 
 def _quoted_command(words: Sequence[Word], redirects: Sequence[tuple[str, Word]]) -> str:
@@ -59,6 +60,8 @@ class Command:
 
     words: list[Word] = dataclasses.field(default_factory=list)
     redirects: list[tuple[str, Word]] = dataclasses.field(default_factory=list)
+    #: The words are the values of an array: ``x=( … )`` (read as ``x=``, ``(``, this command, ``)``).
+    values: bool = False
 
     def stdin(self) -> Word | None:
         """The text a heredoc or here-string gives the command on stdin."""
@@ -104,13 +107,19 @@ class Simple:
 _RESERVED = frozenset({"!", "{", "}", "if", "then", "else", "elif", "fi", "do", "done", "while", "until", "esac"})
 
 
-def parse(tokens: list[Word | Op]) -> list[Command | str]:
+def parse(tokens: list[Word | Op], allowance: Allowance | None = None) -> list[Command | str]:
     """Tokens → simple commands and the operators between them (a :class:`~..shell.words.Subshells` token stays one
-    item: what ``(`` ``(`` ``WORD`` ``)`` ``)`` give, the walk knows)."""
+    item: what ``(`` ``(`` ``WORD`` ``)`` ``)`` give, the walk knows).
+
+    A command's words are brace-expanded as bash expands them (``{rm,-rf,/}`` is ``rm -rf /``), but for the
+    assignments before its name (``X={a,b} cmd`` sets ``X`` to ``{a,b}``); ``allowance``: what that may make in the
+    check (:class:`~..shell.braces.Allowance`; one for these tokens alone when not given).
+    """
     items: list[Command | str] = []
     words: list[Word] = []
     redirects: list[tuple[str, Word]] = []
     redirect = None
+    assigning = 0  # (see _braces)
     for token in tokens:  # (every token of a long script: kept lean; an operator is kept as its Op)
         if type(token) is Op:
             if token in REDIRECTS:
@@ -118,25 +127,53 @@ def parse(tokens: list[Word | Op]) -> list[Command | str]:
                 continue
             redirect = None
             if words or redirects:
-                items.append(Command(words, redirects))
-                words, redirects = [], []
+                items.append(Command(words, redirects, token == ")" and _array(items)))
+                words, redirects, assigning = [], [], 0
             items.append(token)
         elif type(token) is Subshells:  # as "(" ends a command (and a redirection waiting for its word), then itself
             redirect = None
             if words or redirects:
                 items.append(Command(words, redirects))
-                words, redirects = [], []
+                words, redirects, assigning = [], [], 0
             items.extend((OPS["("], OPS["("], OPS[")"], OPS[")"]) if token.word in _RESERVED else (token,))
         elif redirect is not None:
             redirects.append((redirect, token))  # type: ignore[arg-type]
             redirect = None
         elif not words and not token.quoted and token in _RESERVED:  # type: ignore[union-attr]
             continue
+        elif "{" in token:
+            assigning, made = _braces(token, words, assigning, allowance)  # type: ignore[arg-type]
+            words.extend(made)
         else:
             words.append(token)  # type: ignore[arg-type]
     if words or redirects:
         items.append(Command(words, redirects))
     return items
+
+
+#: What brace expansion may make in one reading of tokens when no check's allowance is given: as much as a name's
+#: value may hold (see ``names._MAX_TEXT``).
+_BRACE_ALLOWANCE = 64 * 1024
+
+
+def _array(items: list[Command | str]) -> bool:
+    """Whether the command a ``)`` ends after ``items`` holds an array's values: ``x=(`` just before it."""
+    if len(items) < 2 or items[-1] != "(":
+        return False
+    before = items[-2]
+    return isinstance(before, Command) and bool(before.words) and before.words[-1].endswith("=")
+
+
+def _braces(word: Word, words: list[Word], assigning: int, allowance: Allowance | None) -> tuple[int, list[Word]]:
+    """The words brace expansion makes of ``word`` after ``words`` in a command, but for an assignment before the
+    command's name (``X=1 Y={a,b} cmd``: ``Y`` is ``{a,b}``).  ``assigning``: how many of ``words`` were found to be
+    assignments, all of them (-1: not all) -- looked at once each, however many such words a command has."""
+    while 0 <= assigning < len(words):
+        assigning = assigning + 1 if ASSIGNMENT.match(words[assigning]) else -1
+    if assigning >= 0 and ASSIGNMENT.match(word):
+        return assigning, [word]
+    made = brace_words(word, allowance or Allowance(_BRACE_ALLOWANCE))
+    return assigning, [word] if made is None else made
 
 
 _WRAPPERS: dict[str, set[str]] = {  # wrapper → its options that take a value
@@ -225,8 +262,10 @@ def unwrap(words: Sequence[Word]) -> tuple[list[Word], list[str]]:
     """``sudo -u root FOO=1 timeout 5 rm -rf /`` → ``rm -rf /``, and the wrappers removed."""
     words, wrappers = list(words), []
     while words:
-        while words and ASSIGNMENT.match(words[0]):
-            words = words[1:]
+        skip = 0  # (the assignments before the name, taken off at once: one at a time, 40,000 of them took seconds)
+        while skip < len(words) and ASSIGNMENT.match(words[skip]):
+            skip += 1
+        words = words[skip:]
         name = program(words[0]) if words else ""
         if not _wraps(name, words):
             break
@@ -268,6 +307,20 @@ def emitted(command: Command) -> str | None:
         return command.stdin()
     return None
 
+
+
+def unvanished(words: Sequence[Word]) -> list[Word]:
+    """The words after the leading ones that may expand to nothing (unquoted, starting with an expansion whose value
+    is not known: ``$()``, ``$X``, a backtick's), when there are such; else none."""
+    start = 0
+    while start < len(words) - 1 and _may_vanish(words[start]):
+        start += 1
+    return list(words[start:]) if start else []
+
+
+def _may_vanish(word: Word) -> bool:
+    live = word.live
+    return not word.quoted and word[:1] in ("$", "`") and (live is None or 0 in live)
 
 
 def command_name(command: Command) -> str:

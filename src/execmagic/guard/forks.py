@@ -1,5 +1,8 @@
 """Fork bombs: a function that runs itself twice at once, then is called -- a shape of the text.
 
+A function's body is a group ``{ …; }`` or a subshell ``( … )`` (``:() ( :|:& ); :`` multiplies as
+``:(){ :|:& };:`` does): the one pattern reads both, each body up to the first bracket of its kind.
+
 Read in time linear in the text, whatever it holds: a pattern that tries a name at every offset of a
 long word (``(?P<name>[^…]+)\\s*\\(``) costs the square of the word's length -- a 300,000-character
 argument froze the check for minutes.  So a function's name is tried only where a run of name
@@ -13,14 +16,16 @@ import bisect
 import itertools
 import re
 
-__all__ = ["FORK_CALLS", "fork_bomb"]
+__all__ = ["ENDLESS", "FORK_CALLS", "fork_bomb"]
 
 #: A character of a function's name: anything but blanks, brackets and the shell's operators.
 _NAME_CHAR = r"[^\s(){}|&;<>]"
-#: ``function NAME [()] {BODY}`` or ``NAME () {BODY}``; a ``NAME`` starts only where a run of name characters
-#: does (the lookbehind), so each run is tried once.
+#: ``function NAME [()] BODY`` or ``NAME () BODY``, the body ``{…}`` or ``(…)``; a ``NAME`` starts only where a run of
+#: name characters does (the lookbehind), so each run is tried once.  A body is read to the first brace (or
+#: parenthesis) after its opening one, so no two bodies' readings overlap: linear in the text however many there are.
 _FUNCTION = re.compile(rf"(?:\bfunction\s+(?P<keyword>{_NAME_CHAR}+)\s*(?:\(\s*\))?"
-                       rf"|(?<!{_NAME_CHAR})(?P<name>{_NAME_CHAR}+)\s*\(\s*\))\s*\{{(?P<body>[^{{}}]*)\}}")
+                       rf"|(?<!{_NAME_CHAR})(?P<name>{_NAME_CHAR}+)\s*\(\s*\))"
+                       rf"\s*(?:\{{(?P<body>[^{{}}]*)\}}|\((?P<subshell>[^()]*)\))")
 _RUN = re.compile(rf"{_NAME_CHAR}+")
 #: What joins two runs of the function at once: ``f|f``, ``f |& f``, ``f & f``.
 _AT_ONCE = re.compile(r"\s*(?:\|&?|&)\s*")
@@ -31,13 +36,18 @@ FORK_CALLS = re.compile(r"\bfork\s+while\s+fork\b|\bwhile\b.{0,20}\bfork\s*\(\s*
 
 
 def fork_bomb(skeleton: str) -> str | None:
-    """A function that runs itself twice at once (``f|f&``, ``f & f``), then is called: the text of it."""
-    if "{" not in skeleton or "}" not in skeleton:  # (no function body: the search of a MB cost a tenth of its check)
-        return None
+    """A function that runs itself twice at once (``f|f&``, ``f & f``), then is called, or an endless loop that
+    starts a process in the background at every turn: the text of it."""
+    flood = _flood(skeleton) if "do" in skeleton else None
+    if flood is not None:
+        return flood
+    if ("{" not in skeleton or "}" not in skeleton) and "(" not in skeleton:  # (no function body: the search of a MB
+        return None  # cost a tenth of its check)
     calls: dict[str, list[int]] | None = None
     for function in _FUNCTION.finditer(skeleton):
         name = function.group("keyword") or function.group("name")
-        if not _runs_twice(name, function.group("body")):
+        body = function.group("body")
+        if not _runs_twice(name, function.group("subshell") if body is None else body):
             continue
         if calls is None:
             calls = _calls(skeleton)
@@ -50,6 +60,33 @@ def fork_bomb(skeleton: str) -> str | None:
         if first is not None:
             stop = first + len(name) + (first + len(name) < len(skeleton))
             return skeleton[function.start():stop].strip()
+    return None
+
+
+#: A loop that never ends by its condition: ``while true``, ``while :``, ``until false``, ``for ((;;))``.
+ENDLESS = re.compile(r"\b(?:while[ \t]+(?:true|:)|until[ \t]+false|for[ \t]*\(\([ \t]*;[ \t]*;[ \t]*\)\))"
+                     r"[\s;]*do\b")
+_DONE = re.compile(r"\bdone\b")
+#: A body whose last command is put in the background (``… &`` then ``done``), not ``&&``, ``>&``, ``&>``.
+_BACKGROUND_LAST = re.compile(r"(?<![&>|])&[ \t;]*\Z")
+_WAIT = re.compile(r"\bwait\b")
+
+
+def _flood(skeleton: str) -> str | None:
+    """``while :; do bash & done``, ``for ((;;)); do sleep 1 & done``: a process more at every turn, none waited for,
+    and the turns never stop -- the machine stalls as under ``:(){ :|:& };:``.  Each loop's body is read up to the
+    first ``done`` after it, an outer loop's not at all (the inner one's is): no text is read twice."""
+    loops = list(ENDLESS.finditer(skeleton))
+    if not loops:
+        return None
+    dones = [found.start() for found in _DONE.finditer(skeleton)]
+    for index, loop in enumerate(loops):
+        at = bisect.bisect_left(dones, loop.end())
+        if at == len(dones) or (index + 1 < len(loops) and loops[index + 1].start() < dones[at]):
+            continue  # (no end, or another loop opens in it)
+        body = skeleton[loop.end():dones[at]]
+        if _BACKGROUND_LAST.search(body) and not _WAIT.search(body):
+            return skeleton[loop.start():dones[at] + 4].strip()
     return None
 
 

@@ -24,11 +24,13 @@ import dataclasses
 import re
 from collections.abc import Iterator, Mapping, Sequence
 
+from ..shell.braces import Allowance
 from ..shell.ends import backtick_end, paren_end
 from ..shell.lexer import tokenize
 from ..shell.words import Op, Word
 from .commands import ASSIGNMENT, DECLARES, Command, assigned, emitted, parse, program
 from .options import operands_of
+from .values import Values, operator, read_values
 
 __all__ = ["Names", "Readings"]
 
@@ -38,8 +40,12 @@ _SHELL_SET = frozenset({
     "HOSTTYPE", "OSTYPE", "MACHTYPE", "IFS", "OPTIND", "OPTARG", "OPTERR", "REPLY", "MAPFILE", "PIPESTATUS",
     "FUNCNAME", "DIRSTACK", "COLUMNS", "LINES", "EPOCHSECONDS", "EPOCHREALTIME", "SHELL", "HOME", "PS1", "PS2", "PS4",
     "HISTFILE", "HISTSIZE", "HISTFILESIZE", "MAIL", "MAILCHECK", "TMOUT", "COMP_WORDS", "COMP_CWORD"})
-_REFERENCE = re.compile(r"\$(?:\{(?P<braced>[A-Za-z_]\w*)(?:(?P<op>:?[-?=+]|%%?|##?)(?P<arg>[^}]*))?\}"
-                        r"|(?P<plain>[A-Za-z_]\w*))")
+_NAME = re.compile(r"[A-Za-z_]\w*")
+_REFERENCE = re.compile(r"\$(?:\{(?P<bang>!?)(?P<braced>[A-Za-z_]\w*|[@*]|\d+)"
+                        r"(?:(?P<op>:?[-?=+]|%%?|##?|//?|\^\^?|,,?|:)(?P<arg>[^}]*))?\}"
+                        r"|(?P<plain>[A-Za-z_]\w*|[@*\d]))")
+#: ``"$@"``: one word per value even in quotes.
+_EACH = frozenset({"$@", "${@}"})
 #: Values a word may take at most (``for d in a b c`` makes one per item); the rest are not judged.
 _MAX_VALUES = 16
 #: Characters an expanded word may hold at most: a longer one is no path anyone types, and ``a=$a$a``
@@ -52,8 +58,8 @@ _MAX_PRINTING = 8
 _READ_VALUES = {"read": {"-d", "-i", "-n", "-N", "-p", "-t", "-u"},
                 "mapfile": {"-d", "-n", "-O", "-s", "-u", "-C", "-c"},
                 "readarray": {"-d", "-n", "-O", "-s", "-u", "-C", "-c"}}
-Values = tuple[str, ...] | None
-"""What a name may hold when a command runs (one value, or one per ``for`` item); ``None``: not known."""
+#: What brace expansion may make in a check of a short text: ``for i in {1..1000}`` is ordinary.
+_BRACES_AT_LEAST = 64 * 1024
 
 
 @dataclasses.dataclass
@@ -75,10 +81,16 @@ class Readings:
     every: bool = True
     #: The bodies whose walk gave nothing to judge, by body, directory, depth and names (see ``walk._bodies``).
     quiet: dict[tuple[str, tuple[str, ...] | None, int, int], object] = dataclasses.field(default_factory=dict)
+    #: What brace expansion may still make in this check (``{1..9}{1..9}…`` makes millions of words): bounded by the
+    #: length of the first text read, the checked one (set then).
+    allowance: Allowance | None = None
 
     def tokenize(self, text: str) -> tuple[list[Word | Op], str]:
         """:func:`~execmagic.shell.lexer.tokenize` of ``text``, read once for the check (the list is shared:
         never changed by a caller)."""
+        if self.allowance is None:
+            # (a text of nothing but {a,b} words takes about three a character: see shell.braces._MADE)
+            self.allowance = Allowance(4 * len(text) + _BRACES_AT_LEAST)
         found = self.tokens.get(text)
         if found is None:
             found = self.tokens[text] = tokenize(text, noted=True, joined=True)
@@ -168,13 +180,27 @@ class Names:
 
     def value(self, name: str) -> Values:
         """What ``$name`` may be: its values, or ``None`` when not known (``$HOME`` stays: paths know it)."""
+        target = self._referred(name)
+        if target != name:
+            return self.value(target)
         if name in self.values:
             return self.values[name]
+        if not _NAME.match(name):  # $1, $@: the arguments the session or a script was given, unless set here
+            return None
         if name in _SHELL_SET or name.startswith(("BASH", "COMP_")) or self.env is None:
             return None
         if name in self.env:
             return (self.env[name],)
         return None if self.opaque else ("",)
+
+    def _referred(self, name: str) -> str:
+        """The name ``name`` stands for: itself, or what a ``declare -n`` made it refer to (a few steps at most)."""
+        for _ in range(8):
+            ref = self.values.get(_REF + name)
+            if not ref or not _NAME.fullmatch(ref[0]):
+                return name
+            name = ref[0]
+        return name
 
     # -- expanding ---------------------------------------------------------------------------------
     def expand(self, command: Command, code: bool = True) -> Command:
@@ -215,11 +241,21 @@ class Names:
         texts = [self._home(text + word[pos:]) for text in texts]
         if texts == [word]:
             return [word]
-        if not word.quoted and not ASSIGNMENT.match(word):  # unquoted: split, and an empty word is no word
+        if word in _EACH:  # "$@": a word per value (joined here by a blank, whatever IFS is)
             texts = [part for text in texts for part in text.split()]
+        elif not word.quoted and not ASSIGNMENT.match(word):  # unquoted: split, and an empty word is no word
+            texts = [part for text in texts for part in self._split(text)]
         # shown as written, once: a refusal quotes $D, not what D holds
         return [Word(text, word.code, word.feed, word.quoted, "" if i else word.shown, live=())
                 for i, text in enumerate(texts)]
+
+    def _split(self, text: str) -> list[str]:
+        """The fields an unquoted expansion's ``text`` is split into: at blanks, or at the characters of an ``IFS``
+        the text gave (``IFS=,; x=rm,-rf,/; $x`` runs ``rm -rf /``); an ``IFS`` not known splits at blanks."""
+        ifs = self.values.get("IFS")
+        if not ifs or len(ifs) != 1 or ifs[0] == " \t\n":
+            return text.split()
+        return [part for part in re.split(f"[{re.escape(ifs[0])}]+", text) if part] if ifs[0] else [text]
 
     def _home(self, text: str) -> str:
         home = self.home
@@ -245,10 +281,24 @@ class Names:
             return None
         name, op = reference.group("braced") or reference.group("plain"), reference.group("op")
         values = self.value(name)
+        if reference.group("bang"):  # ${!x}: the value of the name x holds
+            values = self._indirect(values)
         if values is None and name == "HOME" and op and self.home:  # ${HOME%/}: paths know $HOME, not this
             values = (self.home,)
-        values = _operator(values, op, reference.group("arg") or "")
+        values = operator(values, op, reference.group("arg") or "")
         return None if values is None else (values, reference.end())
+
+    def _indirect(self, values: Values) -> Values:
+        """What ``${!x}`` may be when ``x`` may hold ``values``: the values of the names they are."""
+        if values is None or not all(_NAME.fullmatch(value) for value in values):
+            return None
+        found: list[str] = []
+        for value in values:
+            held = self.value(value)
+            if held is None:
+                return None
+            found.extend(held)
+        return tuple(found[:_MAX_VALUES])
 
     def printed(self, body: str) -> str | None:
         """What ``$(body)`` is when ``body`` only prints text it was given (``echo /``), trailing newlines off.
@@ -265,7 +315,7 @@ class Names:
         return self._printed[key]
 
     def _print(self, body: str) -> str | None:
-        items = [item for item in parse(self.readings.tokenize(body)[0]) if item != ";"]
+        items = [item for item in parse(self.readings.tokenize(body)[0], self.readings.allowance) if item != ";"]
         if len(items) != 1 or not isinstance(items[0], Command):
             return None
         self.printing += 1
@@ -289,29 +339,20 @@ class Names:
         if not changes:
             return self
         after = self.copy()
+        refs = {name for name, _ in changes if name.startswith(_REF)}  # declare -n r=x: r=x is no value of r
         for name, values in changes:
             if name == "":
                 after.make_opaque()
-            else:
-                after.set(name, values)
+            elif _REF + name not in refs:
+                after.set(name if name.startswith(_REF) else after._referred(name), values)
         return after
 
 
-def _operator(values: Values, op: str | None, arg: str) -> Values:
-    """``${X:-arg}``, ``${X:+arg}``, ``${X:?}``, … of ``X``'s ``values``."""
-    if values is None or op is None:
-        return values
-    if op in (":-", "-", ":=", "="):
-        return tuple(value or arg for value in values)
-    if op in (":+", "+"):
-        return tuple(arg if value else "" for value in values)
-    if op in ("%", "%%", "#", "##"):  # ${HOME%/}: a literal end or start taken off; a pattern is not known
-        if any(c in arg for c in "*?[\\$`'\""):
-            return None
-        cut = str.removesuffix if op.startswith("%") else str.removeprefix
-        return tuple(cut(value, arg) for value in values)
-    kept = tuple(value for value in values if value)  # ${X:?}: an empty X stops the shell before the command
-    return kept or None
+#: How a ``declare -n`` reference is kept among the values: ``&r`` holds the name ``r`` refers to.
+_REF = "&"
+
+
+_LIVE = re.compile(r"[$`]")
 
 
 def _changed(command: Command) -> Iterator[tuple[str, Values]]:
@@ -325,16 +366,30 @@ def _changed(command: Command) -> Iterator[tuple[str, Values]]:
         items = tuple(words[3:]) if words[2:3] == ["in"] else None
         yield words[1], items[:_MAX_VALUES] if items else None
     elif name in _READ_VALUES:  # read -a NAME: NAME is an operand here too
-        for target in operands_of(words[1:], _READ_VALUES[name]) or ["REPLY" if name == "read" else "MAPFILE"]:
-            yield target, None
-    elif (name == "printf" and words[1:2] == ["-v"] and len(words) > 2) or (name == "getopts" and len(words) > 2):
+        targets = operands_of(words[1:], _READ_VALUES[name]) or ["REPLY" if name == "read" else "MAPFILE"]
+        yield from zip(targets, read_values(name, words, targets, command.stdin()), strict=True)
+    elif name == "printf" and words[1:2] == ["-v"] and len(words) > 3:  # printf -v x '%s' rm: what it would print
+        printed = emitted(Command([words[0], *words[3:]])) if not any(_LIVE.search(w) for w in words[3:]) else None
+        yield words[2], None if printed is None else (printed,)
+    elif name == "getopts" and len(words) > 2:
         yield words[2], None
     elif name == "let":
         for word in words[1:]:
             yield word.split("=", 1)[0].strip("+-*/%<>&|^ "), None
+    elif name == "set" and len(words) > 1 and (words[1] == "--" or not words[1].startswith(("-", "+"))):
+        given = words[2:] if words[1] == "--" else words[1:]  # set -- a b c: $1, $2, $3, $@
+        known = not any(_LIVE.search(word) for word in given)
+        for index in range(1, 10):  # (one not given is empty)
+            yield str(index), (given[index - 1] if index <= len(given) else "",) if known else None
+        yield from ((each, (" ".join(given),) if known else None) for each in "@*")
     elif name == "unset" and "-f" not in words:
         for target in operands_of(words[1:]):
             yield target, ("",)
+    elif name in DECLARES and any(w.startswith("-") and "n" in w for w in words[1:]):  # declare -n r=x
+        for word in words[1:]:
+            if ASSIGNMENT.match(word):
+                target = word.split("=", 1)[1]
+                yield _REF + word.split("=", 1)[0], (target,) if _NAME.fullmatch(target) else None
     elif name in ("source", ".", "eval") or (
             name in DECLARES and any("$" in w or "`" in w for w in words[1:] if not ASSIGNMENT.match(w))):
         yield "", None

@@ -14,7 +14,7 @@ from collections.abc import Iterable, Iterator, Sequence
 from ..shell.words import Word
 
 __all__ = ["AWKS", "DOWNLOADERS", "INTERPRETER", "SHELLS", "SOURCES", "after_options", "find_exec", "flags_of",
-           "interpreter_args", "operands_of", "ran_file", "saved_files", "su_command"]
+           "interpreter_args", "kept_code", "operands_of", "ran_file", "saved_files", "su_command"]
 
 SHELLS = {"sh", "bash", "zsh", "dash", "ksh", "ash", "mksh", "yash", "posh", "fish", "csh", "tcsh"}
 INTERPRETER = re.compile(r"(python[0-9.]*|pypy[0-9.]*|perl|ruby|node|nodejs|php[0-9.]*|lua[0-9.]*|luajit|julia"
@@ -83,6 +83,16 @@ def su_command(words: Sequence[Word]) -> Word | None:
         if is_c and i + 1 < len(words):
             return words[i + 1]
     return None
+
+
+def kept_code(name: str, words: Sequence[Word]) -> list[Word]:
+    """The code ``trap`` or ``alias`` keeps to run later: ``trap 'CMD' EXIT`` runs CMD when EXIT comes, ``alias
+    x='CMD'`` runs it where ``x`` stands as a command (a script's bash after ``shopt -s expand_aliases``, an
+    interactive one always) -- walked where it is kept, as the name it is kept under is not followed."""
+    if name == "trap":
+        args = list(words[2:] if len(words) > 1 and words[1] == "--" else words[1:])
+        return [args[0]] if len(args) > 1 and not args[0].startswith("-") else []
+    return [Word(w.split("=", 1)[1], w.code) for w in words[1:] if "=" in w and not w.startswith("-")]
 
 
 def find_exec(words: Sequence[str]) -> Iterator[list[str]]:

@@ -69,7 +69,8 @@ RULES: tuple[Rule, ...] = (
     Rule("find-delete-root", True, "deletes files throughout {where}", "find / -delete, find ~ -exec rm …"),
     Rule("mv-root", True, "moves {where} away", "mv ~ /tmp/x, mv /usr /old"),
     Rule("fork-bomb", True, "a fork bomb: it multiplies processes until the machine stalls",
-         ":(){ :|:& };:, f(){ f & f; }; f, function f { f|f& }; f, perl -e 'fork while fork'"),
+         ":(){ :|:& };:, :() ( :|:& ); :, f(){ f & f; }; f, function f { f|f& }; f, perl -e 'fork while fork', "
+         "while :; do bash & done (an endless loop that starts a process in the background at every turn)"),
     Rule("kill-all", False, "signals every process you may signal (pid -1)", "kill -9 -1, kill -- -1, kill -1"),
     Rule("kill-user", False, "{name} signals every process {whose}",
          "pkill -u root or killall -u me with no name, pkill . (a pattern matching every name), killall5"),

@@ -19,7 +19,7 @@ import re
 from collections.abc import Generator, Iterable, Iterator, Sequence
 
 from ..shell.words import WRITES, Op, Subshells, Word
-from .commands import ASSIGNMENT, DECLARES, WRAPPERS, Command, Simple, command_name, emitted, parse, program
+from .commands import ASSIGNMENT, DECLARES, WRAPPERS, Command, Simple, command_name, emitted, parse, program, unvanished
 from .dash_words import as_dash_reads
 from .forks import FORK_CALLS, fork_bomb
 from .names import Names, Readings
@@ -31,12 +31,14 @@ from .options import (
     after_options,
     find_exec,
     interpreter_args,
+    kept_code,
     ran_file,
     saved_files,
     su_command,
 )
 from .paths import Path, after_cd
 from .rules import JUDGED_NAMES, Refusal, judged_writes, refuse
+from .subscripts import subscript_bodies, tests
 
 __all__ = ["Walk", "argv_commands", "simple_commands", "walk", "walk_argv"]
 
@@ -47,8 +49,8 @@ _DEFINES_FUNCTION = re.compile(r"\(\s*\)\s*[{(]|\bfunction\s+[^\s(){}|&;<>]+")
 #: Programs the walk or a rule does something with, by name: a rule judges them, they run code handed to them
 #: (shells, ``eval``, ``find -exec``, wrappers), download, move the directory, or give names values.
 _ACTIVE = frozenset({*JUDGED_NAMES, *SHELLS, *SOURCES, *DOWNLOADERS, *WRAPPERS, *DECLARES, "eval", "watch", "trap",
-                     "su", "runuser", "sg", "script", "flock", "find", "cd", "pushd", "chdir", "popd", "for", "select",
-                     "read", "mapfile", "readarray", "printf", "getopts", "let", "unset"})
+                     "alias", "su", "runuser", "sg", "script", "flock", "find", "cd", "pushd", "chdir", "popd", "for",
+                     "select", "read", "mapfile", "readarray", "printf", "getopts", "let", "unset", "set"})
 Walk = Generator["Simple | Refusal", None, "Path | None"]
 """A walk yields simple commands and refusals, in the order a shell gets to them; it returns the directory after it."""
 
@@ -70,7 +72,7 @@ def walk(text: str, cwd: Path | None, depth: int, names: Names | None = None) ->
     state = (cwd, names)
     pipeline: list[Command] = []
     downloads: set[str] = set()  # curl -o f URL earlier in the text: sh f runs what was downloaded
-    items = parse(tokens)
+    items = parse(tokens, names.readings.allowance)
     items.append(";")
     every = names.readings.every
     passed: set[str] = set()  # ((WORD)) found to do nothing
@@ -84,6 +86,8 @@ def walk(text: str, cwd: Path | None, depth: int, names: Names | None = None) ->
             continue
         elif not downloads and (_inert(pipeline[0]) if len(pipeline) == 1 else all(map(_inert, pipeline))):
             for command in pipeline:  # most commands of a long script (a pipeline of them changes nothing either)
+                if tests(command):  # [[ 'a[$(…)]' -eq 1 ]], arr['$(…)']=1, x=('a[$(…)]'): it may run
+                    yield from _walk_all(subscript_bodies(command), cwd, depth + 1, names)
                 code = _has_code(command)  # (walked as written: a word that expands to nothing runs its code too)
                 if code and not _all_quiet(command, cwd, depth, names):
                     yield from _bodies(command, cwd, depth, names)
@@ -94,6 +98,8 @@ def walk(text: str, cwd: Path | None, depth: int, names: Names | None = None) ->
             pipeline = []
         else:
             written, pipeline = pipeline, [names.expand(c) for c in pipeline]
+            for command in pipeline:  # x='a[$(…)]': it runs where bash reads x as a number (.subscripts)
+                yield from _walk_all(subscript_bodies(command), cwd, depth + 1, names)
             yield from _runs_download(pipeline, downloads)
             cwd = yield from _walk_pipeline(pipeline, cwd, depth, names, written=written)
             names = names.remember(pipeline)
@@ -107,6 +113,13 @@ def walk(text: str, cwd: Path | None, depth: int, names: Names | None = None) ->
                 yield from _subshells(Command([item.word]), cwd, depth, names, downloads)
             else:  # it does nothing: nor does the next one spelled alike
                 passed.add(item)
+    return cwd
+
+
+def _walk_all(bodies: Iterable[str], cwd: Path | None, depth: int, names: Names) -> Walk:
+    """Each of ``bodies`` walked as code run in ``cwd``."""
+    for body in bodies:
+        yield from walk(body, cwd, depth, names)
     return cwd
 
 
@@ -249,24 +262,10 @@ def _walk_pipeline(commands: list[Command], cwd: Path | None, depth: int, names:
         simple = Simple(tuple(words), tuple(command.redirects), cwd)
         yield simple
         yield from _handed_on(simple, command, before, depth, given)
-        rest = _after_vanishing(words)
+        rest = unvanished(words)
         if rest:  # $() rm -rf /: an expansion that may be empty leaves the next word the command (judged once more)
             yield from _walk_pipeline([Command(rest, list(command.redirects))], cwd, depth, names, bodies=False)
     return after_cd(simple.words, cwd) if simple is not None and len(commands) == 1 else cwd
-
-
-def _after_vanishing(words: Sequence[Word]) -> list[Word]:
-    """The words after the leading ones that may expand to nothing (unquoted, starting with an expansion whose value
-    is not known: ``$()``, ``$X``, a backtick's), when there are such; else none."""
-    start = 0
-    while start < len(words) - 1 and _may_vanish(words[start]):
-        start += 1
-    return list(words[start:]) if start else []
-
-
-def _may_vanish(word: Word) -> bool:
-    live = word.live
-    return not word.quoted and word[:1] in ("$", "`") and (live is None or 0 in live)
 
 
 def _handed_on(simple: Simple, command: Command, before: list[Command], depth: int, names: Names) -> Walk:
@@ -280,10 +279,9 @@ def _handed_on(simple: Simple, command: Command, before: list[Command], depth: i
         args = list(words[1:]) if name == "eval" else after_options(words[1:], {"-n", "--interval"})
         joined = Word(" ".join(args), [c for w in args for c in w.code])
         yield from _as_code(simple, joined, simple.cwd, depth, names)
-    elif name == "trap":  # trap 'CMD' EXIT INT…: CMD runs when one of them comes
-        args = list(words[2:] if len(words) > 1 and words[1] == "--" else words[1:])
-        if len(args) > 1 and not args[0].startswith("-"):
-            yield from _as_code(simple, args[0], simple.cwd, depth, names)
+    elif name in ("trap", "alias"):  # code kept to run later: trap 'CMD' EXIT, alias x='CMD'
+        for kept in kept_code(name, words):
+            yield from _as_code(simple, kept, simple.cwd, depth, names)
     elif name in ("su", "runuser", "sg", "script", "flock"):  # su -c CMD, script -c CMD, flock F -c CMD
         code = su_command(words)
         if code is not None:
@@ -322,6 +320,8 @@ def _interpreted(simple: Simple, command: Command, before: list[Command], depth:
             yield refuse("pipe-to-shell", " | ".join(c.shown() for c in [*before[fetched:], command]))
         elif (text := emitted(before[-1])) is not None:
             yield from _code(simple, Word(text), shell, depth, names)
+        elif command_name(before[-1]) == "cat" and (fed := before[-1].words[-1].feed) is not None:  # cat <(…) | sh
+            yield from _fed(simple, fed, shell, depth, names)
     return simple.cwd
 
 

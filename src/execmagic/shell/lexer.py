@@ -88,6 +88,7 @@ class _Lexer:
         self.started = False
         self.live: list[int] = []
         self.subs: dict[int, tuple[int, str]] = {}
+        self.plain: list[tuple[int, int]] = []  # where the word holds text as written (see Word.plain)
         self.length = 0
 
     def _add(self, piece: str, quoted: bool = False, skeleton: str | None = None) -> None:
@@ -106,6 +107,8 @@ class _Lexer:
         word = Word("".join(self.parts), self.code, self.feed, self.quoted, live=self.live)
         if self.subs:
             word.subs = self.subs
+        if "{" in word:  # (a brace expression needs one: else where the word is plain is never asked)
+            word.plain = tuple(self.plain)
         if self.delimiter_next is not None:
             self.heredocs.append((len(self.tokens), word, self.delimiter_next == "<<-", word.quoted))
             self.delimiter_next = None
@@ -134,6 +137,7 @@ class _Lexer:
             begin, started = i, self.started
             plain = _PLAIN.match(text, i)
             if plain:
+                self.plain.append((self.length, self.length + plain.end() - i))
                 self._add(plain.group())
                 self.i = plain.end()
             else:

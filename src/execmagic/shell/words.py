@@ -32,7 +32,9 @@ class Word(str):
     ``quoted``: some of it was quoted; ``shown``: how it is shown (a heredoc shows its delimiter);
     ``live``: where in the text each ``$`` or backtick the shell expands starts (``None``: not known, all count);
     ``subs``: for a ``$(…)`` (or a backtick's) start there, where it ends in the word and its body, as the reading
-    found them (not read again: a body nested in a body was walked once per level around it).
+    found them (not read again: a body nested in a body was walked once per level around it);
+    ``plain``: where the word holds text as written -- neither quoted nor expanded, where a brace expression can stand
+    (``(start, end)`` spans; ``None``: all of it, a word of plain characters alone; see :mod:`.braces`).
     """
 
     code: tuple[str, ...] = ()
@@ -41,6 +43,7 @@ class Word(str):
     quoted: bool = False
     shown: str = _Shown()  # type: ignore[assignment]  # an instance's own, when given, comes first
     live: tuple[int, ...] | None = ()
+    plain: tuple[tuple[int, int], ...] | None = None
 
     def __new__(cls, text: str, code: Iterable[str] = (), feed: str | None = None, quoted: bool = False,
                 shown: str | None = None, live: Iterable[int] | None = None) -> Self:
@@ -73,18 +76,20 @@ OPS = {op: Op(op) for op in OPERATORS}
 REDIRECTS = frozenset({"<<<", "<<-", "&>>", "<<", ">>", "&>", ">|", ">&", "<&", "<>", "<", ">"})
 STDIN_REDIRECTS = frozenset({"<<", "<<-", "<<<"})
 WRITES = frozenset({">", ">>", ">|", "&>", "&>>", "<>", ">&"})
-_ANSI_ESCAPE = re.compile(r"\\(x[0-9A-Fa-f]{1,2}|[0-7]{1,3}|.)", re.DOTALL)
+_ANSI_ESCAPE = re.compile(r"\\(x[0-9A-Fa-f]{1,2}|u[0-9A-Fa-f]{1,4}|U[0-9A-Fa-f]{1,8}|c.|[0-7]{1,3}|.)", re.DOTALL)
 _ANSI_CHARS = {"n": "\n", "t": "\t", "r": "\r", "a": "\a", "b": "\b", "f": "\f", "v": "\v", "e": "\x1b",
                "E": "\x1b", "\\": "\\", "'": "'", '"': '"', "?": "?"}
 
 
 def unescape(text: str) -> str:
-    """``$'…'`` (and ``echo -e``/``printf``) escapes: ``\\n`` is a newline, ``\\x41`` an A."""
+    """``$'…'`` (and ``echo -e``/``printf``) escapes: ``\\n`` is a newline, ``\\x41`` and ``\\u0041`` an A."""
 
     def one(match: re.Match[str]) -> str:
         code = match.group(1)
-        if code[0] == "x" and len(code) > 1:  # "\x" with no hex digit after it stays as written
-            return chr(int(code[1:], 16))
+        if code[0] in "xuU" and len(code) > 1:  # "\x" with no hex digit after it stays as written
+            return chr(min(int(code[1:], 16), 0x10FFFF))
+        if code[0] == "c" and len(code) > 1:  # \cX: the control character
+            return chr(ord(code[1]) & 0x1F)
         if code[0] in "01234567":
             return chr(int(code, 8) & 0xFF)
         return _ANSI_CHARS.get(code, "\\" + code)
