@@ -71,8 +71,11 @@ RULES: tuple[Rule, ...] = (
     Rule("fork-bomb", True, "a fork bomb: it multiplies processes until the machine stalls",
          ":(){ :|:& };:, :() ( :|:& ); :, f(){ f & f; }; f, function f { f|f& }; f, perl -e 'fork while fork', "
          "while :; do bash & done (an endless loop that starts a process in the background at every turn)"),
-    Rule("kill-all", False, "signals every process you may signal (pid -1)", "kill -9 -1, kill -- -1, kill -1"),
-    Rule("kill-user", False, "{name} signals every process {whose}",
+    # catastrophic: every program of yours goes (this kernel, the notebook server, every other notebook's kernel,
+    # with their unsaved work), and as root the whole machine, as if init were killed
+    Rule("kill-all", True, "signals every process you may signal (pid -1): as root, every process on the machine",
+         "kill -9 -1, kill -- -1, kill -1"),
+    Rule("kill-user", True, "{name} signals every process {whose}",
          "pkill -u root or killall -u me with no name, pkill . (a pattern matching every name), killall5"),
     Rule("power", False, "{name} stops the machine",
          "shutdown, reboot, halt, poweroff, init/telinit 0/6, systemctl reboot/poweroff/halt/kexec"),

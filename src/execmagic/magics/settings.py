@@ -107,7 +107,7 @@ class ExecSettings(Magics):
     guard = Enum(
         GUARDS, default_value="catastrophic",
         help="Commands refused before they run: 'catastrophic' (destroys a system or data: rm -rf /, mkfs, dd onto"
-             " a disk, fork bombs, …), 'all' (also risky ones: curl | sh, reboot, kill -1), or 'none'."
+             " a disk, fork bombs, kill -9 -1, …), 'all' (also risky ones: curl | sh, reboot), or 'none'."
              " --allow-dangerous overrides it for one run. A guardrail that reads text, not a sandbox: for"
              " walls the operating system keeps, see sandbox (agents get them by default).",
     ).tag(config=True)
