@@ -90,6 +90,16 @@ class Frame:
         return frames
 
 
+#: How many frames of a run make it worth a class of their own (see :meth:`Stack.alike`).
+_SHARED_FROM = 64
+
+
+@functools.lru_cache(maxsize=64)
+def _alike_class(fields: tuple[tuple[str, object], ...]) -> type[Frame]:
+    """The class of frames that share ``fields`` (see :meth:`Stack.alike`): one per kind of place, kept."""
+    return type("AlikeFrame", (Frame,), dict(fields))
+
+
 @functools.lru_cache(maxsize=64)
 def _run_class(clean: bool, stops: re.Pattern[str]) -> type[Frame]:
     """The class of the frames of a run of ``$((`` (see :meth:`Frame.arith_run`): one per kind of place, kept."""
@@ -196,18 +206,45 @@ class Stack(list[Frame]):
             self.parens += len(rest)
         list.extend(self, rest)
 
-    def append_plain(self, frames: list[Frame]) -> None:
-        """Open ``frames``, each inside the one before, none a backtick, a heredoc, a ``${…}`` or ``NAME=(``: what
-        is below each is what is below the first plus frames that change no stops (a mixed run read at once)."""
-        at, index = self.at, len(self)
-        ticks, bodies = bool(at["backtick"]), bool(at["heredoc"])
-        for frame in frames:
-            classes, stops = _KINDS.get((frame.kind, frame.closer)) or _kind(frame.kind, frame.closer)
-            frame.stops = stops[ticks][bodies]
-            for name in classes:
-                at[name].append(index)
-            index += 1
-        self.parens += sum(frame.closer == ")" for frame in frames)
+    def alike(self, kinds: tuple[tuple[str, str], ...], units: int) -> list[Frame]:
+        """``units`` times a frame of each of ``kinds`` (kind and closer), to open next (:meth:`append_alike`), each
+        inside the one before, each as :meth:`append` makes it; not a backtick, a heredoc nor ``NAME=(``, and a
+        ``${…}`` only alone.  What is below each is what is below the first plus frames that change none of this.
+
+        What they share (their kind, closer and stops; a ``${…}``'s outer frames) is held by a class of theirs, kept:
+        500,000 ``${`` open at once are each made and let go as a bare object, with no field of its own (each given
+        its fields took half the time of the walk).  A short run is made of plain frames (a class costs more).
+        """
+        index, shared = len(self), []
+        for kind, closer in kinds:
+            fields: dict[str, object] = {"kind": kind, "closer": closer, "stops": self.stops_for(kind, closer)}
+            if kind == "param":
+                below = self[index - 1]
+                fields["outer"] = below.outer if below.kind in _PARAMS else index - 1
+                fields["outer_only"] = below.outer_only if below.kind == "param" else index - 1
+            shared.append(fields)
+        new = Frame.__new__
+        if units * len(kinds) < _SHARED_FROM:
+            frames = [new(Frame) for _ in range(units * len(kinds))]
+            for at, frame in enumerate(frames):
+                frame.__dict__.update(shared[at % len(kinds)])
+            return frames
+        classes = [_alike_class(tuple(fields.items())) for fields in shared]
+        return [new(alike) for _ in range(units) for alike in classes]
+
+    def append_alike(self, frames: list[Frame], period: int = 1) -> None:
+        """Open ``frames`` made by :meth:`alike` (of ``period`` kinds), each inside the one before."""
+        index, at = len(self), self.at
+        classes: dict[str, list[int]] = {}
+        for first in range(period):
+            kind, closer = frames[first].kind, frames[first].closer
+            for name in (_KINDS.get((kind, closer)) or _kind(kind, closer))[0]:
+                classes.setdefault(name, []).append(first)
+            if closer == ")":
+                self.parens += len(range(first, len(frames), period))
+        for name, firsts in classes.items():
+            at[name].extend(sorted(index + unit + first for unit in range(0, len(frames), period) for first in firsts)
+                            if len(firsts) > 1 else range(index + firsts[0], index + len(frames), period))
         list.extend(self, frames)
 
     def stops_for(self, kind: str, closer: str) -> re.Pattern[str]:

@@ -207,10 +207,10 @@ class ShellScanner(WalkBodies):
             if self.stack[-1].kind == "arith":  # in arithmetic bash counts parentheses only: ${x/a/(} opens one
                 return i + 2
             end = _PARAM_RUN.match(text, i).end()  # type: ignore[union-attr]
-            frames = [Frame("param", "}") for _ in range(i, end, 2)]
+            frames = self.stack.alike((("param", "}"),), (end - i) // 2)
             noted = self.params is not None and self._clean_below()
             below = len(self.stack)
-            self.stack.append_run(frames)
+            self.stack.append_alike(frames)
             if noted:
                 self._note_params(frames, i + 2, below)
             self.jumped += (end - i) // 2 - 1
@@ -245,20 +245,20 @@ class ShellScanner(WalkBodies):
             end = quoted_run.end()
             units = (end - i - 2) // 3
             self.stack.append(self._paren(i + 2))
-            frames = [frame for _ in range(units) for frame in (Frame("dquote"), Frame("code", ")"))]
+            frames = self.stack.alike((("dquote", ""), ("code", ")")), units)
             if self.ends is not None:
                 self._note_run(frames[1::2], i + 5, 3, in_dquote=True)
-            self.stack.append_plain(frames)
+            self.stack.append_alike(frames, period=2)
             self.jumped += 2 * units
             return end
         if not text.startswith("$(", i + 2):
             self.stack.append(self._paren(i + 2))
             return i + 2
         end = _PAREN_RUN.match(text, i).end()  # type: ignore[union-attr]
-        frames = Frame.run("code", ")", (end - i) // 2)
+        frames = self.stack.alike((("code", ")"),), (end - i) // 2)
         if self.ends is not None:
             self._note_run(frames, i + 2, 2)
-        self.stack.append_run(frames)
+        self.stack.append_alike(frames)
         self.jumped += (end - i) // 2 - 1
         return end
 
