@@ -1,9 +1,11 @@
-"""A run of ``${``, ``$(`` or ``"$(`` opened as frames that share a class reads as frames opened one by one."""
+"""A run of ``${``, ``$(`` or ``"$(`` opened as frames that share a class reads as frames opened one by one; a run of
+``)`` closed at once reads as one closed one by one."""
 
 from __future__ import annotations
 
 import random
 import re
+from collections.abc import Callable
 
 import pytest
 
@@ -12,16 +14,27 @@ from execmagic.guard.check import check
 from execmagic.shell import frames as frames_module
 from execmagic.shell.frames import Frame, Stack
 from execmagic.shell.lexer import tokenize
+from execmagic.shell.walk import ShellScanner
+from execmagic.shell.work import ShellTooComplex
 
-_PIECES = ["${", "${", "$(", "$(", '"$(', '"$(', "}", ")", '"', "'", "(", "`", "\\", " ", "\n", ";", "a", "${x}",
-           "$((", "))", "<<E\n", "E\n", "{v}", "rm -rf / ", "echo ", "#", "case a in a) ", "esac"]
+_PIECES = ["${", "${", "$(", "$(", '"$(', '"$(', "}", ")", ")", '"', "'", "(", "`", "\\", " ", "\n", ";", "a", "${x}",
+           "$((", "))", "<<E\n", "E\n", "{v}", "rm -rf / ", "echo ", "#", "case a in a) ", "esac", "((", "$((a);"]
+
+
+def _answer(read: Callable[[], object]) -> object:
+    """What ``read()`` gives, or the refusal it raises (too complex to read is an answer too)."""
+    try:
+        return read()
+    except ShellTooComplex as refused:
+        return refused.limit
 
 
 def _read(text: str) -> tuple[object, ...]:
-    tokens, skeleton = tokenize(text, noted=True)
-    words = [(t, getattr(t, "code", ()), getattr(t, "live", ()), getattr(t, "quoted", False)) for t in tokens]
     spans = [(found.start(), found.end()) for found in re.finditer(r"\{v\}", text)]
-    return words, skeleton, contexts_at(text, spans, "bash"), contexts_at(text, spans, "sh"), check("all", text)
+    return (_answer(lambda: [(t, getattr(t, "code", ()), getattr(t, "live", ()), getattr(t, "quoted", False))
+                             for t in tokenize(text, noted=True)[0]]),
+            _answer(lambda: tokenize(text)[1]), _answer(lambda: contexts_at(text, spans, "bash")),
+            _answer(lambda: contexts_at(text, spans, "sh")), check("all", text))
 
 
 def _one_by_one(self: Stack, kinds: tuple[tuple[str, str], ...], units: int) -> list[Frame]:
@@ -34,7 +47,7 @@ def _text(rng: random.Random) -> str:
     pieces = []
     for _ in range(rng.randrange(2, 30)):
         piece = rng.choice(_PIECES)
-        pieces.append(piece * (rng.choice([1, 1, 2, 70, 200]) if piece in ("${", "$(", '"$(') else 1))
+        pieces.append(piece * (rng.choice([1, 1, 2, 70, 200]) if piece in ("${", "$(", '"$(', ")", "(") else 1))
     return "echo " + "".join(pieces)
 
 
@@ -55,4 +68,12 @@ def test_a_short_run_reads_as_a_long_one(seed, monkeypatch):
     monkeypatch.setattr(frames_module, "_SHARED_FROM", 1)
     assert at_once == _read(text), text
     monkeypatch.setattr(frames_module, "_SHARED_FROM", 10**9)
+    assert at_once == _read(text), text
+
+
+@pytest.mark.parametrize("seed", range(250))
+def test_a_run_of_closing_parentheses_closed_at_once_reads_as_one_closed_one_by_one(seed, monkeypatch):
+    text = _text(random.Random(seed))
+    at_once = _read(text)
+    monkeypatch.setattr(ShellScanner, "_close_run", lambda self, i: i)
     assert at_once == _read(text), text

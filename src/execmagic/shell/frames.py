@@ -213,27 +213,30 @@ class Stack(list[Frame]):
 
         What they share (their kind, closer and stops; a ``${…}``'s outer frames) is held by a class of theirs, kept:
         500,000 ``${`` open at once are each made and let go as a bare object, with no field of its own (each given
-        its fields took half the time of the walk).  A short run is made of plain frames (a class costs more).
+        its fields took half the time of the walk).  A short run is made of plain frames, given their fields as they
+        are opened (a class costs more).
         """
-        index, shared = len(self), []
+        if units * len(kinds) < _SHARED_FROM:
+            return [Frame(kind, closer) for _ in range(units) for kind, closer in kinds]
+        index, classes = len(self), []
         for kind, closer in kinds:
             fields: dict[str, object] = {"kind": kind, "closer": closer, "stops": self.stops_for(kind, closer)}
             if kind == "param":
                 below = self[index - 1]
                 fields["outer"] = below.outer if below.kind in _PARAMS else index - 1
                 fields["outer_only"] = below.outer_only if below.kind == "param" else index - 1
-            shared.append(fields)
+            classes.append(_alike_class(tuple(fields.items())))
         new = Frame.__new__
-        if units * len(kinds) < _SHARED_FROM:
-            frames = [new(Frame) for _ in range(units * len(kinds))]
-            for at, frame in enumerate(frames):
-                frame.__dict__.update(shared[at % len(kinds)])
-            return frames
-        classes = [_alike_class(tuple(fields.items())) for fields in shared]
         return [new(alike) for _ in range(units) for alike in classes]
 
     def append_alike(self, frames: list[Frame], period: int = 1) -> None:
         """Open ``frames`` made by :meth:`alike` (of ``period`` kinds), each inside the one before."""
+        if len(frames) < _SHARED_FROM and period == 1:  # plain frames, given their fields as they are opened
+            self.append_run(frames)
+            return
+        if len(frames) < _SHARED_FROM:
+            self._append_plain(frames)
+            return
         index, at = len(self), self.at
         classes: dict[str, list[int]] = {}
         for first in range(period):
@@ -245,6 +248,20 @@ class Stack(list[Frame]):
         for name, firsts in classes.items():
             at[name].extend(sorted(index + unit + first for unit in range(0, len(frames), period) for first in firsts)
                             if len(firsts) > 1 else range(index + firsts[0], index + len(frames), period))
+        list.extend(self, frames)
+
+    def _append_plain(self, frames: list[Frame]) -> None:
+        """Open ``frames``, each inside the one before, none a backtick, a heredoc, a ``${…}`` or ``NAME=(``: what
+        is below each is what is below the first plus frames that change no stops (a mixed run read at once)."""
+        at, index = self.at, len(self)
+        ticks, bodies = bool(at["backtick"]), bool(at["heredoc"])
+        for frame in frames:
+            classes, stops = _KINDS.get((frame.kind, frame.closer)) or _kind(frame.kind, frame.closer)
+            frame.stops = stops[ticks][bodies]
+            for name in classes:
+                at[name].append(index)
+            index += 1
+        self.parens += sum(frame.closer == ")" for frame in frames)
         list.extend(self, frames)
 
     def stops_for(self, kind: str, closer: str) -> re.Pattern[str]:

@@ -87,11 +87,11 @@ def plain_tokens(text: str, start: int, end: int, joined: bool,
     ``known``: the token of each piece read before (from :func:`known_pieces`, one per reading): a script writes the
     same words again and again (``echo``, ``|``, ``grep``, a file's name), and a word is made once (none is changed once
     read; a word made anew cost more than the rest of its reading)."""
-    if not joined:
-        pieces = PLAIN_PIECE.findall(text, start, end)
-        return pieces, [known.get(piece) or known.setdefault(piece, str.__new__(Word, piece))  # (words.Word._Shown)
-                        for piece in pieces]
-    pieces = _JOINED_PIECE.findall(text, start, end)
+    pieces = (_JOINED_PIECE if joined else PLAIN_PIECE).findall(text, start, end)
+    if len(pieces) > 8:  # (the pieces not known yet found by set: each then looked up in C, a million "(" at once)
+        for piece in set(pieces).difference(known):
+            known[piece] = _subshells(piece) if piece[0] == "(" else str.__new__(Word, piece)  # (words.Word._Shown)
+        return pieces, list(map(known.__getitem__, pieces))
     return pieces, [known.get(piece) or (known.setdefault(piece, str.__new__(Word, piece)) if piece[0] != "("
                                          else _subshells(piece)) for piece in pieces]
 

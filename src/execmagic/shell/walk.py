@@ -40,6 +40,8 @@ import os
 import re
 import shutil
 from collections.abc import Callable
+from itertools import takewhile
+from operator import attrgetter
 
 from .frames import ARITH_RUN, SIMPLE_ARITHMETIC, Frame
 from .scanning import Context
@@ -73,6 +75,10 @@ _PAREN_RUN = re.compile(r"(?:\$\((?!\())+")
 _PARAM_RUN = re.compile(r"(?:\$\{)+")
 _QUOTED_PAREN_RUN = re.compile(r'(?:"\$\((?!\())+')
 _OPENS, _CLOSES = re.compile(r"\(+"), re.compile(r"\)+")
+#: What a frame a ``)`` closes in code holds (its closer, open case patterns, kind, where a ``$((`` starts), and
+#: what those are in a ``( … )`` frame it closes (see :meth:`ShellScanner._close_run`).
+_CLOSING, _CLOSABLE = attrgetter("closer", "cases", "kind", "start"), (")", 0, "code", -1)
+_OPENED, _TAINTED = attrgetter("opened"), attrgetter("tainted")
 _FOR_BEFORE = re.compile(r"(?<![\w$])for[ \t]*$")  # read in the few characters before a "((" alone
 _KEYWORD_BEFORE = re.compile(r"(?<![\w$])(?:then|do|else|elif|if|while|until|time)$")
 #: The word before a ``(`` that makes it a compound assignment: ``NAME=(``, ``NAME+=(``, ``NAME[k]=(``.
@@ -413,10 +419,54 @@ class ShellScanner(WalkBodies):
             return self._heredoc_line(None, i + 1)
         return i + 1
 
+    def _close_run(self, i: int) -> int:
+        """At a run of ``)``, no heredoc pending: the ``( … )`` frames on top that it ends (none a case pattern's, none
+        a ``$((`` a ``;`` made a command), closed at once as :meth:`_close_parens` closes them one by one; the index
+        after the last ``)`` that closed one.  (4,000 ``)`` closing 4,000 ``$(``: a frame popped and its end noted
+        each, in a turn of that loop.)  The run and the frames are read in windows that double while all close:
+        what is read beyond what closes is less than what closes, or one window (linear, however many runs)."""
+        stack, text, count, window = self.stack, self.text, 0, 16
+        while True:
+            run = _CLOSES.match(text, i + count, i + count + window)
+            below = len(stack) - count  # (the frames below the ones closed so far: the next to close is below - 1)
+            frames = stack[max(below - (run.end() - run.start() if run else 0), 1):below]
+            took = len(list(takewhile(_CLOSABLE.__eq__, map(_CLOSING, reversed(frames)))))
+            count += took
+            if took < window:
+                break
+            window *= 2
+        if count:
+            closed = stack[len(stack) - count:]
+            del stack[len(stack) - count:]
+            stack.parens -= count
+            if self.ends is not None:  # noted frames' ends (the top one closes at i, the one below it at i + 1, …)
+                self._closed_at(closed, i + count - 1)
+            self.jumped += count - 1
+        return i + count
+
+    def _closed_at(self, closed: list[Frame], last: int) -> None:
+        """Note where each of ``closed`` (``( … )`` frames, the top last) ends: the top at ``last``, each below it one
+        later -- each whose start was noted, unless it was read otherwise here (see :meth:`_close_parens`)."""
+        base, ends = self.base, self.ends
+        assert ends is not None
+        opened = list(map(_OPENED, closed))
+        if -1 in opened or any(map(_TAINTED, closed)):
+            ends.update({base + frame.opened: base + last - at for at, frame in enumerate(closed)
+                         if frame.opened >= 0 and not frame.tainted})
+        else:
+            ends.update(zip(map(base.__add__, opened), range(base + last, base + last - len(closed), -1), strict=True))
+
     def _close_parens(self, frame: Frame, i: int) -> int:
         """At ``)`` in code: it ends the frame if that is a ``( … )`` (not in a case pattern), and each ``)``
         right after it the next one while that is one too (a run read at once); where to go on."""
         stack, text, start = self.stack, self.text, i
+        if not self.pending and text.startswith("))", i):  # a run of them: what it closes at once, the rest as ever
+            i = self._close_run(i)
+            if i > start and not text.startswith(")", i):
+                return i
+            if i > start:
+                frame = stack[-1]
+                self.jumped += 1
         while frame.closer == ")" and not frame.cases and frame.kind == "code":  # a case pattern's ")" is not the end
             list.pop(stack)  # (Stack.pop, less what a ( … ) frame needs not: it is in no class, only counted)
             stack.parens -= 1
