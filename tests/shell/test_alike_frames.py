@@ -1,5 +1,5 @@
 """A run of ``${``, ``$(`` or ``"$(`` opened as frames that share a class reads as frames opened one by one; a run of
-``)`` closed at once reads as one closed one by one."""
+``)`` or ``))`` closed at once, a ``()`` or a line of ``((1))`` passed at once, reads as one read step by step."""
 
 from __future__ import annotations
 
@@ -12,13 +12,15 @@ import pytest
 from execmagic.engine.contexts import contexts_at
 from execmagic.guard.check import check
 from execmagic.shell import frames as frames_module
+from execmagic.shell.ends import arith_or_command
 from execmagic.shell.frames import Frame, Stack
 from execmagic.shell.lexer import tokenize
 from execmagic.shell.walk import ShellScanner
 from execmagic.shell.work import ShellTooComplex
 
 _PIECES = ["${", "${", "$(", "$(", '"$(', '"$(', "}", ")", ")", '"', "'", "(", "`", "\\", " ", "\n", ";", "a", "${x}",
-           "$((", "))", "<<E\n", "E\n", "{v}", "rm -rf / ", "echo ", "#", "case a in a) ", "esac", "((", "$((a);"]
+           "$((", "))", "<<E\n", "E\n", "{v}", "rm -rf / ", "echo ", "#", "case a in a) ", "esac", "((", "$((a);",
+           "()", "f(){ f|f& };", "a=()", "=", "())", "((1)) ", " ((i++))", "((a))((b))", "\t((x)) ", " (({v}))", "$(rm x)", " 1 ", "`rm y`"]
 
 
 def _answer(read: Callable[[], object]) -> object:
@@ -34,7 +36,15 @@ def _read(text: str) -> tuple[object, ...]:
     return (_answer(lambda: [(t, getattr(t, "code", ()), getattr(t, "live", ()), getattr(t, "quoted", False))
                              for t in tokenize(text, noted=True)[0]]),
             _answer(lambda: tokenize(text)[1]), _answer(lambda: contexts_at(text, spans, "bash")),
-            _answer(lambda: contexts_at(text, spans, "sh")), check("all", text))
+            _answer(lambda: contexts_at(text, spans, "sh")), check("all", text), _answer(lambda: _arith_ends(text)))
+
+
+def _arith_ends(text: str) -> dict[int, tuple[int, bool]]:
+    """Where each ``$((`` ends, as the walks from the first ones note them."""
+    log: dict[int, tuple[int, bool]] = {}
+    for found in list(re.finditer(r"\$\(\(", text))[:3]:
+        arith_or_command(text, found.end(), log)
+    return log
 
 
 def _one_by_one(self: Stack, kinds: tuple[tuple[str, str], ...], units: int) -> list[Frame]:
@@ -47,7 +57,8 @@ def _text(rng: random.Random) -> str:
     pieces = []
     for _ in range(rng.randrange(2, 30)):
         piece = rng.choice(_PIECES)
-        pieces.append(piece * (rng.choice([1, 1, 2, 70, 200]) if piece in ("${", "$(", '"$(', ")", "(") else 1))
+        pieces.append(piece * (rng.choice([1, 1, 2, 70, 200]) if piece in ("${", "$(", '"$(', ")", "(", "$((", "))")
+                               else 1))
     return "echo " + "".join(pieces)
 
 
@@ -71,9 +82,20 @@ def test_a_short_run_reads_as_a_long_one(seed, monkeypatch):
     assert at_once == _read(text), text
 
 
+def _one_arith_end(self: ShellScanner, i: int) -> int:
+    """``))`` ending the arithmetic on top, as it was read before: that one alone."""
+    frame = self.stack.pop()
+    if frame.start >= 0:
+        self._arith_ended(frame, i + 2, False)
+    return i + 2
+
+
 @pytest.mark.parametrize("seed", range(250))
-def test_a_run_of_closing_parentheses_closed_at_once_reads_as_one_closed_one_by_one(seed, monkeypatch):
+def test_runs_read_at_once_read_as_one_step_at_a_time(seed, monkeypatch):
     text = _text(random.Random(seed))
     at_once = _read(text)
     monkeypatch.setattr(ShellScanner, "_close_run", lambda self, i: i)
+    monkeypatch.setattr(ShellScanner, "_empty_parens", lambda self, i: False)
+    monkeypatch.setattr(ShellScanner, "_simple_run", lambda self, end: end)
+    monkeypatch.setattr(ShellScanner, "_arith_run_ends", _one_arith_end)
     assert at_once == _read(text), text

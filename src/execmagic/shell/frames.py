@@ -11,6 +11,8 @@ from __future__ import annotations
 import functools
 import re
 from collections.abc import Callable, Iterable
+from itertools import takewhile
+from operator import attrgetter
 from typing import SupportsIndex
 
 __all__ = ["ARITH_RUN", "SIMPLE_ARITHMETIC", "Frame", "Stack", "delimiter_line"]
@@ -90,6 +92,13 @@ class Frame:
         return frames
 
 
+#: For :meth:`Stack.close_run`: what a frame a ``)`` in code holds (its closer, open case patterns, kind, where a
+#: ``$((`` starts) and what those are in a ``( … )`` frame it closes; a run of ``)``; one ``)`` a frame.  The same
+#: for a ``))`` in arithmetic and an arithmetic frame (``((`` or ``$((``, not ``$[``) with no ``(`` open in it.
+_PAREN_CLOSING = (attrgetter("closer", "cases", "kind", "start"), frozenset({(")", 0, "code", -1)}),
+                  re.compile(r"\)+"), 1)
+_ARITH_CLOSING = (attrgetter("closer", "kind", "depth"), frozenset({("", "arith", 0), (")", "arith", 0)}),
+                  re.compile(r"(?:\)\))+"), 2)
 #: How many frames of a run make it worth a class of their own (see :meth:`Stack.alike`).
 _SHARED_FROM = 64
 
@@ -263,6 +272,29 @@ class Stack(list[Frame]):
             index += 1
         self.parens += sum(frame.closer == ")" for frame in frames)
         list.extend(self, frames)
+
+    def close_run(self, text: str, i: int, arith: bool = False) -> list[Frame]:
+        """At a run of ``)`` in code (``text[i]``), nothing but the frames to say what it closes: the ``( … )`` frames
+        on top that it ends (none a case pattern's, none a ``$((`` a ``;`` made a command), closed at once -- each
+        ``)`` one, as far as both go; those frames, the top last.  ``arith``: a run of ``))`` in arithmetic, and the
+        arithmetic frames on top with no ``(`` open in them, each ``))`` one.  (4,000 ``)`` closing 4,000 ``$(``: a
+        frame popped and its end noted each, in a turn of a loop.)  The run and the frames are read in windows that
+        double while all close: what is read beyond what closes is less than what closes, or one window (linear)."""
+        fields, closable, closes, width = _ARITH_CLOSING if arith else _PAREN_CLOSING
+        count, window = 0, 16
+        while True:
+            run = closes.match(text, i + width * count, i + width * (count + window))
+            below = len(self) - count  # (the frames below those closed so far: the next to close is at below - 1)
+            frames = self[max(below - ((run.end() - run.start()) // width if run else 0), 1):below]
+            took = len(list(takewhile(closable.__contains__, map(fields, reversed(frames)))))
+            count += took
+            if took < window:
+                break
+            window *= 2
+        closed = self[len(self) - count:]
+        del self[len(self) - count:]  # (neither kind is in a class: only a ( … ) is counted)
+        self.parens -= 0 if arith else count
+        return closed
 
     def stops_for(self, kind: str, closer: str) -> re.Pattern[str]:
         """The stops :meth:`append` gives a frame of ``kind`` and ``closer`` opened now (not a ``NAME=(`` one)."""

@@ -40,7 +40,6 @@ import os
 import re
 import shutil
 from collections.abc import Callable
-from itertools import takewhile
 from operator import attrgetter
 
 from .frames import ARITH_RUN, SIMPLE_ARITHMETIC, Frame
@@ -75,6 +74,8 @@ _PAREN_RUN = re.compile(r"(?:\$\((?!\())+")
 _PARAM_RUN = re.compile(r"(?:\$\{)+")
 _QUOTED_PAREN_RUN = re.compile(r'(?:"\$\((?!\())+')
 _OPENS, _CLOSES = re.compile(r"\(+"), re.compile(r"\)+")
+#: More ``SIMPLE_ARITHMETIC`` on the line, each after blanks (see :meth:`ShellScanner._simple_run`).
+_SIMPLE_RUN = re.compile(r"(?:[ \t]+\(\([^\\'\"`$();\]\n]*\)\))*")
 #: What a frame a ``)`` closes in code holds (its closer, open case patterns, kind, where a ``$((`` starts), and
 #: what those are in a ``( … )`` frame it closes (see :meth:`ShellScanner._close_run`).
 _CLOSING, _CLOSABLE = attrgetter("closer", "cases", "kind", "start"), (")", 0, "code", -1)
@@ -307,10 +308,7 @@ class ShellScanner(WalkBodies):
                 self.jumped += closes - 1
                 return i + closes
             if self.text.startswith("))", i):
-                self.stack.pop()
-                if frame.start >= 0:
-                    self._arith_ended(frame, i + 2, False)
-                return i + 2
+                return self._arith_run_ends(i)
             if not frame.loop:  # a ")" that closes no "(" ends bash's arithmetic, and not as one: "$((a) | b)" is
                 self.stack.pop()  # "$( (a) | b )" (this ")" closes "(a"), "((a) | b)" two subshells
                 frame.kind, frame.closer = "code", ")"
@@ -322,6 +320,16 @@ class ShellScanner(WalkBodies):
             frame.kind, frame.closer, frame.depth = "code", ")", 0
             self.stack.append(frame)
         return i + 1
+
+    def _arith_run_ends(self, i: int) -> int:
+        """At ``))`` ending the arithmetic on top (no ``(`` open in it): it ends, and each ``))`` right after it the
+        arithmetic below while that is one too, at once (as many steps); where to go on."""
+        closed = self.stack.close_run(self.text, i, arith=True)
+        for at, ended in enumerate(reversed(closed)):  # (the top first: it ends at i + 2)
+            if ended.start >= 0:
+                self._arith_ended(ended, i + 2 * at + 2, False)
+        self.jumped += len(closed) - 1
+        return i + 2 * len(closed)
 
     def _command_position(self, i: int) -> bool:
         """Whether a word at ``i`` stands where a command (so a keyword) can: after ``;``, ``&``,
@@ -394,13 +402,15 @@ class ShellScanner(WalkBodies):
         elif ch == "#" and at_word_start:
             self.stack.append(Frame("comment"))  # to the newline, or to the backtick that ends a `…`
         elif ch == "(":
+            if self._empty_parens(i):
+                return i + 2
             double = text.startswith("((", i)
             before = text[max(0, i - 8):i] if double else ""
             after_for = "for" in before and bool(_FOR_BEFORE.search(before))
             if double and (at_word_start or after_for or _KEYWORD_BEFORE.search(text, max(0, i - 6), i)):
                 simple = SIMPLE_ARITHMETIC.match(text, i)
                 if simple and simple.end() < self.horizon and "\n" not in simple.group():
-                    return simple.end()  # nothing in it stops the walk, and no template stands in it
+                    return self._simple_run(simple.end())  # nothing in it stops the walk, and no template stands in it
                 frame = Frame("arith", loop=after_for)
                 if not after_for:
                     self._note_bare(frame, i + 2)
@@ -419,30 +429,33 @@ class ShellScanner(WalkBodies):
             return self._heredoc_line(None, i + 1)
         return i + 1
 
+    def _simple_run(self, end: int) -> int:
+        """After a ``(( … ))`` passed at once (ending at ``end``): the same again after blanks (at a word's start, so
+        arithmetic too), each passed as it would be, at once; where the last ends (``((1)) ((1)) …``: one step each)."""
+        run = _SIMPLE_RUN.match(self.text, end)
+        if run is None or run.end() == end or run.end() >= self.horizon:
+            return end
+        self.jumped += run.group().count("((")
+        return run.end()
+
+    def _empty_parens(self, i: int) -> bool:
+        """At ``()`` in code (a function's ``name()``), no end noted, no heredoc pending, no ``NAME=()``: a frame that
+        the next step would close, passed at once (two steps, counted as two)."""
+        text = self.text
+        empty = text.startswith(")", i + 1) and self.ends is None and not self.pending and text[i - 1:i] != "="
+        if empty:
+            self.jumped += 1
+        return empty
+
     def _close_run(self, i: int) -> int:
-        """At a run of ``)``, no heredoc pending: the ``( … )`` frames on top that it ends (none a case pattern's, none
-        a ``$((`` a ``;`` made a command), closed at once as :meth:`_close_parens` closes them one by one; the index
-        after the last ``)`` that closed one.  (4,000 ``)`` closing 4,000 ``$(``: a frame popped and its end noted
-        each, in a turn of that loop.)  The run and the frames are read in windows that double while all close:
-        what is read beyond what closes is less than what closes, or one window (linear, however many runs)."""
-        stack, text, count, window = self.stack, self.text, 0, 16
-        while True:
-            run = _CLOSES.match(text, i + count, i + count + window)
-            below = len(stack) - count  # (the frames below the ones closed so far: the next to close is below - 1)
-            frames = stack[max(below - (run.end() - run.start() if run else 0), 1):below]
-            took = len(list(takewhile(_CLOSABLE.__eq__, map(_CLOSING, reversed(frames)))))
-            count += took
-            if took < window:
-                break
-            window *= 2
-        if count:
-            closed = stack[len(stack) - count:]
-            del stack[len(stack) - count:]
-            stack.parens -= count
+        """At a run of ``)``, no heredoc pending: the ``( … )`` frames on top that it ends closed at once, as
+        :meth:`_close_parens` closes them one by one (:meth:`~.frames.Stack.close_run`); the index after the last."""
+        closed = self.stack.close_run(self.text, i)
+        if closed:
             if self.ends is not None:  # noted frames' ends (the top one closes at i, the one below it at i + 1, …)
-                self._closed_at(closed, i + count - 1)
-            self.jumped += count - 1
-        return i + count
+                self._closed_at(closed, i + len(closed) - 1)
+            self.jumped += len(closed) - 1
+        return i + len(closed)
 
     def _closed_at(self, closed: list[Frame], last: int) -> None:
         """Note where each of ``closed`` (``( … )`` frames, the top last) ends: the top at ``last``, each below it one
