@@ -13,7 +13,9 @@ too-deep, the reader's "too complex") is an answer: its time is what is measured
 Corpora: random shell-like text, random brackets and quotes, ``;``/``|``/``&`` in all orders, nesting 4,000
 deep and more (``(``, ``$(``, ``$((``, ``${``, ``"$(``, backticks; closed and not), ``((…))`` again and again
 (each a place to ask "arithmetic?"), heredocs, a long word after a guard trigger (``python3 -c '…' {b64}``),
-fork-bomb shapes, secret-shaped labels for redaction.
+fork-bomb shapes, secret-shaped labels for redaction; and what a notebook's cells are made of: a plain script the
+standby takes (assignments, pipelines, quoted strings, comments), and one with loops, ``if``/``case``, functions,
+heredocs and ``$(…)``, each 1 MB of varied lines.
 Nothing here runs in the default suite; the suite bounds the *work* (``tests/work_count.py``), not time.
 """
 
