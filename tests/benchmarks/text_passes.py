@@ -13,7 +13,9 @@ too-deep, the reader's "too complex") is an answer: its time is what is measured
 Corpora: random shell-like text, random brackets and quotes, ``;``/``|``/``&`` in all orders, nesting 4,000
 deep and more (``(``, ``$(``, ``$((``, ``${``, ``"$(``, backticks; closed and not), ``((…))`` again and again
 (each a place to ask "arithmetic?"), heredocs, a long word after a guard trigger (``python3 -c '…' {b64}``),
-fork-bomb shapes, secret-shaped labels for redaction.
+fork-bomb shapes, secret-shaped labels for redaction; and what a notebook's cells are made of: a plain script the
+standby takes (assignments, pipelines, quoted strings, comments), and one with loops, ``if``/``case``, functions,
+heredocs and ``$(…)``, each 1 MB of varied lines.
 Nothing here runs in the default suite; the suite bounds the *work* (``tests/work_count.py``), not time.
 """
 
@@ -57,6 +59,56 @@ def _b64(n: int) -> str:
     return base64.b64encode(random.Random(2).randbytes(n * 3 // 4 + 3)).decode()[:n]
 
 
+#: What a notebook's shell cells are made of (data prep): lines the standby takes as they are -- assignments, pipelines,
+#: redirections, quoted strings with ``$NAME``, comments, ``&&``/``||`` -- and, for :func:`_notebook`, the lines it
+#: leaves to a new bash: loops, ``if``/``case``, functions, heredocs, ``$(…)``.
+_FILES = ["data/raw.csv", "data/clean.csv", "out/counts.txt", "results.tsv", "log.txt", "$HOME/data/x.csv"]
+_NAMES = ["N", "IN", "OUT", "DATA", "LOG", "ROWS", "n_rows", "day", "src", "dst"]
+_TOOLS = ["sort", "uniq -c", "sort -rn", "head -20", "wc -l", "cut -d, -f2", "tr -d '\\r'", "grep -v '^#'",
+          "awk -F, '$3 > 10'", "sed 's/,/\\t/g'", "tail -n +2", "gzip -c"]
+
+
+def _plain_line(rng: random.Random) -> str:
+    name, source, target, tool = rng.choice(_NAMES), rng.choice(_FILES), rng.choice(_FILES), rng.choice(_TOOLS)
+    return rng.choice([
+        f"{name}={rng.randrange(1000)}",
+        f'{name}="{source}"  # where it goes',
+        f"{tool} {source} | {rng.choice(_TOOLS)} | {rng.choice(_TOOLS)} > {target}",
+        f'echo "rows: ${name} in ${{{name}}}" >> {target}',
+        f"mkdir -p out/{rng.randrange(99)} && cd out || exit 1",
+        f'python3 prep.py --in "${name}" --out {target} --limit={rng.randrange(9)} 2> err.log &',
+        f"# step {rng.randrange(99)}: {tool} the {name} file",
+        'export PATH="$HOME/bin:$PATH"; ls -la *.csv data/*.gz 2>/dev/null',
+        f"grep -c 'ERROR' {source} || true",
+        f"wait; test -s {target} && wc -l < {target}",
+    ])
+
+
+def _notebook_block(rng: random.Random) -> str:
+    name, source, target, tool = rng.choice(_NAMES), rng.choice(_FILES), rng.choice(_FILES), rng.choice(_TOOLS)
+    return rng.choice([
+        f'for f in data/*.csv; do\n  {tool} "$f" > "out/$(basename "$f" .csv).txt"\ndone',
+        f'if [ -s {source} ]; then\n  echo "$(wc -l < {source}) rows"\nelse\n  echo "empty" >&2\nfi',
+        f'case "${name}" in\n  *.gz) zcat "${name}" | head -3 ;;\n  *) head -3 "${name}" ;;\nesac',
+        f'count() {{\n  grep -c "$1" {source} || true\n}}\ncount ERROR',
+        f"cat > {target} <<EOF\nname: ${name}\ndate: $(date +%F)\nEOF",
+        "cat <<'EOF' | python3 -\nimport sys\nprint(sys.argv)\nEOF",
+        f"n=$(({name} + 1)); echo \"${{{name}:-none}} $n\"",
+        f"while read -r line; do echo \"$line\"; done < {source}",
+    ] + [_plain_line(rng)] * 4)
+
+
+def _lines(make: Callable[[random.Random], str], n: int) -> str:
+    """Lines of ``make``, seeded, to about ``n`` characters (whole: none is cut, a heredoc ends)."""
+    rng, lines, size = random.Random(5), [], 0
+    while True:
+        line = make(rng) + "\n"
+        if size + len(line) > n:
+            return "".join(lines)
+        lines.append(line)
+        size += len(line)
+
+
 CORPORA: dict[str, Callable[[int], str]] = {
     "shell at random": lambda n: _random("()[]{}'\"`$;|&<>#\\\n \t=:-/*!?~abcdefrmEOF0123456789", n),
     "brackets, quotes at random": lambda n: _random("()[]{}$`'\" ", n),
@@ -76,6 +128,8 @@ CORPORA: dict[str, Callable[[int], str]] = {
     "heredocs": lambda n: _repeat("cat <<EOF\n$(a\n'b\"\nEOF\n", n),
     "long word after a trigger": lambda n: "python3 -c 'import os' " + _b64(n),
     "fork-bomb shapes": lambda n: _repeat("f(){ f|f& };g (){ x; } ", n),
+    "plain script (standby takes it)": lambda n: _lines(_plain_line, n),
+    "notebook script (loops, heredocs, $(…))": lambda n: _lines(_notebook_block, n),
     "secret-shaped labels": lambda n: _repeat("password=[] token: none api_key=(unset) Bearer x "
                                               "mysql -phunter2 curl -u a:b redis://:p@h ", n),
 }

@@ -10,7 +10,8 @@ import pytest
 from execmagic.engine.contexts import contexts_at
 from execmagic.guard.check import check
 from execmagic.shell.frames import Frame, Stack
-from execmagic.shell.lexer import source_spans, tokenize
+from execmagic.shell.lexer import tokenize
+from execmagic.shell.sources import source_spans
 
 _PIECES = ["$((", "$((", "$((", "))", ")", "(", "$(", "`", "'", '"', "\\", " ", "\n", ";", "a", "1", "${", "}", "<<E\n",
            "E\n", "{v}", "rm -rf / ", "echo ", "]", "$[", "#"]

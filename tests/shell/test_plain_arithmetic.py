@@ -8,7 +8,8 @@ import random
 import pytest
 
 from execmagic.shell import stretches
-from execmagic.shell.lexer import source_spans, tokenize
+from execmagic.shell.lexer import tokenize
+from execmagic.shell.sources import source_spans
 
 _PIECES = ["((", "))", "(", ")", "1", "i++", "a", " ", "\t", "\n", ";", "&", "&&", "|", "||", ">", "<", "<<", "<<<",
            ">&", "&>", "]", "[", "$", "$((", "#", "'", '"', "\\", "`", "EOF\n", "x=", "((1)) ", "((a>b))", "((i<n))",

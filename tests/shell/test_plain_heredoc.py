@@ -9,7 +9,8 @@ import pytest
 
 from execmagic.engine.contexts import contexts_at
 from execmagic.shell import lexer, walk_bodies
-from execmagic.shell.lexer import source_spans, tokenize
+from execmagic.shell.lexer import tokenize
+from execmagic.shell.sources import source_spans
 from execmagic.shell.words import Word
 
 _PIECES = ["cat ", "<<EOF\n", "<< EOF \n", "<<-EOF\n", "\tEOF\n", "EOF\n", "$(a\n", "'b\"\n", "x\n", "<<'EOF'\n",

@@ -9,8 +9,8 @@ import subprocess
 import pytest
 
 from execmagic.shell import plain_syntax
-from execmagic.shell.lexer import source_spans
 from execmagic.shell.plain_syntax import surely_parses
+from execmagic.shell.sources import source_spans
 
 PLAIN = [
     "true", "ls -la", "cd data && ls", 'echo "$HOME"', "export STAGE=train", "python train.py --epochs 10",
@@ -110,3 +110,26 @@ def test_whole_names_and_comments_read_the_same_text(seed):
             assert bool(regex.fullmatch(text)) == bool(old.fullmatch(text)), text
             new_start, old_start = regex.match(text), old.match(text)
             assert (new_start and new_start.end()) == (old_start and old_start.end()), text
+
+
+def _line_by_line(script: str, last: bool = True) -> bool:
+    """The grammar fed one token at a time to :class:`plain_syntax._Line`, as the check read a script before its table."""
+    line = plain_syntax._Line()
+    tokens, spans = source_spans(script)
+    pairs = list(zip(tokens, spans, strict=True))[:None if last else -1]
+    return all(line.takes(token, script[start:end]) for token, (start, end) in pairs) and (not last or line.complete())
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_the_table_answers_as_the_line_fed_token_by_token(seed):
+    """The check walks a table made from :class:`plain_syntax._Line` (a state per token): over random scripts of the
+    pieces that decide parsing, its answer is the line's, for the whole script and for a start read alone."""
+    rng = random.Random(seed)
+    for _ in range(400):
+        script = "".join(rng.choice(ATOMS + PLAIN) + rng.choice(["", " ", "\n"]) for _ in range(rng.randint(1, 12)))
+        plain = plain_syntax._PLAIN_TEXT.fullmatch(script) and not plain_syntax._UNSURE.search(script) \
+            and not plain_syntax._ALIAS.search(script)
+        assert plain_syntax._whole_parses(script) == bool(plain and _line_by_line(script)), script
+        if plain:
+            refused = plain_syntax._start_refused(script, len(script))
+            assert refused == (not _line_by_line(script, last=False)), script

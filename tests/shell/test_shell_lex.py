@@ -13,7 +13,8 @@ import pytest
 from execmagic.engine.template import expand_params
 from execmagic.process.errors import TemplateError
 from execmagic.shell.ends import paren_end
-from execmagic.shell.lexer import source_tokens, tokenize
+from execmagic.shell.lexer import tokenize
+from execmagic.shell.sources import source_tokens
 from execmagic.shell.words import Op, Word
 
 PAYLOAD = "x; touch {m}"

@@ -9,6 +9,7 @@ import functools
 import re
 
 from ..shell.scanning import Context, Scanner
+from ..shell.work import step
 
 __all__ = ["NodeScanner", "PythonScanner"]
 
@@ -24,6 +25,10 @@ _FIELD_STOPS = re.compile(r"[#'\"()\[\]{}:]")
 _SPEC_STOPS = re.compile(r"[{}]")
 _OPENERS = re.compile(r"[(\[{]+")
 _CLOSERS = re.compile(r"[)\]}]+")
+#: Plain strings, each after code with nothing in it a step stops at or that could prefix a string (see
+#: :meth:`PythonScanner._plain_strings`); and each such string's quotes.
+_PLAIN_STRING = r"""[^#'"A-Za-z0-9_]*(?:"(?!"")[^"\\\n]*"|'(?!'')[^'\\\n]*')"""
+_PLAIN_STRINGS, _ONE_PLAIN_STRING = re.compile(f"(?:{_PLAIN_STRING})*"), re.compile(_PLAIN_STRING)
 _PY_STRING_START = re.compile(r"(?<![A-Za-z0-9_])([rRbBuUfF]{0,2})('\'\'|\"\"\"|'|\")")
 
 
@@ -107,9 +112,19 @@ class PythonScanner(Scanner):
         stops = _string_stops(quote, "f" in prefix)
         close = stops.search(self.text, end)
         if close and self.text.startswith(quote, close.start()) and self._next_template(end - 1) > close.start():
-            return close.start() + len(quote)  # nothing in it to stop at, no template: passed in one step
+            return self._plain_strings(close.start() + len(quote))  # nothing in it to stop at, no template: passed
         self.stack.append(_PyFrame("string", quote=quote, prefix=prefix, stops=stops))
         return end
+
+    def _plain_strings(self, i: int) -> int:
+        """After a string passed in one step (ending at ``i``): the plain strings after it (no prefix, not triple, no
+        escape) with code between that holds nothing to stop at, each passed in a step of its own as the first was --
+        at once, short of the next template; where the last ends (``"$("`` again and again: one step each)."""
+        run = _PLAIN_STRINGS.match(self.text, i, self._next_template(i - 1))  # (never read past a template)
+        if run is None or run.end() == i:
+            return i
+        step(len(_ONE_PLAIN_STRING.findall(run.group())))
+        return run.end()
 
     def _next_template(self, i: int) -> int:
         """Where the first template after ``i`` starts (past the end of the text when none does)."""

@@ -9,8 +9,9 @@ whether a script surely parses.  Modules, one job each:
   ends it notes for readings begun inside them), ``walk`` (the walk itself: the context at each
   offset, for templating), ``ends`` (where a substitution ends: the same walk, begun inside it);
 - the words: ``words`` (a word, an operator, the redirection operators), ``lexer`` (the text split
-  into words and operators as a shell splits it, for the guard and the standby), ``braces`` (the
-  words bash's brace expansion makes of one, for the guard);
+  into words and operators as a shell splits it, for the guard and the standby), ``stretches`` (what it reads
+  at once: plain stretches, quoted words), ``sources`` (each token with the text it was read from), ``braces``
+  (the words bash's brace expansion makes of one, for the guard);
 - ``plain_syntax`` (scripts bash surely accepts, told from the tokens), ``scanning`` (the loop the
   walk shares with the Python and JavaScript template scanners), ``work`` (every step counted
   against a budget linear in the text).

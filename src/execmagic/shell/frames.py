@@ -11,6 +11,8 @@ from __future__ import annotations
 import functools
 import re
 from collections.abc import Callable, Iterable
+from itertools import takewhile
+from operator import attrgetter
 from typing import SupportsIndex
 
 __all__ = ["ARITH_RUN", "SIMPLE_ARITHMETIC", "Frame", "Stack", "delimiter_line"]
@@ -88,6 +90,23 @@ class Frame:
             frame.start = start
             frames.append(frame)
         return frames
+
+
+#: For :meth:`Stack.close_run`: what a frame a ``)`` in code holds (its closer, open case patterns, kind, where a
+#: ``$((`` starts) and what those are in a ``( … )`` frame it closes; a run of ``)``; one ``)`` a frame.  The same
+#: for a ``))`` in arithmetic and an arithmetic frame (``((`` or ``$((``, not ``$[``) with no ``(`` open in it.
+_PAREN_CLOSING = (attrgetter("closer", "cases", "kind", "start"), frozenset({(")", 0, "code", -1)}),
+                  re.compile(r"\)+"), 1)
+_ARITH_CLOSING = (attrgetter("closer", "kind", "depth"), frozenset({("", "arith", 0), (")", "arith", 0)}),
+                  re.compile(r"(?:\)\))+"), 2)
+#: How many frames of a run make it worth a class of their own (see :meth:`Stack.alike`).
+_SHARED_FROM = 64
+
+
+@functools.lru_cache(maxsize=64)
+def _alike_class(fields: tuple[tuple[str, object], ...]) -> type[Frame]:
+    """The class of frames that share ``fields`` (see :meth:`Stack.alike`): one per kind of place, kept."""
+    return type("AlikeFrame", (Frame,), dict(fields))
 
 
 @functools.lru_cache(maxsize=64)
@@ -196,7 +215,51 @@ class Stack(list[Frame]):
             self.parens += len(rest)
         list.extend(self, rest)
 
-    def append_plain(self, frames: list[Frame]) -> None:
+    def alike(self, kinds: tuple[tuple[str, str], ...], units: int) -> list[Frame]:
+        """``units`` times a frame of each of ``kinds`` (kind and closer), to open next (:meth:`append_alike`), each
+        inside the one before, each as :meth:`append` makes it; not a backtick, a heredoc nor ``NAME=(``, and a
+        ``${…}`` only alone.  What is below each is what is below the first plus frames that change none of this.
+
+        What they share (their kind, closer and stops; a ``${…}``'s outer frames) is held by a class of theirs, kept:
+        500,000 ``${`` open at once are each made and let go as a bare object, with no field of its own (each given
+        its fields took half the time of the walk).  A short run is made of plain frames, given their fields as they
+        are opened (a class costs more).
+        """
+        if units * len(kinds) < _SHARED_FROM:
+            return [Frame(kind, closer) for _ in range(units) for kind, closer in kinds]
+        index, classes = len(self), []
+        for kind, closer in kinds:
+            fields: dict[str, object] = {"kind": kind, "closer": closer, "stops": self.stops_for(kind, closer)}
+            if kind == "param":
+                below = self[index - 1]
+                fields["outer"] = below.outer if below.kind in _PARAMS else index - 1
+                fields["outer_only"] = below.outer_only if below.kind == "param" else index - 1
+            classes.append(_alike_class(tuple(fields.items())))
+        new = Frame.__new__
+        return [new(alike) for _ in range(units) for alike in classes]
+
+    def append_alike(self, frames: list[Frame], period: int = 1) -> None:
+        """Open ``frames`` made by :meth:`alike` (of ``period`` kinds), each inside the one before."""
+        if len(frames) < _SHARED_FROM and period == 1:  # plain frames, given their fields as they are opened
+            self.append_run(frames)
+            return
+        if len(frames) < _SHARED_FROM:
+            self._append_plain(frames)
+            return
+        index, at = len(self), self.at
+        classes: dict[str, list[int]] = {}
+        for first in range(period):
+            kind, closer = frames[first].kind, frames[first].closer
+            for name in (_KINDS.get((kind, closer)) or _kind(kind, closer))[0]:
+                classes.setdefault(name, []).append(first)
+            if closer == ")":
+                self.parens += len(range(first, len(frames), period))
+        for name, firsts in classes.items():
+            at[name].extend(sorted(index + unit + first for unit in range(0, len(frames), period) for first in firsts)
+                            if len(firsts) > 1 else range(index + firsts[0], index + len(frames), period))
+        list.extend(self, frames)
+
+    def _append_plain(self, frames: list[Frame]) -> None:
         """Open ``frames``, each inside the one before, none a backtick, a heredoc, a ``${…}`` or ``NAME=(``: what
         is below each is what is below the first plus frames that change no stops (a mixed run read at once)."""
         at, index = self.at, len(self)
@@ -209,6 +272,29 @@ class Stack(list[Frame]):
             index += 1
         self.parens += sum(frame.closer == ")" for frame in frames)
         list.extend(self, frames)
+
+    def close_run(self, text: str, i: int, arith: bool = False) -> list[Frame]:
+        """At a run of ``)`` in code (``text[i]``), nothing but the frames to say what it closes: the ``( … )`` frames
+        on top that it ends (none a case pattern's, none a ``$((`` a ``;`` made a command), closed at once -- each
+        ``)`` one, as far as both go; those frames, the top last.  ``arith``: a run of ``))`` in arithmetic, and the
+        arithmetic frames on top with no ``(`` open in them, each ``))`` one.  (4,000 ``)`` closing 4,000 ``$(``: a
+        frame popped and its end noted each, in a turn of a loop.)  The run and the frames are read in windows that
+        double while all close: what is read beyond what closes is less than what closes, or one window (linear)."""
+        fields, closable, closes, width = _ARITH_CLOSING if arith else _PAREN_CLOSING
+        count, window = 0, 16
+        while True:
+            run = closes.match(text, i + width * count, i + width * (count + window))
+            below = len(self) - count  # (the frames below those closed so far: the next to close is at below - 1)
+            frames = self[max(below - ((run.end() - run.start()) // width if run else 0), 1):below]
+            took = len(list(takewhile(closable.__contains__, map(fields, reversed(frames)))))
+            count += took
+            if took < window:
+                break
+            window *= 2
+        closed = self[len(self) - count:]
+        del self[len(self) - count:]  # (neither kind is in a class: only a ( … ) is counted)
+        self.parens -= 0 if arith else count
+        return closed
 
     def stops_for(self, kind: str, closer: str) -> re.Pattern[str]:
         """The stops :meth:`append` gives a frame of ``kind`` and ``closer`` opened now (not a ``NAME=(`` one)."""

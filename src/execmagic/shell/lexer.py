@@ -3,7 +3,7 @@
 - *What are its words?* (:func:`tokenize`, for the guard): the text split into words and operators
   as a POSIX shell splits it, quotes removed, with the ``$(…)``/backtick/``<(…)`` bodies the shell
   would run;
-- *Which token is which text?* (:func:`source_tokens`, for the standby's "surely parses" check in
+- *Which token is which text?* (:mod:`.sources`, for the standby's "surely parses" check in
   :mod:`.plain_syntax`): the same tokens, each with the text it was read from.
 
 Where it meets a substitution it asks the walk where it ends (:mod:`.ends`), so the two never
@@ -17,6 +17,7 @@ each half would reach into the other's fields.
 from __future__ import annotations
 
 import re
+from typing import Any
 
 from .ends import (
     Body,
@@ -31,11 +32,11 @@ from .ends import (
     walk_to_close,
 )
 from .frames import SIMPLE_ARITHMETIC, Frame, delimiter_line
-from .stretches import PLAIN_PIECE, plain_tokens, stretch_end
+from .stretches import PLAIN_PIECE, known_pieces, plain_tokens, quoted_word, stretch_end
 from .words import OPERATOR, OPS, Op, Word, unescape
 from .work import bounded, step, uncollected
 
-__all__ = ["source_spans", "source_tokens", "tokenize"]
+__all__ = ["tokenize"]
 
 _PLAIN = re.compile(r"[^ \t\n'\"\\$`;&|()<>#]+")  # bash's blanks are space and tab alone: "\r" is a letter
 _EMPTY_BACKTICKS = re.compile(r"(?:``)+")
@@ -55,7 +56,8 @@ class _Lexer:
     -- what the fork-bomb pattern reads, so ``echo ':(){ :|:& };:'`` is not one.
     """
 
-    def __init__(self, text: str, sources: bool = False, noted: bool = False, joined: bool = False) -> None:
+    def __init__(self, text: str, sources: bool = False, noted: bool = False, joined: bool = False,
+                 spelled: bool = False) -> None:
         self.text = text
         self.joined = joined  # a ((WORD)) in a plain stretch is one token (see words.Subshells)
         #: The ends of the text's ( … ), shared with its bodies: kept when they will be read again (``noted``).
@@ -66,10 +68,13 @@ class _Lexer:
         self.heredocs: list[tuple[int, str, bool, bool]] = []  # token index, delimiter, strip tabs, quoted
         self.read_bodies: dict[tuple[str, bool], tuple[tuple[str, ...], tuple[int, ...]]] = {}  # (_heredoc_body)
         self.plain_bodies: dict[tuple[str, str], Word] = {}  # (_plain_body)
+        self.known = known_pieces()  # the token of each plain piece (plain_tokens)
+        self.quoted_words: dict[str, tuple[Word, str, int]] = {}  # (_quoted_word)
         self.untold = 0  # steps of plain stretches and heredocs not yet counted (told with the loop's own)
         self.delimiter_next: str | None = None
-        #: Where each token was read: (start, end) in the text -- kept only when asked (:func:`source_tokens`).
-        self.sources: list[tuple[int, int]] | None = [] if sources else None
+        #: Where each token was read: (start, end) in the text, or (``spelled``) that text -- kept only when asked.
+        self.sources: list[Any] | None = [] if sources or spelled else None
+        self.spelled = spelled
         self.word_start = 0
         self.arithmetic_end = 0  # where the (( … )) being read ends
         self.last_close = text.rfind("))")
@@ -114,15 +119,18 @@ class _Lexer:
             self.delimiter_next = None
         self.tokens.append(word)
         if self.sources is not None:
-            self.sources.append((self.word_start, min(self.i, len(self.text))))
+            self._source(self.word_start, min(self.i, len(self.text)))
         self._new_word()
 
     def _operator(self, op: str) -> None:
         self.tokens.append(OPS[op])
         self.expanded_twice = False
         if self.sources is not None:
-            self.sources.append((self.i, self.i + len(op)))
+            self._source(self.i, self.i + len(op))
         self.skeleton.append(op)
+
+    def _source(self, start: int, end: int) -> None:
+        self.sources.append(self.text[start:end] if self.spelled else (start, end))  # type: ignore[union-attr]
 
     def run(self) -> list[Word | Op]:
         text = self.text
@@ -132,7 +140,8 @@ class _Lexer:
             taken += 1
             i = self.i
             fresh = not (self.started or self.code or self.expanded_twice or self.heredocs)
-            if fresh and self.delimiter_next is None and (self._plain_stretch(i) or self._plain_heredoc(i)):
+            if fresh and self.delimiter_next is None and (self._plain_stretch(i) or self._plain_heredoc(i)
+                                                          or self._quoted_word(i)):
                 continue
             begin, started = i, self.started
             plain = _PLAIN.match(text, i)
@@ -163,10 +172,10 @@ class _Lexer:
                                                                  self.last_close)
         if end == i:
             return False
-        pieces, tokens = plain_tokens(text, i, end, self.joined)
+        pieces, tokens = plain_tokens(text, i, end, self.joined, self.known)
         self.tokens.extend(tokens)
-        if self.sources is not None:
-            self.sources.extend([piece.span() for piece in PLAIN_PIECE.finditer(text, i, end)])
+        if self.sources is not None:  # (a piece is its own text)
+            self.sources.extend(pieces if self.spelled else [m.span() for m in PLAIN_PIECE.finditer(text, i, end)])
         self.skeleton.append(text[i:end].replace("\n", ";"))
         self.i = self.stretch_end = end
         self.expanded_twice = bool(pieces) and pieces[-1] == ">&"  # a word after it, not yet read, is expanded twice
@@ -189,8 +198,8 @@ class _Lexer:
             self.heredocs.append((len(self.tokens) + 1, delimiter, op == "<<-", False))
         body = self._plain_body(newline + 1, closing.start(), delimiter) if closing else str.__new__(Word, delimiter)
         self.tokens.extend((OPS[op], body, OPS[";"]))
-        if self.sources is not None:
-            self.sources.extend(((i, i + len(op)), found.span(2), (newline, newline + 1)))
+        for start, end in ((i, i + len(op)), found.span(2), (newline, newline + 1)) if self.sources is not None else ():
+            self._source(start, end)
         self.skeleton.append(self.text[i:newline] + ";")
         self.expanded_twice = False
         self.i = newline + 1 if closing is None else closing.end() + 1
@@ -198,6 +207,19 @@ class _Lexer:
             self._read_heredocs()
         self.untold += 3
         return True
+
+    def _quoted_word(self, i: int) -> bool:
+        """A word of plain text, closed quotes and ``$NAME`` at ``i`` (:func:`~.stretches.quoted_word`), nothing read
+        since the last word (in (( … )) a ' is no quote): made at once, as one read piece by piece; whether it was."""
+        found = None if i < self.arithmetic_end else quoted_word(self.text, i, self.quoted_words)
+        if found is not None:
+            self.i, (word, skeleton, pieces) = found
+            self.tokens.append(word)
+            self.skeleton.append(skeleton)
+            self.untold += pieces
+            if self.sources is not None:
+                self._source(i, self.i)
+        return found is not None
 
     def _plain_body(self, start: int, end: int, delimiter: str) -> Word:
         """The word of an unquoted heredoc's body from ``start`` to its delimiter line at ``end`` (as
@@ -470,23 +492,3 @@ def tokenize(text: str, noted: bool = False, joined: bool = False) -> tuple[list
     with bounded(text), uncollected():
         tokens = lexer.run()
     return tokens, "".join(lexer.skeleton)
-
-
-def source_tokens(text: str) -> list[tuple[Word | Op, str]]:
-    """The words and operators of shell ``text``, each with the text it was read from (a newline's ``;`` with ``"\n"``).
-
-    What a grammar check reads (:mod:`.plain_syntax`): the token says what the shell made of the
-    text, the source how it was spelled.
-    """
-    tokens, spans = source_spans(text)
-    with uncollected():
-        return [(token, text[start:end]) for token, (start, end) in zip(tokens, spans, strict=True)]
-
-
-def source_spans(text: str) -> tuple[list[Word | Op], list[tuple[int, int]]]:
-    """:func:`source_tokens` as the tokens and where each was read (``(start, end)``): a check that stops at the
-    first token it refuses slices only what it reads."""
-    lexer = _Lexer(text, sources=True)
-    with bounded(text), uncollected():
-        tokens = lexer.run()
-    return tokens, lexer.sources or []

@@ -5,7 +5,7 @@ where ``bash -c`` says ``bash: -c: line N``; so it takes only a script that sure
 (see :mod:`.standby`).  Most short commands are plain -- ``ls -la``, ``cd data && wc -l
 *.csv > counts``, ``echo "$HOME"`` -- and for those the answer is known without asking.
 
-The script is split by the one shell reader (:func:`.lexer.source_spans`); this module is
+The script is split by the one shell reader (:func:`.sources.source_texts`); this module is
 the small part of bash's grammar checked over those tokens: simple commands of plain words
 (quotes, ``$NAME``, no substitution), redirections to a word, joined by ``;`` ``&`` ``&&`` ``||``
 ``|``, each line complete in itself, comments.  Its *yes* is always right; its *no* only means
@@ -17,10 +17,11 @@ alias could change how a later line parses) -- is a no.
 
 from __future__ import annotations
 
+import copy
 import re
 
-from .lexer import source_spans
-from .words import Op
+from .sources import source_texts
+from .words import OPS, Op
 from .work import ShellTooComplex
 
 __all__ = ["surely_parses"]
@@ -72,6 +73,11 @@ def surely_parses(script: str) -> bool:
     return _whole_parses(script)
 
 
+def _may_alias(script: str) -> bool:
+    """Whether :data:`_ALIAS` is in ``script``: looked for only where a word it needs is (found at once, at C speed)."""
+    return ("alias" in script or "ALIASES" in script or "posix" in script) and _ALIAS.search(script) is not None
+
+
 def _start_refused(script: str, first: int) -> bool:
     """Whether the plain start of ``script`` (at most ``first`` characters) holds a token the check refuses.
 
@@ -81,26 +87,38 @@ def _start_refused(script: str, first: int) -> bool:
     plain its answer is no anyway.  So a refusal here is the whole's; no refusal here tells nothing.
     """
     plain = _PLAIN_TEXT.match(script, 0, first)  # (a star: it always matches, if only nothing)
-    start = script[:plain.end() if plain else 0]
     try:
-        tokens, spans = source_spans(start)
+        sources = source_texts(script[:plain.end() if plain else 0])[1]
     except ShellTooComplex:
         return False
-    line = _Line()
-    return not all(line.takes(token, start[begin:end]) for token, (begin, end) in zip(tokens[:-1], spans, strict=False))
+    return _last_state(sources[:-1]) == _REFUSED
 
 
 def _whole_parses(script: str) -> bool:
     """:func:`surely_parses`, reading the whole script."""
-    if _ALIAS.search(script) or _UNSURE.search(script) or not _PLAIN_TEXT.fullmatch(script):
+    if _may_alias(script) or _UNSURE.search(script) or not _PLAIN_TEXT.fullmatch(script):
         return False
-    line = _Line()
     try:
-        tokens, spans = source_spans(script)
+        sources = source_texts(script)[1]
     except ShellTooComplex:  # nested in itself past what one reading follows: not known here
         return False
-    return all(line.takes(token, script[start:end]) for token, (start, end) in zip(tokens, spans, strict=True)) \
-        and line.complete()
+    return _COMPLETE[_last_state(sources)]
+
+
+def _last_state(sources: list[str]) -> int:
+    """The state of :data:`_TABLE` after the tokens spelled ``sources`` (:data:`_REFUSED`: one was refused).
+
+    One look-up a token: a script of 1 MB has some 160,000 tokens, each of which took four calls of :class:`_Line`
+    (0.3 s).  A token's kind is known by its spelling alone (no word is spelled as an operator is: the reader
+    splits every operator off), found once per spelling.
+    """
+    kinds, table, state = dict(_OPERATOR_KINDS), _TABLE, 0
+    for source in sources:
+        kind = kinds.get(source)
+        if kind is None:
+            kind = kinds[source] = _word_kind(source)
+        state = table[state][kind]
+    return state
 
 
 class _Line:
@@ -150,3 +168,68 @@ class _Line:
             self.leading = False
         self.words, self.need_command, self.redirect = self.words + 1, False, ""
         return True
+
+
+#: The kinds of token :class:`_Line` tells apart, each with one token of it (an operator, or ``None`` for a word; and
+#: its source): the answer to every token of a kind is the answer to that one.
+_KINDS: list[tuple[str | None, str]] = [
+    (None, "'"),     # a word it refuses: not plainly spelled, or a subscript
+    (None, "-x"),    # a word that starts with "-" (not "-" alone)
+    (None, "A=1"),   # an assignment
+    (None, "if"),    # a reserved word
+    (None, "ls"),    # any other word
+    (";", "\n"),     # a newline
+    (";", ";"), ("&&", "&&"), (">", ">"), (">&", ">&"),  # a join; one that needs a command after it; redirections
+    ("<<", "<<"),    # any other operator: refused
+]
+_WORD_KINDS = range(5)
+
+
+def _word_kind(source: str) -> int:
+    """The kind of the word spelled ``source`` (an index of :data:`_KINDS`)."""
+    if not _WORD.fullmatch(source) or _SUBSCRIPT.match(source):
+        return 0
+    if source.startswith("-") and source != "-":
+        return 1
+    return 2 if _ASSIGNMENT.match(source) else 3 if source in _RESERVED else 4
+
+
+def _operator_kind(op: str) -> int:
+    """The kind of the operator ``op`` (an index of :data:`_KINDS`)."""
+    if op in _REDIRECTS:
+        return 9 if op.endswith("&") else 8
+    return (7 if op in ("|", "&&", "||") else 6) if op in _JOINS else 10
+
+
+#: Each operator's kind by its spelling (a newline's ``;`` is spelled ``"\n"``).
+_OPERATOR_KINDS = {**{op: _operator_kind(op) for op in OPS}, "\n": 5}
+
+
+def _state(line: _Line) -> tuple[bool, bool, bool, str]:
+    """What of a :class:`_Line` decides its answers to the tokens still to come."""
+    return bool(line.words), line.leading, line.need_command, line.redirect
+
+
+def _table() -> tuple[list[list[int]], list[bool]]:
+    """The states a :class:`_Line` goes through, and to which one each kind of token takes it from each (the last
+    state: refused, whatever follows); and whether the line is complete in each."""
+    lines, states = [_Line()], {_state(_Line()): 0}
+    table: list[list[int]] = []
+    while len(table) < len(lines):
+        row = []
+        for op, source in _KINDS:
+            line = copy.copy(lines[len(table)])
+            if not line.takes(OPS[op] if op else source, source):
+                row.append(-1)
+                continue
+            row.append(states.setdefault(_state(line), len(lines)))
+            if row[-1] == len(lines):
+                lines.append(line)
+        table.append(row)
+    refused = len(lines)
+    table = [[refused if to < 0 else to for to in row] for row in table] + [[refused] * len(_KINDS)]
+    return table, [line.complete() for line in lines] + [False]
+
+
+_TABLE, _COMPLETE = _table()
+_REFUSED = len(_TABLE) - 1

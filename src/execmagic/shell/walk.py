@@ -40,6 +40,7 @@ import os
 import re
 import shutil
 from collections.abc import Callable
+from operator import attrgetter
 
 from .frames import ARITH_RUN, SIMPLE_ARITHMETIC, Frame
 from .scanning import Context
@@ -73,6 +74,12 @@ _PAREN_RUN = re.compile(r"(?:\$\((?!\())+")
 _PARAM_RUN = re.compile(r"(?:\$\{)+")
 _QUOTED_PAREN_RUN = re.compile(r'(?:"\$\((?!\())+')
 _OPENS, _CLOSES = re.compile(r"\(+"), re.compile(r"\)+")
+#: More ``SIMPLE_ARITHMETIC`` on the line, each after blanks (see :meth:`ShellScanner._simple_run`).
+_SIMPLE_RUN = re.compile(r"(?:[ \t]+\(\([^\\'\"`$();\]\n]*\)\))*")
+#: What a frame a ``)`` closes in code holds (its closer, open case patterns, kind, where a ``$((`` starts), and
+#: what those are in a ``( … )`` frame it closes (see :meth:`ShellScanner._close_run`).
+_CLOSING, _CLOSABLE = attrgetter("closer", "cases", "kind", "start"), (")", 0, "code", -1)
+_OPENED, _TAINTED = attrgetter("opened"), attrgetter("tainted")
 _FOR_BEFORE = re.compile(r"(?<![\w$])for[ \t]*$")  # read in the few characters before a "((" alone
 _KEYWORD_BEFORE = re.compile(r"(?<![\w$])(?:then|do|else|elif|if|while|until|time)$")
 #: The word before a ``(`` that makes it a compound assignment: ``NAME=(``, ``NAME+=(``, ``NAME[k]=(``.
@@ -207,10 +214,10 @@ class ShellScanner(WalkBodies):
             if self.stack[-1].kind == "arith":  # in arithmetic bash counts parentheses only: ${x/a/(} opens one
                 return i + 2
             end = _PARAM_RUN.match(text, i).end()  # type: ignore[union-attr]
-            frames = [Frame("param", "}") for _ in range(i, end, 2)]
+            frames = self.stack.alike((("param", "}"),), (end - i) // 2)
             noted = self.params is not None and self._clean_below()
             below = len(self.stack)
-            self.stack.append_run(frames)
+            self.stack.append_alike(frames)
             if noted:
                 self._note_params(frames, i + 2, below)
             self.jumped += (end - i) // 2 - 1
@@ -245,20 +252,20 @@ class ShellScanner(WalkBodies):
             end = quoted_run.end()
             units = (end - i - 2) // 3
             self.stack.append(self._paren(i + 2))
-            frames = [frame for _ in range(units) for frame in (Frame("dquote"), Frame("code", ")"))]
+            frames = self.stack.alike((("dquote", ""), ("code", ")")), units)
             if self.ends is not None:
                 self._note_run(frames[1::2], i + 5, 3, in_dquote=True)
-            self.stack.append_plain(frames)
+            self.stack.append_alike(frames, period=2)
             self.jumped += 2 * units
             return end
         if not text.startswith("$(", i + 2):
             self.stack.append(self._paren(i + 2))
             return i + 2
         end = _PAREN_RUN.match(text, i).end()  # type: ignore[union-attr]
-        frames = Frame.run("code", ")", (end - i) // 2)
+        frames = self.stack.alike((("code", ")"),), (end - i) // 2)
         if self.ends is not None:
             self._note_run(frames, i + 2, 2)
-        self.stack.append_run(frames)
+        self.stack.append_alike(frames)
         self.jumped += (end - i) // 2 - 1
         return end
 
@@ -301,10 +308,7 @@ class ShellScanner(WalkBodies):
                 self.jumped += closes - 1
                 return i + closes
             if self.text.startswith("))", i):
-                self.stack.pop()
-                if frame.start >= 0:
-                    self._arith_ended(frame, i + 2, False)
-                return i + 2
+                return self._arith_run_ends(i)
             if not frame.loop:  # a ")" that closes no "(" ends bash's arithmetic, and not as one: "$((a) | b)" is
                 self.stack.pop()  # "$( (a) | b )" (this ")" closes "(a"), "((a) | b)" two subshells
                 frame.kind, frame.closer = "code", ")"
@@ -316,6 +320,16 @@ class ShellScanner(WalkBodies):
             frame.kind, frame.closer, frame.depth = "code", ")", 0
             self.stack.append(frame)
         return i + 1
+
+    def _arith_run_ends(self, i: int) -> int:
+        """At ``))`` ending the arithmetic on top (no ``(`` open in it): it ends, and each ``))`` right after it the
+        arithmetic below while that is one too, at once (as many steps); where to go on."""
+        closed = self.stack.close_run(self.text, i, arith=True)
+        for at, ended in enumerate(reversed(closed)):  # (the top first: it ends at i + 2)
+            if ended.start >= 0:
+                self._arith_ended(ended, i + 2 * at + 2, False)
+        self.jumped += len(closed) - 1
+        return i + 2 * len(closed)
 
     def _command_position(self, i: int) -> bool:
         """Whether a word at ``i`` stands where a command (so a keyword) can: after ``;``, ``&``,
@@ -388,13 +402,15 @@ class ShellScanner(WalkBodies):
         elif ch == "#" and at_word_start:
             self.stack.append(Frame("comment"))  # to the newline, or to the backtick that ends a `…`
         elif ch == "(":
+            if self._empty_parens(i):
+                return i + 2
             double = text.startswith("((", i)
             before = text[max(0, i - 8):i] if double else ""
             after_for = "for" in before and bool(_FOR_BEFORE.search(before))
             if double and (at_word_start or after_for or _KEYWORD_BEFORE.search(text, max(0, i - 6), i)):
                 simple = SIMPLE_ARITHMETIC.match(text, i)
                 if simple and simple.end() < self.horizon and "\n" not in simple.group():
-                    return simple.end()  # nothing in it stops the walk, and no template stands in it
+                    return self._simple_run(simple.end())  # nothing in it stops the walk, and no template stands in it
                 frame = Frame("arith", loop=after_for)
                 if not after_for:
                     self._note_bare(frame, i + 2)
@@ -413,10 +429,57 @@ class ShellScanner(WalkBodies):
             return self._heredoc_line(None, i + 1)
         return i + 1
 
+    def _simple_run(self, end: int) -> int:
+        """After a ``(( … ))`` passed at once (ending at ``end``): the same again after blanks (at a word's start, so
+        arithmetic too), each passed as it would be, at once; where the last ends (``((1)) ((1)) …``: one step each)."""
+        run = _SIMPLE_RUN.match(self.text, end)
+        if run is None or run.end() == end or run.end() >= self.horizon:
+            return end
+        self.jumped += run.group().count("((")
+        return run.end()
+
+    def _empty_parens(self, i: int) -> bool:
+        """At ``()`` in code (a function's ``name()``), no end noted, no heredoc pending, no ``NAME=()``: a frame that
+        the next step would close, passed at once (two steps, counted as two)."""
+        text = self.text
+        empty = text.startswith(")", i + 1) and self.ends is None and not self.pending and text[i - 1:i] != "="
+        if empty:
+            self.jumped += 1
+        return empty
+
+    def _close_run(self, i: int) -> int:
+        """At a run of ``)``, no heredoc pending: the ``( … )`` frames on top that it ends closed at once, as
+        :meth:`_close_parens` closes them one by one (:meth:`~.frames.Stack.close_run`); the index after the last."""
+        closed = self.stack.close_run(self.text, i)
+        if closed:
+            if self.ends is not None:  # noted frames' ends (the top one closes at i, the one below it at i + 1, …)
+                self._closed_at(closed, i + len(closed) - 1)
+            self.jumped += len(closed) - 1
+        return i + len(closed)
+
+    def _closed_at(self, closed: list[Frame], last: int) -> None:
+        """Note where each of ``closed`` (``( … )`` frames, the top last) ends: the top at ``last``, each below it one
+        later -- each whose start was noted, unless it was read otherwise here (see :meth:`_close_parens`)."""
+        base, ends = self.base, self.ends
+        assert ends is not None
+        opened = list(map(_OPENED, closed))
+        if -1 in opened or any(map(_TAINTED, closed)):
+            ends.update({base + frame.opened: base + last - at for at, frame in enumerate(closed)
+                         if frame.opened >= 0 and not frame.tainted})
+        else:
+            ends.update(zip(map(base.__add__, opened), range(base + last, base + last - len(closed), -1), strict=True))
+
     def _close_parens(self, frame: Frame, i: int) -> int:
         """At ``)`` in code: it ends the frame if that is a ``( … )`` (not in a case pattern), and each ``)``
         right after it the next one while that is one too (a run read at once); where to go on."""
         stack, text, start = self.stack, self.text, i
+        if not self.pending and text.startswith("))", i):  # a run of them: what it closes at once, the rest as ever
+            i = self._close_run(i)
+            if i > start and not text.startswith(")", i):
+                return i
+            if i > start:
+                frame = stack[-1]
+                self.jumped += 1
         while frame.closer == ")" and not frame.cases and frame.kind == "code":  # a case pattern's ")" is not the end
             list.pop(stack)  # (Stack.pop, less what a ( … ) frame needs not: it is in no class, only counted)
             stack.parens -= 1

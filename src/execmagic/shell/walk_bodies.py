@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import collections
 import re
+from itertools import repeat
 
 from .frames import Frame, Stack, delimiter_line
 from .scanning import Scanner
@@ -76,12 +77,12 @@ class WalkBodies(Scanner):
         if stack.at["backtick"] or stack.at["any-heredoc"] or self.pending:
             return
         ends, base, limit = self.ends, self.base, self.base + len(self.text)
-        for index, frame in enumerate(frames):
-            frame.opened = first + index * stride
+        starts = range(first, first + stride * len(frames), stride)
+        collections.deque(map(setattr, frames, repeat("opened"), starts), maxlen=0)  # (frame.opened = start: in C)
         if ends and not in_dquote:  # (none noted yet: nothing to look up, 4,000 "$(" at once or not)
-            for index, frame in enumerate(frames):
-                if ends.get(base + frame.opened, -1) >= limit:
-                    self._runs_out(len(stack) + index)
+            found = list(map(ends.get, map(base.__add__, starts), repeat(-1)))
+            if found and max(found) >= limit:  # the innermost that never closes, as another walk found
+                self._runs_out(len(stack) + max(at for at, end in enumerate(found) if end >= limit))
 
     def _note_bare(self, frame: Frame, start: int) -> None:
         """Note where the text of a ``((`` frame starts (its end then goes in ``arith_log``), as :meth:`_note_run`."""
