@@ -548,3 +548,23 @@ def test_the_environment_is_compared_as_name_by_name():
         mine = {name: rng.choice(["x", "y", ""]) for name in names if rng.random() < 0.6}
         ignore = frozenset(name for name in names if rng.random() < 0.3)
         assert _same_environment(env, mine, ignore) == by_name(env, mine, ignore), (env, mine, ignore)
+
+
+
+def test_a_discarded_standby_writes_no_state_back(tmp_path, monkeypatch):
+    """A standby is killed before its script pipe closes: an end of input would be an empty script, run to its end,
+    and its session's state written back into the engine's folder, kept there (and the folder with it) for good."""
+    import tempfile
+
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))  # the default location, under this test's folder
+    engine = Engine(options=RunOptions(grace=0.3))
+    engine.standby = True
+    try:
+        for _ in range(20):  # discarded a moment after a run, as a person's next cell with a cd comes: one ready,
+            engine.run_script("true")  # one booting, or both ready
+            time.sleep(0.05)  # (no event to await: the moment itself is what is tried)
+            engine.warm.drop()
+        engine.warm.wait_full(READY)  # one being started as it was dropped is discarded when up: after it
+        assert not [name for name in os.listdir(engine.logs.path) if name.endswith(".state")]
+    finally:
+        engine.close(0.3)

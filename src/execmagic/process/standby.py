@@ -317,7 +317,10 @@ class Standby:
         if self._owner != os.getpid():  # a forked child's copy (its descriptors are closed): not ours to kill,
             self.registration()()  # but the child's watchdog link must not tell a watchdog it starts to sweep it
             return
-        with _fork_lock:  # first: a runner that cannot be killed ends at the end of its (empty) script
+        if self.runner.returncode is None:  # killed before its script pipe closes: an end of input is an empty
+            with contextlib.suppress(ProcessLookupError, PermissionError):  # script, run to its end -- the
+                os.killpg(self.runner.pid, signal.SIGKILL)  # session's state written back into the log folder
+        with _fork_lock:  # then: a runner that cannot be killed ends at the end of its (empty) script
             if self._script_fd is not None:
                 os.close(self._script_fd)
                 self._script_fd = None
