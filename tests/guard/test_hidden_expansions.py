@@ -371,6 +371,8 @@ NEIGHBOURS_REFUSED = [
     "$({ printf '\\x72m'; }) -rf /",
     "$(\nprintf '\\x72m') -rf /",
     "$(cat <<E\nr\nE\n)m -rf /",
+    "echo $($(printf '\\x72m') -rf /)",
+    "echo `$(printf '\\x72m') -rf /`",
 ]
 NEIGHBOURS_ALLOWED = [
     "x=rm; ${x^^} -rf /",  # RM: no such program

@@ -77,8 +77,12 @@ _PRINTERS = ("echo|printf|cat|eval|sudo|doas|env|nohup|time|command|exec|builtin
 #: whose body may print a name (``$(printf '\x72m') -rf /``): the text is read.  A substitution whose body runs a
 #: plain name (``$(a)``, a heredoc's line ``$(a``), is empty or starts with another expansion (``$($(…))``: that one
 #: is judged where it stands) prints nothing the walk could know, and ``$((…))`` makes a number: not read for them.
-_UNSPELLED = re.compile(rf"\$'|{_COMMAND_AT}(?:\$(?![(\s]|\Z)|(?:\$\((?!\()|`)(?![ \t\n]*(?:[)`$]|\Z"
-                        rf"|(?!(?:{_PRINTERS})(?![\w.+-]))[\w.+-]+(?:[\s;&|)<>]|\Z))))")
+_NOT_PRINTING = rf"(?![ \t\n]*(?:[)`$]|\Z|(?!(?:{_PRINTERS})(?![\w.+-]))[\w.+-]+(?:[\s;&|)<>]|\Z)))"
+_UNSPELLED = re.compile(rf"\$'|{_COMMAND_AT}(?:\$(?![(\s]|\Z)|(?:\$\((?!\()|`){_NOT_PRINTING})")
+#: Such a word anywhere, where a command's name stands or not: looked for first, as a pattern that starts with one of
+#: two characters is (``$(`` nested a MB deep has none, and the search for a command's place tried every offset).
+#: Substitutions opened one in another are taken as one run, whole, from its first: only the last may print.
+_ANY_UNSPELLED = re.compile(rf"\$'|\$(?![(\s]|\Z)|(?<!\$\()(?<!`)(?:\$\((?!\()|`)++{_NOT_PRINTING}")
 #: What makes a redirection write where the text does not spell it: a target built from a variable or a
 #: substitution (``X=/e; > ${X}tc/passwd``), or a relative one after a ``cd`` (``cd /; cd etc; > passwd``).
 _BUILT_TARGET = re.compile(r"[$`]|\b(?:cd|pushd)\b")
@@ -86,14 +90,15 @@ _BUILT_TARGET = re.compile(r"[$`]|\b(?:cd|pushd)\b")
 
 def _quick_look(text: str, env: Mapping[str, str] | None) -> bool:
     """Whether ``text`` (with the values of the variables it names) has a word some rule needs."""
-    if ("$" in text or "`" in text) and _UNSPELLED.search(text):
-        return True
+    written = text
     # quotes and backslashes out first, so that r\m or "r"m cannot slip past the quick look
     if env and "$" in text:  # X=rm exported: $X -rf ~ needs rm's rule
         text += " " + " ".join(env.get(m.group(1), "") for m in _NAMED.finditer(text))
     text = text.replace("\\", "").replace('"', "").replace("'", "")
     return bool(_TRIGGERS.search(text)) or (">" in text and bool(_BUILT_TARGET.search(text))) or (
-        "{" in text and bool(_BRACES.search(text))) or ("do" in text and bool(ENDLESS.search(text)))
+        "{" in text and bool(_BRACES.search(text))) or ("do" in text and bool(ENDLESS.search(text))) or (
+        ("$" in written or "`" in written) and bool(_ANY_UNSPELLED.search(written)) and bool(
+            _UNSPELLED.search(written)))
 
 
 def _refusals(text: str | None, argv: Sequence[str] | None, env: Mapping[str, str] | None) -> Iterator[Refusal]:
