@@ -90,8 +90,8 @@ def walk(text: str, cwd: Path | None, depth: int, names: Names | None = None) ->
                 code = _has_code(command)  # (walked as written: a word that expands to nothing runs its code too)
                 if code and not _all_quiet(command, cwd, depth, names):
                     yield from _bodies(command, cwd, depth, names)
-                if every or not WRITES.isdisjoint([op for op, _ in command.redirects]):  # else nothing is yielded:
-                    command = names.expand(command, code)  # not expanded; a check asks where a redirection writes
+                if every or (command.redirects and not WRITES.isdisjoint([op for op, _ in command.redirects])):
+                    command = names.expand(command, code)  # else nothing is yielded: a check asks where one writes
                     if every or (command.redirects and judged_writes(command.redirects, cwd)):
                         yield Simple(tuple(command.words), tuple(command.redirects), cwd)
             pipeline = []
