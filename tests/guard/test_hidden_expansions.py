@@ -11,13 +11,14 @@ The words brace expansion makes are checked against bash itself (``printf '<%s>'
 
 from __future__ import annotations
 
+import importlib
 import shutil
 import subprocess
 
 import pytest
 
 from execmagic.guard.check import check
-from execmagic.guard.commands import Command, parse
+from execmagic.guard.commands import WRAPPERS, Command, parse
 from execmagic.shell.lexer import tokenize
 
 #: Brace expressions that make a catastrophic command (each refused under guard "catastrophic").
@@ -417,6 +418,12 @@ PRINTING_NOTHING_KNOWN = [
     "echo " + "$((" * 2000,
     "$(a) -rf /",
 ]
+
+
+def test_the_quick_look_reads_a_substitution_behind_every_wrapper():
+    """What a ``$(…)`` prints is known behind a wrapper (``$(sudo printf …)``): the quick look names each one."""
+    printers = set(importlib.import_module("execmagic.guard.check")._PRINTERS.split("|"))
+    assert WRAPPERS - printers == set()
 
 
 @pytest.mark.parametrize("command", PRINTING_NOTHING_KNOWN)
