@@ -38,7 +38,7 @@ from .options import (
 )
 from .paths import Path, after_cd
 from .rules import JUDGED_NAMES, Refusal, judged_writes, refuse
-from .subscripts import subscript_bodies, tests
+from .subscripts import bracketed, subscript_bodies, tests
 
 __all__ = ["Walk", "argv_commands", "simple_commands", "walk", "walk_argv"]
 
@@ -97,8 +97,8 @@ def walk(text: str, cwd: Path | None, depth: int, names: Names | None = None) ->
             pipeline = []
         else:
             written, pipeline = pipeline, [names.expand(c) for c in pipeline]
-            for command in pipeline:  # x='a[$(…)]': it runs where bash reads x as a number (.subscripts)
-                yield from _walk_all(subscript_bodies(command), cwd, depth + 1, names)
+            for command in filter(bracketed, pipeline):  # x='a[$(…)]': it runs where bash reads x as a number
+                yield from _walk_all(subscript_bodies(command), cwd, depth + 1, names)  # (.subscripts)
             yield from _runs_download(pipeline, downloads)
             cwd = yield from _walk_pipeline(pipeline, cwd, depth, names, written=written)
             names = names.remember(pipeline)
