@@ -11,13 +11,14 @@ The words brace expansion makes are checked against bash itself (``printf '<%s>'
 
 from __future__ import annotations
 
+import importlib
 import shutil
 import subprocess
 
 import pytest
 
 from execmagic.guard.check import check
-from execmagic.guard.commands import Command, parse
+from execmagic.guard.commands import WRAPPERS, Command, parse
 from execmagic.shell.lexer import tokenize
 
 #: Brace expressions that make a catastrophic command (each refused under guard "catastrophic").
@@ -357,6 +358,22 @@ NEIGHBOURS_REFUSED = [
     "declare -n r=x; x=rm; $r -rf /",
     "declare -n r=x; r=/; rm -rf $x",
     "typeset -n r=d; d=~; rm -rf \"$r\"",
+    "`printf r`m -rf /",
+    "`printf '\\x72m'` -rf /",
+    "(`printf '\\x72m'` -rf /)",
+    "eval $(printf '\\x72m') -rf /",
+    "X=1 $(printf '\\x72m') -rf /",
+    "X=\"a b\" $(printf '\\x72m') -rf /",
+    "$(true) $(printf '\\x72m') -rf /",
+    "$(sudo printf '\\x72m') -rf /",
+    "$(/bin/printf '\\x72m') -rf /",
+    "$(\\printf '\\x72m') -rf /",
+    "$(timeout 1 printf '\\x72m') -rf /",
+    "$({ printf '\\x72m'; }) -rf /",
+    "$(\nprintf '\\x72m') -rf /",
+    "$(cat <<E\nr\nE\n)m -rf /",
+    "echo $($(printf '\\x72m') -rf /)",
+    "echo `$(printf '\\x72m') -rf /`",
 ]
 NEIGHBOURS_ALLOWED = [
     "x=rm; ${x^^} -rf /",  # RM: no such program
@@ -390,6 +407,28 @@ def test_a_command_spelled_by_a_neighbouring_expansion_is_refused(command):
 @pytest.mark.parametrize("command", NEIGHBOURS_ALLOWED)
 def test_ordinary_uses_of_those_expansions_are_allowed(command):
     assert check("all", command) is None, command
+
+
+#: Substitutions where a command's name stands whose bodies print nothing the walk could know (empty, a plain
+#: name, another substitution, arithmetic): no rule can apply, and the text is passed without reading it.
+PRINTING_NOTHING_KNOWN = [
+    "echo " + "$(" * 4000 + ")" * 4000,
+    "echo " + "`" * 4001,
+    "cat <<EOF\n$(a\n'b\"\nEOF\n" * 500,
+    "echo " + "$((" * 2000,
+    "$(a) -rf /",
+]
+
+
+def test_the_quick_look_reads_a_substitution_behind_every_wrapper():
+    """What a ``$(…)`` prints is known behind a wrapper (``$(sudo printf …)``): the quick look names each one."""
+    printers = set(importlib.import_module("execmagic.guard.check")._PRINTERS.split("|"))
+    assert WRAPPERS - printers == set()
+
+
+@pytest.mark.parametrize("command", PRINTING_NOTHING_KNOWN)
+def test_substitutions_that_print_nothing_known_are_passed_unread(command):
+    assert check("all", command) is None
 
 
 def test_a_command_of_many_assignments_is_judged_at_once():

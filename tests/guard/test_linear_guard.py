@@ -32,6 +32,7 @@ GUARDED = {
     "a long word then ()": lambda n: "rm " + "a" * n + "()",
     "function and a long name": lambda n: "rm; function " + "a" * n,
     "many functions never called": lambda n: ("f(){ f|f; }; " * (n // 13 + 1))[:n] + " rm",
+    "many functions of other names never called": lambda n: "".join(f"f{i}(){{ f{i}|f{i}; }} " for i in range(n // 10))[:n] + " rm",
     "many subshell functions never called": lambda n: ("f() ( f|f ); " * (n // 13 + 1))[:n] + " rm",
     "brace words": lambda n: "rm " + ("{a,b} " * (n // 6 + 1))[:n],
     "sequence words": lambda n: "rm " + ("{1..99} " * (n // 8 + 1))[:n],

@@ -63,10 +63,26 @@ _NAMED = re.compile(r"\$\{?([A-Za-z_]\w*)")
 #: A brace expression may be in the text (``r{m,}``, ``{q..s}m``): what it makes is not spelled there, so it is read.
 #: (Each try reads from a ``{`` to the next brace or blank at most, and no further back: no text is read twice.)
 _BRACES = re.compile(r"(?<!\$)\{[^{}\s]*?(?:,|\.\.)")  # (${x,,} is no brace expression)
-#: A command word the text does not spell: ``$'\x72m'`` (ANSI-C quoting spells anything), or an expansion where a
-#: command's name stands (``$x$y -rf /`` with ``x=r; y=m``; after a keyword or a wrapper too): the text is read.
-_UNSPELLED = re.compile(r"\$'|(?:^|[;&|(\n`{!]|\b(?:then|do|else|if|elif|while|until|time|sudo|doas|env|exec|command"
-                        r"|builtin|nohup|nice|setsid|xargs)\b)[ \t]*[\"']?\$")
+#: Where a command's name may stand: a line's or a list's start, a keyword, a wrapper, ``eval``, an assignment before
+#: it, a word that may make no word (``$(true) $(printf …)``, ``X="a b" $(…)``: after a bracket or a quote).
+_COMMAND_AT = (r"(?:^|[;&|()\n`{!\"']|\b(?:then|do|else|if|elif|while|until|time|sudo|doas|env|exec|eval"
+               r"|command|builtin|nohup|nice|setsid|xargs)\b|\b[A-Za-z_]\w*=[^\s=]*)[ \t]*[\"']?")
+#: What a substitution's body starts with when the walk may know what it prints (``$(echo r)m``, ``$(sudo printf
+#: …)``): a printer, a wrapper, anything but a plain name (a path, a quote, an expansion, an assignment, a group).
+_PRINTERS = ("echo|printf|cat|eval|sudo|doas|env|nohup|time|command|exec|builtin|coproc|setsid|stdbuf|unbuffer|pkexec"
+             "|nice|ionice|timeout|xargs|strace|chronic|busybox|toybox|chroot|flock|taskset|chrt|unshare|runuser"
+             "|systemd-run|parallel|fakeroot|nsenter|cgexec|numactl|setpriv|prlimit")
+#: A command word the text does not spell: ``$'\x72m'`` (ANSI-C quoting spells anything), an expansion where a
+#: command's name stands (``$x$y -rf /`` with ``x=r; y=m``; after a keyword or a wrapper too), or a substitution there
+#: whose body may print a name (``$(printf '\x72m') -rf /``): the text is read.  A substitution whose body runs a
+#: plain name (``$(a)``, a heredoc's line ``$(a``), is empty or starts with another expansion (``$($(…))``: that one
+#: is judged where it stands) prints nothing the walk could know, and ``$((…))`` makes a number: not read for them.
+_NOT_PRINTING = rf"(?![ \t\n]*(?:[)`$]|\Z|(?!(?:{_PRINTERS})(?![\w.+-]))[\w.+-]+(?:[\s;&|)<>]|\Z)))"
+_UNSPELLED = re.compile(rf"\$'|{_COMMAND_AT}(?:\$(?![(\s]|\Z)|(?:\$\((?!\()|`){_NOT_PRINTING})")
+#: Such a word anywhere, where a command's name stands or not: looked for first, as a pattern that starts with one of
+#: two characters is (``$(`` nested a MB deep has none, and the search for a command's place tried every offset).
+#: Substitutions opened one in another are taken as one run, whole, from its first: only the last may print.
+_ANY_UNSPELLED = re.compile(rf"\$'|\$(?![(\s]|\Z)|(?<!\$\()(?<!`)(?:\$\((?!\()|`)++{_NOT_PRINTING}")
 #: What makes a redirection write where the text does not spell it: a target built from a variable or a
 #: substitution (``X=/e; > ${X}tc/passwd``), or a relative one after a ``cd`` (``cd /; cd etc; > passwd``).
 _BUILT_TARGET = re.compile(r"[$`]|\b(?:cd|pushd)\b")
@@ -74,14 +90,15 @@ _BUILT_TARGET = re.compile(r"[$`]|\b(?:cd|pushd)\b")
 
 def _quick_look(text: str, env: Mapping[str, str] | None) -> bool:
     """Whether ``text`` (with the values of the variables it names) has a word some rule needs."""
-    if "$" in text and _UNSPELLED.search(text):
-        return True
+    written = text
     # quotes and backslashes out first, so that r\m or "r"m cannot slip past the quick look
     if env and "$" in text:  # X=rm exported: $X -rf ~ needs rm's rule
         text += " " + " ".join(env.get(m.group(1), "") for m in _NAMED.finditer(text))
     text = text.replace("\\", "").replace('"', "").replace("'", "")
     return bool(_TRIGGERS.search(text)) or (">" in text and bool(_BUILT_TARGET.search(text))) or (
-        "{" in text and bool(_BRACES.search(text))) or ("do" in text and bool(ENDLESS.search(text)))
+        "{" in text and bool(_BRACES.search(text))) or ("do" in text and bool(ENDLESS.search(text))) or (
+        ("$" in written or "`" in written) and bool(_ANY_UNSPELLED.search(written)) and bool(
+            _UNSPELLED.search(written)))
 
 
 def _refusals(text: str | None, argv: Sequence[str] | None, env: Mapping[str, str] | None) -> Iterator[Refusal]:

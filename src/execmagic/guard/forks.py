@@ -16,7 +16,7 @@ import bisect
 import itertools
 import re
 
-__all__ = ["ENDLESS", "FORK_CALLS", "fork_bomb"]
+__all__ = ["DEFINES_FUNCTION", "ENDLESS", "FORK_CALLS", "fork_bomb"]
 
 #: A character of a function's name: anything but blanks, brackets and the shell's operators.
 _NAME_CHAR = r"[^\s(){}|&;<>]"
@@ -27,40 +27,69 @@ _FUNCTION = re.compile(rf"(?:\bfunction\s+(?P<keyword>{_NAME_CHAR}+)\s*(?:\(\s*\
                        rf"|(?<!{_NAME_CHAR})(?P<name>{_NAME_CHAR}+)\s*\(\s*\))"
                        rf"\s*(?:\{{(?P<body>[^{{}}]*)\}}|\((?P<subshell>[^()]*)\))")
 _RUN = re.compile(rf"{_NAME_CHAR}+")
+#: Where a function may be defined: ``NAME () {`` / ``NAME () (`` or ``function NAME`` (what :data:`_FUNCTION` needs).
+DEFINES_FUNCTION = re.compile(rf"\(\s*\)\s*[{{(]|\bfunction\s+{_NAME_CHAR}+")
+#: A name where it stands as a command word: after a blank, ``;``, ``&``, ``|`` or ``(``, before a blank, ``;``,
+#: ``&``, ``|``, ``)`` or the end (a run of name characters, whole: only a run's start has such a character before it).
+_CALL = re.compile(rf"(?<=[\s;&|(]){_NAME_CHAR}+(?=[\s;&|)]|\Z)")
 #: What joins two runs of the function at once: ``f|f``, ``f |& f``, ``f & f``.
 _AT_ONCE = re.compile(r"\s*(?:\|&?|&)\s*")
 _WORD_CHAR = re.compile(r"[\w:]")
-_CALL_BEFORE = re.compile(r"[\s;&|(]")
 _CALL_AFTER = re.compile(r"[\s;&|)]")
 FORK_CALLS = re.compile(r"\bfork\s+while\s+fork\b|\bwhile\b.{0,20}\bfork\s*\(\s*\)", re.DOTALL)
 
 
-def fork_bomb(skeleton: str) -> str | None:
+def fork_bomb(skeleton: str, functions: bool = True) -> str | None:
     """A function that runs itself twice at once (``f|f&``, ``f & f``), then is called, or an endless loop that
-    starts a process in the background at every turn: the text of it."""
+    starts a process in the background at every turn: the text of it.
+
+    ``functions``: whether the text may define one (:data:`DEFINES_FUNCTION`), when the caller has looked already."""
     flood = _flood(skeleton) if "do" in skeleton else None
     if flood is not None:
         return flood
-    if ("{" not in skeleton or "}" not in skeleton) and "(" not in skeleton:  # (no function body: the search of a MB
-        return None  # cost a tenth of its check)
-    calls: dict[str, list[int]] | None = None
+    if not functions:  # (no function defined: the search of a MB cost a tenth of its check)
+        return None
+    calls = _Calls(skeleton)
     for function in _FUNCTION.finditer(skeleton):
         name = function.group("keyword") or function.group("name")
         body = function.group("body")
         if not _runs_twice(name, function.group("subshell") if body is None else body):
             continue
-        if calls is None:
-            calls = _calls(skeleton)
         end = function.end()
-        starts = calls.get(name, [])
-        at = bisect.bisect_left(starts, end)
-        first = starts[at] if at < len(starts) else None
+        first = calls.first(name, end)
         if skeleton.startswith(name, end) and _ends_call(skeleton, end + len(name)):
             first = end  # right after the "}": nothing need stand between
         if first is not None:
             stop = first + len(name) + (first + len(name) < len(skeleton))
             return skeleton[function.start():stop].strip()
     return None
+
+
+class _Calls:
+    """Where the text calls a name, asked for each function that runs itself twice.
+
+    The first few names are looked for one by one from where their definition ends (a fork bomb's call is near:
+    indexing every name of a MB took a third of its check); past them every call is indexed once, so that many
+    functions never called cost one reading of the text, not one each."""
+
+    _ONE_BY_ONE = 8
+
+    def __init__(self, skeleton: str) -> None:
+        self.skeleton = skeleton
+        self.searched = 0
+        self.index: dict[str, list[int]] | None = None
+
+    def first(self, name: str, end: int) -> int | None:
+        """Where ``name`` is first called at or after ``end``."""
+        if self.index is None and self.searched < self._ONE_BY_ONE:
+            self.searched += 1
+            found = re.compile(rf"(?<=[\s;&|(]){re.escape(name)}(?=[\s;&|)]|\Z)").search(self.skeleton, end)
+            return None if found is None else found.start()
+        if self.index is None:
+            self.index = _calls(self.skeleton)
+        starts = self.index.get(name, [])
+        at = bisect.bisect_left(starts, end)
+        return starts[at] if at < len(starts) else None
 
 
 #: A loop that never ends by its condition: ``while true``, ``while :``, ``until false``, ``for ((;;))``.
@@ -115,8 +144,6 @@ def _ends_call(text: str, end: int) -> bool:
 def _calls(skeleton: str) -> dict[str, list[int]]:
     """Where each name stands as a command word (after a blank, ``;``, ``&``, ``|`` or ``(``), in order."""
     calls: dict[str, list[int]] = {}
-    for run in _RUN.finditer(skeleton):
-        start = run.start()
-        if start and _CALL_BEFORE.match(skeleton, start - 1) and _ends_call(skeleton, run.end()):
-            calls.setdefault(run.group(), []).append(start)
+    for run in _CALL.finditer(skeleton):
+        calls.setdefault(run.group(), []).append(run.start())
     return calls

@@ -226,6 +226,10 @@ class Names:
     def word(self, word: Word) -> list[Word]:
         """The words ``word`` becomes: one, none (an unquoted empty expansion), or one per value it may take."""
         live = word.live if word.live is not None else [m.start() for m in re.finditer(r"[$`]", word)]
+        if not live:  # a plain word (most of a script's): itself, but for a home directory spelled out
+            home = self.home if self.env is not None else None
+            if not home or not word.startswith(home):
+                return [word]
         texts, pos = [""], 0
         for start in live:
             if start < pos:

@@ -27,7 +27,7 @@ from ..shell.words import Word
 from .armed import armed, reached
 from .commands import DECLARES, Command, program
 
-__all__ = ["armed", "evaluated", "reached", "subscript_bodies", "subscript_code", "tests"]
+__all__ = ["armed", "bracketed", "evaluated", "reached", "subscript_bodies", "subscript_code", "tests"]
 
 #: Builtins whose every argument is a value given, a name read as ``NAME[SUBSCRIPT]``, or arithmetic.
 _GIVERS = frozenset({*DECLARES, "let", "printf", "read", "mapfile", "readarray", "[[", "[", "test"})
@@ -73,6 +73,12 @@ def evaluated(command: Command) -> Iterator[Word]:
         stdin = command.stdin()
         if stdin is not None and "[" in stdin:
             yield stdin
+
+
+def bracketed(command: Command) -> bool:
+    """Whether a word of ``command`` or what it reads holds a ``[``: none, and :func:`evaluated` finds nothing (asked
+    first of every command a walk judges: most have none, and the look costs no generator)."""
+    return any("[" in word for word in command.words) or any("[" in target for _, target in command.redirects)
 
 
 #: A value given before a command's name: ``X=…``, ``X+=…``, ``X[…]=…``.

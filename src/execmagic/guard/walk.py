@@ -21,7 +21,7 @@ from collections.abc import Generator, Iterable, Iterator, Sequence
 from ..shell.words import WRITES, Op, Subshells, Word
 from .commands import ASSIGNMENT, DECLARES, WRAPPERS, Command, Simple, command_name, emitted, parse, program, unvanished
 from .dash_words import as_dash_reads
-from .forks import FORK_CALLS, fork_bomb
+from .forks import DEFINES_FUNCTION, FORK_CALLS, fork_bomb
 from .names import Names, Readings
 from .options import (
     DOWNLOADERS,
@@ -38,14 +38,13 @@ from .options import (
 )
 from .paths import Path, after_cd
 from .rules import JUDGED_NAMES, Refusal, judged_writes, refuse
-from .subscripts import subscript_bodies, tests
+from .subscripts import bracketed, subscript_bodies, tests
 
 __all__ = ["Walk", "argv_commands", "simple_commands", "walk", "walk_argv"]
 
 #: How deep code inside code (``bash -c "eval '…'"``) is followed; deeper text is refused (rule too-deep):
 #: what the check cannot follow is not run.
 _MAX_DEPTH = 8
-_DEFINES_FUNCTION = re.compile(r"\(\s*\)\s*[{(]|\bfunction\s+[^\s(){}|&;<>]+")
 #: Programs the walk or a rule does something with, by name: a rule judges them, they run code handed to them
 #: (shells, ``eval``, ``find -exec``, wrappers), download, move the directory, or give names values.
 _ACTIVE = frozenset({*JUDGED_NAMES, *SHELLS, *SOURCES, *DOWNLOADERS, *WRAPPERS, *DECLARES, "eval", "watch", "trap",
@@ -91,15 +90,15 @@ def walk(text: str, cwd: Path | None, depth: int, names: Names | None = None) ->
                 code = _has_code(command)  # (walked as written: a word that expands to nothing runs its code too)
                 if code and not _all_quiet(command, cwd, depth, names):
                     yield from _bodies(command, cwd, depth, names)
-                if every or not WRITES.isdisjoint([op for op, _ in command.redirects]):  # else nothing is yielded:
-                    command = names.expand(command, code)  # not expanded; a check asks where a redirection writes
+                if every or (command.redirects and not WRITES.isdisjoint([op for op, _ in command.redirects])):
+                    command = names.expand(command, code)  # else nothing is yielded: a check asks where one writes
                     if every or (command.redirects and judged_writes(command.redirects, cwd)):
                         yield Simple(tuple(command.words), tuple(command.redirects), cwd)
             pipeline = []
         else:
             written, pipeline = pipeline, [names.expand(c) for c in pipeline]
-            for command in pipeline:  # x='a[$(…)]': it runs where bash reads x as a number (.subscripts)
-                yield from _walk_all(subscript_bodies(command), cwd, depth + 1, names)
+            for command in filter(bracketed, pipeline):  # x='a[$(…)]': it runs where bash reads x as a number
+                yield from _walk_all(subscript_bodies(command), cwd, depth + 1, names)  # (.subscripts)
             yield from _runs_download(pipeline, downloads)
             cwd = yield from _walk_pipeline(pipeline, cwd, depth, names, written=written)
             names = names.remember(pipeline)
@@ -134,10 +133,11 @@ def _read(text: str, cwd: Path | None, depth: int, names: Names) -> Generator[Re
         dash_names.as_dash = True  # (its heredoc words are spelled as dash reads them already: the code in it too,
         yield from walk(dash_text, cwd, depth, dash_names)  # and one walked so at each level of nesting
     tokens, skeleton = names.readings.tokenize(text)
-    bomb = fork_bomb(skeleton)
+    defines = DEFINES_FUNCTION.search(skeleton) is not None  # (looked for once: the fork bombs' search needs it too)
+    bomb = fork_bomb(skeleton, defines)
     if bomb:
         yield refuse("fork-bomb", bomb)
-    if _DEFINES_FUNCTION.search(skeleton):  # a function body runs later, when names may hold other values
+    if defines:  # a function body runs later, when names may hold other values
         names.make_opaque()
     return names, tokens
 
