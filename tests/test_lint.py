@@ -128,3 +128,28 @@ def test_the_reason_checker_tells_a_checkable_reason_from_a_vague_one():
     assert not _resolves(".no_such_module", "execmagic.process.sandbox", False)
     assert _reason('"""Title.\n\n(Over 400 lines, on purpose: :class:`X`.)\n\nMore."""') == (
         "Over 400 lines, on purpose: :class:`X`.)")
+
+
+
+#: A possessive quantifier (``x++``, ``x*+``, ``x?+``, ``x{2}+``) or an atomic group: Python 3.11's regular
+#: expressions; 3.10, which the package supports, rejects the pattern at import ("multiple repeat").
+_NEWER_REGEX = re.compile(r"(?<!\\)[*+?}]\+|\(\?>")
+_CHARACTER_CLASS = re.compile(r"\[\^?\]?(?:\\.|[^\]\\])*\]")
+_COMPILES = frozenset({"compile", "search", "match", "fullmatch", "finditer", "findall", "sub", "subn", "split"})
+
+
+def test_no_pattern_needs_a_newer_python_than_the_package_supports():
+    found = []
+    for path, text in _sources():
+        for node in ast.walk(ast.parse(text)):
+            if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.args
+                    and node.func.attr in _COMPILES and isinstance(node.func.value, ast.Name)
+                    and node.func.value.id == "re"):
+                continue
+            pattern = node.args[0]
+            pieces = pattern.values if isinstance(pattern, ast.JoinedStr) else [pattern]
+            spelled = "".join(piece.value if isinstance(piece, ast.Constant) and isinstance(piece.value, str)
+                              else "C" for piece in pieces)  # (what an f-string puts in: one character here)
+            if _NEWER_REGEX.search(_CHARACTER_CLASS.sub("C", spelled)):  # (a class: one character)
+                found.append(f"{path}:{node.lineno} {spelled[:60]!r}")
+    assert not found, found

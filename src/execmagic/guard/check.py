@@ -81,8 +81,10 @@ _NOT_PRINTING = rf"(?![ \t\n]*(?:[)`$]|\Z|(?!(?:{_PRINTERS})(?![\w.+-]))[\w.+-]+
 _UNSPELLED = re.compile(rf"\$'|{_COMMAND_AT}(?:\$(?![(\s]|\Z)|(?:\$\((?!\()|`){_NOT_PRINTING})")
 #: Such a word anywhere, where a command's name stands or not: looked for first, as a pattern that starts with one of
 #: two characters is (``$(`` nested a MB deep has none, and the search for a command's place tried every offset).
-#: Substitutions opened one in another are taken as one run, whole, from its first: only the last may print.
-_ANY_UNSPELLED = re.compile(rf"\$'|\$(?![(\s]|\Z)|(?<!\$\()(?<!`)(?:\$\((?!\()|`)++{_NOT_PRINTING}")
+#: Substitutions opened one in another are taken as one run, whole, from its first: only the last may print.  (The
+#: run is taken whole as a lookahead takes it, and then matched: what ``++`` says from Python 3.11 on, which 3.10
+#: reads as an error.)
+_ANY_UNSPELLED = re.compile(rf"\$'|\$(?![(\s]|\Z)|(?<!\$\()(?<!`)(?=(?P<run>(?:\$\((?!\()|`)+))(?P=run){_NOT_PRINTING}")
 #: What makes a redirection write where the text does not spell it: a target built from a variable or a
 #: substitution (``X=/e; > ${X}tc/passwd``), or a relative one after a ``cd`` (``cd /; cd etc; > passwd``).
 _BUILT_TARGET = re.compile(r"[$`]|\b(?:cd|pushd)\b")
