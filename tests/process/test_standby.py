@@ -20,6 +20,7 @@ from execmagic.engine.engine import STANDBYS
 from execmagic.engine.warm import MISSES_BEFORE_BACKOFF, RETRY_EVERY
 from execmagic.process.pump import CancelToken
 from execmagic.process.standby import SCRIPT_LIMIT, can_stand_by, idle_pids
+from execmagic.process.stop import ignores
 from processes import pid_alive
 from waiting import wait_until
 
@@ -288,6 +289,27 @@ def test_sigint_ignored_when_the_standby_starts_is_not_ignored_in_the_run(engine
         r, expected = engine.run_script(script), cold.run_script(script)
         assert r.stdout.split("\n")[0] != str(standby.runner.pid)
         assert r.stdout.split("\n")[1] == expected.stdout.split("\n")[1]  # ignored, as started cold
+    finally:
+        signal.signal(signal.SIGINT, previous)
+
+
+def test_a_standby_started_as_a_cell_ends_ignores_sigint_as_its_record_says(engine):
+    """A kernel puts SIGINT back to ignored as a cell ends, which may fall between a standby's record of what it
+    inherits and its fork.  Whatever the timing, the runner ignores SIGINT exactly as recorded: one that ignored it
+    unrecorded would take the next cell's run, and Ctrl-C would not reach the command."""
+    previous = signal.getsignal(signal.SIGINT)
+    flips = 0
+    try:
+        for _ in range(15):
+            signal.signal(signal.SIGINT, signal.default_int_handler)
+            engine.run_script("true")  # the next standbys start as the "cell" flips below
+            deadline = time.monotonic() + READY
+            while len(engine.warm.wait_full(0)) < STANDBYS and time.monotonic() < deadline:
+                flips += 1
+                signal.signal(signal.SIGINT, signal.SIG_IGN if flips % 2 else signal.default_int_handler)
+            for standby in engine.warm.wait_full(0):
+                recorded = bool(standby.inherited.ignored & 1 << (signal.SIGINT - 1))
+                assert ignores(standby.runner.pid, signal.SIGINT) == recorded
     finally:
         signal.signal(signal.SIGINT, previous)
 

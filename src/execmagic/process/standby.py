@@ -223,15 +223,16 @@ def can_stand_by(env: Mapping[str, str]) -> bool:
     return "SECONDS" not in env and not any(f"BASH_FUNC_{name}%%" in env for name in _BOOT_NAMES)
 
 
-def _wait_until_up(runner: subprocess.Popen[bytes], ready: int, program: str, default_int: bool) -> None:
+def _wait_until_up(runner: subprocess.Popen[bytes], ready: int, program: str, ignores_int: bool) -> None:
     """Wait for the runner's byte: bash (not ``env`` on its way to it) is started and reading; check it runs
-    ``program`` and, where ``env`` was to put SIGINT back at its default, that it did."""
+    ``program`` and ignores SIGINT as recorded (``ignores_int``): where ``env`` put it back at its default, that
+    it did; without such an env, that Python did not change it between the record and the fork."""
     if not readable(ready, _PROBE_TIMEOUT) or os.read(ready, 1) != b".":
         raise OSError("the standby shell did not start")
     if _program(runner.pid) != program:
         raise OSError("the standby shell runs another program")
-    if default_int and ignores(runner.pid, signal.SIGINT):
-        raise OSError("env did not put SIGINT back at its default")
+    if ignores(runner.pid, signal.SIGINT) != ignores_int:
+        raise OSError("the standby shell's SIGINT is not as recorded")
 
 
 class Standby:
@@ -370,7 +371,9 @@ def start_standby(cwd: str, env: Mapping[str, str], marker: str, *, expect: Expe
     run_env[MARKER_VAR] = marker
     bash = resolve_executable("bash", cwd, run_env)
     attributes = inherited()
-    env_tool = _env_with_default_signal() if attributes.ignored & _SIGINT_BIT else None
+    # Whether SIGINT is ignored now says little: a kernel flips it as a cell ends, between this read and the
+    # fork.  A runner always gets it at its default where env can give it, as a run in a cell has it.
+    env_tool = _env_with_default_signal()
     if env_tool is not None:
         attributes = attributes._replace(ignored=attributes.ignored & ~_SIGINT_BIT)
     program_path = os.path.realpath(bash)
@@ -401,7 +404,8 @@ def start_standby(cwd: str, env: Mapping[str, str], marker: str, *, expect: Expe
         standby = Standby(cwd=cwd, env=env, marker=marker, runner=runner, script_fd=write_end, unregister=unregister,
                           attributes=attributes, program=program_path, apart=apart)
     try:
-        _wait_until_up(runner, ready_read, launch.up_program or program_path, default_int=env_tool is not None)
+        _wait_until_up(runner, ready_read, launch.up_program or program_path,
+                       ignores_int=bool(attributes.ignored & _SIGINT_BIT))
         if apart is not None:
             standby.shell_end = apart.settle(runner)
     except BaseException:
@@ -427,9 +431,10 @@ class _Launch(NamedTuple):
 
 
 def _runner_launch(bash: str, env_tool: str | None, run_env: dict[str, str], confine: Confine | None) -> _Launch:
-    """The runner's launch.  A kernel ignores SIGINT between cells, so a standby started then would ignore it
-    for good (bash cannot undo an ignored signal), where a run started in a cell -- Python handles SIGINT
-    there -- gets the default: ``env_tool`` (``env --default-signal``) puts it back before bash starts,
+    """The runner's launch.  A kernel ignores SIGINT between cells, so a standby started then (or as a cell
+    ends: the flip races the fork) would ignore it for good (bash cannot undo an ignored signal), where a run
+    started in a cell -- Python handles SIGINT there -- gets the default: ``env_tool`` (``env --default-signal``),
+    used whenever there is one, puts it back before bash starts,
     finding bash on PATH as a run does (argv[0] stays "bash"; fits() checks the program that runs is that
     bash).  Confined: bwrap, then bash inside, with env before both; the runner is checked to be bwrap."""
     argv: Sequence[str] = ["bash", "-c", ""]
