@@ -305,6 +305,8 @@ def emitted(command: Command) -> str | None:
         return _printf(args[0], args[1:]) if args and args[0] != "-v" else None
     if name == "cat" and not args:
         return command.stdin()
+    if name in (":", "true", "false") and not args:  # nothing: rm -rf /$(true) is rm -rf /
+        return ""
     return None
 
 
