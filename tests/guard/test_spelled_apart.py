@@ -3,7 +3,8 @@
 A backslash-newline inside a name (``r\\⏎m``) is the name to bash, which drops the pair; a wrapper runs a name
 made of expansions (``coproc $x$y``); a substitution that prints nothing (``$()``, ``$(true)``) leaves the rest of
 its word; ``kill`` reads a pid as a number (``-01``, `` -1``, ``+1``); ``pkill`` matches a pattern anywhere in a
-name, so one that matches the empty text, or one inverted, matches every process.  Each row of the first table was
+name, so one that matches the empty text, or one inverted, matches every process; ``while [ 1 ]``, ``((1))``, ``until ! :``
+and ``for ((i=0;;i++))`` never end, as ``while true`` does not.  Each row of the first table was
 let through by the guard before; the second holds what must still run.
 """
 
@@ -42,6 +43,13 @@ REFUSED = [
     ("pkill '.+'", "kill-user"),
     ("pkill 'a|'", "kill-user"),
     ("killall -r .", "kill-user"),
+    ("while [ 1 ]; do sleep 1000 & done", "fork-bomb"),
+    ("while ((1)); do sleep 1000 & done", "fork-bomb"),
+    ("until ! :; do sleep 1000 & done", "fork-bomb"),
+    ("while /bin/true; do sleep 1000 & done", "fork-bomb"),
+    ("while test 1; do sleep 1000 & done", "fork-bomb"),
+    ("while [[ x ]]; do sleep 1000 & done", "fork-bomb"),
+    ("for ((i=0;;i++)); do sleep 1000 & done", "fork-bomb"),
 ]
 
 ALLOWED = [
@@ -63,6 +71,12 @@ ALLOWED = [
     "echo $(true)",
     "x=$(:)",
     "rm -rf ./build$()",
+    "while [ -f lock ]; do sleep 1 & wait; done",
+    "while [ $x ]; do work & done",
+    "while read line; do work & done < list",
+    "for ((i=0;i<3;i++)); do work & done",
+    "while ((0)); do work & done",
+    "while [ 1 ]; do sleep 1; done",
 ]
 
 
