@@ -4,7 +4,8 @@ A backslash-newline inside a name (``r\\⏎m``) is the name to bash, which drops
 made of expansions (``coproc $x$y``); a substitution that prints nothing (``$()``, ``$(true)``) leaves the rest of
 its word; ``kill`` reads a pid as a number (``-01``, `` -1``, ``+1``); ``pkill`` matches a pattern anywhere in a
 name, so one that matches the empty text, or one inverted, matches every process; ``while [ 1 ]``, ``((1))``, ``until ! :``
-and ``for ((i=0;;i++))`` never end, as ``while true`` does not.  Each row of the first table was
+and ``for ((i=0;;i++))`` never end, as ``while true`` does not; GNU programs take a long option cut short
+(``rm --r``); ``cryptsetup luksFormat``, ``badblocks -w`` and ``nvme format`` erase a disk.  Each row of the first table was
 let through by the guard before; the second holds what must still run.
 """
 
@@ -50,6 +51,14 @@ REFUSED = [
     ("while test 1; do sleep 1000 & done", "fork-bomb"),
     ("while [[ x ]]; do sleep 1000 & done", "fork-bomb"),
     ("for ((i=0;;i++)); do sleep 1000 & done", "fork-bomb"),
+    ("rm --r -f /", "rm-recursive-root"),
+    ("rm --recur -f ~", "rm-recursive-root"),
+    ("chmod --rec 777 /", "chmod-recursive-root"),
+    ("chown --recu x /", "chown-recursive-root"),
+    ("cryptsetup -q luksFormat /dev/sda", "wipe-device"),
+    ("badblocks -wsv /dev/sdb", "wipe-device"),
+    ("nvme format /dev/nvme0n1", "wipe-device"),
+    ("nvme sanitize /dev/nvme0 -a 2", "wipe-device"),
 ]
 
 ALLOWED = [
@@ -77,6 +86,14 @@ ALLOWED = [
     "for ((i=0;i<3;i++)); do work & done",
     "while ((0)); do work & done",
     "while [ 1 ]; do sleep 1; done",
+    "rm --force build.log",
+    "ls --r /",
+    "chmod --reference=a b",
+    "badblocks -sv /dev/sda",
+    "cryptsetup open /dev/sda data",
+    "cryptsetup luksDump /dev/sda",
+    "nvme list",
+    "nvme smart-log /dev/nvme0",
 ]
 
 

@@ -54,7 +54,7 @@ class CommandRefused(ExecError):
 #: data, most scripts -- is passed without parsing it.
 _TRIGGERS = re.compile(
     r"\b(rm\w*|remove_\w+|mkfs\S*|mke2fs|mkswap|mkdosfs|mkntfs|dd|chmod|chown|chgrp|shred|wipefs|blkdiscard|truncate"
-    r"|fdisk|sfdisk|parted|sgdisk|gdisk|cfdisk|find|kill|pkill|killall5?|shutdown|reboot|halt|poweroff|init|telinit"
+    r"|fdisk|sfdisk|parted|sgdisk|gdisk|cfdisk|cryptsetup|badblocks|nvme|find|kill|pkill|killall5?|shutdown|reboot|halt|poweroff|init|telinit"
     r"|systemctl|mv|rsync|crontab|curl|wget|fetch|tee|cp|function|fork|env"  # env: env -S'rm …' glues rm on
     r"|unlink|remove\w*|dir_delete|ddrescue|dcfldd|dc3dd|clean|tar|zip|7za?|ln|install|wipe|srm|sed|for)\b"
     r"|/(?:dev|proc|etc|boot|s?bin)\b|/lib|\.\w*(?:rc|profile|login|logout|env|environment)\b|config\.fish|\(\s*\)\s*[{(]"

@@ -51,7 +51,8 @@ RULES: tuple[Rule, ...] = (
          "dd, dcfldd or dc3dd of=/dev/sda, ddrescue … /dev/sda"),
     Rule("redirect-device", True, "overwrites the disk device {device}", "> /dev/sda, cat x >> /dev/nvme0n1"),
     Rule("write-device", True, "{name} writes onto a disk device", "tee /dev/sda, cp disk.img /dev/sda"),
-    Rule("wipe-device", True, "{name} erases a disk device", "shred, wipefs, blkdiscard, truncate of a disk device"),
+    Rule("wipe-device", True, "{name} erases a disk device",
+         "shred, wipefs, blkdiscard, truncate, cryptsetup luksFormat, badblocks -w, nvme format of a disk device"),
     Rule("partition-device", True, "rewrites a disk's partition table",
          "fdisk, sfdisk, parted, sgdisk, gdisk, cfdisk of a disk device, unless only listing"),
     Rule("kernel-trigger", True, "writes to {device}, which reboots, halts or crashes the machine at once",
@@ -225,6 +226,22 @@ def _startup_file(s: Simple) -> Hit | None:
     return None
 
 
+#: What wipes a disk it is given: ``cryptsetup luksFormat``, ``badblocks -w``, ``nvme format`` among them.
+_WIPES = ("shred", "wipefs", "blkdiscard", "truncate", "cryptsetup", "badblocks", "nvme")
+
+
+def _wipes(s: Simple) -> bool:
+    """Whether a program of :data:`_WIPES` writes the device, not only reads it (``badblocks`` tests it read-only
+    unless ``-w`` or ``-n``; ``cryptsetup`` and ``nvme`` only with a verb that formats or erases)."""
+    if s.name == "badblocks":
+        return bool(flags_of(s.words[1:]) & {"-w", "-n"})
+    if s.name == "cryptsetup":
+        return any(w in ("luksFormat", "erase", "luksErase", "reencrypt") for w in s.words[1:])
+    if s.name == "nvme":
+        return any(w in ("format", "sanitize", "write-zeroes") for w in s.words[1:])
+    return True
+
+
 def _device_write(s: Simple) -> Hit | None:
     for op, target in s.redirects:
         device = device_path(target, s.cwd) if op in WRITES else None
@@ -236,7 +253,7 @@ def _device_write(s: Simple) -> Hit | None:
         return "write-device", {"name": s.name}
     if s.name == "truncate":  # truncate -r /dev/sda f only reads the device's size
         targets = operands_of(s.words[1:], {"-s", "--size", "-r", "--reference"})
-    if s.name in ("shred", "wipefs", "blkdiscard", "truncate") and any(device_path(w, s.cwd) for w in targets):
+    if s.name in _WIPES and any(device_path(w, s.cwd) for w in targets) and _wipes(s):
         return "wipe-device", {"name": s.name}
     listing = flags_of(s.words[1:]) & {"-l", "--list", "-p", "--print"} or "print" in s.words
     if s.name in ("fdisk", "sfdisk", "parted", "sgdisk", "gdisk", "cfdisk") and not listing and any(
@@ -316,7 +333,7 @@ JUDGED_NAMES = frozenset({
     "cp", "install", "ln", "mv", "link", "truncate", "shred", "wipe", "srm", "sed", "wipefs", "blkdiscard", "fdisk",
     "sfdisk", "parted", "sgdisk", "gdisk", "cfdisk", "git", "tar", "zip", "7z", "7za", "7zz", "chmod", "chown",
     "chgrp", "find", "kill", "pkill", "killall", "killall5", "shutdown", "reboot", "halt", "poweroff", "init",
-    "telinit", "systemctl", "crontab"})
+    "telinit", "systemctl", "crontab", "cryptsetup", "badblocks", "nvme"})
 
 
 def judged_writes(redirects: Sequence[tuple[str, str]], cwd: Path | None) -> bool:
