@@ -5,7 +5,7 @@ made of expansions (``coproc $x$y``); a substitution that prints nothing (``$()`
 its word; ``kill`` reads a pid as a number (``-01``, `` -1``, ``+1``); ``pkill`` matches a pattern anywhere in a
 name, so one that matches the empty text, or one inverted, matches every process; ``while [ 1 ]``, ``((1))``, ``until ! :``
 and ``for ((i=0;;i++))`` never end, as ``while true`` does not; GNU programs take a long option cut short
-(``rm --r``); ``cryptsetup luksFormat``, ``badblocks -w`` and ``nvme format`` erase a disk.  Each row of the first table was
+(``rm --r``); ``cryptsetup luksFormat``, ``badblocks -w`` and ``nvme format`` erase a disk; ``cp x/sda -t /dev`` (or into ``/dev/``) writes ``/dev/sda``.  Each row of the first table was
 let through by the guard before; the second holds what must still run.
 """
 
@@ -59,6 +59,13 @@ REFUSED = [
     ("badblocks -wsv /dev/sdb", "wipe-device"),
     ("nvme format /dev/nvme0n1", "wipe-device"),
     ("nvme sanitize /dev/nvme0 -a 2", "wipe-device"),
+    ("cp x/sda -t /dev", "write-device"),
+    ("cp x/sda /dev/", "write-device"),
+    ("cp x/sda /dev", "write-device"),
+    ("cp -t /etc x/passwd", "clobber-system-file"),
+    ("cp x/passwd /etc/", "clobber-system-file"),
+    ("mv x/passwd /etc", "clobber-system-file"),
+    ("cp --target-directory=/etc x/shadow", "clobber-system-file"),
 ]
 
 ALLOWED = [
@@ -94,6 +101,11 @@ ALLOWED = [
     "cryptsetup luksDump /dev/sda",
     "nvme list",
     "nvme smart-log /dev/nvme0",
+    "cp a.txt /tmp/",
+    "cp -r src/ dst/",
+    "cp x/notes.txt /etc/",
+    "cp -t out a b",
+    "install -m 755 tool /usr/local/bin/",
 ]
 
 

@@ -249,7 +249,7 @@ def _device_write(s: Simple) -> Hit | None:
             return "redirect-device", {"device": device}
     targets = operands_of(s.words[1:])
     if (s.name == "tee" and any(device_path(w, s.cwd) for w in targets)) or (
-            s.name == "cp" and targets and device_path(targets[-1], s.cwd)):
+            s.name == "cp" and any(device_path(w, s.cwd) for w, _ in written(s))):
         return "write-device", {"name": s.name}
     if s.name == "truncate":  # truncate -r /dev/sda f only reads the device's size
         targets = operands_of(s.words[1:], {"-s", "--size", "-r", "--reference"})
