@@ -106,6 +106,8 @@ ALLOWED = [
     "cp x/notes.txt /etc/",
     "cp -t out a b",
     "install -m 755 tool /usr/local/bin/",
+    "mkdir -p {" + ",".join(f"d{i}" for i in range(300)) + "}",  # each alternative was charged the rest of the
+    "mkdir -p {" + ",".join(f"run{i}/{{in,out}}" for i in range(300)) + "}",  # word: too complex at 300
 ]
 
 
