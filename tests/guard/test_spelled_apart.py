@@ -5,7 +5,8 @@ made of expansions (``coproc $x$y``); a substitution that prints nothing (``$()`
 its word; ``kill`` reads a pid as a number (``-01``, `` -1``, ``+1``); ``pkill`` matches a pattern anywhere in a
 name, so one that matches the empty text, or one inverted, matches every process; ``while [ 1 ]``, ``((1))``, ``until ! :``
 and ``for ((i=0;;i++))`` never end, as ``while true`` does not; GNU programs take a long option cut short
-(``rm --r``); ``cryptsetup luksFormat``, ``badblocks -w`` and ``nvme format`` erase a disk; ``cp x/sda -t /dev`` (or into ``/dev/``) writes ``/dev/sda``.  Each row of the first table was
+(``rm --r``); ``cryptsetup luksFormat``, ``badblocks -w`` and ``nvme format`` erase a disk; ``cp x/sda -t /dev`` (or into ``/dev/``) writes ``/dev/sda``; brace expansion drops an
+empty first word (``{,"rm"} -rf /`` runs ``rm``).  Each row of the first table was
 let through by the guard before; the second holds what must still run.
 """
 
@@ -66,6 +67,10 @@ REFUSED = [
     ("cp x/passwd /etc/", "clobber-system-file"),
     ("mv x/passwd /etc", "clobber-system-file"),
     ("cp --target-directory=/etc x/shadow", "clobber-system-file"),
+    ('{,"rm"} -rf /', "rm-recursive-root"),
+    ('{,,"rm"} -rf /', "rm-recursive-root"),
+    ("{,'mkfs.ext4'} /dev/sda", "mkfs-device"),
+    ('{,"kill"} -9 -1', "kill-all"),
 ]
 
 ALLOWED = [
@@ -127,6 +132,7 @@ def test_allowed(text):
     ("r\\\nm -rf /", "RM -rf /"),
     ("rm -rf /$(true)", "RM -rf /"),
     ("rm -rf /$( # nothing\n)", "RM -rf /"),
+    ('{,"rm"} -rf /', "RM -rf /"),
 ])
 def test_bash_runs_the_catastrophic_command(text, runs):
     """The rows are what they claim: bash, with ``rm`` a function that only prints (inert), runs it as ``rm``."""
