@@ -321,7 +321,7 @@ class Names:
     def _print(self, body: str) -> str | None:
         items = [item for item in parse(self.readings.tokenize(body)[0], self.readings.allowance) if item != ";"]
         if len(items) != 1 or not isinstance(items[0], Command):
-            return None
+            return None if items else ""  # an empty body (or a comment) prints nothing: rm -rf /$() is rm -rf /
         self.printing += 1
         try:
             text = emitted(self.expand(items[0]))
