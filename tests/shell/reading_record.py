@@ -34,6 +34,7 @@ _CHARS = "()[]{}$`'\" \n;<>&|#\\ax-"
 _BODY = ["a", " ", "x", '"$f"', '"a b"', "'q'", "'", '"', "<", ">", ">>", ">&", "<<", "<(", "$", "$x", "$1", "$(",
          "$((", "${", "$[", "$'", '$"', "$$", ")", "(", "#", "\n", "case ", "esac", "\\", "`", ";", "}", "]", "))",
          "+", "-", "*", "&", "|", ":-", "/", ".", '"$"', '"$(x)"', '"${y}"', "'$('"]
+_PASSED = ["a", " ", "x", '"$f"', '"a b"', "'q'", "< ", ">", ">>", "$x", "$1", "-", "/", "."]  # (of _BODY, what a walk passes)
 _OPENERS = ["$(", '"$(', "$((", "${", '"${', "$[", "((", "`", "<(", "echo $(", "x=$((", 'echo "${']
 _LINES = ['for f in data/*.csv; do\n  sort "$f" > "out/$(basename "$f" .csv).txt"\ndone\n',
           'if [ -s a.csv ]; then\n  echo "$(wc -l < a.csv) rows"\nelse\n  echo "empty" >&2\nfi\n',
@@ -63,6 +64,9 @@ def texts() -> Iterator[str]:
             yield rng.choice(["", "echo ", "a ", "\n"]) + rng.choice(_OPENERS) + body + closer + rest
         elif kind == 4:  # lines of a notebook's script, a piece or two of random text between them
             yield "".join(rng.choice(_LINES) + rng.choice(["", "", *_PIECES]) for _ in range(rng.randrange(1, 6)))
+        elif index % 60 == 35:  # a long body of what a walk only passes, longer than a match is tried on or not
+            body = "".join(rng.choice(_PASSED if rng.random() > 0.0005 else _BODY) for _ in range(rng.randrange(300, 1500)))
+            yield rng.choice(["echo $(", 'echo "$(', "x=$("]) + body + rng.choice([")", ') "', "`)", "$()", ""]) + " y"
         elif index % 60 == 5:  # long: walks that run out of text, and later ones begun inside what they passed
             yield "".join(rng.choice(_PIECES if index % 120 == 5 else _CHARS) for _ in range(rng.randrange(500, 3000)))
         else:  # pieces at random, each maybe doubled

@@ -9,6 +9,8 @@ is read as before is ``test_reading_recorded.py``'s.
 
 from __future__ import annotations
 
+import tracemalloc
+
 import pytest
 
 from execmagic.shell.lexer import tokenize
@@ -46,3 +48,17 @@ def test_a_walk_begun_inside_one_that_ran_out_of_text_stops_where_it_did(before)
     tokens = tokenize(before + rest)[0]
     assert tokens[-1].endswith(rest)  # (the unclosed $( takes the rest of the text)
     assert _steps(before + rest) <= _steps(rest) + 20
+
+
+def test_a_long_body_is_walked_in_bounded_memory():
+    """The match that passes a body at once keeps a place to go back to for each character (a MB of ``'a' `` took
+    80 MB): it is tried on the body's start alone, and a longer body is walked as ever."""
+    text = "echo $(" + "'a' " * 50_000 + "x)"
+    tracemalloc.start()
+    try:
+        tokens = tokenize(text)[0]
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert tokens[-1].code == (text[7:-1],)
+    assert peak < 20 * len(text)

@@ -22,13 +22,18 @@ from .work import step
 __all__ = ["UNCLOSED", "Body", "Ends", "arith_known", "arith_or_command", "backtick_body", "backtick_end",
            "live_between", "live_substitutions", "param_end", "paren_end", "walk_to_close"]
 
-#: A ``$( … )`` body whose walk does nothing but pass it, up to its ``)``: plain characters, closed ``'…'``, ``"…"``
-#: with no escape or substitution, a ``$`` that opens nothing (``$f``, ``$1``), a ``<`` or ``>`` that opens no
-#: heredoc, no ``>&`` word and no ``<(``; no comment, bracket, backtick, escape or newline (``$(basename "$f" .csv)``,
-#: ``$(wc -l < f)``).  Each alternative starts with a character of its own: no text matches two ways.
+#: A ``$( … )`` body with nothing in it that the walk stops at (no quote, escape, substitution, bracket,
+#: redirection, comment or newline), up to its ``)``.
+_BARE_BODY = re.compile(r"[^\\'\"`$#()<>\n]*\)")
+#: One whose walk does no more than pass it: plain characters, closed ``'…'``, ``"…"`` with no escape or
+#: substitution, a ``$`` that opens nothing (``$f``, ``$1``), a ``<`` or ``>`` that opens no heredoc, no ``>&`` word
+#: and no ``<(`` (``$(basename "$f" .csv)``, ``$(wc -l < f)``).  Each alternative starts with a character of its own
+#: (no text matches two ways), but the match keeps a place to go back to for each character: it is tried on the first
+#: ``_PASSED_REACH`` characters alone (a longer body is walked), so its memory is bounded (a MB took 120 MB).
 _PLAIN_DOLLAR = r"\$(?![({\['\"$])"
-_SIMPLE_BODY = re.compile(rf"""(?:[^\\'"`$#()<>\n]|'[^']*'|"(?:[^"\\`$]|{_PLAIN_DOLLAR})*"|{_PLAIN_DOLLAR}"""
+_PASSED_BODY = re.compile(rf"""(?:[^\\'"`$#()<>\n]|'[^']*'|"(?:[^"\\`$]|{_PLAIN_DOLLAR})*"|{_PLAIN_DOLLAR}"""
                           r"|<(?!<)|>(?!&))*\)")
+_PASSED_REACH = 2048
 #: A ``${…}`` body with nothing in it a walk stops at but its ``}``; a ``$((…))`` one with nothing its walk stops at
 #: but the ``))`` that ends it; the same for a ``$[…]`` (its ``]``).
 _SIMPLE_PARAM = re.compile(r"[^\\'\"`$}]*\}")
@@ -170,8 +175,8 @@ def paren_end(text: str, start: int, ends: Ends | None = None) -> int:
     if text.find(")", start) < 0:  # a ( … ) ends only at a ")": with none after it, it is open to the end
         step()  # (the search passes no more than the walk would: it stops at the first ")", which the walk reaches)
         return len(text)
-    simple = _SIMPLE_BODY.match(text, start)
-    if simple and "case" not in simple.group():  # $(date), $(wc -l f): its first ")" ends it
+    simple = _BARE_BODY.match(text, start) or _PASSED_BODY.match(text, start, start + _PASSED_REACH)
+    if simple and "case" not in simple.group():  # $(date), $(basename "$f"): its first ")" ends it
         step()
         return simple.end() - 1
     frame = Frame("code", closer=")")
