@@ -109,8 +109,15 @@ def _holds(words: list[str], i: int) -> bool:
     return True
 
 
+#: Some noun a name that holds a secret has among its words (each word is a piece of the name, lower-cased): a name
+#: without one is told apart by one search (most names: a script's ``v1=…``, ``count=…``), without splitting it.
+_ANY_NOUN = re.compile("|".join(sorted(_NOUNS | _LAST_NOUNS | set(_GLUED), key=len, reverse=True)))
+
+
 @functools.lru_cache(maxsize=4096)  # output repeats its names: a log line's fields, an env listing
 def secret_name(name: str) -> bool:
     """Whether a variable, parameter or field named ``name`` holds a secret (see the module's rule)."""
+    if not _ANY_NOUN.search(name.lower()):
+        return False
     words = name_words(name)
     return any(_holds(words, i) for i in range(len(words)))
