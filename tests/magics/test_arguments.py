@@ -471,3 +471,25 @@ def test_a_refused_config_is_said_once_and_none_means_no_limit(ip, magics, caplo
         assert magics.timeout is None
     finally:
         ip.run_line_magic("config", "ExecMagics.timeout = None")
+
+
+def test_an_option_line_parsed_again_gives_a_namespace_of_its_own_and_a_mistake_again():
+    """Option lines are parsed once per parser and kept (a notebook repeats them); each call still gets its own
+    namespace and lists, and a line argparse refuses is refused every time."""
+    import argparse
+
+    from IPython.core.error import UsageError
+
+    from execmagic.magics.options import parse_line
+
+    parser = argparse.ArgumentParser(prog="t")
+    parser.add_argument("--env", action="append", default=[])
+    parser.add_argument("--timeout", type=float)
+    first, rest = parse_line("--env A=1 --timeout 2 echo hi", parser, command_follows=True)
+    first.env.append("B=2")
+    first.timeout = 9.0
+    again, rest_again = parse_line("--env A=1 --timeout 2 echo there", parser, command_follows=True)
+    assert (again.env, again.timeout, rest, rest_again) == (["A=1"], 2.0, "echo hi", "echo there")
+    for _ in range(2):
+        with pytest.raises((UsageError, SystemExit)):
+            parse_line("--timeout soon echo", parser, command_follows=True)

@@ -18,6 +18,7 @@ import dataclasses
 import functools
 import itertools
 import os
+import tempfile
 import threading
 import uuid
 from collections.abc import Callable, Sequence
@@ -131,6 +132,7 @@ class Engine:
         #: (``None``: that folder was already gone; the session's cwd serves then).
         self.start_dir = _cwd_or_none()
         self._sandboxes: dict[tuple[Any, ...], SandboxChoice] = {}
+        self._hidden_root: tuple[str, str] | None = None  # the temp folder, and the default root found in it
         #: Gone owners' log folders are removed after this many days, and oldest first past the quota
         #: (bytes); only in the default log location (see :mod:`.retention`).
         self.log_retention_days = DEFAULT_RETENTION_DAYS
@@ -311,23 +313,21 @@ class Engine:
         return elsewhere if elsewhere is not None else self.sandbox(mode, network=network, readable=readable)
 
     def sandbox(self, mode: str, *, network: bool = False, readable: Sequence[str] = ()) -> SandboxChoice:
-        """The sandbox ``mode`` asks for (see :mod:`.sandboxing`), set once for these settings and kept:
-        its writable roots are the allowed directories, else :attr:`start_dir`, as they are now.
-        ``readable``: more paths shown read-only where the sandbox hides (a tool's settings in the home folder).
+        """The sandbox ``mode`` asks for (see :mod:`.sandboxing`), set once for these settings and kept: its writable
+        roots are the allowed directories, else :attr:`start_dir`, as they are now.  ``readable``: more paths shown
+        read-only where the sandbox hides (a tool's settings in the home folder).
 
-        Raises :class:`~execmagic.process.sandbox.SandboxProblem` (a mode or root that cannot be
-        honoured) and :class:`~execmagic.process.sandbox.SandboxUnavailable` (a named mode where
-        bubblewrap cannot run: nothing may run unconfined then).
+        Raises :class:`~execmagic.process.sandbox.SandboxProblem` (a mode or root that cannot be honoured) and
+        :class:`~execmagic.process.sandbox.SandboxUnavailable` (a named mode where bubblewrap cannot run: nothing may
+        run unconfined then).
         """
         if not mode_named(mode).confines:  # nothing below decides anything for a run that is not confined
-            return _UNCONFINED  # (finding the default root alone checked every folder above the temp folder)
+            return _UNCONFINED
         from ..process.sandbox import BWRAP_VAR
-
         # every engine's logs (the default root, even when this one logs elsewhere), ours, the audit log
-        hidden = tuple(p for p in (default_root(), self.logs.root, self.logs.path, self.policy.audit_log) if p)
+        hidden = tuple(p for p in (self._default_root(), self.logs.root, self.logs.path, self.policy.audit_log) if p)
         start_dir = self.start_dir or self.session.current_cwd()
-        # the bubblewrap named in the kernel's environment is part of the setting: naming another sets it anew
-        # new limits make a new session /tmp: the next setting takes them
+        # the bubblewrap named in the kernel's environment and the limits are part of the setting: others set it anew
         key = (mode, bool(network), self.policy.allowed_roots, start_dir, hidden, os.environ.get(BWRAP_VAR),
                tuple(readable), self.sandbox_limits)
         choice = self._sandboxes.get(key)
@@ -338,6 +338,13 @@ class Engine:
                                     hidden=hidden, readable=tuple(readable), session=self._session_walls)
             self._sandboxes[key] = choice
         return choice
+
+    def _default_root(self) -> str:
+        """:func:`~.logdir.default_root` (it checks each folder above the temp folder), again for another one only."""
+        tmp = tempfile.gettempdir()
+        if self._hidden_root is None or self._hidden_root[0] != tmp:
+            self._hidden_root = (tmp, default_root())
+        return self._hidden_root[1]
 
     def _standby_for(self, plan: Plan) -> Standby | None:
         """The standby shell, when ``plan`` is a plain session run whose script it may run and it fits; else

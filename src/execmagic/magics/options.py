@@ -26,6 +26,8 @@ from ..process.errors import UsageProblem, shown_value
 __all__ = ["NotebookVariables", "parse_line", "parse_pairs", "shell_words", "split_leading_options", "split_words",
            "template_params", "unknown_option"]
 
+#: What shlex reads as quoting in a word (without any, a word is itself).
+_QUOTING = re.compile(r"""['"\\]""")
 # One shell word: unquoted runs, '…', "…" (with escapes), or a backslash escape.
 _WORD = re.compile(r"""(?:[^\s'"\\]+|'[^']*'|"(?:[^"\\]|\\.)*"|\\.)+""", re.DOTALL)
 
@@ -42,26 +44,46 @@ def parse_line(line: str, parser: argparse.ArgumentParser, *,
         words, rest = split_leading_options(line, parser)
     else:
         words, rest = shell_words(line, "the line"), ""
-    words = [_Word(word) for word in words]
-    if not command_follows:
-        _, unknown = parser.parse_known_args(words)
-        for word in unknown:
-            if word.startswith("-") and word != "-":
-                raise UsageError(unknown_option(word.split("=", 1)[0], parser, before_command=False))
-    return (_plain(parser.parse_args(words)) if words else _defaults(parser)), rest
+    if not words:
+        return _defaults(parser), rest
+    kept = _PARSED.setdefault(parser, {})
+    key = (command_follows, *words)
+    parsed = kept.get(key)
+    if parsed is None:
+        words = [_Word(word) for word in words]
+        if not command_follows:
+            _, unknown = parser.parse_known_args(words)
+            for word in unknown:
+                if word.startswith("-") and word != "-":
+                    raise UsageError(unknown_option(word.split("=", 1)[0], parser, before_command=False))
+        parsed = _plain(parser.parse_args(words))
+        if len(kept) >= _PARSED_KEPT:  # a notebook's option lines are few; a loop making new ones is bounded
+            kept.clear()
+        kept[key] = parsed
+    return _copy(parsed), rest
 
 
 #: What each parser makes of a line with no words (see :func:`_defaults`).
 _NO_WORDS: weakref.WeakKeyDictionary[argparse.ArgumentParser, argparse.Namespace] = weakref.WeakKeyDictionary()
+#: What each parser made of the option words it was given: a notebook runs the same option lines again and again
+#: (``%exec --sandbox-mode workspace …`` in every cell), and argparse took a third of a millisecond for each.
+_PARSED: weakref.WeakKeyDictionary[argparse.ArgumentParser, dict[tuple[Any, ...], argparse.Namespace]] = (
+    weakref.WeakKeyDictionary())
+#: How many option lines are kept per parser.
+_PARSED_KEPT = 256
 
 
 def _defaults(parser: argparse.ArgumentParser) -> argparse.Namespace:
     """``parser.parse_args([])``, worked out once per parser: most lines give no options (``%exec ls``), and
-    argparse walks every action of the parser to say so, a tenth of a short command's time in the kernel.
-    Each call gets its own namespace and its own lists (a magic may set a value on what it got)."""
+    argparse walks every action of the parser to say so, a tenth of a short command's time in the kernel."""
     kept = _NO_WORDS.get(parser)
     if kept is None:
         kept = _NO_WORDS[parser] = _plain(parser.parse_args([]))
+    return _copy(kept)
+
+
+def _copy(kept: argparse.Namespace) -> argparse.Namespace:
+    """A namespace of its own, with lists of its own (a magic may set a value on what it got)."""
     args = argparse.Namespace()
     args.__dict__.update(kept.__dict__)
     for name, value in kept.__dict__.items():
@@ -152,6 +174,8 @@ def split_leading_options(line: str, parser: argparse.ArgumentParser) -> tuple[l
 
 def _unquote(word: str) -> str:
     """One matched word without its quotes (``'my data'`` → ``my data``)."""
+    if not _QUOTING.search(word):  # most option words: themselves
+        return word
     parts = shell_words(word, "an option")
     return parts[0] if parts else ""
 
