@@ -140,7 +140,8 @@ class WarmShell:
                 if taken is not None:  # before the worker is woken: it starts none before its hand-off
                     self._handing = taken
                 self._looking -= 1
-                self._cond.notify_all()  # a wish waiting for its delay goes now if none is left
+                if self._wanted:  # a wish waiting for its delay goes now if none is left; a worker with no wish
+                    self._cond.notify_all()  # has nothing to see here (woken, it took the CPU from this run)
         if taken is not None:
             self._misses = 0
         elif any(epoch == runs for epoch, _ in unfit):
