@@ -21,7 +21,7 @@ from ..shell.words import OPS, REDIRECTS, STDIN_REDIRECTS, Op, Subshells, Word, 
 from .paths import Path
 
 __all__ = ["ASSIGNMENT", "DECLARES", "WRAPPERS", "Command", "Simple", "assigned", "command_name",
-           "emitted", "parse", "program", "unvanished", "unwrap"]
+           "emitted", "grouped", "parse", "program", "unvanished", "unwrap"]
 
 
 def _quoted_command(words: Sequence[Word], redirects: Sequence[tuple[str, Word]]) -> str:
@@ -115,7 +115,14 @@ def parse(tokens: list[Word | Op], allowance: Allowance | None = None) -> list[C
     assignments before its name (``X={a,b} cmd`` sets ``X`` to ``{a,b}``); ``allowance``: what that may make in the
     check (:class:`~..shell.braces.Allowance`; one for these tokens alone when not given).
     """
+    return grouped(tokens, allowance)[0]
+
+
+def grouped(tokens: list[Word | Op], allowance: Allowance | None = None) -> tuple[list[Command | str], bool]:
+    """:func:`parse`, and whether a word was put to brace expansion: else the commands are the same whenever these
+    tokens are parsed, and made at no cost to the ``allowance`` (a reading keeps them: ``readings.Readings``)."""
     items: list[Command | str] = []
+    braced = False
     words: list[Word] = []
     redirects: list[tuple[str, Word]] = []
     redirect = None
@@ -141,14 +148,21 @@ def parse(tokens: list[Word | Op], allowance: Allowance | None = None) -> list[C
             redirect = None
         elif not words and not token.quoted and token in _RESERVED:  # type: ignore[union-attr]
             continue
-        elif "{" in token:
+        elif "{" in token and _may_brace(token):  # (${x} in most: it makes no other word, as bash would tell)
             assigning, made = _braces(token, words, assigning, allowance)  # type: ignore[arg-type]
             words.extend(made)
+            braced = True
         else:
             words.append(token)  # type: ignore[arg-type]
     if words or redirects:
         items.append(Command(words, redirects))
-    return items
+    return items, braced
+
+
+def _may_brace(token: str) -> bool:
+    """Whether a word may be one brace expansion makes other words of: a ``{``, a ``}`` and a ``,`` or ``..`` in it
+    -- what :func:`~..shell.braces.brace_words` needs, wherever they stand (``${x}``, ``{}``, ``a{b}`` make none)."""
+    return "}" in token and ("," in token or ".." in token)
 
 
 #: What brace expansion may make in one reading of tokens when no check's allowance is given: as much as a name's

@@ -24,12 +24,10 @@ import dataclasses
 import re
 from collections.abc import Iterator, Mapping, Sequence
 
-from ..shell.braces import Allowance
-from ..shell.ends import backtick_end, paren_end
-from ..shell.lexer import tokenize
-from ..shell.words import Op, Word
-from .commands import ASSIGNMENT, DECLARES, Command, assigned, emitted, parse, program
+from ..shell.words import Word
+from .commands import ASSIGNMENT, DECLARES, Command, assigned, emitted, program
 from .options import operands_of
+from .readings import Readings
 from .values import Values, operator, read_values
 
 __all__ = ["Names", "Readings"]
@@ -58,54 +56,6 @@ _MAX_PRINTING = 8
 _READ_VALUES = {"read": {"-d", "-i", "-n", "-N", "-p", "-t", "-u"},
                 "mapfile": {"-d", "-n", "-O", "-s", "-u", "-C", "-c"},
                 "readarray": {"-d", "-n", "-O", "-s", "-u", "-C", "-c"}}
-#: What brace expansion may make in a check of a short text: ``for i in {1..1000}`` is ordinary.
-_BRACES_AT_LEAST = 64 * 1024
-
-
-@dataclasses.dataclass
-class Readings:
-    """What one check has read of its text, kept for the rest of the check.
-
-    The same text is asked about again and again: a ``$(…)`` body is read when its word is expanded
-    (:meth:`Names.printed`), when the walk asks whether it downloads something, and when the walk runs
-    it as code -- and, nested, at every level around it.  Each is read once here; the rest is looked up.
-    """
-
-    tokens: dict[str, tuple[list[Word | Op], str]] = dataclasses.field(default_factory=dict)
-    #: Where the substitution opened just before an offset of a word ends (see :meth:`end`).
-    ends: dict[tuple[str, int], int] = dataclasses.field(default_factory=dict)
-    #: Whether code run in a ``$(…)`` body downloads something, found once per body and depth (each level of
-    #: nesting asked it again of every level inside: twice the work per level).
-    downloads: dict[tuple[str, int], bool] = dataclasses.field(default_factory=dict)
-    #: Whether the walk yields every simple command, or (for a check) only those a rule may judge.
-    every: bool = True
-    #: The bodies whose walk gave nothing to judge, by body, directory, depth and names (see ``walk._bodies``).
-    quiet: dict[tuple[str, tuple[str, ...] | None, int, int], object] = dataclasses.field(default_factory=dict)
-    #: What brace expansion may still make in this check (``{1..9}{1..9}…`` makes millions of words): bounded by the
-    #: length of the first text read, the checked one (set then).
-    allowance: Allowance | None = None
-
-    def tokenize(self, text: str) -> tuple[list[Word | Op], str]:
-        """:func:`~execmagic.shell.lexer.tokenize` of ``text``, read once for the check (the list is shared:
-        never changed by a caller)."""
-        if self.allowance is None:
-            # (a text of nothing but {a,b} words takes about three a character: see shell.braces._MADE)
-            self.allowance = Allowance(4 * len(text) + _BRACES_AT_LEAST)
-        found = self.tokens.get(text)
-        if found is None:
-            found = self.tokens[text] = tokenize(text, noted=True, joined=True)
-        return found
-
-    def end(self, word: str, start: int) -> int:
-        """The index after the ``$(…)`` or backtick substitution of ``word`` at ``start``."""
-        if word.startswith("``", start):  # an empty one ends at once (no walk started for it)
-            return start + 2
-        key = (word, start)
-        found = self.ends.get(key)
-        if found is None:
-            dollar = word[start] == "$"
-            found = self.ends[key] = paren_end(word, start + 2) + 1 if dollar else backtick_end(word, start + 1)
-        return found
 
 
 @dataclasses.dataclass
@@ -210,9 +160,19 @@ class Names:
         if not self.values and self.env is None and not (code and self._prints(command)):  # (every name unknown:
             return command  # only what a $(…) prints is known, and the home folder is not)
         words = [new for word in command.words for new in self.word(word)]
-        redirects = [(op, target if op in ("<<", "<<-") else (self.word(target) or [target])[0])
-                     for op, target in command.redirects]
-        return Command(words, redirects)
+        return Command(words, self._redirects(command))
+
+    def redirects(self, command: Command) -> list[tuple[str, Word]]:
+        """The redirections of ``command`` as :meth:`expand` expands them, of a command with no code in it (asked
+        first of a command only its redirections can get judged: most write where no rule looks, their words kept
+        as they are)."""
+        if not self.values and self.env is None:
+            return command.redirects
+        return self._redirects(command)
+
+    def _redirects(self, command: Command) -> list[tuple[str, Word]]:
+        return [(op, target if op in ("<<", "<<-") else (self.word(target) or [target])[0])
+                for op, target in command.redirects]
 
     def _prints(self, command: Command) -> bool:
         """Whether a ``$(…)`` or backtick ``command`` runs while it is expanded prints what is known whatever the
@@ -319,7 +279,8 @@ class Names:
         return self._printed[key]
 
     def _print(self, body: str) -> str | None:
-        items = [item for item in parse(self.readings.tokenize(body)[0], self.readings.allowance) if item != ";"]
+        readings = self.readings
+        items = [item for item in readings.items(readings.read(body)) if item != ";"]
         if len(items) != 1 or not isinstance(items[0], Command):
             return None
         self.printing += 1

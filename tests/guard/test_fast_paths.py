@@ -1,0 +1,137 @@
+"""The check's shortcuts on ordinary scripts give the refusals and the commands that the walk without them gives.
+
+A notebook's shell cells are tens of thousands of commands a MB, and each paid the walk's whole way: a command of
+plain assignments (``N=5``) walked as a pipeline, a ``$(basename "$f")`` in a loop walked again at every turn, each
+word of ``ls -la *.csv > out.txt`` expanded where no rule looks at them, ``ls 2>/dev/null`` put to all nineteen
+matchers, the same body parsed again and again.  Each shortcut is turned off here in turn, and all at once, on
+random scripts made of ordinary lines and hostile pieces: what is refused, in what order, and every simple command
+must stay the same.
+"""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+
+from execmagic.guard import paths, readings
+from execmagic.guard import walk as guard_walk
+from execmagic.guard.check import _refusals, check, find_danger
+from execmagic.guard.commands import Simple
+from execmagic.guard.rules import JUDGED_NAMES, MATCHERS, WRITE_MATCHERS, match, refuse
+from execmagic.guard.walk import simple_commands
+from execmagic.shell.words import Word
+from execmagic.shell.work import uncollected
+
+#: What ordinary data work is made of, and what hides a refusal in it.
+_LINES = ["N=123", 'N="data/raw.csv"  # where', "OUT=out/x.csv; D=/", "sort a.csv | uniq -c | head -20 > out/c.txt",
+          'echo "rows: $N in ${N}" >> log.txt', "mkdir -p out/1 && cd out || exit 1", "cd /tmp",
+          'python3 prep.py --in "$N" --out r.tsv 2> err.log &', 'export PATH="$HOME/bin:$PATH"; ls -la *.csv 2>/dev/null',
+          "grep -c ERROR a.csv || true", "wait; test -s a.csv && wc -l < a.csv", "cat > out.txt <<EOF\nn: $N\nEOF",
+          'for f in data/*.csv; do\n  sort "$f" > "out/$(basename "$f" .csv).txt"\ndone', 'n=$((N + 1)); echo "$n"',
+          'if [ -s a.csv ]; then\n  echo "$(wc -l < a.csv) rows"\nfi', "while read -r line; do echo \"$line\"; done < a"]
+_PIECES = ["rm -rf ", "$N ", "$D ", "$OUT ", "/ ", "~ ", "* ", "; ", "&& ", "| ", "\n", "N=/ ", "N=/tmp/x ", "D=~ ",
+           "X={a,b} ", "{rm,-rf,/} ", "x='a[$(rm -rf /)]' ", "((x)) ", "a[$(reboot)]=1 ", "N= ", "N=\"$HOME\" ",
+           "> /etc/passwd ", ">> /dev/sda ", "2>/dev/null ", "> ~/.bashrc ", "> $OUT ", "> /proc/sysrq-trigger ",
+           "$(rm -rf /) ", "$(echo /) ", "`reboot` ", "$(date +%F) ", '$(basename "$f") ', "$(cat > /dev/sda) ",
+           "$(N=/; rm -rf $N) ", "$(cd /; rm -rf *) ", "$(((reboot)); x) ", "((reboot)) ", "((N=/)) ", "((w1)) ",
+           "( ", ") ", "cd / ", "cd ", "curl -o f u ", "sh f ", "eval ", "'rm -rf /' ", "sh -c ", "| sh ",
+           "f(){ f|f& }; f ", "cat <<'EOF' | sh\nrm -rf /\nEOF\n", "<<E\n$(rm -rf ~)\nE\n", "w1 ", "ls ", "echo ",
+           "tee /dev/sda ", "cp a /etc/shadow ", "shred -u ~/.ssh/id_rsa ", "sed -i s/a/b/ ~/.bashrc ", "kill -9 -1 ",
+           "IFS=, ", "x=rm,-rf,/ ", "$x ", "declare -n r=D ", "$r ", "unset D ", "read D ", "for D in / ~; do ",
+           "done ", "'", '"', "$'\\x72m' ", "/bin/rm ", "sudo ", "env ", "xargs ", "echo / | ", "$() ", "`` "]
+_ENVS = [None, {"HOME": "/home/me", "D": "/home/me", "PATH": "/usr/bin"}]
+
+
+def _script(seed: int) -> str:
+    rng = random.Random(seed)
+    parts = [rng.choice(_LINES) if rng.random() < 0.5 else "".join(rng.choice(_PIECES) for _ in range(rng.randrange(
+        1, 8))) for _ in range(rng.randrange(1, 10))]
+    return "\n".join(parts)
+
+
+def _judged(text: str, env: dict[str, str] | None) -> tuple[object, ...]:
+    """Every refusal a check's walk finds, in order; the first under each level; every simple command."""
+    try:
+        with uncollected():
+            refusals: object = list(_refusals(text, None, env))
+    except Exception as exc:  # a text too complex to read is an answer too
+        refusals = type(exc).__name__
+    every = list(simple_commands(text)) if env is None else None
+    return refusals, check("all", text, env=env), check("catastrophic", text, env=env), find_danger(text, env=env), every
+
+
+def _slow(monkeypatch: pytest.MonkeyPatch, shortcut: str) -> None:
+    """Turn one of the check's shortcuts off (or all of them: ``"all"``)."""
+    if shortcut in ("assignments", "all"):
+        monkeypatch.setattr(guard_walk, "assigns_plainly", lambda command: False)
+    if shortcut in ("quiet texts", "all"):
+        monkeypatch.setattr(guard_walk, "_quiet", lambda text, kept: False)
+    if shortcut in ("redirections first", "all"):
+        monkeypatch.setattr(guard_walk, "_writes_judged", lambda command, cwd, names: True)
+    if shortcut in ("commands kept", "all"):  # every text parsed anew, as if each made a brace expression
+        grouped = readings.grouped
+        monkeypatch.setattr(readings, "grouped", lambda tokens, allowance: (grouped(tokens, allowance)[0], True))
+    if shortcut in ("paths kept", "all"):
+        monkeypatch.setattr(paths, "_PATH_KEPT", -1)
+
+
+@pytest.mark.parametrize("shortcut", ["assignments", "quiet texts", "redirections first", "commands kept",
+                                      "paths kept", "all"])
+@pytest.mark.parametrize("seed", range(60))
+def test_a_shortcut_finds_what_the_whole_walk_finds(seed, shortcut, monkeypatch):
+    text = _script(seed)
+    fast = [_judged(text, env) for env in _ENVS]
+    _slow(monkeypatch, shortcut)
+    assert [_judged(text, env) for env in _ENVS] == fast, text
+
+
+@pytest.mark.parametrize("text", ["N=/; rm -rf $N", "N=/tmp; N=/; rm -rf $N/", "(N=/; rm -rf $N)",
+                                  'for f in a b; do echo "$(basename "$f")"; done; echo $(basename x; rm -rf /)',
+                                  "ls 2>/dev/null; ls > /dev/sda", "D=/dev; ls > $D/sda", "echo x >> ~/.bashrc",
+                                  'N="$(echo /)"; rm -rf $N', "N=/ sh -c 'rm -rf $N'", "x=a; x[$(rm -rf /)]=1"])
+def test_what_the_shortcuts_pass_by_still_refuses_where_it_should(text):
+    assert check("all", text) is not None
+
+
+def _simples(seed: int) -> list[Simple]:
+    rng = random.Random(seed)
+    names = [*sorted(JUDGED_NAMES), "mkfs.ext4", "ls", "w1", "echo", "", "/bin/cat", "python3", "tee2"]
+    words = ["-rf", "-R", "/", "~", "/etc/passwd", "/dev/sda", "of=/dev/sda", "-u", "root", "1", "-1", "-9", "-i",
+             "x", "clean", "-fdx", "--delete", "--remove-files", "-m", ".", "*", "~/.bashrc", "-r", "/usr", "init"]
+    targets = ["/dev/sda", "/etc/passwd", "/proc/sysrq-trigger", "~/.bashrc", "/dev/null", "x", "2", "/boot/x"]
+    ops = [">", ">>", ">|", "&>", "&>>", "<>", ">&", "<", "<<<"]
+    made = []
+    for _ in range(200):
+        name = rng.choice(names)
+        argv = [name] * bool(name) + [rng.choice(words) for _ in range(rng.randrange(4))]
+        redirects = tuple((rng.choice(ops), Word(rng.choice(targets))) for _ in range(rng.randrange(3)))
+        made.append(Simple(tuple(Word(w) for w in argv), redirects, rng.choice([None, (), ("etc",), ("home", "~")])))
+    return made
+
+
+def _every_matcher(simple: Simple) -> object:
+    for matcher in MATCHERS:
+        hit = matcher(simple)
+        if hit:
+            return refuse(hit[0], simple.display, **hit[1])
+    return None
+
+
+@pytest.mark.parametrize("seed", range(20))
+def test_a_program_no_rule_names_is_put_to_the_matchers_of_writes_alone(seed):
+    """``ls 2>/dev/null`` is put to the four matchers that judge what any program writes: every other matcher asks
+    for a name in the judged names first, so it finds nothing in such a command."""
+    for simple in _simples(seed):
+        assert match(simple) == _every_matcher(simple), simple
+        if simple.name not in JUDGED_NAMES and not simple.name.startswith("mkfs"):
+            assert all(matcher(simple) is None for matcher in MATCHERS if matcher not in WRITE_MATCHERS), simple
+
+
+@pytest.mark.parametrize("path", ["/", "/usr/..", "//etc/./passwd/", "~", "~/", "$HOME/x", "${HOME:?}/", "a/../..",
+                                  "$X/y", "`x`/y", "*", "/*", "/.*", "~root/x", "", "x" * 300, "/" + "../" * 200])
+@pytest.mark.parametrize("cwd", [None, (), ("etc",), ("home", "~")])
+def test_a_path_kept_resolves_as_one_resolved_anew(path, cwd):
+    for globs in (True, False):
+        assert paths.resolve(Word(path), cwd, globs=globs) == paths._resolve(path, cwd, globs)
+        assert paths.resolve(path, cwd, globs=globs) == paths._resolve(path, cwd, globs)
