@@ -3,7 +3,8 @@
 A notebook's shell cells are tens of thousands of commands a MB, and each paid the walk's whole way: a command of
 plain assignments (``N=5``) walked as a pipeline, a ``$(basename "$f")`` in a loop walked again at every turn, each
 word of ``ls -la *.csv > out.txt`` expanded where no rule looks at them, ``ls 2>/dev/null`` put to all nineteen
-matchers, the same body parsed again and again.  Each shortcut is turned off here in turn, and all at once, on
+matchers (its ``2>/dev/null`` looked at again each time), the same body parsed again and again, and read for
+what it prints though it runs no printer.  Each shortcut is turned off here in turn, and all at once, on
 random scripts made of ordinary lines and hostile pieces: what is refused, in what order, and every simple command
 must stay the same.
 """
@@ -14,8 +15,10 @@ import random
 
 import pytest
 
+from execmagic.guard import names as guard_names
 from execmagic.guard import paths, readings
 from execmagic.guard import walk as guard_walk
+from execmagic.guard import writes as guard_writes
 from execmagic.guard.check import _refusals, check, find_danger
 from execmagic.guard.commands import Simple
 from execmagic.guard.rules import JUDGED_NAMES, MATCHERS, WRITE_MATCHERS, match, refuse
@@ -74,10 +77,14 @@ def _slow(monkeypatch: pytest.MonkeyPatch, shortcut: str) -> None:
         monkeypatch.setattr(readings, "grouped", lambda tokens, allowance: (grouped(tokens, allowance)[0], True))
     if shortcut in ("paths kept", "all"):
         monkeypatch.setattr(paths, "_PATH_KEPT", -1)
+    if shortcut in ("writes kept", "all"):
+        monkeypatch.setattr(guard_writes, "writes_break", lambda redirects, cwd: True)
+    if shortcut in ("printing told first", "all"):
+        monkeypatch.setattr(guard_names, "may_emit", lambda command: True)
 
 
 @pytest.mark.parametrize("shortcut", ["assignments", "quiet texts", "redirections first", "commands kept",
-                                      "paths kept", "all"])
+                                      "paths kept", "printing told first", "writes kept", "all"])
 @pytest.mark.parametrize("seed", range(60))
 def test_a_shortcut_finds_what_the_whole_walk_finds(seed, shortcut, monkeypatch):
     text = _script(seed)
@@ -126,6 +133,8 @@ def test_a_program_no_rule_names_is_put_to_the_matchers_of_writes_alone(seed):
         assert match(simple) == _every_matcher(simple), simple
         if simple.name not in JUDGED_NAMES and not simple.name.startswith("mkfs"):
             assert all(matcher(simple) is None for matcher in MATCHERS if matcher not in WRITE_MATCHERS), simple
+            assert guard_writes.writes_break(simple.redirects, simple.cwd) == (match(simple) is not None), simple
+            assert guard_writes.judged(simple) == match(simple)
 
 
 @pytest.mark.parametrize("path", ["/", "/usr/..", "//etc/./passwd/", "~", "~/", "$HOME/x", "${HOME:?}/", "a/../..",

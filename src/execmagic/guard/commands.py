@@ -21,7 +21,7 @@ from ..shell.words import OPS, REDIRECTS, STDIN_REDIRECTS, Op, Subshells, Word, 
 from .paths import Path
 
 __all__ = ["ASSIGNMENT", "DECLARES", "WRAPPERS", "Command", "Simple", "assigned", "command_name",
-           "emitted", "grouped", "parse", "program", "unvanished", "unwrap"]
+           "emitted", "grouped", "may_emit", "parse", "program", "unvanished", "unwrap"]
 
 
 def _quoted_command(words: Sequence[Word], redirects: Sequence[tuple[str, Word]]) -> str:
@@ -304,6 +304,23 @@ def _printf(fmt: str, args: Sequence[str]) -> str:
         out.append(fmt[pos:])
         if not pending or not used:
             return unescape("".join(out))
+
+
+_PRINTERS = frozenset({"echo", "printf", "cat"})
+
+
+def may_emit(command: Command) -> bool:
+    """Whether :func:`emitted` of ``command``, its words expanded, may be other than ``None``: not when its first
+    word is plain (no expansion; a spelled-out home folder makes it ``~…``, of the same basename or ``~``), no
+    assignment and names neither a printer nor a wrapper (which :func:`unwrap` would take off)."""
+    words = command.words
+    if not words:
+        return False
+    first = words[0]
+    if first.live != () or first.code or ASSIGNMENT.match(first):
+        return True
+    name = program(first)
+    return name in _PRINTERS or name in _WRAPPERS
 
 
 def emitted(command: Command) -> str | None:

@@ -25,7 +25,7 @@ import re
 from collections.abc import Iterator, Mapping, Sequence
 
 from ..shell.words import Word
-from .commands import ASSIGNMENT, DECLARES, Command, assigned, emitted, program
+from .commands import ASSIGNMENT, DECLARES, Command, assigned, emitted, may_emit, program
 from .options import operands_of
 from .readings import Readings
 from .values import Values, operator, read_values
@@ -281,8 +281,8 @@ class Names:
     def _print(self, body: str) -> str | None:
         readings = self.readings
         items = [item for item in readings.items(readings.read(body)) if item != ";"]
-        if len(items) != 1 or not isinstance(items[0], Command):
-            return None
+        if len(items) != 1 or not isinstance(items[0], Command) or not may_emit(items[0]):
+            return None  # ($(basename "$f"): no word of it need be expanded to know it prints nothing known)
         self.printing += 1
         try:
             text = emitted(self.expand(items[0]))
@@ -291,6 +291,13 @@ class Names:
         return None if text is None else text.rstrip("\n")
 
     # -- remembering -------------------------------------------------------------------------------
+    def assign(self, command: Command) -> Names:
+        """:meth:`remember` of a command that only assigns (``N=5``, ``commands.assigned``): a changed copy."""
+        after = self.copy()
+        for name, value in assigned(command).items():
+            after.set(after._referred(name), (value,) if value else None)
+        return after
+
     def remember(self, pipeline: Sequence[Command]) -> Names:
         """The names after a pipeline (already expanded): what it assigns, reads, loops over, unsets.
 

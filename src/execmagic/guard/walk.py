@@ -100,7 +100,7 @@ def walk(text: str, cwd: Path | None, depth: int, names: Names | None = None) ->
                         yield Simple(tuple(command.words), tuple(command.redirects), cwd)
             pipeline = []
         elif not downloads and not every and len(pipeline) == 1 and assigns_plainly(pipeline[0]):
-            names = names.remember(pipeline)  # N=5: what it does, all of it (no program, nothing handed on)
+            names = names.assign(pipeline[0])  # N=5: what it does, all of it (no program, nothing handed on)
             state, pipeline = (cwd, names), []
         else:
             written, pipeline = pipeline, [names.expand(c) for c in pipeline]
