@@ -21,10 +21,13 @@ from execmagic.guard import walk as guard_walk
 from execmagic.guard import writes as guard_writes
 from execmagic.guard.check import _refusals, check, find_danger
 from execmagic.guard.commands import Simple
+from execmagic.guard.forks import DEFINES_FUNCTION, defines_function
 from execmagic.guard.rules import JUDGED_NAMES, MATCHERS, WRITE_MATCHERS, match, refuse
 from execmagic.guard.walk import simple_commands
+from execmagic.shell.lexer import tokenize
 from execmagic.shell.words import Word
 from execmagic.shell.work import uncollected
+from work_count import work
 
 #: What ordinary data work is made of, and what hides a refusal in it.
 _LINES = ["N=123", 'N="data/raw.csv"  # where', "OUT=out/x.csv; D=/", "sort a.csv | uniq -c | head -20 > out/c.txt",
@@ -144,3 +147,23 @@ def test_a_path_kept_resolves_as_one_resolved_anew(path, cwd):
     for globs in (True, False):
         assert paths.resolve(Word(path), cwd, globs=globs) == paths._resolve(path, cwd, globs)
         assert paths.resolve(path, cwd, globs=globs) == paths._resolve(path, cwd, globs)
+
+
+@pytest.mark.parametrize("seed", range(20))
+def test_a_function_defined_is_found_as_the_one_pattern_finds_it(seed):
+    rng = random.Random(seed)
+    pieces = ["f", "()", "( )", "(\t)", "{", "(", ")", "}", " ", "\n", "function", "function ", "functions", "x", ";"]
+    for _ in range(200):
+        text = "".join(rng.choice(pieces) for _ in range(rng.randrange(1, 12)))
+        assert defines_function(text) == (DEFINES_FUNCTION.search(text) is not None), text
+
+
+@pytest.mark.parametrize(("unit", "most"), [("N=123\n", 160), ("ls -la *.csv 2>/dev/null\n", 300),
+                                            ('f=$RANDOM; echo "$(basename "$f" .csv)"\n', 570)])
+def test_an_ordinary_command_costs_a_little_on_top_of_its_reading(unit, most):
+    """Lines of Python on top of reading each: a plain assignment was a pipeline walked (about 320, now 100), a write
+    to ``/dev/null`` was put to every matcher of writes (570, now 180), a ``$(basename …)`` read again for what it
+    prints and walked again after every change of a name (620, now 520)."""
+    text = "rm x; " + unit * 300
+    check("all", text)
+    assert work(lambda: check("all", text)) - work(lambda: tokenize(text)) < most * 300

@@ -17,7 +17,7 @@ from ..shell.ends import backtick_end, paren_end
 from ..shell.lexer import tokenize
 from ..shell.words import Op, Word
 from .commands import Command, grouped
-from .forks import DEFINES_FUNCTION, fork_bomb
+from .forks import defines_function, fork_bomb
 
 __all__ = ["Reading", "Readings"]
 
@@ -70,7 +70,7 @@ class Readings:
                 # (a text of nothing but {a,b} words takes about three a character: see shell.braces._MADE)
                 self.allowance = Allowance(4 * len(text) + _BRACES_AT_LEAST)
             tokens, skeleton = tokenize(text, noted=True, joined=True)
-            defines = DEFINES_FUNCTION.search(skeleton) is not None  # (looked for once: the fork bombs' search too)
+            defines = defines_function(skeleton)  # (looked for once: the fork bombs' search needs it too)
             found = self.texts[text] = Reading(tokens, skeleton, defines, fork_bomb(skeleton, defines))
         return found
 
