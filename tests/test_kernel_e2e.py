@@ -79,14 +79,17 @@ def test_the_summary_is_what_display_would_send_and_comes_in_order(kernel):
 
 def test_a_run_flushes_only_a_stream_that_holds_text(kernel):
     """Text the cell printed before the magic is flushed as the run starts (it goes out first); a stream that
-    holds none is not flushed: that would only wake the IO thread, to take the GIL from the run."""
+    holds none is not flushed: that would only wake the IO thread, to take the GIL from the run.  (The stream's
+    own timer, every 0.2 s, would flush the text first on a busy machine: it is put off for the cell.)"""
     ex = kernel.execute("import sys\nsys.stdout.flush(); sys.stderr.flush()\n"
+                        "sys.stdout.flush_interval = sys.stderr.flush_interval = 3600\n"
                         "thread = sys.stdout.pub_thread\nscheduled = []\nreal = thread.schedule\n"
                         "thread.schedule = lambda f: (scheduled.append(getattr(f, '__name__', '')), real(f))[1]\n"
                         "try:\n    get_ipython().run_line_magic('exec', 'true')\n"
                         "    quiet = scheduled.count('_flush')\n    print('x', end='')\n"
                         "    get_ipython().run_line_magic('exec', 'true')\n"
                         "finally:\n    del thread.schedule\n"
+                        "    sys.stdout.flush_interval = sys.stderr.flush_interval = 0.2\n"
                         "print('', quiet, scheduled.count('_flush') - quiet)")
     assert ex.status == "ok", ex.reply
     assert ex.stream_text() == "x 0 1\n"

@@ -13,7 +13,8 @@ too-deep, the reader's "too complex") is an answer: its time is what is measured
 Corpora: random shell-like text, random brackets and quotes, ``;``/``|``/``&`` in all orders, nesting 4,000
 deep and more (``(``, ``$(``, ``$((``, ``${``, ``"$(``, backticks; closed and not), ``((…))`` again and again
 (each a place to ask "arithmetic?"), heredocs, a long word after a guard trigger (``python3 -c '…' {b64}``),
-fork-bomb shapes, secret-shaped labels for redaction; and what a notebook's cells are made of: a plain script the
+fork-bomb shapes, long brace lists (one, and one of lists), a script of many assignments, secret-shaped labels for
+redaction; and what a notebook's cells are made of: a plain script the
 standby takes (assignments, pipelines, quoted strings, comments), and one with loops, ``if``/``case``, functions,
 heredocs and ``$(…)``, each 1 MB of varied lines.
 Nothing here runs in the default suite; the suite bounds the *work* (``tests/work_count.py``), not time.
@@ -130,6 +131,9 @@ CORPORA: dict[str, Callable[[int], str]] = {
     "fork-bomb shapes": lambda n: _repeat("f(){ f|f& };g (){ x; } ", n),
     "plain script (standby takes it)": lambda n: _lines(_plain_line, n),
     "notebook script (loops, heredocs, $(…))": lambda n: _lines(_notebook_block, n),
+    "brace lists (mkdir -p {d0,…})": lambda n: "mkdir -p {" + ",".join(f"d{i}" for i in range(n // 4))[:n] + "}",
+    "brace lists of brace lists": lambda n: "rm {" + _repeat("{a,b},", n) + "c}",
+    "many assignments (NAME=…)": lambda n: "".join(f"v{i}=x\n" for i in range(n // 6))[:n] + " rm x",
     "secret-shaped labels": lambda n: _repeat("password=[] token: none api_key=(unset) Bearer x "
                                               "mysql -phunter2 curl -u a:b redis://:p@h ", n),
 }

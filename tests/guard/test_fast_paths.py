@@ -20,7 +20,7 @@ from execmagic.guard import paths, readings
 from execmagic.guard import walk as guard_walk
 from execmagic.guard import writes as guard_writes
 from execmagic.guard.check import _refusals, check, find_danger
-from execmagic.guard.commands import Simple
+from execmagic.guard.commands import Command, Simple, emitted, may_emit
 from execmagic.guard.forks import DEFINES_FUNCTION, defines_function
 from execmagic.guard.rules import JUDGED_NAMES, MATCHERS, WRITE_MATCHERS, match, refuse
 from execmagic.guard.walk import simple_commands
@@ -45,7 +45,8 @@ _PIECES = ["rm -rf ", "$N ", "$D ", "$OUT ", "/ ", "~ ", "* ", "; ", "&& ", "| "
            "f(){ f|f& }; f ", "cat <<'EOF' | sh\nrm -rf /\nEOF\n", "<<E\n$(rm -rf ~)\nE\n", "w1 ", "ls ", "echo ",
            "tee /dev/sda ", "cp a /etc/shadow ", "shred -u ~/.ssh/id_rsa ", "sed -i s/a/b/ ~/.bashrc ", "kill -9 -1 ",
            "IFS=, ", "x=rm,-rf,/ ", "$x ", "declare -n r=D ", "$r ", "unset D ", "read D ", "for D in / ~; do ",
-           "done ", "'", '"', "$'\\x72m' ", "/bin/rm ", "sudo ", "env ", "xargs ", "echo / | ", "$() ", "`` "]
+           "done ", "'", '"', "$'\\x72m' ", "/bin/rm ", "sudo ", "env ", "xargs ", "echo / | ", "$() ", "`` ",
+           "/$(true) ", "/$(:) ", "$(false)/ ", "/`true` "]
 _ENVS = [None, {"HOME": "/home/me", "D": "/home/me", "PATH": "/usr/bin"}]
 
 
@@ -102,6 +103,18 @@ def test_a_shortcut_finds_what_the_whole_walk_finds(seed, shortcut, monkeypatch)
                                   'N="$(echo /)"; rm -rf $N', "N=/ sh -c 'rm -rf $N'", "x=a; x[$(rm -rf /)]=1"])
 def test_what_the_shortcuts_pass_by_still_refuses_where_it_should(text):
     assert check("all", text) is not None
+
+
+@pytest.mark.parametrize("name", ["echo", "printf", "cat", ":", "true", "false", "/bin/echo", "ls", "basename",
+                                  "date", "sudo", "env", "nice", "x=1", "command", "builtin", "exec", "yes"])
+@pytest.mark.parametrize("args", [[], ["/"], ["%s", "/"], ["-n", "x"]])
+def test_a_command_told_to_print_nothing_known_prints_nothing_known(name, args):
+    """A ``$(…)`` whose command plainly prints nothing the walk knows is not expanded to find out: whatever
+    :func:`~execmagic.guard.commands.emitted` knows what it prints of must be let through."""
+    command = Command([Word(word) for word in [name, *args]])
+    if emitted(command) is not None:
+        assert may_emit(command), command
+    assert check("all", f"rm -rf /$({' '.join([name, *args])})") is not None or emitted(command) not in ("", "/")
 
 
 def _simples(seed: int) -> list[Simple]:

@@ -37,6 +37,8 @@ GUARDED = {
     "brace words": lambda n: "rm " + ("{a,b} " * (n // 6 + 1))[:n],
     "sequence words": lambda n: "rm " + ("{1..99} " * (n // 8 + 1))[:n],
     "braces glued": lambda n: "rm " + ("{a,b}" * (n // 5 + 1))[:n],
+    "one long brace list": lambda n: "rm {" + ",".join(f"d{i}" for i in range(n // 6 + 1))[:n] + "}",
+    "a long list of brace lists": lambda n: "rm {" + ("{a,b}," * (n // 6 + 1))[:n] + "c}",
     "braces opened, never closed": lambda n: "rm " + "{" * n + ",}",
     "assignments with braces": lambda n: ("X={a,b} " * (n // 8 + 1))[:n] + " rm",
     "endless loops never closed": lambda n: "rm; " + ("while :; do x & " * (n // 16 + 1))[:n],

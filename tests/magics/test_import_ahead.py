@@ -342,7 +342,8 @@ def test_logs_are_pruned_with_the_retention_set_after_the_load(tmp_path):
 
 #: What the first command imports, and which of them only other work needs: stopping a tree or a prune
 #: (psutil), a background shell (its module, the reads' cursors), a template in Python or JavaScript code,
-#: the guard's walk and rules (for commands past its quick look), its reading of interpreter code (``python -c``…).
+#: the guard's walk and rules (for commands past its quick look), its reading of interpreter code (``python -c``…),
+#: the sandbox's walls (bubblewrap's arguments, the session's holder: for a confined run only).
 FIRST_RUN_IMPORTS = """
 import sys
 from execmagic.magics import FIRST_RUN_MODULES
@@ -353,7 +354,9 @@ print(" ".join(sorted(set(sys.modules) - before)))
 """
 NOT_FOR_A_FIRST_RUN = ("psutil", "execmagic.background.shell", "execmagic.background.cursors",
                        "execmagic.engine.code_scan", "execmagic.guard.scripts", "execmagic.guard.walk",
-                       "execmagic.guard.rules")
+                       "execmagic.guard.rules", "execmagic.process.sandbox", "execmagic.process.sandbox_bwrap",
+                       "execmagic.process.sandbox_session", "execmagic.process.sandbox_cgroup",
+                       "execmagic.process.sandbox_spec")
 
 
 def test_the_first_commands_imports_leave_what_only_other_work_needs():

@@ -21,7 +21,7 @@ import os
 import threading
 import uuid
 from collections.abc import Callable, Sequence
-from typing import Any, Generic, TypeVar, cast
+from typing import TYPE_CHECKING, Any, Generic, TypeVar, cast
 
 from ..background.backends.base import Backend
 from ..background.registry import ShellRegistry
@@ -31,7 +31,6 @@ from ..process.foreground import CancelToken, OutputCallback, ProgressCallback, 
 from ..process.logdir import LogDir, default_root
 from ..process.results import KillOutcome, Result, ShellInfo
 from ..process.retention import DEFAULT_QUOTA, DEFAULT_RETENTION_DAYS, prune_log_roots
-from ..process.sandbox import BWRAP_VAR, Sandbox
 from ..process.sandbox_limits import Limits
 from ..process.spec import RunOptions
 from ..process.standby import (
@@ -54,6 +53,9 @@ from .session import STATE_VAR, USER_BASH_ENV_VAR, ShellSession, handed_fds
 from .state_back import session_after, stopped
 from .walls import confined, standby_inside, start_inside, walls_said
 from .warm import WarmShell
+
+if TYPE_CHECKING:
+    from ..process.sandbox import Sandbox  # the walls are imported when a sandbox is first set (see .sandboxing)
 
 __all__ = ["Engine", "Plan", "Request"]
 
@@ -319,6 +321,8 @@ class Engine:
         """
         if not mode_named(mode).confines:  # nothing below decides anything for a run that is not confined
             return _UNCONFINED  # (finding the default root alone checked every folder above the temp folder)
+        from ..process.sandbox import BWRAP_VAR
+
         # every engine's logs (the default root, even when this one logs elsewhere), ours, the audit log
         hidden = tuple(p for p in (default_root(), self.logs.root, self.logs.path, self.policy.audit_log) if p)
         start_dir = self.start_dir or self.session.current_cwd()

@@ -17,7 +17,7 @@ import os
 import shlex
 from collections import ChainMap
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from ..background.backends.base import Backend, Foreground
 from ..guard.policy import Policy
@@ -29,7 +29,6 @@ from ..process.errors import PreExecError, shown_value
 from ..process.launch import check_cwd
 from ..process.logdir import LogDir
 from ..process.private import private_folder
-from ..process.sandbox import Sandbox
 from ..process.spec import Command
 from .contexts import SHELL_LANGUAGES
 from .failure_line import names_lines
@@ -39,6 +38,9 @@ from .requests import Request
 from .sandboxing import kernel_environment_note
 from .session import STATE_VAR, ShellSession, handed_fds, prelude_path, session_env
 from .template import Fill, Filled, expand_argv, expand_value, fill, references, resolve
+
+if TYPE_CHECKING:  # the walls are imported when a sandbox is first set (see .sandboxing)
+    from ..process.sandbox import Sandbox
 
 __all__ = ["SANDBOX_STATE_FOLDER", "Plan", "Planner"]
 

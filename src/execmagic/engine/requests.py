@@ -12,10 +12,12 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..background.backends.base import Backend
-from ..process.sandbox import Sandbox
+
+if TYPE_CHECKING:  # the walls are imported when a sandbox is first set (see .sandboxing)
+    from ..process.sandbox import Sandbox
 
 __all__ = ["EnvFilter", "Request"]
 

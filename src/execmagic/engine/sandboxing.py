@@ -35,17 +35,15 @@ import re
 import sys
 import threading
 from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING
 
-from ..process.sandbox import (
-    Sandbox,
-    SandboxSpec,
-    availability,
-    plan_sandbox,
-    resolve_roots,
-)
 from ..process.sandbox_scan import within
-from ..process.sandbox_session import Limits, SessionWalls, WallsUnavailable, start_walls
 from .sandbox_modes import SANDBOX_MODES, mode_named
+
+if TYPE_CHECKING:  # the walls themselves are imported when a sandbox is first set: a run that is not
+    # confined (most are) never needs them, and the first command after the load would pay 7 ms for them
+    from ..process.sandbox import Sandbox
+    from ..process.sandbox_session import Limits, SessionWalls
 
 __all__ = ["SANDBOX_MODES", "SandboxChoice", "SessionTmp", "choose_sandbox", "interpreter_paths", "jupyter_runtime_dir",
            "kernel_connection_file", "kernel_environment", "kernel_environment_note"]
@@ -147,6 +145,8 @@ def choose_sandbox(mode: str, *, network: bool, roots: Sequence[str], start_dir:
     Raises :class:`SandboxProblem` for a mode or a root that cannot be honoured, and
     :class:`SandboxUnavailable` for an explicit mode where bubblewrap cannot run.
     """
+    from ..process.sandbox import SandboxSpec, availability, plan_sandbox, resolve_roots
+
     record = mode_named(mode)
     if not record.confines:
         return SandboxChoice(None)
@@ -193,6 +193,8 @@ class SessionTmp:
 
     def walls(self, userns: bool) -> tuple[SessionWalls | None, tuple[str, ...]]:
         """The running holder, or ``None`` and why there is none (runs then get a ``/tmp`` each, unlimited)."""
+        from ..process.sandbox_session import WallsUnavailable, start_walls
+
         limits = self._limits()
         with self._lock:
             current = self._current

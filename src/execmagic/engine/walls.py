@@ -11,14 +11,17 @@ import contextlib
 import dataclasses
 import os
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 from ..process.private import create_file
 from ..process.results import Result
-from ..process.sandbox import Confined, Sandbox
 from ..process.spec import Command
 from ..process.standby import Standby
 from .plans import SANDBOX_STATE_FOLDER, Plan
 from .session import STATE_VAR
+
+if TYPE_CHECKING:  # the walls are imported when a sandbox is first set (see .sandboxing)
+    from ..process.sandbox import Confined, Sandbox
 
 __all__ = ["confined", "inside", "standby_inside", "start_inside", "walls_said"]
 

@@ -54,7 +54,7 @@ class CommandRefused(ExecError):
 #: data, most scripts -- is passed without parsing it.
 _TRIGGERS = re.compile(
     r"\b(rm\w*|remove_\w+|mkfs\S*|mke2fs|mkswap|mkdosfs|mkntfs|dd|chmod|chown|chgrp|shred|wipefs|blkdiscard|truncate"
-    r"|fdisk|sfdisk|parted|sgdisk|gdisk|cfdisk|find|kill|pkill|killall5?|shutdown|reboot|halt|poweroff|init|telinit"
+    r"|fdisk|sfdisk|parted|sgdisk|gdisk|cfdisk|cryptsetup|badblocks|nvme|find|kill|pkill|killall5?|shutdown|reboot|halt|poweroff|init|telinit"
     r"|systemctl|mv|rsync|crontab|curl|wget|fetch|tee|cp|function|fork|env"  # env: env -S'rm …' glues rm on
     r"|unlink|remove\w*|dir_delete|ddrescue|dcfldd|dc3dd|clean|tar|zip|7za?|ln|install|wipe|srm|sed|for)\b"
     r"|/(?:dev|proc|etc|boot|s?bin)\b|/lib|\.\w*(?:rc|profile|login|logout|env|environment)\b|config\.fish|\(\s*\)\s*[{(]"
@@ -66,7 +66,8 @@ _BRACES = re.compile(r"(?<!\$)\{[^{}\s]*?(?:,|\.\.)")  # (${x,,} is no brace exp
 #: Where a command's name may stand: a line's or a list's start, a keyword, a wrapper, ``eval``, an assignment before
 #: it, a word that may make no word (``$(true) $(printf …)``, ``X="a b" $(…)``: after a bracket or a quote).
 _COMMAND_AT = (r"(?:^|[;&|()\n`{!\"']|\b(?:then|do|else|if|elif|while|until|time|sudo|doas|env|exec|eval"
-               r"|command|builtin|nohup|nice|setsid|xargs)\b|\b[A-Za-z_]\w*=[^\s=]*)[ \t]*[\"']?")
+               r"|command|builtin|nohup|nice|setsid|xargs|coproc|chronic|fakeroot|unbuffer|pkexec|ionice|strace"
+               r"|busybox|toybox|unshare|systemd-run|nsenter|numactl|setpriv)\b|\b[A-Za-z_]\w*=[^\s=]*)[ \t]*[\"']?")
 #: What a substitution's body starts with when the walk may know what it prints (``$(echo r)m``, ``$(sudo printf
 #: …)``): a printer, a wrapper, anything but a plain name (a path, a quote, an expansion, an assignment, a group).
 _PRINTERS = ("echo|printf|cat|eval|sudo|doas|env|nohup|time|command|exec|builtin|coproc|setsid|stdbuf|unbuffer|pkexec"
@@ -96,7 +97,8 @@ def _quick_look(text: str, env: Mapping[str, str] | None) -> bool:
     # quotes and backslashes out first, so that r\m or "r"m cannot slip past the quick look
     if env and "$" in text:  # X=rm exported: $X -rf ~ needs rm's rule
         text += " " + " ".join(env.get(m.group(1), "") for m in _NAMED.finditer(text))
-    text = text.replace("\\", "").replace('"', "").replace("'", "")
+    # a backslash-newline first: bash drops the pair (r\⏎m is rm), where the backslash alone out leaves r⏎m
+    text = text.replace("\\\n", "").replace("\\", "").replace('"', "").replace("'", "")
     return bool(_TRIGGERS.search(text)) or (">" in text and bool(_BUILT_TARGET.search(text))) or (
         "{" in text and bool(_BRACES.search(text))) or ("do" in text and bool(ENDLESS.search(text))) or (
         ("$" in written or "`" in written) and bool(_ANY_UNSPELLED.search(written)) and bool(

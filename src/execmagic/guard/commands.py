@@ -187,7 +187,13 @@ def _braces(word: Word, words: list[Word], assigning: int, allowance: Allowance 
     if assigning >= 0 and ASSIGNMENT.match(word):
         return assigning, [word]
     made = brace_words(word, allowance or Allowance(_BRACE_ALLOWANCE))
-    return assigning, [word] if made is None else made
+    if made is None:
+        return assigning, [word]
+    if assigning >= 0 and len(made) > 1 and not made[0]:  # where the name stands, empty first words bash may drop
+        first = made[0]  # ({,"rm"} -rf / runs rm: the text keeps no trace of which quotes were empty)
+        made = made[next((i for i, w in enumerate(made) if w), len(made) - 1):]
+        made[0].code, made[0].shown = first.code, first.shown
+    return assigning, made
 
 
 _WRAPPERS: dict[str, set[str]] = {  # wrapper → its options that take a value
@@ -306,7 +312,8 @@ def _printf(fmt: str, args: Sequence[str]) -> str:
             return unescape("".join(out))
 
 
-_PRINTERS = frozenset({"echo", "printf", "cat"})
+#: The programs :func:`emitted` knows what they print of (a name it learns goes here too: see :func:`may_emit`).
+_PRINTERS = frozenset({"echo", "printf", "cat", ":", "true", "false"})
 
 
 def may_emit(command: Command) -> bool:
@@ -324,7 +331,8 @@ def may_emit(command: Command) -> bool:
 
 
 def emitted(command: Command) -> str | None:
-    """What a pipeline stage prints when it only prints text it was given: echo, printf, cat of a heredoc."""
+    """What a pipeline stage prints when it only prints text it was given: echo, printf, cat of a heredoc (each of
+    :data:`_PRINTERS`)."""
     words = command.unwrapped[0]
     name, args = (program(words[0]), list(words[1:])) if words else ("", [])
     if name == "echo":
@@ -336,6 +344,8 @@ def emitted(command: Command) -> str | None:
         return _printf(args[0], args[1:]) if args and args[0] != "-v" else None
     if name == "cat" and not args:
         return command.stdin()
+    if name in (":", "true", "false") and not args:  # nothing: rm -rf /$(true) is rm -rf /
+        return ""
     return None
 
 

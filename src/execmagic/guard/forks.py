@@ -101,9 +101,16 @@ class _Calls:
         return starts[at] if at < len(starts) else None
 
 
-#: A loop that never ends by its condition: ``while true``, ``while :``, ``until false``, ``for ((;;))``.
-ENDLESS = re.compile(r"\b(?:while[ \t]+(?:true|:)|until[ \t]+false|for[ \t]*\(\([ \t]*;[ \t]*;[ \t]*\)\))"
-                     r"[\s;]*do\b")
+#: A condition that always holds: ``true``, ``:`` (by path too), ``[ 1 ]`` (a test of one word that is no
+#: expansion), ``test 1``, ``((1))``, ``! false``.
+_TRUE = (r"(?:(?:(?:/usr)?/bin/)?true|:|\[\[?[ \t]+[\w.+/]+[ \t]+\]\]?|test[ \t]+[\w.+/]+"
+         r"|\(\([ \t]*[1-9][0-9]*[ \t]*\)\)|![ \t]+(?:(?:/usr)?/bin/)?false)")
+#: One that never does: ``false``, ``((0))``, ``! true``, ``! :``.
+_FALSE = r"(?:(?:(?:/usr)?/bin/)?false|\(\([ \t]*0[ \t]*\)\)|![ \t]+(?:(?:(?:/usr)?/bin/)?true|:))"
+#: A loop that never ends by its condition: ``while true``, ``while [ 1 ]``, ``until false``, ``for ((;;))`` (with a
+#: start and a step too: ``for ((i=0;;i++))``).
+ENDLESS = re.compile(rf"\b(?:while[ \t]+{_TRUE}|until[ \t]+{_FALSE}|for[ \t]*\(\([^;()]*;[ \t]*;[^;()]*\)\))"
+                     r"[ \t]*(?:[;\n][\s;]*)?do\b")
 _DONE = re.compile(r"\bdone\b")
 #: A body whose last command is put in the background (``… &`` then ``done``), not ``&&``, ``>&``, ``&>``.
 _BACKGROUND_LAST = re.compile(r"(?<![&>|])&[ \t;]*\Z")

@@ -281,7 +281,9 @@ class Names:
     def _print(self, body: str) -> str | None:
         readings = self.readings
         items = [item for item in readings.items(readings.read(body)) if item != ";"]
-        if len(items) != 1 or not isinstance(items[0], Command) or not may_emit(items[0]):
+        if len(items) != 1 or not isinstance(items[0], Command):
+            return None if items else ""  # an empty body (or a comment) prints nothing: rm -rf /$() is rm -rf /
+        if not may_emit(items[0]):
             return None  # ($(basename "$f"): no word of it need be expanded to know it prints nothing known)
         self.printing += 1
         try:

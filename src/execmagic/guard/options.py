@@ -129,13 +129,16 @@ def operands_of(words: Sequence[str], takes_value: Iterable[str] = ()) -> list[s
 
 
 def flags_of(words: Iterable[str]) -> set[str]:
-    """The options before ``--``, short clusters split: ``-rf`` → ``{-r, -f}``."""
+    """The options before ``--``, short clusters split: ``-rf`` → ``{-r, -f}``; a long option cut short, as GNU
+    programs take one (``rm --r``, ``chmod --rec``), is ``--recursive`` too."""
     flags: set[str] = set()
     for word in words:
         if word == "--":
             break
         if word.startswith("--"):
             flags.add(word)
+            if len(word) >= 3 and "--recursive".startswith(word):
+                flags.add("--recursive")
         elif word.startswith("-") and len(word) > 1:
             flags.update("-" + c for c in word[1:])
     return flags

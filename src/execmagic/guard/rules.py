@@ -15,6 +15,7 @@ from collections.abc import Callable, Sequence
 
 from ..shell.words import WRITES
 from .commands import Simple
+from .kills import kill_all, kill_init, kill_user
 from .options import find_exec, flags_of, operands_of
 from .paths import Path, critical_target, device_path, resolve, startup_file, system_file
 from .targets import archived_and_removed, cleaned_trees, removed, written
@@ -50,7 +51,8 @@ RULES: tuple[Rule, ...] = (
          "dd, dcfldd or dc3dd of=/dev/sda, ddrescue … /dev/sda"),
     Rule("redirect-device", True, "overwrites the disk device {device}", "> /dev/sda, cat x >> /dev/nvme0n1"),
     Rule("write-device", True, "{name} writes onto a disk device", "tee /dev/sda, cp disk.img /dev/sda"),
-    Rule("wipe-device", True, "{name} erases a disk device", "shred, wipefs, blkdiscard, truncate of a disk device"),
+    Rule("wipe-device", True, "{name} erases a disk device",
+         "shred, wipefs, blkdiscard, truncate, cryptsetup luksFormat, badblocks -w, nvme format of a disk device"),
     Rule("partition-device", True, "rewrites a disk's partition table",
          "fdisk, sfdisk, parted, sgdisk, gdisk, cfdisk of a disk device, unless only listing"),
     Rule("kernel-trigger", True, "writes to {device}, which reboots, halts or crashes the machine at once",
@@ -203,16 +205,6 @@ def _archive_remove(s: Simple) -> Hit | None:
     return None
 
 
-def _kill_init(s: Simple) -> Hit | None:
-    """Any signal but 0 to pid 1 (``kill -9 1``, ``kill 1``); ``pkill``/``killall`` of init or systemd by name."""
-    if s.name in ("pkill", "killall") and {"init", "systemd"} & set(operands_of(s.words[1:], _PKILL_VALUES)):
-        return "kill-init", {}
-    args = list(s.words[1:])
-    if s.name != "kill" or args[:1] == ["-0"] or (args[:1] in (["-s"], ["-n"], ["--signal"]) and args[1:2] == ["0"]):
-        return None  # signal 0 only asks whether it is there
-    return ("kill-init", {}) if "1" in _kill_pids(args) else None
-
-
 def _shred(s: Simple) -> Hit | None:
     """Shredding what a system or a home cannot do without: a key or credential in a home's hidden folders
     (``~/.ssh/id_rsa``), a file the system needs, a home or the root; not an ordinary file (``shred x.tmp``)."""
@@ -233,6 +225,22 @@ def _startup_file(s: Simple) -> Hit | None:
     return None
 
 
+#: What wipes a disk it is given: ``cryptsetup luksFormat``, ``badblocks -w``, ``nvme format`` among them.
+_WIPES = ("shred", "wipefs", "blkdiscard", "truncate", "cryptsetup", "badblocks", "nvme")
+
+
+def _wipes(s: Simple) -> bool:
+    """Whether a program of :data:`_WIPES` writes the device, not only reads it (``badblocks`` tests it read-only
+    unless ``-w`` or ``-n``; ``cryptsetup`` and ``nvme`` only with a verb that formats or erases)."""
+    if s.name == "badblocks":
+        return bool(flags_of(s.words[1:]) & {"-w", "-n"})
+    if s.name == "cryptsetup":
+        return any(w in ("luksFormat", "erase", "luksErase", "reencrypt") for w in s.words[1:])
+    if s.name == "nvme":
+        return any(w in ("format", "sanitize", "write-zeroes") for w in s.words[1:])
+    return True
+
+
 def _device_write(s: Simple) -> Hit | None:
     for op, target in s.redirects:
         device = device_path(target, s.cwd) if op in WRITES else None
@@ -240,11 +248,11 @@ def _device_write(s: Simple) -> Hit | None:
             return "redirect-device", {"device": device}
     targets = operands_of(s.words[1:])
     if (s.name == "tee" and any(device_path(w, s.cwd) for w in targets)) or (
-            s.name == "cp" and targets and device_path(targets[-1], s.cwd)):
+            s.name == "cp" and any(device_path(w, s.cwd) for w, _ in written(s))):
         return "write-device", {"name": s.name}
     if s.name == "truncate":  # truncate -r /dev/sda f only reads the device's size
         targets = operands_of(s.words[1:], {"-s", "--size", "-r", "--reference"})
-    if s.name in ("shred", "wipefs", "blkdiscard", "truncate") and any(device_path(w, s.cwd) for w in targets):
+    if s.name in _WIPES and any(device_path(w, s.cwd) for w in targets) and _wipes(s):
         return "wipe-device", {"name": s.name}
     listing = flags_of(s.words[1:]) & {"-l", "--list", "-p", "--print"} or "print" in s.words
     if s.name in ("fdisk", "sfdisk", "parted", "sgdisk", "gdisk", "cfdisk") and not listing and any(
@@ -282,50 +290,6 @@ def _find_delete(s: Simple) -> Hit | None:
     return None
 
 
-def _kill_all(s: Simple) -> Hit | None:
-    """``kill -9 -1``, ``kill -- -1``, ``kill -1`` alone: pid -1.  In ``kill -1 12345`` -1 is the signal."""
-    if s.name != "kill":
-        return None
-    return ("kill-all", {}) if "-1" in _kill_pids(list(s.words[1:])) else None
-
-
-def _kill_pids(words: Sequence[str]) -> list[str]:
-    """The pids a ``kill`` command line names (in ``kill -1 12345`` -1 is the signal; ``kill -1`` alone is pid -1)."""
-    args = list(words)
-    if args == ["-1"]:
-        pids = args
-    elif args[:1] and args[0] in ("-s", "-n", "--signal"):
-        pids = args[2:]
-    elif args[:1] and args[0].startswith("-") and args[0] != "--":
-        pids = args[1:]
-    else:
-        pids = args
-    return pids[1:] if pids[:1] == ["--"] else pids
-
-
-_PKILL_VALUES = {"-u", "-U", "--euid", "--uid", "--user", "-g", "-G", "--pgroup", "--group", "-P", "--parent", "-s",
-                 "--session", "-t", "--terminal", "-F", "--pidfile", "--signal", "--ns", "--nslist"}
-_KILLALL_VALUES = {"-u", "--user", "-s", "--signal", "-o", "--older-than", "-y", "--younger-than", "-n", "--ns"}
-_MATCH_ALL = {"", ".", ".*", "^", "$", "^.*", ".*$", "^.*$"}
-
-
-def _kill_user(s: Simple) -> Hit | None:
-    """``pkill -9 -u root`` (no name: all of root's processes), ``pkill .``, ``killall5``; not ``pkill -f myserver``."""
-    if s.name == "killall5":
-        return "kill-user", {"name": s.name, "whose": "outside its session"}
-    if s.name not in ("pkill", "killall"):
-        return None
-    args = s.words[1:]
-    users: list[str] = [args[i + 1] for i, w in enumerate(args[:-1]) if w in ("-u", "-U", "--euid", "--uid", "--user")]
-    users += [w.split("=", 1)[1] for w in args if w.startswith(("--euid=", "--uid=", "--user="))]
-    names = operands_of(args, _PKILL_VALUES if s.name == "pkill" else _KILLALL_VALUES)
-    if users and not names:
-        return "kill-user", {"name": s.name, "whose": f"of user {users[0]}"}
-    if s.name == "pkill" and names and all(n in _MATCH_ALL for n in names):
-        return "kill-user", {"name": s.name, "whose": "(its pattern matches every name)"}
-    return None
-
-
 def _power(s: Simple) -> Hit | None:
     if s.name in ("shutdown", "reboot", "halt", "poweroff") and "--help" not in s.words:
         return "power", {"name": s.name}
@@ -357,7 +321,7 @@ def _crontab(s: Simple) -> Hit | None:
 #: Catastrophic rules first: a risky one (shred) must not hide a catastrophic one (shred /etc/passwd) from that level.
 MATCHERS: tuple[Callable[[Simple], Hit | None], ...] = (
     _rm, _rsync_delete, _mkfs, _dd, _device_write, _kernel_trigger, _system_file, _git_clean, _archive_remove,
-    _chmod_root, _find_delete, _move_home, _kill_init, _kill_all, _kill_user, _power, _crontab, _shred, _startup_file)
+    _chmod_root, _find_delete, _move_home, kill_init, kill_all, kill_user, _power, _crontab, _shred, _startup_file)
 
 
 #: Every program some matcher judges by its name (``mkfs.*`` aside); any other command can only break a rule
@@ -368,7 +332,7 @@ JUDGED_NAMES = frozenset({
     "cp", "install", "ln", "mv", "link", "truncate", "shred", "wipe", "srm", "sed", "wipefs", "blkdiscard", "fdisk",
     "sfdisk", "parted", "sgdisk", "gdisk", "cfdisk", "git", "tar", "zip", "7z", "7za", "7zz", "chmod", "chown",
     "chgrp", "find", "kill", "pkill", "killall", "killall5", "shutdown", "reboot", "halt", "poweroff", "init",
-    "telinit", "systemctl", "crontab"})
+    "telinit", "systemctl", "crontab", "cryptsetup", "badblocks", "nvme"})
 
 
 def judged_writes(redirects: Sequence[tuple[str, str]], cwd: Path | None) -> bool:

@@ -9,6 +9,7 @@ the tree ``git clean`` empties (``git -C ~ clean -fdx``).
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterator, Sequence
 
 from ..shell.words import WRITES
@@ -40,15 +41,39 @@ def written(s: Simple) -> Iterator[tuple[str, bool]]:
         keeps = bool(flags_of(args) & {"-a", "--append"})
         yield from ((w, not keeps) for w in operands_of(args))
     elif s.name in ("cp", "install", "ln", "mv", "link"):
-        operands = operands_of(args, _COPY_VALUES)
-        if len(operands) >= 2 and not any(w == "-t" or w.startswith("--target-directory") for w in args):
-            yield operands[-1], True
+        yield from ((w, True) for w in _copied_to(args))
     elif s.name in ("truncate", "shred", "wipe", "srm"):
         yield from ((w, True) for w in operands_of(args, {"-s", "--size", "-r", "--reference", "-n", "--iterations"}))
     elif s.name == "sed" and any(w.startswith(("-i", "--in-place")) for w in args):
         operands = operands_of(args, {"-e", "-f", "--expression", "--file"})
         scripted = any(w in ("-e", "-f") or w.startswith(("--expression", "--file")) for w in args)
         yield from ((w, False) for w in (operands if scripted else operands[1:]))
+
+
+#: Folders a file is copied into by their name alone (``cp x/sda /dev``): where devices and the system's files are.
+_SYSTEM_FOLDERS = {"/dev", "/etc", "/boot", "/bin", "/sbin", "/usr/bin", "/usr/sbin", "/lib", "/usr/lib"}
+
+
+def _copied_to(args: Sequence[str]) -> list[str]:
+    """The files ``cp``/``mv``/``install``/``ln`` writes: its last operand, or, copied into a folder (``-t DIR``,
+    ``--target-directory=DIR``, a last operand ending in ``/`` or naming a system folder), each source's name
+    there (``cp x/sda -t /dev`` writes ``/dev/sda``)."""
+    operands = operands_of(args, _COPY_VALUES)
+    into = None
+    for i, word in enumerate(args):
+        if word in ("-t", "--target-directory") and i + 1 < len(args):
+            into = args[i + 1]
+        elif word.startswith("--target-directory="):
+            into = word.split("=", 1)[1]
+        elif word.startswith("-t") and len(word) > 2 and not word.startswith("--"):
+            into = word[2:]
+    if into is None:
+        if len(operands) < 2:
+            return []
+        if not (operands[-1].endswith("/") or operands[-1] in _SYSTEM_FOLDERS):
+            return [operands[-1]]
+        into, operands = operands[-1], operands[:-1]
+    return [into.rstrip("/") + "/" + os.path.basename(source.rstrip("/")) for source in operands if source.rstrip("/")]
 
 
 def removed(s: Simple) -> list[str]:

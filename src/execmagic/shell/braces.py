@@ -16,6 +16,7 @@ guessed.
 from __future__ import annotations
 
 import functools
+import itertools
 import re
 from collections.abc import Sequence
 
@@ -104,6 +105,7 @@ def _plain_text(word: Word) -> str | None:
     return plain
 
 
+_COMMA = re.compile(",")
 #: What bash's brace_gobbler looks at; every other character it passes.
 _STRUCTURE = re.compile(r"[{},]|\.\.")
 
@@ -119,7 +121,9 @@ class _Expander:
         whole: _Made = [[(start, end)]] if start < end else [[]]
         opened = self._open(start, start, end)
         while opened >= 0:
-            closed = self._gobble(opened + 1, end, "}")
+            closed = self._simple_list(opened, end)
+            if closed < 0:
+                closed = self._gobble(opened + 1, end, "}")
             if closed >= 0:
                 break
             opened = self._open(start, opened + 1, end)
@@ -150,14 +154,26 @@ class _Expander:
                 return at
             at += 1
 
+    def _simple_list(self, opened: int, end: int) -> int:
+        """Where the list opened at ``opened`` closes when it holds no brace and a comma comes before its ``}``
+        (``{a,b}``: what :meth:`_gobble` finds, by a few searches in C), else -1 (read it as bash does)."""
+        plain = self.plain
+        closed = plain.find("}", opened + 1, end)
+        if closed < 0 or plain.find(",", opened + 1, closed) < 0 or plain.find("{", opened + 1, closed) >= 0:
+            return -1
+        self.allowance.spend(closed - opened)
+        return closed
+
     def _gobble(self, at: int, end: int, stop: str) -> int:
         """Where bash's ``brace_gobbler`` stops from ``at``: the first ``stop`` at level 0 (a ``}`` only after a
         ``,`` or a ``..`` at that level), or -1 at ``end``."""
         plain, level, commas = self.plain, 0, stop != "}"
-        self.allowance.spend(end - at)  # read again from every "{" that opens none: bounded, not quadratic
+        # what is read is charged (read again from every "{" that opens none: bounded, not quadratic); only that:
+        # charged the rest of the word, each of mkdir {d0,…,d299}'s alternatives cost as much as all after it
         for found in _STRUCTURE.finditer(plain, at, end):
             c, i = found.group(), found.start()
             if c == stop and level == 0 and commas:
+                self.allowance.spend(i - at)
                 return i
             if c == "{":
                 level += 1
@@ -165,18 +181,39 @@ class _Expander:
                 level -= 1
             elif stop == "}" and level == 0 and (c == "," or (c == ".." and not plain.startswith("}", i + 2))):
                 commas = True
+        self.allowance.spend(end - at)
         return -1
 
     def _alternatives(self, start: int, end: int) -> _Made:
-        """``a,b,{c,d}``: each alternative's words, in order."""
+        """``a,b,{c,d}``: each alternative's words, in order.  The commas that end one are found in one read of
+        the list (looked for from each alternative again, a long list's last ones were read once per alternative)."""
+        self.allowance.spend(end - start)
+        if self.plain.find("{", start, end) < 0:  # no brace in it (a long list, {d0,…,d9999}): each comma ends one
+            commas: Sequence[int] = [m.start() for m in _COMMA.finditer(self.plain, start, end)]
+        else:
+            commas = self._level_commas(start, end)
         made: _Made = []
-        while True:
-            comma = self._gobble(start, end, ",")
-            stop = end if comma < 0 else comma
-            made.extend(self.expand(start, stop))
-            if comma < 0:
-                return made
-            start = comma + 1
+        at = start
+        for comma in itertools.chain(commas, (end,)):
+            if self.plain.find("{", at, comma) < 0:  # a plain alternative: itself (what expand would make of it)
+                made.append([(at, comma)] if at < comma else [])
+            else:
+                made.extend(self.expand(at, comma))
+            at = comma + 1
+        return made
+
+    def _level_commas(self, start: int, end: int) -> list[int]:
+        """The commas of ``plain[start:end]`` outside every brace in it (a ``}`` with none open is passed)."""
+        level, commas = 0, []
+        for found in _STRUCTURE.finditer(self.plain, start, end):
+            c = found.group()
+            if c == "{":
+                level += 1
+            elif c == "}":
+                level = max(level - 1, 0)
+            elif c == "," and level == 0:
+                commas.append(found.start())
+        return commas
 
     def _sequence(self, start: int, end: int) -> _Made | None:
         """``1..5``, ``a..e``, ``01..10..2`` as bash lists it; ``None`` when it is none."""

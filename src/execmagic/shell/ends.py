@@ -3,7 +3,10 @@
 The word splitter (:mod:`.lexer`) asks here where a ``$(…)``, a backtick, a ``${…}`` or a ``$((…))``
 ends, so that it and the walk never disagree on nesting.  A body read again (the guard reads each
 ``$(…)`` as code, at every level it follows) is a :class:`Body` that carries the ends its text's
-walk found, and looks its own substitutions' ends up there instead of walking to them again.
+walk found, and looks its own substitutions' ends up there instead of walking to them again.  A body
+whose walk would do nothing but pass it (``$(basename "$f")``, ``${N:-none}``, ``$((n + 1))``) is matched
+at once: a notebook's script has one every few lines, and a walk made for each cost more than the rest of
+its reading.
 """
 
 from __future__ import annotations
@@ -21,7 +24,20 @@ __all__ = ["UNCLOSED", "Body", "Ends", "arith_known", "arith_or_command", "backt
 
 #: A ``$( … )`` body with nothing in it that the walk stops at (no quote, escape, substitution, bracket,
 #: redirection, comment or newline), up to its ``)``.
-_SIMPLE_BODY = re.compile(r"[^\\'\"`$#()<>\n]*\)")
+_BARE_BODY = re.compile(r"[^\\'\"`$#()<>\n]*\)")
+#: One whose walk does no more than pass it: plain characters, closed ``'…'``, ``"…"`` with no escape or
+#: substitution, a ``$`` that opens nothing (``$f``, ``$1``), a ``<`` or ``>`` that opens no heredoc, no ``>&`` word
+#: and no ``<(`` (``$(basename "$f" .csv)``, ``$(wc -l < f)``).  Each alternative starts with a character of its own
+#: (no text matches two ways), but the match keeps a place to go back to for each character: it is tried on the first
+#: ``_PASSED_REACH`` characters alone (a longer body is walked), so its memory is bounded (a MB took 120 MB).
+_PLAIN_DOLLAR = r"\$(?![({\['\"$])"
+_PASSED_BODY = re.compile(rf"""(?:[^\\'"`$#()<>\n]|'[^']*'|"(?:[^"\\`$]|{_PLAIN_DOLLAR})*"|{_PLAIN_DOLLAR}"""
+                          r"|<(?!<)|>(?!&))*\)")
+_PASSED_REACH = 2048
+#: A ``${…}`` body with nothing in it a walk stops at but its ``}``; a ``$((…))`` one with nothing its walk stops at
+#: but the ``))`` that ends it; the same for a ``$[…]`` (its ``]``).
+_SIMPLE_PARAM = re.compile(r"[^\\'\"`$}]*\}")
+_SIMPLE_ARITH = {")": re.compile(r"[^\\'\"`$();\]]*\)\)"), "]": re.compile(r"[^\\'\"`$\[\]]*\]")}
 _LIVE = re.compile(r"\\.|\$\(|`", re.DOTALL)
 
 
@@ -69,14 +85,15 @@ class Ends:
     its ``(``), so where one ends is the same read from the whole text or from a body cut out of it -- up to
     the body's end: ``found`` holds indices in the text all bodies were cut from (``base`` is where the text
     read now starts in it), and an end past a body's is no end in it.  ``whole``: the text read now runs to
-    the end of that text, so what is still open at its end is open there too.
+    the end of that text, so what is still open at its end is open there too.  ``bodies``: the bodies cut
+    are :class:`Body` (to be read again); else plain text (the ends serve the reading that notes them alone).
     """
 
     def __init__(self, found: dict[int, int] | None = None, base: int = 0, whole: bool = True,
                  arith: dict[int, tuple[int, bool]] | None = None,
-                 params: dict[tuple[int, bool], int] | None = None) -> None:
+                 params: dict[tuple[int, bool], int] | None = None, bodies: bool = True) -> None:
         self.found = {} if found is None else found
-        self.base, self.whole = base, whole
+        self.base, self.whole, self.bodies = base, whole, bodies
         #: Where each arithmetic ends and whether it became a command, the same way (see :func:`arith_or_command`).
         self.arith: dict[int, tuple[int, bool]] = {} if arith is None else arith
         #: Where each ``${…}`` ends, by where its text starts and whether it stands in ``"…"`` (see :func:`param_end`).
@@ -89,15 +106,19 @@ class Ends:
             elif frame.param_at >= 0:
                 self.params[self.base + frame.param_at, frame.in_quotes] = UNCLOSED
 
-    def body(self, text: str, start: int, end: int) -> Body:
-        """``text[start:end]`` (a substitution's body in the text read now) as a :class:`Body` sharing these ends."""
+    def body(self, text: str, start: int, end: int) -> str:
+        """``text[start:end]`` (a substitution's body in the text read now) as a :class:`Body` sharing these ends
+        (as plain text where the bodies are not read again: ``bodies``)."""
+        if not self.bodies:
+            return text[start:end]
         body = Body(text[start:end])
         body.ends = self.within(text, start, end)
         return body
 
     def within(self, text: str, start: int, end: int) -> Ends:
         """These ends, for ``text[start:end]`` of the text read now (see :meth:`body`)."""
-        return Ends(self.found, self.base + start, self.whole and end >= len(text), self.arith, self.params)
+        return Ends(self.found, self.base + start, self.whole and end >= len(text), self.arith, self.params,
+                    self.bodies)
 
 
 class Body(str):
@@ -154,8 +175,8 @@ def paren_end(text: str, start: int, ends: Ends | None = None) -> int:
     if text.find(")", start) < 0:  # a ( … ) ends only at a ")": with none after it, it is open to the end
         step()  # (the search passes no more than the walk would: it stops at the first ")", which the walk reaches)
         return len(text)
-    simple = _SIMPLE_BODY.match(text, start)
-    if simple and "case" not in simple.group():  # $(date), $(wc -l f): its first ")" ends it
+    simple = _BARE_BODY.match(text, start) or _PASSED_BODY.match(text, start, start + _PASSED_REACH)
+    if simple and "case" not in simple.group():  # $(date), $(basename "$f"): its first ")" ends it
         step()
         return simple.end() - 1
     frame = Frame("code", closer=")")
@@ -191,7 +212,11 @@ def arith_or_command(text: str, start: int, log: dict[int, tuple[int, bool]],
     ``$[`` opened just before ``start`` instead (bash's old arithmetic, never a command), the index of its ``]``.
     """
     found = log.get(start) or arith_known(text, start, ends)
-    if found is None:
+    simple = None if found is not None else _SIMPLE_ARITH[closer].match(text, start)
+    if simple is not None:  # (as its walk finds and notes it: it ends there, arithmetic)
+        step()
+        found = log[start] = (simple.end(), False)
+    elif found is None:
         frame = Frame("arith", closer, start=start)
         if walk_to_close(text, start, frame, log=log, ends=ends) is None:
             log[start] = (len(text) + 1, frame.kind != "arith")
@@ -226,6 +251,10 @@ def param_end(text: str, start: int, in_dquote: bool, ends: Ends | None = None) 
     if text.find("}", start) < 0:  # a ${…} ends only at a "}" (as a ( … ) at a ")": see paren_end)
         step()
         return len(text)
+    simple = _SIMPLE_PARAM.match(text, start)
+    if simple:  # ${NAME}, "${N:-none}": its first "}" ends it
+        step()
+        return simple.end() - 1
     frames = (Frame("dquote"), Frame("param", closer="}")) if in_dquote else (Frame("param", closer="}"),)
     if ends is not None:
         frames[-1].param_at, frames[-1].in_quotes = start, in_dquote

@@ -41,6 +41,7 @@ __all__ = ["tokenize"]
 _PLAIN = re.compile(r"[^ \t\n'\"\\$`;&|()<>#]+")  # bash's blanks are space and tab alone: "\r" is a letter
 _EMPTY_BACKTICKS = re.compile(r"(?:``)+")
 _DQ_PLAIN = re.compile(r'[^"\\$`]+')
+_DOLLAR = re.compile(r"\$")
 #: A heredoc whose word is a plain name and ends its line: ``<<EOF``, ``<< EOF``, ``<<-END``.
 _PLAIN_HEREDOC = re.compile(r"(<<-?)[ \t]*([A-Za-z_][A-Za-z0-9_]*)[ \t]*\n")
 #: What makes text a command of its own, or a redirection of the one it stands in, to a shell that reads it as code.
@@ -309,20 +310,20 @@ class _Lexer:
         if simple:  # nothing in it a walk would stop at: it ends at the first "))", and nothing in it runs
             self.arithmetic_end = simple.end()
             return
-        after_for = bool(self.tokens) and self.tokens[-1] == "for"
-        known = None if after_for else self.arith_log.get(self.i + 2) or arith_known(self.text, self.i + 2, self.ends)
+        after_for, ends = bool(self.tokens) and self.tokens[-1] == "for", self._walk_ends()
+        known = None if after_for else self.arith_log.get(self.i + 2) or arith_known(self.text, self.i + 2, ends)
         if known is not None:  # a walk passed it: where it ends is known
             end, arithmetic = (None if known[0] > len(self.text) else known[0]), not known[1]
         else:
             frame = Frame("arith", loop=after_for)
-            if not after_for and self.ends is not None:  # its end shared with the bodies holding it
+            if not after_for:  # its end shared with the bodies holding it
                 frame.start, frame.bare, frame.clean = self.i + 2, True, True
-            end = walk_to_close(self.text, self.i + 2, frame, log=self.arith_log, ends=self.ends)
+            end = walk_to_close(self.text, self.i + 2, frame, log=self.arith_log, ends=ends)
             arithmetic = frame.kind == "arith"  # a ";" in it made it subshells: kind "code"
         if end is not None and arithmetic:
             self.arithmetic_end = end
             # bash reads (( … )) as it reads "…": a '…' there is no quote, and every $( … ) in it runs
-            self.code.extend(live_between(self.text, self.i + 2, end - 2, self.arith_log, self.ends))
+            self.code.extend(live_between(self.text, self.i + 2, end - 2, self.arith_log, ends))
 
     def _double_quoted(self) -> None:
         text, i, parts = self.text, self.i + 1, []
@@ -371,7 +372,8 @@ class _Lexer:
             at = self.length if at < 0 else at
             self.subs[at] = (at + end - i + 1, body)  # (past the word's end when open: as a walk of the word finds)
             return end + 1
-        close = arith_or_command(text, i + 2, self.arith_log, self.ends, "]")[0] if text.startswith("$[", i) else -1
+        walked = text.startswith("$[", i) and arith_or_command(text, i + 2, self.arith_log, self._walk_ends(), "]")
+        close = walked[0] if walked else -1
         if 0 <= close < len(text):  # bash's old arithmetic, one expansion to its "]": the substitutions in it run,
             # and what dash (which has none) runs there is its text read as code (unclosed, "$[" is plain to both)
             self.code.extend(live_between(text, i + 2, close, self.arith_log, self.ends))
@@ -437,6 +439,12 @@ class _Lexer:
         # bash expands the word after >& twice when it is not a number: >&'$(cmd)' runs cmd
         self.expanded_twice = op == ">&" and fd in ("", "1")
 
+    def _walk_ends(self) -> Ends:
+        """The ends walks note, from one on that may run out of text with the reading going on (an unclosed ``((``)."""
+        if self.ends is None:  # (a later walk stops where it opens what that one found never closes: not read twice)
+            self.ends = Ends(bodies=False)
+        return self.ends
+
     def _body(self, start: int, end: int) -> str:
         """The text from ``start`` to ``end``: a :class:`Body` where the ends are kept."""
         return self.text[start:end] if self.ends is None else self.ends.body(self.text, start, end)
@@ -475,8 +483,6 @@ class _Lexer:
             self.read_bodies[body, quoted] = live, dollars
         return live, dollars
 
-
-_DOLLAR = re.compile(r"\$")
 
 
 def tokenize(text: str, noted: bool = False, joined: bool = False) -> tuple[list[Word | Op], str]:

@@ -147,15 +147,15 @@ class ShellScanner(WalkBodies):
             return self._arith(frame, i, ch) if kind == "arith" else self._code(frame, i, ch)
         if ch == '"' and kind != "psquote":
             if kind == "dquote":
-                self.stack.pop()
+                self.stack.close_quote()
             else:  # code, ${…}, arithmetic, the word after >&: "…" opens
-                self.stack.append(Frame("dquote"))
+                self.stack.open_quote("dquote")
             return i + 1
         if ch == "'" and kind not in ("param", "arith"):
             if kind in ("squote", "ansi", "psquote"):
-                self.stack.pop()
+                self.stack.close_quote()
             else:
-                self.stack.append(Frame("squote"))
+                self.stack.open_quote("squote")
             return i + 1
         if ch == "`" and kind not in _QUIET_BACKTICK:
             if not self._close_backtick():
@@ -281,7 +281,7 @@ class ShellScanner(WalkBodies):
             self.stack.append(Frame("ansi"))
             return i + 2
         if not quoted:  # $"…": "…" translated for the locale
-            self.stack.append(Frame("dquote"))
+            self.stack.open_quote("dquote")
             return i + 2
         return i + 1
 
@@ -370,7 +370,7 @@ class ShellScanner(WalkBodies):
             # reads them as plain characters: the text between is as live as the "…" around it
             self.stack.append(Frame("psquote" if self._quoted_param(frame) else "squote"))
         elif ch == '"':
-            self.stack.append(Frame("dquote"))
+            self.stack.open_quote("dquote")
         elif ch == "}":
             self.stack.pop()
             if frame.param_at >= 0:
@@ -396,9 +396,9 @@ class ShellScanner(WalkBodies):
                 frame.cases -= 1  # an empty "case x in esac" too
             return i + 4
         if ch == "'":
-            self.stack.append(Frame("squote"))
+            self.stack.open_quote("squote")
         elif ch == '"':
-            self.stack.append(Frame("dquote"))
+            self.stack.open_quote("dquote")
         elif ch == "#" and at_word_start:
             self.stack.append(Frame("comment"))  # to the newline, or to the backtick that ends a `…`
         elif ch == "(":

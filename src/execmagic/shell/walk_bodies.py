@@ -64,8 +64,10 @@ class WalkBodies(Scanner):
     def _paren(self, start: int) -> Frame:
         """A ``( … )`` frame whose text starts at ``start``, its end noted when the walk notes ends."""
         frame = Frame("code", ")")
-        if self.ends is not None:
-            self._note_run([frame], start, 1)
+        if self.ends is not None and self._clean_below():  # (_note_run of this one frame, at once: a third of them)
+            frame.opened = start
+            if self.ends.get(self.base + start, -1) >= self.base + len(self.text):
+                self._runs_out(len(self.stack))
         return frame
 
     def _note_run(self, frames: list[Frame], first: int, stride: int, in_dquote: bool = False) -> None:
@@ -173,7 +175,7 @@ class WalkBodies(Scanner):
             self.stack.pop()
             return True
         if kind in ("code", "backtick", "dupword"):
-            self.stack.append(Frame("dquote"))
+            self.stack.open_quote("dquote")
             return True
         return False
 
@@ -363,10 +365,10 @@ class WalkBodies(Scanner):
         so ``>&'$(cmd)'`` runs ``cmd``: every place in it is reported with ``expanded_twice``.
         """
         if ch == "'":
-            self.stack.append(Frame("squote"))
+            self.stack.open_quote("squote")
             return i + 1
         if ch == '"':
-            self.stack.append(Frame("dquote"))
+            self.stack.open_quote("dquote")
             return i + 1
         self.stack.pop()
         return i  # the blank or operator is the enclosing frame's business
