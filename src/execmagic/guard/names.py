@@ -78,6 +78,9 @@ class Names:
     #: The text walked is one spelled as dash reads its heredocs' words (see ``dash_words.as_dash_reads``): code in it
     #: is not spelled so again (each level again would walk the code nested in it twice as often as the level around).
     as_dash: bool = dataclasses.field(default=False, compare=False, repr=False)
+    #: Something keeps these names as they are (a subshell's ``(`` to restore them, a body found quiet under them):
+    #: :meth:`assign` changes a copy then, else these (a copy at every ``NAME=`` of a script was the square of it).
+    kept: bool = dataclasses.field(default=False, compare=False, repr=False)
     #: What each ``$(…)`` body prints, by body and :attr:`printing` depth, under these names as they are now:
     #: shared by copies until one of them changes a name (then it starts its own), so that the walk of a body
     #: finds what the expansion of the word around it already read.  Asked afresh at every level, a word of
@@ -99,6 +102,7 @@ class Names:
         copied = Names.__new__(Names)  # not through __init__: every walk and every given name makes one
         copied.__dict__.update(self.__dict__)
         copied.values = dict(self.values)
+        copied.kept = False
         return copied
 
     def set(self, name: str, values: Values) -> None:
@@ -294,8 +298,9 @@ class Names:
 
     # -- remembering -------------------------------------------------------------------------------
     def assign(self, command: Command) -> Names:
-        """:meth:`remember` of a command that only assigns (``N=5``, ``commands.assigned``): a changed copy."""
-        after = self.copy()
+        """:meth:`remember` of a command that only assigns (``N=5``, ``commands.assigned``): these names changed, or
+        a changed copy when something keeps them (:attr:`kept`)."""
+        after = self.copy() if self.kept else self
         for name, value in assigned(command).items():
             after.set(after._referred(name), (value,) if value else None)
         return after
@@ -303,8 +308,9 @@ class Names:
     def remember(self, pipeline: Sequence[Command]) -> Names:
         """The names after a pipeline (already expanded): what it assigns, reads, loops over, unsets.
 
-        ``self`` itself when the pipeline changes no name, else a changed copy: names once passed on are
-        never changed, so that a subshell's ``(`` keeps the names it must restore at its ``)`` without a copy.
+        ``self`` itself when the pipeline changes no name, else a changed copy when something keeps these
+        (:attr:`kept`: names once passed on are never changed, so that a subshell's ``(`` keeps the names it must
+        restore at its ``)`` without a copy), else these names changed.
         """
         changes = [change for command in pipeline for change in _changed(command)]
         if len(pipeline) == 1:  # a pipeline's stages are subshells: X=1 | … sets nothing
@@ -312,7 +318,7 @@ class Names:
             changes += [(name, (value,) if value else None) for name, value in assigned(pipeline[0]).items()]
         if not changes:
             return self
-        after = self.copy()
+        after = self.copy() if self.kept else self
         refs = {name for name, _ in changes if name.startswith(_REF)}  # declare -n r=x: r=x is no value of r
         for name, values in changes:
             if name == "":

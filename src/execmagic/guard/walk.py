@@ -112,6 +112,7 @@ def walk(text: str, cwd: Path | None, depth: int, names: Names | None = None) ->
             state, pipeline = (cwd, names), []
         if item == "(":
             scopes.append(state)
+            state[1].kept = True
         elif item == ")" and scopes:
             cwd, names = state = scopes.pop()
         elif type(item) is Subshells and (every or downloads or item not in passed):
@@ -195,9 +196,16 @@ def _all_quiet(command: Command, cwd: Path | None, depth: int, names: Names) -> 
     that the command of a script that writes the same heredoc again and again makes no walk of it at all."""
     quiet = names.readings.quiet
     for body in command.code():
-        if (body.strip() or depth >= _MAX_DEPTH) and (body, cwd, depth, id(names)) not in quiet:
+        if (body.strip() or depth >= _MAX_DEPTH) and (body, cwd, depth, id(names)) not in quiet and not _passes(
+                body, depth, names):
             return False
     return True
+
+
+def _passes(body: str, depth: int, names: Names) -> bool:
+    """Whether a check's walk of ``body`` (code run at ``depth``) yields nothing whatever the names (:func:`_quiet`):
+    then it is not kept as quiet under these names (that would keep them: a script's every ``$(date)`` copied them)."""
+    return depth < _MAX_DEPTH and not names.readings.every and _quiet(body, names.readings)
 
 
 def _bodies(command: Command, cwd: Path | None, depth: int, names: Names) -> Walk:
@@ -210,7 +218,7 @@ def _bodies(command: Command, cwd: Path | None, depth: int, names: Names) -> Wal
     for body in command.code():
         if body.strip() or depth >= _MAX_DEPTH:  # `` and $( ) run nothing: a word of 100,000 was 50,000 walks
             key = (body, cwd, depth, id(names))
-            if key in quiet:
+            if key in quiet or _passes(body, depth, names):
                 continue
             said = False
             for item in walk(body, cwd, depth + 1, names):
@@ -218,6 +226,7 @@ def _bodies(command: Command, cwd: Path | None, depth: int, names: Names) -> Wal
                 yield item
             if not said and not names.readings.every:
                 quiet[key] = names  # (kept: an id is another object's once this one is gone)
+                names.kept = True
     return cwd
 
 
@@ -245,7 +254,8 @@ def _walk_pipeline(commands: list[Command], cwd: Path | None, depth: int, names:
             yield from _bodies(command if written is None else written[index], cwd, depth, names)
         before = commands[:index]
         words, wrappers = command.unwrapped
-        given = names.given(command.words[:len(command.words) - len(words)])  # X=/ sh -c '…': X is / in there
+        # X=/ sh -c '…': X is / in there (X=/ alone hands nothing on: no copy of the names for it)
+        given = names.given(command.words[:len(command.words) - len(words)]) if words else names
         if {"xargs", "parallel"} & set(wrappers):  # echo / | xargs rm -rf: the items become arguments
             items = emitted(before[-1]) if before else command.stdin()  # or xargs rm -rf <<< /
             words = [*words, *(Word(item) for item in re.split(r"[\s\0]+", items or "") if item)]  # -0: NUL-separated
