@@ -20,7 +20,7 @@ from execmagic.guard import paths, readings
 from execmagic.guard import walk as guard_walk
 from execmagic.guard import writes as guard_writes
 from execmagic.guard.check import _refusals, check, find_danger
-from execmagic.guard.commands import Command, Simple, emitted, may_emit
+from execmagic.guard.commands import _LITERAL, Command, Simple, emitted, literal, may_emit
 from execmagic.guard.forks import DEFINES_FUNCTION, defines_function
 from execmagic.guard.rules import JUDGED_NAMES, MATCHERS, WRITE_MATCHERS, match, refuse
 from execmagic.guard.walk import simple_commands
@@ -197,3 +197,13 @@ def test_a_script_of_many_assignments_changes_its_names_without_copying_them(val
                  'D=/; for f in a; do echo "$(basename "$f")"; done; D=/tmp; rm -rf $D; D=/; rm -rf $D']:
         assert check("all", text).rule == "rm-recursive-root", text
     assert check("all", "D=/tmp/a; (D=/); rm -rf $D") is None
+
+
+@pytest.mark.parametrize("seed", range(20))
+def test_a_value_is_told_literal_as_the_pattern_tells_it(seed):
+    rng = random.Random(seed)
+    pieces = ["$HOME", "${HOME}", "$HOMEx", "$HOME_", "$HOMEé", "$HOME/", "${HOME", "$", "`", "a", "/", "{", "}", "é",
+              "$x", "HOME", "\\", " ", "$HOME-", "${HOME}x"]
+    for _ in range(300):
+        value = "".join(rng.choice(pieces) for _ in range(rng.randrange(0, 8)))
+        assert literal(value) == (_LITERAL.fullmatch(value) is not None), value

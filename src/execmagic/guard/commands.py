@@ -21,7 +21,7 @@ from ..shell.words import OPS, REDIRECTS, STDIN_REDIRECTS, Op, Subshells, Word, 
 from .paths import Path
 
 __all__ = ["ASSIGNMENT", "DECLARES", "WRAPPERS", "Command", "Simple", "assigned", "command_name",
-           "emitted", "grouped", "may_emit", "parse", "program", "unvanished", "unwrap"]
+           "emitted", "grouped", "literal", "may_emit", "parse", "program", "unvanished", "unwrap"]
 
 
 def _quoted_command(words: Sequence[Word], redirects: Sequence[tuple[str, Word]]) -> str:
@@ -372,6 +372,14 @@ def command_name(command: Command) -> str:
 
 DECLARES = {"export", "readonly", "local", "declare", "typeset"}
 _LITERAL = re.compile(r"(?:\$HOME\b|\$\{HOME\}|[^$`])*")  # no expansion but $HOME's
+#: A ``$`` that is not ``$HOME``'s: what :data:`_LITERAL` cannot match (nor a backtick), found by a search -- the
+#: pattern tried three ways at every character of a value (``PATH=…:$PATH`` again and again grows it to 64 KB).
+_NOT_LITERAL = re.compile(r"\$(?!HOME\b|\{HOME\})")
+
+
+def literal(value: str) -> bool:
+    """Whether ``_LITERAL`` matches all of ``value``: no expansion in it but ``$HOME``'s."""
+    return "`" not in value and ("$" not in value or _NOT_LITERAL.search(value) is None)
 
 
 def assigned(command: Command) -> dict[str, str | None]:
@@ -382,5 +390,5 @@ def assigned(command: Command) -> dict[str, str | None]:
     elif not all(ASSIGNMENT.match(w) for w in words):
         return {}
     pairs = [w.split("=", 1) for w in words if ASSIGNMENT.match(w)]
-    return {name: value if _LITERAL.fullmatch(value) else None for name, value in pairs}
+    return {name: value if literal(value) else None for name, value in pairs}
 
