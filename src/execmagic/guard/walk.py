@@ -58,9 +58,6 @@ def walk(text: str, cwd: Path | None, depth: int, names: Names | None = None) ->
     ``cwd`` is the directory the text starts in when known; a ``cd`` moves it, a subshell keeps its own.
     ``names``: the variables known where the text starts (:mod:`.names`); the text's own assignments
     are added as the walk passes them (``X=/; rm -rf $X``).
-
-    It is long because it is the loop every command and operator of a long script goes through: each of its kinds of
-    command (passed at once, only assigning, walked) is handled in the loop, not in a call of its own per command.
     """
     if depth > _MAX_DEPTH:
         yield refuse("too-deep", text[:200])
@@ -68,16 +65,14 @@ def walk(text: str, cwd: Path | None, depth: int, names: Names | None = None) ->
     if names is not None and not names.readings.every and _quiet(text, names.readings):
         return cwd  # a text read before that a check's walk finds nothing in, whatever the names: $(date +%F)
     names, reading = yield from _read(text, cwd, depth, Names() if names is None else names.copy())
-    # what each open "(" restores at its ")": the same pair while nothing changes, not one per "(" (names are never
-    # changed once kept) -- a line of 100,000 "(" made as many objects
+    # what each open "(" restores at its ")": the same pair while nothing changes, not one per "(" (names kept)
     scopes: list[tuple[Path | None, Names]] = []
     state = (cwd, names)
     pipeline: list[Command] = []
     downloads: set[str] = set()  # curl -o f URL earlier in the text: sh f runs what was downloaded
-    items = names.readings.items(reading)
     every = names.readings.every
     passed: set[str] = set()  # ((WORD)) found to do nothing
-    for item in items:  # (the loop every command and operator of a long script goes through: kept lean)
+    for item in names.readings.items(reading):  # (every command and operator of a long script goes through: lean)
         if type(item) is Command:
             pipeline.append(item)
             continue
@@ -103,12 +98,7 @@ def walk(text: str, cwd: Path | None, depth: int, names: Names | None = None) ->
             names = names.assign(pipeline[0])  # N=5: what it does, all of it (no program, nothing handed on)
             state, pipeline = (cwd, names), []
         else:
-            written, pipeline = pipeline, [names.expand(c) for c in pipeline]
-            for command in filter(bracketed, pipeline):  # x='a[$(…)]': it runs where bash reads x as a number
-                yield from _walk_all(subscript_bodies(command), cwd, depth + 1, names)  # (.subscripts)
-            yield from _runs_download(pipeline, downloads)
-            cwd = yield from _walk_pipeline(pipeline, cwd, depth, names, written=written)
-            names = names.remember(pipeline)
+            cwd, names = yield from _walked(pipeline, cwd, depth, names, downloads)
             state, pipeline = (cwd, names), []
         if item == "(":
             scopes.append(state)
@@ -121,6 +111,17 @@ def walk(text: str, cwd: Path | None, depth: int, names: Names | None = None) ->
             else:  # it does nothing: nor does the next one spelled alike
                 passed.add(item)
     return cwd
+
+
+def _walked(pipeline: list[Command], cwd: Path | None, depth: int, names: Names, downloads: set[str]) -> Generator[
+        Simple | Refusal, None, tuple[Path | None, Names]]:
+    """A pipeline the loop of :func:`walk` does not pass at once, walked: the directory and the names after it."""
+    expanded = [names.expand(command) for command in pipeline]
+    for command in filter(bracketed, expanded):  # x='a[$(…)]': it runs where bash reads x as a number
+        yield from _walk_all(subscript_bodies(command), cwd, depth + 1, names)  # (.subscripts)
+    yield from _runs_download(expanded, downloads)
+    cwd = yield from _walk_pipeline(expanded, cwd, depth, names, written=pipeline)
+    return cwd, names.remember(expanded)
 
 
 def _walk_all(bodies: Iterable[str], cwd: Path | None, depth: int, names: Names) -> Walk:
@@ -203,8 +204,7 @@ def _all_quiet(command: Command, cwd: Path | None, depth: int, names: Names) -> 
 
 
 def _passes(body: str, depth: int, names: Names) -> bool:
-    """Whether a check's walk of ``body`` (code run at ``depth``) yields nothing whatever the names (:func:`_quiet`):
-    then it is not kept as quiet under these names (that would keep them: a script's every ``$(date)`` copied them)."""
+    """Whether ``body`` is passed whatever the names (:func:`_quiet`), not kept quiet under these (nor they kept)."""
     return depth < _MAX_DEPTH and not names.readings.every and _quiet(body, names.readings)
 
 
