@@ -114,8 +114,9 @@ def _refusals(text: str | None, argv: Sequence[str] | None, env: Mapping[str, st
         if not values and not _quick_look(text, env):
             return
     from .names import Names
-    from .rules import Refusal, match
+    from .rules import Refusal
     from .walk import walk, walk_argv
+    from .writes import judged
 
     if text is not None:
         names = Names.of(env)
@@ -131,7 +132,7 @@ def _refusals(text: str | None, argv: Sequence[str] | None, env: Mapping[str, st
         found = walk_argv(argv or (), names)
     try:
         for item in found:
-            refusal = item if isinstance(item, Refusal) else match(item)
+            refusal = item if isinstance(item, Refusal) else judged(item)
             if refusal is not None:
                 yield refusal
     finally:  # what was read, let go at once: the bodies passed keep the names that keep them (a cycle), and the

@@ -21,7 +21,7 @@ from ..shell.words import OPS, REDIRECTS, STDIN_REDIRECTS, Op, Subshells, Word, 
 from .paths import Path
 
 __all__ = ["ASSIGNMENT", "DECLARES", "WRAPPERS", "Command", "Simple", "assigned", "command_name",
-           "emitted", "parse", "program", "unvanished", "unwrap"]
+           "emitted", "grouped", "literal", "may_emit", "parse", "program", "unvanished", "unwrap"]
 
 
 def _quoted_command(words: Sequence[Word], redirects: Sequence[tuple[str, Word]]) -> str:
@@ -115,7 +115,14 @@ def parse(tokens: list[Word | Op], allowance: Allowance | None = None) -> list[C
     assignments before its name (``X={a,b} cmd`` sets ``X`` to ``{a,b}``); ``allowance``: what that may make in the
     check (:class:`~..shell.braces.Allowance`; one for these tokens alone when not given).
     """
+    return grouped(tokens, allowance)[0]
+
+
+def grouped(tokens: list[Word | Op], allowance: Allowance | None = None) -> tuple[list[Command | str], bool]:
+    """:func:`parse`, and whether a word was put to brace expansion: else the commands are the same whenever these
+    tokens are parsed, and made at no cost to the ``allowance`` (a reading keeps them: ``readings.Readings``)."""
     items: list[Command | str] = []
+    braced = False
     words: list[Word] = []
     redirects: list[tuple[str, Word]] = []
     redirect = None
@@ -141,14 +148,21 @@ def parse(tokens: list[Word | Op], allowance: Allowance | None = None) -> list[C
             redirect = None
         elif not words and not token.quoted and token in _RESERVED:  # type: ignore[union-attr]
             continue
-        elif "{" in token:
+        elif "{" in token and _may_brace(token):  # (${x} in most: it makes no other word, as bash would tell)
             assigning, made = _braces(token, words, assigning, allowance)  # type: ignore[arg-type]
             words.extend(made)
+            braced = True
         else:
             words.append(token)  # type: ignore[arg-type]
     if words or redirects:
         items.append(Command(words, redirects))
-    return items
+    return items, braced
+
+
+def _may_brace(token: str) -> bool:
+    """Whether a word may be one brace expansion makes other words of: a ``{``, a ``}`` and a ``,`` or ``..`` in it
+    -- what :func:`~..shell.braces.brace_words` needs, wherever they stand (``${x}``, ``{}``, ``a{b}`` make none)."""
+    return "}" in token and ("," in token or ".." in token)
 
 
 #: What brace expansion may make in one reading of tokens when no check's allowance is given: as much as a name's
@@ -298,8 +312,27 @@ def _printf(fmt: str, args: Sequence[str]) -> str:
             return unescape("".join(out))
 
 
+#: The programs :func:`emitted` knows what they print of (a name it learns goes here too: see :func:`may_emit`).
+_PRINTERS = frozenset({"echo", "printf", "cat", ":", "true", "false"})
+
+
+def may_emit(command: Command) -> bool:
+    """Whether :func:`emitted` of ``command``, its words expanded, may be other than ``None``: not when its first
+    word is plain (no expansion; a spelled-out home folder makes it ``~…``, of the same basename or ``~``), no
+    assignment and names neither a printer nor a wrapper (which :func:`unwrap` would take off)."""
+    words = command.words
+    if not words:
+        return False
+    first = words[0]
+    if first.live != () or first.code or ASSIGNMENT.match(first):
+        return True
+    name = program(first)
+    return name in _PRINTERS or name in _WRAPPERS
+
+
 def emitted(command: Command) -> str | None:
-    """What a pipeline stage prints when it only prints text it was given: echo, printf, cat of a heredoc."""
+    """What a pipeline stage prints when it only prints text it was given: echo, printf, cat of a heredoc (each of
+    :data:`_PRINTERS`)."""
     words = command.unwrapped[0]
     name, args = (program(words[0]), list(words[1:])) if words else ("", [])
     if name == "echo":
@@ -339,6 +372,14 @@ def command_name(command: Command) -> str:
 
 DECLARES = {"export", "readonly", "local", "declare", "typeset"}
 _LITERAL = re.compile(r"(?:\$HOME\b|\$\{HOME\}|[^$`])*")  # no expansion but $HOME's
+#: A ``$`` that is not ``$HOME``'s: what :data:`_LITERAL` cannot match (nor a backtick), found by a search -- the
+#: pattern tried three ways at every character of a value (``PATH=…:$PATH`` again and again grows it to 64 KB).
+_NOT_LITERAL = re.compile(r"\$(?!HOME\b|\{HOME\})")
+
+
+def literal(value: str) -> bool:
+    """Whether ``_LITERAL`` matches all of ``value``: no expansion in it but ``$HOME``'s."""
+    return "`" not in value and ("$" not in value or _NOT_LITERAL.search(value) is None)
 
 
 def assigned(command: Command) -> dict[str, str | None]:
@@ -349,5 +390,5 @@ def assigned(command: Command) -> dict[str, str | None]:
     elif not all(ASSIGNMENT.match(w) for w in words):
         return {}
     pairs = [w.split("=", 1) for w in words if ASSIGNMENT.match(w)]
-    return {name: value if _LITERAL.fullmatch(value) else None for name, value in pairs}
+    return {name: value if literal(value) else None for name, value in pairs}
 

@@ -24,12 +24,10 @@ import dataclasses
 import re
 from collections.abc import Iterator, Mapping, Sequence
 
-from ..shell.braces import Allowance
-from ..shell.ends import backtick_end, paren_end
-from ..shell.lexer import tokenize
-from ..shell.words import Op, Word
-from .commands import ASSIGNMENT, DECLARES, Command, assigned, emitted, parse, program
+from ..shell.words import Word
+from .commands import ASSIGNMENT, DECLARES, Command, assigned, emitted, may_emit, program
 from .options import operands_of
+from .readings import Readings
 from .values import Values, operator, read_values
 
 __all__ = ["Names", "Readings"]
@@ -58,54 +56,6 @@ _MAX_PRINTING = 8
 _READ_VALUES = {"read": {"-d", "-i", "-n", "-N", "-p", "-t", "-u"},
                 "mapfile": {"-d", "-n", "-O", "-s", "-u", "-C", "-c"},
                 "readarray": {"-d", "-n", "-O", "-s", "-u", "-C", "-c"}}
-#: What brace expansion may make in a check of a short text: ``for i in {1..1000}`` is ordinary.
-_BRACES_AT_LEAST = 64 * 1024
-
-
-@dataclasses.dataclass
-class Readings:
-    """What one check has read of its text, kept for the rest of the check.
-
-    The same text is asked about again and again: a ``$(…)`` body is read when its word is expanded
-    (:meth:`Names.printed`), when the walk asks whether it downloads something, and when the walk runs
-    it as code -- and, nested, at every level around it.  Each is read once here; the rest is looked up.
-    """
-
-    tokens: dict[str, tuple[list[Word | Op], str]] = dataclasses.field(default_factory=dict)
-    #: Where the substitution opened just before an offset of a word ends (see :meth:`end`).
-    ends: dict[tuple[str, int], int] = dataclasses.field(default_factory=dict)
-    #: Whether code run in a ``$(…)`` body downloads something, found once per body and depth (each level of
-    #: nesting asked it again of every level inside: twice the work per level).
-    downloads: dict[tuple[str, int], bool] = dataclasses.field(default_factory=dict)
-    #: Whether the walk yields every simple command, or (for a check) only those a rule may judge.
-    every: bool = True
-    #: The bodies whose walk gave nothing to judge, by body, directory, depth and names (see ``walk._bodies``).
-    quiet: dict[tuple[str, tuple[str, ...] | None, int, int], object] = dataclasses.field(default_factory=dict)
-    #: What brace expansion may still make in this check (``{1..9}{1..9}…`` makes millions of words): bounded by the
-    #: length of the first text read, the checked one (set then).
-    allowance: Allowance | None = None
-
-    def tokenize(self, text: str) -> tuple[list[Word | Op], str]:
-        """:func:`~execmagic.shell.lexer.tokenize` of ``text``, read once for the check (the list is shared:
-        never changed by a caller)."""
-        if self.allowance is None:
-            # (a text of nothing but {a,b} words takes about three a character: see shell.braces._MADE)
-            self.allowance = Allowance(4 * len(text) + _BRACES_AT_LEAST)
-        found = self.tokens.get(text)
-        if found is None:
-            found = self.tokens[text] = tokenize(text, noted=True, joined=True)
-        return found
-
-    def end(self, word: str, start: int) -> int:
-        """The index after the ``$(…)`` or backtick substitution of ``word`` at ``start``."""
-        if word.startswith("``", start):  # an empty one ends at once (no walk started for it)
-            return start + 2
-        key = (word, start)
-        found = self.ends.get(key)
-        if found is None:
-            dollar = word[start] == "$"
-            found = self.ends[key] = paren_end(word, start + 2) + 1 if dollar else backtick_end(word, start + 1)
-        return found
 
 
 @dataclasses.dataclass
@@ -128,6 +78,9 @@ class Names:
     #: The text walked is one spelled as dash reads its heredocs' words (see ``dash_words.as_dash_reads``): code in it
     #: is not spelled so again (each level again would walk the code nested in it twice as often as the level around).
     as_dash: bool = dataclasses.field(default=False, compare=False, repr=False)
+    #: Something keeps these names as they are (a subshell's ``(`` to restore them, a body found quiet under them):
+    #: :meth:`assign` changes a copy then, else these (a copy at every ``NAME=`` of a script was the square of it).
+    kept: bool = dataclasses.field(default=False, compare=False, repr=False)
     #: What each ``$(…)`` body prints, by body and :attr:`printing` depth, under these names as they are now:
     #: shared by copies until one of them changes a name (then it starts its own), so that the walk of a body
     #: finds what the expansion of the word around it already read.  Asked afresh at every level, a word of
@@ -149,6 +102,7 @@ class Names:
         copied = Names.__new__(Names)  # not through __init__: every walk and every given name makes one
         copied.__dict__.update(self.__dict__)
         copied.values = dict(self.values)
+        copied.kept = False
         return copied
 
     def set(self, name: str, values: Values) -> None:
@@ -210,9 +164,19 @@ class Names:
         if not self.values and self.env is None and not (code and self._prints(command)):  # (every name unknown:
             return command  # only what a $(…) prints is known, and the home folder is not)
         words = [new for word in command.words for new in self.word(word)]
-        redirects = [(op, target if op in ("<<", "<<-") else (self.word(target) or [target])[0])
-                     for op, target in command.redirects]
-        return Command(words, redirects)
+        return Command(words, self._redirects(command))
+
+    def redirects(self, command: Command) -> list[tuple[str, Word]]:
+        """The redirections of ``command`` as :meth:`expand` expands them, of a command with no code in it (asked
+        first of a command only its redirections can get judged: most write where no rule looks, their words kept
+        as they are)."""
+        if not self.values and self.env is None:
+            return command.redirects
+        return self._redirects(command)
+
+    def _redirects(self, command: Command) -> list[tuple[str, Word]]:
+        return [(op, target if op in ("<<", "<<-") else (self.word(target) or [target])[0])
+                for op, target in command.redirects]
 
     def _prints(self, command: Command) -> bool:
         """Whether a ``$(…)`` or backtick ``command`` runs while it is expanded prints what is known whatever the
@@ -319,9 +283,12 @@ class Names:
         return self._printed[key]
 
     def _print(self, body: str) -> str | None:
-        items = [item for item in parse(self.readings.tokenize(body)[0], self.readings.allowance) if item != ";"]
+        readings = self.readings
+        items = [item for item in readings.items(readings.read(body)) if item != ";"]
         if len(items) != 1 or not isinstance(items[0], Command):
             return None if items else ""  # an empty body (or a comment) prints nothing: rm -rf /$() is rm -rf /
+        if not may_emit(items[0]):
+            return None  # ($(basename "$f"): no word of it need be expanded to know it prints nothing known)
         self.printing += 1
         try:
             text = emitted(self.expand(items[0]))
@@ -330,11 +297,20 @@ class Names:
         return None if text is None else text.rstrip("\n")
 
     # -- remembering -------------------------------------------------------------------------------
+    def assign(self, command: Command) -> Names:
+        """:meth:`remember` of a command that only assigns (``N=5``, ``commands.assigned``): these names changed, or
+        a changed copy when something keeps them (:attr:`kept`)."""
+        after = self.copy() if self.kept else self
+        for name, value in assigned(command).items():
+            after.set(after._referred(name), (value,) if value else None)
+        return after
+
     def remember(self, pipeline: Sequence[Command]) -> Names:
         """The names after a pipeline (already expanded): what it assigns, reads, loops over, unsets.
 
-        ``self`` itself when the pipeline changes no name, else a changed copy: names once passed on are
-        never changed, so that a subshell's ``(`` keeps the names it must restore at its ``)`` without a copy.
+        ``self`` itself when the pipeline changes no name, else a changed copy when something keeps these
+        (:attr:`kept`: names once passed on are never changed, so that a subshell's ``(`` keeps the names it must
+        restore at its ``)`` without a copy), else these names changed.
         """
         changes = [change for command in pipeline for change in _changed(command)]
         if len(pipeline) == 1:  # a pipeline's stages are subshells: X=1 | … sets nothing
@@ -342,7 +318,7 @@ class Names:
             changes += [(name, (value,) if value else None) for name, value in assigned(pipeline[0]).items()]
         if not changes:
             return self
-        after = self.copy()
+        after = self.copy() if self.kept else self
         refs = {name for name, _ in changes if name.startswith(_REF)}  # declare -n r=x: r=x is no value of r
         for name, values in changes:
             if name == "":

@@ -13,6 +13,7 @@ for every system directory it could match.
 from __future__ import annotations
 
 import fnmatch
+import functools
 import os
 import re
 from collections.abc import Sequence
@@ -56,6 +57,22 @@ def resolve(path: str, cwd: Path | None, *, globs: bool = True) -> Path | None:
     ``/usr/..`` is ``/``; ``//``, ``/./`` and trailing slashes go; ``~``, ``$HOME`` and ``${HOME}`` are the
     home directory; with ``globs`` a trailing ``*`` or ``.*`` stands for its directory (it empties it).
     """
+    if len(path) <= _PATH_KEPT:
+        return _resolved(str(path), cwd, globs)
+    return _resolve(path, cwd, globs)
+
+
+#: Paths up to this length have their answer kept: a script writes to ``/dev/null`` and a few files again and again,
+#: and each write is put to several rules.
+_PATH_KEPT = 256
+
+
+@functools.lru_cache(maxsize=4096)
+def _resolved(path: str, cwd: Path | None, globs: bool) -> Path | None:
+    return _resolve(path, cwd, globs)
+
+
+def _resolve(path: str, cwd: Path | None, globs: bool) -> Path | None:
     if not path:  # rm -rf "" names no file (an empty variable, quoted)
         return None
     home = _HOME_PREFIX.match(path)

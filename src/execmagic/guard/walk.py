@@ -14,15 +14,15 @@ yields their refusals itself; every other rule is applied to the simple commands
 
 from __future__ import annotations
 
-import functools
 import re
 from collections.abc import Generator, Iterable, Iterator, Sequence
 
-from ..shell.words import WRITES, Op, Subshells, Word
-from .commands import ASSIGNMENT, DECLARES, WRAPPERS, Command, Simple, command_name, emitted, parse, program, unvanished
+from ..shell.words import WRITES, Subshells, Word
+from .commands import Command, Simple, command_name, emitted, program, unvanished
 from .dash_words import as_dash_reads
-from .forks import DEFINES_FUNCTION, FORK_CALLS, fork_bomb
-from .names import Names, Readings
+from .forks import FORK_CALLS
+from .inert import assigns_plainly, has_code, inert, inert_word
+from .names import Names
 from .options import (
     DOWNLOADERS,
     INTERPRETER,
@@ -37,19 +37,17 @@ from .options import (
     su_command,
 )
 from .paths import Path, after_cd
-from .rules import JUDGED_NAMES, Refusal, judged_writes, refuse
+from .readings import Reading, Readings
+from .rules import Refusal, judged_writes, refuse
 from .subscripts import bracketed, subscript_bodies, tests
+
+_inert, _inert_word, _has_code = inert, inert_word, has_code  # (one name each, for the tests to stand in for)
 
 __all__ = ["Walk", "argv_commands", "simple_commands", "walk", "walk_argv"]
 
 #: How deep code inside code (``bash -c "eval '…'"``) is followed; deeper text is refused (rule too-deep):
 #: what the check cannot follow is not run.
 _MAX_DEPTH = 8
-#: Programs the walk or a rule does something with, by name: a rule judges them, they run code handed to them
-#: (shells, ``eval``, ``find -exec``, wrappers), download, move the directory, or give names values.
-_ACTIVE = frozenset({*JUDGED_NAMES, *SHELLS, *SOURCES, *DOWNLOADERS, *WRAPPERS, *DECLARES, "eval", "watch", "trap",
-                     "alias", "su", "runuser", "sg", "script", "flock", "find", "cd", "pushd", "chdir", "popd", "for",
-                     "select", "read", "mapfile", "readarray", "printf", "getopts", "let", "unset", "set"})
 Walk = Generator["Simple | Refusal", None, "Path | None"]
 """A walk yields simple commands and refusals, in the order a shell gets to them; it returns the directory after it."""
 
@@ -64,18 +62,17 @@ def walk(text: str, cwd: Path | None, depth: int, names: Names | None = None) ->
     if depth > _MAX_DEPTH:
         yield refuse("too-deep", text[:200])
         return cwd
-    names, tokens = yield from _read(text, cwd, depth, Names() if names is None else names.copy())
-    # what each open "(" restores at its ")": the same pair while nothing changes, not one per "(" (names are never
-    # changed once kept) -- a line of 100,000 "(" made as many objects, and ((1)) is four of them
+    if names is not None and not names.readings.every and _quiet(text, names.readings):
+        return cwd  # a text read before that a check's walk finds nothing in, whatever the names: $(date +%F)
+    names, reading = yield from _read(text, cwd, depth, Names() if names is None else names.copy())
+    # what each open "(" restores at its ")": the same pair while nothing changes, not one per "(" (names kept)
     scopes: list[tuple[Path | None, Names]] = []
     state = (cwd, names)
     pipeline: list[Command] = []
     downloads: set[str] = set()  # curl -o f URL earlier in the text: sh f runs what was downloaded
-    items = parse(tokens, names.readings.allowance)
-    items.append(";")
     every = names.readings.every
     passed: set[str] = set()  # ((WORD)) found to do nothing
-    for item in items:  # (the loop every command and operator of a long script goes through: kept lean)
+    for item in names.readings.items(reading):  # (every command and operator of a long script goes through: lean)
         if type(item) is Command:
             pipeline.append(item)
             continue
@@ -90,21 +87,22 @@ def walk(text: str, cwd: Path | None, depth: int, names: Names | None = None) ->
                 code = _has_code(command)  # (walked as written: a word that expands to nothing runs its code too)
                 if code and not _all_quiet(command, cwd, depth, names):
                     yield from _bodies(command, cwd, depth, names)
-                if every or (command.redirects and not WRITES.isdisjoint([op for op, _ in command.redirects])):
-                    command = names.expand(command, code)  # else nothing is yielded: a check asks where one writes
+                # else nothing is yielded: a check asks where one writes (its words expanded only if a rule looks)
+                if every or (command.redirects and not WRITES.isdisjoint([op for op, _ in command.redirects])
+                             and (code or _writes_judged(command, cwd, names))):
+                    command = names.expand(command, code)
                     if every or (command.redirects and judged_writes(command.redirects, cwd)):
                         yield Simple(tuple(command.words), tuple(command.redirects), cwd)
             pipeline = []
+        elif not downloads and not every and len(pipeline) == 1 and assigns_plainly(pipeline[0]):
+            names = names.assign(pipeline[0])  # N=5: what it does, all of it (no program, nothing handed on)
+            state, pipeline = (cwd, names), []
         else:
-            written, pipeline = pipeline, [names.expand(c) for c in pipeline]
-            for command in filter(bracketed, pipeline):  # x='a[$(…)]': it runs where bash reads x as a number
-                yield from _walk_all(subscript_bodies(command), cwd, depth + 1, names)  # (.subscripts)
-            yield from _runs_download(pipeline, downloads)
-            cwd = yield from _walk_pipeline(pipeline, cwd, depth, names, written=written)
-            names = names.remember(pipeline)
+            cwd, names = yield from _walked(pipeline, cwd, depth, names, downloads)
             state, pipeline = (cwd, names), []
         if item == "(":
             scopes.append(state)
+            state[1].kept = True
         elif item == ")" and scopes:
             cwd, names = state = scopes.pop()
         elif type(item) is Subshells and (every or downloads or item not in passed):
@@ -115,6 +113,17 @@ def walk(text: str, cwd: Path | None, depth: int, names: Names | None = None) ->
     return cwd
 
 
+def _walked(pipeline: list[Command], cwd: Path | None, depth: int, names: Names, downloads: set[str]) -> Generator[
+        Simple | Refusal, None, tuple[Path | None, Names]]:
+    """A pipeline the loop of :func:`walk` does not pass at once, walked: the directory and the names after it."""
+    expanded = [names.expand(command) for command in pipeline]
+    for command in filter(bracketed, expanded):  # x='a[$(…)]': it runs where bash reads x as a number
+        yield from _walk_all(subscript_bodies(command), cwd, depth + 1, names)  # (.subscripts)
+    yield from _runs_download(expanded, downloads)
+    cwd = yield from _walk_pipeline(expanded, cwd, depth, names, written=pipeline)
+    return cwd, names.remember(expanded)
+
+
 def _walk_all(bodies: Iterable[str], cwd: Path | None, depth: int, names: Names) -> Walk:
     """Each of ``bodies`` walked as code run in ``cwd``."""
     for body in bodies:
@@ -123,23 +132,21 @@ def _walk_all(bodies: Iterable[str], cwd: Path | None, depth: int, names: Names)
 
 
 def _read(text: str, cwd: Path | None, depth: int, names: Names) -> Generator[Refusal | Simple, None,
-                                                                             tuple[Names, list[Word | Op]]]:
+                                                                             tuple[Names, Reading]]:
     """What :func:`walk` walks first: ``text`` as dash reads its heredocs when that differs, and a fork bomb; the names
-    it starts with (``names``, changed) and the tokens of ``text``."""
+    it starts with (``names``, changed) and the reading of ``text``."""
     names.printing = depth  # a $(…) in this code is one level deeper (see Names.printed)
     dash_text = None if names.as_dash else as_dash_reads(text)
     if dash_text is not None:  # a heredoc ends elsewhere in dash: what runs there is walked too
         dash_names = names.copy()
         dash_names.as_dash = True  # (its heredoc words are spelled as dash reads them already: the code in it too,
         yield from walk(dash_text, cwd, depth, dash_names)  # and one walked so at each level of nesting
-    tokens, skeleton = names.readings.tokenize(text)
-    defines = DEFINES_FUNCTION.search(skeleton) is not None  # (looked for once: the fork bombs' search needs it too)
-    bomb = fork_bomb(skeleton, defines)
-    if bomb:
-        yield refuse("fork-bomb", bomb)
-    if defines:  # a function body runs later, when names may hold other values
+    reading = names.readings.read(text)
+    if reading.bomb:
+        yield refuse("fork-bomb", reading.bomb)
+    if reading.defines:  # a function body runs later, when names may hold other values
         names.make_opaque()
-    return names, tokens
+    return names, reading
 
 
 def _subshells(command: Command, cwd: Path | None, depth: int, names: Names, downloads: set[str]) -> Walk:
@@ -150,54 +157,39 @@ def _subshells(command: Command, cwd: Path | None, depth: int, names: Names, dow
             command = names.expand(command, False)
             yield Simple(tuple(command.words), (), cwd)
         return cwd
+    if not downloads and not names.readings.every and assigns_plainly(command):
+        return cwd  # ((N=5)): names given in a subshell, and forgotten at its end
     pipeline = [names.expand(command)]
     yield from _runs_download(pipeline, downloads)
     yield from _walk_pipeline(pipeline, cwd, depth, names, written=[command])
     return cwd
 
 
-def _inert(command: Command) -> bool:
-    """Whether ``command`` is what it reads as and nothing more: no assignment, a program named as written that is
-    not :data:`_ACTIVE` -- no rule judges it by name, it changes no name, no directory and hands nothing on (its
-    redirections only feed it or take what it writes), so it is yielded as it stands once the code in its words is
-    walked, and judged only where a redirection writes (a walk of each took fifteen times its reading; ``cat <<EOF``
-    is how scripts write files, ``> out.txt`` how they keep what a command prints)."""
-    words = command.words
-    if not words:  # ">& out" alone: no program runs, only its redirections
-        return bool(command.redirects)
-    first = words[0]
-    if first.live != () or first.code:  # the name as written (<(…) has code, no live text)
+def _writes_judged(command: Command, cwd: Path | None, names: Names) -> bool:
+    """Whether a rule may judge where ``command`` (one with no code in it) writes: its redirections alone expanded."""
+    return judged_writes(names.redirects(command), cwd)
+
+
+def _quiet(text: str, readings: Readings) -> bool:
+    """Whether a check's walk of ``text`` (read before) yields nothing, whatever the names, the directory and the depth
+    it runs at: no dash reading of its own, no fork bomb, no function, and every command passed at once by the loop of
+    :func:`walk` with nothing to walk or judge -- no test, no code, no redirection that writes (asked once a text;
+    a script's loop walked the same ``$(basename "$f")`` again at every turn, with other names each time)."""
+    reading = readings.texts.get(text)
+    if reading is None or reading.items is None:
         return False
-    return _inert_word(first)
+    if reading.quiet is None:
+        reading.quiet = not reading.bomb and not reading.defines and as_dash_reads(text) is None and all(
+            map(_passed_quietly, reading.items))
+    return reading.quiet
 
 
-def _inert_word(word: Word) -> bool:  # (of a plain word: no expansion in it)
-    return _inert_name(word) if len(word) <= _NAME_KEPT else _judged_name(word)
-
-
-#: Command words up to this length have their answer kept (a script names a few programs again and again).
-_NAME_KEPT = 64
-
-
-@functools.lru_cache(maxsize=4096)
-def _inert_name(word: str) -> bool:
-    return _judged_name(word)
-
-
-def _judged_name(word: str) -> bool:
-    """Whether a command word, as written, is no assignment and names a program not :data:`_ACTIVE`."""
-    if ASSIGNMENT.match(word):
-        return False
-    name = program(word)
-    return not (name in _ACTIVE or name.startswith("mkfs") or INTERPRETER.fullmatch(name))
-
-
-def _has_code(command: Command) -> bool:
-    """Whether the shell runs code while expanding ``command`` (asked before a walk of its bodies is begun)."""
-    for word in command.words:
-        if word.code:
-            return True
-    return bool(command.redirects) and any(target.code for _, target in command.redirects)
+def _passed_quietly(item: Command | str) -> bool:
+    """Whether the loop of a check's :func:`walk` passes ``item`` with nothing to walk or judge, whatever the names."""
+    if type(item) is Command:
+        return _inert(item) and not tests(item) and not _has_code(item) and WRITES.isdisjoint(
+            [op for op, _ in item.redirects])
+    return type(item) is not Subshells or _inert_word(item.word)
 
 
 def _all_quiet(command: Command, cwd: Path | None, depth: int, names: Names) -> bool:
@@ -205,9 +197,15 @@ def _all_quiet(command: Command, cwd: Path | None, depth: int, names: Names) -> 
     that the command of a script that writes the same heredoc again and again makes no walk of it at all."""
     quiet = names.readings.quiet
     for body in command.code():
-        if (body.strip() or depth >= _MAX_DEPTH) and (body, cwd, depth, id(names)) not in quiet:
+        if (body.strip() or depth >= _MAX_DEPTH) and (body, cwd, depth, id(names)) not in quiet and not _passes(
+                body, depth, names):
             return False
     return True
+
+
+def _passes(body: str, depth: int, names: Names) -> bool:
+    """Whether ``body`` is passed whatever the names (:func:`_quiet`), not kept quiet under these (nor they kept)."""
+    return depth < _MAX_DEPTH and not names.readings.every and _quiet(body, names.readings)
 
 
 def _bodies(command: Command, cwd: Path | None, depth: int, names: Names) -> Walk:
@@ -220,7 +218,7 @@ def _bodies(command: Command, cwd: Path | None, depth: int, names: Names) -> Wal
     for body in command.code():
         if body.strip() or depth >= _MAX_DEPTH:  # `` and $( ) run nothing: a word of 100,000 was 50,000 walks
             key = (body, cwd, depth, id(names))
-            if key in quiet:
+            if key in quiet or _passes(body, depth, names):
                 continue
             said = False
             for item in walk(body, cwd, depth + 1, names):
@@ -228,6 +226,7 @@ def _bodies(command: Command, cwd: Path | None, depth: int, names: Names) -> Wal
                 yield item
             if not said and not names.readings.every:
                 quiet[key] = names  # (kept: an id is another object's once this one is gone)
+                names.kept = True
     return cwd
 
 
@@ -255,7 +254,8 @@ def _walk_pipeline(commands: list[Command], cwd: Path | None, depth: int, names:
             yield from _bodies(command if written is None else written[index], cwd, depth, names)
         before = commands[:index]
         words, wrappers = command.unwrapped
-        given = names.given(command.words[:len(command.words) - len(words)])  # X=/ sh -c '…': X is / in there
+        # X=/ sh -c '…': X is / in there (X=/ alone hands nothing on: no copy of the names for it)
+        given = names.given(command.words[:len(command.words) - len(words)]) if words else names
         if {"xargs", "parallel"} & set(wrappers):  # echo / | xargs rm -rf: the items become arguments
             items = emitted(before[-1]) if before else command.stdin()  # or xargs rm -rf <<< /
             words = [*words, *(Word(item) for item in re.split(r"[\s\0]+", items or "") if item)]  # -0: NUL-separated

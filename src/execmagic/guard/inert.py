@@ -1,0 +1,82 @@
+"""Commands the walk can pass at once: what each is told by its words as written, before any is expanded.
+
+Most commands of a script run a program no rule judges, change no name and no directory, and hand nothing on:
+the walk (:mod:`.walk`) passes them once the code in their words is walked, and judges only where a redirection
+writes.  A command of plain assignments (``N=5``, ``OUT="out/x.csv"``) only gives names values.  Each is asked of
+every command of a long script, so each is a few looks at the words, and a command word's answer is kept.
+"""
+
+from __future__ import annotations
+
+import functools
+
+from ..shell.words import Word
+from .commands import ASSIGNMENT, DECLARES, WRAPPERS, Command, program
+from .options import DOWNLOADERS, INTERPRETER, SHELLS, SOURCES
+from .rules import JUDGED_NAMES
+
+__all__ = ["ACTIVE", "assigns_plainly", "has_code", "inert", "inert_word"]
+
+#: Programs the walk or a rule does something with, by name: a rule judges them, they run code handed to them
+#: (shells, ``eval``, ``find -exec``, wrappers), download, move the directory, or give names values.
+ACTIVE = frozenset({*JUDGED_NAMES, *SHELLS, *SOURCES, *DOWNLOADERS, *WRAPPERS, *DECLARES, "eval", "watch", "trap",
+                    "alias", "su", "runuser", "sg", "script", "flock", "find", "cd", "pushd", "chdir", "popd", "for",
+                    "select", "read", "mapfile", "readarray", "printf", "getopts", "let", "unset", "set"})
+
+
+def inert(command: Command) -> bool:
+    """Whether ``command`` is what it reads as and nothing more: no assignment, a program named as written that is
+    not :data:`ACTIVE` -- no rule judges it by name, it changes no name, no directory and hands nothing on (its
+    redirections only feed it or take what it writes), so it is yielded as it stands once the code in its words is
+    walked, and judged only where a redirection writes (a walk of each took fifteen times its reading; ``cat <<EOF``
+    is how scripts write files, ``> out.txt`` how they keep what a command prints)."""
+    words = command.words
+    if not words:  # ">& out" alone: no program runs, only its redirections
+        return bool(command.redirects)
+    first = words[0]
+    if first.live != () or first.code:  # the name as written (<(…) has code, no live text)
+        return False
+    return inert_word(first)
+
+
+def inert_word(word: Word) -> bool:  # (of a plain word: no expansion in it)
+    return _inert_name(word) if len(word) <= _NAME_KEPT else _judged_name(word)
+
+
+#: Command words up to this length have their answer kept (a script names a few programs again and again).
+_NAME_KEPT = 64
+
+
+@functools.lru_cache(maxsize=4096)
+def _inert_name(word: str) -> bool:
+    return _judged_name(word)
+
+
+def _judged_name(word: str) -> bool:
+    """Whether a command word, as written, is no assignment and names a program not :data:`ACTIVE`."""
+    if ASSIGNMENT.match(word):
+        return False
+    name = program(word)
+    return not (name in ACTIVE or name.startswith("mkfs") or INTERPRETER.fullmatch(name))
+
+
+def has_code(command: Command) -> bool:
+    """Whether the shell runs code while expanding ``command`` (asked before a walk of its bodies is begun)."""
+    for word in command.words:
+        if word.code:
+            return True
+    return bool(command.redirects) and any(target.code for _, target in command.redirects)
+
+
+def assigns_plainly(command: Command) -> bool:
+    """Whether ``command`` only gives names values spelled out as written (``N=5``, ``OUT="out/x.csv"``): no
+    expansion, no code, no redirection, no subscript (``a[$(…)]=1`` runs code), no array's values.
+
+    Such a command runs no program and hands nothing on: all it does is what :meth:`.names.Names.remember` keeps
+    (walked as any other, each was a pipeline of its own, one simple command with no words judged by every rule)."""
+    if command.redirects or command.values:
+        return False
+    for word in command.words:
+        if word.live != () or word.code or "[" in word or not ASSIGNMENT.match(word):
+            return False
+    return bool(command.words)

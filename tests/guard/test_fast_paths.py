@@ -1,0 +1,209 @@
+"""The check's shortcuts on ordinary scripts give the refusals and the commands that the walk without them gives.
+
+A notebook's shell cells are tens of thousands of commands a MB, and each paid the walk's whole way: a command of
+plain assignments (``N=5``) walked as a pipeline, a ``$(basename "$f")`` in a loop walked again at every turn, each
+word of ``ls -la *.csv > out.txt`` expanded where no rule looks at them, ``ls 2>/dev/null`` put to all nineteen
+matchers (its ``2>/dev/null`` looked at again each time), the same body parsed again and again, and read for
+what it prints though it runs no printer.  Each shortcut is turned off here in turn, and all at once, on
+random scripts made of ordinary lines and hostile pieces: what is refused, in what order, and every simple command
+must stay the same.
+"""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+
+from execmagic.guard import names as guard_names
+from execmagic.guard import paths, readings
+from execmagic.guard import walk as guard_walk
+from execmagic.guard import writes as guard_writes
+from execmagic.guard.check import _refusals, check, find_danger
+from execmagic.guard.commands import _LITERAL, Command, Simple, emitted, literal, may_emit
+from execmagic.guard.forks import DEFINES_FUNCTION, defines_function
+from execmagic.guard.rules import JUDGED_NAMES, MATCHERS, WRITE_MATCHERS, match, refuse
+from execmagic.guard.walk import simple_commands
+from execmagic.shell.lexer import tokenize
+from execmagic.shell.words import Word
+from execmagic.shell.work import uncollected
+from work_count import work
+
+#: What ordinary data work is made of, and what hides a refusal in it.
+_LINES = ["N=123", 'N="data/raw.csv"  # where', "OUT=out/x.csv; D=/", "sort a.csv | uniq -c | head -20 > out/c.txt",
+          'echo "rows: $N in ${N}" >> log.txt', "mkdir -p out/1 && cd out || exit 1", "cd /tmp",
+          'python3 prep.py --in "$N" --out r.tsv 2> err.log &', 'export PATH="$HOME/bin:$PATH"; ls -la *.csv 2>/dev/null',
+          "grep -c ERROR a.csv || true", "wait; test -s a.csv && wc -l < a.csv", "cat > out.txt <<EOF\nn: $N\nEOF",
+          'for f in data/*.csv; do\n  sort "$f" > "out/$(basename "$f" .csv).txt"\ndone', 'n=$((N + 1)); echo "$n"',
+          'if [ -s a.csv ]; then\n  echo "$(wc -l < a.csv) rows"\nfi', "while read -r line; do echo \"$line\"; done < a"]
+_PIECES = ["rm -rf ", "$N ", "$D ", "$OUT ", "/ ", "~ ", "* ", "; ", "&& ", "| ", "\n", "N=/ ", "N=/tmp/x ", "D=~ ",
+           "X={a,b} ", "{rm,-rf,/} ", "x='a[$(rm -rf /)]' ", "((x)) ", "a[$(reboot)]=1 ", "N= ", "N=\"$HOME\" ",
+           "> /etc/passwd ", ">> /dev/sda ", "2>/dev/null ", "> ~/.bashrc ", "> $OUT ", "> /proc/sysrq-trigger ",
+           "$(rm -rf /) ", "$(echo /) ", "`reboot` ", "$(date +%F) ", '$(basename "$f") ', "$(cat > /dev/sda) ",
+           "$(N=/; rm -rf $N) ", "$(cd /; rm -rf *) ", "$(((reboot)); x) ", "((reboot)) ", "((N=/)) ", "((w1)) ",
+           "( ", ") ", "cd / ", "cd ", "curl -o f u ", "sh f ", "eval ", "'rm -rf /' ", "sh -c ", "| sh ",
+           "f(){ f|f& }; f ", "cat <<'EOF' | sh\nrm -rf /\nEOF\n", "<<E\n$(rm -rf ~)\nE\n", "w1 ", "ls ", "echo ",
+           "tee /dev/sda ", "cp a /etc/shadow ", "shred -u ~/.ssh/id_rsa ", "sed -i s/a/b/ ~/.bashrc ", "kill -9 -1 ",
+           "IFS=, ", "x=rm,-rf,/ ", "$x ", "declare -n r=D ", "$r ", "unset D ", "read D ", "for D in / ~; do ",
+           "done ", "'", '"', "$'\\x72m' ", "/bin/rm ", "sudo ", "env ", "xargs ", "echo / | ", "$() ", "`` ",
+           "/$(true) ", "/$(:) ", "$(false)/ ", "/`true` "]
+_ENVS = [None, {"HOME": "/home/me", "D": "/home/me", "PATH": "/usr/bin"}]
+
+
+def _script(seed: int) -> str:
+    rng = random.Random(seed)
+    parts = [rng.choice(_LINES) if rng.random() < 0.5 else "".join(rng.choice(_PIECES) for _ in range(rng.randrange(
+        1, 8))) for _ in range(rng.randrange(1, 10))]
+    return "\n".join(parts)
+
+
+def _judged(text: str, env: dict[str, str] | None) -> tuple[object, ...]:
+    """Every refusal a check's walk finds, in order; the first under each level; every simple command."""
+    try:
+        with uncollected():
+            refusals: object = list(_refusals(text, None, env))
+    except Exception as exc:  # a text too complex to read is an answer too
+        refusals = type(exc).__name__
+    every = list(simple_commands(text)) if env is None else None
+    return refusals, check("all", text, env=env), check("catastrophic", text, env=env), find_danger(text, env=env), every
+
+
+def _slow(monkeypatch: pytest.MonkeyPatch, shortcut: str) -> None:
+    """Turn one of the check's shortcuts off (or all of them: ``"all"``)."""
+    if shortcut in ("assignments", "all"):
+        monkeypatch.setattr(guard_walk, "assigns_plainly", lambda command: False)
+    if shortcut in ("quiet texts", "all"):
+        monkeypatch.setattr(guard_walk, "_quiet", lambda text, kept: False)
+    if shortcut in ("redirections first", "all"):
+        monkeypatch.setattr(guard_walk, "_writes_judged", lambda command, cwd, names: True)
+    if shortcut in ("commands kept", "all"):  # every text parsed anew, as if each made a brace expression
+        grouped = readings.grouped
+        monkeypatch.setattr(readings, "grouped", lambda tokens, allowance: (grouped(tokens, allowance)[0], True))
+    if shortcut in ("paths kept", "all"):
+        monkeypatch.setattr(paths, "_PATH_KEPT", -1)
+    if shortcut in ("writes kept", "all"):
+        monkeypatch.setattr(guard_writes, "writes_break", lambda redirects, cwd: True)
+    if shortcut in ("printing told first", "all"):
+        monkeypatch.setattr(guard_names, "may_emit", lambda command: True)
+
+
+@pytest.mark.parametrize("shortcut", ["assignments", "quiet texts", "redirections first", "commands kept",
+                                      "paths kept", "printing told first", "writes kept", "all"])
+@pytest.mark.parametrize("seed", range(60))
+def test_a_shortcut_finds_what_the_whole_walk_finds(seed, shortcut, monkeypatch):
+    text = _script(seed)
+    fast = [_judged(text, env) for env in _ENVS]
+    _slow(monkeypatch, shortcut)
+    assert [_judged(text, env) for env in _ENVS] == fast, text
+
+
+@pytest.mark.parametrize("text", ["N=/; rm -rf $N", "N=/tmp; N=/; rm -rf $N/", "(N=/; rm -rf $N)",
+                                  'for f in a b; do echo "$(basename "$f")"; done; echo $(basename x; rm -rf /)',
+                                  "ls 2>/dev/null; ls > /dev/sda", "D=/dev; ls > $D/sda", "echo x >> ~/.bashrc",
+                                  'N="$(echo /)"; rm -rf $N', "N=/ sh -c 'rm -rf $N'", "x=a; x[$(rm -rf /)]=1"])
+def test_what_the_shortcuts_pass_by_still_refuses_where_it_should(text):
+    assert check("all", text) is not None
+
+
+@pytest.mark.parametrize("name", ["echo", "printf", "cat", ":", "true", "false", "/bin/echo", "ls", "basename",
+                                  "date", "sudo", "env", "nice", "x=1", "command", "builtin", "exec", "yes"])
+@pytest.mark.parametrize("args", [[], ["/"], ["%s", "/"], ["-n", "x"]])
+def test_a_command_told_to_print_nothing_known_prints_nothing_known(name, args):
+    """A ``$(…)`` whose command plainly prints nothing the walk knows is not expanded to find out: whatever
+    :func:`~execmagic.guard.commands.emitted` knows what it prints of must be let through."""
+    command = Command([Word(word) for word in [name, *args]])
+    if emitted(command) is not None:
+        assert may_emit(command), command
+    assert check("all", f"rm -rf /$({' '.join([name, *args])})") is not None or emitted(command) not in ("", "/")
+
+
+def _simples(seed: int) -> list[Simple]:
+    rng = random.Random(seed)
+    names = [*sorted(JUDGED_NAMES), "mkfs.ext4", "ls", "w1", "echo", "", "/bin/cat", "python3", "tee2"]
+    words = ["-rf", "-R", "/", "~", "/etc/passwd", "/dev/sda", "of=/dev/sda", "-u", "root", "1", "-1", "-9", "-i",
+             "x", "clean", "-fdx", "--delete", "--remove-files", "-m", ".", "*", "~/.bashrc", "-r", "/usr", "init"]
+    targets = ["/dev/sda", "/etc/passwd", "/proc/sysrq-trigger", "~/.bashrc", "/dev/null", "x", "2", "/boot/x"]
+    ops = [">", ">>", ">|", "&>", "&>>", "<>", ">&", "<", "<<<"]
+    made = []
+    for _ in range(200):
+        name = rng.choice(names)
+        argv = [name] * bool(name) + [rng.choice(words) for _ in range(rng.randrange(4))]
+        redirects = tuple((rng.choice(ops), Word(rng.choice(targets))) for _ in range(rng.randrange(3)))
+        made.append(Simple(tuple(Word(w) for w in argv), redirects, rng.choice([None, (), ("etc",), ("home", "~")])))
+    return made
+
+
+def _every_matcher(simple: Simple) -> object:
+    for matcher in MATCHERS:
+        hit = matcher(simple)
+        if hit:
+            return refuse(hit[0], simple.display, **hit[1])
+    return None
+
+
+@pytest.mark.parametrize("seed", range(20))
+def test_a_program_no_rule_names_is_put_to_the_matchers_of_writes_alone(seed):
+    """``ls 2>/dev/null`` is put to the four matchers that judge what any program writes: every other matcher asks
+    for a name in the judged names first, so it finds nothing in such a command."""
+    for simple in _simples(seed):
+        assert match(simple) == _every_matcher(simple), simple
+        if simple.name not in JUDGED_NAMES and not simple.name.startswith("mkfs"):
+            assert all(matcher(simple) is None for matcher in MATCHERS if matcher not in WRITE_MATCHERS), simple
+            assert guard_writes.writes_break(simple.redirects, simple.cwd) == (match(simple) is not None), simple
+            assert guard_writes.judged(simple) == match(simple)
+
+
+@pytest.mark.parametrize("path", ["/", "/usr/..", "//etc/./passwd/", "~", "~/", "$HOME/x", "${HOME:?}/", "a/../..",
+                                  "$X/y", "`x`/y", "*", "/*", "/.*", "~root/x", "", "x" * 300, "/" + "../" * 200])
+@pytest.mark.parametrize("cwd", [None, (), ("etc",), ("home", "~")])
+def test_a_path_kept_resolves_as_one_resolved_anew(path, cwd):
+    for globs in (True, False):
+        assert paths.resolve(Word(path), cwd, globs=globs) == paths._resolve(path, cwd, globs)
+        assert paths.resolve(path, cwd, globs=globs) == paths._resolve(path, cwd, globs)
+
+
+@pytest.mark.parametrize("seed", range(20))
+def test_a_function_defined_is_found_as_the_one_pattern_finds_it(seed):
+    rng = random.Random(seed)
+    pieces = ["f", "()", "( )", "(\t)", "{", "(", ")", "}", " ", "\n", "function", "function ", "functions", "x", ";"]
+    for _ in range(200):
+        text = "".join(rng.choice(pieces) for _ in range(rng.randrange(1, 12)))
+        assert defines_function(text) == (DEFINES_FUNCTION.search(text) is not None), text
+
+
+@pytest.mark.parametrize(("unit", "most"), [("N=123\n", 160), ("ls -la *.csv 2>/dev/null\n", 300),
+                                            ('f=$RANDOM; echo "$(basename "$f" .csv)"\n', 570)])
+def test_an_ordinary_command_costs_a_little_on_top_of_its_reading(unit, most):
+    """Lines of Python on top of reading each: a plain assignment was a pipeline walked (about 320, now 100), a write
+    to ``/dev/null`` was put to every matcher of writes (570, now 180), a ``$(basename …)`` read again for what it
+    prints and walked again after every change of a name (620, now 520)."""
+    text = "rm x; " + unit * 300
+    check("all", text)
+    assert work(lambda: check("all", text)) - work(lambda: tokenize(text)) < most * 300
+
+
+@pytest.mark.parametrize("value", ["x", "$x", "$(date)", "${HOME}/x"])
+def test_a_script_of_many_assignments_changes_its_names_without_copying_them(value, monkeypatch):
+    """Each ``NAME=`` copied every name given so far (20,000 such lines took 1.7 s, 200,000 characters of them 3.3 s):
+    names nothing keeps -- no ``(`` to restore them at its ``)``, no body found quiet under them -- are changed as
+    they are.  What is kept stays as it was."""
+    copies = []
+    copy = guard_names.Names.copy
+    monkeypatch.setattr(guard_names.Names, "copy", lambda names: copies.append(1) or copy(names))
+    text = "".join(f"v{i}={value}\n" for i in range(2000)) + "rm -rf $v1999"
+    check("all", text, env={"HOME": "/home/me", "x": "/"})
+    assert len(copies) < 100
+    for text in ["D=/; (D=/tmp/a); rm -rf $D", "D=/; (D=/tmp/a; N=1); rm -rf $D", "D=/tmp/a; (D=/; rm -rf $D)",
+                 'D=/; for f in a; do echo "$(basename "$f")"; done; D=/tmp; rm -rf $D; D=/; rm -rf $D']:
+        assert check("all", text).rule == "rm-recursive-root", text
+    assert check("all", "D=/tmp/a; (D=/); rm -rf $D") is None
+
+
+@pytest.mark.parametrize("seed", range(20))
+def test_a_value_is_told_literal_as_the_pattern_tells_it(seed):
+    rng = random.Random(seed)
+    pieces = ["$HOME", "${HOME}", "$HOMEx", "$HOME_", "$HOMEé", "$HOME/", "${HOME", "$", "`", "a", "/", "{", "}", "é",
+              "$x", "HOME", "\\", " ", "$HOME-", "${HOME}x"]
+    for _ in range(300):
+        value = "".join(rng.choice(pieces) for _ in range(rng.randrange(0, 8)))
+        assert literal(value) == (_LITERAL.fullmatch(value) is not None), value
