@@ -139,3 +139,18 @@ def test_bash_runs_the_catastrophic_command(text, runs):
     out = subprocess.run(["bash", "-c", 'rm(){ echo RM "$@"; }; ' + text], capture_output=True, text=True,
                          stdin=subprocess.DEVNULL, timeout=30)
     assert out.stdout.strip() == runs
+
+
+@pytest.mark.parametrize(("text", "rule"), [
+    ("kill -9 " + "1" * 5000, None),
+    ("kill -9 -" + "0" * 5000 + "1", "kill-all"),
+    ("kill -9 " + "0" * 5000 + "1", "kill-init"),
+    ("echo {1.." + "9" * 5000 + "}", None),
+    ("rm -rf {" + "0" * 5000 + "1..2}", None),
+    ("X=abc; echo ${X:" + "9" * 5000 + "}", None),
+])
+def test_numbers_of_thousands_of_digits_are_read_without_error(text, rule):
+    """Python refuses to read an integer of more than 4,300 digits; bash reads one with zeros before it as the
+    number they end in, and a longer one as no pid, no sequence, a value not known here."""
+    refusal = check("catastrophic", text)
+    assert (refusal.rule if refusal else None) == rule

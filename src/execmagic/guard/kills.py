@@ -38,8 +38,9 @@ def kill_all(s: Simple) -> Hit | None:
     return ("kill-all", {}) if -1 in _kill_pids(list(s.words[1:])) else None
 
 
-#: A pid as bash's ``kill`` reads one: blanks around, a sign, decimal digits (``-01`` and `` -1`` are -1).
-_PID = re.compile(r"\s*([+-]?[0-9]+)\s*")
+#: A pid as bash's ``kill`` reads one: blanks around, a sign, decimal digits (``-01`` and `` -1`` are -1); more
+#: digits than a 64-bit number holds, past the zeros before them, are no pid to bash (and no int to Python).
+_PID = re.compile(r"\s*([+-]?)0*([0-9]{1,19})\s*")
 
 
 def _kill_pids(words: Sequence[str]) -> list[int]:
@@ -55,7 +56,7 @@ def _kill_pids(words: Sequence[str]) -> list[int]:
     else:
         pids = args
     pids = pids[1:] if pids[:1] == ["--"] else pids
-    return [int(found.group(1)) for found in map(_PID.fullmatch, pids) if found]
+    return [int(found.group(1) + found.group(2)) for found in map(_PID.fullmatch, pids) if found]
 
 
 _PKILL_VALUES = {"-u", "-U", "--euid", "--uid", "--user", "-g", "-G", "--pgroup", "--group", "-P", "--parent", "-s",

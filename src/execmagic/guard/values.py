@@ -40,7 +40,7 @@ def operator(values: Values, op: str | None, arg: str) -> Values:
 
 _GLOB_CHARS = "*?[\\$`'\"(){}"
 _CASE = {"^^": str.upper, ",,": str.lower, "^": lambda v: v[:1].upper() + v[1:], ",": lambda v: v[:1].lower() + v[1:]}
-_SLICE = re.compile(r"\s*(-?\d+)\s*(?::\s*(-?\d+)\s*)?")
+_SLICE = re.compile(r"\s*(-?\d{1,18})\s*(?::\s*(-?\d{1,18})\s*)?")  # (a longer number: not known here)
 
 
 def _changed_value(values: tuple[str, ...], op: str, arg: str) -> Values:

@@ -238,8 +238,11 @@ class _Expander:
 
 
 def _integer(text: str) -> int | None:
+    """A sequence's end as bash reads it; ``None`` when it is none (not decimal, or past a 64-bit number)."""
     digits = text[1:] if text[:1] in "+-" else text
-    return int(text) if digits.isdigit() and digits.isascii() else None
+    if not (digits.isdigit() and digits.isascii()) or len(digits.lstrip("0")) > 18:
+        return None
+    return int(text[:len(text) - len(digits)] + (digits.lstrip("0") or "0"))
 
 
 def _padded(text: str) -> bool:
