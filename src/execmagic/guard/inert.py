@@ -40,7 +40,8 @@ def inert(command: Command) -> bool:
 
 
 def inert_word(word: Word) -> bool:  # (of a plain word: no expansion in it)
-    return _inert_name(word) if len(word) <= _NAME_KEPT else _judged_name(word)
+    # an assignment (N=5) is read, not kept: a script's many would push the programs' names out
+    return _inert_name(word) if len(word) <= _NAME_KEPT and "=" not in word else _judged_name(word)
 
 
 #: Command words up to this length have their answer kept (a script names a few programs again and again).

@@ -25,7 +25,7 @@ import re
 from collections.abc import Iterator, Mapping, Sequence
 
 from ..shell.words import Word
-from .commands import ASSIGNMENT, DECLARES, Command, assigned, emitted, may_emit, program
+from .commands import ASSIGNMENT, DECLARES, Command, assigned, emitted, literal, may_emit, program
 from .options import operands_of
 from .readings import Readings
 from .values import Values, operator, read_values
@@ -108,7 +108,7 @@ class Names:
     def set(self, name: str, values: Values) -> None:
         """Give ``name`` these ``values`` (what it held printed otherwise: this copy's answers start afresh)."""
         self.values[name] = values
-        self._printed = {}
+        self._printed = {}  # (a new one: a copy shares the dict it was made with)
 
     def make_opaque(self) -> None:
         """Something ran that may set any name: unknown names are unknown from here on, not empty."""
@@ -301,8 +301,9 @@ class Names:
         """:meth:`remember` of a command that only assigns (``N=5``, ``commands.assigned``): these names changed, or
         a changed copy when something keeps them (:attr:`kept`)."""
         after = self.copy() if self.kept else self
-        for name, value in assigned(command).items():
-            after.set(after._referred(name), (value,) if value else None)
+        for word in command.words:  # each NAME=value, as written (.inert.assigns_plainly): what assigned() reads
+            name, value = word.split("=", 1)
+            after.set(after._referred(name), (value,) if value and literal(value) else None)
         return after
 
     def remember(self, pipeline: Sequence[Command]) -> Names:
