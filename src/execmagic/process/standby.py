@@ -389,9 +389,9 @@ class _SigintFlipped(OSError):
 def _start(cwd: str, env: Mapping[str, str], marker: str, run_env: dict[str, str], bash: str,
            attributes: Inherited, env_tool: str | None, *, expect: Expect, register: Register, confine: Confine | None,
            pass_fds: tuple[int, ...]) -> Standby:
-    """:func:`start_standby`'s start of one runner, through ``env_tool`` (which puts SIGINT back at its
-    default) if given: a runner always has SIGINT at its default where env can give it, as a run in a cell
-    has it.  (Through env each time, a start would cost an exec more: 0.7 ms of CPU.)"""
+    """:func:`start_standby`'s start of one runner, through ``env_tool`` (which puts SIGINT back at its default)
+    when given: where SIGINT is ignored as the start begins, or once more after a cell's end raced the fork.  (Through
+    env every time, each start would cost an exec more: 0.7 ms of CPU.)"""
     if env_tool is not None:
         attributes = attributes._replace(ignored=attributes.ignored & ~_SIGINT_BIT)
     program_path = os.path.realpath(bash)
@@ -452,7 +452,7 @@ def _runner_launch(bash: str, env_tool: str | None, run_env: dict[str, str], con
     """The runner's launch.  A kernel ignores SIGINT between cells, so a standby started then (or as a cell
     ends: the flip races the fork) would ignore it for good (bash cannot undo an ignored signal), where a run
     started in a cell -- Python handles SIGINT there -- gets the default: ``env_tool`` (``env --default-signal``),
-    used whenever there is one, puts it back before bash starts,
+    given then (see :func:`start_standby`), puts it back before bash starts,
     finding bash on PATH as a run does (argv[0] stays "bash"; fits() checks the program that runs is that
     bash).  Confined: bwrap, then bash inside, with env before both; the runner is checked to be bwrap."""
     argv: Sequence[str] = ["bash", "-c", ""]
