@@ -593,3 +593,29 @@ def test_a_discarded_standby_writes_no_state_back(tmp_path, monkeypatch):
         assert not [name for name in os.listdir(engine.logs.path) if name.endswith(".state")]
     finally:
         engine.close(0.3)
+
+
+def test_a_killed_runner_let_go_of_is_reaped_by_the_next_look_or_a_thread_if_still_running():
+    """``reap_later`` wakes no thread: the next ``reap_killed`` (a standby's start, a run's) reaps what has ended,
+    and hands what has not to a thread that waits for it."""
+    from execmagic.process.standby_reap import reap_killed, reap_later
+
+    ended = subprocess.Popen(["sleep", "60"])
+    running = subprocess.Popen(["sleep", "60"])
+    try:
+        ended.kill()
+        wait_until(lambda: psutil.Process(ended.pid).status() == psutil.STATUS_ZOMBIE, READY, "the zombie")
+        reap_later(ended)
+        reap_later(running)
+        assert ended.returncode is None and running.returncode is None  # let go of: nobody waits yet
+        reap_killed()
+        assert ended.returncode == -signal.SIGKILL  # reaped there and then
+        assert running.returncode is None  # still running: a thread waits for it
+        running.kill()
+        wait_until(lambda: running.returncode is not None, READY, "the thread to reap it")
+    finally:
+        for proc in (ended, running):
+            if proc.returncode is None:
+                proc.kill()
+                proc.wait()
+    assert not pid_alive(ended.pid) and not pid_alive(running.pid)

@@ -27,7 +27,7 @@ from .sandbox_count import WATCH_EVERY, WATCH_FIRST
 from .sandbox_end import ShellEnd
 from .spec import Command, RunOptions
 from .standby import Standby
-from .standby_reap import reap_later
+from .standby_reap import reap_killed, reap_later
 from .stop import StopReport, stop_tree
 from .system import pidfd_open, readable
 
@@ -266,6 +266,7 @@ def _started(command: Command, marker: str, standby: Standby | None) -> tuple[su
     """The run's process, and the end of its sandboxed shell where that is watched apart from the process: a
     standby (already started and registered, and it fits) is only handed its script (:class:`~.standby.StandbyGone`
     if it died meanwhile); otherwise the command is launched (:class:`PreExecError` if it cannot start)."""
+    reap_killed()  # a monitor killed as the last run ended, if no standby was started since (see .standby_reap)
     if standby is None:
         return launch(command, marker), None
     proc = standby.release(command.argv[2].encode("utf-8", "surrogateescape"))

@@ -54,7 +54,7 @@ from .launch import MARKER_VAR, executable_identity, handed_args, resolve_execut
 from .sandbox_end import ShellEnd
 from .spec import Command
 from .standby_apart import Apart, pipes
-from .standby_reap import kill_and_reap
+from .standby_reap import kill_and_reap, reap_killed
 from .stop import ignores
 from .system import readable
 
@@ -367,6 +367,7 @@ def start_standby(cwd: str, env: Mapping[str, str], marker: str, *, expect: Expe
     (:attr:`.spec.Command.pass_fds`).  OS refusals raise ``OSError``; a missing bash raises
     :class:`~.errors.PreExecError`.
     """
+    reap_killed()  # the monitor of the run that ended a moment ago (see .standby_reap): this thread is awake now
     run_env = dict(env)
     run_env[MARKER_VAR] = marker
     bash = resolve_executable("bash", cwd, run_env)
