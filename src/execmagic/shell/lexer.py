@@ -58,7 +58,7 @@ class _Lexer:
     """
 
     def __init__(self, text: str, sources: bool = False, noted: bool = False, joined: bool = False,
-                 spelled: bool = False) -> None:
+                 spelled: bool = False, made: bool = True) -> None:
         self.text = text
         self.joined = joined  # a ((WORD)) in a plain stretch is one token (see words.Subshells)
         #: The ends of the text's ( … ), shared with its bodies: kept when they will be read again (``noted``).
@@ -69,7 +69,7 @@ class _Lexer:
         self.heredocs: list[tuple[int, str, bool, bool]] = []  # token index, delimiter, strip tabs, quoted
         self.read_bodies: dict[tuple[str, bool], tuple[tuple[str, ...], tuple[int, ...]]] = {}  # (_heredoc_body)
         self.plain_bodies: dict[tuple[str, str], Word] = {}  # (_plain_body)
-        self.known = known_pieces()  # the token of each plain piece (plain_tokens)
+        self.known = known_pieces() if made else None  # each plain piece's token (plain_tokens; None: its text)
         self.quoted_words: dict[str, tuple[Word, str, int]] = {}  # (_quoted_word)
         self.untold = 0  # steps of plain stretches and heredocs not yet counted (told with the loop's own)
         self.delimiter_next: str | None = None

@@ -5,7 +5,7 @@ where ``bash -c`` says ``bash: -c: line N``; so it takes only a script that sure
 (see :mod:`.standby`).  Most short commands are plain -- ``ls -la``, ``cd data && wc -l
 *.csv > counts``, ``echo "$HOME"`` -- and for those the answer is known without asking.
 
-The script is split by the one shell reader (:func:`.sources.source_texts`); this module is
+The script is split by the one shell reader (:func:`.sources.source_spellings`); this module is
 the small part of bash's grammar checked over those tokens: simple commands of plain words
 (quotes, ``$NAME``, no substitution), redirections to a word, joined by ``;`` ``&`` ``&&`` ``||``
 ``|``, each line complete in itself, comments.  Its *yes* is always right; its *no* only means
@@ -20,7 +20,7 @@ from __future__ import annotations
 import copy
 import re
 
-from .sources import source_texts
+from .sources import source_spellings
 from .words import OPS, Op
 from .work import ShellTooComplex, uncollected
 
@@ -96,7 +96,7 @@ def _start_refused(script: str, first: int) -> bool:
     """
     plain = _PLAIN_TEXT.match(script, 0, first)  # (a star: it always matches, if only nothing)
     try:
-        sources = source_texts(script[:plain.end() if plain else 0])[1]
+        sources = source_spellings(script[:plain.end() if plain else 0])
     except ShellTooComplex:
         return False
     return _last_state(sources[:-1]) == _REFUSED
@@ -107,7 +107,7 @@ def _whole_parses(script: str) -> bool:
     if _may_alias(script) or _UNSURE.search(script) or not _PLAIN_TEXT.fullmatch(script):
         return False
     try:
-        sources = source_texts(script)[1]
+        sources = source_spellings(script)
     except ShellTooComplex:  # nested in itself past what one reading follows: not known here
         return False
     return _COMPLETE[_last_state(sources)]
