@@ -33,7 +33,7 @@ from .ends import (
 )
 from .frames import SIMPLE_ARITHMETIC, Frame, delimiter_line
 from .stretches import PLAIN_PIECE, known_pieces, plain_tokens, quoted_word, stretch_end
-from .words import OPERATOR, OPS, Op, Word, unescape
+from .words import OPERATOR, OPS, Op, Word, ansi_end, unescape
 from .work import bounded, step, uncollected
 
 __all__ = ["tokenize"]
@@ -401,9 +401,7 @@ class _Lexer:
             self.i += 1
             return
         if text.startswith("$'", i):  # ANSI-C quoting
-            end = i + 2
-            while end < len(text) and text[end] != "'":
-                end += 2 if text[end] == "\\" else 1
+            end = ansi_end(text, i + 2)
             self._add(unescape(text[i + 2:end]), quoted=True, skeleton="''")
             self.i = end + 1
             return
@@ -482,7 +480,6 @@ class _Lexer:
         if end < len(self.text):  # (one that runs to the end of the text is read so: its walks note what never ends)
             self.read_bodies[body, quoted] = live, dollars
         return live, dollars
-
 
 
 def tokenize(text: str, noted: bool = False, joined: bool = False) -> tuple[list[Word | Op], str]:
