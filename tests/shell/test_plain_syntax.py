@@ -133,3 +133,41 @@ def test_the_table_answers_as_the_line_fed_token_by_token(seed):
         if plain:
             refused = plain_syntax._start_refused(script, len(script))
             assert refused == (not _line_by_line(script, last=False)), script
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_runs_of_plain_characters_read_the_same_text(seed):
+    """The regexes that take a run of plain characters at once match what those taking one at a time matched."""
+    before = {regex: re.compile(regex.pattern.replace(plain_syntax._PLAINS, plain_syntax._PLAIN))
+              for regex in (plain_syntax._PLAIN_TEXT, plain_syntax._WORD)}
+    rng = random.Random(seed)
+    letters = ["A", "b", "_", "1", "$", "#", "\n", " ", "{", "}", '"', "'", "\\", "?", "x", "-", "=", "(", "\r"]
+    for _ in range(400):
+        text = "".join(rng.choice(ATOMS + letters) for _ in range(rng.randint(0, 12)))
+        for regex, old in before.items():
+            assert regex.pattern != old.pattern
+            assert bool(regex.fullmatch(text)) == bool(old.fullmatch(text)), text
+            new_start, old_start = regex.match(text), old.match(text)
+            assert (new_start and new_start.end()) == (old_start and old_start.end()), text
+
+
+def _kind_piece_by_piece(source: str) -> int:
+    """A word's kind as the check told it before one match did: four looks."""
+    if not plain_syntax._WORD.fullmatch(source) or plain_syntax._SUBSCRIPT.match(source):
+        return 0
+    if source.startswith("-") and source != "-":
+        return 1
+    return 2 if plain_syntax._ASSIGNMENT.match(source) else 3 if source in plain_syntax._RESERVED else 4
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_a_words_kind_is_told_as_by_four_looks(seed):
+    """Over random words of the characters and pieces that decide a kind, one match tells each as four looks did."""
+    rng = random.Random(seed)
+    pieces = ["a", "Z", "_", "1", "=", "+", "-", "[", "]", "#", "$", "{", "}", "'", '"', "\\", " ", "\n", "é", "\r",
+              "x=", "A+=", "a[", "-x", "'q q'", '"$A"', "${X}", "$1", "if", "done", "[[", "!", "\x00", "\x7f"]
+    for _ in range(3000):
+        word = "".join(rng.choice(pieces) for _ in range(rng.randint(0, 6)))
+        assert plain_syntax._word_kind(word) == _kind_piece_by_piece(word), word
+    for word in [*ATOMS, *plain_syntax._RESERVED, "", "-", "--", "a=", "=", "#", "-#", "a#", "a=#", "a[=", "a+b=1"]:
+        assert plain_syntax._word_kind(word) == _kind_piece_by_piece(word), word

@@ -9,10 +9,14 @@ digest per text, by the reader before the walks passed plain bodies at once and 
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 from reading_record import COUNT, digest, spelled, texts
+
+from execmagic.shell.sources import source_spellings, source_texts
+from execmagic.shell.work import ShellTooComplex
 
 _RECORDED = (Path(__file__).parent / "reading_recorded.txt").read_text().split()
 _CHUNK = 500
@@ -28,3 +32,17 @@ def test_each_text_is_read_as_recorded(chunk):
     changed = [(chunk + at, text) for at, text in enumerate(corpus) if digest(text) != _RECORDED[chunk + at]]
     assert not changed, "read otherwise than recorded:\n" + "\n\n".join(
         f"#{index} {text!r}\n{spelled(text)}" for index, text in changed[:3])
+
+
+def _spellings(read: Callable[[str], list[str]], text: str) -> list[str] | str:
+    try:
+        return read(text)
+    except ShellTooComplex:
+        return "too complex"
+
+
+def test_the_spellings_read_alone_are_the_sources_texts():
+    """The standby's reading (no token made for a plain piece) spells every text's tokens as the full reading does."""
+    changed = [text for text in texts()
+               if _spellings(source_spellings, text) != _spellings(lambda t: source_texts(t)[1], text)]
+    assert not changed, changed[:3]

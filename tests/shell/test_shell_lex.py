@@ -6,6 +6,7 @@ here is a place where one of those readings and bash parted, and bash is asked e
 
 from __future__ import annotations
 
+import random
 import subprocess
 
 import pytest
@@ -15,7 +16,8 @@ from execmagic.process.errors import TemplateError
 from execmagic.shell.ends import paren_end
 from execmagic.shell.lexer import tokenize
 from execmagic.shell.sources import source_tokens
-from execmagic.shell.words import Op, Word
+from execmagic.shell.words import Op, Word, ansi_end
+from work_count import work
 
 PAYLOAD = "x; touch {m}"
 
@@ -241,3 +243,28 @@ def test_every_substitution_after_the_first_is_seen(tmp_path, script):
     """Reading on after a ``$( … )`` once stopped the search at its end: the second was never seen."""
     assert _runs(script, tmp_path)
     assert _seen(script)
+
+
+def _ansi_end_a_character_at_a_time(text: str, start: int) -> int:
+    """Where a ``$'…'`` ends, as the reader found it before: a character a turn."""
+    end = start
+    while end < len(text) and text[end] != "'":
+        end += 2 if text[end] == "\\" else 1
+    return end
+
+
+def test_an_ansi_c_string_ends_where_a_character_at_a_time_found_it():
+    """One match finds the closing ``'`` (a backslash taking the character after it, the last one's past the end)."""
+    rng = random.Random(7)
+    for _ in range(20_000):
+        text = "".join(rng.choice(["a", "'", "\\", "\n", "é", "\\'", "$'"]) for _ in range(rng.randrange(0, 12)))
+        start = rng.randrange(0, len(text) + 1)
+        assert ansi_end(text, start) == _ansi_end_a_character_at_a_time(text, start), (text, start)
+
+
+def test_a_long_ansi_c_string_is_read_at_once():
+    """Its end was found a character a turn of Python; now by one match, whatever its length."""
+    text = "echo $'" + "a" * 20_000 + "' x"
+    tokenize(text)  # (the first reading compiles what it needs)
+    assert work(lambda: tokenize(text)) < 2000
+    assert tokenize(text)[0][1] == "a" * 20_000

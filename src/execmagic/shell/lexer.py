@@ -33,7 +33,7 @@ from .ends import (
 )
 from .frames import SIMPLE_ARITHMETIC, Frame, delimiter_line
 from .stretches import PLAIN_PIECE, known_pieces, plain_tokens, quoted_word, stretch_end
-from .words import OPERATOR, OPS, Op, Word, unescape
+from .words import OPERATOR, OPS, Op, Word, ansi_end, unescape
 from .work import bounded, step, uncollected
 
 __all__ = ["tokenize"]
@@ -58,7 +58,7 @@ class _Lexer:
     """
 
     def __init__(self, text: str, sources: bool = False, noted: bool = False, joined: bool = False,
-                 spelled: bool = False) -> None:
+                 spelled: bool = False, made: bool = True) -> None:
         self.text = text
         self.joined = joined  # a ((WORD)) in a plain stretch is one token (see words.Subshells)
         #: The ends of the text's ( … ), shared with its bodies: kept when they will be read again (``noted``).
@@ -69,7 +69,7 @@ class _Lexer:
         self.heredocs: list[tuple[int, str, bool, bool]] = []  # token index, delimiter, strip tabs, quoted
         self.read_bodies: dict[tuple[str, bool], tuple[tuple[str, ...], tuple[int, ...]]] = {}  # (_heredoc_body)
         self.plain_bodies: dict[tuple[str, str], Word] = {}  # (_plain_body)
-        self.known = known_pieces()  # the token of each plain piece (plain_tokens)
+        self.known = known_pieces() if made else None  # each plain piece's token (plain_tokens; None: its text)
         self.quoted_words: dict[str, tuple[Word, str, int]] = {}  # (_quoted_word)
         self.untold = 0  # steps of plain stretches and heredocs not yet counted (told with the loop's own)
         self.delimiter_next: str | None = None
@@ -401,9 +401,7 @@ class _Lexer:
             self.i += 1
             return
         if text.startswith("$'", i):  # ANSI-C quoting
-            end = i + 2
-            while end < len(text) and text[end] != "'":
-                end += 2 if text[end] == "\\" else 1
+            end = ansi_end(text, i + 2)
             self._add(unescape(text[i + 2:end]), quoted=True, skeleton="''")
             self.i = end + 1
             return
@@ -482,7 +480,6 @@ class _Lexer:
         if end < len(self.text):  # (one that runs to the end of the text is read so: its walks note what never ends)
             self.read_bodies[body, quoted] = live, dollars
         return live, dollars
-
 
 
 def tokenize(text: str, noted: bool = False, joined: bool = False) -> tuple[list[Word | Op], str]:

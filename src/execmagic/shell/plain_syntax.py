@@ -5,7 +5,7 @@ where ``bash -c`` says ``bash: -c: line N``; so it takes only a script that sure
 (see :mod:`.standby`).  Most short commands are plain -- ``ls -la``, ``cd data && wc -l
 *.csv > counts``, ``echo "$HOME"`` -- and for those the answer is known without asking.
 
-The script is split by the one shell reader (:func:`.sources.source_texts`); this module is
+The script is split by the one shell reader (:func:`.sources.source_spellings`); this module is
 the small part of bash's grammar checked over those tokens: simple commands of plain words
 (quotes, ``$NAME``, no substitution), redirections to a word, joined by ``;`` ``&`` ``&&`` ``||``
 ``|``, each line complete in itself, comments.  Its *yes* is always right; its *no* only means
@@ -20,9 +20,9 @@ from __future__ import annotations
 import copy
 import re
 
-from .sources import source_texts
+from .sources import source_spellings
 from .words import OPS, Op
-from .work import ShellTooComplex
+from .work import ShellTooComplex, uncollected
 
 __all__ = ["surely_parses"]
 
@@ -40,12 +40,15 @@ _PARAM = rf"\$(?:{_NAME}(?![A-Za-z0-9_])|[0-9?#@*$!-]|\{{(?:{_NAME}|[0-9]+|[?#@*
 #: (Written as the characters it excludes: listing the included ones takes the range ``\u0080-\U0010ffff``,
 #: which ``re`` compiles by walking 64k code points -- 8 ms at every import, on the first command's path.)
 _PLAIN = r"""[^\x00-\x20"#$&'();<>\\`{|}\x7f]"""
-_PIECE = rf"(?:{_PLAIN}|'[^'\n]*'|\"(?:[^\"\\$`\n]|\\[^\n]|{_PARAM})*\"|\\[^\n]|{_PARAM})"
+#: A run of plain characters, whole: matched at once (a character a turn of the regex's loop cost most of its time), and
+#: never shorter (the ``(?!…)``: taken shorter, the rest of the run is a second way to read the text -- see above).
+_PLAINS = rf"{_PLAIN}+(?!{_PLAIN})"
+_PIECE = rf"(?:{_PLAINS}|'[^'\n]*'|\"(?:[^\"\\$`\n]|\\[^\n]|{_PARAM})*\"|\\[^\n]|{_PARAM})"
 _WORD = re.compile(rf"{_PIECE}(?:{_PIECE}|#)*")
 #: What a plain script is made of, read by one regex before any token: pieces of words, blanks, the
 #: operators' characters and comments.  Text with anything else (a bracket, a ``$(``, a backtick) is a
 #: no at C speed, however long or deeply nested it is; text made of these is then split and checked.
-_PLAIN_TEXT = re.compile(rf"(?:{_PLAIN}|'[^'\n]*'|\"(?:[^\"\\$`\n]|\\[^\n]|{_PARAM})*\"|\\[^\n]|{_PARAM}"
+_PLAIN_TEXT = re.compile(rf"(?:{_PLAINS}|'[^'\n]*'|\"(?:[^\"\\$`\n]|\\[^\n]|{_PARAM})*\"|\\[^\n]|{_PARAM}"
                          r"|\$(?=\")|[ \t\n;&|<>]|#[^\n]*(?![^\n]))*")  # $"…": a locale string, read as "…"
 _ASSIGNMENT = re.compile(rf"{_NAME}\+?=")
 #: ``NAME[`` at a word's start opens a subscript, which bash reads up to its ``]`` across blanks and quotes
@@ -67,10 +70,15 @@ _FIRST = 4096
 
 
 def surely_parses(script: str) -> bool:
-    """Whether ``bash -c script`` is sure to parse: ``True`` only for scripts in the plain subset above."""
-    if len(script) > 2 * _FIRST and _start_refused(script, _FIRST):
-        return False
-    return _whole_parses(script)
+    """Whether ``bash -c script`` is sure to parse: ``True`` only for scripts in the plain subset above.
+
+    The cycle collector waits until it answers (:func:`~.work.uncollected`): the reading's tokens, a word each, were
+    all walked by the collections the check's own look-ups set off after it (a sixth of the check, in a script of
+    assignments); the check makes no cycle, and its tokens are freed as it returns."""
+    with uncollected():
+        if len(script) > 2 * _FIRST and _start_refused(script, _FIRST):
+            return False
+        return _whole_parses(script)
 
 
 def _may_alias(script: str) -> bool:
@@ -88,7 +96,7 @@ def _start_refused(script: str, first: int) -> bool:
     """
     plain = _PLAIN_TEXT.match(script, 0, first)  # (a star: it always matches, if only nothing)
     try:
-        sources = source_texts(script[:plain.end() if plain else 0])[1]
+        sources = source_spellings(script[:plain.end() if plain else 0])
     except ShellTooComplex:
         return False
     return _last_state(sources[:-1]) == _REFUSED
@@ -99,7 +107,7 @@ def _whole_parses(script: str) -> bool:
     if _may_alias(script) or _UNSURE.search(script) or not _PLAIN_TEXT.fullmatch(script):
         return False
     try:
-        sources = source_texts(script)[1]
+        sources = source_spellings(script)
     except ShellTooComplex:  # nested in itself past what one reading follows: not known here
         return False
     return _COMPLETE[_last_state(sources)]
@@ -185,13 +193,24 @@ _KINDS: list[tuple[str | None, str]] = [
 _WORD_KINDS = range(5)
 
 
+#: A word's kind, told by one match (a script of assignments has a word of its own on every line: four looks at each
+#: took a fifth of the check): a subscript's start, or the whole word plainly spelled (as :data:`_WORD`) and, before
+#: the rest of it, the ``-`` of an option or an assignment's ``NAME=`` (plain characters: the rest is then a word's
+#: rest, pieces or ``#``, as the whole would be read) or a first character that starts a piece (no ``#``).  No match:
+#: a word not plainly spelled.
+_KIND = re.compile(rf"(?P<subscript>{_NAME}\[)|(?:(?P<option>-)(?=[\s\S])|(?P<assignment>{_NAME}\+?=)|(?=[^#]))"
+                   rf"(?:{_PIECE}|#)*\Z")
+_GROUP_KINDS = {"subscript": 0, "option": 1, "assignment": 2}
+
+
 def _word_kind(source: str) -> int:
-    """The kind of the word spelled ``source`` (an index of :data:`_KINDS`)."""
-    if not _WORD.fullmatch(source) or _SUBSCRIPT.match(source):
+    """The kind of the word spelled ``source`` (an index of :data:`_KINDS`): refused (not plainly spelled, or a
+    subscript), an option (``-`` and more), an assignment, a reserved word, any other."""
+    found = _KIND.match(source)
+    if found is None:
         return 0
-    if source.startswith("-") and source != "-":
-        return 1
-    return 2 if _ASSIGNMENT.match(source) else 3 if source in _RESERVED else 4
+    group = found.lastgroup
+    return _GROUP_KINDS[group] if group is not None else 3 if source in _RESERVED else 4
 
 
 def _operator_kind(op: str) -> int:

@@ -81,13 +81,16 @@ def _at_once(text: str, i: int, arithmetic_end: int) -> tuple[int, int, bool]:
 
 
 def plain_tokens(text: str, start: int, end: int, joined: bool,
-                 known: dict[str, Word | Op]) -> tuple[list[str], list[Word | Op]]:
+                 known: dict[str, Word | Op] | None) -> tuple[list[str], list[Word | Op]]:
     """The pieces of the plain stretch ``text[start:end]`` and their tokens (``joined``: a ``((WORD))`` one token).
 
     ``known``: the token of each piece read before (from :func:`known_pieces`, one per reading): a script writes the
     same words again and again (``echo``, ``|``, ``grep``, a file's name), and a word is made once (none is changed once
-    read; a word made anew cost more than the rest of its reading)."""
+    read; a word made anew cost more than the rest of its reading).  ``None``: no token is wanted, only where each
+    was read (:func:`~.sources.source_spellings`): each piece stands for its token."""
     pieces = (_JOINED_PIECE if joined else PLAIN_PIECE).findall(text, start, end)
+    if known is None:
+        return pieces, pieces
     if len(pieces) > 8:  # (the pieces not known yet found by set: each then looked up in C, a million "(" at once)
         for piece in set(pieces).difference(known):
             known[piece] = _subshells(piece) if piece[0] == "(" else str.__new__(Word, piece)  # (words.Word._Shown)

@@ -14,7 +14,7 @@ if TYPE_CHECKING:
     from typing_extensions import Self
 
 __all__ = ["OPERATOR", "OPERATORS", "OPS", "REDIRECTS", "STDIN_REDIRECTS", "WRITES", "Op", "Subshells", "Word",
-           "unescape"]
+           "ansi_end", "unescape"]
 
 
 class _Shown:
@@ -79,6 +79,16 @@ WRITES = frozenset({">", ">>", ">|", "&>", "&>>", "<>", ">&"})
 _ANSI_ESCAPE = re.compile(r"\\(x[0-9A-Fa-f]{1,2}|u[0-9A-Fa-f]{1,4}|U[0-9A-Fa-f]{1,8}|c.|[0-7]{1,3}|.)", re.DOTALL)
 _ANSI_CHARS = {"n": "\n", "t": "\t", "r": "\r", "a": "\a", "b": "\b", "f": "\f", "v": "\v", "e": "\x1b",
                "E": "\x1b", "\\": "\\", "'": "'", '"': '"', "?": "?"}
+
+
+_ANSI_BODY = re.compile(r"(?:[^'\\]|\\[\s\S])*")
+
+
+def ansi_end(text: str, start: int) -> int:
+    """Where the ``$'…'`` whose text starts at ``start`` ends: the index of its closing ``'``, or past the end of
+    ``text`` (a backslash takes the character after it, even the last one's, which is past the end)."""
+    end = _ANSI_BODY.match(text, start).end()  # type: ignore[union-attr]  # (a star: it always matches)
+    return end + 2 if text.startswith("\\", end) else end
 
 
 def unescape(text: str) -> str:
