@@ -56,7 +56,7 @@ def sleeping(kernel: Kernel) -> set[str]:
     for proc in processes_with(KERNEL_TOKEN_VAR, kernel.token):
         with contextlib.suppress(psutil.Error):
             if proc.name() == "sleep":
-                found.add(proc.cmdline()[-1])
+                found.update(proc.cmdline()[-1:])  # none as it exits (its memory let go of first)
     return found
 
 

@@ -54,7 +54,8 @@ def sleeps(token):
     found = []
     for proc in processes_with(TOKEN_VAR, token):
         try:
-            if proc.name() == "sleep" and proc.cmdline()[-1].isdigit() and int(proc.cmdline()[-1]) >= 300:
+            words = proc.cmdline()  # empty for a process as it exits (its memory is let go of first): ended
+            if proc.name() == "sleep" and words and words[-1].isdigit() and int(words[-1]) >= 300:
                 found.append(proc)
         except psutil.NoSuchProcess:
             continue
