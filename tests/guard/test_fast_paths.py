@@ -11,12 +11,14 @@ must stay the same.
 
 from __future__ import annotations
 
+import importlib
 import random
+import re
 
 import pytest
 
+from execmagic.guard import forks, paths, readings
 from execmagic.guard import names as guard_names
-from execmagic.guard import paths, readings
 from execmagic.guard import walk as guard_walk
 from execmagic.guard import writes as guard_writes
 from execmagic.guard.check import _refusals, check, find_danger
@@ -24,10 +26,13 @@ from execmagic.guard.commands import _LITERAL, Command, Simple, emitted, literal
 from execmagic.guard.forks import DEFINES_FUNCTION, defines_function
 from execmagic.guard.rules import JUDGED_NAMES, MATCHERS, WRITE_MATCHERS, match, refuse
 from execmagic.guard.walk import simple_commands
+from execmagic.guard.word_starts import at_word_start
 from execmagic.shell.lexer import tokenize
 from execmagic.shell.words import Word
 from execmagic.shell.work import uncollected
 from work_count import work
+
+guard_check = importlib.import_module("execmagic.guard.check")  # (the package's name check is the function)
 
 #: What ordinary data work is made of, and what hides a refusal in it.
 _LINES = ["N=123", 'N="data/raw.csv"  # where', "OUT=out/x.csv; D=/", "sort a.csv | uniq -c | head -20 > out/c.txt",
@@ -169,6 +174,44 @@ def test_a_function_defined_is_found_as_the_one_pattern_finds_it(seed):
     for _ in range(200):
         text = "".join(rng.choice(pieces) for _ in range(rng.randrange(1, 12)))
         assert defines_function(text) == (DEFINES_FUNCTION.search(text) is not None), text
+
+
+#: The patterns as they were written, each starting with ``\b`` (what :mod:`execmagic.guard.word_starts` respells).
+_WRITTEN = {
+    "triggers": re.compile(r"\b(" + "|".join(guard_check._TRIGGER_WORDS) + r")\b|" + guard_check._TRIGGER_PLACES),
+    "built target": re.compile(r"[$`]|\b(?:cd|pushd)\b"),
+    "endless": re.compile(r"\b(?:" + "|".join(forks._LOOPS) + r")[ \t]*(?:[;\n][\s;]*)?do\b"),
+    "done": re.compile(r"\bdone\b"),
+    "keyword": re.compile(rf"\bfunction\s+{forks._NAME_CHAR}+"),
+}
+_SPELLED = {"triggers": guard_check._TRIGGERS, "built target": guard_check._BUILT_TARGET, "endless": forks.ENDLESS,
+            "done": forks._DONE, "keyword": forks._KEYWORD}
+_SHAPES = ["f", "()", "( )", "(\t)", "{", "(", ")", "}", " ", "\n", "function", "function ", "functions", "x", ";", "|",
+           "&", "while", "until", "for", "do", "done", "true", ":", "false", "((", "))", "1", "0", "[", "]", "test",
+           "!", "_", "é", "\u00a0", "rm", "env", "/etc", ".bashrc", "7z", "cd", "pushd", "$", "`", "-", "a.f", "x1",
+           "/bin/", "killall5", "remove_x", "mkfs.ext4"]
+
+
+@pytest.mark.parametrize("seed", range(20))
+def test_a_pattern_spelled_to_start_with_a_character_finds_what_the_one_written_finds(seed):
+    """Each pattern that looked for a word from ``\\b`` on, and each function defined, is found where it was and as it
+    was (a search that skips to the next place a match may start: see ``guard.word_starts``)."""
+    rng = random.Random(seed)
+    for _ in range(2000):
+        text = "".join(rng.choice(_SHAPES) for _ in range(rng.randrange(1, 16)))
+        for name, written in _WRITTEN.items():
+            assert [m.span() for m in _SPELLED[name].finditer(text)] == [m.span() for m in written.finditer(text)], (
+                name, text)
+        assert [(m.span(), m.groups()) for m in forks._functions(text)] == [
+            (m.span(), m.groups()) for m in forks._FUNCTION.finditer(text)], text
+
+
+def test_a_word_start_is_asked_of_alternatives_that_start_with_a_word_character():
+    assert re.fullmatch(at_word_start(["rm", "rsync", "cp"], after=r"\b"), "rsync")
+    assert not re.search(at_word_start(["rm"], after=r"\b"), "xrm rmx _rm")
+    for alternative in [r"\brm", "(rm)", "[r]m", "é", "-rf"]:
+        with pytest.raises(ValueError):
+            at_word_start([alternative])
 
 
 @pytest.mark.parametrize(("unit", "most"), [("N=123\n", 160), ("ls -la *.csv 2>/dev/null\n", 300),
