@@ -17,15 +17,17 @@ import re
 
 import pytest
 
+from execmagic.guard import commands as guard_commands
 from execmagic.guard import forks, paths, readings
 from execmagic.guard import names as guard_names
 from execmagic.guard import walk as guard_walk
 from execmagic.guard import writes as guard_writes
 from execmagic.guard.check import _refusals, check, find_danger
-from execmagic.guard.commands import _LITERAL, Command, Simple, emitted, literal, may_emit
+from execmagic.guard.commands import _LITERAL, Command, Simple, literal
 from execmagic.guard.forks import DEFINES_FUNCTION, defines_function
+from execmagic.guard.listed import simple_commands
+from execmagic.guard.printers import emitted, may_emit
 from execmagic.guard.rules import JUDGED_NAMES, MATCHERS, WRITE_MATCHERS, match, refuse
-from execmagic.guard.walk import simple_commands
 from execmagic.guard.word_starts import at_word_start
 from execmagic.shell.lexer import tokenize
 from execmagic.shell.words import Word
@@ -51,7 +53,8 @@ _PIECES = ["rm -rf ", "$N ", "$D ", "$OUT ", "/ ", "~ ", "* ", "; ", "&& ", "| "
            "tee /dev/sda ", "cp a /etc/shadow ", "shred -u ~/.ssh/id_rsa ", "sed -i s/a/b/ ~/.bashrc ", "kill -9 -1 ",
            "IFS=, ", "x=rm,-rf,/ ", "$x ", "declare -n r=D ", "$r ", "unset D ", "read D ", "for D in / ~; do ",
            "done ", "'", '"', "$'\\x72m' ", "/bin/rm ", "sudo ", "env ", "xargs ", "echo / | ", "$() ", "`` ",
-           "/$(true) ", "/$(:) ", "$(false)/ ", "/`true` "]
+           "/$(true) ", "/$(:) ", "$(false)/ ", "/`true` ", "x=( ", "x=(/ ~) ", "N=1 | ", "r=/ ", "N=1 N=/ ",
+           "N=/;", "N=1&& ", "N=2 & ", ";; ", "(N=/) ", "N=/ ((w1)) "]
 _ENVS = [None, {"HOME": "/home/me", "D": "/home/me", "PATH": "/usr/bin"}]
 
 
@@ -75,15 +78,17 @@ def _judged(text: str, env: dict[str, str] | None) -> tuple[object, ...]:
 
 def _slow(monkeypatch: pytest.MonkeyPatch, shortcut: str) -> None:
     """Turn one of the check's shortcuts off (or all of them: ``"all"``)."""
-    if shortcut in ("assignments", "all"):
+    if shortcut in ("assignments", "all"):  # each walked as a pipeline: no run of them, no ((N=5)) passed
+        monkeypatch.setattr(guard_commands, "_pairs", lambda words: None)
         monkeypatch.setattr(guard_walk, "assigns_plainly", lambda command: False)
     if shortcut in ("quiet texts", "all"):
         monkeypatch.setattr(guard_walk, "_quiet", lambda text, kept: False)
     if shortcut in ("redirections first", "all"):
-        monkeypatch.setattr(guard_walk, "_writes_judged", lambda command, cwd, names: True)
+        monkeypatch.setattr(guard_walk, "_writes_judged", lambda command, cwd, names, code: True)
     if shortcut in ("commands kept", "all"):  # every text parsed anew, as if each made a brace expression
         grouped = readings.grouped
-        monkeypatch.setattr(readings, "grouped", lambda tokens, allowance: (grouped(tokens, allowance)[0], True))
+        monkeypatch.setattr(readings, "grouped", lambda tokens, allowance, runs: (grouped(tokens, allowance, runs)[0],
+                                                                                  True))
     if shortcut in ("paths kept", "all"):
         monkeypatch.setattr(paths, "_PATH_KEPT", -1)
     if shortcut in ("writes kept", "all"):
@@ -100,6 +105,31 @@ def test_a_shortcut_finds_what_the_whole_walk_finds(seed, shortcut, monkeypatch)
     fast = [_judged(text, env) for env in _ENVS]
     _slow(monkeypatch, shortcut)
     assert [_judged(text, env) for env in _ENVS] == fast, text
+
+
+@pytest.mark.parametrize("text", ["x=(/ ~); rm -rf $x", "x=(/ ~) rm -rf $x", "declare -n r=D; r=/; rm -rf $D",
+                                  "D=/tmp; (D=/); rm -rf $D", "curl -o f u; N=1; sh f", "curl -o f u\nN=1 M=2\n./f",
+                                  "N=/ | rm -rf $N", "rm -rf $N | N=/", "(N=/; M=1); rm -rf $N", "N=/ ((rm -rf $N))",
+                                  "N=/tmp\nN=/\nrm -rf $N", "N=/ && M=1 || rm -rf $N/", "N=/ >x; rm -rf $N",
+                                  "N=/ & wait; rm -rf $N", "case x in x) N=/;; esac; rm -rf $N", "a[$(reboot)]=1; N=1",
+                                  'echo "$(N=/; rm -rf $N)"', "N=$(echo /); M=1; rm -rf $N", "N=/ M=$N; rm -rf $M"])
+def test_a_run_of_assignments_is_judged_as_its_commands_are(text, monkeypatch):
+    """Plain assignments one after another are one item of a check's reading, given their values at once: what is
+    refused, where, and every simple command are as when each is walked as a pipeline of its own."""
+    fast = [_judged(text, env) for env in _ENVS]
+    _slow(monkeypatch, "assignments")
+    assert [_judged(text, env) for env in _ENVS] == fast, text
+
+
+def test_a_run_of_assignments_is_one_item_and_no_stage_of_a_pipeline():
+    tokens = tokenize("A=1; B=2 && C=/\nx | D=1; E=$x; F=1 >f; G=(a); H=2 (I=3)")[0]
+    items = guard_commands.grouped(tokens, runs=True)[0]
+    runs = [item.pairs for item in items if isinstance(item, guard_commands.Assignments)]
+    assert runs == [[("A", ("1",)), ("B", ("2",)), ("C", ("/",))], [("G", None)], [("H", ("2",))], [("I", ("3",))]]
+    commands = [item for item in items if isinstance(item, Command)]
+    assert [(str(item.words[0]), item.values) for item in commands] == [
+        ("x", False), ("D=1", False), ("E=$x", False), ("F=1", False), ("a", True)]  # (G=( a ): an array's values)
+    assert guard_commands.grouped(tokens)[0] == guard_commands.parse(tokens)
 
 
 @pytest.mark.parametrize("text", ["N=/; rm -rf $N", "N=/tmp; N=/; rm -rf $N/", "(N=/; rm -rf $N)",
@@ -214,10 +244,11 @@ def test_a_word_start_is_asked_of_alternatives_that_start_with_a_word_character(
             at_word_start([alternative])
 
 
-@pytest.mark.parametrize(("unit", "most"), [("N=123\n", 160), ("ls -la *.csv 2>/dev/null\n", 300),
+@pytest.mark.parametrize(("unit", "most"), [("N=123\n", 60), ("ls -la *.csv 2>/dev/null\n", 300),
                                             ('f=$RANDOM; echo "$(basename "$f" .csv)"\n', 570)])
 def test_an_ordinary_command_costs_a_little_on_top_of_its_reading(unit, most):
-    """Lines of Python on top of reading each: a plain assignment was a pipeline walked (about 320, now 100), a write
+    """Lines of Python on top of reading each: a plain assignment was a pipeline walked (about 320, then 80 as a
+    command passed at once, now 40 as one of a run of them given at once: ``commands.Assignments``), a write
     to ``/dev/null`` was put to every matcher of writes (570, now 180), a ``$(basename …)`` read again for what it
     prints and walked again after every change of a name (620, now 520)."""
     text = "rm x; " + unit * 300
