@@ -393,7 +393,7 @@ def assigned(command: Command) -> dict[str, str | None]:
     words = command.words
     if words and words[0] in DECLARES:
         words = [w for w in words[1:] if not w.startswith("-")]
-    elif not all(ASSIGNMENT.match(w) for w in words):
+    elif not words or "=" not in words[0] or not all(ASSIGNMENT.match(w) for w in words):  # (most: one look)
         return {}
     pairs = [w.split("=", 1) for w in words if ASSIGNMENT.match(w)]
     return {name: value if literal(value) else None for name, value in pairs}

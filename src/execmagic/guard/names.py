@@ -168,7 +168,9 @@ class Names:
         ``code``: whether it may run code while it is expanded (``False``: the caller found none in it)."""
         if not self.values and self.env is None and not (code and self._prints(command)):  # (every name unknown:
             return command  # only what a $(…) prints is known, and the home folder is not)
-        words = [new for word in command.words for new in self.word(word)]
+        home = self.home if self.env is not None else None  # (a plain word is itself, but for a home spelled out)
+        words = [new for word in command.words for new in (
+            (word,) if word.live == () and not (home and word.startswith(home)) else self.word(word))]
         return Command(words, self._redirects(command))
 
     def redirects(self, command: Command, code: bool = True) -> list[tuple[str, Word]]:
@@ -343,6 +345,10 @@ _REF = "&"
 _LIVE = re.compile(r"[$`]")
 
 
+#: The programs :func:`_changed` finds a change of names in (and ``for``, ``select``, as written).
+_CHANGERS = frozenset({*_READ_VALUES, "printf", "getopts", "let", "set", "unset", *DECLARES, "source", ".", "eval"})
+
+
 def _changed(command: Command) -> Iterator[tuple[str, Values]]:
     """The names a command gives values the check cannot know (``read d``), loops over, or unsets;
     ``("", None)`` when it may set any name (``source``, ``eval``, ``export $(…)``)."""
@@ -350,6 +356,8 @@ def _changed(command: Command) -> Iterator[tuple[str, Values]]:
     if not words:
         return
     name = program(words[0])
+    if name not in _CHANGERS and words[0] not in ("for", "select"):  # (most commands: one look)
+        return
     if words[0] in ("for", "select") and not words[0].quoted and len(words) > 1:
         items = tuple(words[3:]) if words[2:3] == ["in"] else None
         yield words[1], items[:_MAX_VALUES] if items else None

@@ -266,7 +266,7 @@ def _walk_pipeline(commands: list[Command], cwd: Path | None, depth: int, names:
         words, wrappers = command.unwrapped
         # X=/ sh -c '…': X is / in there (X=/ alone hands nothing on: no copy of the names for it)
         given = names.given(command.words[:len(command.words) - len(words)]) if words else names
-        if {"xargs", "parallel"} & set(wrappers):  # echo / | xargs rm -rf: the items become arguments
+        if wrappers and ("xargs" in wrappers or "parallel" in wrappers):  # echo / | xargs rm -rf: items as arguments
             items = emitted(before[-1]) if before else command.stdin()  # or xargs rm -rf <<< /
             words = [*words, *(Word(item) for item in re.split(r"[\s\0]+", items or "") if item)]  # -0: NUL-separated
         simple = Simple(tuple(words), tuple(command.redirects), cwd)
