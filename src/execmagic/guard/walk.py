@@ -260,7 +260,7 @@ def _walk_pipeline(commands: list[Command], cwd: Path | None, depth: int, names:
     """
     simple = None
     for index, command in enumerate(commands):
-        if bodies:
+        if bodies and _has_code(command if written is None else written[index]):  # (most have none)
             yield from _bodies(command if written is None else written[index], cwd, depth, names)
         before = commands[:index]
         words, wrappers = command.unwrapped
