@@ -223,7 +223,7 @@ _SHAPES = ["f", "()", "( )", "(\t)", "{", "(", ")", "}", " ", "\n", "function", 
 
 
 @pytest.mark.parametrize("seed", range(20))
-def test_a_pattern_spelled_to_start_with_a_character_finds_what_the_one_written_finds(seed):
+def test_a_pattern_spelled_to_start_with_a_character_finds_what_the_one_written_finds(seed, monkeypatch):
     """Each pattern that looked for a word from ``\\b`` on, and each function defined, is found where it was and as it
     was (a search that skips to the next place a match may start: see ``guard.word_starts``)."""
     rng = random.Random(seed)
@@ -232,8 +232,11 @@ def test_a_pattern_spelled_to_start_with_a_character_finds_what_the_one_written_
         for name, written in _WRITTEN.items():
             assert [m.span() for m in _SPELLED[name].finditer(text)] == [m.span() for m in written.finditer(text)], (
                 name, text)
-        assert [(m.span(), m.groups()) for m in forks._functions(text)] == [
-            (m.span(), m.groups()) for m in forks._FUNCTION.finditer(text)], text
+        written = [(m.span(), m.groups()) for m in forks._FUNCTION.finditer(text)]
+        monkeypatch.setattr(forks, "_SPARSE", 0)  # each place a function may start tried, however many
+        assert [(m.span(), m.groups()) for m in forks._functions(text)] == written, text
+        monkeypatch.setattr(forks, "_SPARSE", 10**9)  # the pattern tried at every offset
+        assert [(m.span(), m.groups()) for m in forks._functions(text)] == written, text
 
 
 def test_a_word_start_is_asked_of_alternatives_that_start_with_a_word_character():

@@ -131,7 +131,7 @@ def grouped(tokens: list[Word | Op], allowance: Allowance | None = None, runs: b
     words: list[Word] = []
     redirects: list[tuple[str, Word]] = []
     redirect = None
-    assigning = 0  # (see _braces)
+    assigning, joined = 0, False  # (see _braces; whether items end with a run of assignments)
     for token in tokens:  # (every token of a long script: kept lean; an operator is kept as its Op)
         if type(token) is Op:
             if token in REDIRECTS:
@@ -139,12 +139,13 @@ def grouped(tokens: list[Word | Op], allowance: Allowance | None = None, runs: b
                 continue
             redirect = None
             if words or redirects:
-                _ended(items, words, redirects, token == ")" and _array(items), runs and token not in _PIPES)
+                joined = _ended(items, words, redirects, token == ")" and _array(items), runs and token not in _PIPES)
                 words, redirects, assigning = [], [], 0
-            if not (runs and token in _BETWEEN and items and type(items[-1]) is Assignments):
-                items.append(token)  # (one that ends a run goes without it: it does nothing there)
+            if not joined or token not in _BETWEEN:  # (an operator that ends a run goes without it: it does nothing)
+                items.append(token)
+                joined = False
         elif type(token) is Subshells:  # as "(" ends a command (and a redirection waiting for its word), then itself
-            redirect = None
+            redirect, joined = None, False
             if words or redirects:
                 _ended(items, words, redirects, False, runs)
                 words, redirects, assigning = [], [], 0
@@ -165,8 +166,7 @@ def grouped(tokens: list[Word | Op], allowance: Allowance | None = None, runs: b
     return items, braced
 
 
-#: Operators that end a command and do nothing more where no pipeline is open: a run of assignments goes on past them
-#: (``(``, ``)`` and a ``((WORD))`` end one).
+#: Operators that end a command and do nothing more where no pipeline is open: a run of assignments goes on past them.
 _BETWEEN = frozenset({";", "&&", "||", "&", ";;", ";&", ";;&"})
 _PIPES = ("|", "|&")  # (compared, not hashed: an item before may be an Assignments)
 
@@ -178,8 +178,7 @@ def assigns_only(words: Sequence[Word]) -> bool:
 
 
 def _pairs(words: Sequence[Word]) -> list[tuple[str, tuple[str] | None]] | None:
-    """What ``words`` give when each :func:`assigns_only`: each name and its value (``None``: not literal), else
-    ``None`` (one look at each word: asked at the end of every command a check reads)."""
+    """What ``words`` give when each :func:`assigns_only`: each name and its value (``None``: not literal)."""
     pairs = []
     for word in words:
         if word.live != () or word.code or "[" in word or not ASSIGNMENT.match(word):
@@ -205,9 +204,9 @@ class Assignments:
 
 
 def _ended(items: list[Command | str | Assignments], words: list[Word], redirects: list[tuple[str, Word]],
-           values: bool, runs: bool) -> None:
+           values: bool, runs: bool) -> bool:
     """The command of ``words`` and ``redirects`` put after ``items``; with ``runs``, one that only assigns plainly
-    put in the run of them that ends ``items`` (or a new one): not one of a pipeline (``runs`` is false then)."""
+    put in the run of them that ends ``items`` (or a new one; not one of a pipeline): whether it was."""
     if runs and not redirects and not values and "=" in words[0] and (not items or items[-1] not in _PIPES) and (
             pairs := _pairs(words)) is not None:
         if not items or type(items[-1]) is not Assignments:
@@ -215,8 +214,9 @@ def _ended(items: list[Command | str | Assignments], words: list[Word], redirect
         run: Assignments = items[-1]  # type: ignore[assignment]
         run.commands.append(words)
         run.pairs += pairs
-    else:
-        items.append(Command(words, redirects, values))
+        return True
+    items.append(Command(words, redirects, values))
+    return False
 
 
 def _may_brace(token: str) -> bool:

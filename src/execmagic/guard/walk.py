@@ -76,10 +76,6 @@ def walk(text: str, cwd: Path | None, depth: int, names: Names | None = None) ->
         if type(item) is Command:
             pipeline.append(item)
             continue
-        if type(item) is Assignments:  # N=5; M=6: what they do, all of it (no program runs, nothing is handed on)
-            cwd, names = state = (cwd, names.assign(item.pairs)) if not downloads else (
-                yield from _walked_apart(item, cwd, depth, names, downloads))
-            continue
         if not pipeline:
             pass
         elif item == "|" or item == "|&":
@@ -110,6 +106,9 @@ def walk(text: str, cwd: Path | None, depth: int, names: Names | None = None) ->
                 yield from _subshells(Command([item.word]), cwd, depth, names, downloads)
             else:  # it does nothing: nor does the next one spelled alike
                 passed.add(item)
+        elif type(item) is Assignments:  # N=5; M=6 (no pipeline open): what they do, all of it (no program runs)
+            cwd, names = state = (cwd, names.assign(item.pairs)) if not downloads else (
+                yield from _walked_apart(item, cwd, depth, names, downloads))
     return cwd
 
 
