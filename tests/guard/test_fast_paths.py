@@ -11,23 +11,30 @@ must stay the same.
 
 from __future__ import annotations
 
+import importlib
 import random
+import re
 
 import pytest
 
+from execmagic.guard import commands as guard_commands
+from execmagic.guard import forks, paths, readings
 from execmagic.guard import names as guard_names
-from execmagic.guard import paths, readings
 from execmagic.guard import walk as guard_walk
 from execmagic.guard import writes as guard_writes
 from execmagic.guard.check import _refusals, check, find_danger
-from execmagic.guard.commands import _LITERAL, Command, Simple, emitted, literal, may_emit
+from execmagic.guard.commands import _LITERAL, Command, Simple, literal
 from execmagic.guard.forks import DEFINES_FUNCTION, defines_function
+from execmagic.guard.listed import simple_commands
+from execmagic.guard.printers import emitted, may_emit
 from execmagic.guard.rules import JUDGED_NAMES, MATCHERS, WRITE_MATCHERS, match, refuse
-from execmagic.guard.walk import simple_commands
+from execmagic.guard.word_starts import at_word_start
 from execmagic.shell.lexer import tokenize
 from execmagic.shell.words import Word
 from execmagic.shell.work import uncollected
 from work_count import work
+
+guard_check = importlib.import_module("execmagic.guard.check")  # (the package's name check is the function)
 
 #: What ordinary data work is made of, and what hides a refusal in it.
 _LINES = ["N=123", 'N="data/raw.csv"  # where', "OUT=out/x.csv; D=/", "sort a.csv | uniq -c | head -20 > out/c.txt",
@@ -46,7 +53,8 @@ _PIECES = ["rm -rf ", "$N ", "$D ", "$OUT ", "/ ", "~ ", "* ", "; ", "&& ", "| "
            "tee /dev/sda ", "cp a /etc/shadow ", "shred -u ~/.ssh/id_rsa ", "sed -i s/a/b/ ~/.bashrc ", "kill -9 -1 ",
            "IFS=, ", "x=rm,-rf,/ ", "$x ", "declare -n r=D ", "$r ", "unset D ", "read D ", "for D in / ~; do ",
            "done ", "'", '"', "$'\\x72m' ", "/bin/rm ", "sudo ", "env ", "xargs ", "echo / | ", "$() ", "`` ",
-           "/$(true) ", "/$(:) ", "$(false)/ ", "/`true` "]
+           "/$(true) ", "/$(:) ", "$(false)/ ", "/`true` ", "x=( ", "x=(/ ~) ", "N=1 | ", "r=/ ", "N=1 N=/ ",
+           "N=/;", "N=1&& ", "N=2 & ", ";; ", "(N=/) ", "N=/ ((w1)) "]
 _ENVS = [None, {"HOME": "/home/me", "D": "/home/me", "PATH": "/usr/bin"}]
 
 
@@ -70,15 +78,17 @@ def _judged(text: str, env: dict[str, str] | None) -> tuple[object, ...]:
 
 def _slow(monkeypatch: pytest.MonkeyPatch, shortcut: str) -> None:
     """Turn one of the check's shortcuts off (or all of them: ``"all"``)."""
-    if shortcut in ("assignments", "all"):
+    if shortcut in ("assignments", "all"):  # each walked as a pipeline: no run of them, no ((N=5)) passed
+        monkeypatch.setattr(guard_commands, "_pairs", lambda words: None)
         monkeypatch.setattr(guard_walk, "assigns_plainly", lambda command: False)
     if shortcut in ("quiet texts", "all"):
         monkeypatch.setattr(guard_walk, "_quiet", lambda text, kept: False)
     if shortcut in ("redirections first", "all"):
-        monkeypatch.setattr(guard_walk, "_writes_judged", lambda command, cwd, names: True)
+        monkeypatch.setattr(guard_walk, "_writes_judged", lambda command, cwd, names, code: True)
     if shortcut in ("commands kept", "all"):  # every text parsed anew, as if each made a brace expression
         grouped = readings.grouped
-        monkeypatch.setattr(readings, "grouped", lambda tokens, allowance: (grouped(tokens, allowance)[0], True))
+        monkeypatch.setattr(readings, "grouped", lambda tokens, allowance, runs: (grouped(tokens, allowance, runs)[0],
+                                                                                  True))
     if shortcut in ("paths kept", "all"):
         monkeypatch.setattr(paths, "_PATH_KEPT", -1)
     if shortcut in ("writes kept", "all"):
@@ -95,6 +105,31 @@ def test_a_shortcut_finds_what_the_whole_walk_finds(seed, shortcut, monkeypatch)
     fast = [_judged(text, env) for env in _ENVS]
     _slow(monkeypatch, shortcut)
     assert [_judged(text, env) for env in _ENVS] == fast, text
+
+
+@pytest.mark.parametrize("text", ["x=(/ ~); rm -rf $x", "x=(/ ~) rm -rf $x", "declare -n r=D; r=/; rm -rf $D",
+                                  "D=/tmp; (D=/); rm -rf $D", "curl -o f u; N=1; sh f", "curl -o f u\nN=1 M=2\n./f",
+                                  "N=/ | rm -rf $N", "rm -rf $N | N=/", "(N=/; M=1); rm -rf $N", "N=/ ((rm -rf $N))",
+                                  "N=/tmp\nN=/\nrm -rf $N", "N=/ && M=1 || rm -rf $N/", "N=/ >x; rm -rf $N",
+                                  "N=/ & wait; rm -rf $N", "case x in x) N=/;; esac; rm -rf $N", "a[$(reboot)]=1; N=1",
+                                  'echo "$(N=/; rm -rf $N)"', "N=$(echo /); M=1; rm -rf $N", "N=/ M=$N; rm -rf $M"])
+def test_a_run_of_assignments_is_judged_as_its_commands_are(text, monkeypatch):
+    """Plain assignments one after another are one item of a check's reading, given their values at once: what is
+    refused, where, and every simple command are as when each is walked as a pipeline of its own."""
+    fast = [_judged(text, env) for env in _ENVS]
+    _slow(monkeypatch, "assignments")
+    assert [_judged(text, env) for env in _ENVS] == fast, text
+
+
+def test_a_run_of_assignments_is_one_item_and_no_stage_of_a_pipeline():
+    tokens = tokenize("A=1; B=2 && C=/\nx | D=1; E=$x; F=1 >f; G=(a); H=2 (I=3)")[0]
+    items = guard_commands.grouped(tokens, runs=True)[0]
+    runs = [item.pairs for item in items if isinstance(item, guard_commands.Assignments)]
+    assert runs == [[("A", ("1",)), ("B", ("2",)), ("C", ("/",))], [("G", None)], [("H", ("2",))], [("I", ("3",))]]
+    commands = [item for item in items if isinstance(item, Command)]
+    assert [(str(item.words[0]), item.values) for item in commands] == [
+        ("x", False), ("D=1", False), ("E=$x", False), ("F=1", False), ("a", True)]  # (G=( a ): an array's values)
+    assert guard_commands.grouped(tokens)[0] == guard_commands.parse(tokens)
 
 
 @pytest.mark.parametrize("text", ["N=/; rm -rf $N", "N=/tmp; N=/; rm -rf $N/", "(N=/; rm -rf $N)",
@@ -171,10 +206,52 @@ def test_a_function_defined_is_found_as_the_one_pattern_finds_it(seed):
         assert defines_function(text) == (DEFINES_FUNCTION.search(text) is not None), text
 
 
-@pytest.mark.parametrize(("unit", "most"), [("N=123\n", 160), ("ls -la *.csv 2>/dev/null\n", 300),
+#: The patterns as they were written, each starting with ``\b`` (what :mod:`execmagic.guard.word_starts` respells).
+_WRITTEN = {
+    "triggers": re.compile(r"\b(" + "|".join(guard_check._TRIGGER_WORDS) + r")\b|" + guard_check._TRIGGER_PLACES),
+    "built target": re.compile(r"[$`]|\b(?:cd|pushd)\b"),
+    "endless": re.compile(r"\b(?:" + "|".join(forks._LOOPS) + r")[ \t]*(?:[;\n][\s;]*)?do\b"),
+    "done": re.compile(r"\bdone\b"),
+    "keyword": re.compile(rf"\bfunction\s+{forks._NAME_CHAR}+"),
+}
+_SPELLED = {"triggers": guard_check._TRIGGERS, "built target": guard_check._BUILT_TARGET, "endless": forks.ENDLESS,
+            "done": forks._DONE, "keyword": forks._KEYWORD}
+_SHAPES = ["f", "()", "( )", "(\t)", "{", "(", ")", "}", " ", "\n", "function", "function ", "functions", "x", ";", "|",
+           "&", "while", "until", "for", "do", "done", "true", ":", "false", "((", "))", "1", "0", "[", "]", "test",
+           "!", "_", "é", "\u00a0", "rm", "env", "/etc", ".bashrc", "7z", "cd", "pushd", "$", "`", "-", "a.f", "x1",
+           "/bin/", "killall5", "remove_x", "mkfs.ext4"]
+
+
+@pytest.mark.parametrize("seed", range(20))
+def test_a_pattern_spelled_to_start_with_a_character_finds_what_the_one_written_finds(seed, monkeypatch):
+    """Each pattern that looked for a word from ``\\b`` on, and each function defined, is found where it was and as it
+    was (a search that skips to the next place a match may start: see ``guard.word_starts``)."""
+    rng = random.Random(seed)
+    for _ in range(2000):
+        text = "".join(rng.choice(_SHAPES) for _ in range(rng.randrange(1, 16)))
+        for name, written in _WRITTEN.items():
+            assert [m.span() for m in _SPELLED[name].finditer(text)] == [m.span() for m in written.finditer(text)], (
+                name, text)
+        written = [(m.span(), m.groups()) for m in forks._FUNCTION.finditer(text)]
+        monkeypatch.setattr(forks, "_SPARSE", 0)  # each place a function may start tried, however many
+        assert [(m.span(), m.groups()) for m in forks._functions(text)] == written, text
+        monkeypatch.setattr(forks, "_SPARSE", 10**9)  # the pattern tried at every offset
+        assert [(m.span(), m.groups()) for m in forks._functions(text)] == written, text
+
+
+def test_a_word_start_is_asked_of_alternatives_that_start_with_a_word_character():
+    assert re.fullmatch(at_word_start(["rm", "rsync", "cp"], after=r"\b"), "rsync")
+    assert not re.search(at_word_start(["rm"], after=r"\b"), "xrm rmx _rm")
+    for alternative in [r"\brm", "(rm)", "[r]m", "é", "-rf"]:
+        with pytest.raises(ValueError):
+            at_word_start([alternative])
+
+
+@pytest.mark.parametrize(("unit", "most"), [("N=123\n", 60), ("ls -la *.csv 2>/dev/null\n", 300),
                                             ('f=$RANDOM; echo "$(basename "$f" .csv)"\n', 570)])
 def test_an_ordinary_command_costs_a_little_on_top_of_its_reading(unit, most):
-    """Lines of Python on top of reading each: a plain assignment was a pipeline walked (about 320, now 100), a write
+    """Lines of Python on top of reading each: a plain assignment was a pipeline walked (about 320, then 80 as a
+    command passed at once, now 40 as one of a run of them given at once: ``commands.Assignments``), a write
     to ``/dev/null`` was put to every matcher of writes (570, now 180), a ``$(basename …)`` read again for what it
     prints and walked again after every change of a name (620, now 520)."""
     text = "rm x; " + unit * 300

@@ -9,9 +9,10 @@ import pytest
 
 from execmagic.guard import walk as guard_walk
 from execmagic.guard.check import check, find_danger
+from execmagic.guard.listed import simple_commands
 from execmagic.guard.names import Names
 from execmagic.guard.rules import Refusal
-from execmagic.guard.walk import simple_commands, walk
+from execmagic.guard.walk import walk
 
 _PIECES = ["cat ", "w1 ", "w2 ", "echo / ", "| ", "|& ", "; ", "&& ", "|| ", "& ", "\n", "> /etc/passwd ", ">& ", "&> ",
            ">> /dev/sda ", "2> x ", "< /etc/x ", "<<EOF\n$(rm -rf /)\nEOF\n", "<<EOF\nx\nEOF\n", "$(rm -rf /) ",

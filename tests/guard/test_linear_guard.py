@@ -15,8 +15,8 @@ import random
 import pytest
 
 from execmagic.guard.check import CommandRefused, check, find_danger
+from execmagic.guard.listed import simple_commands
 from execmagic.guard.secrets import redact
-from execmagic.guard.walk import simple_commands
 from execmagic.shell.lexer import tokenize
 from work_count import growth, work
 

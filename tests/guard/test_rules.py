@@ -16,9 +16,9 @@ import time
 import pytest
 
 from execmagic.agents.tools import Toolbox
+from execmagic.guard.listed import simple_commands
 from execmagic.guard.policy import CommandRefused, check, find_danger
 from execmagic.guard.rules import RULES_BY_ID
-from execmagic.guard.walk import simple_commands
 
 URL = "https://x.example/install.sh"
 

@@ -13,15 +13,15 @@ import dataclasses
 import functools
 import re
 from collections.abc import Iterator, Sequence
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, cast
 
 from ..shell.braces import Allowance, brace_words
 from ..shell.lexer import tokenize
-from ..shell.words import OPS, REDIRECTS, STDIN_REDIRECTS, Op, Subshells, Word, unescape
+from ..shell.words import OPS, REDIRECTS, STDIN_REDIRECTS, Op, Subshells, Word
 from .paths import Path
 
-__all__ = ["ASSIGNMENT", "DECLARES", "WRAPPERS", "Command", "Simple", "assigned", "command_name",
-           "emitted", "grouped", "literal", "may_emit", "parse", "program", "unvanished", "unwrap"]
+__all__ = ["ASSIGNMENT", "DECLARES", "WRAPPERS", "Assignments", "Command", "Simple", "assigned", "assigns_only",
+           "command_name", "grouped", "literal", "parse", "program", "unvanished", "unwrap"]
 
 
 def _quoted_command(words: Sequence[Word], redirects: Sequence[tuple[str, Word]]) -> str:
@@ -115,18 +115,23 @@ def parse(tokens: list[Word | Op], allowance: Allowance | None = None) -> list[C
     assignments before its name (``X={a,b} cmd`` sets ``X`` to ``{a,b}``); ``allowance``: what that may make in the
     check (:class:`~..shell.braces.Allowance`; one for these tokens alone when not given).
     """
-    return grouped(tokens, allowance)[0]
+    return cast("list[Command | str]", grouped(tokens, allowance)[0])  # (no runs: no Assignments)
 
 
-def grouped(tokens: list[Word | Op], allowance: Allowance | None = None) -> tuple[list[Command | str], bool]:
+def grouped(tokens: list[Word | Op], allowance: Allowance | None = None, runs: bool = False) -> tuple[
+        list[Command | str | Assignments], bool]:
     """:func:`parse`, and whether a word was put to brace expansion: else the commands are the same whenever these
-    tokens are parsed, and made at no cost to the ``allowance`` (a reading keeps them: ``readings.Readings``)."""
-    items: list[Command | str] = []
+    tokens are parsed, and made at no cost to the ``allowance`` (a reading keeps them: ``readings.Readings``).
+
+    ``runs``: commands that only assign plainly, one after another, are one :class:`Assignments` (for a check's walk,
+    which knows it), none a stage of a pipeline; an operator between two that ends a command and does nothing more
+    (:data:`_BETWEEN`) is left out."""
+    items: list[Command | str | Assignments] = []
     braced = False
     words: list[Word] = []
     redirects: list[tuple[str, Word]] = []
     redirect = None
-    assigning = 0  # (see _braces)
+    assigning, joined = 0, False  # (see _braces; whether items end with a run of assignments)
     for token in tokens:  # (every token of a long script: kept lean; an operator is kept as its Op)
         if type(token) is Op:
             if token in REDIRECTS:
@@ -134,13 +139,15 @@ def grouped(tokens: list[Word | Op], allowance: Allowance | None = None) -> tupl
                 continue
             redirect = None
             if words or redirects:
-                items.append(Command(words, redirects, token == ")" and _array(items)))
+                joined = _ended(items, words, redirects, token == ")" and _array(items), runs and token not in _PIPES)
                 words, redirects, assigning = [], [], 0
-            items.append(token)
+            if not joined or token not in _BETWEEN:  # (an operator that ends a run goes without it: it does nothing)
+                items.append(token)
+                joined = False
         elif type(token) is Subshells:  # as "(" ends a command (and a redirection waiting for its word), then itself
-            redirect = None
+            redirect, joined = None, False
             if words or redirects:
-                items.append(Command(words, redirects))
+                _ended(items, words, redirects, False, runs)
                 words, redirects, assigning = [], [], 0
             items.extend((OPS["("], OPS["("], OPS[")"], OPS[")"]) if token.word in _RESERVED else (token,))
         elif redirect is not None:
@@ -155,8 +162,61 @@ def grouped(tokens: list[Word | Op], allowance: Allowance | None = None) -> tupl
         else:
             words.append(token)  # type: ignore[arg-type]
     if words or redirects:
-        items.append(Command(words, redirects))
+        _ended(items, words, redirects, False, runs)
     return items, braced
+
+
+#: Operators that end a command and do nothing more where no pipeline is open: a run of assignments goes on past them.
+_BETWEEN = frozenset({";", "&&", "||", "&", ";;", ";&", ";;&"})
+_PIPES = ("|", "|&")  # (compared, not hashed: an item before may be an Assignments)
+
+
+def assigns_only(words: Sequence[Word]) -> bool:
+    """Whether each of ``words`` gives a name a value spelled out as written (``N=5``, ``OUT="out/x.csv"``): no
+    expansion, no code, no subscript (``a[$(…)]=1`` runs code)."""
+    return _pairs(words) is not None
+
+
+def _pairs(words: Sequence[Word]) -> list[tuple[str, tuple[str] | None]] | None:
+    """What ``words`` give when each :func:`assigns_only`: each name and its value (``None``: not literal)."""
+    pairs = []
+    for word in words:
+        if word.live != () or word.code or "[" in word or not ASSIGNMENT.match(word):
+            return None
+        name, value = word.split("=", 1)
+        pairs.append((name, (value,) if value and literal(value) else None))
+    return pairs
+
+
+class Assignments:
+    """Commands one after another that only give names values spelled out (``N=5; OUT="x.csv"``: each
+    :func:`assigns_only`, with no redirection), as one item of a check's reading (:func:`grouped`).
+
+    All such a command does is give names values: no program runs, nothing is handed on.  ``commands``: the words of
+    each; ``pairs``: each name and its value (``None``: not literal), in order (what :meth:`.names.Names.remember`
+    makes of them).  A script of them was a command each, made, walked as a pipeline and looked at three ways."""
+
+    __slots__ = ("commands", "pairs")
+
+    def __init__(self) -> None:
+        self.commands: list[list[Word]] = []
+        self.pairs: list[tuple[str, tuple[str] | None]] = []
+
+
+def _ended(items: list[Command | str | Assignments], words: list[Word], redirects: list[tuple[str, Word]],
+           values: bool, runs: bool) -> bool:
+    """The command of ``words`` and ``redirects`` put after ``items``; with ``runs``, one that only assigns plainly
+    put in the run of them that ends ``items`` (or a new one; not one of a pipeline): whether it was."""
+    if runs and not redirects and not values and "=" in words[0] and (not items or items[-1] not in _PIPES) and (
+            pairs := _pairs(words)) is not None:
+        if not items or type(items[-1]) is not Assignments:
+            items.append(Assignments())
+        run: Assignments = items[-1]  # type: ignore[assignment]
+        run.commands.append(words)
+        run.pairs += pairs
+        return True
+    items.append(Command(words, redirects, values))
+    return False
 
 
 def _may_brace(token: str) -> bool:
@@ -170,11 +230,13 @@ def _may_brace(token: str) -> bool:
 _BRACE_ALLOWANCE = 64 * 1024
 
 
-def _array(items: list[Command | str]) -> bool:
+def _array(items: list[Command | str | Assignments]) -> bool:
     """Whether the command a ``)`` ends after ``items`` holds an array's values: ``x=(`` just before it."""
     if len(items) < 2 or items[-1] != "(":
         return False
     before = items[-2]
+    if type(before) is Assignments:  # (x= is a plain assignment, ended by the "(")
+        return before.commands[-1][-1].endswith("=")
     return isinstance(before, Command) and bool(before.words) and before.words[-1].endswith("=")
 
 
@@ -294,62 +356,6 @@ def unwrap(words: Sequence[Word]) -> tuple[list[Word], list[str]]:
     return words, wrappers
 
 
-def _printf(fmt: str, args: Sequence[str]) -> str:
-    """What ``printf FMT ARGS…`` prints (the format reused while arguments remain, as printf does)."""
-    pending, out = list(args), []
-    while True:
-        used, pos = 0, 0
-        for match in re.finditer(r"%(?:%|[-+ #0-9.]*[a-zA-Z])", fmt):
-            out.append(fmt[pos:match.start()])
-            if match.group() == "%%":
-                out.append("%")
-            else:
-                used += 1
-                out.append(pending.pop(0) if pending else "")
-            pos = match.end()
-        out.append(fmt[pos:])
-        if not pending or not used:
-            return unescape("".join(out))
-
-
-#: The programs :func:`emitted` knows what they print of (a name it learns goes here too: see :func:`may_emit`).
-_PRINTERS = frozenset({"echo", "printf", "cat", ":", "true", "false"})
-
-
-def may_emit(command: Command) -> bool:
-    """Whether :func:`emitted` of ``command``, its words expanded, may be other than ``None``: not when its first
-    word is plain (no expansion; a spelled-out home folder makes it ``~…``, of the same basename or ``~``), no
-    assignment and names neither a printer nor a wrapper (which :func:`unwrap` would take off)."""
-    words = command.words
-    if not words:
-        return False
-    first = words[0]
-    if first.live != () or first.code or ASSIGNMENT.match(first):
-        return True
-    name = program(first)
-    return name in _PRINTERS or name in _WRAPPERS
-
-
-def emitted(command: Command) -> str | None:
-    """What a pipeline stage prints when it only prints text it was given: echo, printf, cat of a heredoc (each of
-    :data:`_PRINTERS`)."""
-    words = command.unwrapped[0]
-    name, args = (program(words[0]), list(words[1:])) if words else ("", [])
-    if name == "echo":
-        while args and re.fullmatch(r"-[neE]+", args[0]):
-            args.pop(0)
-        return unescape(" ".join(args))
-    if name == "printf":
-        args = args[1:] if args[:1] == ["--"] else args
-        return _printf(args[0], args[1:]) if args and args[0] != "-v" else None
-    if name == "cat" and not args:
-        return command.stdin()
-    if name in (":", "true", "false") and not args:  # nothing: rm -rf /$(true) is rm -rf /
-        return ""
-    return None
-
-
-
 def unvanished(words: Sequence[Word]) -> list[Word]:
     """The words after the leading ones that may expand to nothing (unquoted, starting with an expansion whose value
     is not known: ``$()``, ``$X``, a backtick's), when there are such; else none."""
@@ -387,7 +393,7 @@ def assigned(command: Command) -> dict[str, str | None]:
     words = command.words
     if words and words[0] in DECLARES:
         words = [w for w in words[1:] if not w.startswith("-")]
-    elif not all(ASSIGNMENT.match(w) for w in words):
+    elif not words or "=" not in words[0] or not all(ASSIGNMENT.match(w) for w in words):  # (most: one look)
         return {}
     pairs = [w.split("=", 1) for w in words if ASSIGNMENT.match(w)]
     return {name: value if literal(value) else None for name, value in pairs}

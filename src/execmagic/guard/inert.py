@@ -11,7 +11,7 @@ from __future__ import annotations
 import functools
 
 from ..shell.words import Word
-from .commands import ASSIGNMENT, DECLARES, WRAPPERS, Command, program
+from .commands import ASSIGNMENT, DECLARES, WRAPPERS, Command, assigns_only, program
 from .options import DOWNLOADERS, INTERPRETER, SHELLS, SOURCES
 from .rules import JUDGED_NAMES
 
@@ -75,9 +75,4 @@ def assigns_plainly(command: Command) -> bool:
 
     Such a command runs no program and hands nothing on: all it does is what :meth:`.names.Names.remember` keeps
     (walked as any other, each was a pipeline of its own, one simple command with no words judged by every rule)."""
-    if command.redirects or command.values:
-        return False
-    for word in command.words:
-        if word.live != () or word.code or "[" in word or not ASSIGNMENT.match(word):
-            return False
-    return bool(command.words)
+    return not command.redirects and not command.values and bool(command.words) and assigns_only(command.words)

@@ -25,8 +25,9 @@ import re
 from collections.abc import Iterator, Mapping, Sequence
 
 from ..shell.words import Word
-from .commands import ASSIGNMENT, DECLARES, Command, assigned, emitted, literal, may_emit, program
+from .commands import ASSIGNMENT, DECLARES, Command, assigned, program
 from .options import operands_of
+from .printers import emitted, may_emit
 from .readings import Readings
 from .values import Values, operator, read_values
 
@@ -81,6 +82,8 @@ class Names:
     #: Something keeps these names as they are (a subshell's ``(`` to restore them, a body found quiet under them):
     #: :meth:`assign` changes a copy then, else these (a copy at every ``NAME=`` of a script was the square of it).
     kept: bool = dataclasses.field(default=False, compare=False, repr=False)
+    #: A ``declare -n`` reference was given (see :meth:`_referred`): until then a name is itself.
+    refers: bool = dataclasses.field(default=False, compare=False, repr=False)
     #: What each ``$(…)`` body prints, by body and :attr:`printing` depth, under these names as they are now:
     #: shared by copies until one of them changes a name (then it starts its own), so that the walk of a body
     #: finds what the expansion of the word around it already read.  Asked afresh at every level, a word of
@@ -109,6 +112,8 @@ class Names:
         """Give ``name`` these ``values`` (what it held printed otherwise: this copy's answers start afresh)."""
         self.values[name] = values
         self._printed = {}  # (a new one: a copy shares the dict it was made with)
+        if name.startswith(_REF):
+            self.refers = True
 
     def make_opaque(self) -> None:
         """Something ran that may set any name: unknown names are unknown from here on, not empty."""
@@ -163,14 +168,15 @@ class Names:
         ``code``: whether it may run code while it is expanded (``False``: the caller found none in it)."""
         if not self.values and self.env is None and not (code and self._prints(command)):  # (every name unknown:
             return command  # only what a $(…) prints is known, and the home folder is not)
-        words = [new for word in command.words for new in self.word(word)]
+        home = self.home if self.env is not None else None  # (a plain word is itself, but for a home spelled out)
+        words = [new for word in command.words for new in (
+            (word,) if word.live == () and not (home and word.startswith(home)) else self.word(word))]
         return Command(words, self._redirects(command))
 
-    def redirects(self, command: Command) -> list[tuple[str, Word]]:
-        """The redirections of ``command`` as :meth:`expand` expands them, of a command with no code in it (asked
-        first of a command only its redirections can get judged: most write where no rule looks, their words kept
-        as they are)."""
-        if not self.values and self.env is None:
+    def redirects(self, command: Command, code: bool = True) -> list[tuple[str, Word]]:
+        """The redirections of ``command`` as :meth:`expand` expands them (asked first of a command only its
+        redirections can get judged: most write where no rule looks, their words kept as they are)."""
+        if not self.values and self.env is None and not (code and self._prints(command)):
             return command.redirects
         return self._redirects(command)
 
@@ -297,13 +303,16 @@ class Names:
         return None if text is None else text.rstrip("\n")
 
     # -- remembering -------------------------------------------------------------------------------
-    def assign(self, command: Command) -> Names:
-        """:meth:`remember` of a command that only assigns (``N=5``, ``commands.assigned``): these names changed, or
-        a changed copy when something keeps them (:attr:`kept`)."""
+    def assign(self, pairs: Sequence[tuple[str, Values]]) -> Names:
+        """These names given these values, in order (what a command that only assigns plainly does:
+        ``commands.Assignments``): these names changed, or a changed copy when something keeps them (:attr:`kept`)."""
         after = self.copy() if self.kept else self
-        for word in command.words:  # each NAME=value, as written (.inert.assigns_plainly): what assigned() reads
-            name, value = word.split("=", 1)
-            after.set(after._referred(name), (value,) if value and literal(value) else None)
+        if after.refers:
+            for name, value in pairs:
+                after.values[after._referred(name)] = value
+        else:  # (each name is itself: given all at once, 111,000 of them in 10 ms)
+            after.values.update(pairs)
+        after._printed = {}  # (what a name held printed otherwise: see set)
         return after
 
     def remember(self, pipeline: Sequence[Command]) -> Names:
@@ -336,6 +345,10 @@ _REF = "&"
 _LIVE = re.compile(r"[$`]")
 
 
+#: The programs :func:`_changed` finds a change of names in (and ``for``, ``select``, as written).
+_CHANGERS = frozenset({*_READ_VALUES, "printf", "getopts", "let", "set", "unset", *DECLARES, "source", ".", "eval"})
+
+
 def _changed(command: Command) -> Iterator[tuple[str, Values]]:
     """The names a command gives values the check cannot know (``read d``), loops over, or unsets;
     ``("", None)`` when it may set any name (``source``, ``eval``, ``export $(…)``)."""
@@ -343,6 +356,8 @@ def _changed(command: Command) -> Iterator[tuple[str, Values]]:
     if not words:
         return
     name = program(words[0])
+    if name not in _CHANGERS and words[0] not in ("for", "select"):  # (most commands: one look)
+        return
     if words[0] in ("for", "select") and not words[0].quoted and len(words) > 1:
         items = tuple(words[3:]) if words[2:3] == ["in"] else None
         yield words[1], items[:_MAX_VALUES] if items else None

@@ -31,7 +31,7 @@ STDIN_FILES = {"-", "/dev/stdin", "/dev/fd/0", "/proc/self/fd/0"}
 
 def interpreter_args(words: Sequence[Word]) -> tuple[Word | None, list[Word], bool]:
     """(the ``-c``/``-e`` code, the operands, whether it reads its program from stdin) of a shell or interpreter."""
-    name = os.path.basename(words[0])
+    name = words[0][words[0].rfind("/") + 1:]  # (its basename)
     if name in SOURCES:
         return None, list(words[1:]), bool(words[1:]) and words[1] in STDIN_FILES
     if name in AWKS or (name == "deno" and len(words) > 1 and words[1] == "eval"):

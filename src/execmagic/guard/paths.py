@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import fnmatch
 import functools
-import os
 import re
 from collections.abc import Sequence
 
@@ -180,7 +179,7 @@ def after_cd(words: Sequence[str], cwd: Path | None) -> Path | None:
 
     ``cd``/``pushd`` move it; after ``popd`` or ``cd -`` it is unknown (the stack is not tracked).
     """
-    name = os.path.basename(words[0]) if words else ""
+    name = words[0][words[0].rfind("/") + 1:] if words else ""  # (its basename: asked after every pipeline walked)
     if name in ("cd", "pushd", "chdir"):
         args = [w for w in words[1:] if w not in ("-L", "-P", "-e", "-@", "--")]
         if not args:

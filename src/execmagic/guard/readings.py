@@ -16,7 +16,7 @@ from ..shell.braces import Allowance
 from ..shell.ends import backtick_end, paren_end
 from ..shell.lexer import tokenize
 from ..shell.words import Op, Word
-from .commands import Command, grouped
+from .commands import Assignments, Command, grouped
 from .forks import defines_function, fork_bomb
 
 __all__ = ["Reading", "Readings"]
@@ -39,7 +39,7 @@ class Reading:
     skeleton: str
     defines: bool
     bomb: str | None
-    items: list[Command | str] | None = None
+    items: list[Command | str | Assignments] | None = None
     quiet: bool | None = None
 
 
@@ -80,8 +80,9 @@ class Readings:
         reading = self.read(text)
         return reading.tokens, reading.skeleton
 
-    def items(self, reading: Reading) -> list[Command | str]:
-        """The commands and operators of a text read (:attr:`Reading.items`): never changed by a caller.
+    def items(self, reading: Reading) -> list[Command | str | Assignments]:
+        """The commands and operators of a text read (:attr:`Reading.items`): never changed by a caller.  A check's
+        (not :attr:`every`) has each run of commands that only assign plainly as one :class:`.commands.Assignments`.
 
         They are parsed once when no word may make a brace expression (a ``{`` then a ``,`` or ``..`` and a ``}``:
         most texts), since then a parse spends nothing of the check's :attr:`allowance`; else anew each time, as
@@ -89,7 +90,8 @@ class Readings:
         read)."""
         if reading.items is not None:
             return reading.items
-        items, braced = grouped(reading.tokens, self.allowance)
+        # (a check's: a run of plain assignments as one item, what its walk makes of them at once)
+        items, braced = grouped(reading.tokens, self.allowance, runs=not self.every)
         items.append(";")
         if not braced:
             reading.items = items

@@ -16,14 +16,16 @@ coming in ``python -c``/``perl -e``/``node -e``/``ruby -e`` code (or a heredoc f
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Iterator
 
 from ..shell.words import unescape
+from .forks import FORK_CALLS
 from .options import AWKS, SHELLS
 from .paths import Path, critical_target
 
-__all__ = ["MAX_CALLS", "readable", "shell_calls", "tree_deleted"]
+__all__ = ["MAX_CALLS", "analysed", "readable", "shell_calls", "tree_deleted"]
 
 #: How many distinct commands in one piece of interpreter code are judged; later ones are not looked at.
 MAX_CALLS = 200
@@ -131,3 +133,28 @@ def tree_deleted(code: str, cwd: Path | None, language: str = "") -> str | None:
         if where:
             return where
     return None
+
+
+#: Code up to this length has what it does kept (:func:`analysed`).
+_KEPT = 4096
+Calls = tuple[str | list[str], ...]
+
+
+def analysed(code: str, cwd: Path | None, language: str) -> tuple[bool, str | None, Calls]:
+    """What ``code`` in ``language`` run in ``cwd`` does, as the walk asks it: whether it forks in an endless loop
+    (:data:`.forks.FORK_CALLS`), the critical place it deletes (:func:`tree_deleted` of its :func:`readable` text),
+    and the commands it runs (:func:`shell_calls`).  Kept for short code: a script feeds the same heredoc to
+    ``python3 -`` again and again, and each look was five searches of it.  Read only."""
+    if len(code) > _KEPT:
+        return _analysed(code, cwd, language)
+    return _kept(str(code), cwd, language)
+
+
+@functools.lru_cache(maxsize=256)
+def _kept(code: str, cwd: Path | None, language: str) -> tuple[bool, str | None, Calls]:
+    return _analysed(code, cwd, language)
+
+
+def _analysed(code: str, cwd: Path | None, language: str) -> tuple[bool, str | None, Calls]:
+    text = readable(code)
+    return FORK_CALLS.search(code) is not None, tree_deleted(text, cwd, language), tuple(shell_calls(text, language))

@@ -78,7 +78,9 @@ def evaluated(command: Command) -> Iterator[Word]:
 def bracketed(command: Command) -> bool:
     """Whether a word of ``command`` or what it reads holds a ``[``: none, and :func:`evaluated` finds nothing (asked
     first of every command a walk judges: most have none, and the look costs no generator)."""
-    return any("[" in word for word in command.words) or any("[" in target for _, target in command.redirects)
+    if "[" in "".join(command.words):  # (one look at them all)
+        return True
+    return bool(command.redirects) and any("[" in target for _, target in command.redirects)
 
 
 #: A value given before a command's name: ``X=…``, ``X+=…``, ``X[…]=…``.

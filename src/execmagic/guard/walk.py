@@ -18,9 +18,8 @@ import re
 from collections.abc import Generator, Iterable, Iterator, Sequence
 
 from ..shell.words import WRITES, Subshells, Word
-from .commands import Command, Simple, command_name, emitted, program, unvanished
+from .commands import Assignments, Command, Simple, command_name, program, unvanished
 from .dash_words import as_dash_reads
-from .forks import FORK_CALLS
 from .inert import assigns_plainly, has_code, inert, inert_word
 from .names import Names
 from .options import (
@@ -37,13 +36,14 @@ from .options import (
     su_command,
 )
 from .paths import Path, after_cd
+from .printers import emitted
 from .readings import Reading, Readings
 from .rules import Refusal, judged_writes, refuse
 from .subscripts import bracketed, subscript_bodies, tests
 
 _inert, _inert_word, _has_code = inert, inert_word, has_code  # (one name each, for the tests to stand in for)
 
-__all__ = ["Walk", "argv_commands", "simple_commands", "walk", "walk_argv"]
+__all__ = ["Walk", "walk", "walk_argv"]
 
 #: How deep code inside code (``bash -c "eval '…'"``) is followed; deeper text is refused (rule too-deep):
 #: what the check cannot follow is not run.
@@ -89,14 +89,10 @@ def walk(text: str, cwd: Path | None, depth: int, names: Names | None = None) ->
                     yield from _bodies(command, cwd, depth, names)
                 # else nothing is yielded: a check asks where one writes (its words expanded only if a rule looks)
                 if every or (command.redirects and not WRITES.isdisjoint([op for op, _ in command.redirects])
-                             and (code or _writes_judged(command, cwd, names))):
+                             and _writes_judged(command, cwd, names, code)):
                     command = names.expand(command, code)
-                    if every or (command.redirects and judged_writes(command.redirects, cwd)):
-                        yield Simple(tuple(command.words), tuple(command.redirects), cwd)
+                    yield Simple(tuple(command.words), tuple(command.redirects), cwd)
             pipeline = []
-        elif not downloads and not every and len(pipeline) == 1 and assigns_plainly(pipeline[0]):
-            names = names.assign(pipeline[0])  # N=5: what it does, all of it (no program, nothing handed on)
-            state, pipeline = (cwd, names), []
         else:
             cwd, names = yield from _walked(pipeline, cwd, depth, names, downloads)
             state, pipeline = (cwd, names), []
@@ -110,6 +106,9 @@ def walk(text: str, cwd: Path | None, depth: int, names: Names | None = None) ->
                 yield from _subshells(Command([item.word]), cwd, depth, names, downloads)
             else:  # it does nothing: nor does the next one spelled alike
                 passed.add(item)
+        elif type(item) is Assignments:  # N=5; M=6 (no pipeline open): what they do, all of it (no program runs)
+            cwd, names = state = (cwd, names.assign(item.pairs)) if not downloads else (
+                yield from _walked_apart(item, cwd, depth, names, downloads))
     return cwd
 
 
@@ -122,6 +121,14 @@ def _walked(pipeline: list[Command], cwd: Path | None, depth: int, names: Names,
     yield from _runs_download(expanded, downloads)
     cwd = yield from _walk_pipeline(expanded, cwd, depth, names, written=pipeline)
     return cwd, names.remember(expanded)
+
+
+def _walked_apart(run: Assignments, cwd: Path | None, depth: int, names: Names, downloads: set[str]) -> Generator[
+        Simple | Refusal, None, tuple[Path | None, Names]]:
+    """Plain assignments after a download, each walked as a pipeline of its own (as any command is then)."""
+    for words in run.commands:
+        cwd, names = yield from _walked([Command(words)], cwd, depth, names, downloads)
+    return cwd, names
 
 
 def _walk_all(bodies: Iterable[str], cwd: Path | None, depth: int, names: Names) -> Walk:
@@ -165,9 +172,10 @@ def _subshells(command: Command, cwd: Path | None, depth: int, names: Names, dow
     return cwd
 
 
-def _writes_judged(command: Command, cwd: Path | None, names: Names) -> bool:
-    """Whether a rule may judge where ``command`` (one with no code in it) writes: its redirections alone expanded."""
-    return judged_writes(names.redirects(command), cwd)
+def _writes_judged(command: Command, cwd: Path | None, names: Names, code: bool) -> bool:
+    """Whether a rule may judge where ``command`` writes: its redirections alone expanded (its words are, when one
+    may: ``sort "$f" > "out/$(basename "$f").txt"`` in a loop writes where no rule looks)."""
+    return judged_writes(names.redirects(command, code), cwd)
 
 
 def _quiet(text: str, readings: Readings) -> bool:
@@ -184,8 +192,9 @@ def _quiet(text: str, readings: Readings) -> bool:
     return reading.quiet
 
 
-def _passed_quietly(item: Command | str) -> bool:
-    """Whether the loop of a check's :func:`walk` passes ``item`` with nothing to walk or judge, whatever the names."""
+def _passed_quietly(item: Command | str | Assignments) -> bool:
+    """Whether the loop of a check's :func:`walk` passes ``item`` with nothing to walk or judge, whatever the names
+    (assignments too: what they give is forgotten at the end of a text so walked, a ``$(…)``'s body)."""
     if type(item) is Command:
         return _inert(item) and not tests(item) and not _has_code(item) and WRITES.isdisjoint(
             [op for op, _ in item.redirects])
@@ -250,13 +259,14 @@ def _walk_pipeline(commands: list[Command], cwd: Path | None, depth: int, names:
     """
     simple = None
     for index, command in enumerate(commands):
-        if bodies:
+        if bodies and _has_code(command if written is None else written[index]):  # (most have none)
             yield from _bodies(command if written is None else written[index], cwd, depth, names)
         before = commands[:index]
         words, wrappers = command.unwrapped
         # X=/ sh -c '…': X is / in there (X=/ alone hands nothing on: no copy of the names for it)
-        given = names.given(command.words[:len(command.words) - len(words)]) if words else names
-        if {"xargs", "parallel"} & set(wrappers):  # echo / | xargs rm -rf: the items become arguments
+        given = names.given(command.words[:len(command.words) - len(words)]) if words and len(words) != len(
+            command.words) else names  # (none given: the same names)
+        if wrappers and ("xargs" in wrappers or "parallel" in wrappers):  # echo / | xargs rm -rf: items as arguments
             items = emitted(before[-1]) if before else command.stdin()  # or xargs rm -rf <<< /
             words = [*words, *(Word(item) for item in re.split(r"[\s\0]+", items or "") if item)]  # -0: NUL-separated
         simple = Simple(tuple(words), tuple(command.redirects), cwd)
@@ -345,16 +355,15 @@ def _fed(simple: Simple, body: str, shell: bool, depth: int, names: Names) -> Wa
 
 def _scripted(simple: Simple, code: Word, depth: int, names: Names) -> Walk:
     """Python/perl/node/ruby ``code``: a download run, a fork bomb, a tree deleted, the commands it runs."""
-    from .scripts import readable, shell_calls, tree_deleted  # its patterns cost 5 ms to build: not for every check
+    from .scripts import analysed  # its patterns cost 5 ms to build: not for every check
+    forks, where, calls = analysed(code, simple.cwd, simple.name)
     if _downloads(code.code, depth, names):
         yield refuse("pipe-to-shell", simple.display)
-    elif FORK_CALLS.search(code):
+    elif forks:
         yield refuse("fork-bomb", simple.display)
-    text = readable(code)
-    where = tree_deleted(text, simple.cwd, simple.name)
     if where:
         yield refuse("rm-recursive-root", simple.display, where=where)
-    for call in shell_calls(text, simple.name):
+    for call in calls:
         if isinstance(call, str):
             yield from walk(call, simple.cwd, depth + 1, names)
         elif call and depth < _MAX_DEPTH:
@@ -384,17 +393,3 @@ def _body_downloads(body: str, depth: int, readings: Readings) -> bool:
 def walk_argv(argv: Sequence[str], names: Names | None = None) -> Walk:
     """The walk of an argv: words already (no quotes to remove), but ``bash -c CODE`` in it is code."""
     return _walk_pipeline([Command([Word(w, live=()) for w in argv])], None, 0, names or Names())
-
-
-def simple_commands(text: str) -> Iterator[list[str]]:
-    """Every simple command shell ``text`` would run, as word lists (wrappers removed), nested ones included."""
-    for item in walk(text, None, 0):
-        if isinstance(item, Simple) and item.words:
-            yield [str(word) for word in item.words]
-
-
-def argv_commands(argv: Sequence[str]) -> Iterator[list[str]]:
-    """The simple commands an argv would run (itself, and what a ``bash -c`` inside it runs)."""
-    for item in walk_argv(argv):
-        if isinstance(item, Simple) and item.words:
-            yield [str(word) for word in item.words]

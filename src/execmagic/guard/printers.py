@@ -1,0 +1,70 @@
+"""What a command prints when it only prints text it was given: ``echo``, ``printf``, ``cat`` of a heredoc.
+
+``$(echo /)`` is ``/`` (:meth:`.names.Names.printed`), and ``echo 'rm -rf /' | sh`` runs ``rm -rf /`` (the walk): what
+such a command prints is known from its words, and is read as a word or as code.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+
+from ..shell.words import unescape
+from .commands import ASSIGNMENT, WRAPPERS, Command, program
+
+__all__ = ["emitted", "may_emit"]
+
+
+def _printf(fmt: str, args: Sequence[str]) -> str:
+    """What ``printf FMT ARGS…`` prints (the format reused while arguments remain, as printf does)."""
+    pending, out = list(args), []
+    while True:
+        used, pos = 0, 0
+        for match in re.finditer(r"%(?:%|[-+ #0-9.]*[a-zA-Z])", fmt):
+            out.append(fmt[pos:match.start()])
+            if match.group() == "%%":
+                out.append("%")
+            else:
+                used += 1
+                out.append(pending.pop(0) if pending else "")
+            pos = match.end()
+        out.append(fmt[pos:])
+        if not pending or not used:
+            return unescape("".join(out))
+
+
+#: The programs :func:`emitted` knows what they print of (a name it learns goes here too: see :func:`may_emit`).
+_PRINTERS = frozenset({"echo", "printf", "cat", ":", "true", "false"})
+
+
+def may_emit(command: Command) -> bool:
+    """Whether :func:`emitted` of ``command``, its words expanded, may be other than ``None``: not when its first
+    word is plain (no expansion; a spelled-out home folder makes it ``~…``, of the same basename or ``~``), no
+    assignment and names neither a printer nor a wrapper (which :func:`.commands.unwrap` would take off)."""
+    words = command.words
+    if not words:
+        return False
+    first = words[0]
+    if first.live != () or first.code or ASSIGNMENT.match(first):
+        return True
+    name = program(first)
+    return name in _PRINTERS or name in WRAPPERS
+
+
+def emitted(command: Command) -> str | None:
+    """What a pipeline stage prints when it only prints text it was given: echo, printf, cat of a heredoc (each of
+    :data:`_PRINTERS`)."""
+    words = command.unwrapped[0]
+    name, args = (program(words[0]), list(words[1:])) if words else ("", [])
+    if name == "echo":
+        while args and re.fullmatch(r"-[neE]+", args[0]):
+            args.pop(0)
+        return unescape(" ".join(args))
+    if name == "printf":
+        args = args[1:] if args[:1] == ["--"] else args
+        return _printf(args[0], args[1:]) if args and args[0] != "-v" else None
+    if name == "cat" and not args:
+        return command.stdin()
+    if name in (":", "true", "false") and not args:  # nothing: rm -rf /$(true) is rm -rf /
+        return ""
+    return None
