@@ -6,7 +6,8 @@ its word; ``kill`` reads a pid as a number (``-01``, `` -1``, ``+1``); ``pkill``
 name, so one that matches the empty text, or one inverted, matches every process; ``while [ 1 ]``, ``((1))``, ``until ! :``
 and ``for ((i=0;;i++))`` never end, as ``while true`` does not; GNU programs take a long option cut short
 (``rm --r``); ``cryptsetup luksFormat``, ``badblocks -w`` and ``nvme format`` erase a disk; ``cp x/sda -t /dev`` (or into ``/dev/``) writes ``/dev/sda``; brace expansion drops an
-empty first word (``{,"rm"} -rf /`` runs ``rm``).  Each row of the first table was
+empty first word (``{,"rm"} -rf /`` runs ``rm``); ``X=/ env -S "sh -c 'rm -rf \\$X' a b"`` hands ``X`` on, however
+many words the string splits into.  Each row of the first table was
 let through by the guard before; the second holds what must still run.
 """
 
@@ -71,9 +72,16 @@ REFUSED = [
     ('{,,"rm"} -rf /', "rm-recursive-root"),
     ("{,'mkfs.ext4'} /dev/sda", "mkfs-device"),
     ('{,"kill"} -9 -1', "kill-all"),
+    # env -S splits its string into more words than the command had (or as many): X is still handed on
+    ("X=/ env -S \"sh -c 'rm -rf \\$X' a b c d e f\"", "rm-recursive-root"),
+    ("X=/ env -S \"sh -c 'rm -rf \\$X' a\"", "rm-recursive-root"),
+    ("env -S \"Y=/ sh -c 'rm -rf \\$Y'\"", "rm-recursive-root"),
+    ("env -S \"Y=/ sh -c 'rm -rf \\$Y' a b c d e f\"", "rm-recursive-root"),
 ]
 
 ALLOWED = [
+    "X=/tmp/x env -S \"sh -c 'rm -rf \\$X' a b c d e f\"",
+    "env -S \"Y=/tmp/y sh -c 'rm -rf \\$Y' a b c d e f\"",
     "echo 'a\\\nb'",
     "ls -la \\\n  /tmp",
     "x=1; coproc $x",

@@ -21,7 +21,7 @@ from ..shell.words import OPS, REDIRECTS, STDIN_REDIRECTS, Op, Subshells, Word
 from .paths import Path
 
 __all__ = ["ASSIGNMENT", "DECLARES", "WRAPPERS", "Assignments", "Command", "Simple", "assigned", "assigns_only",
-           "command_name", "grouped", "literal", "parse", "program", "unvanished", "unwrap"]
+           "command_name", "grouped", "literal", "parse", "program", "unwrap"]
 
 
 def _quoted_command(words: Sequence[Word], redirects: Sequence[tuple[str, Word]]) -> str:
@@ -86,6 +86,13 @@ class Command:
     def unwrapped(self) -> tuple[list[Word], list[str]]:
         """:func:`unwrap` of the words, found once: the walk, the names and the downloads each ask it.  Read only."""
         return unwrap(self.words)
+
+    def handed(self) -> list[Word]:
+        """The assignments the command it runs is handed: bash's (``X=/ sh -c …``) and its wrappers' (``env X=/``,
+        ``env -S 'X=/ sh -c …'``) -- not the words before it, which ``env -S`` splits into more."""
+        handed: list[Word] = []
+        unwrap(self.words, handed)
+        return handed
 
 
 @dataclasses.dataclass(frozen=True)
@@ -323,14 +330,17 @@ def _parallel(words: list[Word]) -> list[Word]:
     return [a for w in command for a in (args if w == "{}" else [w])]
 
 
-def _unwrapped(name: str, words: list[Word]) -> list[Word]:
-    """The command wrapper ``name`` (``words[0]``) runs: its options and operands taken off."""
+def _unwrapped(name: str, words: list[Word], handed: list[Word] | None) -> list[Word]:
+    """The command wrapper ``name`` (``words[0]``) runs: its options and operands taken off (its assignments put in
+    ``handed``, if given)."""
     takes_value, i = _WRAPPERS[name], 1
     while i < len(words) and (words[i].startswith("-") or ASSIGNMENT.match(words[i])):
         split = _split_string(words[i], words[i + 1:]) if name == "env" else None
         if split is not None:  # env -S 'rm -rf /': the string's words are env's arguments now
             words = [*words[:i], *split]
             continue
+        if handed is not None and not words[i].startswith("-"):
+            handed.append(words[i])
         i += 2 if words[i] in takes_value else 1
         if words[i - 1] == "--":
             break
@@ -340,34 +350,23 @@ def _unwrapped(name: str, words: list[Word]) -> list[Word]:
     return _parallel(words[i:]) if name == "parallel" else words[i:]
 
 
-def unwrap(words: Sequence[Word]) -> tuple[list[Word], list[str]]:
-    """``sudo -u root FOO=1 timeout 5 rm -rf /`` → ``rm -rf /``, and the wrappers removed."""
+def unwrap(words: Sequence[Word], handed: list[Word] | None = None) -> tuple[list[Word], list[str]]:
+    """``sudo -u root FOO=1 timeout 5 rm -rf /`` → ``rm -rf /``, and the wrappers removed (``handed``: where to put
+    the assignments taken off, see :meth:`Command.handed`)."""
     words, wrappers = list(words), []
     while words:
         skip = 0  # (the assignments before the name, taken off at once: one at a time, 40,000 of them took seconds)
         while skip < len(words) and ASSIGNMENT.match(words[skip]):
             skip += 1
+        if handed is not None:
+            handed += words[:skip]
         words = words[skip:]
         name = program(words[0]) if words else ""
         if not _wraps(name, words):
             break
-        words = _unwrapped(name, words)
+        words = _unwrapped(name, words, handed)
         wrappers.append(name)
     return words, wrappers
-
-
-def unvanished(words: Sequence[Word]) -> list[Word]:
-    """The words after the leading ones that may expand to nothing (unquoted, starting with an expansion whose value
-    is not known: ``$()``, ``$X``, a backtick's), when there are such; else none."""
-    start = 0
-    while start < len(words) - 1 and _may_vanish(words[start]):
-        start += 1
-    return list(words[start:]) if start else []
-
-
-def _may_vanish(word: Word) -> bool:
-    live = word.live
-    return not word.quoted and word[:1] in ("$", "`") and (live is None or 0 in live)
 
 
 def command_name(command: Command) -> str:

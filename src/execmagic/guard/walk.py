@@ -18,7 +18,7 @@ import re
 from collections.abc import Generator, Iterable, Iterator, Sequence
 
 from ..shell.words import WRITES, Subshells, Word
-from .commands import Assignments, Command, Simple, command_name, program, unvanished
+from .commands import ASSIGNMENT, Assignments, Command, Simple, command_name, program
 from .dash_words import as_dash_reads
 from .inert import assigns_plainly, has_code, inert, inert_word
 from .names import Names
@@ -40,6 +40,7 @@ from .printers import emitted
 from .readings import Reading, Readings
 from .rules import Refusal, judged_writes, refuse
 from .subscripts import bracketed, subscript_bodies, tests
+from .vanishing import unvanished
 
 _inert, _inert_word, _has_code = inert, inert_word, has_code  # (one name each, for the tests to stand in for)
 
@@ -264,8 +265,7 @@ def _walk_pipeline(commands: list[Command], cwd: Path | None, depth: int, names:
         before = commands[:index]
         words, wrappers = command.unwrapped
         # X=/ sh -c '…': X is / in there (X=/ alone hands nothing on: no copy of the names for it)
-        given = names.given(command.words[:len(command.words) - len(words)]) if words and len(words) != len(
-            command.words) else names  # (none given: the same names)
+        given = names.given(command.handed()) if words and (wrappers or ASSIGNMENT.match(command.words[0])) else names
         if wrappers and ("xargs" in wrappers or "parallel" in wrappers):  # echo / | xargs rm -rf: items as arguments
             items = emitted(before[-1]) if before else command.stdin()  # or xargs rm -rf <<< /
             words = [*words, *(Word(item) for item in re.split(r"[\s\0]+", items or "") if item)]  # -0: NUL-separated
