@@ -85,14 +85,15 @@ class Command:
     @_kept
     def unwrapped(self) -> tuple[list[Word], list[str]]:
         """:func:`unwrap` of the words, found once: the walk, the names and the downloads each ask it.  Read only."""
-        return unwrap(self.words)
+        self.handed = []  # (in the same pass)
+        return unwrap(self.words, self.handed)
 
+    @_kept
     def handed(self) -> list[Word]:
         """The assignments the command it runs is handed: bash's (``X=/ sh -c …``) and its wrappers' (``env X=/``,
-        ``env -S 'X=/ sh -c …'``) -- not the words before it, which ``env -S`` splits into more."""
-        handed: list[Word] = []
-        unwrap(self.words, handed)
-        return handed
+        ``env -S 'X=/ sh -c …'``) -- not the words before it, which ``env -S`` splits into more.  Read only."""
+        _ = self.unwrapped  # which finds it (an instance's own value: this is not asked again)
+        return self.handed
 
 
 @dataclasses.dataclass(frozen=True)

@@ -265,7 +265,7 @@ def _walk_pipeline(commands: list[Command], cwd: Path | None, depth: int, names:
         before = commands[:index]
         words, wrappers = command.unwrapped
         # X=/ sh -c '…': X is / in there (X=/ alone hands nothing on: no copy of the names for it)
-        given = names.given(command.handed()) if words and (wrappers or ASSIGNMENT.match(command.words[0])) else names
+        given = names.given(command.handed) if words and (wrappers or ASSIGNMENT.match(command.words[0])) else names
         if wrappers and ("xargs" in wrappers or "parallel" in wrappers):  # echo / | xargs rm -rf: items as arguments
             items = emitted(before[-1]) if before else command.stdin()  # or xargs rm -rf <<< /
             words = [*words, *(Word(item) for item in re.split(r"[\s\0]+", items or "") if item)]  # -0: NUL-separated
