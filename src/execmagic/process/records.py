@@ -1,0 +1,145 @@
+"""Frozen value classes made without compiling code: what crosses layers (a result, a plan, a spec) is one.
+
+``@record`` is ``@dataclasses.dataclass(frozen=True)`` -- the same fields (``dataclasses.fields``,
+``replace``, ``asdict`` work), the same ``__init__`` arguments, ``repr``, equality, hash and frozen
+attributes -- at a fifteenth of the cost of making the class.  A frozen dataclass compiles six methods
+from source as its class is made: 0.5-0.7 ms each class on Python 3.11, and the magics' load and the
+first command's imports made some thirty of them (about 4 ms of a 20 ms ``%load_ext``, 16 ms of the
+first command's imports).  Here the methods are shared closures over the class's fields, made in
+0.03 ms; an instance costs about a microsecond more to make, a few per command.
+
+Type checkers see a frozen dataclass (:func:`typing.dataclass_transform`).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any, TypeVar
+
+__all__ = ["record"]
+
+_T = TypeVar("_T")
+_MISSING = dataclasses.MISSING
+_put = object.__setattr__
+_REQUIRED, _DEFAULT, _FACTORY = 0, 1, 2
+
+if TYPE_CHECKING:
+    from typing_extensions import dataclass_transform
+else:
+    def dataclass_transform(**_kwargs: Any) -> Callable[[_T], _T]:
+        return lambda made: made
+
+
+@dataclass_transform(frozen_default=True, field_specifiers=(dataclasses.field, dataclasses.Field))
+def record(cls: type[_T]) -> type[_T]:
+    """``cls`` as a frozen dataclass (see the module's docstring); a method ``cls`` defines itself is kept."""
+    own = set(vars(cls))
+    if "__setattr__" in own or "__delattr__" in own:
+        raise TypeError(f"a record cannot define __setattr__ or __delattr__ ({cls.__qualname__}: it is frozen)")
+    # the fields, their defaults and the class's parameters, as dataclasses makes them; no method made (but for
+    # a frozen base's heir, which dataclasses makes frozen itself: a frozen class has no unfrozen heir)
+    frozen_base = any(getattr(getattr(base, "__dataclass_params__", None), "frozen", False) for base in cls.__mro__[1:])
+    made: Any = dataclasses.dataclass(init=False, repr=False, eq=False, frozen=frozen_base)(cls)
+    fields = dataclasses.fields(made)  # (those of its bases too, in order)
+    params = made.__dataclass_params__
+    params.init = params.repr = params.eq = params.frozen = True  # (what an heir and a reader of them see)
+    methods = {"__init__": _init(made, fields), "__repr__": _repr(tuple(f.name for f in fields if f.repr)),
+               "__eq__": _eq(compared := tuple(f.name for f in fields if f.compare)), "__hash__": _hash(compared)}
+    # a method the class defines is kept, as a dataclass keeps it: but a __hash__ that is None only because the
+    # class defines __eq__ (Python's doing), which a frozen dataclass replaces with its fields' hash
+    kept = own - {"__hash__"} if vars(cls).get("__hash__", 0) is None and "__eq__" in own else own
+    methods = {name: method for name, method in methods.items() if name not in kept}
+    methods.update(__setattr__=_setattr(made, frozenset(f.name for f in fields)), __delattr__=_delattr())
+    for name, method in methods.items():
+        method.__qualname__ = f"{made.__qualname__}.{name}"
+        setattr(made, name, method)
+    return made
+
+
+def _kind(field: dataclasses.Field[Any]) -> tuple[int, Any]:
+    if field.default is not _MISSING:
+        return _DEFAULT, field.default
+    if field.default_factory is not _MISSING:
+        return _FACTORY, field.default_factory
+    return _REQUIRED, None
+
+
+def _init(cls: type, fields: tuple[dataclasses.Field[Any], ...]) -> Callable[..., None]:
+    """The ``__init__`` a frozen dataclass of ``fields`` has: each field by position or name, else its default."""
+    given = tuple((f.name, *_kind(f)) for f in fields if f.init)
+    later = tuple((f.name, *_kind(f)) for f in fields if not f.init and _kind(f)[0] != _REQUIRED)
+    names = frozenset(name for name, _, _ in given)
+    post_init = hasattr(cls, "__post_init__")
+
+    def __init__(self: Any, *args: Any, **kwargs: Any) -> None:
+        if len(args) > len(given):
+            raise TypeError(f"{type(self).__qualname__}() takes {len(given)} positional arguments, "
+                            f"{len(args)} were given")
+        if kwargs and not names.issuperset(kwargs):
+            raise TypeError(f"{type(self).__qualname__}() got an unexpected keyword argument "
+                            f"{next(iter(set(kwargs) - names))!r}")
+        missing = []
+        for index, (name, kind, default) in enumerate(given):
+            if index < len(args):
+                if kwargs and name in kwargs:
+                    raise TypeError(f"{type(self).__qualname__}() got multiple values for argument {name!r}")
+                value = args[index]
+            elif kwargs and name in kwargs:
+                value = kwargs[name]
+            elif kind == _DEFAULT:
+                value = default
+            elif kind == _FACTORY:
+                value = default()
+            else:
+                missing.append(name)
+                continue
+            _put(self, name, value)
+        if missing:
+            raise TypeError(f"{type(self).__qualname__}() missing {len(missing)} required argument"
+                            f"{'s' if len(missing) > 1 else ''}: {', '.join(map(repr, missing))}")
+        for name, kind, default in later:
+            _put(self, name, default if kind == _DEFAULT else default())
+        if post_init:
+            self.__post_init__()
+
+    return __init__
+
+
+def _repr(shown: tuple[str, ...]) -> Callable[[Any], str]:
+    def __repr__(self: Any) -> str:
+        return f"{type(self).__qualname__}({', '.join(f'{name}={getattr(self, name)!r}' for name in shown)})"
+
+    return __repr__
+
+
+def _eq(compared: tuple[str, ...]) -> Callable[[Any, object], Any]:
+    def __eq__(self: Any, other: object) -> Any:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return tuple(getattr(self, name) for name in compared) == tuple(getattr(other, name) for name in compared)
+
+    return __eq__
+
+
+def _hash(compared: tuple[str, ...]) -> Callable[[Any], int]:
+    def __hash__(self: Any) -> int:
+        return hash(tuple(getattr(self, name) for name in compared))
+
+    return __hash__
+
+
+def _setattr(cls: Any, names: frozenset[str]) -> Callable[[Any, str, Any], None]:
+    def __setattr__(self: Any, name: str, value: Any) -> None:
+        if type(self) is cls or name in names:
+            raise dataclasses.FrozenInstanceError(f"cannot assign to field {name!r}")
+        super(cls, self).__setattr__(name, value)
+
+    return __setattr__
+
+
+def _delattr() -> Callable[[Any, str], None]:
+    def __delattr__(self: Any, name: str) -> None:
+        raise dataclasses.FrozenInstanceError(f"cannot delete field {name!r}")
+
+    return __delattr__
