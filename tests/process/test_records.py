@@ -148,3 +148,18 @@ def test_a_record_compiles_no_code(monkeypatch):
     assert compiled == []
     dataclasses.dataclass(frozen=True)(type("Counted", (), dict(_BODY)))
     assert len(compiled) >= 5
+
+
+def test_a_field_not_given_to_init_and_with_no_default_is_left_unset():
+    body = {"__annotations__": {"a": "int", "b": "int"}, "__module__": __name__, "b": dataclasses.field(init=False)}
+    for cls in _twins(body):
+        made = cls(1)
+        assert made.a == 1 and not hasattr(made, "b")
+
+
+@pytest.mark.parametrize("call", [lambda cls: cls(), lambda cls: cls(1, a=1), lambda cls: cls(1, 2, 3, 4, 5),
+                                  lambda cls: cls(1, e=1), lambda cls: cls(b="y", c=[])])
+def test_a_wrong_call_raises_type_error_as_a_dataclass_does(call):
+    for cls in _twins(_BODY):
+        with pytest.raises(TypeError):
+            call(cls)

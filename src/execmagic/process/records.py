@@ -21,8 +21,6 @@ __all__ = ["record"]
 
 _T = TypeVar("_T")
 _MISSING = dataclasses.MISSING
-_put = object.__setattr__
-_REQUIRED, _DEFAULT, _FACTORY = 0, 1, 2
 
 if TYPE_CHECKING:
     from typing_extensions import dataclass_transform
@@ -57,49 +55,44 @@ def record(cls: type[_T]) -> type[_T]:
     return made
 
 
-def _kind(field: dataclasses.Field[Any]) -> tuple[int, Any]:
-    if field.default is not _MISSING:
-        return _DEFAULT, field.default
-    if field.default_factory is not _MISSING:
-        return _FACTORY, field.default_factory
-    return _REQUIRED, None
-
-
 def _init(cls: type, fields: tuple[dataclasses.Field[Any], ...]) -> Callable[..., None]:
-    """The ``__init__`` a frozen dataclass of ``fields`` has: each field by position or name, else its default."""
-    given = tuple((f.name, *_kind(f)) for f in fields if f.init)
-    later = tuple((f.name, *_kind(f)) for f in fields if not f.init and _kind(f)[0] != _REQUIRED)
-    names = frozenset(name for name, _, _ in given)
+    """The ``__init__`` a frozen dataclass of ``fields`` has: each field by position or name, else its default.
+
+    Its values are put in the instance's ``__dict__`` at once, in the fields' order (as a dataclass's own
+    ``__init__`` sets them one by one): a copy of the defaults, updated with what was given."""
+    names = tuple(f.name for f in fields if f.init)
+    known = frozenset(names)
+    # (a field neither given nor with a default is left unset, as a dataclass leaves it)
+    kept = [f for f in fields if f.init or f.default is not _MISSING or f.default_factory is not _MISSING]
+    template = {f.name: f.default for f in kept}  # (_MISSING where no default is)
+    # what a default does not fill: a value to give, or one a factory makes for each instance
+    unfilled = tuple((f.name, f.default_factory if f.default_factory is not _MISSING else None)
+                     for f in kept if f.default is _MISSING)
     post_init = hasattr(cls, "__post_init__")
 
     def __init__(self: Any, *args: Any, **kwargs: Any) -> None:
-        if len(args) > len(given):
-            raise TypeError(f"{type(self).__qualname__}() takes {len(given)} positional arguments, "
-                            f"{len(args)} were given")
-        if kwargs and not names.issuperset(kwargs):
-            raise TypeError(f"{type(self).__qualname__}() got an unexpected keyword argument "
-                            f"{next(iter(set(kwargs) - names))!r}")
-        missing = []
-        for index, (name, kind, default) in enumerate(given):
-            if index < len(args):
-                if kwargs and name in kwargs:
-                    raise TypeError(f"{type(self).__qualname__}() got multiple values for argument {name!r}")
-                value = args[index]
-            elif kwargs and name in kwargs:
-                value = kwargs[name]
-            elif kind == _DEFAULT:
-                value = default
-            elif kind == _FACTORY:
-                value = default()
-            else:
-                missing.append(name)
-                continue
-            _put(self, name, value)
-        if missing:
-            raise TypeError(f"{type(self).__qualname__}() missing {len(missing)} required argument"
-                            f"{'s' if len(missing) > 1 else ''}: {', '.join(map(repr, missing))}")
-        for name, kind, default in later:
-            _put(self, name, default if kind == _DEFAULT else default())
+        values = template.copy()
+        if args:
+            if len(args) > len(names):
+                raise TypeError(f"{type(self).__qualname__}() takes {len(names)} positional arguments, "
+                                f"{len(args)} were given")
+            values.update(zip(names, args, strict=False))  # (the first fields; the rest by name or default)
+        if kwargs:
+            if not known.issuperset(kwargs):
+                raise TypeError(f"{type(self).__qualname__}() got an unexpected keyword argument "
+                                f"{sorted(set(kwargs) - known)[0]!r}")
+            if args and not kwargs.keys().isdisjoint(names[:len(args)]):
+                raise TypeError(f"{type(self).__qualname__}() got multiple values for argument "
+                                f"{sorted(set(names[:len(args)]) & set(kwargs))[0]!r}")
+            values.update(kwargs)
+        for name, factory in unfilled:
+            if values[name] is _MISSING:
+                if factory is None:
+                    missing = [name for name, factory in unfilled if factory is None and values[name] is _MISSING]
+                    raise TypeError(f"{type(self).__qualname__}() missing {len(missing)} required argument"
+                                    f"{'s' if len(missing) > 1 else ''}: {', '.join(map(repr, missing))}")
+                values[name] = factory()
+        self.__dict__.update(values)
         if post_init:
             self.__post_init__()
 
