@@ -127,9 +127,8 @@ modules next to a notebook are not imported by a kernel started from execmagic's
 it is up (see :mod:`execmagic.magics.kernel_launcher`); a kernel started otherwise by ``python -m
 ipykernel_launcher`` imports an ``ipykernel_launcher.py`` from that folder first.
 
-``EXECMAGIC_BWRAP`` (:data:`BWRAP_VAR`), in the kernel's own environment, names the bwrap to use; set
-empty, or to a file that is not there, it says "no bubblewrap here" (named modes fail, ``auto`` runs
-unconfined and says so).
+``EXECMAGIC_BWRAP`` (:data:`BWRAP_VAR`), in the kernel's own environment, names the bwrap to use; set empty, or to
+a file that is not there, it says "no bubblewrap here" (named modes fail, ``auto`` runs unconfined and says so).
 """
 
 from __future__ import annotations
