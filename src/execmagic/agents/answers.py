@@ -13,13 +13,13 @@ dict where they expect text, and JSON keeps every field (exit code, status, note
 
 from __future__ import annotations
 
-import dataclasses
 import json
 import re
 from collections.abc import Callable, Mapping
 from typing import Any
 
 from ..process.errors import UsageProblem, shown_value
+from ..process.records import record
 from .clients import CallShape, call_shapes, expected_calls
 
 __all__ = ["CallWithoutId", "ToolCall", "UnknownCallShape", "answer_text", "as_plain", "calls_in", "read_call"]
@@ -35,7 +35,7 @@ class UnknownCallShape(UsageProblem):
         super().__init__(f"not a tool call: a {kind} with keys {shown}; expected {expected_calls()}")
 
 
-@dataclasses.dataclass(frozen=True)
+@record
 class ToolCall:
     """One call read from any client: who asked (``call_id``), for what, and how to word the answer."""
 

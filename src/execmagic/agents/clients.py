@@ -31,12 +31,13 @@ from collections.abc import Mapping
 from typing import Any
 
 from ..process.plural import listed
+from ..process.records import record
 
 __all__ = ["CLIENTS", "FORMATS", "CallShape", "ClientFormat", "Definition", "call_shapes", "client_named",
            "expected_calls", "schema_format"]
 
 
-@dataclasses.dataclass(frozen=True)
+@record
 class Definition:
     """How a client lists a tool: ``{"name", "description", <schema_key>: schema}``, maybe nested."""
 
@@ -52,7 +53,7 @@ class Definition:
     fixed: Mapping[str, Any] = dataclasses.field(default_factory=dict)
 
 
-@dataclasses.dataclass(frozen=True)
+@record
 class CallShape:
     """How a client sends a tool call, and the answer it takes back."""
 
@@ -96,7 +97,7 @@ class CallShape:
         return out
 
 
-@dataclasses.dataclass(frozen=True)
+@record
 class ClientFormat:
     """One client: its name as :meth:`~.tools.Toolbox.schemas` takes it, how it lists tools (``None``:
     it shares another row's definitions), how it calls them (``None``: calls arrive another way)."""

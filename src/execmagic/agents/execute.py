@@ -20,6 +20,7 @@ from typing import Any
 from ..engine.engine import Engine
 from ..guard.policy import Guard
 from ..process.errors import ExecError
+from ..process.records import record
 
 __all__ = ["COMPLETE_ENV_SIZE", "DEFAULT_TIMEOUT", "SubprocessPrimitive", "SubprocessResult", "execute"]
 
@@ -31,7 +32,7 @@ DEFAULT_TIMEOUT = 300
 COMPLETE_ENV_SIZE = 50
 
 
-@dataclasses.dataclass(frozen=True)
+@record
 class SubprocessResult:
     """One run's record: did it work, what it printed, its code and how long it took."""
 

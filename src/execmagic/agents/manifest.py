@@ -41,6 +41,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from ..process.errors import UsageProblem
+from ..process.records import record
 from .schema_check import SchemaProblem, declared_kinds, first_problem, has_type
 from .schemas import NAME_PATTERN
 
@@ -108,7 +109,7 @@ class ManifestError(UsageProblem):
         super().__init__(f"{where}: {self.reason}")
 
 
-@dataclasses.dataclass(frozen=True)
+@record
 class PluginParameter:
     name: str
     type: str
@@ -119,7 +120,7 @@ class PluginParameter:
     items: Mapping[str, Any] | None = None
 
 
-@dataclasses.dataclass(frozen=True)
+@record
 class PluginManifest:
     name: str
     version: str

@@ -28,6 +28,7 @@ from typing import Any
 from ..guard.secrets import redact, sanitize_env
 from ..process.clock import now_iso
 from ..process.pump import CancelToken
+from ..process.records import record
 from .tools import Toolbox
 
 __all__ = ["CANCEL_WAIT", "MAX_CALLS_KEPT", "MAX_CONCURRENT_CALLS", "CallLog", "CallRecord", "CallRunner"]
@@ -42,7 +43,7 @@ MAX_CONCURRENT_CALLS = 16
 CANCEL_WAIT = 15.0
 
 
-@dataclasses.dataclass(frozen=True)
+@record
 class CallRecord:
     """One tool call as ``%mcp`` lists it: when, which tool, a short form of its arguments, how it ended."""
 

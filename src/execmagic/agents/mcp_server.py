@@ -39,11 +39,11 @@ is silent; an old SDK would fail with a ``TypeError`` deep in :func:`build_serve
 
 from __future__ import annotations
 
-import dataclasses
 import re
 from typing import Any
 
 from ..process.errors import UsageProblem
+from ..process.records import record
 from ..process.sandbox import SandboxProblem, SandboxUnavailable, UnsafeRoot
 from .answers import answer_text
 from .mcp_calls import MAX_CALLS_KEPT, MAX_CONCURRENT_CALLS, CallLog, CallRecord, CallRunner
@@ -150,7 +150,7 @@ def build_server(toolbox: Toolbox, log: CallLog | None = None, calls: CallRunner
         on_list_tools=list_tools, on_call_tool=call_tool)
 
 
-@dataclasses.dataclass(frozen=True)
+@record
 class McpStatus:
     """What ``%mcp`` shows: whether a server runs, where, since when, and its latest calls (never the token)."""
 

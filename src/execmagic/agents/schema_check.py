@@ -19,11 +19,12 @@ the tools and manifests use is small: ``type`` (one or a list), ``enum``, ``patt
 
 from __future__ import annotations
 
-import dataclasses
 import math
 import re
 from collections.abc import Mapping
 from typing import Any
+
+from ..process.records import record
 
 __all__ = ["JSON_TYPES", "SchemaProblem", "declared_kinds", "first_problem", "has_type"]
 
@@ -34,7 +35,7 @@ JSON_TYPES: dict[str, tuple[type, ...]] = {
 }
 
 
-@dataclasses.dataclass(frozen=True)
+@record
 class SchemaProblem:
     """Where a value breaks a schema and how.
 

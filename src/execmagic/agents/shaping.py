@@ -10,15 +10,15 @@ it is.
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Callable, Hashable, Sequence
 
+from ..process.records import record
 from ..process.results import format_bytes
 
 __all__ = ["Holdback", "Part", "cut_middle", "merge_streams", "shape", "split_budget"]
 
 
-@dataclasses.dataclass(frozen=True)
+@record
 class Part:
     """One stream's text as it goes into an answer."""
 

@@ -39,6 +39,7 @@ from ..guard.secrets import secret_tail
 from ..process import checks
 from ..process.errors import ExecError, ShellLimitReached, UnknownShell, UsageProblem, shown_value
 from ..process.pump import CancelToken
+from ..process.records import record
 from ..process.results import ShellOutput
 from .answers import answer_text, calls_in, read_call
 from .arguments import normalise, object_schema, validate
@@ -66,7 +67,7 @@ AGENT_READER = "agent"
 Handler = Callable[..., dict[str, Any]]
 
 
-@dataclasses.dataclass(frozen=True)
+@record
 class ToolSpec:
     """One tool: its name, what it is for, a JSON Schema for its arguments, and what runs it."""
 

@@ -10,7 +10,6 @@ functions decide *what* a read returns.
 from __future__ import annotations
 
 import codecs
-import dataclasses
 import functools
 import os
 import time
@@ -18,6 +17,7 @@ from typing import Any, BinaryIO
 
 from ..process.errors import UsageProblem, shown_value
 from ..process.private import open_own_file
+from ..process.records import record
 from .regex_cost import repeat_cost
 
 __all__ = [
@@ -55,7 +55,7 @@ MAX_FILTER_COST = 100_000
 _BLOCK = 1 << 16
 
 
-@dataclasses.dataclass(frozen=True)
+@record
 class Cut:
     """What one read of one stream returns."""
 

@@ -8,12 +8,12 @@ saved notebook, and the whole output is in the result and in its log.
 
 from __future__ import annotations
 
-import dataclasses
 import html
 from typing import Any
 
 from ..agents.shaping import split_budget
 from ..process.plural import counted
+from ..process.records import record
 from ..process.results import Result, StreamCapture, format_bytes, format_duration
 from .cut import head_and_tail
 from .mime import PROVENANCE_MIME
@@ -30,7 +30,7 @@ _OK, _FAIL = "✔", "✘"
 VOLATILE_FIELDS = ("started_at", "duration_ms", "log_paths")
 
 
-@dataclasses.dataclass(frozen=True)
+@record
 class View:
     """How results are shown: the settings of the page, not of the run."""
 
@@ -46,7 +46,7 @@ class View:
 DEFAULT_VIEW = View()
 
 
-@dataclasses.dataclass(frozen=True)
+@record
 class Summary:
     """A result shown as its one status line only (its output was already streamed into the cell)."""
 
@@ -81,7 +81,7 @@ def status_line(result: Result, view: View = DEFAULT_VIEW) -> str:
     return " · ".join(status_parts(result, view))
 
 
-@dataclasses.dataclass(frozen=True)
+@record
 class _Pane:
     """One stream as a rendering shows it: a title and its text within its share of the budget."""
 

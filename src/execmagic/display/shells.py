@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-import dataclasses
 import html
 from typing import Any
 
 from ..process.errors import shown_value
+from ..process.records import record
 from ..process.results import KillOutcome, ShellInfo, ShellOutput, format_bytes, format_duration
 from .render import short_command
 
@@ -18,7 +18,7 @@ __all__ = [
 _GREY = "#6e7781"
 
 
-@dataclasses.dataclass(frozen=True)
+@record
 class ShellTable:
     """Every background shell, as ``%bg`` with no argument shows them."""
 

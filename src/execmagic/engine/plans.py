@@ -29,6 +29,7 @@ from ..process.errors import PreExecError, shown_value
 from ..process.launch import check_cwd
 from ..process.logdir import LogDir
 from ..process.private import private_folder
+from ..process.records import record
 from ..process.spec import Command
 from .contexts import SHELL_LANGUAGES
 from .failure_line import names_lines
@@ -49,7 +50,7 @@ __all__ = ["SANDBOX_STATE_FOLDER", "Plan", "Planner"]
 SANDBOX_STATE_FOLDER = "sandboxed"
 
 
-@dataclasses.dataclass(frozen=True)
+@record
 class Plan:
     """A run, fully expanded, not yet started.  ``error`` is set when it cannot start (e.g. missing cwd)."""
 

@@ -15,6 +15,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from ..background.backends.base import Backend
+from ..process.records import record
 
 if TYPE_CHECKING:  # the walls are imported when a sandbox is first set (see .sandboxing)
     from ..process.sandbox import Sandbox
@@ -25,7 +26,7 @@ __all__ = ["EnvFilter", "Request"]
 EnvFilter = Callable[[dict[str, str]], dict[str, str]]
 
 
-@dataclasses.dataclass(frozen=True)
+@record
 class Request:
     """One run asked for: a script (``text`` in ``language``) or, with ``argv``, one program and its words.
 

@@ -16,14 +16,13 @@ roots' defaults are the engine's decisions, and the help texts are read by every
 
 from __future__ import annotations
 
-import dataclasses
-
 from ..process.plural import listed
+from ..process.records import record
 
 __all__ = ["RECORDS", "SANDBOX_MODES", "SandboxMode", "describe_modes", "mode_named", "mode_names"]
 
 
-@dataclasses.dataclass(frozen=True)
+@record
 class SandboxMode:
     """One sandbox mode: its word, what :func:`~.sandboxing.choose_sandbox` does with it, and its phrase."""
 

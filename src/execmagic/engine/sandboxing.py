@@ -29,7 +29,6 @@ runs at every kernel start, unconfined); any other environment in the workspace 
 from __future__ import annotations
 
 import contextlib
-import dataclasses
 import os
 import re
 import sys
@@ -37,6 +36,7 @@ import threading
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
+from ..process.records import record
 from ..process.sandbox_scan import within
 from .sandbox_modes import SANDBOX_MODES, mode_named
 
@@ -49,7 +49,7 @@ __all__ = ["SANDBOX_MODES", "SandboxChoice", "SessionTmp", "choose_sandbox", "in
            "kernel_connection_file", "kernel_environment", "kernel_environment_note"]
 
 
-@dataclasses.dataclass(frozen=True)
+@record
 class SandboxChoice:
     """What a caller's sandbox setting came to: the sandbox (``None``: runs are not confined) and what to
     tell about it (an ``auto`` that could not confine, a root left out)."""

@@ -25,7 +25,6 @@ it writes only the failed line there, and only when the shell failed, so the ses
 from __future__ import annotations
 
 import contextlib
-import dataclasses
 import hashlib
 import os
 import re
@@ -36,6 +35,7 @@ from collections.abc import Mapping
 from ..process.environ import environ_copy
 from ..process.launch import MARKER_VAR
 from ..process.private import open_own_file, sealed_memory_file, write_file
+from ..process.records import record
 
 __all__ = [
     "FAILURE_VAR",
@@ -295,7 +295,7 @@ def _read_at_most(fd: int, size: int) -> bytes:
     return b"".join(pieces)
 
 
-@dataclasses.dataclass(frozen=True)
+@record
 class Delta:
     """What one run changed: exports set or changed, names unset, and the new cwd (``None``: not changed)."""
 

@@ -32,13 +32,13 @@ run's values, so a param can never be read as a variable to expand again):
 
 from __future__ import annotations
 
-import dataclasses
 import re
 from collections import ChainMap
 from collections.abc import Collection, Mapping, MutableMapping, Sequence
 from typing import Any, cast
 
 from ..process.errors import TemplateError, shown_value
+from ..process.records import record
 from .contexts import SHELL_LANGUAGES, Context, contexts_at, expands_variables
 from .literals import render, text_of
 
@@ -119,7 +119,7 @@ def _lookup(match: re.Match[str], params: Mapping[str, Any]) -> Any:
     return value
 
 
-@dataclasses.dataclass(frozen=True)
+@record
 class Fill:
     """One ``{ref}`` that was filled: its value, and whether it came from a param or the notebook's variables."""
 
@@ -128,7 +128,7 @@ class Fill:
     from_variables: bool
 
 
-@dataclasses.dataclass(frozen=True)
+@record
 class Filled:
     """A text with its templates filled, what filled them, and what to tell the user about the others."""
 

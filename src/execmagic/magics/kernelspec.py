@@ -20,7 +20,6 @@ after.
 from __future__ import annotations
 
 import argparse
-import dataclasses
 import os
 import platform
 import re
@@ -30,6 +29,7 @@ import tempfile
 from typing import Any
 
 from ..process.errors import shown_value
+from ..process.records import record
 from .helpfmt import HELP_WIDTH
 from .kernel_launcher import kernel_argv
 
@@ -42,7 +42,7 @@ DEFAULT_NAME = "execmagic"
 _NAME = re.compile(r"[a-z0-9._-]+", re.IGNORECASE)
 
 
-@dataclasses.dataclass(frozen=True)
+@record
 class InstalledKernel:
     name: str
     path: str          # the kernelspec folder Jupyter will read

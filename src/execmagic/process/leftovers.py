@@ -14,12 +14,12 @@ listing of ``/proc``, reading the environment of every process outside the sessi
 
 from __future__ import annotations
 
-import dataclasses
 import os
 import time
 from collections.abc import Iterable
 
 from .launch import MARKER_VAR
+from .records import record
 
 __all__ = ["Births", "left_behind", "pids"]
 
@@ -56,7 +56,7 @@ def _read_int(path: str) -> int | None:
         return None
 
 
-@dataclasses.dataclass(frozen=True)
+@record
 class Births:
     """A run's starting point for telling which processes were born during it: what is known at its
     start -- the last pid the kernel handed out, or (where that cannot be read) every pid that

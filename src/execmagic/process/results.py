@@ -11,6 +11,7 @@ import signal as _signal
 from typing import Any
 
 from .errors import CommandFailed, shown_value
+from .records import record
 
 __all__ = [
     "TIMEOUT_EXIT_CODE", "KillOutcome", "OutputUnavailable", "Result", "ShellInfo", "ShellOutput", "StreamCapture",
@@ -94,7 +95,7 @@ class OutputUnavailable(OSError):
                                     f" ({reason}); .{stream}_capture.text has its start and end", log_path)
 
 
-@dataclasses.dataclass(frozen=True)
+@record
 class StreamCapture:
     """What one output stream produced: text kept in memory, totals, and the full log on disk.
 
@@ -150,7 +151,7 @@ class StreamCapture:
         return collapse_carriage_returns(self.read_bytes().decode("utf-8", "replace"))
 
 
-@dataclasses.dataclass(frozen=True)
+@record
 class Result:
     """The outcome of one foreground run.
 
@@ -290,7 +291,7 @@ class Result:
         }
 
 
-@dataclasses.dataclass(frozen=True)
+@record
 class ShellInfo:
     """A snapshot of one background shell (what ``%bg`` lists and returns)."""
 
@@ -323,7 +324,7 @@ class ShellInfo:
         return fields
 
 
-@dataclasses.dataclass(frozen=True)
+@record
 class ShellOutput:
     """What a background shell printed since the reader's previous look, and its status now."""
 
@@ -353,7 +354,7 @@ class ShellOutput:
         }
 
 
-@dataclasses.dataclass(frozen=True)
+@record
 class KillOutcome:
     """What ``kill`` did to one background shell; ``message`` is the calm one-line answer."""
 

@@ -13,7 +13,6 @@ files there could be turned against us), and a private root left empty goes too.
 from __future__ import annotations
 
 import contextlib
-import dataclasses
 import os
 import re
 import shutil
@@ -22,6 +21,7 @@ import time
 from .clock import STAMP_FORMAT
 from .logdir import default_root, fallback_prefix, temp_base
 from .private import why_not_private
+from .records import record
 
 __all__ = ["DEFAULT_QUOTA", "DEFAULT_RETENTION_DAYS", "PruneReport", "log_roots", "prune_log_folders",
            "prune_log_roots", "running_since"]
@@ -33,7 +33,7 @@ DEFAULT_QUOTA = 2 * 1024**3
 _FOLDER = re.compile(r"(?P<stamp>\d{8}-\d{6})-(?P<pid>\d+)(?:-\d+)?")
 
 
-@dataclasses.dataclass(frozen=True)
+@record
 class PruneReport:
     """What a prune removed (paths) and how many bytes that freed."""
 

@@ -127,9 +127,8 @@ modules next to a notebook are not imported by a kernel started from execmagic's
 it is up (see :mod:`execmagic.magics.kernel_launcher`); a kernel started otherwise by ``python -m
 ipykernel_launcher`` imports an ``ipykernel_launcher.py`` from that folder first.
 
-``EXECMAGIC_BWRAP`` (:data:`BWRAP_VAR`), in the kernel's own environment, names the bwrap to use; set
-empty, or to a file that is not there, it says "no bubblewrap here" (named modes fail, ``auto`` runs
-unconfined and says so).
+``EXECMAGIC_BWRAP`` (:data:`BWRAP_VAR`), in the kernel's own environment, names the bwrap to use; set empty, or to
+a file that is not there, it says "no bubblewrap here" (named modes fail, ``auto`` runs unconfined and says so).
 """
 
 from __future__ import annotations
@@ -139,6 +138,7 @@ import os
 from collections.abc import Iterable, Mapping, Sequence
 
 from .launch import MARKER_VAR
+from .records import record
 from .sandbox_bwrap import BWRAP_VAR, SYSTEM_DIRS, Availability, SandboxUnavailable, availability, base_args, find_bwrap
 from .sandbox_bwrap import PRIVATE_TMP as _TMP
 from .sandbox_scan import GIT_SCAN_DEPTH, LINK_SCAN_LIMIT, git_dirs, git_placeholders, linked_outside
@@ -205,7 +205,7 @@ SYSTEM_SECRETS = ("/run/secrets", "/var/run/secrets")
 LINK_BIND_LIMIT = 64
 
 
-@dataclasses.dataclass(frozen=True)
+@record
 class Confined:
     """How to start one sandboxed command: what :func:`~.launch.launch` (or a standby) is given."""
 
@@ -224,7 +224,7 @@ def _nul_joined(args: Iterable[str]) -> bytes:
     return b"".join(os.fsencode(arg) + b"\0" for arg in args)
 
 
-@dataclasses.dataclass(frozen=True)
+@record
 class Sandbox:
     """A sandbox set once: the bwrap argv prefix is computed here, each run only appends to it."""
 

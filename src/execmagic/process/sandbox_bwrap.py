@@ -10,7 +10,6 @@ sandboxed command could have changed.
 
 from __future__ import annotations
 
-import dataclasses
 import os
 import shutil
 import subprocess
@@ -18,6 +17,7 @@ import sys
 import threading
 
 from .errors import ExecError
+from .records import record
 from .sandbox_session import HOST_ENV
 from .sandbox_spec import SandboxSpec
 
@@ -49,7 +49,7 @@ class SandboxUnavailable(ExecError):
         super().__init__(f"exec: no sandbox here: {reason}")
 
 
-@dataclasses.dataclass(frozen=True)
+@record
 class Availability:
     """Whether the sandbox works here: ``reason`` (``None``: it does) says what to do when it does not."""
 

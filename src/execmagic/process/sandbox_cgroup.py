@@ -17,8 +17,9 @@ kernel's empty folders stay, as any cgroup a program leaves).
 from __future__ import annotations
 
 import contextlib
-import dataclasses
 import os
+
+from .records import record
 
 __all__ = ["CGROUP_ROOT", "SessionCgroup", "make_cgroup"]
 
@@ -28,7 +29,7 @@ CGROUP_ROOT = "/sys/fs/cgroup"
 _MOVE = 'while [ "$1" != -- ]; do echo 0 > "$1" || exit 126; shift; done; shift; exec "$@"'
 
 
-@dataclasses.dataclass(frozen=True)
+@record
 class SessionCgroup:
     """The session's cgroup folders (one per hierarchy: v1 has one per controller) and what they limit."""
 

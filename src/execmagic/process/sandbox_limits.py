@@ -4,8 +4,9 @@ and must not pull in what starting one needs."""
 
 from __future__ import annotations
 
-import dataclasses
 import os
+
+from .records import record
 
 __all__ = ["DEFAULT_MEMORY", "DEFAULT_PROCESSES", "DEFAULT_TMP_BYTES", "Limits"]
 
@@ -19,7 +20,7 @@ DEFAULT_PROCESSES = 1024
 #: machine keep the other half whatever the session does (its /tmp is counted in it).
 DEFAULT_MEMORY = os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE") // 2
 
-@dataclasses.dataclass(frozen=True)
+@record
 class Limits:
     """What a sandboxed session may use (``0``: no limit of that kind)."""
 

@@ -14,6 +14,7 @@ import os
 from collections.abc import Iterable
 
 from .errors import UsageProblem
+from .records import record
 from .sandbox_scan import outermost as _outermost
 from .sandbox_scan import real_path as _real
 from .sandbox_scan import within as _within
@@ -38,7 +39,7 @@ class UnsafeRoot(SandboxProblem):
     """A writable root that would open too much: ``/``, the home folder or one holding it, the shared temp."""
 
 
-@dataclasses.dataclass(frozen=True)
+@record
 class SandboxSpec:
     """What a sandbox allows; absolute paths only (the caller resolves them, see :func:`resolve_roots`)."""
 
@@ -64,7 +65,7 @@ class SandboxSpec:
     temp: str | None = None
 
 
-@dataclasses.dataclass(frozen=True)
+@record
 class RootChoice:
     """The writable roots :func:`resolve_roots` kept, and why any were left out (empty roots: read-only)."""
 

@@ -40,11 +40,11 @@ the mount point on the read-only system) until the sandbox is set again.
 
 from __future__ import annotations
 
-import dataclasses
 import os
 import stat
 from collections.abc import Iterable, Sequence
 
+from .records import record
 from .sandbox_scan import outermost, real_path, walk, within
 
 __all__ = ["HOME_SHOWN", "ROOT_ONLY_FOLDERS", "ROOT_ONLY_LIMIT", "VAR_LIB_SHOWN", "WALLS", "Walls", "find_walls",
@@ -70,7 +70,7 @@ ROOT_ONLY_LIMIT = 50_000
 _SYSTEM = ("/usr", "/bin", "/sbin", "/lib", "/lib64", "/etc")
 
 
-@dataclasses.dataclass(frozen=True)
+@record
 class Walls:
     """What a sandbox hides outside its roots, found once: the argv parts and the one line that says it."""
 

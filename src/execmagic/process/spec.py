@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Mapping
+
+from .records import record
 
 __all__ = ["Command", "RunOptions"]
 
 
-@dataclasses.dataclass(frozen=True)
+@record
 class Command:
     """One process to start: a fully expanded argv, its cwd and complete environment."""
 
@@ -41,7 +42,7 @@ class Command:
     pass_fds: tuple[int, ...] = ()
 
 
-@dataclasses.dataclass(frozen=True)
+@record
 class RunOptions:
     """How a foreground run is bounded.  Every default has its reason beside it."""
 

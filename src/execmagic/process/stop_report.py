@@ -4,12 +4,12 @@ extension loads, long before anything is stopped (and before psutil is needed)."
 
 from __future__ import annotations
 
-import dataclasses
+from .records import record
 
 __all__ = ["StopReport"]
 
 
-@dataclasses.dataclass(frozen=True)
+@record
 class StopReport:
     """What stopping did: processes signalled, those that needed SIGKILL, any that survived."""
 

@@ -31,9 +31,10 @@ to build on.
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any, Protocol
+
+from ...process.records import record
 
 if TYPE_CHECKING:  # in annotations only: the magics read Option when the extension loads, and need neither
     from ...process.spec import Command
@@ -111,7 +112,7 @@ class Handle(Protocol):
         ...
 
 
-@dataclasses.dataclass(frozen=True)
+@record
 class JobRecord:
     """A job a new owner can take over: what the backend kept when it started it (see
     :meth:`Backend.find_jobs`), so the job shows again as it showed in the owner that started it."""
@@ -127,7 +128,7 @@ class JobRecord:
     timeout: float | None = None
 
 
-@dataclasses.dataclass(frozen=True)
+@record
 class Option:
     """One option a backend takes: a flag on the magic's line (``--cpus``), a setting of the
     backend's settings section (``c.SlurmBackend.cpus``), or both.

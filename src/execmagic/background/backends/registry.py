@@ -14,19 +14,19 @@ at any time for ``start(on=NAME)`` and the agent tools.
 
 from __future__ import annotations
 
-import dataclasses
 import importlib
 import threading
 from collections.abc import Callable, Mapping
 from typing import Any, cast
 
 from ...process.errors import UsageProblem, shown_value
+from ...process.records import record
 from .base import Backend, Option
 
 __all__ = ["BackendSpec", "backend_given", "get", "names", "register", "resolve", "specs", "unregister"]
 
 
-@dataclasses.dataclass(frozen=True)
+@record
 class BackendSpec:
     """One backend as the registry knows it."""
 

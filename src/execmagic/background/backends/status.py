@@ -10,8 +10,9 @@ one place, :meth:`JobStatus.words`, the same for every backend.
 
 from __future__ import annotations
 
-import dataclasses
 import enum
+
+from ...process.records import record
 
 __all__ = ["JobStatus", "Phase"]
 
@@ -38,7 +39,7 @@ class Phase(enum.Enum):
         return self in (Phase.PENDING, Phase.RUNNING)
 
 
-@dataclasses.dataclass(frozen=True)
+@record
 class JobStatus:
     """One job's state as its backend last learned it."""
 

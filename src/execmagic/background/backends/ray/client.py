@@ -33,6 +33,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from ....process.errors import PreExecError, UsageProblem, shown_value
+from ....process.records import record
 
 __all__ = [
     "DEFAULT_ADDRESS",
@@ -79,7 +80,7 @@ class RayPhase(enum.Enum):
         return self in (RayPhase.STOPPED, RayPhase.SUCCEEDED, RayPhase.FAILED)
 
 
-@dataclasses.dataclass(frozen=True)
+@record
 class JobInfo:
     """One submitted job, as ``GET /api/jobs/ID`` describes it (the fields the backend reads)."""
 

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import base64
 import binascii
-import dataclasses
 import json
 import secrets
 import shlex
@@ -19,6 +18,8 @@ import zlib
 from collections.abc import Mapping, Sequence
 from importlib import resources
 from typing import Any
+
+from ....process.records import record
 
 __all__ = ["Frame", "FrameReader", "Outcome", "entrypoint", "new_tag"]
 
@@ -28,7 +29,7 @@ def new_tag() -> str:
     return f"em{secrets.token_hex(8)}:"
 
 
-@dataclasses.dataclass(frozen=True)
+@record
 class Outcome:
     """How the command ended, from the wrapper's last frame."""
 
@@ -49,7 +50,7 @@ class Outcome:
                    escalated=bool(data.get("escalated")))
 
 
-@dataclasses.dataclass(frozen=True)
+@record
 class Frame:
     """One decoded line: ``stdout``/``stderr`` bytes, the ``hello`` (node, pid) or the ``outcome``."""
 

@@ -6,11 +6,11 @@ kernel finds this user's jobs again and shows them as the kernel that started th
 
 from __future__ import annotations
 
-import dataclasses
 import getpass
 import os
 import socket
 
+from ....process.records import record
 from .client import JobInfo, RayPhase
 
 __all__ = ["META_KEY", "RayJob", "owner"]
@@ -21,7 +21,7 @@ META_KEY = "execmagic"
 _META_COMMAND = 2000
 
 
-@dataclasses.dataclass(frozen=True)
+@record
 class RayJob:
     """One job execmagic started, as :meth:`~.cluster.RayCluster.find_jobs` finds it again."""
 

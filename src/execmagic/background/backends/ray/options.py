@@ -17,6 +17,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from ....process.errors import UsageProblem, shown_value
+from ....process.records import record
 
 __all__ = ["RayOptions", "parse_env", "parse_mem"]
 
@@ -53,7 +54,7 @@ def _amount(value: float | None, flag: str) -> float | None:
     return value
 
 
-@dataclasses.dataclass(frozen=True)
+@record
 class RayOptions:
     """What a job asks Ray for; ``None``/empty: Ray's default (an entrypoint reserves no resources)."""
 

@@ -8,7 +8,6 @@ built from SLURM's own message, so a user sees *why* (``invalid partition specif
 
 from __future__ import annotations
 
-import dataclasses
 import enum
 import os
 import shutil
@@ -16,6 +15,7 @@ import subprocess
 from collections.abc import Mapping, Sequence
 
 from ....process.errors import PreExecError
+from ....process.records import record
 
 __all__ = [
     "ENDED_STATES", "PENDING_STATES", "Failure", "JobState", "SlurmError", "cancel", "cluster_name", "find_program",
@@ -56,7 +56,7 @@ class SlurmError(PreExecError):
         self.returncode = returncode
 
 
-@dataclasses.dataclass(frozen=True)
+@record
 class JobState:
     """One job as ``squeue`` or ``scontrol`` sees it."""
 

@@ -8,11 +8,11 @@ sets itself (:data:`OWNED_SBATCH_OPTIONS`).
 
 from __future__ import annotations
 
-import dataclasses
 import os
 import shlex
 
 from ....process.errors import UsageProblem, shown_value
+from ....process.records import record
 
 __all__ = ["OWNED_SBATCH_OPTIONS", "SlurmOptions", "check_extra", "checked_logs_dir", "default_logs_dir",
            "sbatch_words"]
@@ -33,7 +33,7 @@ def checked_logs_dir(path: str) -> str:
     return absolute
 
 
-@dataclasses.dataclass(frozen=True)
+@record
 class SlurmOptions:
     """What a job asks SLURM for; ``None``/empty: the site's default."""
 
