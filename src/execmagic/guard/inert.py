@@ -14,6 +14,7 @@ from ..shell.words import Word
 from .commands import ASSIGNMENT, DECLARES, WRAPPERS, Command, assigns_only, program
 from .options import DOWNLOADERS, INTERPRETER, SHELLS, SOURCES
 from .rules import JUDGED_NAMES
+from .subscripts import bracketed
 
 __all__ = ["ACTIVE", "assigns_plainly", "has_code", "inert", "inert_word"]
 
@@ -59,6 +60,29 @@ def _judged_name(word: str) -> bool:
         return False
     name = program(word)
     return not (name in ACTIVE or name.startswith("mkfs") or INTERPRETER.fullmatch(name))
+
+
+#: Programs that only change names or the directory (a subset of :data:`ACTIVE`): no rule judges them, they hand
+#: nothing on, download nothing and run no other command.
+CHANGERS = frozenset({*DECLARES, "cd", "pushd", "chdir", "popd", "for", "select", "read", "mapfile", "readarray",
+                      "printf", "getopts", "let", "unset", "set"})
+
+
+def only_changes(command: Command) -> bool:
+    """Whether ``command`` (expanded) only gives names values or moves the directory: its command word a plain
+    :data:`CHANGERS`, or only assignments, no subscript anywhere."""
+    words = command.words
+    if not words:
+        return False
+    first = words[0]
+    if first.live != () or first.code:
+        return False
+    if ASSIGNMENT.match(first):
+        if not all(ASSIGNMENT.match(w) for w in words):
+            return False
+    elif program(first) not in CHANGERS:
+        return False
+    return not bracketed(command)
 
 
 def has_code(command: Command) -> bool:

@@ -15,12 +15,13 @@ yields their refusals itself; every other rule is applied to the simple commands
 from __future__ import annotations
 
 import re
-from collections.abc import Generator, Iterable, Iterator, Sequence
+from collections.abc import Generator, Iterable, Sequence
 
 from ..shell.words import WRITES, Subshells, Word
-from .commands import ASSIGNMENT, Assignments, Command, Simple, command_name, program
+from .commands import ASSIGNMENT, Assignments, Command, Simple, command_name
 from .dash_words import as_dash_reads
-from .inert import assigns_plainly, has_code, inert, inert_word
+from .downloads import downloaded, runs_download
+from .inert import assigns_plainly, has_code, inert, inert_word, only_changes
 from .names import Names
 from .options import (
     DOWNLOADERS,
@@ -31,8 +32,6 @@ from .options import (
     find_exec,
     interpreter_args,
     kept_code,
-    ran_file,
-    saved_files,
     su_command,
 )
 from .paths import Path, after_cd
@@ -42,7 +41,8 @@ from .rules import Refusal, judged_writes, refuse
 from .subscripts import bracketed, subscript_bodies, tests
 from .vanishing import unvanished
 
-_inert, _inert_word, _has_code = inert, inert_word, has_code  # (one name each, for the tests to stand in for)
+# (one name each, for the tests to stand in for)
+_inert, _inert_word, _has_code, _only_changes = inert, inert_word, has_code, only_changes
 
 __all__ = ["Walk", "walk", "walk_argv"]
 
@@ -117,11 +117,27 @@ def _walked(pipeline: list[Command], cwd: Path | None, depth: int, names: Names,
         Simple | Refusal, None, tuple[Path | None, Names]]:
     """A pipeline the loop of :func:`walk` does not pass at once, walked: the directory and the names after it."""
     expanded = [names.expand(command) for command in pipeline]
+    if len(pipeline) == 1 and not downloads and _only_changes(expanded[0]):  # read -r line, cd out, n=$((n + 1))
+        words = yield from _changes(pipeline[0], expanded[0], cwd, depth, names)
+        return after_cd(words, cwd), names.remember(expanded)
     for command in filter(bracketed, expanded):  # x='a[$(…)]': it runs where bash reads x as a number
         yield from _walk_all(subscript_bodies(command), cwd, depth + 1, names)  # (.subscripts)
-    yield from _runs_download(expanded, downloads)
+    yield from runs_download(expanded, downloads)
     cwd = yield from _walk_pipeline(expanded, cwd, depth, names, written=pipeline)
     return cwd, names.remember(expanded)
+
+
+def _changes(written: Command, command: Command, cwd: Path | None, depth: int, names: Names) -> Generator[
+        Simple | Refusal, None, list[Word]]:
+    """What :func:`_walk_pipeline` yields of ``command`` (expanded from ``written``) when it only changes names or the
+    directory (:func:`.inert.only_changes`: no rule judges it by name, it hands nothing on and downloads nothing): the
+    code in its words walked, and the command where a rule may judge it, by what it writes; its words, unwrapped."""
+    if _has_code(written):
+        yield from _bodies(written, cwd, depth, names)
+    words = command.unwrapped[0]
+    if names.readings.every or command.redirects:
+        yield Simple(tuple(words), tuple(command.redirects), cwd)
+    return words
 
 
 def _walked_apart(run: Assignments, cwd: Path | None, depth: int, names: Names, downloads: set[str]) -> Generator[
@@ -168,7 +184,10 @@ def _subshells(command: Command, cwd: Path | None, depth: int, names: Names, dow
     if not downloads and not names.readings.every and assigns_plainly(command):
         return cwd  # ((N=5)): names given in a subshell, and forgotten at its end
     pipeline = [names.expand(command)]
-    yield from _runs_download(pipeline, downloads)
+    if not downloads and _only_changes(pipeline[0]):  # ((cd)), ((x=$y))
+        yield from _changes(command, pipeline[0], cwd, depth, names)
+        return cwd
+    yield from runs_download(pipeline, downloads)
     yield from _walk_pipeline(pipeline, cwd, depth, names, written=[command])
     return cwd
 
@@ -240,16 +259,6 @@ def _bodies(command: Command, cwd: Path | None, depth: int, names: Names) -> Wal
     return cwd
 
 
-def _runs_download(pipeline: list[Command], downloads: set[str]) -> Iterator[Refusal]:
-    """Note the files curl/wget save; refuse running one (``sh f``, ``./f``) later in the same text."""
-    for command in pipeline:
-        words = command.unwrapped[0]
-        if words and program(words[0]) in DOWNLOADERS:
-            downloads.update(saved_files(words))
-        elif downloads and ran_file(words) in downloads:
-            yield refuse("pipe-to-shell", command.shown())
-
-
 def _walk_pipeline(commands: list[Command], cwd: Path | None, depth: int, names: Names, bodies: bool = True,
                    written: Sequence[Command] | None = None) -> Walk:
     """The simple commands of one pipeline, with the code each hands on; the directory afterwards.
@@ -281,7 +290,7 @@ def _walk_pipeline(commands: list[Command], cwd: Path | None, depth: int, names:
 def _handed_on(simple: Simple, command: Command, before: list[Command], depth: int, names: Names) -> Walk:
     """Code that ``simple`` hands to a shell: walked as code (it is no longer data); downloads run unseen refused."""
     name, words = simple.name, simple.words
-    if words and words[0].code and _downloads(words[0].code, depth, names):  # `curl …` run as the command itself
+    if words and words[0].code and downloaded(words[0].code, depth, names, walk):  # `curl …` run as the command itself
         yield refuse("pipe-to-shell", simple.display)
     if name in SHELLS or name in SOURCES or INTERPRETER.fullmatch(name):
         yield from _interpreted(simple, command, before, depth, names)
@@ -305,7 +314,7 @@ def _handed_on(simple: Simple, command: Command, before: list[Command], depth: i
 
 def _as_code(simple: Simple, code: Word, cwd: Path | None, depth: int, names: Names) -> Walk:
     """``code`` that ``simple`` hands to a shell, walked in ``cwd``; a download substituted into it is refused."""
-    if _downloads(code.code, depth, names):
+    if downloaded(code.code, depth, names, walk):
         yield refuse("pipe-to-shell", simple.display)
     yield from walk(code, cwd, depth + 1, names)
     return cwd
@@ -346,7 +355,7 @@ def _code(simple: Simple, code: Word, shell: bool, depth: int, names: Names) -> 
 
 def _fed(simple: Simple, body: str, shell: bool, depth: int, names: Names) -> Walk:
     """The code a ``<(body)`` file gives ``simple``: a download refused, printed text (``echo '…'``) run."""
-    if _downloads([body], depth, names):
+    if downloaded([body], depth, names, walk):
         yield refuse("pipe-to-shell", simple.display)
     elif (text := names.printed(body)) is not None:
         yield from _code(simple, Word(text), shell, depth, names)
@@ -357,7 +366,7 @@ def _scripted(simple: Simple, code: Word, depth: int, names: Names) -> Walk:
     """Python/perl/node/ruby ``code``: a download run, a fork bomb, a tree deleted, the commands it runs."""
     from .scripts import analysed  # its patterns cost 5 ms to build: not for every check
     forks, where, calls = analysed(code, simple.cwd, simple.name)
-    if _downloads(code.code, depth, names):
+    if downloaded(code.code, depth, names, walk):
         yield refuse("pipe-to-shell", simple.display)
     elif forks:
         yield refuse("fork-bomb", simple.display)
@@ -369,25 +378,6 @@ def _scripted(simple: Simple, code: Word, depth: int, names: Names) -> Walk:
         elif call and depth < _MAX_DEPTH:
             yield from _walk_pipeline([Command([Word(w) for w in call])], simple.cwd, depth + 1, names)
     return simple.cwd
-
-
-def _downloads(bodies: Iterable[str], depth: int, names: Names) -> bool:
-    """Whether code run in ``bodies`` (``$(…)``, ``<(…)``) downloads something (curl, wget).
-
-    Each body's answer is kept for the rest of the check (``names.downloads``): asked again at every level of
-    nesting, of every level inside it, it cost twice as much per level.
-    """
-    return any(_body_downloads(body, depth, names.readings) for body in bodies)
-
-
-def _body_downloads(body: str, depth: int, readings: Readings) -> bool:
-    key = (body, depth)
-    seen = readings.downloads
-    if key not in seen:
-        inner = Names(readings=readings)
-        seen[key] = any(isinstance(item, Simple) and item.name in DOWNLOADERS
-                        for item in walk(body, None, depth + 1, inner))
-    return seen[key]
 
 
 def walk_argv(argv: Sequence[str], names: Names | None = None) -> Walk:
