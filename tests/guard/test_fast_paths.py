@@ -105,11 +105,15 @@ def _slow(monkeypatch: pytest.MonkeyPatch, shortcut: str) -> None:
         monkeypatch.setattr(guard_walk, "_only_changes", lambda command: False)
     if shortcut in ("runs told at once", "all"):  # each assignment of a run looked at by _ended and _pairs
         monkeypatch.setattr(guard_commands, "_AT_ONCE", False)
+    if shortcut in ("names that hold", "all"):  # a name given the value it holds: a copy, what was printed forgotten
+        monkeypatch.setattr(guard_names.Names, "_holds", lambda names, changes, refs: False)
+    if shortcut in ("words kept", "all"):  # each word expanded anew
+        monkeypatch.setattr(guard_names.Names, "word", guard_names.Names._word)
 
 
 @pytest.mark.parametrize("shortcut", ["assignments", "quiet texts", "redirections first", "commands kept",
                                       "paths kept", "printing told first", "writes kept", "changes only",
-                                      "runs told at once", "all"])
+                                      "runs told at once", "names that hold", "words kept", "all"])
 @pytest.mark.parametrize("seed", range(60))
 def test_a_shortcut_finds_what_the_whole_walk_finds(seed, shortcut, monkeypatch):
     text = _script(seed)
@@ -170,6 +174,39 @@ def test_what_only_changes_names_is_no_program_a_rule_or_the_walk_does_more_with
     others = JUDGED_NAMES | SHELLS | SOURCES | DOWNLOADERS | WRAPPERS | handed
     assert CHANGERS <= ACTIVE and not CHANGERS & others
     assert not any(name.startswith("mkfs") or INTERPRETER.fullmatch(name) for name in CHANGERS)
+
+
+#: The same words again and again, quoted and not, under names that change between them, and what changes them.
+_EXPANDING = ["rm -rf ", "echo ", "ls ", "$D ", '"$D" ', "$D/ ", '"$D"/ ', "'$D' ", "${D} ", "${D:-/} ", "${!R} ", "$1 ",
+              "$@ ", '"$@" ', "$HOME ", "$HOME/ ", "/home/me ", "~ ", "$X/ ", "${X}/ ", "D='a b' ", "D=/ ", "D=/tmp ",
+              "D= ", "R=D ",
+              "IFS=, ", "D=a,/ ", "HOME=/ ", "source x; ", "eval x; ", "unset D; ", "read D; ", "set -- / ~; ",
+              "declare -n D=E; ", "E=/ ", "cd $D; ", "> $D/passwd ", "<<< $D ", "sh -c ", "$(echo $D) ", "; ", "\n",
+              "&& ", "| ", "( ", ") "]
+
+
+@pytest.mark.parametrize("seed", range(300))
+def test_a_word_kept_expands_as_one_expanded_anew(seed, monkeypatch):
+    """A word's expansion is kept under names as they are (``Names.word``), and names given what they hold are kept
+    as they are (``Names._holds``): the same word quoted or not, after ``IFS``, ``declare -n``, ``source`` or a new
+    value, expands as when each is expanded anew under names copied at every change."""
+    rng = random.Random(seed)
+    text = "".join(rng.choice(_EXPANDING) for _ in range(rng.randrange(2, 30)))
+    fast = [_judged(text, env) for env in _ENVS]
+    _slow(monkeypatch, "words kept")
+    _slow(monkeypatch, "names that hold")
+    assert [_judged(text, env) for env in _ENVS] == fast, text
+
+
+@pytest.mark.parametrize("text", ["rm -rf $X/; source x; rm -rf $X/", "ls $X/; eval x; rm -rf $X/", "ls $X; . x; rm -rf $X/",
+                                  "source x; source x; rm -rf $X/", "echo \"$D\"; rm -rf $D", "D='a /'; echo \"$D\"; rm -rf $D",
+                                  "ls $D; IFS=,; D=a,/; ls $D; rm -rf $D", "ls $D; declare -n D=E; E=/; rm -rf $D",
+                                  "ls $HOME/x; HOME=/; rm -rf $HOME/x", "read D; read D; rm -rf $D/", "D=/; D=/; (rm -rf $D)"])
+def test_names_that_hold_and_words_kept_are_what_the_walk_finds_anew(text, monkeypatch):
+    fast = [_judged(text, env) for env in _ENVS]
+    _slow(monkeypatch, "words kept")
+    _slow(monkeypatch, "names that hold")
+    assert [_judged(text, env) for env in _ENVS] == fast, text
 
 
 def _items(text: str) -> list[object]:
