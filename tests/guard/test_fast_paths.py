@@ -25,7 +25,7 @@ from execmagic.guard import writes as guard_writes
 from execmagic.guard.check import _refusals, check, find_danger
 from execmagic.guard.commands import _LITERAL, WRAPPERS, Command, Simple, literal
 from execmagic.guard.forks import DEFINES_FUNCTION, defines_function
-from execmagic.guard.inert import ACTIVE, CHANGERS
+from execmagic.guard.inert import ACTIVE, CHANGERS, HANDING
 from execmagic.guard.listed import simple_commands
 from execmagic.guard.options import DOWNLOADERS, INTERPRETER, SHELLS, SOURCES
 from execmagic.guard.printers import emitted, may_emit
@@ -60,7 +60,10 @@ _PIECES = ["rm -rf ", "$N ", "$D ", "$OUT ", "/ ", "~ ", "* ", "; ", "&& ", "| "
            "set -- / ~ ", "$1 ", "let D=1 ", "pushd / ", "popd ", "chdir / ", "read -r D <<< / ", "cd $(rm -rf /) ",
            "export X=$(curl u) ", "cd /dev; echo > sda ", "N=$((1)) ", "N=$D ", "D=$(echo /) ", "N=`reboot` ",
            "((cd /)) ", "((N=$D)) ", "((read D)) ", "cd > /etc/passwd ", "read D > /dev/sda ", "N=é ", "é=1 ",
-           "N=a[1] ", "a[1]=/ ", "N=\\$D ", "N='$D' ", "N==/ ", "_N9=/ ", "9N=/ ", "declare -a D ", "unset -f D "]
+           "N=a[1] ", "a[1]=/ ", "N=\\$D ", "N='$D' ", "N==/ ", "_N9=/ ", "9N=/ ", "declare -a D ", "unset -f D ",
+           "trap 'rm -rf /' EXIT ", "alias x='rm -rf ~' ", "su -c 'rm -rf /' ", "find / -exec rm -rf {} + ", "watch ",
+           "python3 -c 'import shutil; shutil.rmtree(\"/\")' ", "script -c ", "flock f -c ", "source <(echo ", "awk ",
+           "/usr/bin/python3 - ", "perl -e 'fork while fork' ", "N=/ sh -c 'rm -rf $N' ", "env N=/ sh -c ", "runuser "]
 _ENVS = [None, {"HOME": "/home/me", "D": "/home/me", "PATH": "/usr/bin"}]
 
 
@@ -105,6 +108,8 @@ def _slow(monkeypatch: pytest.MonkeyPatch, shortcut: str) -> None:
         monkeypatch.setattr(guard_walk, "_only_changes", lambda command: False)
     if shortcut in ("runs told at once", "all"):  # each assignment of a run looked at by _ended and _pairs
         monkeypatch.setattr(guard_commands, "_AT_ONCE", False)
+    if shortcut in ("handing told first", "all"):  # every command put to _handed_on
+        monkeypatch.setattr(guard_walk, "_hands_on", lambda name: True)
     if shortcut in ("names that hold", "all"):  # a name given the value it holds: a copy, what was printed forgotten
         monkeypatch.setattr(guard_names.Names, "_holds", lambda names, changes, refs: False)
     if shortcut in ("words kept", "all"):  # each word expanded anew
@@ -113,7 +118,8 @@ def _slow(monkeypatch: pytest.MonkeyPatch, shortcut: str) -> None:
 
 @pytest.mark.parametrize("shortcut", ["assignments", "quiet texts", "redirections first", "commands kept",
                                       "paths kept", "printing told first", "writes kept", "changes only",
-                                      "runs told at once", "names that hold", "words kept", "all"])
+                                      "runs told at once", "names that hold", "words kept", "handing told first",
+                                      "all"])
 @pytest.mark.parametrize("seed", range(60))
 def test_a_shortcut_finds_what_the_whole_walk_finds(seed, shortcut, monkeypatch):
     text = _script(seed)
@@ -171,6 +177,7 @@ def test_a_command_that_only_changes_names_is_judged_as_when_walked_whole(seed, 
 
 def test_what_only_changes_names_is_no_program_a_rule_or_the_walk_does_more_with():
     handed = {"eval", "watch", "trap", "alias", "su", "runuser", "sg", "script", "flock", "find"}  # (walk._handed_on)
+    assert {*SHELLS, *SOURCES, *handed} == HANDING
     others = JUDGED_NAMES | SHELLS | SOURCES | DOWNLOADERS | WRAPPERS | handed
     assert CHANGERS <= ACTIVE and not CHANGERS & others
     assert not any(name.startswith("mkfs") or INTERPRETER.fullmatch(name) for name in CHANGERS)

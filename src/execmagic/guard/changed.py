@@ -8,7 +8,7 @@ import re
 from collections.abc import Iterator, Sequence
 
 from ..shell.words import Word
-from .commands import ASSIGNMENT, DECLARES, Command, program
+from .commands import ASSIGNMENT, DECLARES, Command
 from .options import operands_of
 from .printers import emitted
 from .values import Values, read_values
@@ -39,7 +39,7 @@ def changed(command: Command) -> Sequence[tuple[str, Values]]:
     words = command.unwrapped[0]
     if not words:
         return ()
-    name = program(words[0])
+    name = command.program
     if name not in _CHANGERS and words[0] not in ("for", "select"):  # (most commands: one look, no generator)
         return ()
     return list(_changes(command, words, name))

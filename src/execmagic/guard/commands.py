@@ -89,6 +89,13 @@ class Command:
         return unwrap(self.words, self.handed)
 
     @_kept
+    def program(self) -> str:
+        """The program it runs, wrappers taken off (``sudo curl …``: ``curl``): the walk, the names, the downloads and
+        the printers each ask it of a command walked.  Read only."""
+        words = self.unwrapped[0]
+        return program(words[0]) if words else ""
+
+    @_kept
     def handed(self) -> list[Word]:
         """The assignments the command it runs is handed: bash's (``X=/ sh -c …``) and its wrappers' (``env X=/``,
         ``env -S 'X=/ sh -c …'``) -- not the words before it, which ``env -S`` splits into more.  Read only."""
@@ -360,8 +367,7 @@ def unwrap(words: Sequence[Word], handed: list[Word] | None = None) -> tuple[lis
 
 def command_name(command: Command) -> str:
     """The program a command runs, wrappers taken off: ``sudo curl …`` → ``curl``."""
-    words = command.unwrapped[0]
-    return program(words[0]) if words else ""
+    return command.program
 
 
 DECLARES = {"export", "readonly", "local", "declare", "typeset"}

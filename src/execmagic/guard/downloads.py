@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator
 
-from .commands import Command, Simple, program
+from .commands import Command, Simple
 from .names import Names
 from .options import DOWNLOADERS, ran_file, saved_files
 from .paths import Path
@@ -23,7 +23,7 @@ def runs_download(pipeline: list[Command], downloads: set[str]) -> Iterator[Refu
     """Note the files curl/wget save; refuse running one (``sh f``, ``./f``) later in the same text."""
     for command in pipeline:
         words = command.unwrapped[0]
-        if words and program(words[0]) in DOWNLOADERS:
+        if command.program in DOWNLOADERS:
             downloads.update(saved_files(words))
         elif downloads and ran_file(words) in downloads:
             yield refuse("pipe-to-shell", command.shown())

@@ -151,6 +151,8 @@ class Names:
 
     def _referred(self, name: str) -> str:
         """The name ``name`` stands for: itself, or what a ``declare -n`` made it refer to (a few steps at most)."""
+        if not self.refers:  # (no reference given: none is among the values)
+            return name
         for _ in range(8):
             ref = self.values.get(_REF + name)
             if not ref or not _NAME.fullmatch(ref[0]):

@@ -14,14 +14,16 @@ yields their refusals itself; every other rule is applied to the simple commands
 
 from __future__ import annotations
 
+import functools
 import re
-from collections.abc import Generator, Iterable, Sequence
+from collections.abc import Callable, Generator, Iterable, Sequence
+from typing import TYPE_CHECKING
 
 from ..shell.words import WRITES, Subshells, Word
 from .commands import ASSIGNMENT, Assignments, Command, Simple, command_name
 from .dash_words import as_dash_reads
 from .downloads import downloaded, runs_download
-from .inert import assigns_plainly, has_code, inert, inert_word, only_changes
+from .inert import assigns_plainly, hands_on, has_code, inert, inert_word, only_changes
 from .names import Names
 from .options import (
     DOWNLOADERS,
@@ -41,8 +43,11 @@ from .rules import Refusal, judged_writes, refuse
 from .subscripts import bracketed, subscript_bodies, tests
 from .vanishing import unvanished
 
+if TYPE_CHECKING:
+    from .scripts import Calls
+
 # (one name each, for the tests to stand in for)
-_inert, _inert_word, _has_code, _only_changes = inert, inert_word, has_code, only_changes
+_inert, _inert_word, _has_code, _only_changes, _hands_on = inert, inert_word, has_code, only_changes, hands_on
 
 __all__ = ["Walk", "walk", "walk_argv"]
 
@@ -273,14 +278,15 @@ def _walk_pipeline(commands: list[Command], cwd: Path | None, depth: int, names:
             yield from _bodies(command if written is None else written[index], cwd, depth, names)
         before = commands[:index]
         words, wrappers = command.unwrapped
-        # X=/ sh -c '…': X is / in there (X=/ alone hands nothing on: no copy of the names for it)
-        given = names.given(command.handed) if words and (wrappers or ASSIGNMENT.match(command.words[0])) else names
         if wrappers and ("xargs" in wrappers or "parallel" in wrappers):  # echo / | xargs rm -rf: items as arguments
             items = emitted(before[-1]) if before else command.stdin()  # or xargs rm -rf <<< /
             words = [*words, *(Word(item) for item in re.split(r"[\s\0]+", items or "") if item)]  # -0: NUL-separated
         simple = Simple(tuple(words), tuple(command.redirects), cwd)
         yield simple
-        yield from _handed_on(simple, command, before, depth, given)
+        if (words and words[0].code) or _hands_on(simple.name):  # (most hand nothing on: no generator for them)
+            # X=/ sh -c '…': X is / in there (X=/ alone hands nothing on: no copy of the names for it)
+            given = names.given(command.handed) if words and (wrappers or ASSIGNMENT.match(command.words[0])) else names
+            yield from _handed_on(simple, command, before, depth, given)
         rest = unvanished(words)
         if rest:  # $() rm -rf /: an expansion that may be empty leaves the next word the command (judged once more)
             yield from _walk_pipeline([Command(rest, list(command.redirects))], cwd, depth, names, bodies=False)
@@ -362,10 +368,18 @@ def _fed(simple: Simple, body: str, shell: bool, depth: int, names: Names) -> Wa
     return simple.cwd
 
 
+@functools.cache
+def _analyser() -> Callable[[str, Path | None, str], tuple[bool, str | None, Calls]]:
+    """:func:`.scripts.analysed`, imported when first asked: its patterns cost 5 ms to build, not for every check (and
+    an import statement at each call cost a tenth of the call)."""
+    from .scripts import analysed
+
+    return analysed
+
+
 def _scripted(simple: Simple, code: Word, depth: int, names: Names) -> Walk:
     """Python/perl/node/ruby ``code``: a download run, a fork bomb, a tree deleted, the commands it runs."""
-    from .scripts import analysed  # its patterns cost 5 ms to build: not for every check
-    forks, where, calls = analysed(code, simple.cwd, simple.name)
+    forks, where, calls = _analyser()(code, simple.cwd, simple.name)
     if downloaded(code.code, depth, names, walk):
         yield refuse("pipe-to-shell", simple.display)
     elif forks:
