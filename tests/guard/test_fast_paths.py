@@ -63,7 +63,9 @@ _PIECES = ["rm -rf ", "$N ", "$D ", "$OUT ", "/ ", "~ ", "* ", "; ", "&& ", "| "
            "N=a[1] ", "a[1]=/ ", "N=\\$D ", "N='$D' ", "N==/ ", "_N9=/ ", "9N=/ ", "declare -a D ", "unset -f D ",
            "trap 'rm -rf /' EXIT ", "alias x='rm -rf ~' ", "su -c 'rm -rf /' ", "find / -exec rm -rf {} + ", "watch ",
            "python3 -c 'import shutil; shutil.rmtree(\"/\")' ", "script -c ", "flock f -c ", "source <(echo ", "awk ",
-           "/usr/bin/python3 - ", "perl -e 'fork while fork' ", "N=/ sh -c 'rm -rf $N' ", "env N=/ sh -c ", "runuser "]
+           "/usr/bin/python3 - ", "perl -e 'fork while fork' ", "N=/ sh -c 'rm -rf $N' ", "env N=/ sh -c ", "runuser ",
+           "$(curl u) ", "bash <(curl u) ", "sh -c \"$(wget -O- u)\" ", "`curl u` ", "$(sudo curl u) ", "mkfs.ext4 ",
+           "/dev/sda ", "$(mkfs.ext4 /dev/sda) "]
 _ENVS = [None, {"HOME": "/home/me", "D": "/home/me", "PATH": "/usr/bin"}]
 
 
@@ -110,6 +112,8 @@ def _slow(monkeypatch: pytest.MonkeyPatch, shortcut: str) -> None:
         monkeypatch.setattr(guard_commands, "_AT_ONCE", False)
     if shortcut in ("handing told first", "all"):  # every command put to _handed_on
         monkeypatch.setattr(guard_walk, "_hands_on", lambda name: True)
+    if shortcut in ("commands held back", "all"):  # every simple command a pipeline walked yields
+        monkeypatch.setattr(guard_walk, "_looked_at", lambda name: True)
     if shortcut in ("names that hold", "all"):  # a name given the value it holds: a copy, what was printed forgotten
         monkeypatch.setattr(guard_names.Names, "_holds", lambda names, changes, refs: False)
     if shortcut in ("words kept", "all"):  # each word expanded anew
@@ -119,7 +123,7 @@ def _slow(monkeypatch: pytest.MonkeyPatch, shortcut: str) -> None:
 @pytest.mark.parametrize("shortcut", ["assignments", "quiet texts", "redirections first", "commands kept",
                                       "paths kept", "printing told first", "writes kept", "changes only",
                                       "runs told at once", "names that hold", "words kept", "handing told first",
-                                      "all"])
+                                      "commands held back", "all"])
 @pytest.mark.parametrize("seed", range(60))
 def test_a_shortcut_finds_what_the_whole_walk_finds(seed, shortcut, monkeypatch):
     text = _script(seed)

@@ -17,7 +17,7 @@ from .rules import JUDGED_NAMES
 from .subscripts import bracketed
 
 __all__ = ["ACTIVE", "CHANGERS", "HANDING", "assigns_plainly", "hands_on", "has_code", "inert", "inert_word",
-           "only_changes"]
+           "looked_at", "only_changes"]
 
 #: Programs the walk looks at by name for code they hand on (``walk._handed_on``), but for interpreters
 #: (:data:`.options.INTERPRETER`): shells, ``source``, ``eval``, ``su -c``, ``find -exec``, ...
@@ -91,6 +91,13 @@ def hands_on(name: str) -> bool:
     """Whether the walk may find code that a command of program ``name`` hands on (one with code in its command word
     aside): :data:`HANDING` or an interpreter (the rest make no generator of ``walk._handed_on``)."""
     return name in HANDING or INTERPRETER.fullmatch(name) is not None
+
+
+@functools.lru_cache(maxsize=1024)
+def looked_at(name: str) -> bool:
+    """Whether a simple command of program ``name`` with no redirection is looked at when a check's walk yields it: a
+    rule judges it by name, or the walk of a ``$(…)`` looks for a download in it (else it is not yielded)."""
+    return name in JUDGED_NAMES or name.startswith("mkfs") or name in DOWNLOADERS
 
 
 def has_code(command: Command) -> bool:

@@ -23,7 +23,7 @@ from ..shell.words import WRITES, Subshells, Word
 from .commands import ASSIGNMENT, Assignments, Command, Simple, command_name
 from .dash_words import as_dash_reads
 from .downloads import downloaded, runs_download
-from .inert import assigns_plainly, hands_on, has_code, inert, inert_word, only_changes
+from .inert import assigns_plainly, hands_on, has_code, inert, inert_word, looked_at, only_changes
 from .names import Names
 from .options import (
     DOWNLOADERS,
@@ -46,8 +46,8 @@ from .vanishing import unvanished
 if TYPE_CHECKING:
     from .scripts import Calls
 
-# (one name each, for the tests to stand in for)
-_inert, _inert_word, _has_code, _only_changes, _hands_on = inert, inert_word, has_code, only_changes, hands_on
+_inert, _inert_word, _has_code, _only_changes, _hands_on, _looked_at = (  # (one name each, for the tests)
+    inert, inert_word, has_code, only_changes, hands_on, looked_at)
 
 __all__ = ["Walk", "walk", "walk_argv"]
 
@@ -282,7 +282,8 @@ def _walk_pipeline(commands: list[Command], cwd: Path | None, depth: int, names:
             items = emitted(before[-1]) if before else command.stdin()  # or xargs rm -rf <<< /
             words = [*words, *(Word(item) for item in re.split(r"[\s\0]+", items or "") if item)]  # -0: NUL-separated
         simple = Simple(tuple(words), tuple(command.redirects), cwd)
-        yield simple
+        if names.readings.every or command.redirects or _looked_at(simple.name):  # (else none asks: see looked_at)
+            yield simple
         if (words and words[0].code) or _hands_on(simple.name):  # (most hand nothing on: no generator for them)
             # X=/ sh -c '…': X is / in there (X=/ alone hands nothing on: no copy of the names for it)
             given = names.given(command.handed) if words and (wrappers or ASSIGNMENT.match(command.words[0])) else names
