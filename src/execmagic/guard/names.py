@@ -195,6 +195,8 @@ class Names:
     def word(self, word: Word) -> list[Word]:
         """The words ``word`` becomes: one, none (an unquoted empty expansion), or one per value it may take (never
         changed by a caller: kept for the same word under these names)."""
+        if word.live == () and (self.env is None or not (home := self.home) or not word.startswith(home)):
+            return [word]  # (a plain word, most redirections' targets: itself, at once)
         key = (word, word.live, word.quoted, word.shown, word.code, word.feed, self.printing)
         found = self._words.get(key)
         if found is None:

@@ -331,7 +331,8 @@ def _interpreted(simple: Simple, command: Command, before: list[Command], depth:
     """A shell, ``source`` or an interpreter: its code from ``-c``, a ``<(…)`` file, a heredoc or a pipe."""
     shell = simple.name in SHELLS or simple.name in SOURCES
     code, operands, reads_stdin = interpreter_args(simple.words)
-    fed = next((t.feed for op, t in command.redirects if op == "<" and t.feed is not None), None)
+    fed = next((t.feed for op, t in command.redirects if op == "<" and t.feed is not None), None) if (
+        command.redirects) else None
     if code is not None:
         yield from _code(simple, code, shell, depth, names)
     elif operands and operands[0].feed is not None:  # bash <(curl …), source <(echo '…')
@@ -371,8 +372,7 @@ def _fed(simple: Simple, body: str, shell: bool, depth: int, names: Names) -> Wa
 
 @functools.cache
 def _analyser() -> Callable[[str, Path | None, str], tuple[bool, str | None, Calls]]:
-    """:func:`.scripts.analysed`, imported when first asked: its patterns cost 5 ms to build, not for every check (and
-    an import statement at each call cost a tenth of the call)."""
+    """:func:`.scripts.analysed`, imported once, when first asked (its patterns cost 5 ms: not for every check)."""
     from .scripts import analysed
 
     return analysed
