@@ -44,7 +44,7 @@ def inert(command: Command) -> bool:
     first = words[0]
     if first.live != () or first.code:  # the name as written (<(…) has code, no live text)
         return False
-    return inert_word(first)
+    return _inert_name(first) if len(first) <= _NAME_KEPT and "=" not in first else _judged_name(first)  # (inert_word)
 
 
 def inert_word(word: Word) -> bool:  # (of a plain word: no expansion in it)
