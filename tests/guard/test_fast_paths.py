@@ -23,9 +23,11 @@ from execmagic.guard import names as guard_names
 from execmagic.guard import walk as guard_walk
 from execmagic.guard import writes as guard_writes
 from execmagic.guard.check import _refusals, check, find_danger
-from execmagic.guard.commands import _LITERAL, Command, Simple, literal
+from execmagic.guard.commands import _LITERAL, WRAPPERS, Command, Simple, literal
 from execmagic.guard.forks import DEFINES_FUNCTION, defines_function
+from execmagic.guard.inert import ACTIVE, CHANGERS, HANDING
 from execmagic.guard.listed import simple_commands
+from execmagic.guard.options import DOWNLOADERS, INTERPRETER, SHELLS, SOURCES
 from execmagic.guard.printers import emitted, may_emit
 from execmagic.guard.rules import JUDGED_NAMES, MATCHERS, WRITE_MATCHERS, match, refuse
 from execmagic.guard.word_starts import at_word_start
@@ -54,7 +56,16 @@ _PIECES = ["rm -rf ", "$N ", "$D ", "$OUT ", "/ ", "~ ", "* ", "; ", "&& ", "| "
            "IFS=, ", "x=rm,-rf,/ ", "$x ", "declare -n r=D ", "$r ", "unset D ", "read D ", "for D in / ~; do ",
            "done ", "'", '"', "$'\\x72m' ", "/bin/rm ", "sudo ", "env ", "xargs ", "echo / | ", "$() ", "`` ",
            "/$(true) ", "/$(:) ", "$(false)/ ", "/`true` ", "x=( ", "x=(/ ~) ", "N=1 | ", "r=/ ", "N=1 N=/ ",
-           "N=/;", "N=1&& ", "N=2 & ", ";; ", "(N=/) ", "N=/ ((w1)) "]
+           "N=/;", "N=1&& ", "N=2 & ", ";; ", "(N=/) ", "N=/ ((w1)) ", "export D=/ ", "export N=$D ", "printf -v D / ",
+           "set -- / ~ ", "$1 ", "let D=1 ", "pushd / ", "popd ", "chdir / ", "read -r D <<< / ", "cd $(rm -rf /) ",
+           "export X=$(curl u) ", "cd /dev; echo > sda ", "N=$((1)) ", "N=$D ", "D=$(echo /) ", "N=`reboot` ",
+           "((cd /)) ", "((N=$D)) ", "((read D)) ", "cd > /etc/passwd ", "read D > /dev/sda ", "N=é ", "é=1 ",
+           "N=a[1] ", "a[1]=/ ", "N=\\$D ", "N='$D' ", "N==/ ", "_N9=/ ", "9N=/ ", "declare -a D ", "unset -f D ",
+           "trap 'rm -rf /' EXIT ", "alias x='rm -rf ~' ", "su -c 'rm -rf /' ", "find / -exec rm -rf {} + ", "watch ",
+           "python3 -c 'import shutil; shutil.rmtree(\"/\")' ", "script -c ", "flock f -c ", "source <(echo ", "awk ",
+           "/usr/bin/python3 - ", "perl -e 'fork while fork' ", "N=/ sh -c 'rm -rf $N' ", "env N=/ sh -c ", "runuser ",
+           "$(curl u) ", "bash <(curl u) ", "sh -c \"$(wget -O- u)\" ", "`curl u` ", "$(sudo curl u) ", "mkfs.ext4 ",
+           "/dev/sda ", "$(mkfs.ext4 /dev/sda) "]
 _ENVS = [None, {"HOME": "/home/me", "D": "/home/me", "PATH": "/usr/bin"}]
 
 
@@ -95,10 +106,24 @@ def _slow(monkeypatch: pytest.MonkeyPatch, shortcut: str) -> None:
         monkeypatch.setattr(guard_writes, "writes_break", lambda redirects, cwd: True)
     if shortcut in ("printing told first", "all"):
         monkeypatch.setattr(guard_names, "may_emit", lambda command: True)
+    if shortcut in ("changes only", "all"):  # read -r line, cd out, n=$((n + 1)): each walked as any pipeline
+        monkeypatch.setattr(guard_walk, "_only_changes", lambda command: False)
+    if shortcut in ("runs told at once", "all"):  # each assignment of a run looked at by _ended and _pairs
+        monkeypatch.setattr(guard_commands, "_AT_ONCE", False)
+    if shortcut in ("handing told first", "all"):  # every command put to _handed_on
+        monkeypatch.setattr(guard_walk, "_hands_on", lambda name: True)
+    if shortcut in ("commands held back", "all"):  # every simple command a pipeline walked yields
+        monkeypatch.setattr(guard_walk, "_looked_at", lambda name: True)
+    if shortcut in ("names that hold", "all"):  # a name given the value it holds: a copy, what was printed forgotten
+        monkeypatch.setattr(guard_names.Names, "_holds", lambda names, changes, refs: False)
+    if shortcut in ("words kept", "all"):  # each word expanded anew
+        monkeypatch.setattr(guard_names.Names, "word", guard_names.Names._word)
 
 
 @pytest.mark.parametrize("shortcut", ["assignments", "quiet texts", "redirections first", "commands kept",
-                                      "paths kept", "printing told first", "writes kept", "all"])
+                                      "paths kept", "printing told first", "writes kept", "changes only",
+                                      "runs told at once", "names that hold", "words kept", "handing told first",
+                                      "commands held back", "all"])
 @pytest.mark.parametrize("seed", range(60))
 def test_a_shortcut_finds_what_the_whole_walk_finds(seed, shortcut, monkeypatch):
     text = _script(seed)
@@ -130,6 +155,92 @@ def test_a_run_of_assignments_is_one_item_and_no_stage_of_a_pipeline():
     assert [(str(item.words[0]), item.values) for item in commands] == [
         ("x", False), ("D=1", False), ("E=$x", False), ("F=1", False), ("a", True)]  # (G=( a ): an array's values)
     assert guard_commands.grouped(tokens)[0] == guard_commands.parse(tokens)
+
+
+#: What a command that only changes names or the directory is made of, and what may follow it.
+_CHANGING = ["read ", "read -r ", "mapfile ", "for ", "select ", "in ", "do ", "done ", "cd ", "pushd ", "popd ",
+             "chdir ", "/usr/bin/cd ", "export ", "declare -n ", "local ", "readonly ", "typeset ", "printf -v ",
+             "getopts ab ", "let ", "unset ", "set -- ", "set -e ", "D ", "N ", "r ", "D=/ ", "N=$D ", "D=$(echo /) ",
+             "N=$((1 + 2)) ", "D=`echo ~` ", "N=$(curl u) ", "a[$(reboot)]=1 ", "a[1]=/ ", "x='a[$(reboot)]' ",
+             "$D ", "$N ", "${D%/} ", "$(echo cd) ", "$(rm -rf /) ", "<(rm -rf ~) ", "<<< / ", "<<< $D ",
+             "> /etc/passwd ", "> $D/passwd ", "2>/dev/null ", "< x ", "; ", "&& ", "| ", "\n", "( ", ") ", "((cd /)) ",
+             "((read D)) ", "((N=$D)) ", "rm -rf $D ", "rm -rf $N/ ", "rm -rf * ", "sh -c \"rm -rf $D\" ", "/ ", "~ ",
+             "/etc ", "curl -o f u ", "sh f ", "echo / | ", "xargs ", "$1 ", "rm -rf $1 ", "eval ", "'", '"']
+
+
+@pytest.mark.parametrize("seed", range(300))
+def test_a_command_that_only_changes_names_is_judged_as_when_walked_whole(seed, monkeypatch):
+    """``read -r line``, ``cd out``, ``n=$((n + 1))``, ``export PATH=…``: what such a command changes is all it does
+    (no rule judges it by name, it hands nothing on, downloads nothing); walked as any pipeline, it gives the same."""
+    rng = random.Random(seed)
+    text = "".join(rng.choice(_CHANGING) for _ in range(rng.randrange(2, 24)))
+    fast = [_judged(text, env) for env in _ENVS]
+    _slow(monkeypatch, "changes only")
+    assert [_judged(text, env) for env in _ENVS] == fast, text
+
+
+def test_what_only_changes_names_is_no_program_a_rule_or_the_walk_does_more_with():
+    handed = {"eval", "watch", "trap", "alias", "su", "runuser", "sg", "script", "flock", "find"}  # (walk._handed_on)
+    assert {*SHELLS, *SOURCES, *handed} == HANDING
+    others = JUDGED_NAMES | SHELLS | SOURCES | DOWNLOADERS | WRAPPERS | handed
+    assert CHANGERS <= ACTIVE and not CHANGERS & others
+    assert not any(name.startswith("mkfs") or INTERPRETER.fullmatch(name) for name in CHANGERS)
+
+
+#: The same words again and again, quoted and not, under names that change between them, and what changes them.
+_EXPANDING = ["rm -rf ", "echo ", "ls ", "$D ", '"$D" ', "$D/ ", '"$D"/ ', "'$D' ", "${D} ", "${D:-/} ", "${!R} ", "$1 ",
+              "$@ ", '"$@" ', "$HOME ", "$HOME/ ", "/home/me ", "~ ", "$X/ ", "${X}/ ", "D='a b' ", "D=/ ", "D=/tmp ",
+              "D= ", "R=D ",
+              "IFS=, ", "D=a,/ ", "HOME=/ ", "source x; ", "eval x; ", "unset D; ", "read D; ", "set -- / ~; ",
+              "declare -n D=E; ", "E=/ ", "cd $D; ", "> $D/passwd ", "<<< $D ", "sh -c ", "$(echo $D) ", "; ", "\n",
+              "&& ", "| ", "( ", ") "]
+
+
+@pytest.mark.parametrize("seed", range(300))
+def test_a_word_kept_expands_as_one_expanded_anew(seed, monkeypatch):
+    """A word's expansion is kept under names as they are (``Names.word``), and names given what they hold are kept
+    as they are (``Names._holds``): the same word quoted or not, after ``IFS``, ``declare -n``, ``source`` or a new
+    value, expands as when each is expanded anew under names copied at every change."""
+    rng = random.Random(seed)
+    text = "".join(rng.choice(_EXPANDING) for _ in range(rng.randrange(2, 30)))
+    fast = [_judged(text, env) for env in _ENVS]
+    _slow(monkeypatch, "words kept")
+    _slow(monkeypatch, "names that hold")
+    assert [_judged(text, env) for env in _ENVS] == fast, text
+
+
+@pytest.mark.parametrize("text", ["rm -rf $X/; source x; rm -rf $X/", "ls $X/; eval x; rm -rf $X/", "ls $X; . x; rm -rf $X/",
+                                  "source x; source x; rm -rf $X/", "echo \"$D\"; rm -rf $D", "D='a /'; echo \"$D\"; rm -rf $D",
+                                  "ls $D; IFS=,; D=a,/; ls $D; rm -rf $D", "ls $D; declare -n D=E; E=/; rm -rf $D",
+                                  "ls $HOME/x; HOME=/; rm -rf $HOME/x", "read D; read D; rm -rf $D/", "D=/; D=/; (rm -rf $D)"])
+def test_names_that_hold_and_words_kept_are_what_the_walk_finds_anew(text, monkeypatch):
+    fast = [_judged(text, env) for env in _ENVS]
+    _slow(monkeypatch, "words kept")
+    _slow(monkeypatch, "names that hold")
+    assert [_judged(text, env) for env in _ENVS] == fast, text
+
+
+def _items(text: str) -> list[object]:
+    items = guard_commands.grouped(tokenize(text)[0], runs=True)[0]
+    return [(item.commands, item.pairs) if isinstance(item, guard_commands.Assignments) else item for item in items]
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_a_run_told_at_once_is_the_run_each_command_of_it_ends(seed, monkeypatch):
+    """The next plain assignment of a run is told by a few looks at its word (``commands._AT_ONCE``): the items are
+    those :func:`~execmagic.guard.commands._pairs` makes of each command."""
+    rng = random.Random(seed)
+    names = ["N", "n_1", "_", "A9", "9", "é", "Ｎ", "a[1]", "", "N N", "$D", "'N'"]
+    values = ["", "/", "x", "=", "$D", "${D}", "`x`", "$(x)", "'$D'", '"/"', "\\$", "[", "a[1]", "{a,b}", "$HOME", "é",
+              "<(x)", "'`'", " x"]
+    ends = ["; ", "\n", "&& ", "|| ", "& ", ";; ", ";& ", "| ", "(", ")", " > f; ", " <<<x; ", " x; ", "\n\n"]
+    for _ in range(300):
+        text = "".join(rng.choice(names) + "=" * (rng.random() < 0.9) + "".join(rng.choice(values) for _ in range(
+            rng.randrange(3))) + rng.choice(ends) for _ in range(rng.randrange(1, 8)))
+        told = _items(text)
+        monkeypatch.setattr(guard_commands, "_AT_ONCE", False)
+        assert _items(text) == told, text
+        monkeypatch.setattr(guard_commands, "_AT_ONCE", True)
 
 
 @pytest.mark.parametrize("text", ["N=/; rm -rf $N", "N=/tmp; N=/; rm -rf $N/", "(N=/; rm -rf $N)",

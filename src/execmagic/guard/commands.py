@@ -16,9 +16,9 @@ from collections.abc import Iterator, Sequence
 from typing import TYPE_CHECKING, cast
 
 from ..shell.braces import Allowance, brace_words
-from ..shell.lexer import tokenize
 from ..shell.words import OPS, REDIRECTS, STDIN_REDIRECTS, Op, Subshells, Word
 from .paths import Path
+from .wrapped import parallel, split_string
 
 __all__ = ["ASSIGNMENT", "DECLARES", "WRAPPERS", "Assignments", "Command", "Simple", "assigned", "assigns_only",
            "command_name", "grouped", "literal", "parse", "program", "unwrap"]
@@ -89,6 +89,13 @@ class Command:
         return unwrap(self.words, self.handed)
 
     @_kept
+    def program(self) -> str:
+        """The program it runs, wrappers taken off (``sudo curl …``: ``curl``): the walk, the names, the downloads and
+        the printers each ask it of a command walked.  Read only."""
+        words = self.unwrapped[0]
+        return program(words[0]) if words else ""
+
+    @_kept
     def handed(self) -> list[Word]:
         """The assignments the command it runs is handed: bash's (``X=/ sh -c …``) and its wrappers' (``env X=/``,
         ``env -S 'X=/ sh -c …'``) -- not the words before it, which ``env -S`` splits into more.  Read only."""
@@ -140,12 +147,22 @@ def grouped(tokens: list[Word | Op], allowance: Allowance | None = None, runs: b
     redirects: list[tuple[str, Word]] = []
     redirect = None
     assigning, joined = 0, False  # (see _braces; whether items end with a run of assignments)
+    at_once = _AT_ONCE
     for token in tokens:  # (every token of a long script: kept lean; an operator is kept as its Op)
         if type(token) is Op:
             if token in REDIRECTS:
                 redirect = str(token)
                 continue
             redirect = None
+            if joined and at_once and len(words) == 1 and not redirects and token in _BETWEEN:
+                name, equals, value = words[0].partition("=")  # one more of a run (N=5): what _pairs finds, at once
+                if equals and name.isidentifier() and name.isascii() and words[0].live == () and not words[0].code and (
+                        "$" not in value and "`" not in value and "[" not in value):  # (else _ended looks again)
+                    run: Assignments = items[-1]  # type: ignore[assignment]
+                    run.commands.append(words)
+                    run.pairs.append((name, (value,) if value else None))
+                    words, assigning = [], 0
+                    continue
             if words or redirects:
                 joined = _ended(items, words, redirects, token == ")" and _array(items), runs and token not in _PIPES)
                 words, redirects, assigning = [], [], 0
@@ -177,6 +194,9 @@ def grouped(tokens: list[Word | Op], allowance: Allowance | None = None, runs: b
 #: Operators that end a command and do nothing more where no pipeline is open: a run of assignments goes on past them.
 _BETWEEN = frozenset({";", "&&", "||", "&", ";;", ";&", ";;&"})
 _PIPES = ("|", "|&")  # (compared, not hashed: an item before may be an Assignments)
+#: A run's next plain assignment told by a few looks at its word, in line (a script of them has little else: the
+#: call to :func:`_ended` and its regex were half the grouping's time); ``False``: each through :func:`_ended`.
+_AT_ONCE = True
 
 
 def assigns_only(words: Sequence[Word]) -> bool:
@@ -293,7 +313,6 @@ WRAPPERS = frozenset(_WRAPPERS)
 #: Wrappers with operands before the command: ``timeout 5 CMD``, ``chroot DIR CMD``, ``taskset MASK CMD``, …
 _OPERANDS = {"timeout": 1, "chroot": 1, "flock": 1, "taskset": 1, "chrt": 1}
 ASSIGNMENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*=")
-_PARALLEL_ARGS = (":::", "::::", ":::+", "::::+")
 
 
 def _wraps(name: str, words: Sequence[Word]) -> bool:
@@ -305,38 +324,12 @@ def _wraps(name: str, words: Sequence[Word]) -> bool:
     return name in _WRAPPERS
 
 
-def _split(text: str) -> list[Word]:
-    """The words of ``text`` (``env -S 'rm -rf /'``, ``parallel 'rm -rf {}'``), as a shell splits them."""
-    return [token for token in tokenize(text)[0] if isinstance(token, Word)]
-
-
-def _split_string(word: str, following: Sequence[Word]) -> list[Word] | None:
-    """``env -S STR``, ``-iSSTR``, ``--split-string=STR``: STR's words, then ``following`` (less the value)."""
-    if word.startswith("--split-string="):
-        return [*_split(word.split("=", 1)[1]), *following]
-    short = re.fullmatch(r"-[iv0]*S(.*)", word, re.DOTALL)  # -i, -v, -0 take no value
-    if word == "--split-string" or (short and not short.group(1)):
-        return [*_split(following[0]), *following[1:]] if following else []
-    return [*_split(short.group(1)), *following] if short else None
-
-
-def _parallel(words: list[Word]) -> list[Word]:
-    """``parallel rm -rf ::: / ~`` → ``rm -rf / ~`` (the arguments replace ``{}``, else are appended)."""
-    cut = next((i for i, w in enumerate(words) if w in _PARALLEL_ARGS), len(words))
-    command, args = words[:cut], [w for w in words[cut + 1:] if w not in _PARALLEL_ARGS]
-    if len(command) == 1 and " " in command[0]:  # parallel 'rm -rf {}' ::: /
-        command = _split(command[0])
-    if "{}" not in command:
-        return command + args
-    return [a for w in command for a in (args if w == "{}" else [w])]
-
-
 def _unwrapped(name: str, words: list[Word], handed: list[Word] | None) -> list[Word]:
     """The command wrapper ``name`` (``words[0]``) runs: its options and operands taken off (its assignments put in
     ``handed``, if given)."""
     takes_value, i = _WRAPPERS[name], 1
     while i < len(words) and (words[i].startswith("-") or ASSIGNMENT.match(words[i])):
-        split = _split_string(words[i], words[i + 1:]) if name == "env" else None
+        split = split_string(words[i], words[i + 1:]) if name == "env" else None
         if split is not None:  # env -S 'rm -rf /': the string's words are env's arguments now
             words = [*words[:i], *split]
             continue
@@ -348,12 +341,14 @@ def _unwrapped(name: str, words: list[Word], handed: list[Word] | None) -> list[
     i += _OPERANDS.get(name, 0)  # the duration, the new root, the lock file, the CPU mask, the priority
     if name == "nice" and i < len(words) and words[i].lstrip("-").isdigit():
         i += 1
-    return _parallel(words[i:]) if name == "parallel" else words[i:]
+    return parallel(words[i:]) if name == "parallel" else words[i:]
 
 
 def unwrap(words: Sequence[Word], handed: list[Word] | None = None) -> tuple[list[Word], list[str]]:
     """``sudo -u root FOO=1 timeout 5 rm -rf /`` → ``rm -rf /``, and the wrappers removed (``handed``: where to put
     the assignments taken off, see :meth:`Command.handed`)."""
+    if words and "=" not in words[0] and program(words[0]) not in _WRAPPERS:  # (most commands: one look)
+        return list(words), []
     words, wrappers = list(words), []
     while words:
         skip = 0  # (the assignments before the name, taken off at once: one at a time, 40,000 of them took seconds)
@@ -372,8 +367,7 @@ def unwrap(words: Sequence[Word], handed: list[Word] | None = None) -> tuple[lis
 
 def command_name(command: Command) -> str:
     """The program a command runs, wrappers taken off: ``sudo curl …`` → ``curl``."""
-    words = command.unwrapped[0]
-    return program(words[0]) if words else ""
+    return command.program
 
 
 DECLARES = {"export", "readonly", "local", "declare", "typeset"}

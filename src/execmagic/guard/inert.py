@@ -14,14 +14,22 @@ from ..shell.words import Word
 from .commands import ASSIGNMENT, DECLARES, WRAPPERS, Command, assigns_only, program
 from .options import DOWNLOADERS, INTERPRETER, SHELLS, SOURCES
 from .rules import JUDGED_NAMES
+from .subscripts import bracketed
 
-__all__ = ["ACTIVE", "assigns_plainly", "has_code", "inert", "inert_word"]
+__all__ = ["ACTIVE", "CHANGERS", "HANDING", "assigns_plainly", "hands_on", "has_code", "inert", "inert_word",
+           "looked_at", "only_changes"]
 
+#: Programs the walk looks at by name for code they hand on (``walk._handed_on``), but for interpreters
+#: (:data:`.options.INTERPRETER`): shells, ``source``, ``eval``, ``su -c``, ``find -exec``, ...
+HANDING = frozenset({*SHELLS, *SOURCES, "eval", "watch", "trap", "alias", "su", "runuser", "sg", "script", "flock",
+                     "find"})
+#: Programs that only change names or the directory: no rule judges them, they hand nothing on, download nothing
+#: and run no other command.
+CHANGERS = frozenset({*DECLARES, "cd", "pushd", "chdir", "popd", "for", "select", "read", "mapfile", "readarray",
+                      "printf", "getopts", "let", "unset", "set"})
 #: Programs the walk or a rule does something with, by name: a rule judges them, they run code handed to them
 #: (shells, ``eval``, ``find -exec``, wrappers), download, move the directory, or give names values.
-ACTIVE = frozenset({*JUDGED_NAMES, *SHELLS, *SOURCES, *DOWNLOADERS, *WRAPPERS, *DECLARES, "eval", "watch", "trap",
-                    "alias", "su", "runuser", "sg", "script", "flock", "find", "cd", "pushd", "chdir", "popd", "for",
-                    "select", "read", "mapfile", "readarray", "printf", "getopts", "let", "unset", "set"})
+ACTIVE = frozenset({*JUDGED_NAMES, *HANDING, *DOWNLOADERS, *WRAPPERS, *CHANGERS})
 
 
 def inert(command: Command) -> bool:
@@ -36,7 +44,7 @@ def inert(command: Command) -> bool:
     first = words[0]
     if first.live != () or first.code:  # the name as written (<(…) has code, no live text)
         return False
-    return inert_word(first)
+    return _inert_name(first) if len(first) <= _NAME_KEPT and "=" not in first else _judged_name(first)  # (inert_word)
 
 
 def inert_word(word: Word) -> bool:  # (of a plain word: no expansion in it)
@@ -59,6 +67,37 @@ def _judged_name(word: str) -> bool:
         return False
     name = program(word)
     return not (name in ACTIVE or name.startswith("mkfs") or INTERPRETER.fullmatch(name))
+
+
+def only_changes(command: Command) -> bool:
+    """Whether ``command`` (expanded) only gives names values or moves the directory: its command word a plain
+    :data:`CHANGERS`, or only assignments, no subscript anywhere."""
+    words = command.words
+    if not words:
+        return False
+    first = words[0]
+    if first.live != () or first.code:
+        return False
+    if ASSIGNMENT.match(first):
+        if not all(ASSIGNMENT.match(w) for w in words):
+            return False
+    elif program(first) not in CHANGERS:
+        return False
+    return not bracketed(command)
+
+
+@functools.lru_cache(maxsize=1024)
+def hands_on(name: str) -> bool:
+    """Whether the walk may find code that a command of program ``name`` hands on (one with code in its command word
+    aside): :data:`HANDING` or an interpreter (the rest make no generator of ``walk._handed_on``)."""
+    return name in HANDING or INTERPRETER.fullmatch(name) is not None
+
+
+@functools.lru_cache(maxsize=1024)
+def looked_at(name: str) -> bool:
+    """Whether a simple command of program ``name`` with no redirection is looked at when a check's walk yields it: a
+    rule judges it by name, or the walk of a ``$(…)`` looks for a download in it (else it is not yielded)."""
+    return name in JUDGED_NAMES or name.startswith("mkfs") or name in DOWNLOADERS
 
 
 def has_code(command: Command) -> bool:

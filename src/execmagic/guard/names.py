@@ -22,14 +22,17 @@ from __future__ import annotations
 
 import dataclasses
 import re
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Container, Mapping, Sequence
 
 from ..shell.words import Word
-from .commands import ASSIGNMENT, DECLARES, Command, assigned, program
-from .options import operands_of
+from .changed import MAX_VALUES as _MAX_VALUES
+from .changed import NAME as _NAME
+from .changed import REF as _REF
+from .changed import changed as _changed
+from .commands import ASSIGNMENT, Command, assigned
 from .printers import emitted, may_emit
 from .readings import Readings
-from .values import Values, operator, read_values
+from .values import Values, operator
 
 __all__ = ["Names", "Readings"]
 
@@ -39,26 +42,17 @@ _SHELL_SET = frozenset({
     "HOSTTYPE", "OSTYPE", "MACHTYPE", "IFS", "OPTIND", "OPTARG", "OPTERR", "REPLY", "MAPFILE", "PIPESTATUS",
     "FUNCNAME", "DIRSTACK", "COLUMNS", "LINES", "EPOCHSECONDS", "EPOCHREALTIME", "SHELL", "HOME", "PS1", "PS2", "PS4",
     "HISTFILE", "HISTSIZE", "HISTFILESIZE", "MAIL", "MAILCHECK", "TMOUT", "COMP_WORDS", "COMP_CWORD"})
-_NAME = re.compile(r"[A-Za-z_]\w*")
 _REFERENCE = re.compile(r"\$(?:\{(?P<bang>!?)(?P<braced>[A-Za-z_]\w*|[@*]|\d+)"
                         r"(?:(?P<op>:?[-?=+]|%%?|##?|//?|\^\^?|,,?|:)(?P<arg>[^}]*))?\}"
                         r"|(?P<plain>[A-Za-z_]\w*|[@*\d]))")
 #: ``"$@"``: one word per value even in quotes.
 _EACH = frozenset({"$@", "${@}"})
-#: Values a word may take at most (``for d in a b c`` makes one per item); the rest are not judged.
-_MAX_VALUES = 16
 #: Characters an expanded word may hold at most: a longer one is no path anyone types, and ``a=$a$a``
 #: repeated would double it each time (2**30 characters after thirty) -- it is left as written.
 _MAX_TEXT = 64 * 1024
 #: How deep a ``$(echo $(echo …))`` is read as what it prints, counted from the top of the check (a walk of
 #: code at depth 2 starts at 2): as deep as the walk follows code inside code, which refuses what is deeper.
 _MAX_PRINTING = 8
-#: Commands that give a name a value read at run time: the name is unknown afterwards.
-_READ_VALUES = {"read": {"-d", "-i", "-n", "-N", "-p", "-t", "-u"},
-                "mapfile": {"-d", "-n", "-O", "-s", "-u", "-C", "-c"},
-                "readarray": {"-d", "-n", "-O", "-s", "-u", "-C", "-c"}}
-
-
 @dataclasses.dataclass
 class Names:
     """The variables a walk knows: the session's exports (``env``) and what the text assigned so far.
@@ -89,6 +83,9 @@ class Names:
     #: finds what the expansion of the word around it already read.  Asked afresh at every level, a word of
     #: ``$(echo $(echo …))`` eight deep was read again eight times at each of the eight levels.
     _printed: dict[tuple[str, int], str | None] = dataclasses.field(default_factory=dict, compare=False, repr=False)
+    #: What each word expanded to (:meth:`word`), by the word and all it holds, under these names as they are now
+    #: (shared and started afresh as :attr:`_printed`): a script's ``"$N"``, ``$PATH`` and ``"$f"`` again and again.
+    _words: dict[tuple[object, ...], list[Word]] = dataclasses.field(default_factory=dict, compare=False, repr=False)
 
     @classmethod
     def of(cls, env: Mapping[str, str] | None) -> Names:
@@ -111,7 +108,7 @@ class Names:
     def set(self, name: str, values: Values) -> None:
         """Give ``name`` these ``values`` (what it held printed otherwise: this copy's answers start afresh)."""
         self.values[name] = values
-        self._printed = {}  # (a new one: a copy shares the dict it was made with)
+        self._printed, self._words = {}, {}  # (new ones: a copy shares the dicts it was made with)
         if name.startswith(_REF):
             self.refers = True
 
@@ -119,7 +116,7 @@ class Names:
         """Something ran that may set any name: unknown names are unknown from here on, not empty."""
         if not self.opaque:
             self.opaque = True
-            self._printed = {}
+            self._printed, self._words = {}, {}
 
     def given(self, words: Sequence[Word]) -> Names:
         """The names code run by a command sees, with the command's own ``X=/ sh -c …`` (or ``env X=/ …``)."""
@@ -154,6 +151,8 @@ class Names:
 
     def _referred(self, name: str) -> str:
         """The name ``name`` stands for: itself, or what a ``declare -n`` made it refer to (a few steps at most)."""
+        if not self.refers:  # (no reference given: none is among the values)
+            return name
         for _ in range(8):
             ref = self.values.get(_REF + name)
             if not ref or not _NAME.fullmatch(ref[0]):
@@ -194,7 +193,17 @@ class Names:
                    for body in target.code)  # (a heredoc's body is not expanded here)
 
     def word(self, word: Word) -> list[Word]:
-        """The words ``word`` becomes: one, none (an unquoted empty expansion), or one per value it may take."""
+        """The words ``word`` becomes: one, none (an unquoted empty expansion), or one per value it may take (never
+        changed by a caller: kept for the same word under these names)."""
+        if word.live == () and (self.env is None or not (home := self.home) or not word.startswith(home)):
+            return [word]  # (a plain word, most redirections' targets: itself, at once)
+        key = (word, word.live, word.quoted, word.shown, word.code, word.feed, self.printing)
+        found = self._words.get(key)
+        if found is None:
+            found = self._words[key] = self._word(word)
+        return found
+
+    def _word(self, word: Word) -> list[Word]:
         live = word.live if word.live is not None else [m.start() for m in re.finditer(r"[$`]", word)]
         if not live:  # a plain word (most of a script's): itself, but for a home directory spelled out
             home = self.home if self.env is not None else None
@@ -312,7 +321,7 @@ class Names:
                 after.values[after._referred(name)] = value
         else:  # (each name is itself: given all at once, 111,000 of them in 10 ms)
             after.values.update(pairs)
-        after._printed = {}  # (what a name held printed otherwise: see set)
+        after._printed, after._words = {}, {}  # (what a name held printed otherwise: see set)
         return after
 
     def remember(self, pipeline: Sequence[Command]) -> Names:
@@ -322,14 +331,18 @@ class Names:
         (:attr:`kept`: names once passed on are never changed, so that a subshell's ``(`` keeps the names it must
         restore at its ``)`` without a copy), else these names changed.
         """
-        changes = [change for command in pipeline for change in _changed(command)]
+        changes: list[tuple[str, Values]] = []
+        for command in pipeline:
+            changes += _changed(command)
         if len(pipeline) == 1:  # a pipeline's stages are subshells: X=1 | … sets nothing
             # X=(a b) reads as X= here: an array, not empty
             changes += [(name, (value,) if value else None) for name, value in assigned(pipeline[0]).items()]
         if not changes:
             return self
-        after = self.copy() if self.kept else self
         refs = {name for name, _ in changes if name.startswith(_REF)}  # declare -n r=x: r=x is no value of r
+        if self._holds(changes, refs):  # (a loop's read -r line, n=$((n + 1)) at every turn: no copy, what $(…)
+            return self  # printed still holds, and the bodies found quiet under these names are still quiet)
+        after = self.copy() if self.kept else self
         for name, values in changes:
             if name == "":
                 after.make_opaque()
@@ -337,55 +350,16 @@ class Names:
                 after.set(name if name.startswith(_REF) else after._referred(name), values)
         return after
 
-
-#: How a ``declare -n`` reference is kept among the values: ``&r`` holds the name ``r`` refers to.
-_REF = "&"
-
-
-_LIVE = re.compile(r"[$`]")
-
-
-#: The programs :func:`_changed` finds a change of names in (and ``for``, ``select``, as written).
-_CHANGERS = frozenset({*_READ_VALUES, "printf", "getopts", "let", "set", "unset", *DECLARES, "source", ".", "eval"})
-
-
-def _changed(command: Command) -> Iterator[tuple[str, Values]]:
-    """The names a command gives values the check cannot know (``read d``), loops over, or unsets;
-    ``("", None)`` when it may set any name (``source``, ``eval``, ``export $(…)``)."""
-    words = command.unwrapped[0]
-    if not words:
-        return
-    name = program(words[0])
-    if name not in _CHANGERS and words[0] not in ("for", "select"):  # (most commands: one look)
-        return
-    if words[0] in ("for", "select") and not words[0].quoted and len(words) > 1:
-        items = tuple(words[3:]) if words[2:3] == ["in"] else None
-        yield words[1], items[:_MAX_VALUES] if items else None
-    elif name in _READ_VALUES:  # read -a NAME: NAME is an operand here too
-        targets = operands_of(words[1:], _READ_VALUES[name]) or ["REPLY" if name == "read" else "MAPFILE"]
-        yield from zip(targets, read_values(name, words, targets, command.stdin()), strict=True)
-    elif name == "printf" and words[1:2] == ["-v"] and len(words) > 3:  # printf -v x '%s' rm: what it would print
-        printed = emitted(Command([words[0], *words[3:]])) if not any(_LIVE.search(w) for w in words[3:]) else None
-        yield words[2], None if printed is None else (printed,)
-    elif name == "getopts" and len(words) > 2:
-        yield words[2], None
-    elif name == "let":
-        for word in words[1:]:
-            yield word.split("=", 1)[0].strip("+-*/%<>&|^ "), None
-    elif name == "set" and len(words) > 1 and (words[1] == "--" or not words[1].startswith(("-", "+"))):
-        given = words[2:] if words[1] == "--" else words[1:]  # set -- a b c: $1, $2, $3, $@
-        known = not any(_LIVE.search(word) for word in given)
-        for index in range(1, 10):  # (one not given is empty)
-            yield str(index), (given[index - 1] if index <= len(given) else "",) if known else None
-        yield from ((each, (" ".join(given),) if known else None) for each in "@*")
-    elif name == "unset" and "-f" not in words:
-        for target in operands_of(words[1:]):
-            yield target, ("",)
-    elif name in DECLARES and any(w.startswith("-") and "n" in w for w in words[1:]):  # declare -n r=x
-        for word in words[1:]:
-            if ASSIGNMENT.match(word):
-                target = word.split("=", 1)[1]
-                yield _REF + word.split("=", 1)[0], (target,) if _NAME.fullmatch(target) else None
-    elif name in ("source", ".", "eval") or (
-            name in DECLARES and any("$" in w or "`" in w for w in words[1:] if not ASSIGNMENT.match(w))):
-        yield "", None
+    def _holds(self, changes: Sequence[tuple[str, Values]], refs: Container[str]) -> bool:
+        """Whether each of ``changes`` (as :meth:`remember` makes them) would leave these names as they are: each name
+        given the values it holds (then none changes anything, one after another), opaque names made opaque."""
+        values = self.values
+        for name, given in changes:
+            if name == "":
+                if not self.opaque:
+                    return False
+            elif _REF + name not in refs:
+                target = name if name.startswith(_REF) else self._referred(name)
+                if target not in values or values[target] != given:
+                    return False
+        return True

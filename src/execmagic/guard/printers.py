@@ -55,7 +55,7 @@ def emitted(command: Command) -> str | None:
     """What a pipeline stage prints when it only prints text it was given: echo, printf, cat of a heredoc (each of
     :data:`_PRINTERS`)."""
     words = command.unwrapped[0]
-    name, args = (program(words[0]), list(words[1:])) if words else ("", [])
+    name, args = command.program, list(words[1:])
     if name == "echo":
         while args and re.fullmatch(r"-[neE]+", args[0]):
             args.pop(0)

@@ -14,13 +14,16 @@ yields their refusals itself; every other rule is applied to the simple commands
 
 from __future__ import annotations
 
+import functools
 import re
-from collections.abc import Generator, Iterable, Iterator, Sequence
+from collections.abc import Callable, Generator, Iterable, Sequence
+from typing import TYPE_CHECKING
 
 from ..shell.words import WRITES, Subshells, Word
-from .commands import ASSIGNMENT, Assignments, Command, Simple, command_name, program
+from .commands import ASSIGNMENT, Assignments, Command, Simple, command_name
 from .dash_words import as_dash_reads
-from .inert import assigns_plainly, has_code, inert, inert_word
+from .downloads import downloaded, runs_download
+from .inert import assigns_plainly, hands_on, has_code, inert, inert_word, looked_at, only_changes
 from .names import Names
 from .options import (
     DOWNLOADERS,
@@ -31,8 +34,6 @@ from .options import (
     find_exec,
     interpreter_args,
     kept_code,
-    ran_file,
-    saved_files,
     su_command,
 )
 from .paths import Path, after_cd
@@ -42,7 +43,11 @@ from .rules import Refusal, judged_writes, refuse
 from .subscripts import bracketed, subscript_bodies, tests
 from .vanishing import unvanished
 
-_inert, _inert_word, _has_code = inert, inert_word, has_code  # (one name each, for the tests to stand in for)
+if TYPE_CHECKING:
+    from .scripts import Calls
+
+_inert, _inert_word, _has_code, _only_changes, _hands_on, _looked_at = (  # (one name each, for the tests)
+    inert, inert_word, has_code, only_changes, hands_on, looked_at)
 
 __all__ = ["Walk", "walk", "walk_argv"]
 
@@ -117,11 +122,27 @@ def _walked(pipeline: list[Command], cwd: Path | None, depth: int, names: Names,
         Simple | Refusal, None, tuple[Path | None, Names]]:
     """A pipeline the loop of :func:`walk` does not pass at once, walked: the directory and the names after it."""
     expanded = [names.expand(command) for command in pipeline]
+    if len(pipeline) == 1 and not downloads and _only_changes(expanded[0]):  # read -r line, cd out, n=$((n + 1))
+        words = yield from _changes(pipeline[0], expanded[0], cwd, depth, names)
+        return after_cd(words, cwd), names.remember(expanded)
     for command in filter(bracketed, expanded):  # x='a[$(…)]': it runs where bash reads x as a number
         yield from _walk_all(subscript_bodies(command), cwd, depth + 1, names)  # (.subscripts)
-    yield from _runs_download(expanded, downloads)
+    yield from runs_download(expanded, downloads)
     cwd = yield from _walk_pipeline(expanded, cwd, depth, names, written=pipeline)
     return cwd, names.remember(expanded)
+
+
+def _changes(written: Command, command: Command, cwd: Path | None, depth: int, names: Names) -> Generator[
+        Simple | Refusal, None, list[Word]]:
+    """What :func:`_walk_pipeline` yields of ``command`` (expanded from ``written``) when it only changes names or the
+    directory (:func:`.inert.only_changes`: no rule judges it by name, it hands nothing on and downloads nothing): the
+    code in its words walked, and the command where a rule may judge it, by what it writes; its words, unwrapped."""
+    if _has_code(written):
+        yield from _bodies(written, cwd, depth, names)
+    words = command.unwrapped[0]
+    if names.readings.every or command.redirects:
+        yield Simple(tuple(words), tuple(command.redirects), cwd)
+    return words
 
 
 def _walked_apart(run: Assignments, cwd: Path | None, depth: int, names: Names, downloads: set[str]) -> Generator[
@@ -168,7 +189,10 @@ def _subshells(command: Command, cwd: Path | None, depth: int, names: Names, dow
     if not downloads and not names.readings.every and assigns_plainly(command):
         return cwd  # ((N=5)): names given in a subshell, and forgotten at its end
     pipeline = [names.expand(command)]
-    yield from _runs_download(pipeline, downloads)
+    if not downloads and _only_changes(pipeline[0]):  # ((cd)), ((x=$y))
+        yield from _changes(command, pipeline[0], cwd, depth, names)
+        return cwd
+    yield from runs_download(pipeline, downloads)
     yield from _walk_pipeline(pipeline, cwd, depth, names, written=[command])
     return cwd
 
@@ -240,16 +264,6 @@ def _bodies(command: Command, cwd: Path | None, depth: int, names: Names) -> Wal
     return cwd
 
 
-def _runs_download(pipeline: list[Command], downloads: set[str]) -> Iterator[Refusal]:
-    """Note the files curl/wget save; refuse running one (``sh f``, ``./f``) later in the same text."""
-    for command in pipeline:
-        words = command.unwrapped[0]
-        if words and program(words[0]) in DOWNLOADERS:
-            downloads.update(saved_files(words))
-        elif downloads and ran_file(words) in downloads:
-            yield refuse("pipe-to-shell", command.shown())
-
-
 def _walk_pipeline(commands: list[Command], cwd: Path | None, depth: int, names: Names, bodies: bool = True,
                    written: Sequence[Command] | None = None) -> Walk:
     """The simple commands of one pipeline, with the code each hands on; the directory afterwards.
@@ -264,14 +278,16 @@ def _walk_pipeline(commands: list[Command], cwd: Path | None, depth: int, names:
             yield from _bodies(command if written is None else written[index], cwd, depth, names)
         before = commands[:index]
         words, wrappers = command.unwrapped
-        # X=/ sh -c '…': X is / in there (X=/ alone hands nothing on: no copy of the names for it)
-        given = names.given(command.handed) if words and (wrappers or ASSIGNMENT.match(command.words[0])) else names
         if wrappers and ("xargs" in wrappers or "parallel" in wrappers):  # echo / | xargs rm -rf: items as arguments
             items = emitted(before[-1]) if before else command.stdin()  # or xargs rm -rf <<< /
             words = [*words, *(Word(item) for item in re.split(r"[\s\0]+", items or "") if item)]  # -0: NUL-separated
         simple = Simple(tuple(words), tuple(command.redirects), cwd)
-        yield simple
-        yield from _handed_on(simple, command, before, depth, given)
+        if names.readings.every or command.redirects or _looked_at(simple.name):  # (else none asks: see looked_at)
+            yield simple
+        if (words and words[0].code) or _hands_on(simple.name):  # (most hand nothing on: no generator for them)
+            # X=/ sh -c '…': X is / in there (X=/ alone hands nothing on: no copy of the names for it)
+            given = names.given(command.handed) if words and (wrappers or ASSIGNMENT.match(command.words[0])) else names
+            yield from _handed_on(simple, command, before, depth, given)
         rest = unvanished(words)
         if rest:  # $() rm -rf /: an expansion that may be empty leaves the next word the command (judged once more)
             yield from _walk_pipeline([Command(rest, list(command.redirects))], cwd, depth, names, bodies=False)
@@ -281,7 +297,7 @@ def _walk_pipeline(commands: list[Command], cwd: Path | None, depth: int, names:
 def _handed_on(simple: Simple, command: Command, before: list[Command], depth: int, names: Names) -> Walk:
     """Code that ``simple`` hands to a shell: walked as code (it is no longer data); downloads run unseen refused."""
     name, words = simple.name, simple.words
-    if words and words[0].code and _downloads(words[0].code, depth, names):  # `curl …` run as the command itself
+    if words and words[0].code and downloaded(words[0].code, depth, names, walk):  # `curl …` run as the command itself
         yield refuse("pipe-to-shell", simple.display)
     if name in SHELLS or name in SOURCES or INTERPRETER.fullmatch(name):
         yield from _interpreted(simple, command, before, depth, names)
@@ -305,7 +321,7 @@ def _handed_on(simple: Simple, command: Command, before: list[Command], depth: i
 
 def _as_code(simple: Simple, code: Word, cwd: Path | None, depth: int, names: Names) -> Walk:
     """``code`` that ``simple`` hands to a shell, walked in ``cwd``; a download substituted into it is refused."""
-    if _downloads(code.code, depth, names):
+    if downloaded(code.code, depth, names, walk):
         yield refuse("pipe-to-shell", simple.display)
     yield from walk(code, cwd, depth + 1, names)
     return cwd
@@ -315,7 +331,8 @@ def _interpreted(simple: Simple, command: Command, before: list[Command], depth:
     """A shell, ``source`` or an interpreter: its code from ``-c``, a ``<(…)`` file, a heredoc or a pipe."""
     shell = simple.name in SHELLS or simple.name in SOURCES
     code, operands, reads_stdin = interpreter_args(simple.words)
-    fed = next((t.feed for op, t in command.redirects if op == "<" and t.feed is not None), None)
+    fed = next((t.feed for op, t in command.redirects if op == "<" and t.feed is not None), None) if (
+        command.redirects) else None
     if code is not None:
         yield from _code(simple, code, shell, depth, names)
     elif operands and operands[0].feed is not None:  # bash <(curl …), source <(echo '…')
@@ -346,18 +363,25 @@ def _code(simple: Simple, code: Word, shell: bool, depth: int, names: Names) -> 
 
 def _fed(simple: Simple, body: str, shell: bool, depth: int, names: Names) -> Walk:
     """The code a ``<(body)`` file gives ``simple``: a download refused, printed text (``echo '…'``) run."""
-    if _downloads([body], depth, names):
+    if downloaded([body], depth, names, walk):
         yield refuse("pipe-to-shell", simple.display)
     elif (text := names.printed(body)) is not None:
         yield from _code(simple, Word(text), shell, depth, names)
     return simple.cwd
 
 
+@functools.cache
+def _analyser() -> Callable[[str, Path | None, str], tuple[bool, str | None, Calls]]:
+    """:func:`.scripts.analysed`, imported once, when first asked (its patterns cost 5 ms: not for every check)."""
+    from .scripts import analysed
+
+    return analysed
+
+
 def _scripted(simple: Simple, code: Word, depth: int, names: Names) -> Walk:
     """Python/perl/node/ruby ``code``: a download run, a fork bomb, a tree deleted, the commands it runs."""
-    from .scripts import analysed  # its patterns cost 5 ms to build: not for every check
-    forks, where, calls = analysed(code, simple.cwd, simple.name)
-    if _downloads(code.code, depth, names):
+    forks, where, calls = _analyser()(code, simple.cwd, simple.name)
+    if downloaded(code.code, depth, names, walk):
         yield refuse("pipe-to-shell", simple.display)
     elif forks:
         yield refuse("fork-bomb", simple.display)
@@ -369,25 +393,6 @@ def _scripted(simple: Simple, code: Word, depth: int, names: Names) -> Walk:
         elif call and depth < _MAX_DEPTH:
             yield from _walk_pipeline([Command([Word(w) for w in call])], simple.cwd, depth + 1, names)
     return simple.cwd
-
-
-def _downloads(bodies: Iterable[str], depth: int, names: Names) -> bool:
-    """Whether code run in ``bodies`` (``$(…)``, ``<(…)``) downloads something (curl, wget).
-
-    Each body's answer is kept for the rest of the check (``names.downloads``): asked again at every level of
-    nesting, of every level inside it, it cost twice as much per level.
-    """
-    return any(_body_downloads(body, depth, names.readings) for body in bodies)
-
-
-def _body_downloads(body: str, depth: int, readings: Readings) -> bool:
-    key = (body, depth)
-    seen = readings.downloads
-    if key not in seen:
-        inner = Names(readings=readings)
-        seen[key] = any(isinstance(item, Simple) and item.name in DOWNLOADERS
-                        for item in walk(body, None, depth + 1, inner))
-    return seen[key]
 
 
 def walk_argv(argv: Sequence[str], names: Names | None = None) -> Walk:
