@@ -9,10 +9,10 @@ words its reason names, and :func:`refuse` words the reason from the table -- ne
 
 from __future__ import annotations
 
-import dataclasses
 import os
 from collections.abc import Callable, Sequence
 
+from ..process.records import record
 from ..shell.words import WRITES
 from .commands import Simple
 from .kills import kill_all, kill_init, kill_user
@@ -22,7 +22,7 @@ from .targets import archived_and_removed, cleaned_trees, removed, written
 
 __all__ = ["MATCHERS", "RULES", "RULES_BY_ID", "WRITE_MATCHERS", "Hit", "Refusal", "Rule", "match", "refuse"]
 
-@dataclasses.dataclass(frozen=True)
+@record
 class Rule:
     """One guardrail: its id, whether guard ``catastrophic`` refuses it (else only ``all``), why, and what it matches.
 
@@ -96,7 +96,7 @@ RULES: tuple[Rule, ...] = (
 RULES_BY_ID: dict[str, Rule] = {rule.id: rule for rule in RULES}
 
 
-@dataclasses.dataclass(frozen=True)
+@record
 class Refusal:
     """Why a command was refused: the rule's id, its reason, and the simple command that matched.
 
