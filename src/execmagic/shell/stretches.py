@@ -13,8 +13,8 @@ import re
 from .frames import SIMPLE_ARITHMETIC
 from .words import OPS, Op, Subshells, Word
 
-__all__ = ["ARITH_STRETCH", "PLAIN_PIECE", "PLAIN_STRETCH", "QUOTED_WORD", "known_pieces", "plain_tokens",
-           "quoted_word", "stretch_end"]
+__all__ = ["ARITH_STRETCH", "LINE_STRETCH", "PLAIN_PIECE", "PLAIN_STRETCH", "QUOTED_WORD", "known_pieces",
+           "plain_tokens", "quoted_word", "spanned", "stretch_end"]
 
 #: A word there stands alone: not before ``<``/``>`` (``2>``: digits there name a descriptor), nor before ``((``
 #: (arithmetic only where no word ends before it).  No ``<<``/``<<-`` (a heredoc's word follows) nor ``<(``/``>(``
@@ -34,6 +34,10 @@ _ARITH_WORD = r"[^ \t\n'\"\\$`;&|()<>#\]][^ \t\n'\"\\$`;&|()<>\]]*(?=[ \t\n&|)])
 _ARITH_OP = r"&>>|>>|&&|\|\||\|&|&>|>\||>&|<&|<>|<(?![<(])|>(?!\()|[&|]"
 ARITH_STRETCH = re.compile(rf"(?:{_PLAIN_WORD}|{_PLAIN_OP[:-len('[;&|()]')]}[;&|)]|\((?!\()|[ \t\n]+"
                            rf"|(?P<arith>\(\((?:{_ARITH_WORD}|{_ARITH_OP}|[ \t\n]+)*\)\)))+")
+#: A plain stretch to its line's end at most (its newline too) with no ``((`` in it, none passed: what the splitter
+#: reads at once while heredocs wait for their bodies, which start on the next line -- there it reads a ``((`` one step
+#: at a time, as it read all of such a line (``cat <<'EOF' | python3 -``) before.
+LINE_STRETCH = re.compile(rf"(?:{_PLAIN_WORD}|{_PLAIN_OP[:-len('[;&|()]')]}[;&|)]|\((?!\()|[ \t]+)*\n?")
 _PIECE_OPS = {**OPS, "\n": OPS[";"]}
 
 
@@ -198,3 +202,14 @@ def _double_quoted(inside: str, length: int, live: list[int], pieces: int) -> tu
         pieces += 1
     parts.append(inside[start:])
     return "".join(parts), pieces
+
+
+_UNMARKED = re.compile(r"[^#]+")
+
+
+def spanned(piece: Word) -> Word:
+    """The word of a plain piece with a ``{`` in it as the splitter makes it a piece at a time: where it is plain given
+    as the runs without a ``#`` (each ``#`` is read on its own, not as plain text), not as ``None`` (all of it)."""
+    word = Word(piece, live=())
+    word.plain = tuple(run.span() for run in _UNMARKED.finditer(piece))
+    return word
