@@ -33,7 +33,8 @@ from .ends import (
 )
 from .frames import SIMPLE_ARITHMETIC, Frame
 from .heredocs import HeredocReading
-from .stretches import LINE_STRETCH, PLAIN_PIECE, known_pieces, plain_tokens, quoted_word, spanned, stretch_end
+from .quoted_words import Quoted, made_with_bodies, quoted_word
+from .stretches import LINE_STRETCH, PLAIN_PIECE, known_pieces, plain_tokens, spanned, stretch_end
 from .words import OPERATOR, OPS, Op, Word, ansi_end, unescape
 from .work import bounded, step, uncollected
 
@@ -68,7 +69,10 @@ class _Lexer(HeredocReading):
         self.read_bodies: dict[tuple[str, bool], tuple[tuple[str, ...], tuple[int, ...]]] = {}  # (_heredoc_body)
         self.plain_bodies: dict[tuple[str, str, bool], Word] = {}  # (_plain_body)
         self.known = known_pieces() if made else None  # each plain piece's token (plain_tokens; None: its text)
-        self.quoted_words: dict[str, tuple[Word, str, int]] = {}  # (_quoted_word)
+        self.quoted_words: dict[str, Quoted | None] = {}  # (_quoted_word)
+        #: Each plain stretch read, by its text: its pieces, tokens and skeleton (a script writes the same `` | ``,
+        #: ``done\n``, ``;; *) `` again and again: split once).
+        self.stretches: dict[str, tuple[list[str], list[Word | Op], str]] = {}
         self.untold = 0  # steps of plain stretches and heredocs not yet counted (told with the loop's own)
         self.delimiter_next: str | None = None
         #: Where each token was read: (start, end) in the text, or (``spelled``) that text -- kept only when asked.
@@ -171,13 +175,18 @@ class _Lexer(HeredocReading):
                                                                      self.last_close)
         if end == i:
             return False
-        pieces, tokens = plain_tokens(text, i, end, self.joined, self.known)
-        if self.heredocs and "{" in text[i:end]:  # (as it was read a piece at a time, where such lines were)
+        stretch = text[i:end]
+        read = self.stretches.get(stretch)
+        if read is None:  # (its pieces are its text's alone: the lookaheads of their patterns stop at its end)
+            read = self.stretches[stretch] = (*plain_tokens(text, i, end, self.joined, self.known),
+                                              stretch.replace("\n", ";"))
+        pieces, tokens, skeleton = read
+        if self.heredocs and "{" in stretch:  # (as it was read a piece at a time, where such lines were)
             tokens = [spanned(token) if "{" in token else token for token in tokens]  # type: ignore[arg-type]
         self.tokens.extend(tokens)
         if self.sources is not None:  # (a piece is its own text)
             self.sources.extend(pieces if self.spelled else [m.span() for m in PLAIN_PIECE.finditer(text, i, end)])
-        self.skeleton.append(text[i:end].replace("\n", ";"))
+        self.skeleton.append(skeleton)
         self.i = self.stretch_end = end
         self.expanded_twice = bool(pieces) and pieces[-1] == ">&"  # a word after it, not yet read, is expanded twice
         self.untold += len(pieces)
@@ -186,17 +195,23 @@ class _Lexer(HeredocReading):
         return True
 
     def _quoted_word(self, i: int) -> bool:
-        """A word of plain text, closed quotes and ``$NAME`` at ``i`` (:func:`~.stretches.quoted_word`), nothing read
-        since the last word (in (( … )) a ' is no quote): made at once, as one read piece by piece; whether it was."""
+        """A word of plain text, closed quotes, ``$NAME`` and expansions a walk only passes at ``i``
+        (:func:`~.quoted_words.quoted_word`), nothing read since the last word (in (( … )) a ' is no quote): made at
+        once, as one read piece by piece; whether it was."""
         found = None if i < self.arithmetic_end else quoted_word(self.text, i, self.quoted_words)
-        if found is not None:
-            self.i, (word, skeleton, pieces) = found
-            self.tokens.append(word)
-            self.skeleton.append(skeleton)
-            self.untold += pieces
-            if self.sources is not None:
-                self._source(i, self.i)
-        return found is not None
+        if found is None:
+            return False
+        end, read = found
+        word = made_with_bodies(read, self.text, i, self.ends, self.arith_log, self._body) if read[3] else read[0]
+        if word is None:
+            return False
+        self.i = end
+        self.tokens.append(word)
+        self.skeleton.append(read[1])
+        self.untold += read[2]
+        if self.sources is not None:
+            self._source(i, end)
+        return True
 
     def _step(self, char: str) -> None:
         text, i = self.text, self.i

@@ -13,8 +13,8 @@ import re
 from .frames import SIMPLE_ARITHMETIC
 from .words import OPS, Op, Subshells, Word
 
-__all__ = ["ARITH_STRETCH", "LINE_STRETCH", "PLAIN_PIECE", "PLAIN_STRETCH", "QUOTED_WORD", "known_pieces",
-           "plain_tokens", "quoted_word", "spanned", "stretch_end"]
+__all__ = ["ARITH_STRETCH", "LINE_STRETCH", "PLAIN_PIECE", "PLAIN_STRETCH", "known_pieces", "plain_tokens", "spanned",
+           "stretch_end"]
 
 #: A word there stands alone: not before ``<``/``>`` (``2>``: digits there name a descriptor), nor before ``((``
 #: (arithmetic only where no word ends before it).  No ``<<``/``<<-`` (a heredoc's word follows) nor ``<(``/``>(``
@@ -114,94 +114,6 @@ def _subshells(piece: str) -> Word | Op:
     token = Subshells(piece)
     token.word = str.__new__(Word, piece[2:-2])
     return token  # type: ignore[return-value]
-
-
-#: A word of plain characters, closed quotes, escapes, ``$NAME`` and ``${NAME}`` (no substitution, no ``$'…'``, no
-#: ``${`` of another form), standing alone: how most words with a quote or a ``$`` are spelled (``"$IN"``,
-#: ``'^#'``, ``--out="$HOME/x"``).  Read a piece at a time, each took a turn of the splitter's loop and a word in
-#: progress; matched here, its word is made at once.  Every alternative starts with its own character (a plain one,
-#: ``'``, ``"``, ``\\``, ``$``) and takes one character or one quote: no text matches two ways, so a failed match
-#: is never tried again another way.  (``#`` starts no word: a comment; ``2>``: digits before ``<``/``>`` name a
-#: descriptor, hence the end it needs: a blank, ``;``, ``&``, ``|`` or the end.)
-_NAME = r"[A-Za-z_][A-Za-z0-9_]*"
-_DOLLAR = rf"\$(?=[A-Za-z0-9_?@*#!-])|\$\{{{_NAME}\}}"  # what follows a bare $ is read as any plain text
-_CHAR = r"[^ \t\n'\"\\$`;&|()<>#]"
-_DQ = rf'"(?:[^"\\$`]|\\[^\n]|{_DOLLAR})*"'
-_QPIECE = rf"{_CHAR}|'[^']*'|{_DQ}|\\[^\n]|{_DOLLAR}"
-QUOTED_WORD = re.compile(rf"(?:{_QPIECE})(?:{_QPIECE}|#)*(?=[ \t\n;&|]|\Z)")
-#: The pieces of a word matched so, each in its group: plain text, '…', "…", \x, ${NAME}, $.
-_PIECES = re.compile(rf"({_CHAR}+|#+)|'([^']*)'|\"((?:[^\"\\$`]|\\[^\n]|{_DOLLAR})*)\"|\\([^\n])|(\$\{{{_NAME}\}})|\$")
-#: In "…": an escape, a ${NAME}, a $.
-_DQ_SPECIAL = re.compile(rf"\\(.)|\$\{{{_NAME}\}}|\$", re.DOTALL)
-#: The skeleton of a piece of each kind but plain text (itself): quoted text blanked, a ``${NAME}`` as any ``${…}``.
-_SKELETONS = {0: "$", 2: "''", 3: '""', 4: "''", 5: "$()"}
-
-
-def quoted_word(text: str, i: int, known: dict[str, tuple[Word, str, int]]) -> tuple[int, tuple[Word, str, int]] | None:
-    """The word spelled as :data:`QUOTED_WORD` at ``i`` (at a word's start, outside any arithmetic), or ``None``: where
-    it ends; and its word (its text with quotes removed, whether any of it was quoted, where each ``$`` stands in it),
-    its skeleton (quoted parts blanked) and how many pieces it took, as the splitter reads it one piece at a time.
-
-    ``known``: the words read so far, by their text (one per reading): a script writes the same ``"$IN"`` again and
-    again, and a word is made once (none is changed once read)."""
-    found = QUOTED_WORD.match(text, i)
-    if found is None:
-        return None
-    source = found.group()
-    read = known.get(source)
-    if read is None:
-        read = known[source] = _quoted_word(source)
-    return found.end(), read
-
-
-def _quoted_word(source: str) -> tuple[Word, str, int]:
-    """:func:`quoted_word` of all of ``source``."""
-    parts: list[str] = []
-    skeleton: list[str] = []
-    live: list[int] = []
-    plain: list[tuple[int, int]] = []  # where it holds text as written (words.Word.plain: a brace expression's)
-    length, quoted, pieces = 0, False, 0
-    for piece in _PIECES.finditer(source):
-        kind = piece.lastindex or 0
-        pieces += 1
-        if kind == 1:
-            part = piece.group()
-            if part[0] != "#":  # (as the splitter reads it: a # in a word is a character of its own)
-                plain.append((length, length + len(part)))
-        elif kind == 3:
-            part, pieces = _double_quoted(piece.group(3), length, live, pieces)
-        elif kind == 5 or kind == 0:
-            live.append(length)
-            part = piece.group()
-        else:  # '…' and \x
-            part = piece.group(kind)
-        quoted |= 2 <= kind <= 4
-        skeleton.append(part if kind == 1 else _SKELETONS[kind])
-        parts.append(part)
-        length += len(part)
-    word = Word("".join(parts), (), None, quoted, live=live)
-    if "{" in word:  # (as the splitter's: where the word is plain is asked of a word with a brace alone)
-        word.plain = tuple(plain)
-    return word, "".join(skeleton), pieces
-
-
-def _double_quoted(inside: str, length: int, live: list[int], pieces: int) -> tuple[str, int]:
-    """The text of ``"inside"`` (at ``length`` in its word), each ``$`` in it noted in ``live``; the pieces so far."""
-    if "$" not in inside and "\\" not in inside:
-        return inside, pieces
-    parts, start = [], 0
-    for special in _DQ_SPECIAL.finditer(inside):
-        parts.append(inside[start:special.start()])
-        escaped = special.group(1)
-        if escaped is None:
-            live.append(length + sum(map(len, parts)))
-            parts.append(special.group())
-        else:
-            parts.append(escaped if escaped in '$`"\\' else "\\" + escaped)
-        start = special.end()
-        pieces += 1
-    parts.append(inside[start:])
-    return "".join(parts), pieces
 
 
 _UNMARKED = re.compile(r"[^#]+")
