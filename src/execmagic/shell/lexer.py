@@ -43,6 +43,9 @@ __all__ = ["tokenize"]
 _PLAIN = re.compile(r"[^ \t\n'\"\\$`;&|()<>#]+")  # bash's blanks are space and tab alone: "\r" is a letter
 _EMPTY_BACKTICKS = re.compile(r"(?:``)+")
 _DQ_PLAIN = re.compile(r'[^"\\$`]+')
+#: Digits that name a descriptor and the redirection after them (as :data:`~.words.OPERATOR` reads it there), but a
+#: heredoc's ``<<`` (its word follows) and a ``<(``/``>(`` (a process substitution: a word with the digits).
+_DESCRIPTOR = re.compile(r"[0-9]+(<<<|>>|>\||>&|<&|<>|<(?![<(])|>(?!\())")
 #: What makes text a command of its own, or a redirection of the one it stands in, to a shell that reads it as code.
 _DASH_COMMAND = re.compile(r"[;&|<>\n]")
 
@@ -141,7 +144,7 @@ class _Lexer(HeredocReading):
             i = self.i
             fresh = not (self.started or self.code or self.expanded_twice)  # (heredocs may wait for the line's end)
             if fresh and self.delimiter_next is None and (self._plain_stretch(i) or self._plain_heredoc(i)
-                                                          or self._quoted_word(i)):
+                                                          or self._quoted_word(i) or self._descriptor(i)):
                 continue
             begin, started = i, self.started
             plain = _PLAIN.match(text, i)
@@ -211,6 +214,25 @@ class _Lexer(HeredocReading):
         self.untold += read[2]
         if self.sources is not None:
             self._source(i, end)
+        return True
+
+    def _descriptor(self, i: int) -> bool:
+        """Digits that name a descriptor and the redirection after them at ``i`` (:data:`_DESCRIPTOR`), nothing read
+        since the last word: the operator at once (the digits make no word), as one piece at a time; whether it was.
+
+        How scripts send errors away (``2> err.log``, ``2>/dev/null``, ``2>&1``): read a piece at a time, each took two
+        turns of the loop, and the stretch before it stopped at its digits."""
+        found = _DESCRIPTOR.match(self.text, i)
+        if found is None:
+            return False
+        op = found.group(1)
+        self.tokens.append(OPS[op])
+        if self.sources is not None:
+            self._source(found.start(1), found.end())
+        self.skeleton.append(found.group())
+        self.i = found.end()
+        self.expanded_twice = op == ">&" and found.start(1) == i + 1 and self.text[i] == "1"  # (1>&: as >& alone)
+        self.untold += 2
         return True
 
     def _step(self, char: str) -> None:
