@@ -43,6 +43,8 @@ __all__ = ["tokenize"]
 _PLAIN = re.compile(r"[^ \t\n'\"\\$`;&|()<>#]+")  # bash's blanks are space and tab alone: "\r" is a letter
 _EMPTY_BACKTICKS = re.compile(r"(?:``)+")
 _DQ_PLAIN = re.compile(r'[^"\\$`]+')
+#: The longest plain stretch kept by its text (a longer one is seldom written again, and its hash is a pass over it).
+_KEPT_STRETCH = 512
 #: Digits that name a descriptor and the redirection after them (as :data:`~.words.OPERATOR` reads it there), but a
 #: heredoc's ``<<`` (its word follows) and a ``<(``/``>(`` (a process substitution: a word with the digits).
 _DESCRIPTOR = re.compile(r"[0-9]+(<<<|>>|>\||>&|<&|<>|<(?![<(])|>(?!\())")
@@ -179,10 +181,11 @@ class _Lexer(HeredocReading):
         if end == i:
             return False
         stretch = text[i:end]
-        read = self.stretches.get(stretch)
+        read = self.stretches.get(stretch) if end - i <= _KEPT_STRETCH else None
         if read is None:  # (its pieces are its text's alone: the lookaheads of their patterns stop at its end)
-            read = self.stretches[stretch] = (*plain_tokens(text, i, end, self.joined, self.known),
-                                              stretch.replace("\n", ";"))
+            read = (*plain_tokens(text, i, end, self.joined, self.known), stretch.replace("\n", ";"))
+            if end - i <= _KEPT_STRETCH:
+                self.stretches[stretch] = read
         pieces, tokens, skeleton = read
         if self.heredocs and "{" in stretch:  # (as it was read a piece at a time, where such lines were)
             tokens = [spanned(token) if "{" in token else token for token in tokens]  # type: ignore[arg-type]
