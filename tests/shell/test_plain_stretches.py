@@ -1,19 +1,22 @@
-"""A plain stretch read again from what its text gave before reads as one split anew."""
+"""A plain stretch read again from what its text gave before reads as one split anew; one whose safe run is passed
+at once ends where one matched a piece at a time ends."""
 
 from __future__ import annotations
 
 import random
+import re
 
 import pytest
 from reading_record import spelled
 
-from execmagic.shell import lexer
+from execmagic.shell import lexer, stretches
 from execmagic.shell.lexer import tokenize
 from execmagic.shell.sources import source_spellings
 
 _PIECES = ["echo ", "a ", "| ", "> ", "done\n", "fi\n", ";; ", "*) ", "((1)) ", "((a))", "(x) ", "{a,b} ", "a#b ", "2>&1 ",
            ">&", "\n", " ", "\t", ";", "&&", "<<E\n", "E\n", "cat <<'E' | x\n", "'q' ", '"$f" ', "$(a) ", "((", "))",
-           "$((", "${", "}", "`", "\\", "#c\n", "<(", ">(", "<<<", "x=(", ")", "\r"]
+           "$((", "${", "}", "`", "\\", "#c\n", "<(", ">(", "<<<", "x=(", ")", "\r", "|&", "&>", ">", "<", ";;&", "&&",
+           "||", ";&", "&", "|", ";;", "a#", "x=1\n", "é", " |&>(x) ", ";&>", "&&>", "||>"]
 
 
 class _Forgetful(dict):
@@ -50,3 +53,13 @@ def test_a_stretch_written_again_is_split_once(monkeypatch):
                         or plain_tokens(text, start, end, *rest))
     tokens = tokenize('grep "$a" f | sort | uniq -c\n' * 50)[0]
     assert sorted(split) == [" f | sort | uniq -c\n", " f | sort | uniq -c\ngrep ", "grep "] and len(tokens) == 50 * 9
+
+
+@pytest.mark.parametrize("seed", range(300))
+def test_a_stretch_whose_safe_run_is_passed_at_once_ends_where_it_ends_matched_a_piece_at_a_time(seed, monkeypatch):
+    """``a |&>(b)``: the run of ``a |&`` ends at its last blank (the ``|&`` an operator, not ``|`` and ``&>``)."""
+    rng = random.Random(seed)
+    text = "".join(rng.choice(_PIECES) for _ in range(rng.randrange(2, 60)))
+    at_once = _read(text)
+    monkeypatch.setattr(stretches, "_SAFE_RUN", re.compile("(?!)"))  # (no run: every piece matched by the stretch's)
+    assert at_once == _read(text), text
