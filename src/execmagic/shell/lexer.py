@@ -145,9 +145,10 @@ class _Lexer(HeredocReading):
             taken += 1
             i = self.i
             fresh = not (self.started or self.code or self.expanded_twice)  # (heredocs may wait for the line's end)
-            if fresh and self.delimiter_next is None and (self._plain_stretch(i) or self._plain_heredoc(i)
-                                                          or self._quoted_word(i) or self._descriptor(i)):
-                continue
+            if fresh and self.delimiter_next is None and ((i != self.stretch_end and self._plain_stretch(i))
+                                                          or self._quoted_word(i) or self._plain_heredoc(i)
+                                                          or self._descriptor(i)):
+                continue  # (where a stretch stopped, no other starts: a quoted word or a heredoc may)
             begin, started = i, self.started
             plain = _PLAIN.match(text, i)
             if plain:

@@ -84,6 +84,8 @@ def _at_once(text: str, i: int, arithmetic_end: int) -> tuple[int, int, bool]:
     """
     run = _SAFE_RUN.match(text, i)
     i = run.end() if run else i
+    if text[i:i + 1] in "'\"\\$`#":  # (most stop before a quote or a $: no piece starts there, nor a "((")
+        return i, arithmetic_end, True
     fast = ARITH_STRETCH.match(text, i)
     if fast is None:
         return i, arithmetic_end, not text.startswith("((", i)
