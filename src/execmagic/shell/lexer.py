@@ -7,9 +7,11 @@
   :mod:`.plain_syntax`): the same tokens, each with the text it was read from.
 
 Where it meets a substitution it asks the walk where it ends (:mod:`.ends`), so the two never
-disagree on nesting.  Plain stretches of words, operators and blanks are split by regex at once.
+disagree on nesting.  What most scripts are made of is read at once, each as the walker reads it a piece at a
+time: plain stretches of words, operators and blanks (:mod:`.stretches`), words of quotes and the expansions a walk
+only passes (:mod:`.quoted_words`), heredocs (:mod:`.heredocs`), a descriptor's redirection (``2>``).
 
-Over 400 lines, on purpose: :class:`_Lexer` is one walker (about 330 lines) whose every step reads and
+Over 400 lines, on purpose: :class:`_Lexer` is one walker (about 400 lines) whose every step reads and
 writes the same word in progress (``parts``, ``code``, ``live``, ``subs``, ``length``); split in two,
 each half would reach into the other's fields.
 """
