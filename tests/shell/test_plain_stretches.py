@@ -63,3 +63,15 @@ def test_a_stretch_whose_safe_run_is_passed_at_once_ends_where_it_ends_matched_a
     at_once = _read(text)
     monkeypatch.setattr(stretches, "_SAFE_RUN", re.compile("(?!)"))  # (no run: every piece matched by the stretch's)
     assert at_once == _read(text), text
+
+
+@pytest.mark.parametrize("seed", range(100))
+def test_a_safe_run_read_a_window_at_a_time_ends_where_it_ends_matched_a_piece_at_a_time(seed, monkeypatch):
+    """A run is matched a window at a time (a long word with no blank after it is gone back over to its start): each
+    window's run ends where a piece does, so the stretch ends where one matched a piece at a time ends."""
+    rng = random.Random(seed)
+    text = "".join(rng.choice(_PIECES) for _ in range(rng.randrange(2, 80)))
+    monkeypatch.setattr(stretches, "_RUN_WINDOW", rng.choice([2, 5, 8, 16]))
+    in_windows = _read(text)
+    monkeypatch.setattr(stretches, "_SAFE_RUN", re.compile("(?!)"))
+    assert in_windows == _read(text), text

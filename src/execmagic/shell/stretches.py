@@ -44,6 +44,9 @@ _PIECE_OPS = {**OPS, "\n": OPS[";"]}
 #: operator goes on past one: ``|&>``): a plain stretch, its every word followed by one of them, which the stretch's
 #: pattern took a piece at a time (in a script of assignments, nine tenths of its time).
 _SAFE_RUN = re.compile(r"[^'\"\\$`#()<>]*[ \t\n]")
+#: How far one match of :data:`_SAFE_RUN` reads (a long word with no blank after it -- a MB of base64 -- is gone back
+#: over to its start); a run that went over half of it goes on from where it ended.
+_RUN_WINDOW = 4096
 
 
 def stretch_end(text: str, i: int, arithmetic_end: int, next_double: int, last_close: int) -> tuple[int, int, int]:
@@ -82,8 +85,10 @@ def _at_once(text: str, i: int, arithmetic_end: int) -> tuple[int, int, bool]:
     where no ``((`` stands: there a plain stretch stops at once too.  (So does the pattern: from the end of the
     :data:`_SAFE_RUN` at ``i``, a plain stretch passed at once, it reads on as it would have read on there.)
     """
-    run = _SAFE_RUN.match(text, i)
-    i = run.end() if run else i
+    run = _SAFE_RUN.match(text, i, i + _RUN_WINDOW)
+    while run is not None:  # (a window at a time: the match goes back from its end to the last blank)
+        start, i = i, run.end()
+        run = _SAFE_RUN.match(text, i, i + _RUN_WINDOW) if i - start > _RUN_WINDOW // 2 else None
     if text[i:i + 1] in "'\"\\$`#":  # (most stop before a quote or a $: no piece starts there, nor a "((")
         return i, arithmetic_end, True
     fast = ARITH_STRETCH.match(text, i)
