@@ -72,8 +72,9 @@ class HeredocReading:
         closing = delimiter_line(delimiter, strip).search(self.text, newline + 1)
         if closing is None:  # (its body runs to the end of the text: read as any, below)
             self.heredocs.append((len(self.tokens) + 1, delimiter, strip, quoted))
-        body = self._plain_body(newline + 1, closing.start(), delimiter, quoted) if closing else str.__new__(Word,
-                                                                                                           delimiter)
+            body = str.__new__(Word, delimiter)
+        else:
+            body = self._plain_body(newline + 1, closing.start(), delimiter, quoted)
         self.tokens.extend((OPS[op], body, OPS[";"]))
         if self.sources is not None:
             self._source(newline, newline + 1)
