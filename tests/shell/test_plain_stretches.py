@@ -43,6 +43,9 @@ def test_a_stretch_read_again_reads_as_one_split_anew(seed, monkeypatch):
 
     monkeypatch.setattr(lexer._Lexer, "__init__", forgetful)
     assert kept == _read(text), text
+    monkeypatch.undo()
+    monkeypatch.setattr(lexer, "_KEPT_STRETCHES", seed % 4)  # (some kept, then no more: the memory a reading takes)
+    assert kept == _read(text), text
 
 
 def test_a_stretch_written_again_is_split_once(monkeypatch):

@@ -45,8 +45,11 @@ __all__ = ["tokenize"]
 _PLAIN = re.compile(r"[^ \t\n'\"\\$`;&|()<>#]+")  # bash's blanks are space and tab alone: "\r" is a letter
 _EMPTY_BACKTICKS = re.compile(r"(?:``)+")
 _DQ_PLAIN = re.compile(r'[^"\\$`]+')
-#: The longest plain stretch kept by its text (a longer one is seldom written again, and its hash is a pass over it).
+#: The longest plain stretch kept by its text (a longer one is seldom written again, and its hash is a pass over it),
+#: and how many are kept a reading (a notebook's script of a MB has some 3,000 and 5,000: where each is new, a MB of
+#: them doubled the reading's memory).
 _KEPT_STRETCH = 512
+_KEPT_STRETCHES = 8192
 #: Digits that name a descriptor and the redirection after them (as :data:`~.words.OPERATOR` reads it there), but a
 #: heredoc's ``<<`` (its word follows) and a ``<(``/``>(`` (a process substitution: a word with the digits).
 _DESCRIPTOR = re.compile(r"[0-9]+(<<<|>>|>\||>&|<&|<>|<(?![<(])|>(?!\())")
@@ -187,7 +190,7 @@ class _Lexer(HeredocReading):
         read = self.stretches.get(stretch) if end - i <= _KEPT_STRETCH else None
         if read is None:  # (its pieces are its text's alone: the lookaheads of their patterns stop at its end)
             read = (*plain_tokens(text, i, end, self.joined, self.known), stretch.replace("\n", ";"))
-            if end - i <= _KEPT_STRETCH:
+            if end - i <= _KEPT_STRETCH and len(self.stretches) < _KEPT_STRETCHES:
                 self.stretches[stretch] = read
         pieces, tokens, skeleton = read
         if self.heredocs and "{" in stretch:  # (as it was read a piece at a time, where such lines were)
