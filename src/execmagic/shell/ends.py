@@ -19,8 +19,9 @@ from .frames import ARITH_RUN, Frame
 from .walk import ShellScanner
 from .work import step
 
-__all__ = ["UNCLOSED", "Body", "Ends", "arith_known", "arith_or_command", "backtick_body", "backtick_end",
-           "live_between", "live_substitutions", "param_end", "paren_end", "walk_to_close"]
+__all__ = ["PASSED_PIECE", "PASSED_REACH", "SIMPLE_ARITH", "SIMPLE_PARAM", "UNCLOSED", "Body", "Ends", "arith_known",
+           "arith_or_command", "backtick_body", "backtick_end", "live_between", "live_substitutions", "param_end",
+           "paren_end", "walk_to_close"]
 
 #: A ``$( … )`` body with nothing in it that the walk stops at (no quote, escape, substitution, bracket,
 #: redirection, comment or newline), up to its ``)``.
@@ -29,15 +30,17 @@ _BARE_BODY = re.compile(r"[^\\'\"`$#()<>\n]*\)")
 #: substitution, a ``$`` that opens nothing (``$f``, ``$1``), a ``<`` or ``>`` that opens no heredoc, no ``>&`` word
 #: and no ``<(`` (``$(basename "$f" .csv)``, ``$(wc -l < f)``).  Each alternative starts with a character of its own
 #: (no text matches two ways), but the match keeps a place to go back to for each character: it is tried on the first
-#: ``_PASSED_REACH`` characters alone (a longer body is walked), so its memory is bounded (a MB took 120 MB).
+#: ``PASSED_REACH`` characters alone (a longer body is walked), so its memory is bounded (a MB took 120 MB).
 _PLAIN_DOLLAR = r"\$(?![({\['\"$])"
-_PASSED_BODY = re.compile(rf"""(?:[^\\'"`$#()<>\n]|'[^']*'|"(?:[^"\\`$]|{_PLAIN_DOLLAR})*"|{_PLAIN_DOLLAR}"""
-                          r"|<(?!<)|>(?!&))*\)")
-_PASSED_REACH = 2048
+PASSED_PIECE = rf"""[^\\'"`$#()<>\n]|'[^']*'|"(?:[^"\\`$]|{_PLAIN_DOLLAR})*"|{_PLAIN_DOLLAR}|<(?!<)|>(?!&)"""
+_PASSED_BODY = re.compile(rf"(?:{PASSED_PIECE})*\)")
+PASSED_REACH = 2048
 #: A ``${…}`` body with nothing in it a walk stops at but its ``}``; a ``$((…))`` one with nothing its walk stops at
 #: but the ``))`` that ends it; the same for a ``$[…]`` (its ``]``).
-_SIMPLE_PARAM = re.compile(r"[^\\'\"`$}]*\}")
-_SIMPLE_ARITH = {")": re.compile(r"[^\\'\"`$();\]]*\)\)"), "]": re.compile(r"[^\\'\"`$\[\]]*\]")}
+SIMPLE_PARAM = r"[^\\'\"`$}]*\}"
+SIMPLE_ARITH = r"[^\\'\"`$();\]]*\)\)"
+_SIMPLE_PARAM = re.compile(SIMPLE_PARAM)
+_SIMPLE_ARITH = {")": re.compile(SIMPLE_ARITH), "]": re.compile(r"[^\\'\"`$\[\]]*\]")}
 _LIVE = re.compile(r"\\.|\$\(|`", re.DOTALL)
 
 
@@ -175,7 +178,7 @@ def paren_end(text: str, start: int, ends: Ends | None = None) -> int:
     if text.find(")", start) < 0:  # a ( … ) ends only at a ")": with none after it, it is open to the end
         step()  # (the search passes no more than the walk would: it stops at the first ")", which the walk reaches)
         return len(text)
-    simple = _BARE_BODY.match(text, start) or _PASSED_BODY.match(text, start, start + _PASSED_REACH)
+    simple = _BARE_BODY.match(text, start) or _PASSED_BODY.match(text, start, start + PASSED_REACH)
     if simple and "case" not in simple.group():  # $(date), $(basename "$f"): its first ")" ends it
         step()
         return simple.end() - 1

@@ -7,9 +7,11 @@
   :mod:`.plain_syntax`): the same tokens, each with the text it was read from.
 
 Where it meets a substitution it asks the walk where it ends (:mod:`.ends`), so the two never
-disagree on nesting.  Plain stretches of words, operators and blanks are split by regex at once.
+disagree on nesting.  What most scripts are made of is read at once, each as the walker reads it a piece at a
+time: plain stretches of words, operators and blanks (:mod:`.stretches`), words of quotes and the expansions a walk
+only passes (:mod:`.quoted_words`), heredocs (:mod:`.heredocs`), a descriptor's redirection (``2>``).
 
-Over 400 lines, on purpose: :class:`_Lexer` is one walker (about 330 lines) whose every step reads and
+Over 400 lines, on purpose: :class:`_Lexer` is one walker (about 400 lines) whose every step reads and
 writes the same word in progress (``parts``, ``code``, ``live``, ``subs``, ``length``); split in two,
 each half would reach into the other's fields.
 """
@@ -31,8 +33,10 @@ from .ends import (
     paren_end,
     walk_to_close,
 )
-from .frames import SIMPLE_ARITHMETIC, Frame, delimiter_line
-from .stretches import PLAIN_PIECE, known_pieces, plain_tokens, quoted_word, stretch_end
+from .frames import SIMPLE_ARITHMETIC, Frame
+from .heredocs import HeredocReading
+from .quoted_words import Quoted, made_with_bodies, quoted_word
+from .stretches import LINE_STRETCH, PLAIN_PIECE, known_pieces, plain_tokens, spanned, stretch_end
 from .words import OPERATOR, OPS, Op, Word, ansi_end, unescape
 from .work import bounded, step, uncollected
 
@@ -41,14 +45,19 @@ __all__ = ["tokenize"]
 _PLAIN = re.compile(r"[^ \t\n'\"\\$`;&|()<>#]+")  # bash's blanks are space and tab alone: "\r" is a letter
 _EMPTY_BACKTICKS = re.compile(r"(?:``)+")
 _DQ_PLAIN = re.compile(r'[^"\\$`]+')
-_DOLLAR = re.compile(r"\$")
-#: A heredoc whose word is a plain name and ends its line: ``<<EOF``, ``<< EOF``, ``<<-END``.
-_PLAIN_HEREDOC = re.compile(r"(<<-?)[ \t]*([A-Za-z_][A-Za-z0-9_]*)[ \t]*\n")
+#: The longest plain stretch kept by its text (a longer one is seldom written again, and its hash is a pass over it),
+#: and how many are kept a reading (a notebook's script of a MB has some 3,000 and 5,000: where each is new, a MB of
+#: them doubled the reading's memory).
+_KEPT_STRETCH = 512
+_KEPT_STRETCHES = 8192
+#: Digits that name a descriptor and the redirection after them (as :data:`~.words.OPERATOR` reads it there), but a
+#: heredoc's ``<<`` (its word follows) and a ``<(``/``>(`` (a process substitution: a word with the digits).
+_DESCRIPTOR = re.compile(r"[0-9]+(<<<|>>|>\||>&|<&|<>|<(?![<(])|>(?!\())")
 #: What makes text a command of its own, or a redirection of the one it stands in, to a shell that reads it as code.
 _DASH_COMMAND = re.compile(r"[;&|<>\n]")
 
 
-class _Lexer:
+class _Lexer(HeredocReading):
     """Shell text → words and operators, as a POSIX shell splits it.
 
     It keeps what the rules need: which text was quoted (data), which was live code
@@ -68,9 +77,12 @@ class _Lexer:
         self.skeleton: list[str] = []
         self.heredocs: list[tuple[int, str, bool, bool]] = []  # token index, delimiter, strip tabs, quoted
         self.read_bodies: dict[tuple[str, bool], tuple[tuple[str, ...], tuple[int, ...]]] = {}  # (_heredoc_body)
-        self.plain_bodies: dict[tuple[str, str], Word] = {}  # (_plain_body)
+        self.plain_bodies: dict[tuple[str, str, bool], Word] = {}  # (_plain_body)
         self.known = known_pieces() if made else None  # each plain piece's token (plain_tokens; None: its text)
-        self.quoted_words: dict[str, tuple[Word, str, int]] = {}  # (_quoted_word)
+        self.quoted_words: dict[str, Quoted | None] = {}  # (_quoted_word)
+        #: Each plain stretch read, by its text: its pieces, tokens and skeleton (a script writes the same `` | ``,
+        #: ``done\n``, ``;; *) `` again and again: split once).
+        self.stretches: dict[str, tuple[list[str], list[Word | Op], str]] = {}
         self.untold = 0  # steps of plain stretches and heredocs not yet counted (told with the loop's own)
         self.delimiter_next: str | None = None
         #: Where each token was read: (start, end) in the text, or (``spelled``) that text -- kept only when asked.
@@ -130,9 +142,6 @@ class _Lexer:
             self._source(self.i, self.i + len(op))
         self.skeleton.append(op)
 
-    def _source(self, start: int, end: int) -> None:
-        self.sources.append(self.text[start:end] if self.spelled else (start, end))  # type: ignore[union-attr]
-
     def run(self) -> list[Word | Op]:
         text = self.text
         n = len(text)
@@ -140,10 +149,11 @@ class _Lexer:
         while self.i < n:
             taken += 1
             i = self.i
-            fresh = not (self.started or self.code or self.expanded_twice or self.heredocs)
-            if fresh and self.delimiter_next is None and (self._plain_stretch(i) or self._plain_heredoc(i)
-                                                          or self._quoted_word(i)):
-                continue
+            fresh = not (self.started or self.code or self.expanded_twice)  # (heredocs may wait for the line's end)
+            if fresh and self.delimiter_next is None and ((i != self.stretch_end and self._plain_stretch(i))
+                                                          or self._quoted_word(i) or self._plain_heredoc(i)
+                                                          or self._descriptor(i)):
+                continue  # (where a stretch stopped, no other starts: a quoted word or a heredoc may)
             begin, started = i, self.started
             plain = _PLAIN.match(text, i)
             if plain:
@@ -169,70 +179,70 @@ class _Lexer:
         if i == self.stretch_end:  # it stopped here, and nothing read since: a stretch here would stop at once
             return False
         text = self.text
-        end, self.arithmetic_end, self.next_double = stretch_end(text, i, self.arithmetic_end, self.next_double,
-                                                                 self.last_close)
+        if self.heredocs:  # (to its line's end, where their bodies start)
+            end = LINE_STRETCH.match(text, i).end()  # type: ignore[union-attr]  # (a star: it always matches)
+        else:
+            end, self.arithmetic_end, self.next_double = stretch_end(text, i, self.arithmetic_end, self.next_double,
+                                                                     self.last_close)
         if end == i:
             return False
-        pieces, tokens = plain_tokens(text, i, end, self.joined, self.known)
+        stretch = text[i:end]
+        read = self.stretches.get(stretch) if end - i <= _KEPT_STRETCH else None
+        if read is None:  # (its pieces are its text's alone: the lookaheads of their patterns stop at its end)
+            read = (*plain_tokens(text, i, end, self.joined, self.known), stretch.replace("\n", ";"))
+            if end - i <= _KEPT_STRETCH and len(self.stretches) < _KEPT_STRETCHES:
+                self.stretches[stretch] = read
+        pieces, tokens, skeleton = read
+        if self.heredocs and "{" in stretch:  # (as it was read a piece at a time, where such lines were)
+            tokens = [spanned(token) if "{" in token else token for token in tokens]  # type: ignore[arg-type]
         self.tokens.extend(tokens)
         if self.sources is not None:  # (a piece is its own text)
             self.sources.extend(pieces if self.spelled else [m.span() for m in PLAIN_PIECE.finditer(text, i, end)])
-        self.skeleton.append(text[i:end].replace("\n", ";"))
+        self.skeleton.append(skeleton)
         self.i = self.stretch_end = end
         self.expanded_twice = bool(pieces) and pieces[-1] == ">&"  # a word after it, not yet read, is expanded twice
         self.untold += len(pieces)
-        return True
-
-    def _plain_heredoc(self, i: int) -> bool:
-        """At ``<<NAME`` that ends its line (:data:`_PLAIN_HEREDOC`), nothing read since the last word: the operator,
-        its word and the newline at once, then the body, as one by one would; whether it was one.
-
-        How scripts write files (``cat <<EOF``): read one piece at a time, each took four turns of the loop."""
-        if not self.text.startswith("<<", i) or i < self.arithmetic_end:  # (in (( … )) a shift)
-            return False
-        found = _PLAIN_HEREDOC.match(self.text, i)
-        if found is None:
-            return False
-        op, delimiter, newline = found.group(1), found.group(2), found.end() - 1
-        closing = delimiter_line(delimiter, op == "<<-").search(self.text, newline + 1)
-        if closing is None:  # (its body runs to the end of the text: read as any, below)
-            self.heredocs.append((len(self.tokens) + 1, delimiter, op == "<<-", False))
-        body = self._plain_body(newline + 1, closing.start(), delimiter) if closing else str.__new__(Word, delimiter)
-        self.tokens.extend((OPS[op], body, OPS[";"]))
-        for start, end in ((i, i + len(op)), found.span(2), (newline, newline + 1)) if self.sources is not None else ():
-            self._source(start, end)
-        self.skeleton.append(self.text[i:newline] + ";")
-        self.expanded_twice = False
-        self.i = newline + 1 if closing is None else closing.end() + 1
-        if closing is None:
+        if self.heredocs and text[end - 1] == "\n":
             self._read_heredocs()
-        self.untold += 3
         return True
 
     def _quoted_word(self, i: int) -> bool:
-        """A word of plain text, closed quotes and ``$NAME`` at ``i`` (:func:`~.stretches.quoted_word`), nothing read
-        since the last word (in (( … )) a ' is no quote): made at once, as one read piece by piece; whether it was."""
+        """A word of plain text, closed quotes, ``$NAME`` and expansions a walk only passes at ``i``
+        (:func:`~.quoted_words.quoted_word`), nothing read since the last word (in (( … )) a ' is no quote): made at
+        once, as one read piece by piece; whether it was."""
         found = None if i < self.arithmetic_end else quoted_word(self.text, i, self.quoted_words)
-        if found is not None:
-            self.i, (word, skeleton, pieces) = found
-            self.tokens.append(word)
-            self.skeleton.append(skeleton)
-            self.untold += pieces
-            if self.sources is not None:
-                self._source(i, self.i)
-        return found is not None
-
-    def _plain_body(self, start: int, end: int, delimiter: str) -> Word:
-        """The word of an unquoted heredoc's body from ``start`` to its delimiter line at ``end`` (as
-        :meth:`_read_heredocs` makes it): one per body text and delimiter (a script writes the same one again and
-        again; no word is changed once read)."""
-        body = self.text[start:end]
-        word = self.plain_bodies.get((body, delimiter))
+        if found is None:
+            return False
+        end, read = found
+        word = made_with_bodies(read, self.text, i, self.ends, self.arith_log, self._body) if read[3] else read[0]
         if word is None:
-            self.i = start
-            live, dollars = self.read_bodies.get((body, False)) or self._heredoc_body(body, False, end)
-            word = self.plain_bodies[body, delimiter] = Word(body, live, shown=delimiter, live=dollars)
-        return word
+            return False
+        self.i = end
+        self.tokens.append(word)
+        self.skeleton.append(read[1])
+        self.untold += read[2]
+        if self.sources is not None:
+            self._source(i, end)
+        return True
+
+    def _descriptor(self, i: int) -> bool:
+        """Digits that name a descriptor and the redirection after them at ``i`` (:data:`_DESCRIPTOR`), nothing read
+        since the last word: the operator at once (the digits make no word), as one piece at a time; whether it was.
+
+        How scripts send errors away (``2> err.log``, ``2>/dev/null``, ``2>&1``): read a piece at a time, each took two
+        turns of the loop, and the stretch before it stopped at its digits."""
+        found = _DESCRIPTOR.match(self.text, i)
+        if found is None:
+            return False
+        op = found.group(1)
+        self.tokens.append(OPS[op])
+        if self.sources is not None:
+            self._source(found.start(1), found.end())
+        self.skeleton.append(found.group())
+        self.i = found.end()
+        self.expanded_twice = op == ">&" and found.start(1) == i + 1 and self.text[i] == "1"  # (1>&: as >& alone)
+        self.untold += 2
+        return True
 
     def _step(self, char: str) -> None:
         text, i = self.text, self.i
@@ -447,39 +457,6 @@ class _Lexer:
         """The text from ``start`` to ``end``: a :class:`Body` where the ends are kept."""
         return self.text[start:end] if self.ends is None else self.ends.body(self.text, start, end)
 
-    def _read_heredocs(self) -> None:
-        """Heredoc bodies start on the line after their ``<<``: each becomes the word its delimiter was.
-
-        The code of a substitution in the delimiter's word is kept with the body's.  No shell runs it there, but the
-        reading may have taken into the word what a shell did not: in backticks, a backtick ends the word
-        (`` `cat <<E`; rm -rf / ``: bash's backticks hold ``cat <<E``, and ``rm`` runs after them), where the reading
-        took the backtick into the word and the rest of the text into a substitution in it -- code then walked.
-        """
-        text = self.text
-        for index, delimiter, strip_tabs, quoted in self.heredocs:
-            found = delimiter_line(delimiter, strip_tabs).search(text, self.i)
-            end, resume = (found.start(), found.end() + 1) if found else (len(text), len(text))
-            body = text[self.i:end]
-            live, dollars = self.read_bodies.get((body, quoted)) or self._heredoc_body(body, quoted, end)
-            if getattr(delimiter, "code", ()):
-                live = (*live, *delimiter.code)  # type: ignore[attr-defined]
-            self.tokens[index] = Word(body, live, quoted=quoted, shown=delimiter, live=dollars)
-            self.i = resume
-        self.heredocs = []
-
-    def _heredoc_body(self, body: str, quoted: bool, end: int) -> tuple[tuple[str, ...], tuple[int, ...]]:
-        """What runs in a heredoc's ``body`` (starting here, ending at ``end``) and where its ``$`` stand; kept by its
-        text: a script that writes the same heredoc again and again has it read once (its code is the same text,
-        read alike wherever it stands, as the walk's own passing of a body walked before takes it)."""
-        if quoted or ("$(" not in body and "`" not in body):  # (nothing in it runs: most heredocs)
-            live: tuple[str, ...] = ()
-        else:  # (the body's text need not be a Body itself: only what runs in it is read again)
-            ends = None if self.ends is None else self.ends.within(self.text, self.i, end)
-            live = tuple(live_between(body, 0, len(body), {}, ends))
-        dollars = () if quoted else tuple(m.start() for m in _DOLLAR.finditer(body))
-        if end < len(self.text):  # (one that runs to the end of the text is read so: its walks note what never ends)
-            self.read_bodies[body, quoted] = live, dollars
-        return live, dollars
 
 
 def tokenize(text: str, noted: bool = False, joined: bool = False) -> tuple[list[Word | Op], str]:

@@ -13,8 +13,8 @@ import re
 from .frames import SIMPLE_ARITHMETIC
 from .words import OPS, Op, Subshells, Word
 
-__all__ = ["ARITH_STRETCH", "PLAIN_PIECE", "PLAIN_STRETCH", "QUOTED_WORD", "known_pieces", "plain_tokens",
-           "quoted_word", "stretch_end"]
+__all__ = ["ARITH_STRETCH", "LINE_STRETCH", "PLAIN_PIECE", "PLAIN_STRETCH", "known_pieces", "plain_tokens", "spanned",
+           "stretch_end"]
 
 #: A word there stands alone: not before ``<``/``>`` (``2>``: digits there name a descriptor), nor before ``((``
 #: (arithmetic only where no word ends before it).  No ``<<``/``<<-`` (a heredoc's word follows) nor ``<(``/``>(``
@@ -34,7 +34,19 @@ _ARITH_WORD = r"[^ \t\n'\"\\$`;&|()<>#\]][^ \t\n'\"\\$`;&|()<>\]]*(?=[ \t\n&|)])
 _ARITH_OP = r"&>>|>>|&&|\|\||\|&|&>|>\||>&|<&|<>|<(?![<(])|>(?!\()|[&|]"
 ARITH_STRETCH = re.compile(rf"(?:{_PLAIN_WORD}|{_PLAIN_OP[:-len('[;&|()]')]}[;&|)]|\((?!\()|[ \t\n]+"
                            rf"|(?P<arith>\(\((?:{_ARITH_WORD}|{_ARITH_OP}|[ \t\n]+)*\)\)))+")
+#: A plain stretch to its line's end at most (its newline too) with no ``((`` in it, none passed: what the splitter
+#: reads at once while heredocs wait for their bodies, which start on the next line -- there it reads a ``((`` one step
+#: at a time, as it read all of such a line (``cat <<'EOF' | python3 -``) before.
+LINE_STRETCH = re.compile(rf"(?:{_PLAIN_WORD}|{_PLAIN_OP[:-len('[;&|()]')]}[;&|)]|\((?!\()|[ \t]+)*\n?")
 _PIECE_OPS = {**OPS, "\n": OPS[";"]}
+#: Text with no character that ends a plain stretch or makes a piece of it other than a word, a blank, a newline or an
+#: operator of ``;&|`` (no quote, ``$``, backtick, ``#``, bracket, ``<`` or ``>``), to its last blank or newline (no
+#: operator goes on past one: ``|&>``): a plain stretch, its every word followed by one of them, which the stretch's
+#: pattern took a piece at a time (in a script of assignments, nine tenths of its time).
+_SAFE_RUN = re.compile(r"[^'\"\\$`#()<>]*[ \t\n]")
+#: How far one match of :data:`_SAFE_RUN` reads (a long word with no blank after it -- a MB of base64 -- is gone back
+#: over to its start); a run that went over half of it goes on from where it ended.
+_RUN_WINDOW = 4096
 
 
 def stretch_end(text: str, i: int, arithmetic_end: int, next_double: int, last_close: int) -> tuple[int, int, int]:
@@ -70,8 +82,15 @@ def _at_once(text: str, i: int, arithmetic_end: int) -> tuple[int, int, bool]:
     (:data:`ARITH_STRETCH`); where the last such ``((…))`` ends; and whether the stretch ends there.
 
     A stretch goes on alike from any of its pieces, so the loop reads on from where this stops -- unless it stopped
-    where no ``((`` stands: there a plain stretch stops at once too.
+    where no ``((`` stands: there a plain stretch stops at once too.  (So does the pattern: from the end of the
+    :data:`_SAFE_RUN` at ``i``, a plain stretch passed at once, it reads on as it would have read on there.)
     """
+    run = _SAFE_RUN.match(text, i, i + _RUN_WINDOW)
+    while run is not None:  # (a window at a time: the match goes back from its end to the last blank)
+        start, i = i, run.end()
+        run = _SAFE_RUN.match(text, i, i + _RUN_WINDOW) if i - start > _RUN_WINDOW // 2 else None
+    if text[i:i + 1] in "'\"\\$`#":  # (most stop before a quote or a $: no piece starts there, nor a "((")
+        return i, arithmetic_end, True
     fast = ARITH_STRETCH.match(text, i)
     if fast is None:
         return i, arithmetic_end, not text.startswith("((", i)
@@ -112,89 +131,12 @@ def _subshells(piece: str) -> Word | Op:
     return token  # type: ignore[return-value]
 
 
-#: A word of plain characters, closed quotes, escapes, ``$NAME`` and ``${NAME}`` (no substitution, no ``$'…'``, no
-#: ``${`` of another form), standing alone: how most words with a quote or a ``$`` are spelled (``"$IN"``,
-#: ``'^#'``, ``--out="$HOME/x"``).  Read a piece at a time, each took a turn of the splitter's loop and a word in
-#: progress; matched here, its word is made at once.  Every alternative starts with its own character (a plain one,
-#: ``'``, ``"``, ``\\``, ``$``) and takes one character or one quote: no text matches two ways, so a failed match
-#: is never tried again another way.  (``#`` starts no word: a comment; ``2>``: digits before ``<``/``>`` name a
-#: descriptor, hence the end it needs: a blank, ``;``, ``&``, ``|`` or the end.)
-_NAME = r"[A-Za-z_][A-Za-z0-9_]*"
-_DOLLAR = rf"\$(?=[A-Za-z0-9_?@*#!-])|\$\{{{_NAME}\}}"  # what follows a bare $ is read as any plain text
-_CHAR = r"[^ \t\n'\"\\$`;&|()<>#]"
-_DQ = rf'"(?:[^"\\$`]|\\[^\n]|{_DOLLAR})*"'
-_QPIECE = rf"{_CHAR}|'[^']*'|{_DQ}|\\[^\n]|{_DOLLAR}"
-QUOTED_WORD = re.compile(rf"(?:{_QPIECE})(?:{_QPIECE}|#)*(?=[ \t\n;&|]|\Z)")
-#: The pieces of a word matched so, each in its group: plain text, '…', "…", \x, ${NAME}, $.
-_PIECES = re.compile(rf"({_CHAR}+|#+)|'([^']*)'|\"((?:[^\"\\$`]|\\[^\n]|{_DOLLAR})*)\"|\\([^\n])|(\$\{{{_NAME}\}})|\$")
-#: In "…": an escape, a ${NAME}, a $.
-_DQ_SPECIAL = re.compile(rf"\\(.)|\$\{{{_NAME}\}}|\$", re.DOTALL)
-#: The skeleton of a piece of each kind but plain text (itself): quoted text blanked, a ``${NAME}`` as any ``${…}``.
-_SKELETONS = {0: "$", 2: "''", 3: '""', 4: "''", 5: "$()"}
+_UNMARKED = re.compile(r"[^#]+")
 
 
-def quoted_word(text: str, i: int, known: dict[str, tuple[Word, str, int]]) -> tuple[int, tuple[Word, str, int]] | None:
-    """The word spelled as :data:`QUOTED_WORD` at ``i`` (at a word's start, outside any arithmetic), or ``None``: where
-    it ends; and its word (its text with quotes removed, whether any of it was quoted, where each ``$`` stands in it),
-    its skeleton (quoted parts blanked) and how many pieces it took, as the splitter reads it one piece at a time.
-
-    ``known``: the words read so far, by their text (one per reading): a script writes the same ``"$IN"`` again and
-    again, and a word is made once (none is changed once read)."""
-    found = QUOTED_WORD.match(text, i)
-    if found is None:
-        return None
-    source = found.group()
-    read = known.get(source)
-    if read is None:
-        read = known[source] = _quoted_word(source)
-    return found.end(), read
-
-
-def _quoted_word(source: str) -> tuple[Word, str, int]:
-    """:func:`quoted_word` of all of ``source``."""
-    parts: list[str] = []
-    skeleton: list[str] = []
-    live: list[int] = []
-    plain: list[tuple[int, int]] = []  # where it holds text as written (words.Word.plain: a brace expression's)
-    length, quoted, pieces = 0, False, 0
-    for piece in _PIECES.finditer(source):
-        kind = piece.lastindex or 0
-        pieces += 1
-        if kind == 1:
-            part = piece.group()
-            if part[0] != "#":  # (as the splitter reads it: a # in a word is a character of its own)
-                plain.append((length, length + len(part)))
-        elif kind == 3:
-            part, pieces = _double_quoted(piece.group(3), length, live, pieces)
-        elif kind == 5 or kind == 0:
-            live.append(length)
-            part = piece.group()
-        else:  # '…' and \x
-            part = piece.group(kind)
-        quoted |= 2 <= kind <= 4
-        skeleton.append(part if kind == 1 else _SKELETONS[kind])
-        parts.append(part)
-        length += len(part)
-    word = Word("".join(parts), (), None, quoted, live=live)
-    if "{" in word:  # (as the splitter's: where the word is plain is asked of a word with a brace alone)
-        word.plain = tuple(plain)
-    return word, "".join(skeleton), pieces
-
-
-def _double_quoted(inside: str, length: int, live: list[int], pieces: int) -> tuple[str, int]:
-    """The text of ``"inside"`` (at ``length`` in its word), each ``$`` in it noted in ``live``; the pieces so far."""
-    if "$" not in inside and "\\" not in inside:
-        return inside, pieces
-    parts, start = [], 0
-    for special in _DQ_SPECIAL.finditer(inside):
-        parts.append(inside[start:special.start()])
-        escaped = special.group(1)
-        if escaped is None:
-            live.append(length + sum(map(len, parts)))
-            parts.append(special.group())
-        else:
-            parts.append(escaped if escaped in '$`"\\' else "\\" + escaped)
-        start = special.end()
-        pieces += 1
-    parts.append(inside[start:])
-    return "".join(parts), pieces
+def spanned(piece: Word) -> Word:
+    """The word of a plain piece with a ``{`` in it as the splitter makes it a piece at a time: where it is plain given
+    as the runs without a ``#`` (each ``#`` is read on its own, not as plain text), not as ``None`` (all of it)."""
+    word = Word(piece, live=())
+    word.plain = tuple(run.span() for run in _UNMARKED.finditer(piece))
+    return word
