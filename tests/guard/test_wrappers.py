@@ -55,3 +55,10 @@ def test_an_ordinary_use_is_not_refused(text):
 ])
 def test_short_options_are_read_as_getopt_reads_them(words, runs):
     assert unwrap([Word(w) for w in words])[0] == runs
+
+
+@pytest.mark.parametrize("text", ["rm x; sudo -u", "rm x; nice -n", "rm x; timeout -s", "rm x; sudo -iu",
+                                  "rm x; env -u", "rm x; xargs -I"])
+def test_an_option_whose_value_is_missing_runs_nothing(text):
+    """The line ends where the value should be (once an IndexError out of the check)."""
+    assert check("all", text) is None

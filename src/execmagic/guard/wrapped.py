@@ -96,8 +96,9 @@ def unwrapped(name: str, words: list[Word], handed: list[Word] | None) -> list[W
             continue
         if handed is not None and not words[i].startswith("-"):
             handed.append(words[i])
-        i += 1 + _takes_next(words[i], takes_value)
-        if words[i - 1] == "--":
+        option = words[i]
+        i += 1 + _takes_next(option, takes_value)  # (past the end when its value is missing: nothing runs)
+        if option == "--":
             break
     i += _OPERANDS.get(name, 0)  # the duration, the new root, the lock file, the CPU mask, the priority
     if name == "nice" and i < len(words) and words[i].lstrip("-").isdigit():
