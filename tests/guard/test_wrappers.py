@@ -52,6 +52,7 @@ def test_an_ordinary_use_is_not_refused(text):
     (["xargs", "-0I{}", "rm", "{}"], ["rm", "{}"]),
     (["sudo", "-E", "rm", "x"], ["rm", "x"]),  # a flag: the next word is the command
     (["env", "-iu", "X", "rm", "x"], ["rm", "x"]),
+    (["xargs", "N=$HOME", "rm", "x"], ["rm", "x"]),  # an assignment is no cluster (its E is not xargs's -E)
 ])
 def test_short_options_are_read_as_getopt_reads_them(words, runs):
     assert unwrap([Word(w) for w in words])[0] == runs

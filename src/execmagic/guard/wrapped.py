@@ -114,7 +114,7 @@ def _takes_next(word: str, takes_value: set[str]) -> int:
     ``-iuroot``) or, at its end, the next word (``sudo -iu root rm``: root is ``-u``'s)."""
     if word in takes_value:
         return 1
-    if word.startswith("--") or len(word) < 3:
+    if word[:1] != "-" or word.startswith("--") or len(word) < 3:  # (an assignment, NAME=$HOME, is no option)
         return 0
     for j in range(1, len(word)):
         if "-" + word[j] in takes_value:
