@@ -3,10 +3,14 @@ is judged as itself; an ordinary use of each is not refused."""
 
 from __future__ import annotations
 
+import getopt
+import random
+
 import pytest
 
 from execmagic.guard.check import check
 from execmagic.guard.commands import unwrap
+from execmagic.guard.wrapped import _OPERANDS, _WRAPPERS
 from execmagic.shell.words import Word
 
 
@@ -63,3 +67,29 @@ def test_short_options_are_read_as_getopt_reads_them(words, runs):
 def test_an_option_whose_value_is_missing_runs_nothing(text):
     """The line ends where the value should be (once an IndexError out of the check)."""
     assert check("all", text) is None
+
+
+@pytest.mark.parametrize("seed", range(300))
+def test_a_wrappers_options_end_where_getopt_ends_them(seed):
+    """Random clusters of a wrapper's short options, some taking a value (in the cluster or the next word), then a
+    command: what is left is what Python's getopt (GNU's short-option rules, stopping at the first operand) leaves."""
+    rng = random.Random(seed)
+    name = rng.choice(sorted(n for n, values in _WRAPPERS.items() if any(len(v) == 2 for v in values)
+                             and n not in ("env", "parallel", "nice", "runuser", "flock") and n not in _OPERANDS))
+    valued = sorted(v[1] for v in _WRAPPERS[name] if len(v) == 2 and v[1].isalpha())
+    flags = [c for c in "qvxzQVWZ" if "-" + c not in _WRAPPERS[name]]
+    words = [name]
+    for _ in range(rng.randrange(0, 4)):
+        cluster = "-" + "".join(rng.choice(flags) for _ in range(rng.randrange(0, 3)))
+        if rng.random() < 0.7:
+            cluster += rng.choice(valued)
+            if rng.random() < 0.5:
+                cluster += "val"  # the value in the cluster itself
+            else:
+                words.append(cluster)
+                cluster = "val"
+        words.append(cluster if cluster != "-" else "-" + rng.choice(flags))
+    words += ["rm", "-rf", "x"]
+    shortopts = "".join(flags) + "".join(c + ":" for c in valued)
+    _, left = getopt.getopt(words[1:], shortopts)
+    assert unwrap([Word(w) for w in words])[0] == left, words
