@@ -180,7 +180,7 @@ def test_a_command_that_only_changes_names_is_judged_as_when_walked_whole(seed, 
 
 
 def test_what_only_changes_names_is_no_program_a_rule_or_the_walk_does_more_with():
-    handed = {"eval", "watch", "trap", "alias", "su", "runuser", "sg", "script", "flock", "find"}  # (walk._handed_on)
+    handed = {"eval", "watch", "trap", "alias", "su", "runuser", "sg", "script", "flock", "find", "tmux"}  # (_handed_on)
     assert {*SHELLS, *SOURCES, *handed} == HANDING
     others = JUDGED_NAMES | SHELLS | SOURCES | DOWNLOADERS | WRAPPERS | handed
     assert CHANGERS <= ACTIVE and not CHANGERS & others

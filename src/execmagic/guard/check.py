@@ -73,12 +73,13 @@ _BRACES = re.compile(r"(?<!\$)\{[^{}\s]*?(?:,|\.\.)")  # (${x,,} is no brace exp
 #: it, a word that may make no word (``$(true) $(printf …)``, ``X="a b" $(…)``: after a bracket or a quote).
 _COMMAND_AT = (r"(?:^|[;&|()\n`{!\"']|\b(?:then|do|else|if|elif|while|until|time|sudo|doas|env|exec|eval"
                r"|command|builtin|nohup|nice|setsid|xargs|coproc|chronic|fakeroot|unbuffer|pkexec|ionice|strace"
-               r"|busybox|toybox|unshare|systemd-run|nsenter|numactl|setpriv)\b|\b[A-Za-z_]\w*=[^\s=]*)[ \t]*[\"']?")
+               r"|busybox|toybox|unshare|systemd-run|nsenter|numactl|setpriv|eatmydata|valgrind|srun|screen)\b"
+               r"|\b[A-Za-z_]\w*=[^\s=]*)[ \t]*[\"']?")
 #: What a substitution's body starts with when the walk may know what it prints (``$(echo r)m``, ``$(sudo printf
 #: …)``): a printer, a wrapper, anything but a plain name (a path, a quote, an expansion, an assignment, a group).
 _PRINTERS = ("echo|printf|cat|eval|sudo|doas|env|nohup|time|command|exec|builtin|coproc|setsid|stdbuf|unbuffer|pkexec"
              "|nice|ionice|timeout|xargs|strace|chronic|busybox|toybox|chroot|flock|taskset|chrt|unshare|runuser"
-             "|systemd-run|parallel|fakeroot|nsenter|cgexec|numactl|setpriv|prlimit")
+             "|systemd-run|parallel|fakeroot|nsenter|cgexec|numactl|setpriv|prlimit|eatmydata|valgrind|srun|screen")
 #: A command word the text does not spell: ``$'\x72m'`` (ANSI-C quoting spells anything), an expansion where a
 #: command's name stands (``$x$y -rf /`` with ``x=r; y=m``; after a keyword or a wrapper too), or a substitution there
 #: whose body may print a name (``$(printf '\x72m') -rf /``): the text is read.  A substitution whose body runs a

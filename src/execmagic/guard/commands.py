@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, cast
 from ..shell.braces import Allowance, brace_words
 from ..shell.words import OPS, REDIRECTS, STDIN_REDIRECTS, Op, Subshells, Word
 from .paths import Path
-from .wrapped import parallel, split_string
+from .wrapped import ASSIGNMENT, WRAPPERS, unwrapped, wraps
 
 __all__ = ["ASSIGNMENT", "DECLARES", "WRAPPERS", "Assignments", "Command", "Simple", "assigned", "assigns_only",
            "command_name", "grouped", "literal", "parse", "program", "unwrap"]
@@ -286,68 +286,10 @@ def _braces(word: Word, words: list[Word], assigning: int, allowance: Allowance 
     return assigning, made
 
 
-_WRAPPERS: dict[str, set[str]] = {  # wrapper → its options that take a value
-    "sudo": {"-u", "-g", "-h", "-p", "-C", "-D", "-r", "-t", "-U"},
-    "doas": {"-u", "-C"},
-    "env": {"-u", "-C", "-S", "--unset", "--chdir", "--split-string"},
-    "nohup": set(), "time": set(), "command": set(), "exec": {"-a"}, "builtin": set(), "coproc": set(),
-    "setsid": set(), "stdbuf": {"-i", "-o", "-e"}, "unbuffer": set(), "pkexec": {"--user"},
-    "nice": {"-n", "--adjustment"}, "ionice": {"-c", "-n", "-p", "-t"},
-    "timeout": {"-s", "-k", "--signal", "--kill-after"},
-    "xargs": {"-n", "-I", "-d", "-P", "-L", "-s", "-E", "-a"},
-    "strace": {"-o", "-e", "-p"}, "chronic": set(), "busybox": set(), "toybox": set(),
-    "chroot": {"--userspec", "--groups"}, "flock": {"-w", "--wait", "--timeout", "-E", "--conflict-exit-code"},
-    "taskset": set(), "chrt": {"-T", "-P", "-D", "--sched-runtime", "--sched-period", "--sched-deadline"},
-    "unshare": {"-S", "-G", "-R", "-w", "--setuid", "--setgid", "--root", "--wd", "--propagation", "--setgroups"},
-    "runuser": {"-u", "-g", "-G", "-w", "-s", "--user", "--group", "--supp-group", "--whitelist-environment",
-                "--shell"},
-    "systemd-run": {"-u", "-p", "-E", "-M", "-H", "--unit", "--property", "--description", "--slice", "--setenv",
-                    "--machine", "--host", "--uid", "--gid", "--nice", "--working-directory", "--service-type",
-                    "--on-active", "--on-boot", "--on-calendar", "--on-startup", "--on-unit-active"},
-    "parallel": {"-j", "-S", "-a", "-d", "-I", "-N", "-n", "-L", "-C", "--jobs", "--sshlogin", "--arg-file",
-                 "--delimiter", "--colsep", "--tmpdir", "--joblog", "--results", "--timeout", "--env", "--workdir"},
-    "fakeroot": set(), "nsenter": {"-t", "-S", "-G", "--target", "--setuid", "--setgid"},
-    "cgexec": {"-g"}, "numactl": {"-C", "-N", "-m", "-p", "-i"}, "setpriv": set(), "prlimit": {"-p", "--pid"},
-}
-WRAPPERS = frozenset(_WRAPPERS)
-#: Wrappers with operands before the command: ``timeout 5 CMD``, ``chroot DIR CMD``, ``taskset MASK CMD``, …
-_OPERANDS = {"timeout": 1, "chroot": 1, "flock": 1, "taskset": 1, "chrt": 1}
-ASSIGNMENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*=")
-
-
-def _wraps(name: str, words: Sequence[Word]) -> bool:
-    """Whether ``name`` runs the rest as a command: ``runuser`` only with ``-u``; ``flock`` not with ``-c`` (code)."""
-    if name == "runuser":
-        return any(w in ("-u", "--user") or w.startswith("--user=") for w in words[1:])
-    if name == "flock":
-        return not any(w in ("-c", "--command") or w.startswith("--command=") for w in words[1:])
-    return name in _WRAPPERS
-
-
-def _unwrapped(name: str, words: list[Word], handed: list[Word] | None) -> list[Word]:
-    """The command wrapper ``name`` (``words[0]``) runs: its options and operands taken off (its assignments put in
-    ``handed``, if given)."""
-    takes_value, i = _WRAPPERS[name], 1
-    while i < len(words) and (words[i].startswith("-") or ASSIGNMENT.match(words[i])):
-        split = split_string(words[i], words[i + 1:]) if name == "env" else None
-        if split is not None:  # env -S 'rm -rf /': the string's words are env's arguments now
-            words = [*words[:i], *split]
-            continue
-        if handed is not None and not words[i].startswith("-"):
-            handed.append(words[i])
-        i += 2 if words[i] in takes_value else 1
-        if words[i - 1] == "--":
-            break
-    i += _OPERANDS.get(name, 0)  # the duration, the new root, the lock file, the CPU mask, the priority
-    if name == "nice" and i < len(words) and words[i].lstrip("-").isdigit():
-        i += 1
-    return parallel(words[i:]) if name == "parallel" else words[i:]
-
-
 def unwrap(words: Sequence[Word], handed: list[Word] | None = None) -> tuple[list[Word], list[str]]:
     """``sudo -u root FOO=1 timeout 5 rm -rf /`` → ``rm -rf /``, and the wrappers removed (``handed``: where to put
     the assignments taken off, see :meth:`Command.handed`)."""
-    if words and "=" not in words[0] and program(words[0]) not in _WRAPPERS:  # (most commands: one look)
+    if words and "=" not in words[0] and program(words[0]) not in WRAPPERS:  # (most commands: one look)
         return list(words), []
     words, wrappers = list(words), []
     while words:
@@ -358,9 +300,9 @@ def unwrap(words: Sequence[Word], handed: list[Word] | None = None) -> tuple[lis
             handed += words[:skip]
         words = words[skip:]
         name = program(words[0]) if words else ""
-        if not _wraps(name, words):
+        if not wraps(name, words):
             break
-        words = _unwrapped(name, words, handed)
+        words = unwrapped(name, words, handed)
         wrappers.append(name)
     return words, wrappers
 

@@ -22,7 +22,7 @@ __all__ = ["ACTIVE", "CHANGERS", "HANDING", "assigns_plainly", "hands_on", "has_
 #: Programs the walk looks at by name for code they hand on (``walk._handed_on``), but for interpreters
 #: (:data:`.options.INTERPRETER`): shells, ``source``, ``eval``, ``su -c``, ``find -exec``, ...
 HANDING = frozenset({*SHELLS, *SOURCES, "eval", "watch", "trap", "alias", "su", "runuser", "sg", "script", "flock",
-                     "find"})
+                     "find", "tmux"})
 #: Programs that only change names or the directory: no rule judges them, they hand nothing on, download nothing
 #: and run no other command.
 CHANGERS = frozenset({*DECLARES, "cd", "pushd", "chdir", "popd", "for", "select", "read", "mapfile", "readarray",

@@ -75,7 +75,9 @@ def _program_operand(words: Sequence[Word]) -> tuple[Word | None, list[Word], bo
 
 
 def su_command(words: Sequence[Word]) -> Word | None:
-    """The command ``su … -c CMD`` (or ``--command=CMD``) runs, if any."""
+    """The command ``su … -c CMD`` (or ``--command=CMD``) runs, if any; or the one ``tmux new -d CMD`` hands a shell."""
+    if words and words[0] == "tmux":
+        return _tmux_command(words)
     for i, word in enumerate(words[1:], 1):
         if word.startswith("--command="):
             return Word(word.split("=", 1)[1], word.code)
@@ -83,6 +85,26 @@ def su_command(words: Sequence[Word]) -> Word | None:
         if is_c and i + 1 < len(words):
             return words[i + 1]
     return None
+
+
+#: tmux's commands that run a shell command (its words after the options, joined), and their options that take a value.
+_TMUX_RUNS = {"new", "new-session", "new-window", "neww", "split-window", "splitw", "respawn-pane", "respawnp",
+              "respawn-window", "respawnw", "run-shell", "run", "display-popup", "popup"}
+_TMUX_VALUES = {"-c", "-e", "-F", "-n", "-s", "-t", "-x", "-y", "-f", "-l", "-T", "-w"}
+
+
+def _tmux_command(words: Sequence[Word]) -> Word | None:
+    """What ``tmux [-L s] new -d 'rm -rf ~'`` has its shell run: the words after the command's options, joined."""
+    i = 1
+    while i < len(words) and words[i].startswith("-"):  # tmux's own options: -L NAME, -S PATH, -f FILE
+        i += 2 if words[i] in ("-L", "-S", "-f", "-c", "-T") else 1
+    if i >= len(words) or words[i] not in _TMUX_RUNS:
+        return None
+    i += 1
+    while i < len(words) and words[i].startswith("-") and words[i] != "--":
+        i += 2 if words[i] in _TMUX_VALUES else 1
+    rest = words[i + 1 if i < len(words) and words[i] == "--" else i:]
+    return Word(" ".join(rest), [code for word in rest for code in word.code]) if rest else None
 
 
 def kept_code(name: str, words: Sequence[Word]) -> list[Word]:

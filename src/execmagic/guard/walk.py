@@ -308,7 +308,7 @@ def _handed_on(simple: Simple, command: Command, before: list[Command], depth: i
     elif name in ("trap", "alias"):  # code kept to run later: trap 'CMD' EXIT, alias x='CMD'
         for kept in kept_code(name, words):
             yield from _as_code(simple, kept, simple.cwd, depth, names)
-    elif name in ("su", "runuser", "sg", "script", "flock"):  # su -c CMD, script -c CMD, flock F -c CMD
+    elif name in ("su", "runuser", "sg", "script", "flock", "tmux"):  # su -c CMD, flock F -c CMD, tmux new CMD
         code = su_command(words)
         if code is not None:
             login = any(w in ("-", "-l", "--login") for w in words)

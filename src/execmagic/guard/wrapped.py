@@ -1,5 +1,6 @@
-"""What a wrapper runs that is not simply the words after its options: ``env -S``'s string, split into words, and
-``parallel``'s command with its arguments put in (:func:`.commands.unwrap` takes the wrappers off)."""
+"""What a wrapper runs: the words after its options and operands (``sudo -u root rm``, ``timeout 5 rm``), ``env -S``'s
+string split into words, and ``parallel``'s command with its arguments put in (:func:`.commands.unwrap` takes the
+wrappers off, one after another)."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ from collections.abc import Sequence
 from ..shell.lexer import tokenize
 from ..shell.words import Word
 
-__all__ = ["parallel", "split_string"]
+__all__ = ["ASSIGNMENT", "WRAPPERS", "parallel", "split_string", "unwrapped", "wraps"]
 
 _PARALLEL_ARGS = (":::", "::::", ":::+", "::::+")
 
@@ -38,3 +39,84 @@ def parallel(words: list[Word]) -> list[Word]:
     if "{}" not in command:
         return command + args
     return [a for w in command for a in (args if w == "{}" else [w])]
+
+
+_WRAPPERS: dict[str, set[str]] = {  # wrapper → its options that take a value (a cluster -iu: see _takes_next)
+    "sudo": {"-u", "-g", "-h", "-p", "-C", "-D", "-r", "-t", "-U"},
+    "doas": {"-u", "-C"},
+    "env": {"-u", "-C", "-S", "--unset", "--chdir", "--split-string"},
+    "nohup": set(), "time": set(), "command": set(), "exec": {"-a"}, "builtin": set(), "coproc": set(),
+    "setsid": set(), "stdbuf": {"-i", "-o", "-e"}, "unbuffer": set(), "pkexec": {"--user"},
+    "nice": {"-n", "--adjustment"}, "ionice": {"-c", "-n", "-p", "-t"},
+    "timeout": {"-s", "-k", "--signal", "--kill-after"},
+    "xargs": {"-n", "-I", "-d", "-P", "-L", "-s", "-E", "-a"},
+    "strace": {"-o", "-e", "-p"}, "chronic": set(), "busybox": set(), "toybox": set(),
+    "chroot": {"--userspec", "--groups"}, "flock": {"-w", "--wait", "--timeout", "-E", "--conflict-exit-code"},
+    "taskset": set(), "chrt": {"-T", "-P", "-D", "--sched-runtime", "--sched-period", "--sched-deadline"},
+    "unshare": {"-S", "-G", "-R", "-w", "--setuid", "--setgid", "--root", "--wd", "--propagation", "--setgroups"},
+    "runuser": {"-u", "-g", "-G", "-w", "-s", "--user", "--group", "--supp-group", "--whitelist-environment",
+                "--shell"},
+    "systemd-run": {"-u", "-p", "-E", "-M", "-H", "--unit", "--property", "--description", "--slice", "--setenv",
+                    "--machine", "--host", "--uid", "--gid", "--nice", "--working-directory", "--service-type",
+                    "--on-active", "--on-boot", "--on-calendar", "--on-startup", "--on-unit-active"},
+    "parallel": {"-j", "-S", "-a", "-d", "-I", "-N", "-n", "-L", "-C", "--jobs", "--sshlogin", "--arg-file",
+                 "--delimiter", "--colsep", "--tmpdir", "--joblog", "--results", "--timeout", "--env", "--workdir"},
+    "fakeroot": set(), "nsenter": {"-t", "-S", "-G", "--target", "--setuid", "--setgid"},
+    "cgexec": {"-g"}, "numactl": {"-C", "-N", "-m", "-p", "-i"}, "setpriv": set(), "prlimit": {"-p", "--pid"},
+    "eatmydata": set(), "valgrind": set(),  # (valgrind's options are --name=value: one word each)
+    "srun": {"-n", "-N", "-c", "-p", "-t", "-J", "-w", "-x", "-o", "-e", "-i", "-A", "-D", "-C", "-d", "-m", "-q",
+             "-G", "-W", "--ntasks", "--nodes", "--cpus-per-task", "--partition", "--time", "--job-name",
+             "--nodelist", "--exclude", "--output", "--error", "--input", "--account", "--chdir", "--constraint",
+             "--dependency", "--distribution", "--mem", "--gres", "--qos", "--export"},
+    "screen": {"-S", "-c", "-e", "-h", "-p", "-s", "-T", "-t"},  # (screen -dm CMD runs CMD, not a shell)
+}
+WRAPPERS = frozenset(_WRAPPERS)
+#: Wrappers with operands before the command: ``timeout 5 CMD``, ``chroot DIR CMD``, ``taskset MASK CMD``, …
+_OPERANDS = {"timeout": 1, "chroot": 1, "flock": 1, "taskset": 1, "chrt": 1}
+ASSIGNMENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*=")
+
+
+def wraps(name: str, words: Sequence[Word]) -> bool:
+    """Whether ``name`` runs the rest as a command: ``runuser`` only with ``-u``; ``flock`` not with ``-c`` (code)."""
+    if name == "runuser":
+        return any(w in ("-u", "--user") or w.startswith("--user=") for w in words[1:])
+    if name == "flock":
+        return not any(w in ("-c", "--command") or w.startswith("--command=") for w in words[1:])
+    return name in _WRAPPERS
+
+
+def unwrapped(name: str, words: list[Word], handed: list[Word] | None) -> list[Word]:
+    """The command wrapper ``name`` (``words[0]``) runs: its options and operands taken off (its assignments put in
+    ``handed``, if given)."""
+    takes_value, i = _WRAPPERS[name], 1
+    while i < len(words) and (words[i].startswith("-") or ASSIGNMENT.match(words[i])):
+        split = split_string(words[i], words[i + 1:]) if name == "env" else None
+        if split is not None:  # env -S 'rm -rf /': the string's words are env's arguments now
+            words = [*words[:i], *split]
+            continue
+        if handed is not None and not words[i].startswith("-"):
+            handed.append(words[i])
+        option = words[i]
+        i += 1 + _takes_next(option, takes_value)  # (past the end when its value is missing: nothing runs)
+        if option == "--":
+            break
+    i += _OPERANDS.get(name, 0)  # the duration, the new root, the lock file, the CPU mask, the priority
+    if name == "nice" and i < len(words) and words[i].lstrip("-").isdigit():
+        i += 1
+    return parallel(words[i:]) if name == "parallel" else words[i:]
+
+
+
+
+def _takes_next(word: str, takes_value: set[str]) -> int:
+    """Whether the word after option ``word`` is its value (1) or not (0), as getopt reads it: ``-u root``, and in a
+    cluster of short options the one that takes a value ends it -- its value the rest of the word (``-n5``,
+    ``-iuroot``) or, at its end, the next word (``sudo -iu root rm``: root is ``-u``'s)."""
+    if word in takes_value:
+        return 1
+    if word[:1] != "-" or word.startswith("--") or len(word) < 3:  # (an assignment, NAME=$HOME, is no option)
+        return 0
+    for j in range(1, len(word)):
+        if "-" + word[j] in takes_value:
+            return 1 if j == len(word) - 1 else 0
+    return 0
