@@ -93,3 +93,10 @@ def test_a_wrappers_options_end_where_getopt_ends_them(seed):
     shortopts = "".join(flags) + "".join(c + ":" for c in valued)
     _, left = getopt.getopt(words[1:], shortopts)
     assert unwrap([Word(w) for w in words])[0] == left, words
+
+
+def test_watch_with_its_interval_missing_runs_nothing_and_a_cluster_is_read_through():
+    """``watch`` skips its options by the same reading as a wrapper's (``-n`` at the line's end raised IndexError)."""
+    assert check("all", "rm x; watch -n") is None
+    assert check("catastrophic", "watch -dn1 rm -rf /").rule == "rm-recursive-root"
+    assert check("catastrophic", "watch -dn 1 rm -rf /").rule == "rm-recursive-root"

@@ -9,9 +9,10 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Container, Iterable, Iterator, Sequence
 
 from ..shell.words import Word
+from .wrapped import takes_next
 
 __all__ = ["AWKS", "DOWNLOADERS", "INTERPRETER", "SHELLS", "SOURCES", "after_options", "find_exec", "flags_of",
            "interpreter_args", "kept_code", "operands_of", "ran_file", "saved_files", "su_command"]
@@ -95,15 +96,10 @@ _TMUX_VALUES = {"-c", "-e", "-F", "-n", "-s", "-t", "-x", "-y", "-f", "-l", "-T"
 
 def _tmux_command(words: Sequence[Word]) -> Word | None:
     """What ``tmux [-L s] new -d 'rm -rf ~'`` has its shell run: the words after the command's options, joined."""
-    i = 1
-    while i < len(words) and words[i].startswith("-"):  # tmux's own options: -L NAME, -S PATH, -f FILE
-        i += 2 if words[i] in ("-L", "-S", "-f", "-c", "-T") else 1
-    if i >= len(words) or words[i] not in _TMUX_RUNS:
+    command = after_options(words[1:], ("-L", "-S", "-f", "-c", "-T"))  # tmux's own: -L NAME, -S PATH, -f FILE
+    if not command or command[0] not in _TMUX_RUNS:
         return None
-    i += 1
-    while i < len(words) and words[i].startswith("-") and words[i] != "--":
-        i += 2 if words[i] in _TMUX_VALUES else 1
-    rest = words[i + 1 if i < len(words) and words[i] == "--" else i:]
+    rest = after_options(command[1:], _TMUX_VALUES)
     return Word(" ".join(rest), [code for word in rest for code in word.code]) if rest else None
 
 
@@ -125,12 +121,13 @@ def find_exec(words: Sequence[str]) -> Iterator[list[str]]:
             yield list(words[i + 1:end])
 
 
-def after_options(words: Sequence[Word], takes_value: Iterable[str]) -> list[Word]:
+def after_options(words: Sequence[Word], takes_value: Container[str]) -> list[Word]:
     """The words from the first one that is not an option (or its value) on."""
     i = 0
     while i < len(words) and words[i].startswith("-") and len(words[i]) > 1:
-        i += 2 if words[i] in takes_value else 1
-        if words[i - 1] == "--":
+        option = words[i]
+        i += 1 + takes_next(option, takes_value)  # (a cluster as getopt reads it; past the end: no words left)
+        if option == "--":
             break
     return list(words[i:])
 

@@ -5,12 +5,12 @@ wrappers off, one after another)."""
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Container, Sequence
 
 from ..shell.lexer import tokenize
 from ..shell.words import Word
 
-__all__ = ["ASSIGNMENT", "WRAPPERS", "parallel", "split_string", "unwrapped", "wraps"]
+__all__ = ["ASSIGNMENT", "WRAPPERS", "parallel", "split_string", "takes_next", "unwrapped", "wraps"]
 
 _PARALLEL_ARGS = (":::", "::::", ":::+", "::::+")
 
@@ -41,7 +41,7 @@ def parallel(words: list[Word]) -> list[Word]:
     return [a for w in command for a in (args if w == "{}" else [w])]
 
 
-_WRAPPERS: dict[str, set[str]] = {  # wrapper → its options that take a value (a cluster -iu: see _takes_next)
+_WRAPPERS: dict[str, set[str]] = {  # wrapper → its options that take a value (a cluster -iu: see takes_next)
     "sudo": {"-u", "-g", "-h", "-p", "-C", "-D", "-r", "-t", "-U"},
     "doas": {"-u", "-C"},
     "env": {"-u", "-C", "-S", "--unset", "--chdir", "--split-string"},
@@ -97,7 +97,7 @@ def unwrapped(name: str, words: list[Word], handed: list[Word] | None) -> list[W
         if handed is not None and not words[i].startswith("-"):
             handed.append(words[i])
         option = words[i]
-        i += 1 + _takes_next(option, takes_value)  # (past the end when its value is missing: nothing runs)
+        i += 1 + takes_next(option, takes_value)  # (past the end when its value is missing: nothing runs)
         if option == "--":
             break
     i += _OPERANDS.get(name, 0)  # the duration, the new root, the lock file, the CPU mask, the priority
@@ -108,7 +108,7 @@ def unwrapped(name: str, words: list[Word], handed: list[Word] | None) -> list[W
 
 
 
-def _takes_next(word: str, takes_value: set[str]) -> int:
+def takes_next(word: str, takes_value: Container[str]) -> int:
     """Whether the word after option ``word`` is its value (1) or not (0), as getopt reads it: ``-u root``, and in a
     cluster of short options the one that takes a value ends it -- its value the rest of the word (``-n5``,
     ``-iuroot``) or, at its end, the next word (``sudo -iu root rm``: root is ``-u``'s)."""
