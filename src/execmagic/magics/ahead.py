@@ -106,6 +106,8 @@ def _work(cell_over: threading.Event, exec_magics: ExecMagics, loaded: Callable[
     """Import, build the parser, and -- the loading cell being over by then -- make the engine and its standby.
 
     A failure here is left to the first command, which meets it again and shows why in its cell."""
+    from ..shell.patterns import compile_often
+
     cell_over.wait(AHEAD_WAIT)
     _wait_quiet(QUIET_LIMIT)
     interval = sys.getswitchinterval()
@@ -119,6 +121,7 @@ def _work(cell_over: threading.Event, exec_magics: ExecMagics, loaded: Callable[
         if warm is not None:  # its start is not slowed down by imports for later commands
             warm.wait_ready(STANDBY_WAIT)
         _wait_quiet(QUIET_LIMIT)  # nor is a command that came meanwhile (it may have made the engine itself)
+        compile_often()  # the patterns most commands use, compiled on first use otherwise (shell/patterns.py)
         for name in AFTER_ENGINE_MODULES:
             importlib.import_module(name)
     except Exception:
