@@ -67,6 +67,17 @@ def test_threads_using_it_first_at_once_get_the_same_answers():
     assert found == [[("a", "b"), ("c", "d")]] * 8
 
 
+def test_once_compiled_it_takes_its_place_among_its_module_s_globals():
+    module: dict[str, object] = {}
+    exec("from execmagic.shell.patterns import lazy_pattern\nX = lazy_pattern('a+b')\nY = X\n"
+         "def find(text):\n    return X.search(text).span()\n", module)
+    stand_in = module["X"]
+    assert isinstance(stand_in, LazyPattern)
+    assert module["find"]("xaab") == (1, 4)  # type: ignore[operator]
+    assert module["X"] is module["Y"] is re.compile("a+b")  # (re's cache: the same object)
+    assert stand_in.search("ab") is not None  # a name imported before still works
+
+
 def test_compile_often_compiles_those_marked():
     often, rare = lazy_pattern(r"often\d", often=True), lazy_pattern(r"rare\d")
     compile_often()
@@ -78,18 +89,19 @@ _FRESH = """
 import execmagic.magics
 from execmagic.magics import FIRST_RUN_MODULES
 import importlib
+from execmagic.shell.patterns import LazyPattern
 for name in FIRST_RUN_MODULES:
     importlib.import_module(name)
 check, inline_secrets, secrets = (importlib.import_module(f"execmagic.guard.{name}")
                                   for name in ("check", "inline_secrets", "secrets"))
-print(sorted(name for name, value in [("SECRET_VALUE", secrets.SECRET_VALUE), ("_OPTIONS", inline_secrets._OPTIONS),
+print(sorted(name for name, value in [("_NAME_SEP", secrets._NAME_SEP), ("_OPTIONS", inline_secrets._OPTIONS),
                                       ("_UNSPELLED", check._UNSPELLED), ("_TRIGGERS", check._TRIGGERS)]
-             if "_compiled" in vars(value)))
-from execmagic.shell.patterns import compile_often
+             if not isinstance(value, LazyPattern)))
+from execmagic.shell.patterns import LazyPattern, compile_often
 compile_often()
-print(sorted(name for name, value in [("SECRET_VALUE", secrets.SECRET_VALUE), ("_OPTIONS", inline_secrets._OPTIONS),
+print(sorted(name for name, value in [("_NAME_SEP", secrets._NAME_SEP), ("_OPTIONS", inline_secrets._OPTIONS),
                                       ("_UNSPELLED", check._UNSPELLED), ("_TRIGGERS", check._TRIGGERS)]
-             if "_compiled" in vars(value)))
+             if not isinstance(value, LazyPattern)))
 """
 
 
@@ -98,4 +110,4 @@ def test_importing_what_the_first_command_needs_compiles_no_large_pattern():
     assert done.returncode == 0, done.stderr
     imported, ahead = done.stdout.splitlines()[-2:]
     assert imported == "[]"
-    assert ahead == "['SECRET_VALUE', '_OPTIONS', '_TRIGGERS']"  # what most commands use; not the rarer one
+    assert ahead == "['_NAME_SEP', '_OPTIONS', '_TRIGGERS']"  # what most commands use; not the rarer one

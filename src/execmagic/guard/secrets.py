@@ -39,8 +39,9 @@ SECRET_NAME = _NameRule()
 #: branch at a glance wherever its first character is wrong (twice as fast as lookbehinds first); and
 #: each has a fixed prefix or bounded repetition before its anchor, so a match attempt costs O(1) at
 #: most positions and redaction stays linear in the text's length (a 30,000-character line redacts in
-#: a few milliseconds; see the benchmarks).
-SECRET_VALUE = lazy_pattern(
+#: a few milliseconds; see the benchmarks).  Compiled at import, unlike the module's other patterns
+#: (``shell/patterns.py``): a public name the guard package exports, a compiled pattern wherever it is read.
+SECRET_VALUE = re.compile(
     r"gh[pousr]_[A-Za-z0-9]{30,}|github_pat_[A-Za-z0-9_]{22,}|sk-(?<![A-Za-z0-9_]sk-)[A-Za-z0-9_-]{20,}|xox[abposr]-[A-Za-z0-9-]{10,}"
     r"|A[KS]IA(?<![A-Za-z0-9]A[KS]IA)[0-9A-Z]{16}|AIza[0-9A-Za-z_-]{35}|glpat-[A-Za-z0-9_-]{20,}|hf_[A-Za-z0-9]{30,}|npm_[A-Za-z0-9]{36}"
     r"|sk_(?:live|test)_[0-9A-Za-z]{16,}|rk_(?:live|test)_[0-9A-Za-z]{16,}|whsec_[0-9A-Za-z]{24,}"
@@ -58,8 +59,7 @@ SECRET_VALUE = lazy_pattern(
     r"(?:\r?\n-----END [A-Z ]{0,40}PRIVATE KEY-----)?"
     r"|eyJ(?<![A-Za-z0-9_-]eyJ)[A-Za-z0-9_-]{10,}\.eyJ[A-Za-z0-9_-]{10,}\.[A-Za-z0-9_-]{10,}"
     r"|(?<![A-Za-z0-9+.-])[A-Za-z][A-Za-z0-9+.-]{0,31}://[^/\s:@]{0,256}:[^/\s@]{1,256}@"
-    r"|(?:Bearer|bearer|BEARER)(?<![A-Za-z0-9_][Bb][Ee][Aa][Rr][Ee][Rr])[ \t]+[A-Za-z0-9._~+/-]{20,}=*",
-    often=True,
+    r"|(?:Bearer|bearer|BEARER)(?<![A-Za-z0-9_][Bb][Ee][Aa][Rr][Ee][Rr])[ \t]+[A-Za-z0-9._~+/-]{20,}=*"
 )
 _GENERIC_TOKEN = lazy_pattern(r"[A-Za-z0-9_+/=-]{32,}")
 #: Names passed on whatever their name or value looks like.
