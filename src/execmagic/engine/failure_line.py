@@ -10,14 +10,13 @@ named only where it is sure: a wrong line is worse than none.
 
 from __future__ import annotations
 
-import re
-
+from ..shell.patterns import lazy_pattern
 from .session import take_state_file
 
 __all__ = ["failed_line", "failed_line_in", "names_lines"]
 
-_TRAP_WORD = re.compile(r"\btrap\b")
-_ERR_WORD = re.compile(r"\bERR\b")
+_TRAP_WORD = lazy_pattern(r"\btrap\b")
+_ERR_WORD = lazy_pattern(r"\bERR\b")
 #: What may stand just before a command on a line (its start aside), and just after it: blanks, operators,
 #: a group's brackets, a negation; after it also a comment.  ``echo "exit 3"`` holds no command ``exit``.
 _BEFORE = frozenset(" \t;&|(){}!")
@@ -39,8 +38,8 @@ def _holds_command(line: str, command: str) -> bool:
 
 
 #: ``exit`` as a command and its word (``exit``, ``exit 3``, ``exit $rc``); ``set -e`` and its other spellings.
-_EXIT = re.compile(r"(?:^|(?<=[ \t;&|(){}!]))exit(?:[ \t]+(?P<word>[^ \t;&|)}#]+))?(?=$|[ \t;&|)}#])")
-_ERREXIT = re.compile(r"\bset[ \t]+-[A-Za-z]*e|errexit")
+_EXIT = lazy_pattern(r"(?:^|(?<=[ \t;&|(){}!]))exit(?:[ \t]+(?P<word>[^ \t;&|)}#]+))?(?=$|[ \t;&|)}#])")
+_ERREXIT = lazy_pattern(r"\bset[ \t]+-[A-Za-z]*e|errexit")
 
 
 def names_lines(script: str) -> bool:

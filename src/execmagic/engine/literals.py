@@ -18,13 +18,14 @@ from collections.abc import Mapping
 from typing import Any
 
 from ..process.errors import TemplateError
+from ..shell.patterns import lazy_pattern
 from .contexts import Context
 
 __all__ = ["render", "text_of"]
 
-_INTEGER = re.compile(r"[+-]?[0-9]+")
+_INTEGER = lazy_pattern(r"[+-]?[0-9]+")
 # name[ … $( / ` / ${ / $[ … ]: bash expands a subscript when it evaluates a value as a number
-_SUBSCRIPT_CODE = re.compile(r"\[.*?(?:\$\(|`|\$\{|\$\[)", re.DOTALL)  # any "[" before: a[b[0]+$(…)]
+_SUBSCRIPT_CODE = lazy_pattern(r"\[.*?(?:\$\(|`|\$\{|\$\[)", re.DOTALL)  # any "[" before: a[b[0]+$(…)]
 
 
 def text_of(value: Any, ref: str, *, escaped: bool = False) -> str:
@@ -82,7 +83,7 @@ def render(value: Any, context: Context, ref: str) -> str:
 
 # -- shells ------------------------------------------------------------------------------------
 #: What a second expansion leaves as it is: no $, `, quote, backslash, blank, glob or brace.
-_ONCE_SAFE = re.compile(r"[A-Za-z0-9_./+,:=@%^-]*")
+_ONCE_SAFE = lazy_pattern(r"[A-Za-z0-9_./+,:=@%^-]*")
 
 
 def _shell(value: Any, context: Context, ref: str) -> str:

@@ -36,6 +36,7 @@ from ..process.environ import environ_copy
 from ..process.launch import MARKER_VAR
 from ..process.private import open_own_file, sealed_memory_file, write_file
 from ..process.records import record
+from ..shell.patterns import lazy_pattern
 
 __all__ = [
     "FAILURE_VAR",
@@ -114,12 +115,13 @@ fi
 _PRELUDE, _PRELUDE_TEMPLATE = _PRELUDE.replace("{close}", ""), _PRELUDE
 _PRELUDE_HASH = hashlib.sha256(_PRELUDE.encode()).hexdigest()[:8]
 # One entry of `export -p`: the name, then a "double-quoted" or $'ANSI-C' value, or nothing (exported, unset).
-_ENTRY = re.compile(
+_ENTRY = lazy_pattern(
     rb"(?:declare -[A-Za-z-]+|export) ([A-Za-z_][A-Za-z0-9_]*)"
     rb"(?:=(?:\"((?:[^\"\\]|\\.)*)\"|\$'((?:[^'\\]|\\.)*)'))?\n",
     re.S,
+    often=True,
 )
-_DQ_ESCAPE = re.compile(rb'\\([\\"$`])')
+_DQ_ESCAPE = lazy_pattern(rb'\\([\\"$`])', often=True)
 _ANSI_SIMPLE = {
     ord("a"): b"\a", ord("b"): b"\b", ord("e"): b"\x1b", ord("E"): b"\x1b", ord("f"): b"\f",
     ord("n"): b"\n", ord("r"): b"\r", ord("t"): b"\t", ord("v"): b"\v",
@@ -180,9 +182,9 @@ def parse_export_listing(data: bytes) -> dict[str, str]:
 
 
 # `exec` at a command's start and what follows it up to the command's end
-_EXEC = re.compile(r"(?:^|[;&|({\n]|\b(?:then|do|else))[ \t]*exec(?:[ \t]+(?P<rest>[^;&|\n]*))?", re.M)
-_REDIRECTION = re.compile(r"[0-9]*(?:[<>]&?|&>|>>|<<<?)[ \t]*[^ \t<>]*")
-_EXIT_TRAP = re.compile(r"\btrap\b[^\n]*\b(?:EXIT|0)\b")
+_EXEC = lazy_pattern(r"(?:^|[;&|({\n]|\b(?:then|do|else))[ \t]*exec(?:[ \t]+(?P<rest>[^;&|\n]*))?", re.M)
+_REDIRECTION = lazy_pattern(r"[0-9]*(?:[<>]&?|&>|>>|<<<?)[ \t]*[^ \t<>]*")
+_EXIT_TRAP = lazy_pattern(r"\btrap\b[^\n]*\b(?:EXIT|0)\b")
 
 
 def why_no_state(script: str) -> str:

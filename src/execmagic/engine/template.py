@@ -39,29 +39,31 @@ from typing import Any, cast
 
 from ..process.errors import TemplateError, shown_value
 from ..process.records import record
+from ..shell.patterns import lazy_pattern
 from .contexts import SHELL_LANGUAGES, Context, contexts_at, expands_variables
 from .literals import render, text_of
 
 __all__ = ["Fill", "Filled", "expand_argv", "expand_env", "expand_params", "expand_value", "fill", "hold",
            "references", "resolve"]
 
-_ENV_REF = re.compile(r"\$\{(?P<body>[^}]*)\}|\$\{(?P<open>[^}]*)$")
-_ENV_BODY = re.compile(r"(?P<name>[A-Za-z_][A-Za-z0-9_]*)(?::-(?P<default>.*))?", re.DOTALL)
+_ENV_REF = lazy_pattern(r"\$\{(?P<body>[^}]*)\}|\$\{(?P<open>[^}]*)$")
+_ENV_BODY = lazy_pattern(r"(?P<name>[A-Za-z_][A-Za-z0-9_]*)(?::-(?P<default>.*))?", re.DOTALL)
 # "{{...}}" escapes, or "{name}", "{name.attr[key]}", "{…!raw}" not preceded by "$" (bash's ${name}).
-_PARAM_REF = re.compile(
+_PARAM_REF = lazy_pattern(
     r"\{\{(?P<escaped>[^{}]*)\}\}"
     r"|(?<!\$)\{(?P<ref>(?P<name>[A-Za-z_][A-Za-z0-9_]*)"
-    r"(?P<access>(?:\.[A-Za-z][A-Za-z0-9_]*|\[[^\[\]{}\n]*\])*))(?P<raw>!raw)?\}"
+    r"(?P<access>(?:\.[A-Za-z][A-Za-z0-9_]*|\[[^\[\]{}\n]*\])*))(?P<raw>!raw)?\}",
+    often=True,
 )
-_ACCESS = re.compile(r"\.(?P<attr>[A-Za-z][A-Za-z0-9_]*)|\[(?P<key>[^\]]*)\]")
+_ACCESS = lazy_pattern(r"\.(?P<attr>[A-Za-z][A-Za-z0-9_]*)|\[(?P<key>[^\]]*)\]")
 # What a text's templates are: _PARAM_REF's two kinds, then "{name…}" in a form that is not filled (a call,
 # a conversion other than !raw, a format spec), which is told rather than left to run as literal text.
-_TEMPLATE = re.compile(
+_TEMPLATE = lazy_pattern(
     _PARAM_REF.pattern
     + r"|(?<!\$)\{(?P<odd_name>[A-Za-z_][A-Za-z0-9_]*)(?P<odd>(?:\.[A-Za-z][A-Za-z0-9_]*|\[[^\[\]{}\n]*\])*"
       r"(?:!(?!raw\})[A-Za-z][A-Za-z0-9_]*|:[^{}\n]*|\([^{}\n]*))\}"
 )
-_FIRST_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+_FIRST_NAME = lazy_pattern(r"[A-Za-z_][A-Za-z0-9_]*")
 
 
 def expand_env(text: str, env: Mapping[str, str]) -> str:

@@ -8,12 +8,12 @@ with a hint that callers replace with their own for their audience.
 from __future__ import annotations
 
 import itertools
-import re
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING
 
 from ..process.errors import ExecError
 from ..process.lazy import lazy_exports
+from ..shell.patterns import lazy_pattern
 from ..shell.work import ShellTooComplex, uncollected
 from .armed import reached
 from .forks import ENDLESS
@@ -64,11 +64,11 @@ _TRIGGER_WORDS = [
     "wipe", "srm", "sed", "for"]
 _TRIGGER_PLACES = (r"/(?:dev|proc|etc|boot|s?bin)\b|/lib|\.\w*(?:rc|profile|login|logout|env|environment)\b"
                    r"|config\.fish|\(\s*\)\s*[{(]")
-_TRIGGERS = re.compile(at_word_start(_TRIGGER_WORDS, after=r"\b") + "|" + _TRIGGER_PLACES)
-_NAMED = re.compile(r"\$\{?([A-Za-z_]\w*)")
+_TRIGGERS = lazy_pattern(at_word_start(_TRIGGER_WORDS, after=r"\b") + "|" + _TRIGGER_PLACES, often=True)
+_NAMED = lazy_pattern(r"\$\{?([A-Za-z_]\w*)", often=True)
 #: A brace expression may be in the text (``r{m,}``, ``{q..s}m``): what it makes is not spelled there, so it is read.
 #: (Each try reads from a ``{`` to the next brace or blank at most, and no further back: no text is read twice.)
-_BRACES = re.compile(r"(?<!\$)\{[^{}\s]*?(?:,|\.\.)")  # (${x,,} is no brace expression)
+_BRACES = lazy_pattern(r"(?<!\$)\{[^{}\s]*?(?:,|\.\.)")  # (${x,,} is no brace expression)
 #: Where a command's name may stand: a line's or a list's start, a keyword, a wrapper, ``eval``, an assignment before
 #: it, a word that may make no word (``$(true) $(printf …)``, ``X="a b" $(…)``: after a bracket or a quote).
 _COMMAND_AT = (r"(?:^|[;&|()\n`{!\"']|\b(?:then|do|else|if|elif|while|until|time|sudo|doas|env|exec|eval"
@@ -86,16 +86,17 @@ _PRINTERS = ("echo|printf|cat|eval|sudo|doas|env|nohup|time|command|exec|builtin
 #: plain name (``$(a)``, a heredoc's line ``$(a``), is empty or starts with another expansion (``$($(…))``: that one
 #: is judged where it stands) prints nothing the walk could know, and ``$((…))`` makes a number: not read for them.
 _NOT_PRINTING = rf"(?![ \t\n]*(?:[)`$]|\Z|(?!(?:{_PRINTERS})(?![\w.+-]))[\w.+-]+(?:[\s;&|)<>]|\Z)))"
-_UNSPELLED = re.compile(rf"\$'|{_COMMAND_AT}(?:\$(?![(\s]|\Z)|(?:\$\((?!\()|`){_NOT_PRINTING})")
+_UNSPELLED = lazy_pattern(rf"\$'|{_COMMAND_AT}(?:\$(?![(\s]|\Z)|(?:\$\((?!\()|`){_NOT_PRINTING})")
 #: Such a word anywhere, where a command's name stands or not: looked for first, as a pattern that starts with one of
 #: two characters is (``$(`` nested a MB deep has none, and the search for a command's place tried every offset).
 #: Substitutions opened one in another are taken as one run, whole, from its first: only the last may print.  (The
 #: run is taken whole as a lookahead takes it, and then matched: what ``++`` says from Python 3.11 on, which 3.10
 #: reads as an error.)
-_ANY_UNSPELLED = re.compile(rf"\$'|\$(?![(\s]|\Z)|(?<!\$\()(?<!`)(?=(?P<run>(?:\$\((?!\()|`)+))(?P=run){_NOT_PRINTING}")
+_ANY_UNSPELLED = lazy_pattern(
+    rf"\$'|\$(?![(\s]|\Z)|(?<!\$\()(?<!`)(?=(?P<run>(?:\$\((?!\()|`)+))(?P=run){_NOT_PRINTING}")
 #: What makes a redirection write where the text does not spell it: a target built from a variable or a
 #: substitution (``X=/e; > ${X}tc/passwd``), or a relative one after a ``cd`` (``cd /; cd etc; > passwd``).
-_BUILT_TARGET = re.compile(r"\$|`|" + at_word_start(["cd", "pushd"], after=r"\b"))
+_BUILT_TARGET = lazy_pattern(r"\$|`|" + at_word_start(["cd", "pushd"], after=r"\b"))
 
 
 def _quick_look(text: str, env: Mapping[str, str] | None) -> bool:

@@ -17,6 +17,7 @@ import itertools
 import re
 from collections.abc import Iterator
 
+from ..shell.patterns import lazy_pattern
 from .word_starts import at_word_start
 
 __all__ = ["DEFINES_FUNCTION", "ENDLESS", "FORK_CALLS", "defines_function", "fork_bomb"]
@@ -26,27 +27,27 @@ _NAME_CHAR = r"[^\s(){}|&;<>]"
 #: ``function NAME [()] BODY`` or ``NAME () BODY``, the body ``{…}`` or ``(…)``; a ``NAME`` starts only where a run of
 #: name characters does (the lookbehind), so each run is tried once.  A body is read to the first brace (or
 #: parenthesis) after its opening one, so no two bodies' readings overlap: linear in the text however many there are.
-_FUNCTION = re.compile(rf"(?:\bfunction\s+(?P<keyword>{_NAME_CHAR}+)\s*(?:\(\s*\))?"
-                       rf"|(?<!{_NAME_CHAR})(?P<name>{_NAME_CHAR}+)\s*\(\s*\))"
-                       rf"\s*(?:\{{(?P<body>[^{{}}]*)\}}|\((?P<subshell>[^()]*)\))")
-_RUN = re.compile(rf"{_NAME_CHAR}+")
+_FUNCTION = lazy_pattern(rf"(?:\bfunction\s+(?P<keyword>{_NAME_CHAR}+)\s*(?:\(\s*\))?"
+                         rf"|(?<!{_NAME_CHAR})(?P<name>{_NAME_CHAR}+)\s*\(\s*\))"
+                         rf"\s*(?:\{{(?P<body>[^{{}}]*)\}}|\((?P<subshell>[^()]*)\))")
+_RUN = lazy_pattern(rf"{_NAME_CHAR}+")
 #: Where a function may be defined: ``NAME () {`` / ``NAME () (`` or ``function NAME`` (what :data:`_FUNCTION` needs).
-DEFINES_FUNCTION = re.compile(rf"\(\s*\)\s*[{{(]|\bfunction\s+{_NAME_CHAR}+")
-_OPENS_BODY = re.compile(r"\(\s*\)\s*[{(]")
-_KEYWORD = re.compile(at_word_start([rf"function\s+{_NAME_CHAR}+"]))
+DEFINES_FUNCTION = lazy_pattern(rf"\(\s*\)\s*[{{(]|\bfunction\s+{_NAME_CHAR}+")
+_OPENS_BODY = lazy_pattern(r"\(\s*\)\s*[{(]")
+_KEYWORD = lazy_pattern(at_word_start([rf"function\s+{_NAME_CHAR}+"]))
 #: Where :data:`_FUNCTION` may match (see :func:`_functions`): a ``function`` keyword, or the ``(`` of a ``()`` with a
 #: body after it, from which the name is found looking back (the text read backwards: :data:`_NAME_BACK`).
-_KEYWORD_AT = re.compile(at_word_start([r"function(?=\s)"]))
-_PARENS_AT = re.compile(r"\((?=\s*\)\s*[{(])")
-_NAME_BACK = re.compile(rf"\s*{_NAME_CHAR}+")
+_KEYWORD_AT = lazy_pattern(at_word_start([r"function(?=\s)"]))
+_PARENS_AT = lazy_pattern(r"\((?=\s*\)\s*[{(])")
+_NAME_BACK = lazy_pattern(rf"\s*{_NAME_CHAR}+")
 #: A name where it stands as a command word: after a blank, ``;``, ``&``, ``|`` or ``(``, before a blank, ``;``,
 #: ``&``, ``|``, ``)`` or the end (a run of name characters, whole: only a run's start has such a character before it).
-_CALL = re.compile(rf"(?<=[\s;&|(]){_NAME_CHAR}+(?=[\s;&|)]|\Z)")
+_CALL = lazy_pattern(rf"(?<=[\s;&|(]){_NAME_CHAR}+(?=[\s;&|)]|\Z)")
 #: What joins two runs of the function at once: ``f|f``, ``f |& f``, ``f & f``.
-_AT_ONCE = re.compile(r"\s*(?:\|&?|&)\s*")
-_WORD_CHAR = re.compile(r"[\w:]")
-_CALL_AFTER = re.compile(r"[\s;&|)]")
-FORK_CALLS = re.compile(r"\bfork\s+while\s+fork\b|\bwhile\b.{0,20}\bfork\s*\(\s*\)", re.DOTALL)
+_AT_ONCE = lazy_pattern(r"\s*(?:\|&?|&)\s*")
+_WORD_CHAR = lazy_pattern(r"[\w:]")
+_CALL_AFTER = lazy_pattern(r"[\s;&|)]")
+FORK_CALLS = lazy_pattern(r"\bfork\s+while\s+fork\b|\bwhile\b.{0,20}\bfork\s*\(\s*\)", re.DOTALL)
 
 
 def defines_function(skeleton: str) -> bool:
@@ -145,11 +146,11 @@ _FALSE = r"(?:(?:(?:/usr)?/bin/)?false|\(\([ \t]*0[ \t]*\)\)|![ \t]+(?:(?:(?:/us
 #: A loop that never ends by its condition: ``while true``, ``while [ 1 ]``, ``until false``, ``for ((;;))`` (with a
 #: start and a step too: ``for ((i=0;;i++))``).
 _LOOPS = [rf"while[ \t]+{_TRUE}", rf"until[ \t]+{_FALSE}", r"for[ \t]*\(\([^;()]*;[ \t]*;[^;()]*\)\)"]
-ENDLESS = re.compile(f"(?:{at_word_start(_LOOPS)})" r"[ \t]*(?:[;\n][\s;]*)?do\b")
-_DONE = re.compile(at_word_start(["done"], after=r"\b"))
+ENDLESS = lazy_pattern(f"(?:{at_word_start(_LOOPS)})" r"[ \t]*(?:[;\n][\s;]*)?do\b")
+_DONE = lazy_pattern(at_word_start(["done"], after=r"\b"))
 #: A body whose last command is put in the background (``… &`` then ``done``), not ``&&``, ``>&``, ``&>``.
-_BACKGROUND_LAST = re.compile(r"(?<![&>|])&[ \t;]*\Z")
-_WAIT = re.compile(r"\bwait\b")
+_BACKGROUND_LAST = lazy_pattern(r"(?<![&>|])&[ \t;]*\Z")
+_WAIT = lazy_pattern(r"\bwait\b")
 
 
 def _flood(skeleton: str) -> str | None:

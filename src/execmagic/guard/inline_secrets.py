@@ -15,7 +15,7 @@ redaction stays linear in the text's length.
 
 from __future__ import annotations
 
-import re
+from ..shell.patterns import lazy_pattern
 
 __all__ = ["is_placeholder", "option_secrets"]
 
@@ -25,8 +25,8 @@ _NO_VALUE = frozenset({
     "no", "not", "is", "was", "permission", "cannot", "can't", "could", "failed", "error", "denied", "invalid",
     "unknown", "redacted", "hidden", "***", "xxx", "...", "…",
 })
-_NUMBER = re.compile(r"[-+]?[0-9]+(?:\.[0-9]+)?")
-_BRACKETED_WORD = re.compile(r"[A-Za-z_ .-]*")
+_NUMBER = lazy_pattern(r"[-+]?[0-9]+(?:\.[0-9]+)?")
+_BRACKETED_WORD = lazy_pattern(r"[A-Za-z_ .-]*")
 _OPENING = "([{<"
 _CLOSING = ")]}>"
 
@@ -40,7 +40,7 @@ def is_placeholder(value: str) -> bool:
 
 
 #: A value given to a password option, or in a place that holds only a password; group ``secret`` is it.
-_OPTIONS = re.compile(
+_OPTIONS = lazy_pattern(
     # mysql/mariadb -pPASSWORD (glued: "-p PASSWORD" would be a database name)
     r"(?<![\w.-])(?:mysql|mysqldump|mysqladmin|mysqlimport|mariadb|mariadb-dump)\b[^\n|;&]{0,300}?[ \t]-p"
     r"(?P<secret>[^\s'\"-][^\s'\"]{0,255}|'[^'\n]{1,256}'|\"[^\"\n]{1,256}\")"
@@ -52,7 +52,8 @@ _OPTIONS = re.compile(
     r"|(?m:^)[ \t]*(?:(?:machine|default)[ \t]*\S{0,256}[ \t]+)?(?:login[ \t]+\S{1,256}[ \t]+)?password[ \t]+"
     r"(?P<netrc_secret>[^\s=:]\S{0,255})"
     # a Kaggle API key: "key": "<32 hex>"
-    r"|\"key\"[ \t]*:[ \t]*\"(?P<hex_secret>[0-9a-f]{32})\""
+    r"|\"key\"[ \t]*:[ \t]*\"(?P<hex_secret>[0-9a-f]{32})\"",
+    often=True,
 )
 _GROUPS = ("secret", "user_secret", "pass_secret", "netrc_secret", "hex_secret")
 

@@ -20,6 +20,7 @@ import functools
 import re
 from collections.abc import Iterator
 
+from ..shell.patterns import lazy_pattern
 from ..shell.words import unescape
 from .forks import FORK_CALLS
 from .options import AWKS, SHELLS
@@ -33,27 +34,27 @@ MAX_CALLS = 200
 _STRING = r"""'(?:[^'\\\n]|\\.)*'|"(?:[^"\\\n]|\\.)*"|`(?:[^`\\]|\\.)*`"""
 _ARGS = rf"(?:{_STRING})(?:\s*,\s*(?:{_STRING}))*"
 _LIST = rf"(?:\[|c\(|\{{\s*args\s*:\s*\[)\s*{_ARGS}\s*,?\s*[\])]"  # [...], R's c(...), deno's {args: [...]}
-_RUNS = re.compile(
+_RUNS = lazy_pattern(
     r"\b(?:system2?|popen[23]?|spawn(?:Sync)?|exec|execSync|execFile(?:Sync)?|execute|getoutput|getstatusoutput"
     r"|check_output|check_call|call|run|Popen|Command|capture2e?|capture3|popen3|shell_exec|passthru"
     r"|shell\s+script)\s*(?:\(\s*|\s+)"  # osascript's do shell script "…"
     rf"(?P<args>{_ARGS}|{_LIST})(?:\s*,\s*(?P<more>{_LIST}))?")
-_AWK_PIPES = re.compile(rf"(?P<got>{_STRING})\s*\|\s*getline|\bprintf?\b\s*\(?\s*(?P<printed>{_STRING})\s*\)?\s*\|\s*"
-                        rf"(?P<to>{_STRING})")
-_BACKTICKS = re.compile(r"`(?P<a>[^`]*)`|(?:\bqx|%x)\s*(?:\((?P<b>[^)]*)\)|\{(?P<c>[^}]*)\}|/(?P<d>[^/]*)/)")
+_AWK_PIPES = lazy_pattern(rf"(?P<got>{_STRING})\s*\|\s*getline|\bprintf?\b\s*\(?\s*(?P<printed>{_STRING})\s*\)?\s*\|\s*"
+                          rf"(?P<to>{_STRING})")
+_BACKTICKS = lazy_pattern(r"`(?P<a>[^`]*)`|(?:\bqx|%x)\s*(?:\((?P<b>[^)]*)\)|\{(?P<c>[^}]*)\}|/(?P<d>[^/]*)/)")
 _HOME_CODE = (r"(?:os\.path\.)?expanduser\(\s*['\"]~/?['\"]\s*\)|(?:pathlib\.)?Path\.home\(\)|Path\(\s*['\"]~['\"]\s*\)"
               r"\.expanduser\(\)|os\.environ\[\s*['\"]HOME['\"]\s*\]|(?:os\.environ\.get|(?:os\.)?getenv|Sys\.getenv"
               r"|Deno\.env\.get)\(\s*['\"]HOME['\"]\s*\)|Dir\.home|ENV(?:IRON)?\[\s*['\"]HOME['\"]\s*\]"
               r"|\$ENV\{\s*['\"]?HOME['\"]?\s*\}|(?:require\(\s*['\"](?:node:)?os['\"]\s*\)\.|os\.|Deno\.)?homedir\(\)|process\.env(?:\.HOME|\[\s*['\"]HOME['\"]\s*\])"
               r"|(?:File\.expand_path|path\.expand|normalizePath)\(\s*['\"]~['\"]\s*\)")
 #: The home directory written into a string: ruby's #{…}, a JS template's ${…}, julia's $(…), an f-string's {…}.
-_HOME_IN_STRING = re.compile(rf"(?:#\{{|\$\{{|\{{)\s*(?:{_HOME_CODE})\s*\}}|\$\(\s*(?:{_HOME_CODE})\s*\)")
-_HOME_EXPRESSION = re.compile(_HOME_CODE)
-_PERL_HOME = re.compile(r'"(?:[^"\\\n]|\\.)*\$ENV\{HOME\}(?:[^"\\\n]|\\.)*"')
+_HOME_IN_STRING = lazy_pattern(rf"(?:#\{{|\$\{{|\{{)\s*(?:{_HOME_CODE})\s*\}}|\$\(\s*(?:{_HOME_CODE})\s*\)")
+_HOME_EXPRESSION = lazy_pattern(_HOME_CODE)
+_PERL_HOME = lazy_pattern(r'"(?:[^"\\\n]|\\.)*\$ENV\{HOME\}(?:[^"\\\n]|\\.)*"')
 #: Two strings made one: "a" + "b", "a" . "b" (perl), "a" .. "b" (lua), "a" "b" (awk, python), paste("a", "b") (R).
-_JOINED = re.compile(rf"(?P<paste>\bpaste0?\(\s*)?(?P<a>{_STRING})(?(paste)\s*,\s*|\s*(?:\+|\.\.?|(?<=\s))\s*)"
-                     rf"(?P<b>{_STRING})(?(paste)\s*\))")
-_DELETES_TREE = re.compile(
+_JOINED = lazy_pattern(rf"(?P<paste>\bpaste0?\(\s*)?(?P<a>{_STRING})(?(paste)\s*,\s*|\s*(?:\+|\.\.?|(?<=\s))\s*)"
+                       rf"(?P<b>{_STRING})(?(paste)\s*\))")
+_DELETES_TREE = lazy_pattern(
     r"\b(?P<name>rmtree|remove_tree|rm_rf|rm_r|remove_dir|remove_entry(?:_secure)?|rimraf(?:\.sync)?|rmSync|rmdirSync"
     r"|rm|rmdir|unlink|removeSync|remove|dir_delete)\s*(?:\(\s*|\s+)(?:(?:pathlib\.)?Path\(\s*)?"
     rf"(?:(?P<home>{_HOME_CODE})|(?P<literal>{_STRING}))")

@@ -28,6 +28,8 @@ from __future__ import annotations
 import functools
 import re
 
+from ..shell.patterns import lazy_pattern
+
 __all__ = ["name_words", "secret_name"]
 
 #: Words that hold a credential wherever they stand (but before a describing word).
@@ -77,7 +79,7 @@ _QUALIFIED = frozenset({"key", "keys", "token", "pass"})
 #: Nouns that also end a word glued together (``PGPASSWORD``, ``HTPASSWD``, ``NGROK_AUTHTOKEN``): no
 #: other word ends with them, unlike ``key`` (``hotkey``, ``monkey``) or ``pass`` (``bypass``).
 _GLUED = ("password", "passwd", "passphrase", "secret", "token", "credentials", "credential")
-_WORD = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|\d+")
+_WORD = lazy_pattern(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|\d+", often=True)
 
 
 def name_words(name: str) -> list[str]:
@@ -111,7 +113,7 @@ def _holds(words: list[str], i: int) -> bool:
 
 #: Some noun a name that holds a secret has among its words (each word is a piece of the name, lower-cased): a name
 #: without one is told apart by one search (most names: a script's ``v1=…``, ``count=…``), without splitting it.
-_ANY_NOUN = re.compile("|".join(sorted(_NOUNS | _LAST_NOUNS | set(_GLUED), key=len, reverse=True)))
+_ANY_NOUN = lazy_pattern("|".join(sorted(_NOUNS | _LAST_NOUNS | set(_GLUED), key=len, reverse=True)), often=True)
 
 
 @functools.lru_cache(maxsize=4096)  # output repeats its names: a log line's fields, an env listing

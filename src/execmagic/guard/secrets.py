@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Mapping
 
+from ..shell.patterns import lazy_pattern
 from .inline_secrets import is_placeholder, option_secrets
 from .secret_names import secret_name
 
@@ -38,7 +39,8 @@ SECRET_NAME = _NameRule()
 #: branch at a glance wherever its first character is wrong (twice as fast as lookbehinds first); and
 #: each has a fixed prefix or bounded repetition before its anchor, so a match attempt costs O(1) at
 #: most positions and redaction stays linear in the text's length (a 30,000-character line redacts in
-#: a few milliseconds; see the benchmarks).
+#: a few milliseconds; see the benchmarks).  Compiled at import, unlike the module's other patterns
+#: (``shell/patterns.py``): a public name the guard package exports, a compiled pattern wherever it is read.
 SECRET_VALUE = re.compile(
     r"gh[pousr]_[A-Za-z0-9]{30,}|github_pat_[A-Za-z0-9_]{22,}|sk-(?<![A-Za-z0-9_]sk-)[A-Za-z0-9_-]{20,}|xox[abposr]-[A-Za-z0-9-]{10,}"
     r"|A[KS]IA(?<![A-Za-z0-9]A[KS]IA)[0-9A-Z]{16}|AIza[0-9A-Za-z_-]{35}|glpat-[A-Za-z0-9_-]{20,}|hf_[A-Za-z0-9]{30,}|npm_[A-Za-z0-9]{36}"
@@ -59,7 +61,7 @@ SECRET_VALUE = re.compile(
     r"|(?<![A-Za-z0-9+.-])[A-Za-z][A-Za-z0-9+.-]{0,31}://[^/\s:@]{0,256}:[^/\s@]{1,256}@"
     r"|(?:Bearer|bearer|BEARER)(?<![A-Za-z0-9_][Bb][Ee][Aa][Rr][Ee][Rr])[ \t]+[A-Za-z0-9._~+/-]{20,}=*"
 )
-_GENERIC_TOKEN = re.compile(r"[A-Za-z0-9_+/=-]{32,}")
+_GENERIC_TOKEN = lazy_pattern(r"[A-Za-z0-9_+/=-]{32,}")
 #: Names passed on whatever their name or value looks like.
 DEFAULT_ENV_ALLOW = frozenset({
     "PATH", "HOME", "USER", "LOGNAME", "SHELL", "LANG", "LANGUAGE", "TERM", "TZ", "PWD", "OLDPWD", "TMPDIR",
@@ -94,23 +96,23 @@ def sanitize_env(env: Mapping[str, str], allow: Iterable[str] = ()) -> tuple[dic
 #: shell, INI, YAML, JSON or a command line.  Whether the value is redacted is :func:`secret_name`'s to
 #: say; the value is read only then (:data:`_VALUE`).  The name is bounded and starts only where a run
 #: of name characters starts, so a match attempt costs O(1) at most positions.
-_NAME_SEP = re.compile(r"(?<![A-Za-z0-9_.-])-{0,2}([\"']?)([A-Za-z_][A-Za-z0-9_.-]{0,80})\1"
-                       r"([ \t]{0,8}[:=](?!=)[ \t]{0,8})")
+_NAME_SEP = lazy_pattern(r"(?<![A-Za-z0-9_.-])-{0,2}([\"']?)([A-Za-z_][A-Za-z0-9_.-]{0,80})\1"
+                         r"([ \t]{0,8}[:=](?!=)[ \t]{0,8})", often=True)
 #: The value after a secret name: quoted (within the line, bounded), or a bare word up to a separator
 #: of its syntax -- after ``=``, a shell word, a URL query's ``&``, a connection string's ``;``; after
 #: ``:`` (YAML, a header), the next space or comma -- after an optional auth scheme (``Authorization:
 #: Bearer …``).  Not a ``$VAR`` reference and not what was redacted already.
 _VALUE_START = (r"(?!\[REDACTED|\$\{|\$[A-Za-z_])((?i:basic|bearer|token|digest)[ \t]+)?"
                 r"(?:\"([^\"\n]{1,512})\"|'([^'\n]{1,512})'|")
-_VALUE = {"=": re.compile(_VALUE_START + r"([^\s;&|'\",)\]}]+))"),
-          ":": re.compile(_VALUE_START + r"([^\s'\",\]}]+))")}
+_VALUE = {"=": lazy_pattern(_VALUE_START + r"([^\s;&|'\",)\]}]+))"),
+          ":": lazy_pattern(_VALUE_START + r"([^\s'\",\]}]+))")}
 
 
 #: A bare value that is code, not a secret: a type (``token: str | None``), a literal (``"password":
 #: null``), a call or a subscript (``password = os.environ["DB_PASSWORD"]``, ``key = get_key()``) --
 #: what an agent reading source code sees next to secret names all the time.
-_CODE = re.compile(r"[A-Za-z_][A-Za-z0-9_.]{0,80}[(\[].*|str|int|bytes|bool|None|null|nil|true|false|True|False"
-                   r"|string|number|any|Any|undefined|object|SecretStr")
+_CODE = lazy_pattern(r"[A-Za-z_][A-Za-z0-9_.]{0,80}[(\[].*|str|int|bytes|bool|None|null|nil|true|false|True|False"
+                     r"|string|number|any|Any|undefined|object|SecretStr")
 
 
 def _redact_assignments(text: str) -> str:

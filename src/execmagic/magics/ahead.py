@@ -3,14 +3,16 @@
 The load registers the magics and returns (its own cost is the prompt's).  Then, once the kernel is quiet --
 the loading cell over, its reply and idle status sent: every thread but this one asleep, waiting for the next
 message (started at the cell's end, the work competed with the reply for the interpreter, and made the load
-cell about 20 ms longer) -- a thread imports what the first ``%exec`` needs (about 45 ms of module bodies:
+cell about 20 ms longer) -- a thread imports what the first ``%exec`` needs (about 30 ms of module bodies:
 the engine, the guard's quick look, the renderers) and builds its parser; and when the extension was loaded
 *in a cell* -- someone typed ``%load_ext execmagic`` and is about to use it -- it also makes the process-wide
 engine with the notebook's settings and has its standby bash started (with it the watchdog), so the first
 command finds them ready, as every later one does.
 The engine comes after them: started while the rest is imported, the standby is often still being started
 when a quick first command comes, which then waits for it (measured: 10 ms slower, 50 ms after the load).
-What only later commands need comes last, once that standby is up and the kernel quiet again.
+Then, once that standby is up and the kernel quiet again, the regexes most commands use are compiled (those
+marked ``often``: the guard's quick look, redaction, the standby's grammar check; a third of what the imports
+cost), and what only later commands need is imported last.
 
 Loaded outside a cell -- a profile's ``c.InteractiveShellApp.extensions`` or ``exec_lines`` (run as cells
 kept out of the history), which load the extension into every kernel, most of which may never run a
@@ -37,9 +39,10 @@ if TYPE_CHECKING:
 __all__ = ["AFTER_ENGINE_MODULES", "AHEAD_SWITCH_INTERVAL", "AHEAD_WAIT", "FIRST_RUN_MODULES", "LOCK", "QUIET_LIMIT",
            "QUIET_LOOK", "QUIET_SHARE", "STANDBY_WAIT", "exiting", "start"]
 
-#: What the first command needs that registering the magics does not (about 45 ms of thread CPU; 60 before
-#: the guard's walk and rules were left to :data:`AFTER_ENGINE_MODULES`).  (The import graph has no circle,
-#: which a test holds: two threads importing at once cannot deadlock.)
+#: What the first command needs that registering the magics does not (45 ms of thread CPU, 60 before the guard's
+#: walk and rules were left to :data:`AFTER_ENGINE_MODULES`; since then two thirds of that: on a slower machine 47
+#: ms against 72, once their modules' regexes were compiled on first use, ``shell/patterns.py``).  (The import
+#: graph has no circle, which a test holds: two threads importing at once cannot deadlock.)
 FIRST_RUN_MODULES = ("execmagic.engine.engine", "execmagic.guard.policy", "execmagic.display.render",
                      "execmagic.magics.kernel_io", "execmagic.magics.live", "execmagic.process.watchdog")
 #: What only some commands need, imported last -- once the engine is made, its standby up and the kernel
@@ -106,6 +109,8 @@ def _work(cell_over: threading.Event, exec_magics: ExecMagics, loaded: Callable[
     """Import, build the parser, and -- the loading cell being over by then -- make the engine and its standby.
 
     A failure here is left to the first command, which meets it again and shows why in its cell."""
+    from ..shell.patterns import compile_often
+
     cell_over.wait(AHEAD_WAIT)
     _wait_quiet(QUIET_LIMIT)
     interval = sys.getswitchinterval()
@@ -119,6 +124,7 @@ def _work(cell_over: threading.Event, exec_magics: ExecMagics, loaded: Callable[
         if warm is not None:  # its start is not slowed down by imports for later commands
             warm.wait_ready(STANDBY_WAIT)
         _wait_quiet(QUIET_LIMIT)  # nor is a command that came meanwhile (it may have made the engine itself)
+        compile_often()  # the patterns most commands use, compiled on first use otherwise (shell/patterns.py)
         for name in AFTER_ENGINE_MODULES:
             importlib.import_module(name)
     except Exception:

@@ -14,7 +14,8 @@ whether a script surely parses.  Modules, one job each:
   (the words bash's brace expansion makes of one, for the guard);
 - ``plain_syntax`` (scripts bash surely accepts, told from the tokens), ``scanning`` (the loop the
   walk shares with the Python and JavaScript template scanners), ``work`` (every step counted
-  against a budget linear in the text).
+  against a budget linear in the text);
+- ``patterns`` (every layer's module-level regexes, compiled on first use rather than at import).
 
 Nothing is re-exported here: import from the modules themselves.
 """

@@ -17,9 +17,9 @@ from __future__ import annotations
 
 import functools
 import itertools
-import re
 from collections.abc import Sequence
 
+from .patterns import lazy_pattern
 from .words import Word
 from .work import ShellTooComplex
 
@@ -105,9 +105,9 @@ def _plain_text(word: Word) -> str | None:
     return plain
 
 
-_COMMA = re.compile(",")
+_COMMA = lazy_pattern(",")
 #: What bash's brace_gobbler looks at; every other character it passes.
-_STRUCTURE = re.compile(r"[{},]|\.\.")
+_STRUCTURE = lazy_pattern(r"[{},]|\.\.")
 
 
 class _Expander:

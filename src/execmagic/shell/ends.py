@@ -16,6 +16,7 @@ import sys
 from collections.abc import Iterable, Iterator
 
 from .frames import ARITH_RUN, Frame
+from .patterns import lazy_pattern
 from .walk import ShellScanner
 from .work import step
 
@@ -25,7 +26,7 @@ __all__ = ["PASSED_PIECE", "PASSED_REACH", "SIMPLE_ARITH", "SIMPLE_PARAM", "UNCL
 
 #: A ``$( … )`` body with nothing in it that the walk stops at (no quote, escape, substitution, bracket,
 #: redirection, comment or newline), up to its ``)``.
-_BARE_BODY = re.compile(r"[^\\'\"`$#()<>\n]*\)")
+_BARE_BODY = lazy_pattern(r"[^\\'\"`$#()<>\n]*\)")
 #: One whose walk does no more than pass it: plain characters, closed ``'…'``, ``"…"`` with no escape or
 #: substitution, a ``$`` that opens nothing (``$f``, ``$1``), a ``<`` or ``>`` that opens no heredoc, no ``>&`` word
 #: and no ``<(`` (``$(basename "$f" .csv)``, ``$(wc -l < f)``).  Each alternative starts with a character of its own
@@ -33,15 +34,15 @@ _BARE_BODY = re.compile(r"[^\\'\"`$#()<>\n]*\)")
 #: ``PASSED_REACH`` characters alone (a longer body is walked), so its memory is bounded (a MB took 120 MB).
 _PLAIN_DOLLAR = r"\$(?![({\['\"$])"
 PASSED_PIECE = rf"""[^\\'"`$#()<>\n]|'[^']*'|"(?:[^"\\`$]|{_PLAIN_DOLLAR})*"|{_PLAIN_DOLLAR}|<(?!<)|>(?!&)"""
-_PASSED_BODY = re.compile(rf"(?:{PASSED_PIECE})*\)")
+_PASSED_BODY = lazy_pattern(rf"(?:{PASSED_PIECE})*\)")
 PASSED_REACH = 2048
 #: A ``${…}`` body with nothing in it a walk stops at but its ``}``; a ``$((…))`` one with nothing its walk stops at
 #: but the ``))`` that ends it; the same for a ``$[…]`` (its ``]``).
 SIMPLE_PARAM = r"[^\\'\"`$}]*\}"
 SIMPLE_ARITH = r"[^\\'\"`$();\]]*\)\)"
-_SIMPLE_PARAM = re.compile(SIMPLE_PARAM)
+_SIMPLE_PARAM = lazy_pattern(SIMPLE_PARAM)
 _SIMPLE_ARITH = {")": re.compile(SIMPLE_ARITH), "]": re.compile(r"[^\\'\"`$\[\]]*\]")}
-_LIVE = re.compile(r"\\.|\$\(|`", re.DOTALL)
+_LIVE = lazy_pattern(r"\\.|\$\(|`", re.DOTALL)
 
 
 def walk_to_close(text: str, start: int, *frames: Frame, log: dict[int, tuple[int, bool]] | None = None,

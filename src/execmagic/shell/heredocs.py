@@ -7,20 +7,20 @@ skeleton the walker does (:class:`HeredocReading` is its base), but reads nothin
 
 from __future__ import annotations
 
-import re
 from typing import Any
 
 from .ends import Ends, live_between
 from .frames import delimiter_line
+from .patterns import lazy_pattern
 from .words import OPS, Op, Word
 
 __all__ = ["HeredocReading"]
 
-_DOLLAR = re.compile(r"\$")
+_DOLLAR = lazy_pattern(r"\$")
 #: A heredoc whose word is a name, plain or in quotes, that ends its word: ``<<EOF``, ``<< 'EOF' |``, ``<<-"END";``
 #: (and group 5: the newline that ends its line, when nothing but blanks stands before it).
-_PLAIN_HEREDOC = re.compile(r"(<<-?)[ \t]*(?:([A-Za-z_][A-Za-z0-9_]*)|'([A-Za-z_][A-Za-z0-9_]*)'"
-                            r"|\"([A-Za-z_][A-Za-z0-9_]*)\")(?:[ \t]*(\n)|(?=[ \t;&|]))")
+_PLAIN_HEREDOC = lazy_pattern(r"(<<-?)[ \t]*(?:([A-Za-z_][A-Za-z0-9_]*)|'([A-Za-z_][A-Za-z0-9_]*)'"
+                              r"|\"([A-Za-z_][A-Za-z0-9_]*)\")(?:[ \t]*(\n)|(?=[ \t;&|]))")
 
 
 class HeredocReading:

@@ -18,8 +18,8 @@ alias could change how a later line parses) -- is a no.
 from __future__ import annotations
 
 import copy
-import re
 
+from .patterns import lazy_pattern
 from .sources import source_spellings
 from .words import OPS, Op
 from .work import ShellTooComplex, uncollected
@@ -44,24 +44,25 @@ _PLAIN = r"""[^\x00-\x20"#$&'();<>\\`{|}\x7f]"""
 #: never shorter (the ``(?!…)``: taken shorter, the rest of the run is a second way to read the text -- see above).
 _PLAINS = rf"{_PLAIN}+(?!{_PLAIN})"
 _PIECE = rf"(?:{_PLAINS}|'[^'\n]*'|\"(?:[^\"\\$`\n]|\\[^\n]|{_PARAM})*\"|\\[^\n]|{_PARAM})"
-_WORD = re.compile(rf"{_PIECE}(?:{_PIECE}|#)*")
+_WORD = lazy_pattern(rf"{_PIECE}(?:{_PIECE}|#)*", often=True)
 #: What a plain script is made of, read by one regex before any token: pieces of words, blanks, the
 #: operators' characters and comments.  Text with anything else (a bracket, a ``$(``, a backtick) is a
 #: no at C speed, however long or deeply nested it is; text made of these is then split and checked.
-_PLAIN_TEXT = re.compile(rf"(?:{_PLAINS}|'[^'\n]*'|\"(?:[^\"\\$`\n]|\\[^\n]|{_PARAM})*\"|\\[^\n]|{_PARAM}"
-                         r"|\$(?=\")|[ \t\n;&|<>]|#[^\n]*(?![^\n]))*")  # $"…": a locale string, read as "…"
-_ASSIGNMENT = re.compile(rf"{_NAME}\+?=")
+_PLAIN_TEXT = lazy_pattern(rf"(?:{_PLAINS}|'[^'\n]*'|\"(?:[^\"\\$`\n]|\\[^\n]|{_PARAM})*\"|\\[^\n]|{_PARAM}"
+                           r"|\$(?=\")|[ \t\n;&|<>]|#[^\n]*(?![^\n]))*",  # $"…": a locale string, read as "…"
+                           often=True)
+_ASSIGNMENT = lazy_pattern(rf"{_NAME}\+?=", often=True)
 #: ``NAME[`` at a word's start opens a subscript, which bash reads up to its ``]`` across blanks and quotes
 #: (``a[1 + 2]=x``).
-_SUBSCRIPT = re.compile(rf"{_NAME}\[")
+_SUBSCRIPT = lazy_pattern(rf"{_NAME}\[", often=True)
 _REDIRECTS = frozenset({">", ">>", ">&", "<", "<&", "&>", "&>>"})
 _JOINS = frozenset({";", "&", "&&", "||", "|"})  # ;; ;& |& and the rest: refused
 #: Words that can turn alias expansion on or define an alias while the script runs: a later line could then
 #: parse otherwise (even ``bash -n`` would not see it).  Spelled with quotes (``al''ias``) they get by.
-_ALIAS = re.compile(r"\balias\b|expand_aliases|BASH_ALIASES|posix")
+_ALIAS = lazy_pattern(r"\balias\b|expand_aliases|BASH_ALIASES|posix")
 #: What this check does not vouch for: control characters and blanks other than space, tab and newline
 #: (letters to bash, but easy to misjudge), and a line continued on the next.
-_UNSURE = re.compile(r"[^\S \t\n]|[\x00-\x08\x0e-\x1f\x7f]|\\\n")
+_UNSURE = lazy_pattern(r"[^\S \t\n]|[\x00-\x08\x0e-\x1f\x7f]|\\\n", often=True)
 
 
 #: How much of a long script is read first, alone: most refusals come early (a pipe with no command before it, a
@@ -198,8 +199,8 @@ _WORD_KINDS = range(5)
 #: the rest of it, the ``-`` of an option or an assignment's ``NAME=`` (plain characters: the rest is then a word's
 #: rest, pieces or ``#``, as the whole would be read) or a first character that starts a piece (no ``#``).  No match:
 #: a word not plainly spelled.
-_KIND = re.compile(rf"(?P<subscript>{_NAME}\[)|(?:(?P<option>-)(?=[\s\S])|(?P<assignment>{_NAME}\+?=)|(?=[^#]))"
-                   rf"(?:{_PIECE}|#)*\Z")
+_KIND = lazy_pattern(rf"(?P<subscript>{_NAME}\[)|(?:(?P<option>-)(?=[\s\S])|(?P<assignment>{_NAME}\+?=)|(?=[^#]))"
+                     rf"(?:{_PIECE}|#)*\Z", often=True)
 _GROUP_KINDS = {"subscript": 0, "option": 1, "assignment": 2}
 
 

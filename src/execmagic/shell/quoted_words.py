@@ -14,6 +14,7 @@ import re
 from collections.abc import Callable
 
 from .ends import PASSED_PIECE, PASSED_REACH, SIMPLE_ARITH, SIMPLE_PARAM, Ends, arith_known
+from .patterns import lazy_pattern
 from .words import Word
 
 __all__ = ["QUOTED_WORD", "Expansion", "Quoted", "made_with_bodies", "quoted_word"]
@@ -34,12 +35,12 @@ _SUB = rf"\$\({_BODY}\)"
 _CHAR = r"[^ \t\n'\"\\$`;&|()<>#]"
 _DQ = rf'"(?:[^"\\$`]|\\[^\n]|{_DOLLAR}|{_PARAM}|{_ARITH}|{_SUB})*"'
 _QPIECE = rf"{_CHAR}|'[^']*'|{_DQ}|\\[^\n]|{_DOLLAR}|{_PARAM}|{_ARITH}|{_SUB}"
-QUOTED_WORD = re.compile(rf"(?:{_QPIECE})(?:{_QPIECE}|#)*(?=[ \t\n;&|]|\Z)")
+QUOTED_WORD = lazy_pattern(rf"(?:{_QPIECE})(?:{_QPIECE}|#)*(?=[ \t\n;&|]|\Z)", often=True)
 #: The pieces of a word matched so, each in its group: plain text, '…', "…", \x, ${…}, $((…)), $(…) (its body), $.
-_PIECES = re.compile(rf"({_CHAR}+|#+)|'([^']*)'|\"((?:[^\"\\$`]|\\[^\n]|{_DOLLAR}|{_PARAM}|{_ARITH}|{_SUB})*)\""
-                     rf"|\\([^\n])|({_PARAM})|({_ARITH})|\$\(({_BODY})\)|\$")
+_PIECES = lazy_pattern(rf"({_CHAR}+|#+)|'([^']*)'|\"((?:[^\"\\$`]|\\[^\n]|{_DOLLAR}|{_PARAM}|{_ARITH}|{_SUB})*)\""
+                       rf"|\\([^\n])|({_PARAM})|({_ARITH})|\$\(({_BODY})\)|\$", often=True)
 #: In "…": an escape, a ${…}, a $((…)), a $(…) (its body), a $.
-_DQ_SPECIAL = re.compile(rf"\\(.)|({_PARAM})|({_ARITH})|\$\(({_BODY})\)|\$", re.DOTALL)
+_DQ_SPECIAL = lazy_pattern(rf"\\(.)|({_PARAM})|({_ARITH})|\$\(({_BODY})\)|\$", re.DOTALL, often=True)
 #: The skeleton of a piece of each kind but plain text (itself): quoted text blanked, an expansion as any ``$(…)``.
 _SKELETONS = {0: "$", 2: "''", 3: '""', 4: "''", 5: "$()", 6: "$()", 7: "$()"}
 

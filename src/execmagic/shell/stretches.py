@@ -8,9 +8,9 @@ from the splitter's walker so that each stays small.
 from __future__ import annotations
 
 import functools
-import re
 
 from .frames import SIMPLE_ARITHMETIC
+from .patterns import lazy_pattern
 from .words import OPS, Op, Subshells, Word
 
 __all__ = ["ARITH_STRETCH", "LINE_STRETCH", "PLAIN_PIECE", "PLAIN_STRETCH", "known_pieces", "plain_tokens", "spanned",
@@ -22,28 +22,28 @@ __all__ = ["ARITH_STRETCH", "LINE_STRETCH", "PLAIN_PIECE", "PLAIN_STRETCH", "kno
 #: by its own first fit.
 _PLAIN_WORD = r"[^ \t\n'\"\\$`;&|()<>#][^ \t\n'\"\\$`;&|()<>]*(?=[ \t\n;&|)]|\((?!\()|\Z)"
 _PLAIN_OP = r"<<<|&>>|;;&|>>|&&|\|\||;;|;&|\|&|&>|>\||>&|<&|<>|<(?![<(])|>(?!\()|[;&|()]"
-PLAIN_STRETCH = re.compile(f"(?:{_PLAIN_WORD}|{_PLAIN_OP}|[ \t\n]+)+")
-PLAIN_PIECE = re.compile(f"{_PLAIN_WORD}|{_PLAIN_OP}|\n")
+PLAIN_STRETCH = lazy_pattern(f"(?:{_PLAIN_WORD}|{_PLAIN_OP}|[ \t\n]+)+")
+PLAIN_PIECE = lazy_pattern(f"{_PLAIN_WORD}|{_PLAIN_OP}|\n", often=True)
 #: The same pieces, a ``((WORD))`` as one (see :class:`~.words.Subshells`).
-_JOINED_PIECE = re.compile(rf"\(\({_PLAIN_WORD}\)\)|{_PLAIN_WORD}|{_PLAIN_OP}|\n")
+_JOINED_PIECE = lazy_pattern(rf"\(\({_PLAIN_WORD}\)\)|{_PLAIN_WORD}|{_PLAIN_OP}|\n", often=True)
 #: A plain stretch whose every ``((`` opens a ``SIMPLE_ARITHMETIC`` made of plain pieces (``((1))``, ``((i++))``):
 #: what the splitter reads through one ``((`` at a time, matched at once.  Its ``(`` is no operator before another
 #: ``(``, and the words in it are plain ones that hold no ``]`` (a stop of arithmetic) and no ``;`` follows.  (The
 #: ``((…))`` is tried last: no other piece starts at a ``((``, and most pieces are the others.)
 _ARITH_WORD = r"[^ \t\n'\"\\$`;&|()<>#\]][^ \t\n'\"\\$`;&|()<>\]]*(?=[ \t\n&|)])"
 _ARITH_OP = r"&>>|>>|&&|\|\||\|&|&>|>\||>&|<&|<>|<(?![<(])|>(?!\()|[&|]"
-ARITH_STRETCH = re.compile(rf"(?:{_PLAIN_WORD}|{_PLAIN_OP[:-len('[;&|()]')]}[;&|)]|\((?!\()|[ \t\n]+"
-                           rf"|(?P<arith>\(\((?:{_ARITH_WORD}|{_ARITH_OP}|[ \t\n]+)*\)\)))+")
+ARITH_STRETCH = lazy_pattern(rf"(?:{_PLAIN_WORD}|{_PLAIN_OP[:-len('[;&|()]')]}[;&|)]|\((?!\()|[ \t\n]+"
+                             rf"|(?P<arith>\(\((?:{_ARITH_WORD}|{_ARITH_OP}|[ \t\n]+)*\)\)))+", often=True)
 #: A plain stretch to its line's end at most (its newline too) with no ``((`` in it, none passed: what the splitter
 #: reads at once while heredocs wait for their bodies, which start on the next line -- there it reads a ``((`` one step
 #: at a time, as it read all of such a line (``cat <<'EOF' | python3 -``) before.
-LINE_STRETCH = re.compile(rf"(?:{_PLAIN_WORD}|{_PLAIN_OP[:-len('[;&|()]')]}[;&|)]|\((?!\()|[ \t]+)*\n?")
+LINE_STRETCH = lazy_pattern(rf"(?:{_PLAIN_WORD}|{_PLAIN_OP[:-len('[;&|()]')]}[;&|)]|\((?!\()|[ \t]+)*\n?")
 _PIECE_OPS = {**OPS, "\n": OPS[";"]}
 #: Text with no character that ends a plain stretch or makes a piece of it other than a word, a blank, a newline or an
 #: operator of ``;&|`` (no quote, ``$``, backtick, ``#``, bracket, ``<`` or ``>``), to its last blank or newline (no
 #: operator goes on past one: ``|&>``): a plain stretch, its every word followed by one of them, which the stretch's
 #: pattern took a piece at a time (in a script of assignments, nine tenths of its time).
-_SAFE_RUN = re.compile(r"[^'\"\\$`#()<>]*[ \t\n]")
+_SAFE_RUN = lazy_pattern(r"[^'\"\\$`#()<>]*[ \t\n]", often=True)
 #: How far one match of :data:`_SAFE_RUN` reads (a long word with no blank after it -- a MB of base64 -- is gone back
 #: over to its start); a run that went over half of it goes on from where it ended.
 _RUN_WINDOW = 4096
@@ -131,7 +131,7 @@ def _subshells(piece: str) -> Word | Op:
     return token  # type: ignore[return-value]
 
 
-_UNMARKED = re.compile(r"[^#]+")
+_UNMARKED = lazy_pattern(r"[^#]+")
 
 
 def spanned(piece: Word) -> Word:

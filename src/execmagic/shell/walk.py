@@ -43,6 +43,7 @@ from collections.abc import Callable
 from operator import attrgetter
 
 from .frames import ARITH_RUN, SIMPLE_ARITHMETIC, Frame
+from .patterns import lazy_pattern
 from .scanning import Context
 from .walk_bodies import WORD_START_BEFORE, WalkBodies
 from .work import step, uncollected
@@ -70,20 +71,20 @@ _QUIET_BACKTICK = frozenset({"squote", "ansi", "comment", "heredoc-quoted", "psq
 #: Frames where a backslash is an ordinary character (inside backticks, ``\\\\`` is still one backslash).
 _LITERAL_BACKSLASH = frozenset({"squote", "heredoc-quoted", "comment"})
 #: Runs of one opener (each opens the same frame inside the last): read at once.
-_PAREN_RUN = re.compile(r"(?:\$\((?!\())+")
-_PARAM_RUN = re.compile(r"(?:\$\{)+")
-_QUOTED_PAREN_RUN = re.compile(r'(?:"\$\((?!\())+')
-_OPENS, _CLOSES = re.compile(r"\(+"), re.compile(r"\)+")
+_PAREN_RUN = lazy_pattern(r"(?:\$\((?!\())+")
+_PARAM_RUN = lazy_pattern(r"(?:\$\{)+")
+_QUOTED_PAREN_RUN = lazy_pattern(r'(?:"\$\((?!\())+')
+_OPENS, _CLOSES = lazy_pattern(r"\(+"), lazy_pattern(r"\)+")
 #: More ``SIMPLE_ARITHMETIC`` on the line, each after blanks (see :meth:`ShellScanner._simple_run`).
-_SIMPLE_RUN = re.compile(r"(?:[ \t]+\(\([^\\'\"`$();\]\n]*\)\))*")
+_SIMPLE_RUN = lazy_pattern(r"(?:[ \t]+\(\([^\\'\"`$();\]\n]*\)\))*")
 #: What a frame a ``)`` closes in code holds (its closer, open case patterns, kind, where a ``$((`` starts), and
 #: what those are in a ``( … )`` frame it closes (see :meth:`ShellScanner._close_run`).
 _CLOSING, _CLOSABLE = attrgetter("closer", "cases", "kind", "start"), (")", 0, "code", -1)
 _OPENED, _TAINTED = attrgetter("opened"), attrgetter("tainted")
-_FOR_BEFORE = re.compile(r"(?<![\w$])for[ \t]*$")  # read in the few characters before a "((" alone
-_KEYWORD_BEFORE = re.compile(r"(?<![\w$])(?:then|do|else|elif|if|while|until|time)$")
+_FOR_BEFORE = lazy_pattern(r"(?<![\w$])for[ \t]*$")  # read in the few characters before a "((" alone
+_KEYWORD_BEFORE = lazy_pattern(r"(?<![\w$])(?:then|do|else|elif|if|while|until|time)$")
 #: The word before a ``(`` that makes it a compound assignment: ``NAME=(``, ``NAME+=(``, ``NAME[k]=(``.
-_ARRAY_ASSIGNMENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(?:\[[^\]\n]*\])?\+?=")
+_ARRAY_ASSIGNMENT = lazy_pattern(r"[A-Za-z_][A-Za-z0-9_]*(?:\[[^\]\n]*\])?\+?=")
 _WORD_BEFORE = frozenset(" \t\n;&|(")  # not ")": $(…)#x is one word
 
 

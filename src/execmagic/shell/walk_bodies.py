@@ -11,25 +11,25 @@ frame kind does) by size: the walk's state and these are a base class it extends
 from __future__ import annotations
 
 import collections
-import re
 from itertools import repeat
 
 from .frames import Frame, Stack, delimiter_line
+from .patterns import lazy_pattern
 from .scanning import Scanner
 
 __all__ = ["WORD_START_BEFORE", "WalkBodies"]
 
 #: What may stand before a word's start (a word after one of these starts there).
 WORD_START_BEFORE = frozenset(" \t\n;&|(<>")
-_DOLLAR_QUOTE, _ESCAPED = re.compile(r"\$(?=['\"])"), re.compile(r"\\(.)")  # a heredoc's word, unquoted
-_QUOTING = re.compile(r"['\"\\\\$]")  # what a heredoc's word is read through before it is its delimiter
-_QUOTES = re.compile(r"'([^']*)'|\"((?:[^\"\\]|\\.)*)\"")
-_TABS = re.compile(r"\t*")
+_DOLLAR_QUOTE, _ESCAPED = lazy_pattern(r"\$(?=['\"])"), lazy_pattern(r"\\(.)")  # a heredoc's word, unquoted
+_QUOTING = lazy_pattern(r"['\"\\\\$]")  # what a heredoc's word is read through before it is its delimiter
+_QUOTES = lazy_pattern(r"'([^']*)'|\"((?:[^\"\\]|\\.)*)\"")
+_TABS = lazy_pattern(r"\t*")
 
 
 #: A heredoc's word up to the first backtick no backslash escapes (the rest of the word, in a `…`, is outside it).
-_BEFORE_BACKTICK = re.compile(r"(?:[^`\\]|\\.)*")
-_HEREDOC_OP = re.compile(r"<<(-?)[ \t]*((?:[^\s;&|<>()'\"\\]|'[^']*'|\"(?:[^\"\\]|\\.)*\"|\\.)+)")
+_BEFORE_BACKTICK = lazy_pattern(r"(?:[^`\\]|\\.)*")
+_HEREDOC_OP = lazy_pattern(r"<<(-?)[ \t]*((?:[^\s;&|<>()'\"\\]|'[^']*'|\"(?:[^\"\\]|\\.)*\"|\\.)+)")
 
 
 class WalkBodies(Scanner):

@@ -10,6 +10,8 @@ import re
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
+from .patterns import lazy_pattern
+
 if TYPE_CHECKING:
     from typing_extensions import Self
 
@@ -76,12 +78,12 @@ OPS = {op: Op(op) for op in OPERATORS}
 REDIRECTS = frozenset({"<<<", "<<-", "&>>", "<<", ">>", "&>", ">|", ">&", "<&", "<>", "<", ">"})
 STDIN_REDIRECTS = frozenset({"<<", "<<-", "<<<"})
 WRITES = frozenset({">", ">>", ">|", "&>", "&>>", "<>", ">&"})
-_ANSI_ESCAPE = re.compile(r"\\(x[0-9A-Fa-f]{1,2}|u[0-9A-Fa-f]{1,4}|U[0-9A-Fa-f]{1,8}|c.|[0-7]{1,3}|.)", re.DOTALL)
+_ANSI_ESCAPE = lazy_pattern(r"\\(x[0-9A-Fa-f]{1,2}|u[0-9A-Fa-f]{1,4}|U[0-9A-Fa-f]{1,8}|c.|[0-7]{1,3}|.)", re.DOTALL)
 _ANSI_CHARS = {"n": "\n", "t": "\t", "r": "\r", "a": "\a", "b": "\b", "f": "\f", "v": "\v", "e": "\x1b",
                "E": "\x1b", "\\": "\\", "'": "'", '"': '"', "?": "?"}
 
 
-_ANSI_BODY = re.compile(r"(?:[^'\\]|\\[\s\S])*")
+_ANSI_BODY = lazy_pattern(r"(?:[^'\\]|\\[\s\S])*")
 
 
 def ansi_end(text: str, start: int) -> int:
