@@ -6,8 +6,9 @@ value stays; no setting's failure keeps another from applying (each one reaches
 the engine by itself).  Values are turned into plain engine values at call time (what every run gets
 once, until a setting changes).
 
-(Over 400 lines, on purpose: one class holds every trait of the magics, which ``%config ExecMagics`` lists
-together -- most of its lines are their help texts and checks.)
+(Over 400 lines, on purpose: one class, :class:`ExecSettings`, holds every trait of the magics, which
+``%config ExecMagics`` lists together -- most of its lines are their help texts and checks; the magics that use
+them live apart, in :mod:`.exec_magics`.)
 """
 
 from __future__ import annotations
