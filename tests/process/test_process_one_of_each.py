@@ -6,6 +6,7 @@ The lengths of functions and modules are checked for the whole package in ``test
 
 from __future__ import annotations
 
+import datetime
 import importlib
 import pathlib
 import re
@@ -15,7 +16,7 @@ import time
 import pytest
 
 from execmagic.process import foreground
-from execmagic.process.clock import STAMP_FORMAT, now_iso, now_stamp
+from execmagic.process.clock import STAMP_FORMAT, iso_at, now_iso, now_stamp
 from execmagic.process.errors import PreExecError
 from execmagic.process.results import Result, exit_code_of
 from execmagic.process.spec import Command, RunOptions
@@ -40,6 +41,16 @@ def test_now_iso_is_local_with_an_offset_and_utc_on_request():
     assert re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}[+-]\d\d:\d\d", local)
     assert re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d[+-]\d\d:\d\d", now_iso("seconds"))
     assert now_iso(utc=True).endswith("+00:00")
+
+
+def test_a_moment_noted_before_reads_as_now_iso_would_have_read_it():
+    before = now_iso()
+    moment = time.time()
+    after = now_iso()
+    assert before <= iso_at(moment) <= after
+    assert iso_at(moment, "seconds", utc=True) == datetime.datetime.fromtimestamp(
+        moment, datetime.timezone.utc).isoformat(timespec="seconds")
+    assert iso_at(0.0, utc=True) == "1970-01-01T00:00:00.000+00:00"
 
 
 def test_now_stamp_reads_back_with_its_format():

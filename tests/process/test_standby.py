@@ -60,6 +60,16 @@ def test_a_run_after_the_first_takes_the_standby(engine):
     ready(engine)  # and the next one is started after it
 
 
+def test_a_standbys_output_pipes_are_ready_to_read_before_its_run(engine):
+    """They are made non-blocking as it starts, in the keeper's thread (its run's pump reads them as they are)."""
+    engine.run_script("true")
+    standby = ready(engine)
+    assert not os.get_blocking(standby.runner.stdout.fileno())
+    assert not os.get_blocking(standby.runner.stderr.fileno())
+    r = engine.run_script("head -c 300000 /dev/zero | tr '\\0' x; echo done >&2")
+    assert len(r.stdout) == 300000 and r.stderr == "done\n" and r.exit_code == 0
+
+
 # What a script sees: the same in a standby as in a cold bash -c.
 SAME = {
     "lineno": "echo $LINENO\necho $LINENO",

@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 from ..background.backends.base import Backend, Foreground
 from ..guard.policy import Policy
 from ..guard.secret_names import secret_name
-from ..guard.secrets import Masked, redact, secret_env
+from ..guard.secrets import Masked, secret_env
 from ..process.capture import os_error_reason
 from ..process.environ import environ_copy
 from ..process.errors import PreExecError, shown_value
@@ -35,6 +35,7 @@ from .contexts import SHELL_LANGUAGES
 from .failure_line import names_lines
 from .interpreter import kernel_bin_first, kernel_tool_notes
 from .languages import handed_argv, script_argv
+from .redaction import redacted
 from .requests import Request
 from .sandboxing import kernel_environment_note
 from .session import STATE_VAR, ShellSession, handed_fds, prelude_path, session_env
@@ -87,7 +88,7 @@ class Plan:
 
     def hide(self, text: str) -> str:
         """``text`` as it may be shown or recorded: the plan's secrets and credential shapes redacted."""
-        return text if self.secrets is None or not text else redact(text, self.secrets)
+        return text if self.secrets is None or not text else redacted(text, self.secrets)
 
     def shown_fill(self, fill: Fill) -> str:
         """``{ref} = value (from …)``, the value as short as an error quotes one; a secret's hidden."""
@@ -449,7 +450,7 @@ class Planner:
                 return ChainMap({name: Masked(name) for name, _ in refs if name in values}, values)  # type: ignore[arg-type]
 
             words = expand(masked(p.params), masked(p.variables))
-        return [redact(word, secrets) for word in words], secrets
+        return [redacted(word, secrets) for word in words], secrets
 
 
 #: The last environment :func:`_secret_env` was asked about, and its answer.

@@ -3,7 +3,12 @@
 ``%config ExecMagics.timeout = 300`` or ``c.ExecMagics.timeout = 300`` in
 ``ipython_config.py``.  A bad value is refused with one line and the previous
 value stays; no setting's failure keeps another from applying (each one reaches
-the engine by itself).  Values are turned into plain engine values at call time.
+the engine by itself).  Values are turned into plain engine values at call time (what every run gets
+once, until a setting changes).
+
+(Over 400 lines, on purpose: one class, :class:`ExecSettings`, holds every trait of the magics, which
+``%config ExecMagics`` lists together -- most of its lines are their help texts and checks; the magics that use
+them live apart, in :mod:`.exec_magics`.)
 """
 
 from __future__ import annotations
@@ -11,11 +16,11 @@ from __future__ import annotations
 import math
 import os
 import sys
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from IPython.core.error import UsageError
 from IPython.core.magic import Magics
-from traitlets import Bool, Enum, Float, Int, List, TraitError, Unicode, observe, validate
+from traitlets import All, Bool, Enum, Float, Int, List, TraitError, Unicode, observe, validate
 from traitlets.config import Config
 
 from ..engine.sandbox_modes import SANDBOX_MODES, describe_modes
@@ -373,25 +378,41 @@ class ExecSettings(Magics):
         self.engine.shells.grace = self.kill_grace
         self.engine.shells.max_shells = self.max_background_shells
 
+    @observe(All)
+    def _forget_made(self, change: dict[str, Any]) -> None:
+        """A setting changed: what :meth:`run_options` and :meth:`display_view` made of the settings (made once,
+        not at each cell: 40-50 µs of a short command's) is made again, into a new dict (one made from values
+        read before the change went into the old one)."""
+        self.__dict__["_made_of_settings"] = {}
+
     def run_options(self, timeout: float | None) -> RunOptions:
         """One run's limits: ``--timeout`` (checked here) or the trait, and the other traits."""
         from ..process.spec import RunOptions
 
+        made: dict[str, Any] = self.__dict__.setdefault("_made_of_settings", {})
         if timeout is not None:
             try:
                 timeout = checks.timeout(timeout, "--timeout")
             except UsageProblem as exc:
                 raise UsageError(str(exc)) from None
-        else:
-            timeout = self.timeout
+        elif "run" in made:
+            return cast("RunOptions", made["run"])
         from .live import log_over
 
         # a stream the display may cut is logged, so that the cut can point at the whole of it
-        return RunOptions(timeout=timeout, grace=self.kill_grace, drain=self.drain_time, keep_bytes=self.keep_bytes,
-                          keep_logs=self.keep_logs, log_over=log_over(self.display_budget))
+        options = RunOptions(timeout=self.timeout if timeout is None else timeout, grace=self.kill_grace,
+                             drain=self.drain_time, keep_bytes=self.keep_bytes, keep_logs=self.keep_logs,
+                             log_over=log_over(self.display_budget))
+        if timeout is None:
+            made["run"] = options
+        return options
 
     def display_view(self) -> View:
         """How results are shown now (asked at each rendering, so ``%config`` applies to the next one)."""
         from ..display.render import View
 
-        return View(budget=self.display_budget, stable=self.stable_output)
+        made: dict[str, Any] = self.__dict__.setdefault("_made_of_settings", {})
+        view = made.get("view")
+        if view is None:
+            view = made["view"] = View(budget=self.display_budget, stable=self.stable_output)
+        return cast("View", view)

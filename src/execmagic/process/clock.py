@@ -6,7 +6,7 @@ from here:
 
 - :func:`now_iso` -- when something started or happened, as ISO 8601 with its UTC
   offset (``2024-05-01T14:03:07.123+02:00``): local time a person recognises, yet
-  unambiguous in a log read elsewhere.
+  unambiguous in a log read elsewhere (:func:`iso_at`: the same of a moment noted before).
 - :func:`now_stamp` -- the same moment as a file-name-safe word
   (``20240501-140307``), in :data:`STAMP_FORMAT`, which is also what reads a stamp
   back (log folders are named with it and pruned by it).
@@ -17,7 +17,7 @@ from __future__ import annotations
 import datetime
 import time
 
-__all__ = ["STAMP_FORMAT", "now_iso", "now_stamp"]
+__all__ = ["STAMP_FORMAT", "iso_at", "now_iso", "now_stamp"]
 
 #: ``time.strftime`` format of :func:`now_stamp`: sortable, no characters a file system refuses.
 STAMP_FORMAT = "%Y%m%d-%H%M%S"
@@ -28,8 +28,14 @@ def now_iso(timespec: str = "milliseconds", *, utc: bool = False) -> str:
 
     ``timespec`` is :meth:`datetime.datetime.isoformat`'s (``"seconds"``, ``"milliseconds"`` …).
     """
-    now = datetime.datetime.now(datetime.timezone.utc)
-    return (now if utc else now.astimezone()).isoformat(timespec=timespec)
+    return iso_at(time.time(), timespec, utc=utc)
+
+
+def iso_at(timestamp: float, timespec: str = "milliseconds", *, utc: bool = False) -> str:
+    """:func:`now_iso` of the moment ``timestamp`` (``time.time()``'s): a run notes the moment it starts at
+    (a clock read, 0.1 µs) and writes it out once its command runs, while its shell works (5-40 µs)."""
+    moment = datetime.datetime.fromtimestamp(timestamp, datetime.timezone.utc)
+    return (moment if utc else moment.astimezone()).isoformat(timespec=timespec)
 
 
 def now_stamp() -> str:

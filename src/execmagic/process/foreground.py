@@ -16,7 +16,7 @@ import time
 from collections.abc import Callable, Sequence
 
 from .capture import StreamRecorder
-from .clock import now_iso
+from .clock import iso_at, now_iso
 from .errors import PreExecError
 from .launch import launch
 from .leftovers import Births, left_behind
@@ -94,7 +94,7 @@ class _Run:
     def __init__(self, command: Command, options: RunOptions, proc: subprocess.Popen[bytes], *, marker: str,
                  log_dir: LogDir, label: str, started_at: str, start: float, on_output: OutputCallback | None,
                  on_progress: ProgressCallback | None, cancel: CancelToken | None, watch: Watch | None = None,
-                 shell_end: ShellEnd | None = None) -> None:
+                 shell_end: ShellEnd | None = None, ready: bool = False) -> None:
         self.command = command
         self.options = options
         self.proc = proc
@@ -108,7 +108,7 @@ class _Run:
                                           log_over=options.log_over)
                      for name in ("stdout", "stderr")}
         self.shell_end = shell_end
-        self.pump = Pump(proc, recorders, command.input, on_output, cancel, shell_end)
+        self.pump = Pump(proc, recorders, command.input, on_output, cancel, shell_end, ready)
         self.deadline = start + options.timeout if options.timeout is not None else None
         self.timed_out = self.interrupted = False
         self.watch = watch
@@ -306,21 +306,20 @@ def run_command(
     disk) costs neither the run nor its result: the result keeps its head and tail
     and says ``log incomplete: <reason>`` in its notes.
     """
-    started_at = now_iso()
-    start = time.monotonic()
+    wall, start = time.time(), time.monotonic()  # (written out once the command runs: see .clock.iso_at)
     births = Births.now()  # to tell what is new at the end: anything new that carries the marker is ours
     try:
         proc, shell_end = _started(command, marker, standby)
     except PreExecError as exc:
-        return failed_to_start(command, exc, started_at)
+        return failed_to_start(command, exc, iso_at(wall))
     try:
         if standby is not None:
             unregister: Callable[[], None] | None = standby.registration()
         else:
             unregister = register(proc.pid, marker) if register is not None else None
-        run = _Run(command, options, proc, marker=marker, log_dir=log_dir, label=label, started_at=started_at,
+        run = _Run(command, options, proc, marker=marker, log_dir=log_dir, label=label, started_at=iso_at(wall),
                    start=start, on_output=on_output, on_progress=on_progress, cancel=cancel, watch=watch,
-                   shell_end=shell_end)
+                   shell_end=shell_end, ready=standby is not None)  # a standby's pipes are read-ready
     except BaseException:  # the process exists and nothing else knows it: never leave it running
         if shell_end is not None:
             shell_end.close()

@@ -80,6 +80,16 @@ def grow_pipe(fd: int) -> None:
             fcntl.fcntl(fd, setsize, _PIPE_SIZE)
 
 
+def ready_pipes(proc: subprocess.Popen[bytes]) -> None:
+    """Make ``proc``'s output pipes what a run reads: not blocking, grown.  A standby's are made so as it starts
+    (in the thread that starts it), and its run's :class:`Pump` is told (``ready``): six ``fcntl`` calls fewer
+    on the cell's thread before the command's output is read, 30-50 µs there."""
+    for pipe in (proc.stdout, proc.stderr):
+        assert pipe is not None
+        os.set_blocking(pipe.fileno(), False)
+        grow_pipe(pipe.fileno())
+
+
 class Cancelled(Exception):
     """Raised inside the run loop when its :class:`CancelToken` fires."""
 
@@ -89,7 +99,8 @@ class Pump:
 
     def __init__(self, proc: subprocess.Popen[bytes], recorders: dict[str, StreamRecorder],
                  stdin_data: bytes | None, on_output: OutputCallback | None, cancel: CancelToken | None,
-                 shell_end: ShellEnd | None = None) -> None:
+                 shell_end: ShellEnd | None = None, ready: bool = False) -> None:
+        """``ready``: :func:`ready_pipes` was done to ``proc`` (a standby's, as it started)."""
         self.proc = proc
         self.recorders = recorders
         self.on_output = on_output
@@ -100,10 +111,10 @@ class Pump:
         self.selector = selectors.DefaultSelector()
         self.open_streams: dict[int, str] = {}
         assert proc.stdout is not None and proc.stderr is not None
+        if not ready:
+            ready_pipes(proc)
         for name, pipe in (("stdout", proc.stdout), ("stderr", proc.stderr)):
             fd = pipe.fileno()
-            os.set_blocking(fd, False)
-            grow_pipe(fd)
             self.selector.register(fd, selectors.EVENT_READ, name)
             self.open_streams[fd] = name
         self.stdin_data = memoryview(stdin_data) if stdin_data is not None else None

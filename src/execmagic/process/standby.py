@@ -51,6 +51,7 @@ from ..shell.plain_syntax import surely_parses
 from .errors import PreExecError
 from .inherit import Inherited, inherited
 from .launch import MARKER_VAR, executable_identity, handed_args, resolve_executable
+from .pump import ready_pipes
 from .sandbox_end import ShellEnd
 from .spec import Command
 from .standby_apart import Apart, pipes
@@ -427,6 +428,7 @@ def _start(cwd: str, env: Mapping[str, str], marker: str, run_env: dict[str, str
                        ignores_int=bool(attributes.ignored & _SIGINT_BIT))
         if apart is not None:
             standby.shell_end = apart.settle(runner)
+        ready_pipes(runner)  # its run's pump reads them as they are (here, not on the run's thread)
     except BaseException:
         standby.discard()
         raise
