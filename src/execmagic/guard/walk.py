@@ -14,10 +14,8 @@ yields their refusals itself; every other rule is applied to the simple commands
 
 from __future__ import annotations
 
-import functools
 import re
-from collections.abc import Callable, Generator, Iterable, Sequence
-from typing import TYPE_CHECKING
+from collections.abc import Generator, Iterable, Sequence
 
 from ..shell.words import WRITES, Subshells, Word
 from .commands import ASSIGNMENT, Assignments, Command, Simple, command_name
@@ -36,15 +34,12 @@ from .options import (
     kept_code,
     su_command,
 )
-from .paths import Path, after_cd
+from .paths import Path, after_cd, path_text
 from .printers import emitted
 from .readings import Reading, Readings
 from .rules import Refusal, judged_writes, refuse
 from .subscripts import bracketed, subscript_bodies, tests
 from .vanishing import unvanished
-
-if TYPE_CHECKING:
-    from .scripts import Calls
 
 _inert, _inert_word, _has_code, _only_changes, _hands_on, _looked_at = (  # (one name each, for the tests)
     inert, inert_word, has_code, only_changes, hands_on, looked_at)
@@ -122,14 +117,24 @@ def _walked(pipeline: list[Command], cwd: Path | None, depth: int, names: Names,
         Simple | Refusal, None, tuple[Path | None, Names]]:
     """A pipeline the loop of :func:`walk` does not pass at once, walked: the directory and the names after it."""
     expanded = [names.expand(command) for command in pipeline]
+    if names.several:  # for X in cd rm; do $X -rf /: cd runs, and rm runs (expanded, "cd rm -rf /": see Names.variants)
+        for index, variant in ((i, v) for i, command in enumerate(pipeline) for v in names.variants(command)):
+            yield from _expanded(pipeline, [*expanded[:index], variant, *expanded[index + 1:]], cwd, depth, names,
+                                 downloads)
+    after = yield from _expanded(pipeline, expanded, cwd, depth, names, downloads)
+    names = names.remember(expanded)  # cd /: $PWD is / (unknown where the directory is)
+    return after, names if after == cwd else names.assign([("PWD", None if after is None else (path_text(after),))])
+
+
+def _expanded(pipeline: list[Command], expanded: list[Command], cwd: Path | None, depth: int, names: Names,
+              downloads: set[str]) -> Walk:
+    """What :func:`_walked` walks of ``pipeline`` once its words are ``expanded``: the directory after it."""
     if len(pipeline) == 1 and not downloads and _only_changes(expanded[0]):  # read -r line, cd out, n=$((n + 1))
-        words = yield from _changes(pipeline[0], expanded[0], cwd, depth, names)
-        return after_cd(words, cwd), names.remember(expanded)
+        return after_cd((yield from _changes(pipeline[0], expanded[0], cwd, depth, names)), cwd)
     for command in filter(bracketed, expanded):  # x='a[$(…)]': it runs where bash reads x as a number
         yield from _walk_all(subscript_bodies(command), cwd, depth + 1, names)  # (.subscripts)
     yield from runs_download(expanded, downloads)
-    cwd = yield from _walk_pipeline(expanded, cwd, depth, names, written=pipeline)
-    return cwd, names.remember(expanded)
+    return (yield from _walk_pipeline(expanded, cwd, depth, names, written=pipeline))
 
 
 def _changes(written: Command, command: Command, cwd: Path | None, depth: int, names: Names) -> Generator[
@@ -188,12 +193,8 @@ def _subshells(command: Command, cwd: Path | None, depth: int, names: Names, dow
         return cwd
     if not downloads and not names.readings.every and assigns_plainly(command):
         return cwd  # ((N=5)): names given in a subshell, and forgotten at its end
-    pipeline = [names.expand(command)]
-    if not downloads and _only_changes(pipeline[0]):  # ((cd)), ((x=$y))
-        yield from _changes(command, pipeline[0], cwd, depth, names)
-        return cwd
-    yield from runs_download(pipeline, downloads)
-    yield from _walk_pipeline(pipeline, cwd, depth, names, written=[command])
+    for expanded in [names.expand(command), *(names.variants(command) if names.several else ())]:
+        yield from _expanded([command], [expanded], cwd, depth, names, downloads)  # ((cd)), ((x=$y)): as any pipeline
     return cwd
 
 
@@ -333,8 +334,8 @@ def _interpreted(simple: Simple, command: Command, before: list[Command], depth:
     code, operands, reads_stdin = interpreter_args(simple.words)
     fed = next((t.feed for op, t in command.redirects if op == "<" and t.feed is not None), None) if (
         command.redirects) else None
-    if code is not None:
-        yield from _code(simple, code, shell, depth, names)
+    if code is not None:  # sh -c CODE a b: $0 is a, $1 b, "$@" all but $0
+        yield from _code(simple, code, shell, depth, names.positional(operands) if shell and operands else names)
     elif operands and operands[0].feed is not None:  # bash <(curl …), source <(echo '…')
         yield from _fed(simple, operands[0].feed, shell, depth, names)
     elif reads_stdin and (stdin := command.stdin()) is not None:  # bash <<< '…', bash <<EOF
@@ -370,17 +371,11 @@ def _fed(simple: Simple, body: str, shell: bool, depth: int, names: Names) -> Wa
     return simple.cwd
 
 
-@functools.cache
-def _analyser() -> Callable[[str, Path | None, str], tuple[bool, str | None, Calls]]:
-    """:func:`.scripts.analysed`, imported once, when first asked (its patterns cost 5 ms: not for every check)."""
-    from .scripts import analysed
-
-    return analysed
-
-
 def _scripted(simple: Simple, code: Word, depth: int, names: Names) -> Walk:
     """Python/perl/node/ruby ``code``: a download run, a fork bomb, a tree deleted, the commands it runs."""
-    forks, where, calls = _analyser()(code, simple.cwd, simple.name)
+    from .scripts import analysed  # (when first asked: its patterns cost 5 ms, not for every check)
+
+    forks, where, calls = analysed(code, simple.cwd, simple.name)
     if downloaded(code.code, depth, names, walk):
         yield refuse("pipe-to-shell", simple.display)
     elif forks:
