@@ -95,7 +95,7 @@ def _slow(monkeypatch: pytest.MonkeyPatch, shortcut: str) -> None:
     if shortcut in ("quiet texts", "all"):
         monkeypatch.setattr(guard_walk, "_quiet", lambda text, kept: False)
     if shortcut in ("redirections first", "all"):
-        monkeypatch.setattr(guard_walk, "_writes_judged", lambda command, cwd, names, code: True)
+        monkeypatch.setattr(guard_walk, "judged_writes", lambda redirects, cwd: True)
     if shortcut in ("commands kept", "all"):  # every text parsed anew, as if each made a brace expression
         grouped = readings.grouped
         monkeypatch.setattr(readings, "grouped", lambda tokens, allowance, runs: (grouped(tokens, allowance, runs)[0],

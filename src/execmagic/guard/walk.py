@@ -15,13 +15,13 @@ yields their refusals itself; every other rule is applied to the simple commands
 from __future__ import annotations
 
 import re
-from collections.abc import Generator, Iterable, Sequence
+from collections.abc import Generator, Iterable, Iterator, Sequence
 
 from ..shell.words import WRITES, Subshells, Word
 from .commands import ASSIGNMENT, Assignments, Command, Simple, command_name
 from .dash_words import as_dash_reads
 from .downloads import downloaded, runs_download
-from .inert import assigns_plainly, hands_on, has_code, inert, inert_word, looked_at, only_changes
+from .inert import assigns_plainly, glob_variants, hands_on, has_code, inert, inert_word, looked_at, only_changes
 from .names import Names
 from .options import (
     DOWNLOADERS,
@@ -89,8 +89,8 @@ def walk(text: str, cwd: Path | None, depth: int, names: Names | None = None) ->
                 if code and not _all_quiet(command, cwd, depth, names):
                     yield from _bodies(command, cwd, depth, names)
                 # else nothing is yielded: a check asks where one writes (its words expanded only if a rule looks)
-                if every or (command.redirects and not WRITES.isdisjoint([op for op, _ in command.redirects])
-                             and _writes_judged(command, cwd, names, code)):
+                if every or (command.redirects and not WRITES.isdisjoint([op for op, _ in command.redirects])  # its
+                             and judged_writes(names.redirects(command, code), cwd)):  # redirections alone expanded
                     command = names.expand(command, code)
                     yield Simple(tuple(command.words), tuple(command.redirects), cwd)
             pipeline = []
@@ -117,13 +117,21 @@ def _walked(pipeline: list[Command], cwd: Path | None, depth: int, names: Names,
         Simple | Refusal, None, tuple[Path | None, Names]]:
     """A pipeline the loop of :func:`walk` does not pass at once, walked: the directory and the names after it."""
     expanded = [names.expand(command) for command in pipeline]
-    if names.several:  # for X in cd rm; do $X -rf /: cd runs, and rm runs (expanded, "cd rm -rf /": see Names.variants)
-        for index, variant in ((i, v) for i, command in enumerate(pipeline) for v in names.variants(command)):
-            yield from _expanded(pipeline, [*expanded[:index], variant, *expanded[index + 1:]], cwd, depth, names,
-                                 downloads)
+    for index, variant in _variants(pipeline, expanded, names):
+        yield from _expanded(pipeline, [*expanded[:index], variant, *expanded[index + 1:]], cwd, depth, names,
+                             downloads)
     after = yield from _expanded(pipeline, expanded, cwd, depth, names, downloads)
     names = names.remember(expanded)  # cd /: $PWD is / (unknown where the directory is)
     return after, names if after == cwd else names.assign([("PWD", None if after is None else (path_text(after),))])
+
+
+def _variants(pipeline: list[Command], expanded: list[Command], names: Names) -> Iterator[tuple[int, Command]]:
+    """Each command of ``pipeline`` as each other thing it may run (``Names.variants``: ``for X in cd rm; do $X -rf /``
+    runs cd, then rm, not "cd rm -rf /"; :func:`.inert.glob_variants`: ``/bin/r? -rf /``), with its index."""
+    for index, command in enumerate(pipeline):
+        made = names.variants(command) if names.several else []
+        for variant in [*made, *(glob for each in made or expanded[index:index + 1] for glob in glob_variants(each))]:
+            yield index, variant
 
 
 def _expanded(pipeline: list[Command], expanded: list[Command], cwd: Path | None, depth: int, names: Names,
@@ -193,15 +201,10 @@ def _subshells(command: Command, cwd: Path | None, depth: int, names: Names, dow
         return cwd
     if not downloads and not names.readings.every and assigns_plainly(command):
         return cwd  # ((N=5)): names given in a subshell, and forgotten at its end
-    for expanded in [names.expand(command), *(names.variants(command) if names.several else ())]:
-        yield from _expanded([command], [expanded], cwd, depth, names, downloads)  # ((cd)), ((x=$y)): as any pipeline
+    expanded = [names.expand(command)]
+    for each in [expanded[0], *(variant for _, variant in _variants([command], expanded, names))]:
+        yield from _expanded([command], [each], cwd, depth, names, downloads)  # ((cd)), ((x=$y)): as any pipeline
     return cwd
-
-
-def _writes_judged(command: Command, cwd: Path | None, names: Names, code: bool) -> bool:
-    """Whether a rule may judge where ``command`` writes: its redirections alone expanded (its words are, when one
-    may: ``sort "$f" > "out/$(basename "$f").txt"`` in a loop writes where no rule looks)."""
-    return judged_writes(names.redirects(command, code), cwd)
 
 
 def _quiet(text: str, readings: Readings) -> bool:
