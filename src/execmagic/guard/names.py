@@ -190,6 +190,9 @@ class Names:
         return self._redirects(command)
 
     def _redirects(self, command: Command) -> list[tuple[str, Word]]:
+        if not self.several:
+            return [(op, target if op in ("<<", "<<-") else (self.word(target) or [target])[0])
+                    for op, target in command.redirects]
         found = []  # one that writes to a word of several values once for each: for f in a /etc/passwd; do … > $f
         for op, target in command.redirects:
             words = [target] if op in ("<<", "<<-") else self.word(target) or [target]
@@ -213,11 +216,8 @@ class Names:
         key = (word, word.live, word.quoted, word.shown, word.code, word.feed, self.printing)
         found = self._words.get(key)
         if found is None:
-            found = self._words[key] = self._word(word)
+            found = self._words[key] = [word] if (texts := self._texts(word)) is None else self._made(word, texts)
         return found
-
-    def _word(self, word: Word) -> list[Word]:
-        return [word] if (texts := self._texts(word)) is None else self._made(word, texts)
 
     def variants(self, command: Command) -> list[Command]:
         """``command`` expanded once for each value its words of several values may take (a name holds several:
