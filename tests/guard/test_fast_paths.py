@@ -95,7 +95,7 @@ def _slow(monkeypatch: pytest.MonkeyPatch, shortcut: str) -> None:
     if shortcut in ("quiet texts", "all"):
         monkeypatch.setattr(guard_walk, "_quiet", lambda text, kept: False)
     if shortcut in ("redirections first", "all"):
-        monkeypatch.setattr(guard_walk, "_writes_judged", lambda command, cwd, names, code: True)
+        monkeypatch.setattr(guard_walk, "judged_writes", lambda redirects, cwd: True)
     if shortcut in ("commands kept", "all"):  # every text parsed anew, as if each made a brace expression
         grouped = readings.grouped
         monkeypatch.setattr(readings, "grouped", lambda tokens, allowance, runs: (grouped(tokens, allowance, runs)[0],
@@ -117,7 +117,8 @@ def _slow(monkeypatch: pytest.MonkeyPatch, shortcut: str) -> None:
     if shortcut in ("names that hold", "all"):  # a name given the value it holds: a copy, what was printed forgotten
         monkeypatch.setattr(guard_names.Names, "_holds", lambda names, changes, refs: False)
     if shortcut in ("words kept", "all"):  # each word expanded anew
-        monkeypatch.setattr(guard_names.Names, "word", guard_names.Names._word)
+        monkeypatch.setattr(guard_names.Names, "word", lambda names, word: [word] if (
+            texts := names._texts(word)) is None else names._made(word, texts))
 
 
 @pytest.mark.parametrize("shortcut", ["assignments", "quiet texts", "redirections first", "commands kept",

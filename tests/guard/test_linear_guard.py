@@ -45,6 +45,8 @@ GUARDED = {
     "endless loops closed": lambda n: "rm; " + ("while :; do x; done; " * (n // 21 + 1))[:n],
     "values with code in a subscript": lambda n: ("x='a[$(b)]'; " * (n // 13 + 1))[:n] + " rm",
     "a subscript's code nested": lambda n: "rm; x='" + "a[$(x=a[$(" * (n // 10) + "'",
+    "a glob of unclosed brackets where a command stands": lambda n: "/bin/r" + "[" * n + " -rf /",
+    "a glob of brackets and stars, no rule's word": lambda n: "x" + "[*?]" * (n // 4) + " -rf /",
     "a long test of subscripts": lambda n: "rm; [[ '" + "a[" * (n // 2) + "$(b)' ]]",
     "$( nested": lambda n: "rm -rf $(" + "echo $(" * (n // 7),
     "quotes": lambda n: "rm " + "'" * n,

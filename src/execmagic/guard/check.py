@@ -17,6 +17,7 @@ from ..shell.patterns import lazy_pattern
 from ..shell.work import ShellTooComplex, uncollected
 from .armed import reached
 from .forks import ENDLESS
+from .globs import GLOB, named_by
 from .levels import GUARDS, Guard
 from .word_starts import at_word_start
 
@@ -99,6 +100,29 @@ _ANY_UNSPELLED = lazy_pattern(
 _BUILT_TARGET = lazy_pattern(r"\$|`|" + at_word_start(["cd", "pushd"], after=r"\b"))
 
 
+#: Where a word a glob is in ends (see :func:`_globbed_trigger`), and the characters before its start.
+_WORD_END = re.compile(r"[^\s;&|()<>]*")
+_WORD_STARTS = frozenset(" \t\n;&|()<>")
+
+
+def _globbed_trigger(text: str) -> bool:
+    """Whether a word of ``text`` (quotes out) is a path that is a glob whose last part may be one of the words some
+    rule needs (``/bin/r? -rf /``: bash runs the ``rm`` it finds; :mod:`.globs`, :func:`.inert.glob_variants`)."""
+    pos = 0
+    while (found := GLOB.search(text, pos)) is not None:
+        start = found.start()
+        while start > pos and text[start - 1] not in _WORD_STARTS:
+            start -= 1
+        pos = _WORD_END.match(text, found.end()).end()  # type: ignore[union-attr]  # (it matches empty text too)
+        if "/" in (word := text[start:pos]) and named_by(word.rsplit("/", 1)[-1], _TRIGGER_NAMES):
+            return True
+    return False
+
+
+#: The words some rule needs, spelled out (``rm\w*`` is ``rm``): what a glob is matched against.
+_TRIGGER_NAMES = tuple(re.match(r"\w*", word).group() for word in _TRIGGER_WORDS)  # type: ignore[union-attr]
+
+
 def _quick_look(text: str, env: Mapping[str, str] | None) -> bool:
     """Whether ``text`` (with the values of the variables it names) has a word some rule needs."""
     written = text
@@ -110,7 +134,7 @@ def _quick_look(text: str, env: Mapping[str, str] | None) -> bool:
     return bool(_TRIGGERS.search(text)) or (">" in text and bool(_BUILT_TARGET.search(text))) or (
         "{" in text and bool(_BRACES.search(text))) or ("do" in text and bool(ENDLESS.search(text))) or (
         ("$" in written or "`" in written) and bool(_ANY_UNSPELLED.search(written)) and bool(
-            _UNSPELLED.search(written)))
+            _UNSPELLED.search(written))) or _globbed_trigger(text)
 
 
 def _refusals(text: str | None, argv: Sequence[str] | None, env: Mapping[str, str] | None) -> Iterator[Refusal]:

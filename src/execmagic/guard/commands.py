@@ -27,9 +27,11 @@ __all__ = ["ASSIGNMENT", "DECLARES", "WRAPPERS", "Assignments", "Command", "Simp
 def _quoted_command(words: Sequence[Word], redirects: Sequence[tuple[str, Word]]) -> str:
     """A command as a refusal quotes it: its words, then its redirections (a heredoc by its delimiter).
 
-    A word as written, not as expanded (``rm -rf $D``, not the value of ``D``: it may be anything).
+    A word as written, not as expanded (``rm -rf $D``, not the value of ``D``: it may be anything), once (a word of
+    several values is shown by the first it makes: ``> $f`` judged for each value of a loop's ``f``).
     """
-    return " ".join([*(w.shown for w in words if w.shown or not w), *(f"{op} {t.shown}" for op, t in redirects)])
+    return " ".join([*(w.shown for w in words if w.shown or not w),
+                     *(f"{op} {t.shown}" for op, t in redirects if t.shown or not t)])
 
 
 if TYPE_CHECKING:

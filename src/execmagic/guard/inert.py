@@ -12,12 +12,13 @@ import functools
 
 from ..shell.words import Word
 from .commands import ASSIGNMENT, DECLARES, WRAPPERS, Command, assigns_only, program
+from .globs import named_by
 from .options import DOWNLOADERS, INTERPRETER, SHELLS, SOURCES
 from .rules import JUDGED_NAMES
 from .subscripts import bracketed
 
-__all__ = ["ACTIVE", "CHANGERS", "HANDING", "assigns_plainly", "hands_on", "has_code", "inert", "inert_word",
-           "looked_at", "only_changes"]
+__all__ = ["ACTIVE", "CHANGERS", "HANDING", "assigns_plainly", "glob_variants", "hands_on", "has_code", "inert",
+           "inert_word", "looked_at", "only_changes"]
 
 #: Programs the walk looks at by name for code they hand on (``walk._handed_on``), but for interpreters
 #: (:data:`.options.INTERPRETER`): shells, ``source``, ``eval``, ``su -c``, ``find -exec``, ...
@@ -62,11 +63,38 @@ def _inert_name(word: str) -> bool:
 
 
 def _judged_name(word: str) -> bool:
-    """Whether a command word, as written, is no assignment and names a program not :data:`ACTIVE`."""
+    """Whether a command word, as written, is no assignment and names a program not :data:`ACTIVE` (a path that is a
+    glob: may name none, :func:`glob_variants`)."""
     if ASSIGNMENT.match(word):
         return False
     name = program(word)
-    return not (name in ACTIVE or name.startswith("mkfs") or INTERPRETER.fullmatch(name))
+    return not (name in ACTIVE or name.startswith("mkfs") or INTERPRETER.fullmatch(name) or (
+        "/" in word and _globbed(name)))
+
+
+#: What a glob standing for a program is matched against (:mod:`.globs`): every program the walk or a rule acts on by
+#: name, and the interpreters' common names.
+_NAMED = tuple(sorted({*ACTIVE, "mkfs", "python", "python3", "perl", "ruby", "node", "php", "lua", "julia", "Rscript"}))
+
+
+def _globbed(name: str) -> tuple[str, ...]:
+    return named_by(name, _NAMED)
+
+
+def glob_variants(command: Command) -> list[Command]:
+    """``command`` once for each program its command word may name when it is a path that is a glob (``/bin/r? -rf
+    /``: bash runs ``/bin/rm`` when that is the file it finds): each, judged as the command it runs.  Empty: no such
+    word.  (A glob with no ``/`` runs a file of the directory it runs in, which a script makes first, if at all: and
+    a case's patterns, ``*)`` and ``r*)``, read as commands here, would each be every program.)"""
+    words = command.unwrapped[0]
+    named = _globbed(program(words[0])) if words and not words[0].quoted and "/" in words[0] else ()
+    at = next((i for i, word in enumerate(command.words) if word is words[0]), None) if named else None
+    if at is None:
+        return []
+    word = words[0]
+    folder = word[:word.rfind("/") + 1]
+    return [Command([*command.words[:at], Word(folder + each, shown=word.shown), *command.words[at + 1:]],
+                    command.redirects) for each in named]
 
 
 def only_changes(command: Command) -> bool:

@@ -24,7 +24,7 @@ import dataclasses
 import re
 from collections.abc import Container, Mapping, Sequence
 
-from ..shell.words import Word
+from ..shell.words import WRITES, Word
 from .changed import MAX_VALUES as _MAX_VALUES
 from .changed import NAME as _NAME
 from .changed import REF as _REF
@@ -86,6 +86,8 @@ class Names:
     #: What each word expanded to (:meth:`word`), by the word and all it holds, under these names as they are now
     #: (shared and started afresh as :attr:`_printed`): a script's ``"$N"``, ``$PATH`` and ``"$f"`` again and again.
     _words: dict[tuple[object, ...], list[Word]] = dataclasses.field(default_factory=dict, compare=False, repr=False)
+    #: Some name was given several values (``for X in cd rm``): a word may be one command or another (:meth:`variants`).
+    several: bool = dataclasses.field(default=False, compare=False, repr=False)
 
     @classmethod
     def of(cls, env: Mapping[str, str] | None) -> Names:
@@ -109,6 +111,7 @@ class Names:
         """Give ``name`` these ``values`` (what it held printed otherwise: this copy's answers start afresh)."""
         self.values[name] = values
         self._printed, self._words = {}, {}  # (new ones: a copy shares the dicts it was made with)
+        self.several = self.several or (values is not None and len(values) > 1)
         if name.startswith(_REF):
             self.refers = True
 
@@ -127,6 +130,13 @@ class Names:
         for name, value in assigned(Command(pairs)).items():
             child.set(name, (value,) if value else None)
         return child
+
+    def positional(self, args: Sequence[Word]) -> Names:
+        """The names the code of ``sh -c CODE`` sees when ``args`` follow: ``$0`` the first, ``$1``… the next, ``$@``
+        and ``$*`` all but the first (``bash -c '"$@"' _ rm -rf /``); not known where an argument is not."""
+        known, given = all(word.live == () for word in args), [*args, *[""] * 10]  # (one not given is empty)
+        return self.copy().assign([*((str(i), (str(given[i]),) if known else None) for i in range(10)),
+                                   *((each, (" ".join(args[1:]),) if known else None) for each in "@*")])
 
     @property
     def home(self) -> str | None:
@@ -180,8 +190,14 @@ class Names:
         return self._redirects(command)
 
     def _redirects(self, command: Command) -> list[tuple[str, Word]]:
-        return [(op, target if op in ("<<", "<<-") else (self.word(target) or [target])[0])
-                for op, target in command.redirects]
+        if not self.several:
+            return [(op, target if op in ("<<", "<<-") else (self.word(target) or [target])[0])
+                    for op, target in command.redirects]
+        found = []  # one that writes to a word of several values once for each: for f in a /etc/passwd; do … > $f
+        for op, target in command.redirects:
+            words = [target] if op in ("<<", "<<-") else self.word(target) or [target]
+            found += [(op, word) for word in words] if len(words) > 1 and op in WRITES else [(op, words[0])]
+        return found
 
     def _prints(self, command: Command) -> bool:
         """Whether a ``$(…)`` or backtick ``command`` runs while it is expanded prints what is known whatever the
@@ -200,15 +216,30 @@ class Names:
         key = (word, word.live, word.quoted, word.shown, word.code, word.feed, self.printing)
         found = self._words.get(key)
         if found is None:
-            found = self._words[key] = self._word(word)
+            found = self._words[key] = [word] if (texts := self._texts(word)) is None else self._made(word, texts)
         return found
 
-    def _word(self, word: Word) -> list[Word]:
+    def variants(self, command: Command) -> list[Command]:
+        """``command`` expanded once for each value its words of several values may take (a name holds several:
+        :attr:`several`): ``for X in cd rm; do $X -rf /`` runs ``cd -rf /``, then ``rm -rf /``, not what :meth:`expand`
+        makes, ``cd rm -rf /`` (a word per value: right for arguments, not for the command run).  Empty: none."""
+        for index, word in enumerate(command.words):
+            if word.live == () or (texts := self._texts(word)) is None or len(texts) < 2:
+                continue
+            rest = Command(command.words[index + 1:], command.redirects)
+            after = self.variants(rest) or [self.expand(rest)]  # (each of several such words: all their pairs)
+            before = [new for each in command.words[:index] for new in self.word(each)]
+            return [Command([*before, *self._made(word, [text]), *each.words], each.redirects)
+                    for text in texts for each in after][:_MAX_VALUES * _MAX_VALUES]
+        return []
+
+    def _texts(self, word: Word) -> list[str] | None:
+        """The texts ``word`` may be, one per value (before fields are split), or ``None``: left as written."""
         live = word.live if word.live is not None else [m.start() for m in re.finditer(r"[$`]", word)]
         if not live:  # a plain word (most of a script's): itself, but for a home directory spelled out
             home = self.home if self.env is not None else None
             if not home or not word.startswith(home):
-                return [word]
+                return None
         texts, pos = [""], 0
         for start in live:
             if start < pos:
@@ -218,10 +249,13 @@ class Names:
                 continue
             values, end = found
             if sum(len(text) for text in texts) + len(values) * max(map(len, values), default=0) > _MAX_TEXT:
-                return [word]
+                return None
             texts = [text + word[pos:start] + value for text in texts for value in values][:_MAX_VALUES]
             pos = end
-        texts = [self._home(text + word[pos:]) for text in texts]
+        return [self._home(text + word[pos:]) for text in texts]
+
+    def _made(self, word: Word, texts: list[str]) -> list[Word]:
+        """The words ``word`` becomes when it is ``texts`` (:meth:`_texts`): split where the shell splits them."""
         if texts == [word]:
             return [word]
         if word in _EACH:  # "$@": a word per value (joined here by a blank, whatever IFS is)
@@ -321,6 +355,7 @@ class Names:
                 after.values[after._referred(name)] = value
         else:  # (each name is itself: given all at once, 111,000 of them in 10 ms)
             after.values.update(pairs)
+        after.several = after.several or any(values is not None and len(values) > 1 for _, values in pairs)
         after._printed, after._words = {}, {}  # (what a name held printed otherwise: see set)
         return after
 

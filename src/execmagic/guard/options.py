@@ -192,8 +192,13 @@ def saved_files(words: Sequence[str]) -> list[str]:
 
 def ran_file(words: Sequence[Word]) -> str | None:
     """The file a command runs as a program or script: ``./f``, ``sh f``, ``python3 f``, ``. f`` (normalised)."""
-    name = os.path.basename(words[0]) if words else ""
+    name = words[0][words[0].rfind("/") + 1:] if words else ""  # (its basename)
     if name in SHELLS or name in SOURCES or INTERPRETER.fullmatch(name):
         code, operands, _ = interpreter_args(words)
-        return os.path.normpath(operands[0]) if code is None and operands and operands[0] else None
-    return os.path.normpath(words[0]) if words and "/" in words[0] else None
+        return normal(operands[0]) if code is None and operands and operands[0] else None
+    return normal(words[0]) if words and "/" in words[0] else None
+
+
+def normal(path: str) -> str:
+    """``os.path.normpath`` of ``path``, asked only where it may change it (a name with no ``/`` is itself)."""
+    return os.path.normpath(path) if "/" in path or not path else path

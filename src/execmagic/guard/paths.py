@@ -17,8 +17,8 @@ import functools
 import re
 from collections.abc import Sequence
 
-__all__ = ["HOME", "Path", "after_cd", "braces", "critical_place", "critical_target", "device_path", "resolve",
-           "startup_file", "system_file"]
+__all__ = ["HOME", "Path", "after_cd", "braces", "critical_place", "critical_target", "device_path", "path_text",
+           "resolve", "startup_file", "system_file"]
 
 Path = tuple[str, ...]
 """An absolute path as its parts; ``("home", "~")`` stands for the home directory."""
@@ -149,7 +149,7 @@ def device_path(word: str, cwd: Path | None, *, disks: bool = True) -> str | Non
 
 
 
-def _path_text(path: Path) -> str:
+def path_text(path: Path) -> str:
     """A path of parts as a refusal names it: ``~/…`` under the home folder, absolute otherwise."""
     return "~/" + "/".join(path[2:]) if path[:2] == HOME else "/" + "/".join(path)
 
@@ -158,7 +158,7 @@ def system_file(word: str, cwd: Path | None) -> str | None:
     """``word`` as a path when it names a file the system needs (``/etc/passwd``, ``/boot/…``, ``/bin/sh``)."""
     path = resolve(word, cwd, globs=False)
     if path and (path in _SYSTEM_FILES or path[:-1] in _SYSTEM_FILE_DIRS):
-        return _path_text(path)
+        return path_text(path)
     return None
 
 
@@ -170,7 +170,7 @@ def startup_file(word: str, cwd: Path | None) -> str | None:
     in_home = len(path) >= 3 and path[0] == "home" and (path[1].startswith("~") or len(path) == 3)
     if (in_home and len(path) == 3 and path[2] in _STARTUP_FILES) or path in _SYSTEM_STARTUP or (
             path[:2] == ("etc", "profile.d")) or (in_home and path[2:] == (".config", "fish", "config.fish")):
-        return _path_text(path)
+        return path_text(path)
     return None
 
 

@@ -60,6 +60,8 @@ class Readings:
     #: What brace expansion may still make in this check (``{1..9}{1..9}…`` makes millions of words): bounded by the
     #: length of the first text read, the checked one (set then).
     allowance: Allowance | None = None
+    #: The files a printer wrote, by where each is: the commands that wrote it, expanded (see :mod:`.written`).
+    scripts: dict[tuple[str, ...], list[Command]] = dataclasses.field(default_factory=dict)
 
     def read(self, text: str) -> Reading:
         """``text`` read once for the check: :func:`~execmagic.shell.lexer.tokenize`, then what the walk looks for

@@ -14,16 +14,15 @@ yields their refusals itself; every other rule is applied to the simple commands
 
 from __future__ import annotations
 
-import functools
 import re
-from collections.abc import Callable, Generator, Iterable, Sequence
-from typing import TYPE_CHECKING
+from collections.abc import Generator, Iterable, Iterator, Sequence
 
 from ..shell.words import WRITES, Subshells, Word
 from .commands import ASSIGNMENT, Assignments, Command, Simple, command_name
 from .dash_words import as_dash_reads
 from .downloads import downloaded, runs_download
-from .inert import assigns_plainly, hands_on, has_code, inert, inert_word, looked_at, only_changes
+from .globs import GLOB
+from .inert import assigns_plainly, glob_variants, hands_on, has_code, inert, inert_word, looked_at, only_changes
 from .names import Names
 from .options import (
     DOWNLOADERS,
@@ -36,18 +35,17 @@ from .options import (
     kept_code,
     su_command,
 )
-from .paths import Path, after_cd
+from .paths import Path, after_cd, path_text
 from .printers import emitted
-from .readings import Reading, Readings
+from .quiet import quiet_text
+from .readings import Reading
 from .rules import Refusal, judged_writes, refuse
 from .subscripts import bracketed, subscript_bodies, tests
 from .vanishing import unvanished
+from .written import note_written, written_code
 
-if TYPE_CHECKING:
-    from .scripts import Calls
-
-_inert, _inert_word, _has_code, _only_changes, _hands_on, _looked_at = (  # (one name each, for the tests)
-    inert, inert_word, has_code, only_changes, hands_on, looked_at)
+_inert, _inert_word, _has_code, _only_changes, _hands_on, _looked_at, _quiet = (  # (one name each, for the tests)
+    inert, inert_word, has_code, only_changes, hands_on, looked_at, quiet_text)
 
 __all__ = ["Walk", "walk", "walk_argv"]
 
@@ -93,9 +91,11 @@ def walk(text: str, cwd: Path | None, depth: int, names: Names | None = None) ->
                 code = _has_code(command)  # (walked as written: a word that expands to nothing runs its code too)
                 if code and not _all_quiet(command, cwd, depth, names):
                     yield from _bodies(command, cwd, depth, names)
-                # else nothing is yielded: a check asks where one writes (its words expanded only if a rule looks)
-                if every or (command.redirects and not WRITES.isdisjoint([op for op, _ in command.redirects])
-                             and _writes_judged(command, cwd, names, code)):
+                writes = command.redirects and not WRITES.isdisjoint([op for op, _ in command.redirects])
+                if writes or (command.words and "/" in command.words[0]):  # > s.sh kept, ./s.sh run (.written)
+                    yield from _scripts(command, cwd, depth, names)
+                # else nothing is yielded: a check asks where one writes (its redirections alone expanded first)
+                if every or (writes and judged_writes(names.redirects(command, code), cwd)):
                     command = names.expand(command, code)
                     yield Simple(tuple(command.words), tuple(command.redirects), cwd)
             pipeline = []
@@ -122,14 +122,36 @@ def _walked(pipeline: list[Command], cwd: Path | None, depth: int, names: Names,
         Simple | Refusal, None, tuple[Path | None, Names]]:
     """A pipeline the loop of :func:`walk` does not pass at once, walked: the directory and the names after it."""
     expanded = [names.expand(command) for command in pipeline]
+    for index, variant in _variants(pipeline, expanded, names) if names.several or any(map(_globbed, expanded)) else ():
+        yield from _expanded(pipeline, [*expanded[:index], variant, *expanded[index + 1:]], cwd, depth, names,
+                             downloads)
+    after = yield from _expanded(pipeline, expanded, cwd, depth, names, downloads)
+    names = names.remember(expanded)  # cd /: $PWD is / (unknown where the directory is)
+    return after, names if after == cwd else names.assign([("PWD", None if after is None else (path_text(after),))])
+
+
+def _variants(pipeline: list[Command], expanded: list[Command], names: Names) -> Iterator[tuple[int, Command]]:
+    """Each command of ``pipeline`` as each other thing it may run (``Names.variants``: ``for X in cd rm; do $X -rf /``
+    runs cd, then rm, not "cd rm -rf /"; :func:`.inert.glob_variants`: ``/bin/r? -rf /``), with its index."""
+    for index, command in enumerate(pipeline):
+        made = names.variants(command) if names.several else []
+        for variant in [*made, *(glob for each in made or expanded[index:index + 1] for glob in glob_variants(each))]:
+            yield index, variant
+
+
+def _globbed(command: Command) -> bool:  # (whether it runs a path that is a glob: asked before _variants looks)
+    return bool(words := command.unwrapped[0]) and "/" in words[0] and GLOB.search(words[0]) is not None
+
+
+def _expanded(pipeline: list[Command], expanded: list[Command], cwd: Path | None, depth: int, names: Names,
+              downloads: set[str]) -> Walk:
+    """What :func:`_walked` walks of ``pipeline`` once its words are ``expanded``: the directory after it."""
     if len(pipeline) == 1 and not downloads and _only_changes(expanded[0]):  # read -r line, cd out, n=$((n + 1))
-        words = yield from _changes(pipeline[0], expanded[0], cwd, depth, names)
-        return after_cd(words, cwd), names.remember(expanded)
+        return after_cd((yield from _changes(pipeline[0], expanded[0], cwd, depth, names)), cwd)
     for command in filter(bracketed, expanded):  # x='a[$(…)]': it runs where bash reads x as a number
         yield from _walk_all(subscript_bodies(command), cwd, depth + 1, names)  # (.subscripts)
     yield from runs_download(expanded, downloads)
-    cwd = yield from _walk_pipeline(expanded, cwd, depth, names, written=pipeline)
-    return cwd, names.remember(expanded)
+    return (yield from _walk_pipeline(expanded, cwd, depth, names, written=pipeline))
 
 
 def _changes(written: Command, command: Command, cwd: Path | None, depth: int, names: Names) -> Generator[
@@ -139,6 +161,8 @@ def _changes(written: Command, command: Command, cwd: Path | None, depth: int, n
     code in its words walked, and the command where a rule may judge it, by what it writes; its words, unwrapped."""
     if _has_code(written):
         yield from _bodies(written, cwd, depth, names)
+    if written.redirects:  # printf 'rm -rf /' > s.sh
+        note_written(written, cwd, names)
     words = command.unwrapped[0]
     if names.readings.every or command.redirects:
         yield Simple(tuple(words), tuple(command.redirects), cwd)
@@ -151,6 +175,15 @@ def _walked_apart(run: Assignments, cwd: Path | None, depth: int, names: Names, 
     for words in run.commands:
         cwd, names = yield from _walked([Command(words)], cwd, depth, names, downloads)
     return cwd, names
+
+
+def _scripts(command: Command, cwd: Path | None, depth: int, names: Names) -> Walk:
+    """What ``command`` writes kept (``echo 'rm -rf /' > s.sh``: :mod:`.written`); what it runs that was, walked."""
+    if command.redirects:
+        note_written(command, cwd, names)
+    if command.words and (ran := written_code(command.words, cwd, names)) is not None:
+        yield from walk(ran, cwd, depth + 1, names)
+    return cwd
 
 
 def _walk_all(bodies: Iterable[str], cwd: Path | None, depth: int, names: Names) -> Walk:
@@ -188,42 +221,10 @@ def _subshells(command: Command, cwd: Path | None, depth: int, names: Names, dow
         return cwd
     if not downloads and not names.readings.every and assigns_plainly(command):
         return cwd  # ((N=5)): names given in a subshell, and forgotten at its end
-    pipeline = [names.expand(command)]
-    if not downloads and _only_changes(pipeline[0]):  # ((cd)), ((x=$y))
-        yield from _changes(command, pipeline[0], cwd, depth, names)
-        return cwd
-    yield from runs_download(pipeline, downloads)
-    yield from _walk_pipeline(pipeline, cwd, depth, names, written=[command])
+    expanded = [names.expand(command)]
+    for each in [expanded[0], *(variant for _, variant in _variants([command], expanded, names))]:
+        yield from _expanded([command], [each], cwd, depth, names, downloads)  # ((cd)), ((x=$y)): as any pipeline
     return cwd
-
-
-def _writes_judged(command: Command, cwd: Path | None, names: Names, code: bool) -> bool:
-    """Whether a rule may judge where ``command`` writes: its redirections alone expanded (its words are, when one
-    may: ``sort "$f" > "out/$(basename "$f").txt"`` in a loop writes where no rule looks)."""
-    return judged_writes(names.redirects(command, code), cwd)
-
-
-def _quiet(text: str, readings: Readings) -> bool:
-    """Whether a check's walk of ``text`` (read before) yields nothing, whatever the names, the directory and the depth
-    it runs at: no dash reading of its own, no fork bomb, no function, and every command passed at once by the loop of
-    :func:`walk` with nothing to walk or judge -- no test, no code, no redirection that writes (asked once a text;
-    a script's loop walked the same ``$(basename "$f")`` again at every turn, with other names each time)."""
-    reading = readings.texts.get(text)
-    if reading is None or reading.items is None:
-        return False
-    if reading.quiet is None:
-        reading.quiet = not reading.bomb and not reading.defines and as_dash_reads(text) is None and all(
-            map(_passed_quietly, reading.items))
-    return reading.quiet
-
-
-def _passed_quietly(item: Command | str | Assignments) -> bool:
-    """Whether the loop of a check's :func:`walk` passes ``item`` with nothing to walk or judge, whatever the names
-    (assignments too: what they give is forgotten at the end of a text so walked, a ``$(…)``'s body)."""
-    if type(item) is Command:
-        return _inert(item) and not tests(item) and not _has_code(item) and WRITES.isdisjoint(
-            [op for op, _ in item.redirects])
-    return type(item) is not Subshells or _inert_word(item.word)
 
 
 def _all_quiet(command: Command, cwd: Path | None, depth: int, names: Names) -> bool:
@@ -284,6 +285,11 @@ def _walk_pipeline(commands: list[Command], cwd: Path | None, depth: int, names:
         simple = Simple(tuple(words), tuple(command.redirects), cwd)
         if names.readings.every or command.redirects or _looked_at(simple.name):  # (else none asks: see looked_at)
             yield simple
+        if command.redirects:
+            note_written(command, cwd, names)
+        if names.readings.scripts and words and (_hands_on(simple.name) or "/" in words[0]) and (
+                ran := written_code(words, cwd, names)) is not None:  # sh s.sh, ./s.sh, python3 s.py: as written
+            yield from _code(simple, Word(ran), not INTERPRETER.fullmatch(simple.name), depth, names)
         if (words and words[0].code) or _hands_on(simple.name):  # (most hand nothing on: no generator for them)
             # X=/ sh -c '…': X is / in there (X=/ alone hands nothing on: no copy of the names for it)
             given = names.given(command.handed) if words and (wrappers or ASSIGNMENT.match(command.words[0])) else names
@@ -333,8 +339,8 @@ def _interpreted(simple: Simple, command: Command, before: list[Command], depth:
     code, operands, reads_stdin = interpreter_args(simple.words)
     fed = next((t.feed for op, t in command.redirects if op == "<" and t.feed is not None), None) if (
         command.redirects) else None
-    if code is not None:
-        yield from _code(simple, code, shell, depth, names)
+    if code is not None:  # sh -c CODE a b: $0 is a, $1 b, "$@" all but $0
+        yield from _code(simple, code, shell, depth, names.positional(operands) if shell and operands else names)
     elif operands and operands[0].feed is not None:  # bash <(curl …), source <(echo '…')
         yield from _fed(simple, operands[0].feed, shell, depth, names)
     elif reads_stdin and (stdin := command.stdin()) is not None:  # bash <<< '…', bash <<EOF
@@ -370,17 +376,11 @@ def _fed(simple: Simple, body: str, shell: bool, depth: int, names: Names) -> Wa
     return simple.cwd
 
 
-@functools.cache
-def _analyser() -> Callable[[str, Path | None, str], tuple[bool, str | None, Calls]]:
-    """:func:`.scripts.analysed`, imported once, when first asked (its patterns cost 5 ms: not for every check)."""
-    from .scripts import analysed
-
-    return analysed
-
-
 def _scripted(simple: Simple, code: Word, depth: int, names: Names) -> Walk:
     """Python/perl/node/ruby ``code``: a download run, a fork bomb, a tree deleted, the commands it runs."""
-    forks, where, calls = _analyser()(code, simple.cwd, simple.name)
+    from .scripts import analysed  # (when first asked: its patterns cost 5 ms, not for every check)
+
+    forks, where, calls = analysed(code, simple.cwd, simple.name)
     if downloaded(code.code, depth, names, walk):
         yield refuse("pipe-to-shell", simple.display)
     elif forks:
