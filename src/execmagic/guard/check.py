@@ -101,7 +101,7 @@ _BUILT_TARGET = lazy_pattern(r"\$|`|" + at_word_start(["cd", "pushd"], after=r"\
 
 
 #: Where a word a glob is in ends (see :func:`_globbed_trigger`), and the characters before its start.
-_WORD_END = re.compile(r"[^\s;&|()<>]*")
+_WORD_END = lazy_pattern(r"[^\s;&|()<>]*")
 _WORD_STARTS = frozenset(" \t\n;&|()<>")
 
 
@@ -120,7 +120,7 @@ def _globbed_trigger(text: str) -> bool:
 
 
 #: The words some rule needs, spelled out (``rm\w*`` is ``rm``): what a glob is matched against.
-_TRIGGER_NAMES = tuple(re.match(r"\w*", word).group() for word in _TRIGGER_WORDS)  # type: ignore[union-attr]
+_TRIGGER_NAMES = tuple("".join(itertools.takewhile(lambda c: c.isalnum() or c == "_", word)) for word in _TRIGGER_WORDS)
 
 
 def _quick_look(text: str, env: Mapping[str, str] | None) -> bool:
