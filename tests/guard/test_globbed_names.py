@@ -36,6 +36,14 @@ REFUSED = [
     "echo ok && /bin/r? -rf ~",
     "/sbin/mkfs.ex?4 /dev/sda1",
     "/bin/d? if=/dev/zero of=/dev/sda",
+    '"/bin/"r? -rf /',  # (partly quoted: bash globs the rest)
+    '/bin/"r"? -rf /',
+    '"/bin/r"* -rf /',
+    "/bin/\\r? -rf /",
+    "'/bin/r?' -rf /",  # (all quoted: no glob, but the check does not tell a quoted part: refused all the same)
+    "/bin/[[:alpha:]]m -rf /",  # (classes, collating symbols, escapes in brackets: may be any name)
+    "/bin/r[[.m.]] -rf /",
+    "/bin/r[[=m=]] -rf /",
     "for X in cd r?; do /bin/$X -rf /; done",
 ]
 ALLOWED = [
@@ -43,7 +51,6 @@ ALLOWED = [
     "ls *.csv",
     "./run_*.sh -rf /",
     '"r?" -rf /',
-    "'/bin/r?' -rf /",
     "if [ -s data.csv ]; then wc -l data.csv; fi",
     "[[ -f x ]] && echo yes",
     "echo [a]",

@@ -46,6 +46,10 @@ GUARDED = {
     "values with code in a subscript": lambda n: ("x='a[$(b)]'; " * (n // 13 + 1))[:n] + " rm",
     "a subscript's code nested": lambda n: "rm; x='" + "a[$(x=a[$(" * (n // 10) + "'",
     "a glob of unclosed brackets where a command stands": lambda n: "/bin/r" + "[" * n + " -rf /",
+    "a script added to and run again": lambda n: "rm; " + ("echo 'rm -f x' >> s.sh; sh s.sh\n" * (n // 32 + 1))[:n],
+    "three loops of many values": lambda n: "rm; " + ("for A in a b c d e f g h i j k l m n o p; do for B in a b c d "
+                                                     "e f g h i j k l m n o p; do $A $B -f; done; done\n"
+                                                     * (n // 110 + 1))[:n],
     "a glob of brackets and stars, no rule's word": lambda n: "x" + "[*?]" * (n // 4) + " -rf /",
     "a long test of subscripts": lambda n: "rm; [[ '" + "a[" * (n // 2) + "$(b)' ]]",
     "$( nested": lambda n: "rm -rf $(" + "echo $(" * (n // 7),

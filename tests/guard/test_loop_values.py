@@ -35,6 +35,10 @@ REFUSED: list[tuple[str, str]] = [
     ("for f in a.txt /etc/passwd; do echo x > $f; done", "catastrophic"),
     ('for f in a.txt /etc/passwd; do echo x > "$f"; done', "catastrophic"),
     ("for f in a.txt /etc/shadow; do cat in.txt > $f; done", "catastrophic"),
+    ("for X in " + "ls " * 16 + "rm; do $X -rf /; done", "catastrophic"),  # (past 16 values: those a rule may judge
+    ("for d in " + "a " * 16 + "/; do rm -rf $d; done", "catastrophic"),  # kept first)
+    ("for X in " + " ".join(f"n{i}" for i in range(40)) + " rm; do $X -rf /; done", "catastrophic"),
+    ("for X in {a..p} rm; do $X -rf /; done", "catastrophic"),
 ]
 
 #: Ordinary loops of data work: still allowed under guard "all".

@@ -45,10 +45,23 @@ def changed(command: Command) -> Sequence[tuple[str, Values]]:
     return list(_changes(command, words, name))
 
 
+def _kept_values(items: tuple[Word, ...]) -> tuple[Word, ...]:
+    """The values of a ``for`` loop a check keeps: all of them up to :data:`MAX_VALUES`; past it, each once, those a
+    rule may judge first (a path, an option, an expansion, a program the walk acts on), so that ``for X in`` 16
+    harmless names ``rm`` still runs ``rm`` (the first 16 were kept, and the rest dropped)."""
+    if len(items) <= MAX_VALUES:
+        return items
+    from .inert import inert_word  # (only for a long list: inert's tables import much)
+
+    unique = tuple(dict.fromkeys(items))
+    return tuple(sorted(unique, key=lambda item: _LIVE.search(item) is None and not item.startswith(
+        ("/", "~", "-", ".")) and inert_word(item)))[:MAX_VALUES]
+
+
 def _changes(command: Command, words: list[Word], name: str) -> Iterator[tuple[str, Values]]:
     if words[0] in ("for", "select") and not words[0].quoted and len(words) > 1:
         items = tuple(words[3:]) if words[2:3] == ["in"] else None
-        yield words[1], items[:MAX_VALUES] if items else None
+        yield words[1], _kept_values(items) if items else None
     elif name in _READ_VALUES:  # read -a NAME: NAME is an operand here too
         targets = operands_of(words[1:], _READ_VALUES[name]) or ["REPLY" if name == "read" else "MAPFILE"]
         yield from zip(targets, read_values(name, words, targets, command.stdin()), strict=True)

@@ -27,6 +27,9 @@ def named_by(glob: str, names: Iterable[str]) -> tuple[str, ...]:
 def _named_by(glob: str, names: tuple[str, ...]) -> tuple[str, ...]:
     if _shortest(glob, longest := max(map(len, names), default=0)) > longest:
         return ()  # (a long word is no name)
+    if any(part in glob for part in ("[:", "[.", "[=", "\\")):  # [[:alpha:]]m, r[[.m.]], r[\m]: read as fnmatch
+        return names  # does not read them, they may be any of the names
+
     try:
         pattern = re.compile("".join(_parts(glob)) + r"\Z", re.DOTALL)
     except re.error:  # a range backwards ([z-a]), or of "-": what it may name is not known, so it may be any of them

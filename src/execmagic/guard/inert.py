@@ -87,7 +87,7 @@ def glob_variants(command: Command) -> list[Command]:
     word.  (A glob with no ``/`` runs a file of the directory it runs in, which a script makes first, if at all: and
     a case's patterns, ``*)`` and ``r*)``, read as commands here, would each be every program.)"""
     words = command.unwrapped[0]
-    named = _globbed(program(words[0])) if words and not words[0].quoted and "/" in words[0] else ()
+    named = _globbed(program(words[0])) if words and "/" in words[0] else ()  # (quoted too: "/bin/"r? is a glob)
     at = next((i for i, word in enumerate(command.words) if word is words[0]), None) if named else None
     if at is None:
         return []

@@ -42,7 +42,7 @@ from .readings import Reading
 from .rules import Refusal, judged_writes, refuse
 from .subscripts import bracketed, subscript_bodies, tests
 from .vanishing import unvanished
-from .written import note_written, written_code
+from .written import note_written, script_args, written_code
 
 _inert, _inert_word, _has_code, _only_changes, _hands_on, _looked_at, _quiet = (  # (one name each, for the tests)
     inert, inert_word, has_code, only_changes, hands_on, looked_at, quiet_text)
@@ -131,8 +131,8 @@ def _walked(pipeline: list[Command], cwd: Path | None, depth: int, names: Names,
 
 
 def _variants(pipeline: list[Command], expanded: list[Command], names: Names) -> Iterator[tuple[int, Command]]:
-    """Each command of ``pipeline`` as each other thing it may run (``Names.variants``: ``for X in cd rm; do $X -rf /``
-    runs cd, then rm, not "cd rm -rf /"; :func:`.inert.glob_variants`: ``/bin/r? -rf /``), with its index."""
+    """Each command of ``pipeline`` as each other thing it may run, and its index: ``for X in cd rm; do $X -rf /`` runs
+    cd, then rm, not "cd rm -rf /" (``Names.variants``); ``/bin/r? -rf /`` runs rm (:func:`.inert.glob_variants`)."""
     for index, command in enumerate(pipeline):
         made = names.variants(command) if names.several else []
         for variant in [*made, *(glob for each in made or expanded[index:index + 1] for glob in glob_variants(each))]:
@@ -182,13 +182,12 @@ def _scripts(command: Command, cwd: Path | None, depth: int, names: Names) -> Wa
     if command.redirects:
         note_written(command, cwd, names)
     if command.words and (ran := written_code(command.words, cwd, names)) is not None:
-        yield from walk(ran, cwd, depth + 1, names)
+        yield from walk(ran, cwd, depth + 1, names.positional(command.words))
     return cwd
 
 
 def _walk_all(bodies: Iterable[str], cwd: Path | None, depth: int, names: Names) -> Walk:
-    """Each of ``bodies`` walked as code run in ``cwd``."""
-    for body in bodies:
+    for body in bodies:  # (each walked as code run in cwd)
         yield from walk(body, cwd, depth, names)
     return cwd
 
@@ -287,12 +286,13 @@ def _walk_pipeline(commands: list[Command], cwd: Path | None, depth: int, names:
             yield simple
         if command.redirects:
             note_written(command, cwd, names)
+        # X=/ sh -c '…': X is / in there (X=/ alone hands nothing on: no copy of the names for it)
+        given = names.given(command.handed) if words and (wrappers or ASSIGNMENT.match(command.words[0])) else names
         if names.readings.scripts and words and (_hands_on(simple.name) or "/" in words[0]) and (
-                ran := written_code(words, cwd, names)) is not None:  # sh s.sh, ./s.sh, python3 s.py: as written
-            yield from _code(simple, Word(ran), not INTERPRETER.fullmatch(simple.name), depth, names)
+                ran := written_code(words, cwd, names)) is not None:  # sh s.sh a, ./s.sh, python3 s.py: as written
+            yield from _code(simple, Word(ran), not INTERPRETER.fullmatch(simple.name), depth,
+                             given.positional(script_args(words)))
         if (words and words[0].code) or _hands_on(simple.name):  # (most hand nothing on: no generator for them)
-            # X=/ sh -c '…': X is / in there (X=/ alone hands nothing on: no copy of the names for it)
-            given = names.given(command.handed) if words and (wrappers or ASSIGNMENT.match(command.words[0])) else names
             yield from _handed_on(simple, command, before, depth, given)
         rest = unvanished(words)
         if rest:  # $() rm -rf /: an expansion that may be empty leaves the next word the command (judged once more)

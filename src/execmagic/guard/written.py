@@ -13,14 +13,18 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from ..shell.words import Word
+from ..shell.work import ShellTooComplex
 from .commands import Command
 from .names import Names
-from .options import normal, ran_file
+from .options import SHELLS, SOURCES, interpreter_args, normal, ran_file
 from .paths import Path, resolve
 from .printers import emitted, may_emit
 
-__all__ = ["note_written", "written_code"]
+__all__ = ["note_written", "script_args", "written_code"]
 
+#: How often, in all, what printers wrote may be walked as a script run (a script run ``_RUNS`` times over, or added
+#: to and run again and again, quadratic in the text, some ten times: past it, the text is refused as too complex).
+_RUNS = 4
 #: The redirections that write a command's output to a file (``>>`` adds to what is there).
 _WRITES = frozenset({">", ">|", ">>", "&>", "&>>"})
 
@@ -33,6 +37,7 @@ def note_written(command: Command, cwd: Path | None, names: Names) -> None:
         return
     expanded = names.expand(command)  # (the names may change before the file runs)
     readings = names.readings
+    readings.scripts_left += _RUNS * (sum(map(len, expanded.words)) + sum(len(t) for _, t in expanded.redirects))
     for op, target in targets:
         kept = readings.scripts.setdefault(_place(target, cwd), [])
         if not op.endswith(">>"):
@@ -49,10 +54,29 @@ def written_code(words: Sequence[Word], cwd: Path | None, names: Names) -> str |
     kept = scripts.get(_place(file, cwd)) if file is not None else None
     if kept is None:
         return None
-    return "\n".join(text for text in map(emitted, kept) if text is not None)
+    code = "".join(text for text in map(_line, kept) if text is not None)
+    readings = names.readings  # a script added to and run again and again is walked whole each time: bounded
+    if not getattr(readings.texts.get(code), "quiet", False):  # (one found to give nothing is passed at once)
+        readings.scripts_left -= len(code)
+        if readings.scripts_left < 0:
+            raise ShellTooComplex(len(code))
+    return code
+
+
+def _line(command: Command) -> str | None:
+    """What a printer wrote (``echo`` a line, ``echo -n`` and ``printf`` what they print)."""
+    text = emitted(command)
+    echo = command.program == "echo" and not any(word.startswith("-") and "n" in word for word in command.words[1:2])
+    return None if text is None else text + "\n" if echo else text
 
 
 def _place(name: str, cwd: Path | None) -> tuple[str, ...]:
     """Where a file named ``name`` in ``cwd`` is: its path, or (a relative name where the directory is not known)
     ``("", name)``, the name normalised."""
     return resolve(name, cwd, globs=False) or ("", normal(name))
+
+
+def script_args(words: Sequence[Word]) -> list[Word]:
+    """What a script run by ``words`` has as ``$0``, ``$1``…: ``sh s.sh a`` gives ``s.sh a``, ``./s.sh a`` the same."""
+    name = words[0][words[0].rfind("/") + 1:]
+    return interpreter_args(words)[1] if name in SHELLS or name in SOURCES else list(words)
