@@ -355,7 +355,6 @@ class Names:
                 after.values[after._referred(name)] = value
         else:  # (each name is itself: given all at once, 111,000 of them in 10 ms)
             after.values.update(pairs)
-        after.several = after.several or any(values is not None and len(values) > 1 for _, values in pairs)
         after._printed, after._words = {}, {}  # (what a name held printed otherwise: see set)
         return after
 
