@@ -10,8 +10,7 @@ from __future__ import annotations
 import pytest
 
 from execmagic.guard.check import check
-
-ENV = {"HOME": "/home/alice", "PATH": "/usr/bin:/bin"}
+from guard_rows import ENV, assert_allowed, assert_refused
 
 REFUSED = [
     'echo "rm -rf /" > s.sh; bash s.sh',
@@ -62,13 +61,12 @@ def test_a_script_added_to_and_run_again_and_again_is_followed_as_far_as_a_check
 
 @pytest.mark.parametrize("command", REFUSED)
 def test_a_script_written_then_run_is_walked(command):
-    assert check("all", command, env=ENV) is not None
-    assert check("all", command) is not None
+    assert_refused(command)
 
 
 @pytest.mark.parametrize("command", ALLOWED)
 def test_scripts_of_ordinary_work(command):
-    assert check("all", command, env=ENV) is None
+    assert_allowed(command)
 
 
 def test_the_refusal_names_what_the_script_runs():
