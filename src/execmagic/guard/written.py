@@ -66,7 +66,8 @@ def written_code(words: Sequence[Word], cwd: Path | None, names: Names) -> str |
 def _line(command: Command) -> str | None:
     """What a printer wrote (``echo`` a line, ``echo -n`` and ``printf`` what they print)."""
     text = emitted(command)
-    echo = command.program == "echo" and not any(word.startswith("-") and "n" in word for word in command.words[1:2])
+    echo = command.program == "echo" and not any(word.startswith("-") and "n" in word
+                                                  for word in command.unwrapped[0][1:2])  # (sudo echo -n …)
     return None if text is None else text + "\n" if echo else text
 
 
