@@ -12,10 +12,18 @@ import functools
 import re
 from collections.abc import Iterable, Iterator
 
-__all__ = ["GLOB", "named_by"]
+from .commands import Command
+
+__all__ = ["GLOB", "named_by", "runs_glob"]
 
 #: A character that makes a word a glob (``[`` not alone: ``[ -s f ]`` is the test command).
 GLOB = re.compile(r"[*?]|\[(?!\[?[\s;&|]|\[?\Z)")
+
+
+def runs_glob(command: Command) -> bool:
+    """Whether ``command`` runs a path that is a glob (``/bin/r?``): asked of each pipeline walked, before
+    ``inert.glob_variants`` looks at what it may name."""
+    return bool(words := command.unwrapped[0]) and "/" in words[0] and GLOB.search(words[0]) is not None
 
 
 def named_by(glob: str, names: Iterable[str]) -> tuple[str, ...]:

@@ -12,7 +12,7 @@ import functools
 
 from ..shell.words import Word
 from .commands import ASSIGNMENT, DECLARES, WRAPPERS, Command, assigns_only, program
-from .globs import named_by
+from .globs import named_by, runs_glob
 from .options import DOWNLOADERS, INTERPRETER, SHELLS, SOURCES
 from .rules import JUDGED_NAMES
 from .subscripts import bracketed
@@ -87,7 +87,7 @@ def glob_variants(command: Command) -> list[Command]:
     word.  (A glob with no ``/`` runs a file of the directory it runs in, which a script makes first, if at all: and
     a case's patterns, ``*)`` and ``r*)``, read as commands here, would each be every program.)"""
     words = command.unwrapped[0]
-    named = _globbed(program(words[0])) if words and "/" in words[0] else ()  # (quoted too: "/bin/"r? is a glob)
+    named = _globbed(program(words[0])) if runs_glob(command) else ()  # (quoted too: "/bin/"r? is a glob)
     at = next((i for i, word in enumerate(command.words) if word is words[0]), None) if named else None
     if at is None:
         return []

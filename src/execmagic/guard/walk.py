@@ -15,13 +15,13 @@ yields their refusals itself; every other rule is applied to the simple commands
 from __future__ import annotations
 
 import re
-from collections.abc import Generator, Iterable, Iterator, Sequence
+from collections.abc import Generator, Iterable, Sequence
 
 from ..shell.words import WRITES, Subshells, Word
 from .commands import ASSIGNMENT, Assignments, Command, Simple, command_name
 from .dash_words import as_dash_reads
 from .downloads import downloaded, runs_download
-from .globs import GLOB
+from .globs import runs_glob
 from .inert import assigns_plainly, glob_variants, hands_on, has_code, inert, inert_word, looked_at, only_changes
 from .names import Names
 from .options import (
@@ -122,7 +122,7 @@ def _walked(pipeline: list[Command], cwd: Path | None, depth: int, names: Names,
         Simple | Refusal, None, tuple[Path | None, Names]]:
     """A pipeline the loop of :func:`walk` does not pass at once, walked: the directory and the names after it."""
     expanded = [names.expand(command) for command in pipeline]
-    for index, variant in _variants(pipeline, expanded, names) if names.several or any(map(_globbed, expanded)) else ():
+    for index, variant in _variants(pipeline, expanded, names):
         yield from _expanded(pipeline, [*expanded[:index], variant, *expanded[index + 1:]], cwd, depth, names,
                              downloads)
     after = yield from _expanded(pipeline, expanded, cwd, depth, names, downloads)
@@ -130,17 +130,14 @@ def _walked(pipeline: list[Command], cwd: Path | None, depth: int, names: Names,
     return after, names if after == cwd else names.assign([("PWD", None if after is None else (path_text(after),))])
 
 
-def _variants(pipeline: list[Command], expanded: list[Command], names: Names) -> Iterator[tuple[int, Command]]:
+def _variants(pipeline: list[Command], expanded: list[Command], names: Names) -> list[tuple[int, Command]]:
     """Each command of ``pipeline`` as each other thing it may run, and its index: ``for X in cd rm; do $X -rf /`` runs
     cd, then rm, not "cd rm -rf /" (``Names.variants``); ``/bin/r? -rf /`` runs rm (:func:`.inert.glob_variants`)."""
-    for index, command in enumerate(pipeline):
-        made = names.variants(command) if names.several else []
-        for variant in [*made, *(glob for each in made or expanded[index:index + 1] for glob in glob_variants(each))]:
-            yield index, variant
-
-
-def _globbed(command: Command) -> bool:  # (whether it runs a path that is a glob: asked before _variants looks)
-    return bool(words := command.unwrapped[0]) and "/" in words[0] and GLOB.search(words[0]) is not None
+    if not names.several and not any(map(runs_glob, expanded)):  # (most pipelines: one look)
+        return []
+    return [(index, each) for index, command in enumerate(pipeline)
+            for made in [names.variants(command) if names.several else []]
+            for each in [*made, *(glob for one in made or expanded[index:index + 1] for glob in glob_variants(one))]]
 
 
 def _expanded(pipeline: list[Command], expanded: list[Command], cwd: Path | None, depth: int, names: Names,
@@ -286,18 +283,21 @@ def _walk_pipeline(commands: list[Command], cwd: Path | None, depth: int, names:
             yield simple
         if command.redirects:
             note_written(command, cwd, names)
-        # X=/ sh -c '…': X is / in there (X=/ alone hands nothing on: no copy of the names for it)
-        given = names.given(command.handed) if words and (wrappers or ASSIGNMENT.match(command.words[0])) else names
         if names.readings.scripts and words and (_hands_on(simple.name) or "/" in words[0]) and (
                 ran := written_code(words, cwd, names)) is not None:  # sh s.sh a, ./s.sh, python3 s.py: as written
             yield from _code(simple, Word(ran), not INTERPRETER.fullmatch(simple.name), depth,
-                             given.positional(script_args(words)))
+                             _given(command, words, wrappers, names).positional(script_args(words)))
         if (words and words[0].code) or _hands_on(simple.name):  # (most hand nothing on: no generator for them)
-            yield from _handed_on(simple, command, before, depth, given)
+            yield from _handed_on(simple, command, before, depth, _given(command, words, wrappers, names))
         rest = unvanished(words)
         if rest:  # $() rm -rf /: an expansion that may be empty leaves the next word the command (judged once more)
             yield from _walk_pipeline([Command(rest, list(command.redirects))], cwd, depth, names, bodies=False)
     return after_cd(simple.words, cwd) if simple is not None and len(commands) == 1 else cwd
+
+
+def _given(command: Command, words: list[Word], wrappers: list[str], names: Names) -> Names:
+    """The names code ``command`` runs sees: X=/ sh -c '…' has X / (X=/ alone hands nothing on: no copy for it)."""
+    return names.given(command.handed) if words and (wrappers or ASSIGNMENT.match(command.words[0])) else names
 
 
 def _handed_on(simple: Simple, command: Command, before: list[Command], depth: int, names: Names) -> Walk:
