@@ -266,7 +266,7 @@ def _walk_pipeline(commands: list[Command], cwd: Path | None, depth: int, names:
         words, wrappers = command.unwrapped
         if wrappers and ("xargs" in wrappers or "parallel" in wrappers):  # echo / | xargs rm -rf: items as arguments
             items = emitted(before[-1]) if before else command.stdin()  # or xargs rm -rf <<< /
-            words = [*words, *(Word(item) for item in re.split(r"[\s\0]+", items or "") if item)]  # -0: NUL-separated
+            words = [*words, *(Word(item, live=()) for item in re.split(r"[\s\0]+", items or "") if item)]  # -0: NUL
         simple = Simple(tuple(words), tuple(command.redirects), cwd)
         if names.readings.every or command.redirects or _looked_at(simple.name):  # (else none asks: see looked_at)
             yield simple
