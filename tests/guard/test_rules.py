@@ -94,6 +94,8 @@ REFUSED: list[tuple[str, str]] = [
     ("mv ~ /tmp/x", "mv-root"),
     ("find / -delete", "find-delete-root"),
     ("find ~ -exec rm -f {} +", "find-delete-root"),
+    ("function x { rm -rf /; }; x", "rm-recursive-root"),  # (a body after "function NAME {" is commands)
+    ("function x { chmod -R 777 ~; }", "chmod-recursive-root"),
     # fork bombs
     (":(){ :|:& };:", "fork-bomb"),
     (":(){ :|: & };:", "fork-bomb"),
