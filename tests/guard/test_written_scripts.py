@@ -60,6 +60,27 @@ REFUSED = [
     "echo 'rm -rf /' > s.sh; cp s.sh /tmp/; sh /tmp/s.sh",
     "echo 'rm -rf /' > s.sh; cp s.sh t.sh; echo ok > s.sh; sh t.sh",  # (the copy keeps what was copied)
     "echo 'rm -rf /' >& s.sh; sh s.sh",  # (>& f is &> f)
+    # a first line then a line added: each ends with its newline (a shebang is not the start of the next line)
+    "echo '#!/bin/bash' | tee s.sh; echo 'rm -rf /' >> s.sh; bash s.sh",
+    "tee s.sh <<< '#!/bin/sh'; echo 'rm -rf /' >> s.sh; sh s.sh",
+    "cat <<< '#!/bin/sh' > s.sh; echo 'rm -rf /' >> s.sh; sh s.sh",
+    "echo 'echo ok' | tee s.sh; echo x | tee --a s.sh; echo 'rm -rf /' | tee --ap s.sh; sh s.sh",
+    # copies: into a directory, by cat, by a link; one that may fail or may not replace leaves the file as it was
+    "echo 'rm -rf /' > s.sh; cp s.sh /tmp; sh /tmp/s.sh",
+    "echo 'rm -rf /' > s.sh; mv s.sh /tmp; bash /tmp/s.sh",
+    "echo 'rm -rf /' > s.sh; mkdir bin; cp s.sh bin && bin/s.sh",
+    "echo 'rm -rf /' > s.sh; mv s.sh .; sh s.sh",
+    "echo 'rm -rf /' > s.sh; cat s.sh > t.sh; sh t.sh",
+    "echo 'echo hi' > a.sh; echo 'rm -rf /' > b.sh; cat a.sh b.sh > c.sh; bash c.sh",
+    "echo 'rm -rf /' > s.sh; ln -s s.sh t.sh; sh t.sh",
+    "echo 'rm -rf /' > s.sh; cp other.sh s.sh; sh s.sh",
+    "echo 'rm -rf /' > s.sh; cp /nonexistent s.sh 2>/dev/null; sh s.sh",
+    "echo 'rm -rf /' > s.sh; echo ls > t.sh; cp -n t.sh s.sh; sh s.sh",
+    "echo 'rm -rf /' > s.sh; cp -t /tmp s.sh; sh s.sh",
+    "echo 'rm -rf /' > s.sh; mv s.sh t.sh; sh s.sh",
+    # a script read on stdin has its arguments too
+    "echo 'rm -rf $1' > s.sh; bash -s / < s.sh",
+    "echo 'rm -rf \"$1\"/*' > s.sh; bash < s.sh",
 ]
 ALLOWED = [
     'echo "echo hi" > s.sh; bash s.sh',
@@ -74,8 +95,6 @@ ALLOWED = [
     "echo 'echo hi' | tee s.sh; sh s.sh",
     "echo 'rm -rf /' > s.sh; echo 'ls' | tee s.sh; sh s.sh",  # (tee replaces what was there)
     "python3 train.py 2>&1 | tee log.txt; sh log.txt",  # (what python prints is not known: not followed)
-    "echo 'rm -rf /' > s.sh; cp other.sh s.sh; sh s.sh",  # (no longer what was written)
-    "echo 'rm -rf /' > s.sh; mv s.sh t.sh; sh s.sh",
     "echo 'rm -rf /' > s.sh; sh < other.sh",
     "echo 'rm -rf /' > notes.txt; cat notes.txt | wc -l",
     "f=s.sh; echo 'rm -rf /' > $g; sh s.sh",

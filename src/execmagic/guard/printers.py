@@ -52,6 +52,11 @@ def may_emit(command: Command) -> bool:
     return name in _PRINTERS or name in WRAPPERS
 
 
+def _here_string(command: Command) -> bool:
+    """Whether what ``command`` reads on stdin is a here-string's (``<<<``)."""
+    return next((op for op, _ in reversed(command.redirects) if op.startswith("<")), None) == "<<<"
+
+
 def emitted(command: Command, pwd: Sequence[str] | None = None) -> str | None:
     """What a pipeline stage prints when it only prints text it was given: echo, printf, cat of a heredoc (each of
     :data:`_PRINTERS`); ``pwd`` the values of ``$PWD``, when known (one: what ``pwd`` prints)."""
@@ -64,8 +69,8 @@ def emitted(command: Command, pwd: Sequence[str] | None = None) -> str | None:
     if name == "printf":
         args = args[1:] if args[:1] == ["--"] else args
         return _printf(args[0], args[1:]) if args and args[0] != "-v" else None
-    if name == "cat" and not args:
-        return command.stdin()
+    if name == "cat" and not args:  # (a here-string ends with a newline)
+        return None if (fed := command.stdin()) is None else fed + "\n" if _here_string(command) else fed
     if name == "pwd" and pwd is not None and len(pwd) == 1 and all(arg == "-L" for arg in args):
         return pwd[0] + "\n"
     if name in (":", "true", "false") and not args:  # nothing: rm -rf /$(true) is rm -rf /

@@ -346,7 +346,8 @@ def _interpreted(simple: Simple, command: Command, before: list[Command], depth:
         elif command_name(before[-1]) == "cat" and (fed := before[-1].words[-1].feed) is not None:  # cat <(…) | sh
             yield from _fed(simple, fed, shell, depth, names)
     if reads_stdin and (text := stdin_script(command, before, simple.cwd, names)) is not None:  # sh < s.sh, cat s | sh
-        yield from _code(simple, text, shell, depth, names)
+        yield from _code(simple, text, shell, depth, names.positional([simple.words[0], *operands]) if shell and (
+            "$" in text) else names)  # (bash -s / < s.sh: $1 is /)
     return simple.cwd
 
 
