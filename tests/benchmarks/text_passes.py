@@ -134,6 +134,8 @@ CORPORA: dict[str, Callable[[int], str]] = {
     "brace lists (mkdir -p {d0,…})": lambda n: "mkdir -p {" + ",".join(f"d{i}" for i in range(n // 4))[:n] + "}",
     "brace lists of brace lists": lambda n: "rm {" + _repeat("{a,b},", n) + "c}",
     "many assignments (NAME=…)": lambda n: "".join(f"v{i}=x\n" for i in range(n // 6))[:n] + " rm x",
+    "a long script written, then run again and again": lambda n: "echo '" + "x" * (n // 2) + "' > s.sh\n" + (
+        "sh s.sh\n" * (n // 16)),
     "secret-shaped labels": lambda n: _repeat("password=[] token: none api_key=(unset) Bearer x "
                                               "mysql -phunter2 curl -u a:b redis://:p@h ", n),
 }

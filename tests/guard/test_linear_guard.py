@@ -47,6 +47,16 @@ GUARDED = {
     "a subscript's code nested": lambda n: "rm; x='" + "a[$(x=a[$(" * (n // 10) + "'",
     "a glob of unclosed brackets where a command stands": lambda n: "/bin/r" + "[" * n + " -rf /",
     "a script added to and run again": lambda n: "rm; " + ("echo 'rm -f x' >> s.sh; sh s.sh\n" * (n // 32 + 1))[:n],
+    "a long script run again and again": lambda n: "rm; echo '" + "x" * (n // 2) + "' > s.sh\n" + "sh s.sh\n" * (n // 16),
+    "a long script copied again and again": lambda n: "rm; echo '" + "x" * (n // 2) + "' > s.sh\n" + (
+        "cp s.sh t.sh; sh < t.sh\n" * (n // 48)),
+    "a long script teed again and again": lambda n: "rm; echo '" + "x" * (n // 2) + "' > s.sh\n" + (
+        "cat s.sh | tee t.sh; cat t.sh | sh\n" * (n // 64)),
+    "copies of copies of a long script": lambda n: "rm; echo '" + "x" * (n // 2) + "' > s0\n" + "".join(
+        f"cp s{i} s{i + 1}\n" for i in range(n // 24)),
+    "a loud script copied and run again and again": lambda n: "rm; echo '" + "rm -f x;" * (n // 16) + "' > s.sh\n" + (
+        "cp s.sh t.sh; sh t.sh\n" * (n // 44)),
+    "a file doubled into itself": lambda n: "rm; echo ls > a; " + "cat a a | tee a; " * (n // 17),
     "three loops of many values": lambda n: "rm; " + ("for A in a b c d e f g h i j k l m n o p; do for B in a b c d "
                                                      "e f g h i j k l m n o p; do $A $B -f; done; done\n"
                                                      * (n // 110 + 1))[:n],

@@ -35,6 +35,10 @@ REFUSED: list[tuple[str, str]] = [
     ("rm -rf ${HOME}/*", "rm-recursive-root"),
     ("rm -rf ~/", "rm-recursive-root"),
     ("rm -rf /usr/..", "rm-recursive-root"),
+    ("rm -rf /home/bob", "rm-recursive-root"),  # (any user's home: /home/X, macOS's /Users/X)
+    ("rm -rf /Users/bob/", "rm-recursive-root"),
+    ("cd /home && rm -rf alice", "rm-recursive-root"),
+    ("cd ~/.. && rm -rf alice", "rm-recursive-root"),
     ("rm -rf //", "rm-recursive-root"),
     ("rm -rf /./", "rm-recursive-root"),
     ("rm -rf /etc/", "rm-recursive-root"),
@@ -94,6 +98,8 @@ REFUSED: list[tuple[str, str]] = [
     ("mv ~ /tmp/x", "mv-root"),
     ("find / -delete", "find-delete-root"),
     ("find ~ -exec rm -f {} +", "find-delete-root"),
+    ("function x { rm -rf /; }; x", "rm-recursive-root"),  # (a body after "function NAME {" is commands)
+    ("function x { chmod -R 777 ~; }", "chmod-recursive-root"),
     # fork bombs
     (":(){ :|:& };:", "fork-bomb"),
     (":(){ :|: & };:", "fork-bomb"),
@@ -185,7 +191,7 @@ REFUSED: list[tuple[str, str]] = [
 #: Commands that must pass: ordinary work, and quoted prose about dangerous commands (data, not code).
 ALLOWED: list[str] = [
     "ls -la", "cd ~ && ls", "docker ps", "curl -o file.tar.gz https://x.example", "rm -rf ./build", "rm -rf build/", "rm -rf /tmp/mybuild", "rm file.txt", "rm -r /tmp/x",
-    "rm -rf ~/tmp/cache", "rm -rf ~/.cache/pip", 'rm -rf "$HOME/tmp/cache"', "rm -rf /usr/../tmp/x",
+    "rm -rf ~/tmp/cache", "rm -rf ~/.cache/pip", "rm -rf /home/bob/project/build", "rm -rf /Users/Shared/tmp", 'rm -rf "$HOME/tmp/cache"', "rm -rf /usr/../tmp/x",
     "rm -rf /usr/local/lib/foo", "BUILD_DIR=out; rm -rf $BUILD_DIR/*", "cd /tmp/build && rm -rf *", "cd ~/project && rm -rf ./*",
     "(cd / && ls); rm -rf *", "find . -exec grep -l x {} \\;", "find . -name '*.pyc' -delete",
     "find / -name '*.log' -print", "find /tmp/x -delete", "find . -name '*.o' | xargs rm -f", "xargs rm -f < list.txt",

@@ -36,6 +36,51 @@ REFUSED = [
     "echo 'rm -rf \"$1\"/*' > s.sh; sh s.sh",  # ($1 not given: empty)
     "echo 'rm -rf $1' > s.sh; chmod +x s.sh; ./s.sh /",
     "echo -n 'rm -rf' > s.sh; echo ' /' >> s.sh; sh s.sh",  # (echo -n and printf add no line)
+    # what tee writes: a printer piped in, a heredoc, a here-string, a file kept; -a adds
+    "echo 'rm -rf /' | tee s.sh; sh s.sh",
+    "echo 'rm -rf /' | sudo tee /tmp/s.sh > /dev/null; sh /tmp/s.sh",
+    "tee s.sh <<'EOF'\nrm -rf ~\nEOF\nbash s.sh",
+    "tee s.sh > /dev/null <<'EOF'\nrm -rf ~\nEOF\nchmod +x s.sh; ./s.sh",
+    "tee s.sh <<< 'rm -rf /'; sh s.sh",
+    "echo 'echo hi' > s.sh; echo 'rm -rf /' | tee -a s.sh; sh s.sh",
+    "echo 'rm -rf /' > s.sh; cat s.sh | tee t.sh; sh t.sh",
+    "echo 'rm -rf /' > s.sh; tee t.sh < s.sh; sh t.sh",
+    # a script read on stdin
+    "echo 'rm -rf /' > s.sh; sh < s.sh",
+    "echo 'rm -rf /' > s.sh; bash -s < s.sh",
+    "echo 'rm -rf /' > s.sh; cat s.sh | sh",
+    "echo 'echo hi' > a.sh; echo 'rm -rf /' > b.sh; cat a.sh b.sh | bash",
+    # the file named otherwise: by a variable, as $PWD/…, copied or moved
+    "f=s.sh; echo 'rm -rf /' > $f; sh $f",
+    "f=s.sh; echo 'rm -rf /' > \"$f\"; sh s.sh",
+    "echo 'rm -rf /' > s.sh; sh $PWD/s.sh",
+    "echo 'rm -rf /' > \"${PWD}/s.sh\"; sh ./s.sh",
+    "echo 'rm -rf /' > s.sh; cp s.sh t.sh; sh t.sh",
+    "echo 'rm -rf /' > s.sh; mv s.sh t.sh; bash t.sh",
+    "echo 'rm -rf /' > s.sh; cp s.sh /tmp/; sh /tmp/s.sh",
+    "echo 'rm -rf /' > s.sh; cp s.sh t.sh; echo ok > s.sh; sh t.sh",  # (the copy keeps what was copied)
+    "echo 'rm -rf /' >& s.sh; sh s.sh",  # (>& f is &> f)
+    # a first line then a line added: each ends with its newline (a shebang is not the start of the next line)
+    "echo '#!/bin/bash' | tee s.sh; echo 'rm -rf /' >> s.sh; bash s.sh",
+    "tee s.sh <<< '#!/bin/sh'; echo 'rm -rf /' >> s.sh; sh s.sh",
+    "cat <<< '#!/bin/sh' > s.sh; echo 'rm -rf /' >> s.sh; sh s.sh",
+    "echo 'echo ok' | tee s.sh; echo x | tee --a s.sh; echo 'rm -rf /' | tee --ap s.sh; sh s.sh",
+    # copies: into a directory, by cat, by a link; one that may fail or may not replace leaves the file as it was
+    "echo 'rm -rf /' > s.sh; cp s.sh /tmp; sh /tmp/s.sh",
+    "echo 'rm -rf /' > s.sh; mv s.sh /tmp; bash /tmp/s.sh",
+    "echo 'rm -rf /' > s.sh; mkdir bin; cp s.sh bin && bin/s.sh",
+    "echo 'rm -rf /' > s.sh; mv s.sh .; sh s.sh",
+    "echo 'rm -rf /' > s.sh; cat s.sh > t.sh; sh t.sh",
+    "echo 'echo hi' > a.sh; echo 'rm -rf /' > b.sh; cat a.sh b.sh > c.sh; bash c.sh",
+    "echo 'rm -rf /' > s.sh; ln -s s.sh t.sh; sh t.sh",
+    "echo 'rm -rf /' > s.sh; cp other.sh s.sh; sh s.sh",
+    "echo 'rm -rf /' > s.sh; cp /nonexistent s.sh 2>/dev/null; sh s.sh",
+    "echo 'rm -rf /' > s.sh; echo ls > t.sh; cp -n t.sh s.sh; sh s.sh",
+    "echo 'rm -rf /' > s.sh; cp -t /tmp s.sh; sh s.sh",
+    "echo 'rm -rf /' > s.sh; mv s.sh t.sh; sh s.sh",
+    # a script read on stdin has its arguments too
+    "echo 'rm -rf $1' > s.sh; bash -s / < s.sh",
+    "echo 'rm -rf \"$1\"/*' > s.sh; bash < s.sh",
 ]
 ALLOWED = [
     'echo "echo hi" > s.sh; bash s.sh',
@@ -47,6 +92,14 @@ ALLOWED = [
     "cat > s.sh <<'EOF'\nrm -rf \"$OUT\"/*\nEOF\nOUT=out sh s.sh",  # (the names the command gives its script)
     "cat > s.sh <<'EOF'\nrm -rf \"$TMP\"/*\nEOF\nTMP=/tmp/x bash s.sh",
     "echo 'rm -rf $1' > s.sh; ./s.sh build",
+    "echo 'echo hi' | tee s.sh; sh s.sh",
+    "echo 'rm -rf /' > s.sh; echo 'ls' | tee s.sh; sh s.sh",  # (tee replaces what was there)
+    "python3 train.py 2>&1 | tee log.txt; sh log.txt",  # (what python prints is not known: not followed)
+    "echo 'rm -rf /' > s.sh; sh < other.sh",
+    "echo 'rm -rf /' > notes.txt; cat notes.txt | wc -l",
+    "f=s.sh; echo 'rm -rf /' > $g; sh s.sh",
+    "echo 'rm -rf /' > s.sh; echo ok >& s.sh; sh s.sh",  # (>& f replaces what f held)
+    "echo 'echo hi' > s.sh; echo 'rm -rf /' >&2; sh s.sh >&1",  # (>&2: a descriptor, no file)
 ]
 
 

@@ -182,6 +182,9 @@ def grouped(tokens: list[Word | Op], allowance: Allowance | None = None, runs: b
             redirect = None
         elif not words and not token.quoted and token in _RESERVED:  # type: ignore[union-attr]
             continue
+        elif token == "{" and len(words) == 2 and words[0] == "function" and not token.quoted:  # type: ignore[union-attr]
+            _ended(items, words, redirects, False, runs)  # function f { …; }: the body is commands, not f's words
+            words, redirects, assigning = [], [], 0
         elif "{" in token and _may_brace(token):  # (${x} in most: it makes no other word, as bash would tell)
             assigning, made = _braces(token, words, assigning, allowance)  # type: ignore[arg-type]
             words.extend(made)

@@ -9,6 +9,7 @@ every command of a long script, so each is a few looks at the words, and a comma
 from __future__ import annotations
 
 import functools
+from typing import TYPE_CHECKING
 
 from ..shell.words import Word
 from .commands import ASSIGNMENT, DECLARES, WRAPPERS, Command, assigns_only, program
@@ -17,8 +18,11 @@ from .options import DOWNLOADERS, INTERPRETER, SHELLS, SOURCES
 from .rules import JUDGED_NAMES
 from .subscripts import bracketed
 
+if TYPE_CHECKING:
+    from .names import Names
+
 __all__ = ["ACTIVE", "CHANGERS", "HANDING", "assigns_plainly", "glob_variants", "hands_on", "has_code", "inert",
-           "inert_word", "looked_at", "only_changes"]
+           "inert_word", "looked_at", "only_changes", "variants"]
 
 #: Programs the walk looks at by name for code they hand on (``walk._handed_on``), but for interpreters
 #: (:data:`.options.INTERPRETER`): shells, ``source``, ``eval``, ``su -c``, ``find -exec``, ...
@@ -95,6 +99,16 @@ def glob_variants(command: Command) -> list[Command]:
     folder = word[:word.rfind("/") + 1]
     return [Command([*command.words[:at], Word(folder + each, shown=word.shown), *command.words[at + 1:]],
                     command.redirects) for each in named]
+
+
+def variants(pipeline: list[Command], expanded: list[Command], names: Names) -> list[tuple[int, Command]]:
+    """Each command of ``pipeline`` as each other thing it may run, and its index: ``for X in cd rm; do $X -rf /`` runs
+    cd, then rm, not "cd rm -rf /" (``Names.variants``); ``/bin/r? -rf /`` runs rm (:func:`glob_variants`)."""
+    if not names.several and not any(map(runs_glob, expanded)):  # (most pipelines: one look)
+        return []
+    return [(index, each) for index, command in enumerate(pipeline)
+            for made in [names.variants(command) if names.several else []]
+            for each in [*made, *(glob for one in made or expanded[index:index + 1] for glob in glob_variants(one))]]
 
 
 def only_changes(command: Command) -> bool:

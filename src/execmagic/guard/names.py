@@ -340,7 +340,7 @@ class Names:
             return None  # ($(basename "$f"): no word of it need be expanded to know it prints nothing known)
         self.printing += 1
         try:
-            text = emitted(self.expand(items[0]))
+            text = emitted(self.expand(items[0]), self.value("PWD"))  # ($(pwd): where a cd the walk followed went)
         finally:
             self.printing -= 1
         return None if text is None else text.rstrip("\n")

@@ -44,6 +44,8 @@ _STARTUP_FILES = {".bashrc", ".bash_profile", ".bash_login", ".bash_logout", ".p
                   ".xprofile", ".xinitrc", ".xsessionrc", ".pam_environment", ".bash_aliases"}
 _SYSTEM_STARTUP = {("etc", "profile"), ("etc", "bash.bashrc"), ("etc", "bashrc"), ("etc", "zshrc"), ("etc", "zshenv"),
                    ("etc", "zprofile"), ("etc", "environment"), ("etc", "zsh", "zshrc"), ("etc", "zsh", "zshenv")}
+#: What stands in /home or /Users and is no one's home directory.
+_NO_HOMES = {("home", "lost+found"), ("Users", "Shared")}
 _GLOB = re.compile(r"[*?\[]")
 _ONLY_WILDCARDS = re.compile(r"(?:\*|\?|\[[^\]]*\])+")  # /?, /*?, /[a-z]*: any top-level entry
 _BRACE = re.compile(r"(?<!\$)\{([^{}]*,[^{}]*)\}")  # {a,b}, not ${a}; the innermost first
@@ -101,8 +103,8 @@ def critical_place(path: Path | None) -> str | None:
         return None
     if not path:
         return "the root directory"
-    if len(path) == 2 and path[0] == "home" and path[1].startswith("~"):
-        return "a home directory"
+    if len(path) == 2 and (path[0], path[1]) not in _NO_HOMES and path[0] in ("home", "Users"):
+        return "a home directory"  # (~, ~bob, /home/bob, macOS's /Users/bob: cd /home && rm -rf alice)
     if (len(path) == 1 and path[0] in _SYSTEM_DIRS) or path in _SYSTEM_SUBDIRS:
         return f"the system directory /{'/'.join(path)}"
     if len(path) == 1 and _GLOB.search(path[0]):  # a glob at the top level: what could it match?

@@ -1,4 +1,5 @@
-"""What a command prints when it only prints text it was given: ``echo``, ``printf``, ``cat`` of a heredoc.
+"""What a command prints when it only prints text it was given: ``echo``, ``printf``, ``cat`` of a heredoc -- and
+``pwd``, where the walk knows the directory (a ``cd`` it followed: ``cd / && rm -rf "$(pwd)"``).
 
 ``$(echo /)`` is ``/`` (:meth:`.names.Names.printed`), and ``echo 'rm -rf /' | sh`` runs ``rm -rf /`` (the walk): what
 such a command prints is known from its words, and is read as a word or as code.
@@ -34,7 +35,7 @@ def _printf(fmt: str, args: Sequence[str]) -> str:
 
 
 #: The programs :func:`emitted` knows what they print of (a name it learns goes here too: see :func:`may_emit`).
-_PRINTERS = frozenset({"echo", "printf", "cat", ":", "true", "false"})
+_PRINTERS = frozenset({"echo", "printf", "cat", ":", "true", "false", "pwd"})
 
 
 def may_emit(command: Command) -> bool:
@@ -51,9 +52,14 @@ def may_emit(command: Command) -> bool:
     return name in _PRINTERS or name in WRAPPERS
 
 
-def emitted(command: Command) -> str | None:
+def _here_string(command: Command) -> bool:
+    """Whether what ``command`` reads on stdin is a here-string's (``<<<``)."""
+    return next((op for op, _ in reversed(command.redirects) if op.startswith("<")), None) == "<<<"
+
+
+def emitted(command: Command, pwd: Sequence[str] | None = None) -> str | None:
     """What a pipeline stage prints when it only prints text it was given: echo, printf, cat of a heredoc (each of
-    :data:`_PRINTERS`)."""
+    :data:`_PRINTERS`); ``pwd`` the values of ``$PWD``, when known (one: what ``pwd`` prints)."""
     words = command.unwrapped[0]
     name, args = command.program, list(words[1:])
     if name == "echo":
@@ -63,8 +69,10 @@ def emitted(command: Command) -> str | None:
     if name == "printf":
         args = args[1:] if args[:1] == ["--"] else args
         return _printf(args[0], args[1:]) if args and args[0] != "-v" else None
-    if name == "cat" and not args:
-        return command.stdin()
+    if name == "cat" and not args:  # (a here-string ends with a newline)
+        return None if (fed := command.stdin()) is None else fed + "\n" if _here_string(command) else fed
+    if name == "pwd" and pwd is not None and len(pwd) == 1 and all(arg == "-L" for arg in args):
+        return pwd[0] + "\n"
     if name in (":", "true", "false") and not args:  # nothing: rm -rf /$(true) is rm -rf /
         return ""
     return None

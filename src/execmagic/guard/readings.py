@@ -61,7 +61,9 @@ class Readings:
     #: length of the first text read, the checked one (set then).
     allowance: Allowance | None = None
     #: The files a printer wrote, by where each is: the commands that wrote it, expanded (see :mod:`.written`).
-    scripts: dict[tuple[str, ...], list[Command]] = dataclasses.field(default_factory=dict)
+    scripts: dict[tuple[str, ...], list[Command | Word]] = dataclasses.field(default_factory=dict)
+    #: What each of :attr:`scripts` holds, joined once (a script run again and again was joined, and hashed, each time).
+    codes: dict[tuple[str, ...], Word] = dataclasses.field(default_factory=dict)
     #: The characters of written scripts the walk may still walk (see :mod:`.written`).
     scripts_left: int = 0
 

@@ -13,10 +13,11 @@ import os
 from collections.abc import Callable, Sequence
 
 from ..process.records import record
+from ..shell.patterns import lazy_pattern
 from ..shell.words import WRITES
 from .commands import Simple
 from .kills import kill_all, kill_init, kill_user
-from .options import find_exec, flags_of, operands_of
+from .options import SHELLS, find_exec, flags_of, operands_of
 from .paths import Path, critical_target, device_path, resolve, startup_file, system_file
 from .targets import archived_and_removed, cleaned_trees, removed, written
 
@@ -276,8 +277,7 @@ def _chmod_root(s: Simple) -> Hit | None:
 def _find_delete(s: Simple) -> Hit | None:
     if s.name != "find":
         return None
-    deletes = "-delete" in s.words or any(
-        os.path.basename(run[0]) in ("rm", "shred") for run in find_exec(s.words) if run)
+    deletes = "-delete" in s.words or any(map(_deletes, filter(None, find_exec(s.words))))
     starts = []
     for word in s.words[1:]:
         if word.startswith(("-", "(", "!", ")")):
@@ -288,6 +288,17 @@ def _find_delete(s: Simple) -> Hit | None:
         if where:
             return "find-delete-root", {"where": where}
     return None
+
+
+def _deletes(run: Sequence[str]) -> bool:
+    """Whether a command ``find -exec`` runs deletes what it is given: ``rm``/``shred``, or a shell's code that runs
+    one (``-exec sh -c 'rm -rf "$1"' _ {} \\;``: the files found are its arguments)."""
+    name = os.path.basename(run[0])
+    return name in ("rm", "shred") or (name in SHELLS and any(map(_DELETES.search, run[1:])))
+
+
+#: ``rm``/``shred`` where a shell's code runs a command.
+_DELETES = lazy_pattern(r"(?:^|[\s;&|(`])(?:sudo\s+)?(?:rm|shred)\s")
 
 
 def _power(s: Simple) -> Hit | None:

@@ -21,8 +21,7 @@ from ..shell.words import WRITES, Subshells, Word
 from .commands import ASSIGNMENT, Assignments, Command, Simple, command_name
 from .dash_words import as_dash_reads
 from .downloads import downloaded, runs_download
-from .globs import runs_glob
-from .inert import assigns_plainly, glob_variants, hands_on, has_code, inert, inert_word, looked_at, only_changes
+from .inert import assigns_plainly, hands_on, has_code, inert, inert_word, looked_at, only_changes, variants
 from .names import Names
 from .options import (
     DOWNLOADERS,
@@ -42,7 +41,7 @@ from .readings import Reading
 from .rules import Refusal, judged_writes, refuse
 from .subscripts import bracketed, subscript_bodies, tests
 from .vanishing import unvanished
-from .written import note_written, script_args, written_code
+from .written import FILERS, note_written, script_args, stdin_script, written_code
 
 _inert, _inert_word, _has_code, _only_changes, _hands_on, _looked_at, _quiet = (  # (one name each, for the tests)
     inert, inert_word, has_code, only_changes, hands_on, looked_at, quiet_text)
@@ -122,22 +121,12 @@ def _walked(pipeline: list[Command], cwd: Path | None, depth: int, names: Names,
         Simple | Refusal, None, tuple[Path | None, Names]]:
     """A pipeline the loop of :func:`walk` does not pass at once, walked: the directory and the names after it."""
     expanded = [names.expand(command) for command in pipeline]
-    for index, variant in _variants(pipeline, expanded, names):
+    for index, variant in variants(pipeline, expanded, names):
         yield from _expanded(pipeline, [*expanded[:index], variant, *expanded[index + 1:]], cwd, depth, names,
                              downloads)
     after = yield from _expanded(pipeline, expanded, cwd, depth, names, downloads)
     names = names.remember(expanded)  # cd /: $PWD is / (unknown where the directory is)
     return after, names if after == cwd else names.assign([("PWD", None if after is None else (path_text(after),))])
-
-
-def _variants(pipeline: list[Command], expanded: list[Command], names: Names) -> list[tuple[int, Command]]:
-    """Each command of ``pipeline`` as each other thing it may run, and its index: ``for X in cd rm; do $X -rf /`` runs
-    cd, then rm, not "cd rm -rf /" (``Names.variants``); ``/bin/r? -rf /`` runs rm (:func:`.inert.glob_variants`)."""
-    if not names.several and not any(map(runs_glob, expanded)):  # (most pipelines: one look)
-        return []
-    return [(index, each) for index, command in enumerate(pipeline)
-            for made in [names.variants(command) if names.several else []]
-            for each in [*made, *(glob for one in made or expanded[index:index + 1] for glob in glob_variants(one))]]
 
 
 def _expanded(pipeline: list[Command], expanded: list[Command], cwd: Path | None, depth: int, names: Names,
@@ -179,7 +168,7 @@ def _scripts(command: Command, cwd: Path | None, depth: int, names: Names) -> Wa
     if command.redirects:
         note_written(command, cwd, names)
     if command.words and (ran := written_code(command.words, cwd, names)) is not None:
-        yield from walk(ran, cwd, depth + 1, names.positional(command.words))
+        yield from walk(ran, cwd, depth + 1, names.positional(command.words) if "$" in ran else names)
     return cwd
 
 
@@ -218,7 +207,7 @@ def _subshells(command: Command, cwd: Path | None, depth: int, names: Names, dow
     if not downloads and not names.readings.every and assigns_plainly(command):
         return cwd  # ((N=5)): names given in a subshell, and forgotten at its end
     expanded = [names.expand(command)]
-    for each in [expanded[0], *(variant for _, variant in _variants([command], expanded, names))]:
+    for each in [expanded[0], *(variant for _, variant in variants([command], expanded, names))]:
         yield from _expanded([command], [each], cwd, depth, names, downloads)  # ((cd)), ((x=$y)): as any pipeline
     return cwd
 
@@ -277,16 +266,17 @@ def _walk_pipeline(commands: list[Command], cwd: Path | None, depth: int, names:
         words, wrappers = command.unwrapped
         if wrappers and ("xargs" in wrappers or "parallel" in wrappers):  # echo / | xargs rm -rf: items as arguments
             items = emitted(before[-1]) if before else command.stdin()  # or xargs rm -rf <<< /
-            words = [*words, *(Word(item) for item in re.split(r"[\s\0]+", items or "") if item)]  # -0: NUL-separated
+            words = [*words, *(Word(item, live=()) for item in re.split(r"[\s\0]+", items or "") if item)]  # -0: NUL
         simple = Simple(tuple(words), tuple(command.redirects), cwd)
         if names.readings.every or command.redirects or _looked_at(simple.name):  # (else none asks: see looked_at)
             yield simple
-        if command.redirects:
-            note_written(command, cwd, names)
+        if command.redirects or simple.name in FILERS:  # > s.sh, tee s.sh, cp s.sh t.sh: what a file holds (.written)
+            note_written(command, cwd, names, before)
         if names.readings.scripts and words and (_hands_on(simple.name) or "/" in words[0]) and (
                 ran := written_code(words, cwd, names)) is not None:  # sh s.sh a, ./s.sh, python3 s.py: as written
-            yield from _code(simple, Word(ran), not INTERPRETER.fullmatch(simple.name), depth,
-                             _given(command, words, wrappers, names).positional(script_args(words)))
+            given = _given(command, words, wrappers, names)  # ($1… only where the script may read them)
+            yield from _code(simple, ran, not INTERPRETER.fullmatch(simple.name), depth,
+                             given.positional(script_args(words)) if "$" in ran else given)
         if (words and words[0].code) or _hands_on(simple.name):  # (most hand nothing on: no generator for them)
             yield from _handed_on(simple, command, before, depth, _given(command, words, wrappers, names))
         rest = unvanished(words)
@@ -355,6 +345,9 @@ def _interpreted(simple: Simple, command: Command, before: list[Command], depth:
             yield from _code(simple, Word(text), shell, depth, names)
         elif command_name(before[-1]) == "cat" and (fed := before[-1].words[-1].feed) is not None:  # cat <(…) | sh
             yield from _fed(simple, fed, shell, depth, names)
+    if reads_stdin and (text := stdin_script(command, before, simple.cwd, names)) is not None:  # sh < s.sh, cat s | sh
+        yield from _code(simple, text, shell, depth, names.positional([simple.words[0], *operands]) if shell and (
+            "$" in text) else names)  # (bash -s / < s.sh: $1 is /)
     return simple.cwd
 
 
