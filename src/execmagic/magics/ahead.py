@@ -110,10 +110,8 @@ def start(shell: Any, exec_magics: ExecMagics, loaded: Callable[[], bool]) -> No
 def _work(cell_over: threading.Event, exec_magics: ExecMagics, loaded: Callable[[], bool]) -> None:
     """Import, build the parser, and -- the loading cell being over by then -- make the engine and its standby.
 
-    A failure here is left to the first command, which meets it again and shows why in its cell."""
-    from ..shell.patterns import compile_often
-    from . import renderers
-
+    A failure here is left to the first command, which meets it again and shows why in its cell.  Nothing is
+    imported before the cell is over: the loading cell would share the interpreter with it."""
     cell_over.wait(AHEAD_WAIT)
     _wait_quiet(QUIET_LIMIT)
     interval = sys.getswitchinterval()
@@ -124,10 +122,14 @@ def _work(cell_over: threading.Event, exec_magics: ExecMagics, loaded: Callable[
             importlib.import_module(name)
         exec_magics.exec_line.parser  # noqa: B018  # built here, not by the first %exec
         warm = _start_engine(exec_magics, loaded) if cell_over.is_set() else None
+        from . import renderers
+
         renderers.make(exec_magics.shell)  # IPython's display formatters, and ours with them (not by a command)
         if warm is not None:  # its start is not slowed down by imports for later commands
             warm.wait_ready(STANDBY_WAIT)
         _wait_quiet(QUIET_LIMIT)  # nor is a command that came meanwhile (it may have made the engine itself)
+        from ..shell.patterns import compile_often
+
         compile_often()  # the patterns most commands use, compiled on first use otherwise (shell/patterns.py)
         for name in AFTER_ENGINE_MODULES:
             importlib.import_module(name)
