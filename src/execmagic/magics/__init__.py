@@ -7,8 +7,7 @@ import sys
 from types import FrameType
 from typing import Any
 
-from ..display import formatters
-from . import ahead
+from . import ahead, renderers
 from .ahead import FIRST_RUN_MODULES
 from .bg_magics import BackgroundMagics
 from .exec_magics import CellCommandFailed, CommandInterrupted, ExecMagics, StartFailed
@@ -32,7 +31,7 @@ def load(shell: Any) -> None:
     shell.register_magics(mcp_magics)
     # so %config SlurmBackend.partition = "gpu" finds each backend's settings
     shell.configurables.extend(exec_magics.backend_settings.values())
-    formatters.register(shell, view=exec_magics.display_view)
+    renderers.register(shell, view=exec_magics.display_view)  # when IPython makes its formatters
     # the notebook's engine-wide settings reach the process-wide engine whoever makes it first (a Toolbox too)
     from ..engine.default import set_default_configurer
 
@@ -108,4 +107,4 @@ def unload(shell: Any, keep_shells: bool = False) -> None:
                     del registry[kind][name]
         if magics in getattr(shell, "configurables", []):
             shell.configurables.remove(magics)
-    formatters.unregister(shell)
+    renderers.unregister(shell)

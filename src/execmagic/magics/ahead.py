@@ -7,7 +7,9 @@ cell about 20 ms longer) -- a thread imports what the first ``%exec`` needs (abo
 the engine, the guard's quick look, the renderers) and builds its parser; and when the extension was loaded
 *in a cell* -- someone typed ``%load_ext execmagic`` and is about to use it -- it also makes the process-wide
 engine with the notebook's settings and has its standby bash started (with it the watchdog), so the first
-command finds them ready, as every later one does.
+command finds them ready, as every later one does.  While that standby starts (bash's start is another
+process's work), IPython's display formatters are made, ours with them (:mod:`.renderers`: the load leaves them
+to whoever first shows something).
 The engine comes after them: started while the rest is imported, the standby is often still being started
 when a quick first command comes, which then waits for it (measured: 10 ms slower, 50 ms after the load).
 Then, once that standby is up and the kernel quiet again, the regexes most commands use are compiled (those
@@ -108,9 +110,8 @@ def start(shell: Any, exec_magics: ExecMagics, loaded: Callable[[], bool]) -> No
 def _work(cell_over: threading.Event, exec_magics: ExecMagics, loaded: Callable[[], bool]) -> None:
     """Import, build the parser, and -- the loading cell being over by then -- make the engine and its standby.
 
-    A failure here is left to the first command, which meets it again and shows why in its cell."""
-    from ..shell.patterns import compile_often
-
+    A failure here is left to the first command, which meets it again and shows why in its cell.  Nothing is
+    imported before the cell is over: the loading cell would share the interpreter with it."""
     cell_over.wait(AHEAD_WAIT)
     _wait_quiet(QUIET_LIMIT)
     interval = sys.getswitchinterval()
@@ -121,9 +122,14 @@ def _work(cell_over: threading.Event, exec_magics: ExecMagics, loaded: Callable[
             importlib.import_module(name)
         exec_magics.exec_line.parser  # noqa: B018  # built here, not by the first %exec
         warm = _start_engine(exec_magics, loaded) if cell_over.is_set() else None
+        from . import renderers
+
+        renderers.make(exec_magics.shell)  # IPython's display formatters, and ours with them (not by a command)
         if warm is not None:  # its start is not slowed down by imports for later commands
             warm.wait_ready(STANDBY_WAIT)
         _wait_quiet(QUIET_LIMIT)  # nor is a command that came meanwhile (it may have made the engine itself)
+        from ..shell.patterns import compile_often
+
         compile_often()  # the patterns most commands use, compiled on first use otherwise (shell/patterns.py)
         for name in AFTER_ENGINE_MODULES:
             importlib.import_module(name)

@@ -16,14 +16,13 @@ from typing import TYPE_CHECKING, Any
 
 from IPython.core.error import UsageError
 from IPython.core.magic import Magics, line_magic, magics_class, no_var_expand
-from IPython.core.magic_arguments import argument, kwds
 from IPython.display import display
 
 from ..process import checks
 from ..process.plural import counted
 from .cluster import cluster_options
 from .exec_magics import ExecMagics, engine_errors, sandbox_options
-from .helpfmt import FixedWidthHelp, magic_arguments
+from .helpfmt import argument, fixed_width_help, kwds, magic_arguments
 from .options import parse_line
 
 if TYPE_CHECKING:  # imported by the first command that needs them, not at %load_ext
@@ -60,7 +59,7 @@ class BackgroundMagics(Magics):
 
     @no_var_expand
     @magic_arguments(name="bg")
-    @kwds(formatter_class=FixedWidthHelp)
+    @kwds(formatter_class=fixed_width_help)
     @argument("cmdline", nargs="*", metavar="CMDLINE", help="the shell command line, as typed")
     @argument("--name", metavar="ID", help="the shell's id instead of bg1, bg2, …")
     @argument("--timeout", type=float, metavar="S",
@@ -132,7 +131,7 @@ class BackgroundMagics(Magics):
 
     @no_var_expand
     @magic_arguments(name="bgout")
-    @kwds(formatter_class=FixedWidthHelp)
+    @kwds(formatter_class=fixed_width_help)
     @argument("id", nargs="?", help="the shell's id (bg1, or its --name)")
     @argument("--filter", metavar="REGEX",
               help="only lines matching REGEX (the rest stays in the log); quote it: --filter 'loss|error'")
@@ -234,7 +233,7 @@ class BackgroundMagics(Magics):
 
     @no_var_expand
     @magic_arguments(name="kill")
-    @kwds(formatter_class=FixedWidthHelp)
+    @kwds(formatter_class=fixed_width_help)
     @argument("ids", nargs="*", metavar="ID", help="the shells to stop")
     @argument("--all", action="store_true", help="stop every running background shell")
     @argument("--signal", default="TERM", metavar="NAME", help="first signal to send (TERM, INT, HUP, KILL, …)")

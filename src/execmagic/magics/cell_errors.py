@@ -17,7 +17,6 @@ from typing import TYPE_CHECKING
 from IPython.core.error import UsageError
 
 from ..process.errors import CommandFailed, PreExecError, ShellLimitReached, UnknownShell, UsageProblem
-from .people import start_words, usage_words
 
 if TYPE_CHECKING:
     from ..process.results import Result
@@ -105,6 +104,7 @@ def _reword(exc: Exception) -> None:
     """Raise ``exc`` as a notebook user should see it, when it is one of the engine's deliberate errors."""
     from ..guard.policy import AuditUnavailable, CommandRefused
     from ..process.sandbox import SandboxProblem, SandboxUnavailable
+    from .people import start_words, usage_words  # (a module of its own, imported with the first error to word)
 
     if isinstance(exc, SandboxUnavailable):  # a named mode that cannot work: nothing runs unconfined instead
         raise UsageError(f"{exc}; or run it unconfined with --sandbox-mode off") from None

@@ -15,12 +15,12 @@ from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
 from IPython.core.error import UsageError
-from IPython.core.magic_arguments import argument
 from traitlets import Float, Int, TraitType, Unicode
 from traitlets.config import Configurable
 
 from ..background.backends import registry
 from ..process.errors import UsageProblem
+from .helpfmt import argument
 
 if TYPE_CHECKING:
     from ..background.backends.base import Backend, Option

@@ -29,7 +29,6 @@ from IPython.core.magic import (
     magics_class,
     no_var_expand,
 )
-from IPython.core.magic_arguments import argument, kwds
 from IPython.display import display
 
 from ..engine.sandbox_modes import SANDBOX_MODES, mode_names
@@ -38,7 +37,7 @@ from ..process import checks
 from ..process.errors import shown_value
 from .cell_errors import CellCommandFailed, CommandInterrupted, StartFailed, engine_errors
 from .cluster import backend_for, cluster_options, settings_classes
-from .helpfmt import FixedWidthHelp, magic_arguments
+from .helpfmt import argument, fixed_width_help, kwds, magic_arguments
 from .options import NotebookVariables, parse_line, parse_pairs, split_words, template_params
 from .settings import ExecSettings
 
@@ -127,7 +126,7 @@ class ExecMagics(ExecSettings):
     # -- the magics ---------------------------------------------------------------
     @no_var_expand
     @magic_arguments(name="%exec")
-    @kwds(formatter_class=FixedWidthHelp)
+    @kwds(formatter_class=fixed_width_help)
     @argument("--bg", action="store_true", help="start the cell as a background shell (see %%bgout, %%kill)")
     @argument("--name", metavar="ID", help="with --bg: the shell's id instead of bg1, bg2, …")
     @_errexit
@@ -196,7 +195,7 @@ class ExecMagics(ExecSettings):
 
     @no_var_expand
     @magic_arguments(name="exec")
-    @kwds(formatter_class=FixedWidthHelp)
+    @kwds(formatter_class=fixed_width_help)
     @argument("cmdline", nargs="*", metavar="CMDLINE", help="the shell command line, as typed")
     @_errexit
     @_common
@@ -228,7 +227,7 @@ class ExecMagics(ExecSettings):
 
     @no_var_expand
     @magic_arguments(name="spawn")
-    @kwds(formatter_class=FixedWidthHelp)
+    @kwds(formatter_class=fixed_width_help)
     @argument("command", nargs="*", metavar="ARG", help="the program, then its arguments (one word, one argument)")
     @argument("--argv", action="store_true",
               help="the rest of the line is a JSON array: the whole argv, one string per argument")

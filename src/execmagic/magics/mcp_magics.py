@@ -13,13 +13,12 @@ from typing import TYPE_CHECKING, Any
 
 from IPython.core.error import UsageError
 from IPython.core.magic import Magics, line_magic, magics_class, no_var_expand
-from IPython.core.magic_arguments import argument, kwds
 from IPython.display import display
 
 from ..engine.sandbox_modes import SANDBOX_MODES, describe_modes
 from ..process import checks
 from .exec_magics import ExecMagics, engine_errors
-from .helpfmt import FixedWidthHelp, magic_arguments
+from .helpfmt import argument, fixed_width_help, kwds, magic_arguments
 from .options import parse_line
 
 if TYPE_CHECKING:  # the server and the tools are imported when a server is asked for, not at %load_ext
@@ -40,7 +39,7 @@ class McpMagics(Magics):
 
     @no_var_expand
     @magic_arguments(name="mcp")
-    @kwds(formatter_class=FixedWidthHelp)
+    @kwds(formatter_class=fixed_width_help)
     @argument("action", nargs="?", choices=("serve", "stop", "status"), default="status",
               help="serve: start the server; stop: end it; status (the default): where it listens, its latest calls")
     @argument("--port", type=int, metavar="N", help="with serve: listen on port N (default: a free port)")
