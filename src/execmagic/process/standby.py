@@ -147,13 +147,12 @@ def _env_with_default_signal() -> str | None:
     return env if done.returncode == 0 else None
 
 
-def _same_directory(path: str, pid: int) -> bool:
-    """Whether ``path`` is still the directory process ``pid`` works in (not one removed and made again)."""
-    try:
-        mine, its = os.stat(path), os.stat(f"/proc/{pid}/cwd")
-    except OSError:
-        return False
-    return (mine.st_dev, mine.st_ino, mine.st_mode) == (its.st_dev, its.st_ino, its.st_mode)
+def _directory_of(pid: int) -> tuple[int, int] | None:
+    """The directory process ``pid`` works in (device and inode; ``None``: gone)."""
+    with contextlib.suppress(OSError):
+        its = os.stat(f"/proc/{pid}/cwd")
+        return its.st_dev, its.st_ino
+    return None
 
 
 def _same_environment(env: Mapping[str, str], mine: Mapping[str, str], ignore: frozenset[str]) -> bool:
@@ -254,6 +253,9 @@ class Standby:
         self.marker = marker
         self.runner = runner
         self.inherited = attributes  # what :func:`inherited` said as it was started
+        #: The runner's directory (:func:`_directory_of`), read once as it is up: blocked reading its script, it
+        #: changes directory no more, and no other process can change it (a stat of /proc less on every check).
+        self.directory: tuple[int, int] | None = None
         self._script_fd: int | None = script_fd
         self._unregister: Callable[[], None] | None = unregister
         self._apart = apart
@@ -282,7 +284,8 @@ class Standby:
         if not _same_environment(env, mine, ignore):
             return False
         try:
-            if inherited() != self.inherited or not _same_directory(self.cwd, self.runner.pid):
+            here = os.stat(self.cwd)  # still the directory the runner is in (not one removed and made again)
+            if inherited() != self.inherited or (here.st_dev, here.st_ino) != self.directory:
                 return False
             # the bash a cold run would start now: one copied onto PATH since, or put in place of this one
             # (a package upgrade), would be another file
@@ -428,6 +431,7 @@ def _start(cwd: str, env: Mapping[str, str], marker: str, run_env: dict[str, str
                        ignores_int=bool(attributes.ignored & _SIGINT_BIT))
         if apart is not None:
             standby.shell_end = apart.settle(runner)
+        standby.directory = _directory_of(runner.pid)
         ready_pipes(runner)  # its run's pump reads them as they are (here, not on the run's thread)
     except BaseException:
         standby.discard()
