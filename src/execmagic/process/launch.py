@@ -68,9 +68,14 @@ def resolve_executable(name: str, cwd: str, env: Mapping[str, str]) -> str:
 def executable_identity(name: str, cwd: str, env: Mapping[str, str]) -> tuple[int, int]:
     """The file (device, inode) :func:`resolve_executable` finds: what a run checks is still the program its
     standby runs, on every run (the lookup's own ``stat`` of it, not one more)."""
+    return found_executable(name, cwd, env)[1]
+
+
+def found_executable(name: str, cwd: str, env: Mapping[str, str]) -> tuple[str, tuple[int, int]]:
+    """:func:`resolve_executable`'s path and :func:`executable_identity`'s file, from one lookup."""
     path, found = _resolve(name, cwd, env)
     found = found or os.stat(path)
-    return found.st_dev, found.st_ino
+    return path, (found.st_dev, found.st_ino)
 
 
 def _resolve(name: str, cwd: str, env: Mapping[str, str]) -> tuple[str, os.stat_result | None]:
