@@ -86,7 +86,10 @@ def _read(path: str) -> bytes:
 def _namespaces() -> tuple[str, ...]:
     fd = os.open("/proc/thread-self/ns", os.O_RDONLY | os.O_DIRECTORY)
     try:
-        return tuple(_namespace(name, fd) for name in _NAMESPACES)
+        try:  # every kind there (the usual case), read without a call of ours around each
+            return tuple([os.readlink(name, dir_fd=fd) for name in _NAMESPACES])
+        except FileNotFoundError:
+            return tuple([_namespace(name, fd) for name in _NAMESPACES])
     finally:
         os.close(fd)
 

@@ -68,9 +68,14 @@ def resolve_executable(name: str, cwd: str, env: Mapping[str, str]) -> str:
 def executable_identity(name: str, cwd: str, env: Mapping[str, str]) -> tuple[int, int]:
     """The file (device, inode) :func:`resolve_executable` finds: what a run checks is still the program its
     standby runs, on every run (the lookup's own ``stat`` of it, not one more)."""
+    return found_executable(name, cwd, env)[1]
+
+
+def found_executable(name: str, cwd: str, env: Mapping[str, str]) -> tuple[str, tuple[int, int]]:
+    """:func:`resolve_executable`'s path and :func:`executable_identity`'s file, from one lookup."""
     path, found = _resolve(name, cwd, env)
     found = found or os.stat(path)
-    return found.st_dev, found.st_ino
+    return path, (found.st_dev, found.st_ino)
 
 
 def _resolve(name: str, cwd: str, env: Mapping[str, str]) -> tuple[str, os.stat_result | None]:
@@ -90,9 +95,10 @@ def _resolve(name: str, cwd: str, env: Mapping[str, str]) -> tuple[str, os.stat_
 
 
 def _on_path(name: str, path: str) -> tuple[str, os.stat_result | None] | None:
-    """``shutil.which(name, path=path)`` for a bare name, with the ``stat`` of the file found: one ``stat`` per
-    folder, where ``shutil.which`` makes two of the file it finds (it exists, it is not a folder) and the
-    standby's check a third."""
+    """``shutil.which(name, path=path)`` for a bare name, with the ``stat`` of the file found: one ``access`` per
+    folder and one ``stat`` of the file found, where ``shutil.which`` makes two of the file it finds (it exists,
+    it is not a folder) and the standby's check a third.  (An ``access`` says no without an exception: a ``stat``
+    per folder raised one in each folder before bash's, a third of the lookup in a kernel's PATH.)"""
     if sys.platform == "win32":  # PATHEXT, the current folder first: shutil's own
         return (found, None) if (found := shutil.which(name, path=path)) is not None else None
     if not path:  # PATH='' finds nothing, as in shutil.which (PATH=':' looks in the current folder)
@@ -104,10 +110,12 @@ def _on_path(name: str, path: str) -> tuple[str, os.stat_result | None] | None:
         seen.add(folder)
         candidate = os.path.join(folder, name)
         try:
+            if not os.access(candidate, os.F_OK | os.X_OK):
+                continue
             found = os.stat(candidate)
         except (OSError, ValueError):
             continue
-        if os.access(candidate, os.F_OK | os.X_OK) and not stat.S_ISDIR(found.st_mode):
+        if not stat.S_ISDIR(found.st_mode):
             return candidate, found
     return None
 

@@ -50,7 +50,7 @@ from typing import TYPE_CHECKING, NamedTuple
 from ..shell.plain_syntax import surely_parses
 from .errors import PreExecError
 from .inherit import Inherited, inherited
-from .launch import MARKER_VAR, executable_identity, handed_args, resolve_executable
+from .launch import MARKER_VAR, executable_identity, found_executable, handed_args
 from .pump import ready_pipes
 from .sandbox_end import ShellEnd
 from .spec import Command
@@ -147,13 +147,12 @@ def _env_with_default_signal() -> str | None:
     return env if done.returncode == 0 else None
 
 
-def _same_directory(path: str, pid: int) -> bool:
-    """Whether ``path`` is still the directory process ``pid`` works in (not one removed and made again)."""
-    try:
-        mine, its = os.stat(path), os.stat(f"/proc/{pid}/cwd")
-    except OSError:
-        return False
-    return (mine.st_dev, mine.st_ino, mine.st_mode) == (its.st_dev, its.st_ino, its.st_mode)
+def _directory_of(pid: int) -> tuple[int, int] | None:
+    """The directory process ``pid`` works in (device and inode; ``None``: gone)."""
+    with contextlib.suppress(OSError):
+        its = os.stat(f"/proc/{pid}/cwd")
+        return its.st_dev, its.st_ino
+    return None
 
 
 def _same_environment(env: Mapping[str, str], mine: Mapping[str, str], ignore: frozenset[str]) -> bool:
@@ -177,12 +176,11 @@ def _identity(path: str) -> tuple[int, int]:
     return found.st_dev, found.st_ino
 
 
-def _program(pid: int) -> str | None:
-    """The program process ``pid`` runs (``None``: gone)."""
-    try:
-        return os.readlink(f"/proc/{pid}/exe")
-    except OSError:
-        return None
+def _program(pid: int) -> tuple[int, int] | None:
+    """The file process ``pid`` runs (device and inode; ``None``: gone)."""
+    with contextlib.suppress(OSError):
+        return _identity(f"/proc/{pid}/exe")
+    return None
 
 
 def _close_pipes(proc: subprocess.Popen[bytes]) -> None:
@@ -224,7 +222,7 @@ def can_stand_by(env: Mapping[str, str]) -> bool:
     return "SECONDS" not in env and not any(f"BASH_FUNC_{name}%%" in env for name in _BOOT_NAMES)
 
 
-def _wait_until_up(runner: subprocess.Popen[bytes], ready: int, program: str, ignores_int: bool) -> None:
+def _wait_until_up(runner: subprocess.Popen[bytes], ready: int, program: tuple[int, int], ignores_int: bool) -> None:
     """Wait for the runner's byte: bash (not ``env`` on its way to it) is started and reading; check it runs
     ``program`` and ignores SIGINT as recorded (``ignores_int``): where ``env`` put it back at its default, that
     it did; without env, that Python did not change it between the record and the fork."""
@@ -246,14 +244,17 @@ class Standby:
 
     def __init__(self, *, cwd: str, env: Mapping[str, str], marker: str, runner: subprocess.Popen[bytes],
                  script_fd: int, unregister: Callable[[], None], attributes: Inherited, program: str,
-                 apart: Apart | None = None) -> None:
+                 program_id: tuple[int, int], apart: Apart | None = None) -> None:
         self.cwd = cwd
-        self.program = program  # the bash it runs (checked as it started): a cold run must find the same
-        self._program_id = _identity(program)  # that file (a stat costs far less than a realpath)
+        self._bash = program  # the bash found on PATH as it started (the runner was checked to run that file)
+        self._program_id = program_id  # that file: a cold run must find the same
         self.env = dict(env)
         self.marker = marker
         self.runner = runner
         self.inherited = attributes  # what :func:`inherited` said as it was started
+        #: The runner's directory (:func:`_directory_of`), read once as it is up: blocked reading its script, it
+        #: changes directory no more, and no other process can change it (a stat of /proc less on every check).
+        self.directory: tuple[int, int] | None = None
         self._script_fd: int | None = script_fd
         self._unregister: Callable[[], None] | None = unregister
         self._apart = apart
@@ -265,6 +266,8 @@ class Standby:
         _every.add(self)
         with _idle_lock:
             _idle[runner.pid] = self
+
+    program = property(lambda self: os.path.realpath(self._bash), doc="The bash it runs, by its real path.")
 
     def fits(self, command: Command, ignore: frozenset[str] = frozenset()) -> bool:
         """Whether ``command`` is a plain ``bash -c SCRIPT`` that would run the same here (the script itself is
@@ -282,7 +285,8 @@ class Standby:
         if not _same_environment(env, mine, ignore):
             return False
         try:
-            if inherited() != self.inherited or not _same_directory(self.cwd, self.runner.pid):
+            here = os.stat(self.cwd)  # still the directory the runner is in (not one removed and made again)
+            if inherited() != self.inherited or (here.st_dev, here.st_ino) != self.directory:
                 return False
             # the bash a cold run would start now: one copied onto PATH since, or put in place of this one
             # (a package upgrade), would be another file
@@ -371,7 +375,7 @@ def start_standby(cwd: str, env: Mapping[str, str], marker: str, *, expect: Expe
     reap_killed()  # the monitor of the run that ended a moment ago (see .standby_reap): this thread is awake now
     run_env = dict(env)
     run_env[MARKER_VAR] = marker
-    bash = resolve_executable("bash", cwd, run_env)
+    bash = found_executable("bash", cwd, run_env)
     attributes = inherited()
     env_tool = _env_with_default_signal() if attributes.ignored & _SIGINT_BIT else None
     try:
@@ -388,7 +392,7 @@ class _SigintFlipped(OSError):
     """The runner ignores SIGINT, which Python did not when the start began: a kernel's cell ended meanwhile."""
 
 
-def _start(cwd: str, env: Mapping[str, str], marker: str, run_env: dict[str, str], bash: str,
+def _start(cwd: str, env: Mapping[str, str], marker: str, run_env: dict[str, str], bash: tuple[str, tuple[int, int]],
            attributes: Inherited, env_tool: str | None, *, expect: Expect, register: Register, confine: Confine | None,
            pass_fds: tuple[int, ...]) -> Standby:
     """:func:`start_standby`'s start of one runner, through ``env_tool`` (which puts SIGINT back at its default)
@@ -396,8 +400,7 @@ def _start(cwd: str, env: Mapping[str, str], marker: str, run_env: dict[str, str
     env every time, each start would cost an exec more: 0.7 ms of CPU.)"""
     if env_tool is not None:
         attributes = attributes._replace(ignored=attributes.ignored & ~_SIGINT_BIT)
-    program_path = os.path.realpath(bash)
-    launch = _runner_launch(bash, env_tool, run_env, confine)
+    launch = _runner_launch(bash[0], env_tool, run_env, confine)
     with _fork_lock:  # no fork may inherit the pipes before the Standby holds them (a forked child closes them)
         (read_end, write_end), (ready_read, ready_write) = pipes(2)
         apart = runner = unregister = expected = None
@@ -422,12 +425,13 @@ def _start(cwd: str, env: Mapping[str, str], marker: str, run_env: dict[str, str
             if expected is not None:
                 expected()
         standby = Standby(cwd=cwd, env=env, marker=marker, runner=runner, script_fd=write_end, unregister=unregister,
-                          attributes=attributes, program=program_path, apart=apart)
+                          attributes=attributes, program=bash[0], program_id=bash[1], apart=apart)
     try:
-        _wait_until_up(runner, ready_read, launch.up_program or program_path,
+        _wait_until_up(runner, ready_read, launch.up_program or bash[1],
                        ignores_int=bool(attributes.ignored & _SIGINT_BIT))
         if apart is not None:
             standby.shell_end = apart.settle(runner)
+        standby.directory = _directory_of(runner.pid)
         ready_pipes(runner)  # its run's pump reads them as they are (here, not on the run's thread)
     except BaseException:
         standby.discard()
@@ -439,13 +443,13 @@ def _start(cwd: str, env: Mapping[str, str], marker: str, run_env: dict[str, str
 
 class _Launch(NamedTuple):
     """How a runner is started: its argv (the boot line last, filled in once its pipes exist), the file
-    executed, its environment, the program it is checked to run once up (``None``: bash), and the
+    executed, its environment, the file it is checked to run once up (``None``: bash), and the
     arguments handed through a file descriptor (``None``: none)."""
 
     argv: Sequence[str]
     program: str
     env: dict[str, str]
-    up_program: str | None = None
+    up_program: tuple[int, int] | None = None
     fd_args: bytes | None = None
     #: Where in ``argv`` the program that reads ``fd_args`` stands.
     reader: int = 0
@@ -462,7 +466,7 @@ def _runner_launch(bash: str, env_tool: str | None, run_env: dict[str, str], con
     if confine is not None:
         confined = confine(list(argv), run_env)
         argv, env, reader = confined.argv, confined.env, confined.reader
-        program, up_program = argv[0], os.path.realpath(argv[reader])  # what enters a session execs bwrap
+        program, up_program = argv[0], _identity(argv[reader])  # what enters a session execs bwrap
         if env_tool is not None:  # `env` runs outside the walls too: it gets bwrap's environment
             return _Launch([env_tool, "--default-signal=INT", *argv], env_tool, env, up_program, confined.fd_args,
                            reader=reader + 2)

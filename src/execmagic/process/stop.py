@@ -191,14 +191,16 @@ def ignores(pid: int, sig: int) -> bool:
     A shell without job control starts ``cmd &`` with SIGINT and SIGQUIT ignored, so the stop
     button's SIGINT cannot reach such a child: waiting a grace period for it is waiting for nothing.
     """
-    try:
-        with open(f"/proc/{pid}/status", encoding="ascii", errors="replace") as fh:
-            for line in fh:
-                if line.startswith("SigIgn:"):
-                    return bool(int(line.split()[1], 16) >> (sig - 1) & 1)
-    except (OSError, ValueError, IndexError):
-        pass
-    return False
+    try:  # one read of the raw file (a text file read line by line cost a standby's start 0.1 ms)
+        fd = os.open(f"/proc/{pid}/status", os.O_RDONLY)
+        try:
+            status = os.read(fd, 16384)
+        finally:
+            os.close(fd)
+        at = status.index(b"\nSigIgn:") + 8
+        return bool(int(status[at:status.index(b"\n", at)], 16) >> (sig - 1) & 1)
+    except (OSError, ValueError):
+        return False
 
 
 def _wait_gone(
