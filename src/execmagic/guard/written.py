@@ -43,11 +43,12 @@ def note_written(command: Command, cwd: Path | None, names: Names, before: Seque
     if before is not None and command.program in FILERS:
         (_teed if command.program == "tee" else _carried)(command, before, cwd, names)
         return
-    if not any(op in _WRITES for op, _ in command.redirects) or not may_emit(command):
+    if not any(op in _WRITES and not _descriptor(op, target) for op, target in command.redirects) or not may_emit(
+            command):
         return
     expanded = names.expand(command)  # (the names may change before the file runs; > $f where f is known)
     targets = [(op, file) for op, target in expanded.redirects if op in _WRITES and (file := _file(target)) and not (
-        op == ">&" and (file.isdigit() or file == "-"))]  # (>&2 is a descriptor; >& f writes f, as &> f)
+        _descriptor(op, file))]
     if not targets:
         return
     if expanded.program == "cat" and emitted(expanded) is None:  # cat a.sh b.sh > c.sh: what they hold
@@ -55,6 +56,11 @@ def note_written(command: Command, cwd: Path | None, names: Names, before: Seque
             _share(targets, code, cwd, names)
         return
     _keep(targets, expanded, cwd, names)
+
+
+def _descriptor(op: str, target: str) -> bool:
+    """Whether ``op target`` points the output at a descriptor (``>&2``, ``>&-``), not a file (``>& f`` is ``&> f``)."""
+    return op == ">&" and (target.isdigit() or target == "-")
 
 
 def _keep(targets: Sequence[tuple[str, str]], wrote: Command, cwd: Path | None, names: Names) -> None:
