@@ -46,6 +46,21 @@ threads = [threading.Thread(target=ask) for _ in range(8)]
 assert len(got) == 8 and all(each is display.formatters for each in got)
 assert ours()
 """,
+    "the shell's only once ours are in them": """
+from execmagic.display.mime import PROVENANCE_MIME
+from execmagic.display.shells import ShellTable
+def complete(formatters):  # what another thread reading them without the lock finds, the moment they are set
+    try:
+        formatters["text/html"].lookup_by_type(ShellTable)
+    except KeyError:
+        return False
+    return PROVENANCE_MIME in formatters
+renderers.register(ip)
+seen = []
+display.observe(lambda change: seen.append(complete(change.new)), "formatters")
+renderers.make(ip)
+assert seen == [True] and ours()
+""",
     "an unload before they are made leaves no wish": """
 renderers.register(ip)
 renderers.unregister(ip)

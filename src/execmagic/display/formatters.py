@@ -102,15 +102,20 @@ def _bound(renderer: Renderer, view: Callable[[], View] | None) -> Callable[[Any
     return lambda obj: renderer(obj, view)
 
 
-def register(shell: Any, view: Callable[[], View] | None = None) -> None:
-    """Register the renderers with ``shell``'s formatters; ``view`` gives the settings results are shown with."""
+def register(shell: Any, view: Callable[[], View] | None = None, into: dict[str, Any] | None = None) -> None:
+    """Register the renderers with ``shell``'s formatters; ``view`` gives the settings results are shown with.
+
+    ``into``: the formatters being made for the shell, not yet its own (``magics/renderers.py`` sets them once ours
+    are in: another thread showing a value meanwhile must not find them half registered)."""
     display = shell.display_formatter
-    if PROVENANCE_MIME not in display.formatters:
+    formatters = display.formatters if into is None else into
+    if PROVENANCE_MIME not in formatters:
         provenance = ProvenanceFormatter(parent=display)
         # a terminal shows text only (its active types are just text/plain): no JSON work there
-        provenance.enabled = "text/html" in display.active_types
-        display.formatters[PROVENANCE_MIME] = provenance
-    formatters = display.formatters
+        # (their default is the formatters' types: those being made, where they are not the shell's yet)
+        active = display.active_types if into is None or display.trait_has_value("active_types") else list(into)
+        provenance.enabled = "text/html" in active
+        formatters[PROVENANCE_MIME] = provenance
     _VIEW[0] = view
     for (module, name), renderers in _RENDERERS.items():
         printers: dict[str, tuple[Callable[..., Any], Renderer]] = {}

@@ -52,10 +52,13 @@ def register(shell: Any, view: Callable[[], View] | None = None) -> None:
         def made(_owner: Any) -> Any:
             with _LOCK:
                 if not display.trait_has_value("formatters"):  # (else another thread made them, ours with them)
-                    display.set_trait("formatters", ipythons(display))
                     from ..display import formatters
 
-                    formatters.register(shell, view=view)
+                    made_ones = ipythons(display)
+                    # ours in before they are the shell's: a value shown by another thread meanwhile (the first
+                    # command's summary, as this runs on the thread that works ahead) reads them without the lock
+                    formatters.register(shell, view=view, into=made_ones)
+                    display.set_trait("formatters", made_ones)
                 return display.formatters
 
         # (left in place once used: a thread that read it before the formatters were set still calls it)
