@@ -65,14 +65,15 @@ class Command:
     #: The words are the values of an array: ``x=( … )`` (read as ``x=``, ``(``, this command, ``)``).
     values: bool = False
 
+    def fed(self) -> tuple[str, Word] | None:
+        """The last redirection of the command's stdin (``<``, ``<&``, ``<>``, a heredoc, a here-string): the one
+        it reads."""
+        return next(((op, target) for op, target in reversed(self.redirects) if op.startswith("<")), None)
+
     def stdin(self) -> Word | None:
         """The text a heredoc or here-string gives the command on stdin."""
-        for op, target in reversed(self.redirects):
-            if op in STDIN_REDIRECTS:
-                return target
-            if op in ("<", "<&", "<>"):
-                return None
-        return None
+        fed = self.fed() if self.redirects else None
+        return fed[1] if fed is not None and fed[0] in STDIN_REDIRECTS else None
 
     def code(self) -> Iterator[str]:
         """What the shell runs while expanding this command: its ``$(…)``, backticks and ``<(…)``."""

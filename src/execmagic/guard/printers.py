@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-from ..shell.words import unescape
+from ..shell.words import STDIN_REDIRECTS, unescape
 from .commands import ASSIGNMENT, WRAPPERS, Command, program
 
 __all__ = ["emitted", "may_emit"]
@@ -52,11 +52,6 @@ def may_emit(command: Command) -> bool:
     return name in _PRINTERS or name in WRAPPERS
 
 
-def _here_string(command: Command) -> bool:
-    """Whether what ``command`` reads on stdin is a here-string's (``<<<``)."""
-    return next((op for op, _ in reversed(command.redirects) if op.startswith("<")), None) == "<<<"
-
-
 def emitted(command: Command, pwd: Sequence[str] | None = None) -> str | None:
     """What a pipeline stage prints when it only prints text it was given: echo, printf, cat of a heredoc (each of
     :data:`_PRINTERS`); ``pwd`` the values of ``$PWD``, when known (one: what ``pwd`` prints)."""
@@ -70,7 +65,8 @@ def emitted(command: Command, pwd: Sequence[str] | None = None) -> str | None:
         args = args[1:] if args[:1] == ["--"] else args
         return _printf(args[0], args[1:]) if args and args[0] != "-v" else None
     if name == "cat" and not args:  # (a here-string ends with a newline)
-        return None if (fed := command.stdin()) is None else fed + "\n" if _here_string(command) else fed
+        return None if (fed := command.fed()) is None or fed[0] not in STDIN_REDIRECTS else fed[1] + "\n" if (
+            fed[0] == "<<<") else fed[1]
     if name == "pwd" and pwd is not None and len(pwd) == 1 and all(arg == "-L" for arg in args):
         return pwd[0] + "\n"
     if name in (":", "true", "false") and not args:  # nothing: rm -rf /$(true) is rm -rf /

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from ..shell.words import Word
+from ..shell.words import STDIN_REDIRECTS, Word
 from ..shell.work import ShellTooComplex
 from .commands import Command
 from .names import Names
@@ -98,7 +98,7 @@ def _teed(command: Command, before: Sequence[Command], cwd: Path | None, names: 
     append = any((w[:3] == "--a" and "--append".startswith(w)) or (w[:1] == "-" and w[1:2] != "-" and "a" in w)
                  for w in words[1:])
     targets = [(">>" if append else ">", file) for file in files]
-    stdin = next(((op, target) for op, target in reversed(command.redirects) if op.startswith("<")), None)
+    stdin = command.fed()
     if stdin is not None and stdin[0] in ("<<", "<<-", "<<<"):  # (a here-string ends with a newline)
         _keep(targets, _printed(stdin[1] + "\n" if stdin[0] == "<<<" else stdin[1]), cwd, names)
     elif stdin is None and before and emitted(before[-1]) is not None:  # echo '…' | tee s.sh
@@ -159,9 +159,9 @@ def _stdin_code(command: Command, before: Sequence[Command], cwd: Path | None, n
     """What a file the text wrote holds that ``command`` reads on stdin (``< s.sh``, ``cat s.sh |``)."""
     if not names.readings.scripts:
         return None
-    fed = next((target for op, target in reversed(command.redirects) if op.startswith("<")), None)
-    if fed is not None:
-        file = _file(fed) if fed and not fed.feed and command.stdin() is None else None
+    if (redirected := command.fed()) is not None:
+        op, fed = redirected
+        file = _file(fed) if fed and not fed.feed and op not in STDIN_REDIRECTS else None
         return _kept_code(file, cwd, names) if file else None
     if before and before[-1].program == "cat" and len(words := before[-1].unwrapped[0]) > 1:
         return _joined(words[1:], cwd, names)
